@@ -1,0 +1,5 @@
+"""Allow ``python -m announcer``."""
+
+from announcer.cli.main import main
+
+raise SystemExit(main())

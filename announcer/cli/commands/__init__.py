@@ -1,0 +1,1 @@
+"""Subcommands: every module here with a ``register(subparsers)`` is discovered."""

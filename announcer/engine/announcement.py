@@ -1,0 +1,46 @@
+"""What the engine decides a user should hear.
+
+An :class:`Announcement` is the single currency between the policy engine, the
+speech scheduler, the speech backends and the user interfaces. It carries no
+behaviour: every decision about it is made in the engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Urgency(StrEnum):
+    """§2.2.9 urgency levels, ordered from least to most pressing."""
+
+    BACKGROUND = "background"
+    NORMAL = "normal"
+    CRITICAL = "critical"
+
+    @property
+    def rank(self) -> int:
+        return _URGENCY_RANK[self]
+
+
+_URGENCY_RANK = {Urgency.BACKGROUND: 0, Urgency.NORMAL: 1, Urgency.CRITICAL: 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Announcement:
+    """One thing to say to the user.
+
+    ``kind`` is the AAEP short event type (``agent.tool.invoked``) or a
+    product-level kind such as ``system.connection`` or ``system.skipped``.
+    ``earcon`` names a sound in ``voices/earcons`` (``session_started`` ...).
+    """
+
+    text: str
+    language: str = "en"
+    urgency: Urgency = Urgency.NORMAL
+    interrupt: bool = False
+    event_id: str | None = None
+    session_id: str | None = None
+    producer_id: str | None = None
+    kind: str = "system"
+    earcon: str | None = None

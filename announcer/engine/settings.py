@@ -1,0 +1,48 @@
+"""The user's listening preferences, as the engine sees them.
+
+This is the one settings model of the product: the config adapter loads and
+saves it, the transports derive handshake capabilities from it (§5.3.1), and
+the policy engine and scheduler read it. Keep it free of I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Verbosity = Literal["terse", "normal", "detailed"]
+CognitiveLoad = Literal["low", "medium", "high"]
+
+
+class EventFilters(BaseModel):
+    """§5.3.1.7 include/exclude patterns over event types."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    include: list[str] = Field(default_factory=lambda: ["*"])
+    exclude: list[str] = Field(default_factory=list)
+
+
+class UserSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    verbosity: Verbosity = "normal"
+    cognitive_load: CognitiveLoad = "medium"
+    languages: list[str] = Field(default_factory=lambda: ["en"])
+    do_not_interrupt: bool = False
+    earcons: bool = True
+    # Words per minute the user can follow; the scheduler paces and bounds queued speech with it.
+    pace_wpm: int = Field(default=180, ge=60, le=600)
+    max_events_per_second: float | None = Field(default=None, gt=0)
+    filters: EventFilters = Field(default_factory=EventFilters)
+    muted_producers: list[str] = Field(default_factory=list)
+    # What happens to queued lower-urgency speech after a critical barge-in.
+    after_interrupt: Literal["resume", "drop"] = "resume"
+    # Never "accept": a configured policy may only ever reject (§6, DEVELOPERS.md security).
+    reply_policy: Literal["ask", "auto_reject"] = "ask"
+    backend: str = "auto"
+    voices: dict[str, str] = Field(default_factory=dict)
+    rate_wpm: int | None = Field(default=None, ge=60, le=600)
+    pitch: float | None = Field(default=None, ge=0.0, le=1.0)
+    volume: float | None = Field(default=None, ge=0.0, le=1.0)

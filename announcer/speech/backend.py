@@ -1,0 +1,59 @@
+"""The interface every speech or screen-reader backend implements.
+
+Backends are adapters: they may use threads and subprocesses. The sans-I/O
+scheduler decides *what* to say and *when* to stop; a backend only carries it
+out and calls ``on_done`` when an utterance has finished or was stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from announcer.engine.announcement import Announcement
+
+
+class BackendUnavailable(RuntimeError):
+    """Raised by ``start`` with a plain sentence saying why (shown to the user)."""
+
+
+@dataclass(frozen=True, slots=True)
+class VoiceSettings:
+    voice: str | None = None
+    rate_wpm: int | None = None
+    pitch: float | None = None
+    volume: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BackendCapabilities:
+    can_interrupt: bool
+    has_priorities: bool = False
+    is_screen_reader: bool = False
+    supports_braille: bool = False
+    produces_audio: bool = False
+
+
+@runtime_checkable
+class SpeechBackend(Protocol):
+    name: str
+    capabilities: BackendCapabilities
+
+    def start(self) -> None:
+        """Acquire the device or engine; raise BackendUnavailable if it cannot."""
+
+    def speak(
+        self,
+        announcement: Announcement,
+        voice: VoiceSettings,
+        on_done: Callable[[], None],
+    ) -> None:
+        """Begin speaking; call ``on_done`` exactly once when finished or stopped."""
+
+    def stop(self) -> None:
+        """Silence the current utterance as fast as the backend allows."""
+
+    def is_speaking(self) -> bool: ...
+
+    def close(self) -> None: ...
