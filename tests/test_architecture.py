@@ -1,4 +1,4 @@
-"""The layering in docs/architecture.md holds: import-linter contracts and mypy strict on the core."""
+"""The layering in docs/architecture.md holds: import contracts, mypy strict, ruff."""
 
 from __future__ import annotations
 

@@ -52,6 +52,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # noqa: BLE001 - the user gets a sentence, never a traceback
+    except Exception as exc:
         print(f"announcer: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
