@@ -347,8 +347,10 @@ class ProducerCore:
             reason = "already used" if token in self._used_tokens else "unknown or expired"
             log.warning("ignored a reply: token %s (§6.3.4)", reason)
             return False
-        if sub is not None and sub.handshaken and (
-            message.get("subscription_id") != sub.subscription_id
+        if (
+            sub is not None
+            and sub.handshaken
+            and (message.get("subscription_id") != sub.subscription_id)
         ):
             log.warning("ignored a reply naming another subscription")
             return False
@@ -522,7 +524,11 @@ class ProducerCore:
                 text = step.get("timeout_text", "No answer in time; the default, accept, applies.")
             self.emit(
                 "agent.state.changed",
-                {"from_state": "awaiting_input", "to_state": "calling_tool", "summary_normal": text},
+                {
+                    "from_state": "awaiting_input",
+                    "to_state": "calling_tool",
+                    "summary_normal": text,
+                },
             )
             await self._steps(step.get("if_accepted", []), None)
         else:

@@ -97,8 +97,10 @@ def parse_scenario(text: str, *, source: str = "scenario") -> Scenario:
     if not isinstance(agent, dict) or not isinstance(agent.get("agent_id"), str):
         raise ScenarioError(f"{source}: 'agent.agent_id' must be a string")
     languages = data.get("languages", ["en"])
-    if not isinstance(languages, list) or not languages or not all(
-        isinstance(lang, str) for lang in languages
+    if (
+        not isinstance(languages, list)
+        or not languages
+        or not all(isinstance(lang, str) for lang in languages)
     ):
         raise ScenarioError(f"{source}: 'languages' must be a non-empty list of language tags")
     steps = data.get("steps")
@@ -165,8 +167,10 @@ def pick_language(available: list[str], wanted: list[str]) -> str:
 def localise(value: Any, language: str, answer: str | None = None) -> Any:
     """Resolve ``{"en": ..., "fr": ...}`` texts for one language, recursively."""
     if isinstance(value, dict):
-        if value and all(isinstance(k, str) and _looks_like_tag(k) for k in value) and all(
-            isinstance(v, str) for v in value.values()
+        if (
+            value
+            and all(isinstance(k, str) and _looks_like_tag(k) for k in value)
+            and all(isinstance(v, str) for v in value.values())
         ):
             chosen = value.get(language) or value.get(language.split("-")[0])
             if chosen is None:

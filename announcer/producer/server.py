@@ -59,7 +59,9 @@ class MessageChannel:
         """Next (message, rpc_id) or None at end of stream."""
         raise NotImplementedError
 
-    async def send(self, message: dict[str, Any], *, rpc_id: Any = None, event: bool = False) -> None:
+    async def send(
+        self, message: dict[str, Any], *, rpc_id: Any = None, event: bool = False
+    ) -> None:
         raise NotImplementedError
 
     async def close(self, code: int = 1000, reason: str = "") -> None:
@@ -96,8 +98,10 @@ async def serve_channel(
             if item is None:
                 return
             message, rpc_id = item
-            if not core.options.handshake and isinstance(message, dict) and (
-                message.get("type") == "subscription.request"
+            if (
+                not core.options.handshake
+                and isinstance(message, dict)
+                and (message.get("type") == "subscription.request")
             ):
                 continue  # a producer without the handshake never answers it (Level 1)
             response = core.handle(sub, message)
@@ -165,7 +169,9 @@ class _WebSocketChannel(MessageChannel):
             if self.proto.close_expected() and not self._pending:
                 return None
 
-    async def send(self, message: dict[str, Any], *, rpc_id: Any = None, event: bool = False) -> None:
+    async def send(
+        self, message: dict[str, Any], *, rpc_id: Any = None, event: bool = False
+    ) -> None:
         self.proto.send_text(json.dumps(message, ensure_ascii=False).encode("utf-8"))
         await self._flush()
 
@@ -233,7 +239,9 @@ class _StreamChannel(MessageChannel):
         else:
             await self._write(data + b"\n")
 
-    async def send(self, message: dict[str, Any], *, rpc_id: Any = None, event: bool = False) -> None:
+    async def send(
+        self, message: dict[str, Any], *, rpc_id: Any = None, event: bool = False
+    ) -> None:
         if not self.jsonrpc:
             await self._emit(message)
         elif event:
@@ -480,9 +488,13 @@ class ProducerServer:
             while not sub.closed:
                 await asyncio.sleep(min(1.0, self.core.options.sse_grace_seconds))
                 detached = sub.detached_at
-                if sub.attached == 0 and detached is not None and (
-                    asyncio.get_running_loop().time() - detached
-                    >= self.core.options.sse_grace_seconds
+                if (
+                    sub.attached == 0
+                    and detached is not None
+                    and (
+                        asyncio.get_running_loop().time() - detached
+                        >= self.core.options.sse_grace_seconds
+                    )
                 ):
                     log.info("subscription %s expired without a stream", sub.subscription_id)
                     self.core.close(sub)
