@@ -394,7 +394,12 @@ class ProducerCore:
     # ---- the scenario run --------------------------------------------------------
 
     def _start_scenario(self) -> None:
-        if self._runner is None:
+        """Run the scenario for the first subscriber, and again for one arriving after it ended."""
+        if self._runner is None or self._runner.done():
+            if self._runner is not None:
+                self.session_id = new_id("sess")
+                self._sequence = 0
+            self.finished.clear()
             self._runner = asyncio.get_running_loop().create_task(self._run())
 
     async def stop(self) -> None:
