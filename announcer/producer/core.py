@@ -79,6 +79,7 @@ class ReceivedReply:
     decision: str | None
     response: Any
     decided_by: str | None
+    message: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -182,6 +183,8 @@ class ProducerCore:
         self.subscriptions: dict[str, Subscription] = {}
         self.replies: list[ReceivedReply] = []
         self.handshakes_seen = 0
+        self.closed_by_subscriber = 0
+        self.renegotiations = 0
         self.session_id = new_id("sess")
         self._sequence = 0
         self._state = "idle"
@@ -307,6 +310,7 @@ class ProducerCore:
             changes = message.get("capabilities")
             if not isinstance(changes, dict):
                 return _rejected("capabilities_incompatible", "capabilities must be an object.")
+            self.renegotiations += 1
             merged = {**sub.capabilities, **changes}  # §5.7.1 omitted fields keep their value
             honoured, notes = self._honour(merged)
             sub.capabilities = honoured
@@ -322,6 +326,7 @@ class ProducerCore:
             return accepted
         if kind == "subscription.close":
             if sub is not None:
+                self.closed_by_subscriber += 1
                 self.close(sub)
             return None
         if kind == "subscription.request":
@@ -334,6 +339,18 @@ class ProducerCore:
         sub.close()
         self.subscriptions.pop(sub.subscription_id, None)
         self._check_prompts_still_answerable()
+
+    def status(self) -> dict[str, Any]:
+        """Counters for people and tests watching the demo (``GET /demo/status``)."""
+        return {
+            "subscriptions": len(self.subscriptions),
+            "handshakes": self.handshakes_seen,
+            "renegotiations": self.renegotiations,
+            "closed_by_subscriber": self.closed_by_subscriber,
+            "replies": len(self.replies),
+            "session_id": self.session_id,
+            "state": self._state,
+        }
 
     def find(self, subscription_id: str | None) -> Subscription | None:
         return self.subscriptions.get(subscription_id or "")
@@ -378,6 +395,7 @@ class ProducerCore:
                 decision=message.get("decision"),
                 response=message.get("response"),
                 decided_by=message.get("decided_by"),
+                message=dict(message),
             )
         )
         prompt.future.set_result(value)
@@ -489,11 +507,13 @@ class ProducerCore:
         self._check_prompts_still_answerable()
         timeout = float(fields["timeout_seconds"])
         cancel_after = step.get("cancel_after_seconds")
-        limit = timeout if cancel_after is None else min(timeout, float(cancel_after))
+        if cancel_after is not None:
+            cancel_after = float(cancel_after) * self.options.speed  # a scenario pause
+        limit = timeout if cancel_after is None else min(timeout, cancel_after)
         try:
             return await asyncio.wait_for(asyncio.shield(future), limit)
         except TimeoutError:
-            if cancel_after is not None and float(cancel_after) < timeout:
+            if cancel_after is not None and cancel_after < timeout:
                 return _CANCELLED
             return None
         finally:

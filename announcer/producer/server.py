@@ -428,6 +428,8 @@ class ProducerServer:
             return
         if route == "manifest":
             await self._respond(conn, writer, 200, self.core.manifest())
+        elif route == "status":
+            await self._respond(conn, writer, 200, self.core.status())
         elif route == "replies_log":
             await self._respond(conn, writer, 200, [asdict(r) for r in self.core.replies])
         elif route == "subscribe":
@@ -627,11 +629,13 @@ _AAEP_ROUTES = {
     ("GET", "/aaep/v1/events"): "events",
     ("POST", "/aaep/v1/replies"): "replies",
     ("GET", "/demo/replies"): "replies_log",
+    ("GET", "/demo/status"): "status",
 }
 _REFERENCE_ROUTES = {
     ("GET", "/events"): "events",
     ("POST", "/messages"): "replies",
     ("GET", "/demo/replies"): "replies_log",
+    ("GET", "/demo/status"): "status",
 }
 
 
