@@ -40,6 +40,20 @@ from announcer.producer.core import (
 
 log = logging.getLogger("announcer.producer")
 
+
+class _RedactAuthorization(logging.Filter):
+    """websockets logs request headers at DEBUG; a bearer token must never reach a log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "authorization" in record.getMessage().lower():
+            record.msg = "< Authorization: [redacted]"
+            record.args = ()
+        return True
+
+
+wire_log = logging.getLogger("announcer.producer.wire")
+wire_log.addFilter(_RedactAuthorization())
+
 MAX_MESSAGE_BYTES = 1024 * 1024  # §8.3: at least 64 KiB, SHOULD 1 MiB
 HEAD_LIMIT = 64 * 1024
 Framing = Literal["length", "ndjson"]
@@ -371,7 +385,11 @@ class ProducerServer:
     async def _websocket(
         self, head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
-        proto = ServerProtocol(subprotocols=["aaep.v1"], max_size=MAX_MESSAGE_BYTES)
+        proto = ServerProtocol(
+            subprotocols=["aaep.v1"],  # type: ignore[list-item]
+            max_size=MAX_MESSAGE_BYTES,
+            logger=wire_log,
+        )
         proto.receive_data(head)
         events = proto.events_received()
         if not events or not isinstance(events[0], WsRequest):

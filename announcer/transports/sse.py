@@ -52,6 +52,7 @@ class SseTransport:
         self.last_event_id: str | None = None
         self._accepted: dict[str, Any] | None = None
         self._client: httpx.AsyncClient | None = None
+        self._ready: tuple[Any, httpx.Response] | None = None
 
     async def connect(self) -> None:
         if self._client is None:
@@ -69,7 +70,8 @@ class SseTransport:
         if self.paths is None:
             self.paths = await self._discover()
 
-    async def _discover(self) -> dict[str, str | None]:
+    async def _discover(self) -> dict[str, str | None] | None:
+        """Known paths, or None when only trying will tell (see :meth:`handshake`)."""
         opts = self.options
         if opts.events_path or opts.replies_path or opts.subscribe_path:
             return {
@@ -86,16 +88,11 @@ class SseTransport:
                 "events": endpoints["events"],
                 "replies": endpoints.get("replies") or APPENDIX_B["replies"],
             }
-        if self.given_path in (REFERENCE["events"],):
+        if self.given_path == REFERENCE["events"]:
             return dict(REFERENCE)
         if self.given_path is not None:
             return {"subscribe": None, "events": self.given_path, "replies": REFERENCE["replies"]}
-        if await self._exists("GET", APPENDIX_B["events"]):
-            return dict(APPENDIX_B)
-        if await self._exists("GET", REFERENCE["events"]):
-            log.info("using the reference producer paths GET /events and POST /messages")
-            return dict(REFERENCE)
-        raise TransportError(f"{self.origin} has no AAEP event stream at the known paths")
+        return None
 
     async def _manifest(self) -> Any:
         assert self._client is not None
@@ -111,25 +108,42 @@ class SseTransport:
             log.warning("the producer manifest is not JSON; ignoring it")
             return None
 
-    async def _exists(self, method: str, path: str) -> bool:
+    async def _open(self, url: str, headers: dict[str, str]) -> tuple[Any, httpx.Response]:
         assert self._client is not None
+        stream = self._client.stream("GET", urljoin(self.origin, url), headers=headers)
         try:
-            async with self._client.stream(
-                method, path, headers={"Accept": "text/event-stream"}
-            ) as response:
-                return response.status_code == 200
+            response = await stream.__aenter__()
         except httpx.HTTPError as exc:
-            raise TransportError(f"cannot reach {self.origin}: {_plain(exc)}") from None
+            raise TransportError(f"the event stream failed: {_plain(exc)}") from None
+        return stream, response
+
+    async def _probe_events(self) -> dict[str, str | None]:
+        """Find the event stream by trying; the stream that answers is kept for :meth:`frames`.
+
+        Keeping it open matters: a producer counts every stream as a listener, and a
+        probe that comes and goes could make it apply defaults to pending prompts.
+        """
+        headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
+        for candidate in (APPENDIX_B, REFERENCE):
+            path = str(candidate["events"])
+            stream, response = await self._open(path, headers)
+            if response.status_code == 200:
+                self._ready = (stream, response)
+                if candidate is REFERENCE:
+                    log.info("using the reference producer paths GET /events and POST /messages")
+                return {"subscribe": None, "events": path, "replies": candidate["replies"]}
+            await stream.__aexit__(None, None, None)
+        raise TransportError(f"{self.origin} has no AAEP event stream at the known paths")
 
     async def resume(self) -> bool:
         """After a drop: is our subscription still known, so Last-Event-ID can resume it?"""
         return self.subscription_id is not None and self._accepted is not None
 
     async def handshake(self, request: dict[str, Any], timeout: float) -> HandshakeOutcome:
-        assert self._client is not None and self.paths is not None
-        path = self.paths.get("subscribe")
+        assert self._client is not None
         self.subscription_id = None
         self.events_url = None
+        path = APPENDIX_B["subscribe"] if self.paths is None else self.paths.get("subscribe")
         if not path:
             return HandshakeOutcome(None)
         try:
@@ -137,7 +151,11 @@ class SseTransport:
         except httpx.HTTPError as exc:
             raise TransportError(f"the subscription request failed: {_plain(exc)}") from None
         if response.status_code in (404, 405, 501):
+            if self.paths is None:
+                self.paths = await self._probe_events()
             return HandshakeOutcome(None)  # no handshake here: Level 1/2 defaults (§9.3.3)
+        if self.paths is None:
+            self.paths = dict(APPENDIX_B)
         try:
             answer = response.json()
         except ValueError:
@@ -157,33 +175,42 @@ class SseTransport:
         return HandshakeOutcome(answer)
 
     async def frames(self) -> AsyncIterator[str]:
-        assert self._client is not None and self.paths is not None
-        url = self.events_url or str(self.paths["events"])
-        headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
-        if self.last_event_id:
-            headers["Last-Event-ID"] = self.last_event_id  # B.1.5 resume
+        assert self._client is not None
+        if self.paths is None:
+            self.paths = await self._probe_events()
+        if self._ready is not None:
+            stream, response = self._ready
+            self._ready = None
+        else:
+            url = self.events_url or str(self.paths["events"])
+            headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
+            if self.last_event_id:
+                headers["Last-Event-ID"] = self.last_event_id  # B.1.5 resume
+            stream, response = await self._open(url, headers)
         try:
-            async with self._client.stream("GET", urljoin(self.origin, url), headers=headers) as r:
-                if r.status_code == 404 and self.subscription_id:
-                    self._accepted = None
-                    raise TransportError("the producer no longer knows our subscription")
-                if r.status_code != 200:
-                    raise TransportError(f"the event stream answered HTTP {r.status_code}")
-                async for sse in EventSource(r).aiter_sse():
-                    if sse.event not in _EVENT_NAMES:
-                        self.options.count_drop(f"SSE event named {sse.event!r}")
-                        continue
-                    if len(sse.data.encode("utf-8")) > self.options.max_frame_bytes:
-                        self.options.count_drop(f"event over {self.options.max_frame_bytes} bytes")
-                        continue
-                    if sse.id:
-                        self.last_event_id = sse.id
-                    if sse.data.strip():
-                        yield sse.data
+            if response.status_code == 404 and self.subscription_id:
+                self._accepted = None
+                raise TransportError("the producer no longer knows our subscription")
+            if response.status_code != 200:
+                raise TransportError(f"the event stream answered HTTP {response.status_code}")
+            async for sse in EventSource(response).aiter_sse():
+                if sse.event not in _EVENT_NAMES:
+                    self.options.count_drop(f"SSE event named {sse.event!r}")
+                    continue
+                if len(sse.data.encode("utf-8")) > self.options.max_frame_bytes:
+                    self.options.count_drop(f"event over {self.options.max_frame_bytes} bytes")
+                    continue
+                if sse.id:
+                    self.last_event_id = sse.id
+                if sse.data.strip():
+                    yield sse.data
         except httpx.ReadTimeout:
             raise TransportError("the producer went silent (no events, no heartbeat)") from None
         except (httpx.HTTPError, SSEError) as exc:
             raise TransportError(f"the event stream broke: {_plain(exc)}") from None
+        finally:
+            with contextlib.suppress(Exception):
+                await stream.__aexit__(None, None, None)
         raise TransportError("the producer ended the event stream")
 
     async def send(self, message: dict[str, Any]) -> dict[str, Any] | None:
@@ -206,11 +233,14 @@ class SseTransport:
         return None
 
     async def close(self, reason: str = "subscriber_shutdown") -> None:
+        if self._ready is not None:
+            with contextlib.suppress(Exception):
+                await self._ready[0].__aexit__(None, None, None)
+            self._ready = None
         client = self._client
         self._client = None
         if client is not None:
             await client.aclose()
-        self.paths = None
 
 
 def _plain(exc: Exception) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from announcer.transports.base import TransportError, TransportOptions
 from announcer.transports.stream import MessageStreamTransport
+from announcer.transports.unix import UnixSocketTransport
 
 log = logging.getLogger("announcer.transports")
 
@@ -62,17 +63,13 @@ class StdioTransport(MessageStreamTransport):
             return None
         while True:
             try:
-                line = await proc.stdout.readline()
-            except ValueError:
+                line = await proc.stdout.readuntil(b"\n")
+            except asyncio.LimitOverrunError:
                 self.options.count_drop(f"line over {self.options.max_frame_bytes} bytes")
-                with contextlib.suppress(Exception):
-                    while True:
-                        try:
-                            await proc.stdout.readuntil(b"\n")
-                            break
-                        except asyncio.LimitOverrunError as exc:
-                            await proc.stdout.readexactly(exc.consumed)
+                await UnixSocketTransport._skip_rest_of_line(proc.stdout)
                 continue
+            except asyncio.IncompleteReadError as exc:
+                line = exc.partial
             if not line:
                 code = await proc.wait()
                 raise TransportError(f"the producer process exited with status {code}")

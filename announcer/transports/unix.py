@@ -69,13 +69,15 @@ class UnixSocketTransport(MessageStreamTransport):
                     data = await reader.readexactly(length)
                 else:
                     try:
-                        data = await reader.readline()
-                    except ValueError:
+                        data = await reader.readuntil(b"\n")
+                    except asyncio.LimitOverrunError:
                         await self._skip_rest_of_line(reader)
                         self.options.count_drop(f"line over {limit} bytes")
                         continue
-                    if not data:
-                        return None
+                    except asyncio.IncompleteReadError as exc:
+                        if not exc.partial.strip():
+                            return None
+                        data = exc.partial  # a last line without its newline
                     if not data.strip():
                         continue
             except asyncio.IncompleteReadError as exc:

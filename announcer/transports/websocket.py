@@ -19,6 +19,20 @@ from announcer.transports.stream import MessageStreamTransport
 
 log = logging.getLogger("announcer.transports")
 
+
+class _RedactAuthorization(logging.Filter):
+    """websockets logs request headers at DEBUG; the bearer token must never reach a log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "authorization" in record.getMessage().lower():
+            record.msg = "> Authorization: [redacted]"
+            record.args = ()
+        return True
+
+
+wire_log = logging.getLogger("announcer.transports.wire")
+wire_log.addFilter(_RedactAuthorization())
+
 SUBPROTOCOL = "aaep.v1"
 # B.2.6 close codes, said in plain words.
 CLOSE_MEANINGS = {
@@ -57,6 +71,7 @@ class WebSocketTransport(MessageStreamTransport):
                 open_timeout=self.options.connect_timeout,
                 ping_interval=ping,
                 ping_timeout=ping,  # §5 stall detection: no pong means a dead producer
+                logger=wire_log,
             )
         except InvalidStatus as exc:
             raise TransportError(

@@ -16,8 +16,7 @@ from announcer.producer.scenario import (
     load_scenario,
     parse_scenario,
 )
-
-from .live import TIMEOUT, scenario_path, start_producer, validate, wait_for
+from tests.producer.live import TIMEOUT, scenario_path, start_producer, validate, wait_for
 
 REQUEST: dict[str, Any] = {
     "type": "subscription.request",
