@@ -146,8 +146,9 @@ class LiveSession:
         self.listeners: list[SessionListener] = []
         made = transports or [open_transport(s, self.options) for s in sources]
         self.states = [SourceState(t.source_id, t) for t in made]
-        self._critical: deque[tuple[SourceState, str]] = deque()
-        self._normal: deque[tuple[SourceState, str]] = deque()
+        # One queue in arrival order (prompts and the events that void them must not swap);
+        # when full, the oldest non-critical frame goes, a critical one never (§5.6.2).
+        self._inbound: deque[tuple[SourceState, str, bool]] = deque()
         self.dropped: dict[str, int] = {}
         self._wake = asyncio.Event()
         self._stopping = asyncio.Event()
@@ -487,13 +488,17 @@ class LiveSession:
                 self._count_drop(f"the format adapter refused a line ({exc})")
                 return
         for frame in frames:
-            if '"critical"' in frame or '"subscription.' in frame:
-                self._critical.append((state, frame))
-            else:
-                if len(self._normal) >= MAX_QUEUED_FRAMES:
-                    self._normal.popleft()
+            # A cheap over-approximation: anything that might be critical is kept.
+            critical = '"critical"' in frame or '"subscription.' in frame
+            if len(self._inbound) >= MAX_QUEUED_FRAMES:
+                victim = next((item for item in self._inbound if not item[2]), None)
+                if victim is not None:
+                    self._inbound.remove(victim)
                     self._count_drop("queue full: the oldest non-critical frame was dropped")
-                self._normal.append((state, frame))
+                elif not critical:
+                    self._count_drop("queue full of critical frames: a non-critical frame dropped")
+                    continue
+            self._inbound.append((state, frame, critical))
         self._wake.set()
 
     def _count_drop(self, reason: str) -> None:
@@ -506,16 +511,15 @@ class LiveSession:
             self._wake.clear()
             self._drain_speech()
             budget = 200  # yield now and then so timers and the UI keep running
-            while (self._critical or self._normal) and budget:
+            while self._inbound and budget:
                 budget -= 1
-                queue = self._critical if self._critical else self._normal
-                state, raw = queue.popleft()
+                state, raw, _critical = self._inbound.popleft()
                 try:
                     self._handle_frame(state, raw)
                 except Exception:
                     log.exception("a frame from %s could not be handled", state.source)
                     self._count_drop("a frame could not be handled")
-            if self._critical or self._normal:
+            if self._inbound:
                 self._wake.set()
                 await asyncio.sleep(0)
             self._check_done()
@@ -684,11 +688,14 @@ class LiveSession:
             self._check_done()
 
     def _check_done(self) -> None:
-        if not self.exit_when_done or self._stopping.is_set():
-            return
-        if self._critical or self._normal or self.book.pending():
+        if self._stopping.is_set() or self._inbound:
             return
         if self.driver is not None and self.driver.backend.is_speaking():
+            return
+        if all(s.finished for s in self.states):
+            self.stop()  # every source ended or was given up: nothing more will come
+            return
+        if not self.exit_when_done or self.book.pending():
             return
         for state in self.states:
             if state.finished:
