@@ -190,7 +190,9 @@ def _text_of(raw: bytes | bytearray | memoryview | str | Mapping[str, Any]) -> s
     elif isinstance(raw, Mapping):
         try:
             text = json.dumps(raw, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
-        except (TypeError, ValueError, RecursionError):
+        except RecursionError:
+            return _invalid("limits.depth", "", "§3.7", "is nested far too deeply to read")
+        except (TypeError, ValueError):
             return _invalid(
                 "json.not_serializable", "", "§3.8", "holds values that JSON cannot represent"
             )
@@ -272,7 +274,7 @@ def _decode(raw: bytes | bytearray | str | Mapping[str, Any]) -> DecodeResult:
             "json.syntax",
             "",
             "§3.8",
-            f"is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
+            f"is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
         )
     except ValueError:  # e.g. an integer with thousands of digits
         return _invalid("number.range", "", "§3.8", "holds a number JSON cannot carry exactly")
@@ -378,7 +380,8 @@ def validate_event_object(
     step7: list[Diagnostic] = []
     step8: list[Diagnostic] = []
     step9: list[Diagnostic] = list(limits or [])
-    reported: set[str] = set()
+    # Values a limit check already condemned get no second diagnostic from pydantic.
+    reported: set[str] = {d.pointer.split("/")[1] for d in step9 if d.pointer.count("/") >= 1}
 
     def report(bucket: list[Diagnostic], code: str, key: str, section: str, message: str) -> None:
         bucket.append(Diagnostic(code, make_pointer(key), section, message))
@@ -481,6 +484,8 @@ def validate_event_object(
             event = model.model_validate(prepared, by_alias=True, by_name=False)
         except ValidationError as exc:
             step7.extend(_from_pydantic(exc, data, section_of, reported))
+        if "urgency" not in reported:
+            step7.extend(rules.check_urgency(model, data.get("urgency", "normal")))
         if event is not None:
             step7.extend(rules.check_event(event))
 
