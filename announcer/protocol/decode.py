@@ -368,10 +368,60 @@ def _mentions_prefix(entries: list[str], prefix: str) -> bool:
     return False
 
 
+_TYPE_MODELS: dict[str, type[AaepEvent]] = {
+    **{CORE_PREFIX + name: model for name, model in CORE_EVENT_TYPES.items()},
+    **{CORE_TYPE_BASE + name: model for name, model in CORE_EVENT_TYPES.items()},
+}
+_REQUIRED_KEYS = frozenset(key for key, _ in REQUIRED_ENVELOPE)
+
+
+def _fast_path(data: dict[str, Any]) -> DecodeResult | None:
+    """The common case, a clean core event, without the bookkeeping of the full procedure.
+
+    It performs the same checks as :func:`validate_event_object` and gives up (returns
+    None) at the first doubt, so the full procedure can explain what is wrong. Measured
+    in benchmarks/validate.py: it roughly halves the time of our own checks.
+    """
+    model = _TYPE_MODELS.get(data.get("type"))  # type: ignore[arg-type]
+    if (
+        model is None
+        or data.get("@context") != CORE_CONTEXT
+        or not data.keys() >= _REQUIRED_KEYS
+        or len(data) > MAX_ENVELOPE_FIELDS
+        or not data.keys() <= _known_keys(model)
+        or "extensions" in data
+    ):
+        return None
+    event_id, session_id, timestamp = data["event_id"], data["session_id"], data["timestamp"]
+    if (
+        type(event_id) is not str
+        or type(session_id) is not str
+        or type(timestamp) is not str
+        or EVENT_ID.fullmatch(event_id) is None
+        or SESSION_ID.fullmatch(session_id) is None
+    ):
+        return None
+    moment = parse_timestamp(timestamp)
+    if moment is None:
+        return None
+    prepared = dict(data)
+    prepared["timestamp"] = moment
+    try:
+        event = model.__pydantic_validator__.validate_python(prepared, by_alias=True, by_name=False)
+    except ValidationError:
+        return None
+    diagnostics = rules.check_urgency(model, event.urgency) + rules.check_event(event)
+    return _result("event", event, diagnostics, data)
+
+
 def validate_event_object(
     data: dict[str, Any], limits: list[Diagnostic] | None = None
 ) -> DecodeResult:
     """§3.9 steps 2-9 on a parsed JSON object (step 1, "is an object", already passed)."""
+    if not limits:
+        fast = _fast_path(data)
+        if fast is not None:
+            return fast
     step2: list[Diagnostic] = []
     step3: list[Diagnostic] = []
     step4: list[Diagnostic] = []
