@@ -112,9 +112,17 @@ class Subscription:
         self.next_index += 1
         self._changed.set()
 
-    async def follow(self, after_event_id: str | None = None) -> AsyncIterator[dict[str, Any]]:
-        """Every logged message after ``after_event_id`` (or from now), then new ones."""
-        position = self.next_index
+    async def follow(
+        self, after_event_id: str | None = None, *, from_start: bool = False
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Every logged message after ``after_event_id`` (or from now), then new ones.
+
+        ``from_start`` replays the whole log: an SSE stream opened after the POST
+        handshake must not miss what was emitted in between.
+        """
+        position = (
+            (self.log[0][0] if self.log else self.next_index) if from_start else (self.next_index)
+        )
         if after_event_id is not None:
             for index, message in self.log:
                 if message.get("event_id") == after_event_id:

@@ -596,7 +596,8 @@ class ProducerServer:
             writer.write(frame(self._state_summary()))
 
         async def pump() -> None:
-            async for message in sub.follow(last_event_id if resumable else None):
+            after = last_event_id if resumable else None
+            async for message in sub.follow(after, from_start=sub.handshaken and after is None):
                 writer.write(frame(message))
                 await writer.drain()
 

@@ -49,6 +49,7 @@ class ReplyBook:
         self,
         raw_event: dict[str, Any],
         *,
+        model: object = None,
         source_id: str,
         subscription_id: str | None,
         producer_name: str | None,
@@ -74,7 +75,7 @@ class ReplyBook:
             producer_name=producer_name or producer.get("agent_name"),
             received_at=now,
             timeout_seconds=max(0.0, timeout_seconds),
-            event=raw_event,
+            event=model if model is not None else raw_event,
         )
         self.prompts[token] = OpenPrompt(prompt, raw_event, subscription_id)
         return prompt
@@ -159,6 +160,13 @@ class ReplyBook:
                 if prompt is not None:
                     voided.append(prompt)
         return voided
+
+
+def event_field(event: object, name: str) -> Any:
+    """A field of a prompt's event, whether it is a protocol model or a plain dict."""
+    if isinstance(event, dict):
+        return event.get(name)
+    return getattr(event, name, None)
 
 
 def check_clarification_response(response: Any, fields: dict[str, Any]) -> str:

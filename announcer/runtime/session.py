@@ -26,6 +26,7 @@ from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
+from announcer.protocol import decode_frame
 from announcer.runtime.backoff import Backoff
 from announcer.runtime.capabilities import (
     capabilities_from_settings,
@@ -33,7 +34,7 @@ from announcer.runtime.capabilities import (
     subscription_request,
 )
 from announcer.runtime.pipeline import Pipeline, load_pipeline
-from announcer.runtime.replies import ReplyBook
+from announcer.runtime.replies import ReplyBook, event_field
 from announcer.transports import (
     InsecureTransportRefused,
     Transport,
@@ -530,17 +531,23 @@ class LiveSession:
         if len(raw.encode("utf-8")) > self.options.max_frame_bytes:
             self._count_drop("frame over the size limit")
             return
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            self._count_drop("frame is not JSON")
-            return
-        if not isinstance(data, dict):
-            self._count_drop("frame is not a JSON object")
-            return
-        kind = str(data.get("type", ""))
-        if kind.startswith("subscription."):
+        result = decode_frame(raw)
+        data = result.raw
+        kind = result.type or ""
+        if kind.startswith("subscription.") and isinstance(data, dict):
             self._handle_handshake_message(state, data)
+            return
+        if not result.ok or data is None:
+            errors = [d for d in result.diagnostics if d.severity == "error"]
+            reason = str(errors[0]) if errors else "not an AAEP message"
+            self._count_drop(f"invalid frame from {state.name}: {reason}")
+            if kind.startswith("aaep:agent.awaiting."):
+                # Never let a question vanish silently: the producer is waiting on it.
+                self._system(
+                    f"{state.name} asked a question that breaks the protocol, so it cannot "
+                    f"be answered here; the producer will apply its default. ({reason})",
+                    urgency=Urgency.CRITICAL,
+                )
             return
         event_id = data.get("event_id")
         if isinstance(event_id, str):
@@ -556,6 +563,7 @@ class LiveSession:
         if kind in ("aaep:agent.awaiting.confirmation", "aaep:agent.awaiting.clarification"):
             prompt = self.book.open(
                 data,
+                model=result.message,
                 source_id=state.source,
                 subscription_id=state.subscription_id,
                 producer_name=state.producer_name,
@@ -709,9 +717,8 @@ class LiveSession:
 
 
 def _prompt_title(prompt: PendingPrompt) -> str:
-    event = prompt.event if isinstance(prompt.event, dict) else {}
-    text = event.get("action") or event.get("question") or "from the agent"
-    return f'"{text}"' if text != "from the agent" else text
+    text = event_field(prompt.event, "action") or event_field(prompt.event, "question")
+    return f'"{text}"' if text else "from the agent"
 
 
 def _spoken_response(response: Any) -> str:

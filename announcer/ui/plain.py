@@ -22,6 +22,7 @@ from typing import Any, Protocol, TextIO
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
+from announcer.runtime.replies import event_field
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 HELP = "Commands: :verbosity terse|normal|detailed, :load low|medium|high, :status, :repeat, :quit"
@@ -113,7 +114,7 @@ class PlainUi:
             self._ask(self._current)
 
     def _ask(self, prompt: PendingPrompt) -> None:
-        event = prompt.event if isinstance(prompt.event, dict) else {}
+        event = prompt.event
         who = f" ({clean(prompt.producer_name)})" if prompt.producer_name else ""
         if prompt.kind == "confirmation":
             self._print(f"Accept or reject? [a/r]{who}")
@@ -123,7 +124,7 @@ class PlainUi:
             self._print(f"Yes or no? [y/n]{who}")
         elif kind == "multiple_choice":
             for number, choice in enumerate(_choices(event), start=1):
-                self._print(f"  {number}. {clean(str(choice.get('label', choice.get('value'))))}")
+                self._print(f"  {number}. {clean(choice[1])}")
             self._print(f"Choose a number from 1 to {len(_choices(event))}:{who}")
         elif kind == "numeric":
             self._print(f"Type a number:{who}")
@@ -170,7 +171,7 @@ class PlainUi:
                 return UserAnswer(prompt.reply_token, decision="reject")
             self._print("Please type a to accept or r to reject.")
             return None
-        event = prompt.event if isinstance(prompt.event, dict) else {}
+        event = prompt.event
         kind = _clarification_kind(event)
         if kind == "yes_no":
             if lowered in ("y", "yes"):
@@ -182,7 +183,7 @@ class PlainUi:
         if kind == "multiple_choice":
             choices = _choices(event)
             if text.isdigit() and 1 <= int(text) <= len(choices):
-                return UserAnswer(prompt.reply_token, response=choices[int(text) - 1]["value"])
+                return UserAnswer(prompt.reply_token, response=choices[int(text) - 1][0])
             self._print(f"Please type a number from 1 to {len(choices)}.")
             return None
         if kind == "numeric":
@@ -230,8 +231,8 @@ class PlainUi:
             self._print(HELP)
 
 
-def _clarification_kind(event: dict[str, Any]) -> str:
-    kinds = event.get("accepted_response_kinds") or ["freetext"]
+def _clarification_kind(event: object) -> str:
+    kinds = event_field(event, "accepted_response_kinds") or ["freetext"]
     if "multiple_choice" in kinds and _choices(event):
         return "multiple_choice"
     for kind in ("yes_no", "numeric", "freetext"):
@@ -240,8 +241,12 @@ def _clarification_kind(event: dict[str, Any]) -> str:
     return "freetext"
 
 
-def _choices(event: dict[str, Any]) -> list[dict[str, Any]]:
-    choices = event.get("choices")
-    if not isinstance(choices, list):
-        return []
-    return [c for c in choices if isinstance(c, dict) and isinstance(c.get("value"), str)]
+def _choices(event: object) -> list[tuple[str, str]]:
+    """(value, label) pairs, from a protocol model or a plain dict."""
+    pairs = []
+    for choice in event_field(event, "choices") or []:
+        value = event_field(choice, "value")
+        label = event_field(choice, "label") or value
+        if isinstance(value, str):
+            pairs.append((value, str(label)))
+    return pairs

@@ -12,6 +12,7 @@ import pytest
 
 from announcer.engine.prompts import UserAnswer
 from announcer.engine.settings import UserSettings
+from announcer.protocol import AwaitingClarification, AwaitingConfirmation
 from announcer.runtime.pipeline import BasicPipeline
 from announcer.runtime.session import MAX_QUEUED_FRAMES, LiveSession
 from announcer.transports import TransportOptions
@@ -66,9 +67,8 @@ async def test_a_confirmation_end_to_end_with_the_token_checked_at_the_producer(
     finally:
         await server.close()
     [reply] = server.core.replies
-    event = prompt.event
-    assert isinstance(event, dict)
-    assert reply.reply_token == event["reply_token"]  # echoed byte for byte (§6.2.3)
+    assert isinstance(prompt.event, AwaitingConfirmation)  # the validated protocol model
+    assert reply.reply_token == prompt.event.reply_token  # echoed byte for byte (§6.2.3)
     assert reply.decision == decision
     assert reply.decided_by == "user:local"
     assert reply.subscription_id is not None and reply.subscription_id.startswith("sub_")
@@ -89,8 +89,8 @@ async def test_every_clarification_kind(kind: str, tmp_path: Path) -> None:
             for index, response in enumerate(answers):
                 prompt = await recorder.wait_prompt(index)
                 event = prompt.event
-                assert isinstance(event, dict)
-                if event["accepted_response_kinds"] == ["numeric"]:
+                assert isinstance(event, AwaitingClarification)
+                if event.accepted_response_kinds == ["numeric"]:
                     refused = await session.answer_async(
                         UserAnswer(prompt.reply_token, response="x")
                     )
