@@ -335,12 +335,60 @@ def _plain_message(
 ) -> DecodeResult:
     section = str(getattr(model, "SECTION", "§5"))
     diagnostics = list(limits)
+    prepared = dict(data)
+    reported: set[str] = set()
+    diagnostics.extend(_null_fields(data, prepared, reported, section))
     message: Any = None
     try:
-        message = model.model_validate(data, by_alias=True, by_name=False)
+        message = model.model_validate(prepared, by_alias=True, by_name=False)
     except ValidationError as exc:
-        diagnostics.extend(_from_pydantic(exc, data, lambda _key: section, set()))
+        diagnostics.extend(_from_pydantic(exc, data, lambda _key: section, reported))
     return _result(kind, message, diagnostics, data)
+
+
+# Objects whose fields are typed by our models; free-form objects (extensions,
+# packaged_context, extra_context, modified_action) may hold null anywhere.
+_TYPED_OBJECTS = frozenset(
+    {"producer", "localization_hints", "progress", "capabilities", "honored_capabilities"}
+)
+
+
+def _null_pointers(data: dict[str, Any]) -> list[tuple[str, ...]]:
+    """Where a typed field is null. The schemas give every field a type and none allows
+    null, so an optional field must be left out rather than sent as null."""
+    found: list[tuple[str, ...]] = [(key,) for key, value in data.items() if value is None]
+    for key in _TYPED_OBJECTS:
+        inner = data.get(key)
+        if isinstance(inner, dict):
+            found.extend((key, name) for name, value in inner.items() if value is None)
+            filters = inner.get("event_filters")
+            if isinstance(filters, dict):
+                found.extend(
+                    (key, "event_filters", name) for name, value in filters.items() if value is None
+                )
+    return found
+
+
+def _null_fields(
+    data: dict[str, Any], prepared: dict[str, Any], reported: set[str], section: str
+) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    for parts in _null_pointers(data):
+        if parts[0] in reported:
+            continue
+        code = ".".join([*parts, "null"])
+        found.append(
+            Diagnostic(
+                code,
+                make_pointer(*parts),
+                ENVELOPE_SECTIONS.get(parts[0], section),
+                "must not be null; leave an optional field out instead",
+            )
+        )
+        reported.add(parts[0])
+        if len(parts) == 1:
+            prepared.pop(parts[0], None)
+    return found
 
 
 def _result(
@@ -402,7 +450,7 @@ def _fast_path(data: dict[str, Any]) -> DecodeResult | None:
     ):
         return None
     moment = parse_timestamp(timestamp)
-    if moment is None:
+    if moment is None or _null_pointers(data):
         return None
     prepared = dict(data)
     prepared["timestamp"] = moment
@@ -422,6 +470,11 @@ def validate_event_object(
         fast = _fast_path(data)
         if fast is not None:
             return fast
+    return full_procedure(data, limits)
+
+
+def full_procedure(data: dict[str, Any], limits: list[Diagnostic] | None = None) -> DecodeResult:
+    """The nine steps with every diagnostic; :func:`_fast_path` must agree with it."""
     step2: list[Diagnostic] = []
     step3: list[Diagnostic] = []
     step4: list[Diagnostic] = []
@@ -525,6 +578,7 @@ def validate_event_object(
     event: AaepEvent | None = None
     if model is not None:
         step7.extend(_forbidden_fields(model, data, prepared, reported))
+        step7.extend(_null_fields(data, prepared, reported, model.SECTION))
         section = model.SECTION
 
         def section_of(key: str) -> str:
