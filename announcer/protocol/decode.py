@@ -198,6 +198,17 @@ def _text_of(raw: bytes | bytearray | memoryview | str | Mapping[str, Any]) -> s
             )
     else:
         return _invalid("message.not_object", "", "§3.9", "must be a JSON object")
+    if not isinstance(raw, bytes | bytearray | memoryview) and not text.isascii():
+        # Text handed over as str may hold raw surrogates that bytes never can.
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return _invalid(
+                "encoding.surrogate",
+                "",
+                "§3.8",
+                "holds an unpaired UTF-16 surrogate, which is not Unicode text",
+            )
     if len(text) * 4 > MAX_EVENT_BYTES:
         size = len(text.encode("utf-8", "surrogatepass"))
         if size > MAX_EVENT_BYTES:
