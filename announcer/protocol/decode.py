@@ -461,8 +461,12 @@ def _fast_path(data: dict[str, Any]) -> DecodeResult | None:
     ):
         return None
     moment = parse_timestamp(timestamp)
-    if moment is None or _null_pointers(data):
+    if moment is None or None in data.values():
         return None
+    for key in ("producer", "localization_hints", "progress"):
+        inner = data.get(key)
+        if type(inner) is dict and None in inner.values():
+            return None
     prepared = dict(data)
     prepared["timestamp"] = moment
     try:
