@@ -393,7 +393,7 @@ def _null_fields(
                 code,
                 make_pointer(*parts),
                 ENVELOPE_SECTIONS.get(parts[0], section),
-                "must not be null; leave an optional field out instead",
+                "must not be null (leave an optional field out instead)",
             )
         )
         reported.add(parts[0])
@@ -842,6 +842,17 @@ _LANGUAGE_FIELDS = frozenset(
 )
 
 
+_UNION_SENTENCES: dict[str, str] = {
+    "response": "must be a non-empty string, true or false, or a number",
+}
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def _sentence(error: Mapping[str, Any], name: str) -> str:
     kind = str(error["type"])
     ctx: Mapping[str, Any] = error.get("ctx") or {}
@@ -873,9 +884,9 @@ def _sentence(error: Mapping[str, Any], name: str) -> str:
     if kind == "too_long":
         return f"must have at most {ctx.get('max_length')} entries"
     if kind in {"greater_than_equal", "greater_than"}:
-        return f"must be at least {ctx.get('ge', ctx.get('gt'))}"
+        return f"must be at least {_number(ctx.get('ge', ctx.get('gt')))}"
     if kind in {"less_than_equal", "less_than"}:
-        return f"must be at most {ctx.get('le', ctx.get('lt'))}"
+        return f"must be at most {_number(ctx.get('le', ctx.get('lt')))}"
     if kind == "string_pattern_mismatch":
         if name in _URI_FIELDS:
             return "must be a URI with a scheme, such as https://..."
@@ -898,6 +909,7 @@ def _from_pydantic(
 ) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     seen: set[tuple[str, str]] = set()
+    union_reported: set[str] = set()
     for error in exc.errors(include_url=False, include_input=False):
         parts = _pointer_in(data, tuple(error["loc"]))
         top = parts[0] if parts else ""
@@ -906,6 +918,20 @@ def _from_pydantic(
         named = [p for p in parts if not p.isdigit()]
         name = named[-1] if named else "message"
         rule = _RULE_NAMES.get(str(error["type"]), "type")
+        if name in _UNION_SENTENCES and len(error["loc"]) > len(parts):
+            # Each member of a union reports its own complaint; say it once, as a whole.
+            pointer = make_pointer(*parts)
+            if pointer not in union_reported:
+                union_reported.add(pointer)
+                found.append(
+                    Diagnostic(
+                        ".".join([*named, "type"]),
+                        pointer,
+                        section_of(top),
+                        _UNION_SENTENCES[name],
+                    )
+                )
+            continue
         code = ".".join([*named, rule]) if named else f"message.{rule}"
         section = section_of(top) if top else section_of("")
         if top == "producer":
