@@ -174,7 +174,7 @@ def _too_big(size: int) -> DecodeResult:
 def _text_of(raw: bytes | bytearray | memoryview | str | Mapping[str, Any]) -> str | DecodeResult:
     """The frame as text, refusing oversized or non-UTF-8 input before any parsing."""
     if isinstance(raw, bytes | bytearray | memoryview):
-        data = bytes(raw)
+        data = raw if type(raw) is bytes else bytes(raw)
         if len(data) > MAX_EVENT_BYTES:
             return _too_big(len(data))
         try:
@@ -473,8 +473,12 @@ def _fast_path(data: dict[str, Any]) -> DecodeResult | None:
         event = model.__pydantic_validator__.validate_python(prepared, by_alias=True, by_name=False)
     except ValidationError:
         return None
-    diagnostics = rules.check_urgency(model, event.urgency) + rules.check_event(event)
-    return _result("event", event, diagnostics, data)
+    diagnostics = rules.check_event(event)
+    if event.urgency != "critical" and model in rules.CRITICAL_TYPES:
+        diagnostics += rules.check_urgency(model, event.urgency)
+    if diagnostics and any(d.severity == "error" for d in diagnostics):
+        return DecodeResult("invalid", None, diagnostics, data)
+    return DecodeResult("event", event, diagnostics, data)
 
 
 def validate_event_object(
