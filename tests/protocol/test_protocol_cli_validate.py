@@ -45,6 +45,11 @@ def test_invalid_files_give_reasons_and_exit_one() -> None:
     )
     assert 'urgency: must be "critical"' in by_name["no-critical-urgency-on-errored.json"]
     assert "(§6.4.1)" in by_name["wrong-default-decision.json"]
+    # Several missing fields are one sentence, shorter to hear.
+    assert by_name["missing-required-fields.json"].endswith(
+        "invalid aaep:agent.session.started: missing required fields session_id, timestamp, "
+        "producer, summary_normal (§3.2.4, §3.2.5, §3.2.6, §4.1.1)"
+    )
 
 
 def test_stdin_json_lines_with_stream_rules_and_json_output(tmp_path: Path) -> None:
