@@ -293,3 +293,18 @@ def test_the_named_differences_really_occur() -> None:
         assert schema_accepts(message), code
         result = decode_frame(message)
         assert [d.code for d in result.errors] == [code]
+
+
+def test_fast_path_takes_every_clean_core_event() -> None:
+    # Otherwise the agreement test above would prove nothing.
+    lines = [
+        line
+        for path in sorted(FIXTURES.glob("captured-*.jsonl"))
+        for line in path.read_text().splitlines()
+        if line.strip()
+    ]
+    for line in lines:
+        data = json.loads(line)
+        fast = _fast_path(data)
+        assert fast is not None and fast.ok
+        assert fast == full_procedure(data)
