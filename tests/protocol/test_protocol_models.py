@@ -157,6 +157,10 @@ def test_clarification_context_field_does_not_clash_with_at_context() -> None:
     assert event.context_ == clarification["context"]
     assert event.choices is not None and event.choices[1].label == "Age 65 (standard)"
     assert event.to_wire()["context"] == clarification["context"]
+    assert event.text("context") == clarification["context"]
+    assert event.text("question") == clarification["question"]
+    started = decode_frame(STARTED).event
+    assert started is not None and started.text("context") is None
 
 
 def test_generic_event_keeps_its_own_fields() -> None:
