@@ -4,7 +4,8 @@ Attribute names are the JSON field names (``@context`` is ``context`` with an al
 ``type`` keeps what the producer sent; ``short_type`` is the normalised local name
 (``agent.tool.invoked``) whether the producer used the compact or the full-URI form.
 Validation rules that need several fields or a spec section in the diagnostic live in
-:mod:`announcer.protocol.validate`; these models check shapes, enums and lengths.
+:mod:`announcer.protocol.decode` and :mod:`announcer.protocol.rules`; these models
+check shapes, enums and lengths.
 """
 
 from __future__ import annotations
