@@ -355,7 +355,8 @@ class Coalescer:
             buf = self._buf
             match = _CANDIDATE.search(buf, self._scan_from)
             if match is None:
-                self._scan_from = len(buf)
+                # Keep two characters back: a code fence may be arriving one tick at a time.
+                self._scan_from = max(self._scan_from, len(buf) - 2)
                 break
             token = match.group()
             end = match.end()

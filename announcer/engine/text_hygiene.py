@@ -169,6 +169,6 @@ def _join_lines(lines: list[str]) -> str:
         out.append(line)
         previous_is_item = is_item
     joined = " ".join(out)
-    if previous_is_item and joined.endswith(","):
-        joined = joined[:-1] + "."
+    if previous_is_item and not joined.endswith(_LINE_END_PUNCT):
+        joined += "."
     return joined
