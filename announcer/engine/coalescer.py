@@ -334,6 +334,13 @@ class Coalescer:
         """True when a sentence end is known and only a stall or more text decides it."""
         return self._pending_end >= 0
 
+    @property
+    def release_due(self) -> float | None:
+        """When :meth:`poll` would release the waiting sentence, if one waits."""
+        if self._pending_end < 0 or self._last_push is None:
+            return None
+        return self._last_push + self.pause_seconds
+
     def flush(self) -> list[str]:
         rest = self._buf.strip()
         self._buf = ""

@@ -84,7 +84,9 @@ class ReplyBook:
         token = prompt.reply_token
         if token in self._open or token in self._closed:
             # §6.2.2: tokens are never reused; the first prompt keeps the token.
-            return "reply_token reused by a second prompt; the second one cannot be answered (§6.2.2)"
+            return (
+                "reply_token reused by a second prompt; the second one cannot be answered (§6.2.2)"
+            )
         self._open[token] = prompt
         if len(self._open) > OPEN_PROMPTS_LIMIT:
             oldest, _ = self._open.popitem(last=False)
@@ -138,10 +140,12 @@ class ReplyBook:
                 refusal = _check_decision(answer, event)
                 if refusal is not None:
                     return refusal
-                assert answer.decision in ("accept", "reject")
+                decision: Literal["accept", "reject"] = (
+                    "accept" if answer.decision == "accept" else "reject"
+                )
                 message = ConfirmationReply(
                     reply_token=event.reply_token,
-                    decision=answer.decision,
+                    decision=decision,
                     subscription_id=subscription_id,
                     timestamp=at,
                     decided_by=answer.decided_by,
@@ -204,7 +208,9 @@ def _refusal_for_closed(reason: ClosedReason | None) -> Refusal:
     if reason == "voided":
         return Refusal("voided", "The agent cancelled this question; nothing was sent.")
     if reason == "expired":
-        return Refusal("expired", "Too late: this question timed out and the agent applied its default.")
+        return Refusal(
+            "expired", "Too late: this question timed out and the agent applied its default."
+        )
     if reason == "superseded":
         return Refusal("superseded", "Too many questions were waiting; this one was set aside.")
     return Refusal("unknown_prompt", "There is no open question with that token.")
@@ -233,11 +239,15 @@ def _check_response(
     if isinstance(response, bool):
         if "yes_no" in kinds:
             return response
-        return Refusal("invalid_response", "response: this question does not take yes or no (§6.5.2).")
+        return Refusal(
+            "invalid_response", "response: this question does not take yes or no (§6.5.2)."
+        )
     if isinstance(response, int | float):
         if "numeric" in kinds and response == response and abs(response) != float("inf"):
             return response
-        return Refusal("invalid_response", "response: this question does not take a number (§6.5.2).")
+        return Refusal(
+            "invalid_response", "response: this question does not take a number (§6.5.2)."
+        )
     if isinstance(response, str):
         if not response.strip():
             return Refusal("empty_response", "response: the answer is empty.")
@@ -257,7 +267,9 @@ def _check_response(
         if "yes_no" in kinds and response.strip().lower() in ("yes", "no", "y", "n"):
             return response.strip().lower() in ("yes", "y")
         if "multiple_choice" in kinds:
-            return Refusal("invalid_response", "response: pick one of the offered choices (§6.5.5).")
+            return Refusal(
+                "invalid_response", "response: pick one of the offered choices (§6.5.5)."
+            )
         return Refusal(
             "invalid_response", "response: this question does not take free text (§6.5.2)."
         )

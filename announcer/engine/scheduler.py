@@ -216,9 +216,7 @@ class SpeechScheduler:
         self._done_early = False
         if self.settings.after_interrupt == "resume":
             # Said again from the start: half a sentence helps nobody.
-            self._queues[interrupted.urgency].appendleft(
-                _Queued(interrupted, now, current.seconds)
-            )
+            self._queues[interrupted.urgency].appendleft(_Queued(interrupted, now, current.seconds))
         else:
             self._drop(interrupted, "interrupted", now)
             for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
@@ -287,9 +285,7 @@ class SpeechScheduler:
                 .ngettext("{count} more update skipped.", "{count} more updates skipped.", count)
                 .format(count=count)
             )
-            summary = Announcement(
-                text=text, language=self._skip_language, kind="system.skipped"
-            )
+            summary = Announcement(text=text, language=self._skip_language, kind="system.skipped")
             return [self._speak(summary, estimated_seconds(text, self.settings.pace_wpm), now)]
         for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
             queue = self._queues[urgency]

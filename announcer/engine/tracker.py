@@ -197,16 +197,21 @@ class SessionTracker:
         self._drain(state, now, admission)
         return admission
 
-    def tick(self, now: float) -> Admission:
-        """Release held events whose gap did not fill in time; expire old state."""
-        admission = Admission()
+    def tick(self, now: float) -> list[tuple[str, Admission]]:
+        """Release held events whose gap did not fill in time; expire old state.
+
+        Returns one admission per connection that had events released.
+        """
+        released: list[tuple[str, Admission]] = []
         for state in list(self._sessions.values()):
             if state.held:
                 oldest = min(arrived for _, arrived in state.held.values())
                 if now - oldest >= self.reorder_wait_seconds:
+                    admission = Admission()
                     self._skip_gap(state, now, admission)
+                    released.append((state.source_id, admission))
         self._expire(now)
-        return admission
+        return released
 
     # -- internals ---------------------------------------------------------------------
 
