@@ -333,6 +333,7 @@ class Engine:
             # What the agent was still saying comes before how the session ended.
             for released in self.outputs.close_session(source_id, event.session_id):
                 commands += self._say_output(released, source_id, now)
+            self.scheduler.drop_obsolete(event.session_id, now)
         if isinstance(event, AwaitingConfirmation | AwaitingClarification):
             commands += self._open_prompt(event, session, source_id, now)
             return commands
@@ -456,7 +457,7 @@ class Engine:
     def _withdrawn_phrase(self, prompt: PendingPrompt) -> str:
         return (
             translator(self.policy.language)
-            .gettext("The agent withdrew its question: {what}")
+            .gettext("No answer needed any more: {what}")
             .format(what=self._prompt_subject(prompt))
         )
 

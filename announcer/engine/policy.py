@@ -427,11 +427,11 @@ class Policy:
         if event.status == "success":
             if spoken is not None:
                 return spoken
-            return self._own(self._phrase("{tool} finished.", tool=tool))
+            return self._own(_capitalised(self._phrase("{tool} finished.", tool=tool)))
         lead = (
-            self._phrase("{tool} failed.", tool=tool)
+            _capitalised(self._phrase("{tool} failed.", tool=tool))
             if event.status == "error"
-            else self._phrase("{tool} timed out.", tool=tool)
+            else _capitalised(self._phrase("{tool} timed out.", tool=tool))
         )
         detail = spoken.text if spoken else self._producer_text(event, "error_message")
         return self._own(self._join(lead, detail))
@@ -535,6 +535,10 @@ class Policy:
 def _tool_name(tool: str) -> str:
     """``fetch_balance`` reads as "fetch balance"."""
     return tool.replace("_", " ").replace(".", " ").strip()
+
+
+def _capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _already_says(text: str, words: tuple[str, ...]) -> bool:

@@ -49,6 +49,20 @@ def estimated_seconds(text: str, pace_wpm: int) -> float:
     return words * 60.0 / pace_wpm + _UTTERANCE_OVERHEAD_SECONDS
 
 
+# How much a listener loses if a queued item is skipped (lower goes first).
+_NEWS_RANKS: Final = {
+    "agent.state.changed": 0,
+    "agent.progress.updated": 0,
+    "system.prompt_voided": 1,
+    "agent.tool.invoked": 1,
+    "agent.session.started": 1,
+}
+
+
+def _news_rank(item: _Queued) -> int:
+    return _NEWS_RANKS.get(item.announcement.kind, 2)
+
+
 @dataclass(slots=True)
 class _Queued:
     announcement: Announcement
@@ -181,6 +195,23 @@ class SpeechScheduler:
             return current.started_at + current.seconds
         return None
 
+    def drop_obsolete(self, session_id: str, now: float) -> None:
+        """A session ended: its queued state chatter and background news are moot."""
+        for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
+            queue = self._queues[urgency]
+            if not queue:
+                continue
+            kept: deque[_Queued] = deque()
+            for item in queue:
+                announcement = item.announcement
+                if announcement.session_id == session_id and (
+                    urgency is Urgency.BACKGROUND or _news_rank(item) == 0
+                ):
+                    self._drop(announcement, "session ended", now)
+                else:
+                    kept.append(item)
+            self._queues[urgency] = kept
+
     def silence(self, now: float) -> list[SpeechCommand]:
         """The user asked for quiet: stop now and forget queued non-critical speech."""
         commands: list[SpeechCommand] = []
@@ -254,20 +285,35 @@ class SpeechScheduler:
                 self._drop(item.announcement, "stale", now)
                 if urgency is Urgency.NORMAL:
                     self._note_skipped(item.announcement)
-        queue = self._queues[Urgency.NORMAL]
+        normal = self._queues[Urgency.NORMAL]
         background = self._queues[Urgency.BACKGROUND]
         budget = self.max_queued_speech_seconds
-        total = sum(item.seconds for item in queue) + sum(item.seconds for item in background)
+        total = sum(item.seconds for item in normal) + sum(item.seconds for item in background)
         while total > budget and background:
             item = background.popleft()
             total -= item.seconds
             self._drop(item.announcement, "too much queued speech", now)
-        # Keep the newest normal item: it is the freshest news.
-        while total > budget and len(queue) > 1:
-            item = queue.popleft()
-            total -= item.seconds
-            self._drop(item.announcement, "too much queued speech", now)
-            self._note_skipped(item.announcement)
+        if total <= budget or len(normal) < 2:
+            return
+        # Over budget: let go of the least informative news first (state chatter before
+        # results), oldest first within a rank; the newest item always stays.
+        candidates = sorted(
+            range(len(normal) - 1), key=lambda index: (_news_rank(normal[index]), index)
+        )
+        doomed: set[int] = set()
+        for index in candidates:
+            if total <= budget:
+                break
+            doomed.add(index)
+            total -= normal[index].seconds
+        kept: deque[_Queued] = deque()
+        for index, item in enumerate(normal):
+            if index in doomed:
+                self._drop(item.announcement, "too much queued speech", now)
+                self._note_skipped(item.announcement)
+            else:
+                kept.append(item)
+        self._queues[Urgency.NORMAL] = kept
 
     def _start_next(self, now: float) -> list[SpeechCommand]:
         if self._current is not None:

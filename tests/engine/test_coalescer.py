@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 from announcer.coalescer import Coalescer
 
 
-def stream(text: str, language: str = "en", seed: int = 3, low: int = 1, high: int = 8) -> list[str]:
+def stream(
+    text: str, language: str = "en", seed: int = 3, low: int = 1, high: int = 8
+) -> list[str]:
     """Feed ``text`` in random chunks the way a token stream arrives."""
     rng = random.Random(seed)
     coalescer = Coalescer(language)
@@ -61,7 +63,10 @@ def stream(text: str, language: str = "en", seed: int = 3, low: int = 1, high: i
             'He said "Stop." Then he left. (It was late.) Next.',
             ['He said "Stop."', "Then he left.", "(It was late.)", "Next."],
         ),
-        ("See No. 5 on p. 12 please. I said no. Fine.", ["See No. 5 on p. 12 please.", "I said no.", "Fine."]),
+        (
+            "See No. 5 on p. 12 please. I said no. Fine.",
+            ["See No. 5 on p. 12 please.", "I said no.", "Fine."],
+        ),
         ("这是第一句。这是第二句！好吗？", ["这是第一句。", "这是第二句！", "好吗？"]),
         ("هل أنت بخير؟ نعم، شكرا.", ["هل أنت بخير؟", "نعم، شكرا."]),
         ("यह पहला वाक्य है। यह दूसरा है।", ["यह पहला वाक्य है।", "यह दूसरा है।"]),
@@ -72,7 +77,9 @@ def test_sentences_split_where_a_reader_expects(text: str, expected: list[str], 
 
 
 def test_markdown_lists_headings_and_paragraphs_are_their_own_units() -> None:
-    text = "# Results\nThe plan:\n- apples\n- pears\n1. first item\n2. second item\n\nA new paragraph"
+    text = (
+        "# Results\nThe plan:\n- apples\n- pears\n1. first item\n2. second item\n\nA new paragraph"
+    )
     assert stream(text) == [
         "# Results",
         "The plan:",
@@ -99,12 +106,32 @@ def test_a_fenced_code_block_is_released_whole() -> None:
 @pytest.mark.parametrize(
     ("language", "text", "expected"),
     [
-        ("es", "El Sr. García llegó. La Sra. López también.", ["El Sr. García llegó.", "La Sra. López también."]),
+        (
+            "es",
+            "El Sr. García llegó. La Sra. López también.",
+            ["El Sr. García llegó.", "La Sra. López también."],
+        ),
         ("es", "Vea la pág. 4 del informe. Gracias.", ["Vea la pág. 4 del informe.", "Gracias."]),
-        ("fr", "M. Dupont est là. Mme Martin aussi, cf. annexe 2. Merci.", ["M. Dupont est là.", "Mme Martin aussi, cf. annexe 2.", "Merci."]),
-        ("de", "Am 3. Oktober kam Hr. Müller, z.B. mit Dr. Weber. Dann ging er.", ["Am 3. Oktober kam Hr. Müller, z.B. mit Dr. Weber.", "Dann ging er."]),
-        ("de", "Das ist Nr. 7 der Liste, bzw. Nr. 8. Gut.", ["Das ist Nr. 7 der Liste, bzw. Nr. 8.", "Gut."]),
-        ("pt", "A Sra. Silva chegou. O Dr. Souza também.", ["A Sra. Silva chegou.", "O Dr. Souza também."]),
+        (
+            "fr",
+            "M. Dupont est là. Mme Martin aussi, cf. annexe 2. Merci.",
+            ["M. Dupont est là.", "Mme Martin aussi, cf. annexe 2.", "Merci."],
+        ),
+        (
+            "de",
+            "Am 3. Oktober kam Hr. Müller, z.B. mit Dr. Weber. Dann ging er.",
+            ["Am 3. Oktober kam Hr. Müller, z.B. mit Dr. Weber.", "Dann ging er."],
+        ),
+        (
+            "de",
+            "Das ist Nr. 7 der Liste, bzw. Nr. 8. Gut.",
+            ["Das ist Nr. 7 der Liste, bzw. Nr. 8.", "Gut."],
+        ),
+        (
+            "pt",
+            "A Sra. Silva chegou. O Dr. Souza também.",
+            ["A Sra. Silva chegou.", "O Dr. Souza também."],
+        ),
         ("pt-BR", "A Profa. Lima deu aula. Foi ótima.", ["A Profa. Lima deu aula.", "Foi ótima."]),
     ],
 )

@@ -13,7 +13,9 @@ def say(text: str, urgency: Urgency = Urgency.NORMAL, **kwargs: object) -> Annou
 
 
 def texts(commands: list[SpeechCommand]) -> list[str]:
-    return [c.announcement.text if isinstance(c, Speak) else f"<cancel {c.reason}>" for c in commands]
+    return [
+        c.announcement.text if isinstance(c, Speak) else f"<cancel {c.reason}>" for c in commands
+    ]
 
 
 def finish(scheduler: SpeechScheduler, now: float) -> list[SpeechCommand]:

@@ -36,11 +36,16 @@ def test_fenced_code_is_replaced_by_a_short_phrase() -> None:
 
 
 def test_an_unclosed_fence_still_becomes_a_phrase() -> None:
-    assert clean_for_speech("Partial:\n```bash\nls -la\nrm x") == "Partial: code block, 2 lines, shell."
+    assert (
+        clean_for_speech("Partial:\n```bash\nls -la\nrm x")
+        == "Partial: code block, 2 lines, shell."
+    )
 
 
 def test_urls_are_shortened_to_their_host() -> None:
-    text = "See https://www.example.com/a/b?token=secret#x and [the docs](https://docs.python.org/3/)."
+    text = (
+        "See https://www.example.com/a/b?token=secret#x and [the docs](https://docs.python.org/3/)."
+    )
     assert clean_for_speech(text) == "See example.com and the docs."
     assert url_host("www.bank.example/login") == "bank.example"
 
@@ -64,4 +69,6 @@ def test_very_long_text_is_shortened_with_a_note() -> None:
 
 
 def test_producer_markup_is_never_interpreted() -> None:
-    assert clean_for_speech("[b]<script>alert(1)</script>[/b]") == "[b]<script>alert(1)</script>[/b]"
+    assert (
+        clean_for_speech("[b]<script>alert(1)</script>[/b]") == "[b]<script>alert(1)</script>[/b]"
+    )
