@@ -14,7 +14,7 @@ from collections import Counter, deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.outputs import OutputStreams, Released
@@ -41,6 +41,8 @@ from announcer.protocol.events import (
 from announcer.protocol.handshake import SubscriptionAccepted
 from announcer.protocol.log import DiagnosticsLog
 
+_TERMINAL: Final = (SessionCompleted, SessionErrored, SessionCancelled)
+_PROMPTS: Final = (AwaitingConfirmation, AwaitingClarification)
 TRANSCRIPT_SIZE: Final = 1_000
 # An unreadable frame that looked urgent is mentioned at most this often per source.
 UNREADABLE_NOTICE_INTERVAL_SECONDS: Final = 10.0
@@ -56,8 +58,7 @@ _TRACKER_SECTIONS: Final = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class TranscriptEntry:
+class TranscriptEntry(NamedTuple):
     """One announcement the engine decided on, and when (spoken or not)."""
 
     at: float
@@ -329,12 +330,12 @@ class Engine:
             ):
                 commands += self._say_output(released, source_id, now, urgency, event)
             return commands
-        if isinstance(event, SessionCompleted | SessionErrored | SessionCancelled):
+        if isinstance(event, _TERMINAL):
             # What the agent was still saying comes before how the session ended.
             for released in self.outputs.close_session(source_id, event.session_id):
                 commands += self._say_output(released, source_id, now)
             self.scheduler.drop_obsolete(event.session_id, now)
-        if isinstance(event, AwaitingConfirmation | AwaitingClarification):
+        if isinstance(event, _PROMPTS):
             commands += self._open_prompt(event, session, source_id, now)
             return commands
         for announcement in self.policy.decide(event, session, source_id, now):

@@ -43,6 +43,7 @@ from announcer.protocol.events import (
     ToolInvoked,
 )
 
+_FINAL_RESULTS: Final = (SessionCompleted, SessionCancelled, OutputStreaming)
 _LEVEL_ORDER: Final = {
     "terse": ("terse", "normal", "detailed"),
     "normal": ("normal", "terse", "detailed"),
@@ -54,14 +55,15 @@ STATE_CYCLE_QUIET_SECONDS: Final = 3.0
 PROGRESS_MIN_INTERVAL_SECONDS: Final = 5.0
 # Confirmations read out the keys the line UI and the Textual UI both bind.
 DEFAULT_ANSWER_KEYS_HINT: Final = "Press Y to accept or N to reject."
-_CRITICAL_TYPES: Final = frozenset(
-    {
-        "agent.session.errored",
-        "agent.awaiting.confirmation",
-        "agent.awaiting.clarification",
-        "agent.handoff.requested",
-    }
+
+
+_CRITICAL_CLASSES: Final = (
+    SessionErrored,
+    AwaitingConfirmation,
+    AwaitingClarification,
+    HandoffRequested,
 )
+_URGENCIES: Final = {urgency.value: urgency for urgency in Urgency}
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,11 +85,13 @@ def _babel_locale(language: str) -> Locale:
     return Locale.parse("en")
 
 
+@lru_cache(maxsize=1024)
 def format_percent_for(percent: float, language: str) -> str:
     """AAEP ``percent`` is 0-100; babel wants a fraction."""
     return str(format_percent(percent / 100.0, locale=_babel_locale(language)))
 
 
+@lru_cache(maxsize=1024)
 def format_number_for(value: float, language: str) -> str:
     return str(format_decimal(value, locale=_babel_locale(language)))
 
@@ -112,6 +116,20 @@ class Policy:
         self.suppressed: Counter[str] = Counter()
         self._rate_tokens: dict[str, tuple[float, float]] = {}
         self._last_progress: dict[str, float] = {}
+        self._filter_cache: dict[str, bool] = {}
+
+    def _passes_filters(self, short: str) -> bool:
+        """§5.3.1.7 include/exclude, memoised per event type (settings reset the memo)."""
+        cached = self._filter_cache.get(short)
+        if cached is None:
+            filters = self.settings.filters
+            cached = not any(matches_filter(p, short) for p in filters.exclude) and any(
+                matches_filter(p, short) for p in filters.include
+            )
+            if len(self._filter_cache) > 4096:
+                self._filter_cache.clear()
+            self._filter_cache[short] = cached
+        return cached
 
     @property
     def language(self) -> str:
@@ -120,14 +138,15 @@ class Policy:
 
     def update_settings(self, settings: UserSettings) -> None:
         self.settings = settings
+        self._filter_cache.clear()
 
     # -- decisions ------------------------------------------------------------------------
 
     def urgency_of(self, event: AaepEvent) -> Urgency:
         # §4.1.3, §4.4: these MUST be critical; treat them so even if a producer forgot.
-        if event.short_type in _CRITICAL_TYPES:
+        if isinstance(event, _CRITICAL_CLASSES):
             return Urgency.CRITICAL
-        urgency = Urgency(event.urgency)
+        urgency = _URGENCIES[event.urgency]
         if (
             isinstance(event, ToolCompleted)
             and event.status != "success"
@@ -141,13 +160,13 @@ class Policy:
         if urgency is Urgency.CRITICAL:
             return None  # §5.5.4 critical bypasses filters, mutes and rate limits
         settings = self.settings
-        if event.producer.agent_id in settings.muted_producers:
+        if settings.muted_producers and event.producer.agent_id in settings.muted_producers:
             return "producer muted"
-        short = event.short_type
-        filters = settings.filters
-        if any(matches_filter(p, short) for p in filters.exclude):
-            return "excluded by filter"
-        if not any(matches_filter(p, short) for p in filters.include):
+        short = type(event).SHORT_TYPE or event.short_type
+        if not self._passes_filters(short):
+            filters = settings.filters
+            if any(matches_filter(p, short) for p in filters.exclude):
+                return "excluded by filter"
             return "not included by filter"
         if settings.cognitive_load == "low" and not self._low_load_keeps(event, urgency):
             return "low cognitive load"
@@ -161,7 +180,7 @@ class Policy:
         """Low load: only critical events and final results (Subscribers' Guide §7)."""
         if urgency is Urgency.BACKGROUND:
             return False
-        if isinstance(event, SessionCompleted | SessionCancelled | OutputStreaming):
+        if isinstance(event, _FINAL_RESULTS):
             return True
         return isinstance(event, ToolCompleted) and event.status != "success"
 
@@ -215,6 +234,14 @@ class Policy:
     def summary(self, event: AaepEvent, level: str | None = None) -> Spoken | None:
         """The producer's summary nearest to ``level``, in the user's language if offered."""
         wanted = level or self.level_for(event)
+        if not event.model_extra:
+            # No §11.5.1 variants: the plain fields are all there is.
+            for candidate in _LEVEL_ORDER.get(wanted, _LEVEL_ORDER["normal"]):
+                plain: str | None = getattr(event, f"summary_{candidate}")
+                if plain:
+                    language = event.primary_language or "en"
+                    return Spoken(clean_for_speech(plain, language), language)
+            return None
         variants = event.language_variants()
         for candidate in _LEVEL_ORDER.get(wanted, _LEVEL_ORDER["normal"]):
             field_name = f"summary_{candidate}"

@@ -161,6 +161,8 @@ class SpeechScheduler:
         urgency = announcement.urgency
         current = self._current
         seconds = estimated_seconds(announcement.text, self.settings.pace_wpm)
+        if current is None and not self._skipped_pending and not any(self._queues.values()):
+            return [self._speak(announcement, seconds, now)]  # idle: straight to the voice
         if current is not None and self._barges_in(announcement, current.announcement):
             return self._barge_in(announcement, seconds, now)
         self._queues[urgency].append(_Queued(announcement, now, seconds))
@@ -277,6 +279,8 @@ class SpeechScheduler:
 
     def _drop_stale(self, now: float) -> None:
         """Skip speech the user would hear too late to matter."""
+        if not self._queues[Urgency.NORMAL] and not self._queues[Urgency.BACKGROUND]:
+            return
         stale_after = self.stale_after_seconds
         for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
             queue = self._queues[urgency]

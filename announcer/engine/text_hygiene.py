@@ -90,6 +90,10 @@ _LANGUAGE_NAMES: Final = {
 }
 
 DEFAULT_MAX_SPOKEN_CHARS: Final = 1_500
+# Plain prose (most summaries and sentences) needs none of the rewriting below.
+_NEEDS_WORK: Final = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069*_#\[`|~>]|://|www\."
+)
 # Marks a list item or table row while lines are joined (a private-use character).
 _ITEM: Final = "\ue000"
 
@@ -127,6 +131,9 @@ def clean_for_speech(
     text: str, language: str = "en", *, max_chars: int = DEFAULT_MAX_SPOKEN_CHARS
 ) -> str:
     """Producer text (plain or markdown) as one line a synthesiser reads well."""
+    if _NEEDS_WORK.search(text) is None:
+        spoken = " ".join(text.split())
+        return spoken if len(spoken) <= max_chars else _shorten(spoken, language, max_chars)
     text = strip_terminal_codes(text)
     if not text:
         return ""
@@ -162,11 +169,13 @@ def clean_for_speech(
     text = _INLINE_CODE.sub(r"\1", text)
     lines = [_SPACES.sub(" ", line).strip() for line in text.split("\n")]
     spoken = _join_lines([line for line in lines if line])
-    if len(spoken) > max_chars:
-        cut = spoken.rfind(" ", 0, max_chars)
-        spoken = spoken[: cut if cut > max_chars // 2 else max_chars].rstrip(" ,;:")
-        spoken += " " + translator(language).gettext("(shortened, full text in the transcript)")
-    return spoken
+    return spoken if len(spoken) <= max_chars else _shorten(spoken, language, max_chars)
+
+
+def _shorten(spoken: str, language: str, max_chars: int) -> str:
+    cut = spoken.rfind(" ", 0, max_chars)
+    spoken = spoken[: cut if cut > max_chars // 2 else max_chars].rstrip(" ,;:")
+    return spoken + " " + translator(language).gettext("(shortened, full text in the transcript)")
 
 
 def _end_sentence(line: str) -> str:

@@ -21,6 +21,7 @@ from announcer.protocol.events import (
     AaepEvent,
     AwaitingClarification,
     AwaitingConfirmation,
+    HandoffRequested,
     OutputStreaming,
     SessionCancelled,
     SessionCompleted,
@@ -31,6 +32,8 @@ from announcer.protocol.events import (
     ToolInvoked,
 )
 
+_TERMINAL: Final = (SessionCompleted, SessionErrored, SessionCancelled)
+_PROMPTS: Final = (AwaitingConfirmation, AwaitingClarification)
 Lifecycle = Literal["active", "completed", "errored", "cancelled"]
 
 SEEN_IDS_LIMIT: Final = 100_000
@@ -99,6 +102,15 @@ class Admission:
     notes: list[TrackerNote] = field(default_factory=list)
     # Reply tokens the producer cancelled (§6.8).
     voided_tokens: list[str] = field(default_factory=list)
+
+
+# Events the policy treats as critical whatever urgency the producer wrote (§4.1.3, §4.4).
+_ALWAYS_CRITICAL: Final = (
+    AwaitingConfirmation,
+    AwaitingClarification,
+    SessionErrored,
+    HandoffRequested,
+)
 
 
 def _tool_key(tool: str, tool_call_id: str | None) -> str:
@@ -183,7 +195,7 @@ class SessionTracker:
             self._apply(state, event, now, admission)
             return admission
         if sequence > state.next_sequence:
-            if event.urgency == "critical":
+            if event.urgency == "critical" or isinstance(event, _ALWAYS_CRITICAL):
                 # Critical news is never held back waiting for a gap to fill (§5.5.4).
                 state.held[sequence] = (event, now)
                 self._release_critical(state, sequence, now, admission)
@@ -218,9 +230,11 @@ class SessionTracker:
     def _remember(self, key: str, now: float) -> None:
         seen = self._seen
         seen[key] = now
-        while len(seen) > self.seen_ids_limit:
+        if len(seen) > self.seen_ids_limit:
             seen.popitem(last=False)
-        # Drop ids older than the TTL from the old end.
+        if len(seen) & 0xFF:
+            return
+        # Now and then, drop ids older than the TTL from the old end.
         while seen:
             oldest_key = next(iter(seen))
             if now - seen[oldest_key] <= SEEN_IDS_TTL_SECONDS:
@@ -307,6 +321,24 @@ class SessionTracker:
         state.events += 1
         state.last_activity = now
         sid = event.session_id
+        if type(event) is OutputStreaming and state.lifecycle == "active":
+            # The most frequent event by far gets the short path.
+            output_key = event.output_id or ""
+            if output_key in state.completed_outputs:
+                admission.notes.append(
+                    TrackerNote(
+                        "chunk_after_complete",
+                        "agent.output.streaming after complete: true for this output (§4.5.4)",
+                        sid,
+                        event.event_id,
+                    )
+                )
+            elif event.complete:
+                state.completed_outputs[output_key] = None
+                while len(state.completed_outputs) > CLOSED_OUTPUTS_LIMIT:
+                    state.completed_outputs.popitem(last=False)
+            admission.events.append(event)
+            return
         if isinstance(event, SessionStarted):
             if state.started:
                 admission.notes.append(
@@ -377,10 +409,10 @@ class SessionTracker:
                 state.completed_outputs[output_key] = None
                 while len(state.completed_outputs) > CLOSED_OUTPUTS_LIMIT:
                     state.completed_outputs.popitem(last=False)
-        elif isinstance(event, AwaitingConfirmation | AwaitingClarification):
+        elif isinstance(event, _PROMPTS):
             state.open_prompts.add(event.reply_token)
             state.agent_state = "awaiting_input"
-        elif isinstance(event, SessionCompleted | SessionErrored | SessionCancelled):
+        elif isinstance(event, _TERMINAL):
             if isinstance(event, SessionCompleted):
                 state.lifecycle = "completed"
             elif isinstance(event, SessionErrored):

@@ -71,8 +71,11 @@ class SpeechDriver:
         on_speech_done: Callable[[int], list[SpeechCommand]],
     ) -> None:
         """Execute ``commands`` and feed synchronous completions back until quiet."""
-        self.execute(commands)
+        if commands:
+            self.execute(commands)
         for _ in range(10_000):  # each round speaks something new; never loop forever
+            if not self._completed:
+                return
             finished = self.take_completed()
             if not finished:
                 return
