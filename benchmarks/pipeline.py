@@ -117,8 +117,8 @@ def session_frames(session: int, first_id: int, rng: random.Random) -> list[tupl
         add(
             "agent.tool.invoked",
             "normal",
-            f',"tool":"fetch_balance","tool_call_id":"call_{session}x{call}","args_summary":"account 7821",'
-            '"summary_normal":"Checking your balance."',
+            f',"tool":"fetch_balance","tool_call_id":"call_{session}x{call}",'
+            '"args_summary":"account 7821","summary_normal":"Checking your balance."',
         )
         add(
             "agent.tool.completed",
@@ -136,9 +136,27 @@ def session_frames(session: int, first_id: int, rng: random.Random) -> list[tupl
             '"risk_level":"high","reversibility":"irreversible"',
         )
         add("agent.state.changed", "normal", ',"from_state":"awaiting_input","to_state":"thinking"')
-    words = "Your plan keeps $1,200.50 a month for rent. Groceries get about 9 percent. Dr. Lee agrees, e.g. on savings. ".split(
-        " "
-    )
+    words = [
+        "Your",
+        "plan",
+        "keeps",
+        "$1,200.50",
+        "a",
+        "month",
+        "for",
+        "rent.",
+        "Groceries",
+        "get",
+        "about",
+        "9",
+        "percent.",
+        "Dr.",
+        "Lee",
+        "agrees,",
+        "e.g.",
+        "on",
+        "savings.",
+    ]
     position = 0
     text_chunks: list[str] = []
     while len(text_chunks) < 30:
@@ -149,7 +167,8 @@ def session_frames(session: int, first_id: int, rng: random.Random) -> list[tupl
         add(
             "agent.output.streaming",
             "normal",
-            f',"chunk":{json.dumps(piece)},"position":{position},"complete":{"true" if done else "false"},'
+            f',"chunk":{json.dumps(piece)},"position":{position},'
+            f'"complete":{"true" if done else "false"},'
             f'"coalesce_hint":"{"completion" if done else "none"}","output_id":"out_{session}"',
         )
         position += len(piece)
@@ -189,7 +208,9 @@ def throughput(count: int, repeats: int = 3) -> dict[str, float]:
         driver = SpeechDriver(backend)
         clock = [0.0]
 
-        def done(uid: int, engine: Engine = engine) -> list[SpeechCommand]:
+        def done(
+            uid: int, engine: Engine = engine, clock: list[float] = clock
+        ) -> list[SpeechCommand]:
             return engine.on_speech_done(uid, clock[0])
 
         start = time.perf_counter()
