@@ -292,6 +292,9 @@ class Engine:
     # -- internals -------------------------------------------------------------------------
 
     def _process(self, admission: Admission, source_id: str, now: float) -> list[SpeechCommand]:
+        events = admission.events
+        if len(events) == 1 and not admission.notes and not admission.voided_tokens:
+            return self._handle(events[0], source_id, now)  # the usual case
         commands: list[SpeechCommand] = []
         for note in admission.notes:
             self._log_note(note, source_id, now)
