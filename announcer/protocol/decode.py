@@ -190,7 +190,9 @@ def _text_of(raw: bytes | bytearray | memoryview | str | Mapping[str, Any]) -> s
     elif isinstance(raw, Mapping):
         try:
             text = json.dumps(raw, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
-        except (TypeError, ValueError, RecursionError):
+        except RecursionError:
+            return _invalid("limits.depth", "", "§3.7", "is nested far too deeply to read")
+        except (TypeError, ValueError):
             return _invalid(
                 "json.not_serializable", "", "§3.8", "holds values that JSON cannot represent"
             )
@@ -272,7 +274,7 @@ def _decode(raw: bytes | bytearray | str | Mapping[str, Any]) -> DecodeResult:
             "json.syntax",
             "",
             "§3.8",
-            f"is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
+            f"is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
         )
     except ValueError:  # e.g. an integer with thousands of digits
         return _invalid("number.range", "", "§3.8", "holds a number JSON cannot carry exactly")
@@ -366,10 +368,60 @@ def _mentions_prefix(entries: list[str], prefix: str) -> bool:
     return False
 
 
+_TYPE_MODELS: dict[str, type[AaepEvent]] = {
+    **{CORE_PREFIX + name: model for name, model in CORE_EVENT_TYPES.items()},
+    **{CORE_TYPE_BASE + name: model for name, model in CORE_EVENT_TYPES.items()},
+}
+_REQUIRED_KEYS = frozenset(key for key, _ in REQUIRED_ENVELOPE)
+
+
+def _fast_path(data: dict[str, Any]) -> DecodeResult | None:
+    """The common case, a clean core event, without the bookkeeping of the full procedure.
+
+    It performs the same checks as :func:`validate_event_object` and gives up (returns
+    None) at the first doubt, so the full procedure can explain what is wrong. Measured
+    in benchmarks/validate.py: it roughly halves the time of our own checks.
+    """
+    model = _TYPE_MODELS.get(data.get("type"))  # type: ignore[arg-type]
+    if (
+        model is None
+        or data.get("@context") != CORE_CONTEXT
+        or not data.keys() >= _REQUIRED_KEYS
+        or len(data) > MAX_ENVELOPE_FIELDS
+        or not data.keys() <= _known_keys(model)
+        or "extensions" in data
+    ):
+        return None
+    event_id, session_id, timestamp = data["event_id"], data["session_id"], data["timestamp"]
+    if (
+        type(event_id) is not str
+        or type(session_id) is not str
+        or type(timestamp) is not str
+        or EVENT_ID.fullmatch(event_id) is None
+        or SESSION_ID.fullmatch(session_id) is None
+    ):
+        return None
+    moment = parse_timestamp(timestamp)
+    if moment is None:
+        return None
+    prepared = dict(data)
+    prepared["timestamp"] = moment
+    try:
+        event = model.__pydantic_validator__.validate_python(prepared, by_alias=True, by_name=False)
+    except ValidationError:
+        return None
+    diagnostics = rules.check_urgency(model, event.urgency) + rules.check_event(event)
+    return _result("event", event, diagnostics, data)
+
+
 def validate_event_object(
     data: dict[str, Any], limits: list[Diagnostic] | None = None
 ) -> DecodeResult:
     """§3.9 steps 2-9 on a parsed JSON object (step 1, "is an object", already passed)."""
+    if not limits:
+        fast = _fast_path(data)
+        if fast is not None:
+            return fast
     step2: list[Diagnostic] = []
     step3: list[Diagnostic] = []
     step4: list[Diagnostic] = []
@@ -378,7 +430,8 @@ def validate_event_object(
     step7: list[Diagnostic] = []
     step8: list[Diagnostic] = []
     step9: list[Diagnostic] = list(limits or [])
-    reported: set[str] = set()
+    # Values a limit check already condemned get no second diagnostic from pydantic.
+    reported: set[str] = {d.pointer.split("/")[1] for d in step9 if d.pointer.count("/") >= 1}
 
     def report(bucket: list[Diagnostic], code: str, key: str, section: str, message: str) -> None:
         bucket.append(Diagnostic(code, make_pointer(key), section, message))
@@ -481,6 +534,8 @@ def validate_event_object(
             event = model.model_validate(prepared, by_alias=True, by_name=False)
         except ValidationError as exc:
             step7.extend(_from_pydantic(exc, data, section_of, reported))
+        if "urgency" not in reported:
+            step7.extend(rules.check_urgency(model, data.get("urgency", "normal")))
         if event is not None:
             step7.extend(rules.check_event(event))
 

@@ -16,7 +16,7 @@ Severity = Literal["error", "warning"]
 def pointer_to_field(pointer: str) -> str:
     """Turn a JSON pointer into the dotted name people read: ``/producer/agent_id``."""
     if not pointer:
-        return "message"
+        return "frame"
     parts: list[str] = []
     for raw in pointer.lstrip("/").split("/"):
         token = raw.replace("~1", "/").replace("~0", "~")

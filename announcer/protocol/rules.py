@@ -30,16 +30,17 @@ CRITICAL_TYPES: dict[type[AaepEvent], str] = {
 }
 
 
-def _critical(event: AaepEvent) -> list[Diagnostic]:
-    section = CRITICAL_TYPES.get(type(event))
-    if section is None or event.urgency == "critical":
+def check_urgency(model: type[AaepEvent], urgency: object) -> list[Diagnostic]:
+    """Run on the raw value, so the rule is reported even when other fields are broken."""
+    section = CRITICAL_TYPES.get(model)
+    if section is None or urgency == "critical":
         return []
     return [
         Diagnostic(
             "urgency.critical_required",
             "/urgency",
             section,
-            f'must be "critical" on {event.short_type} events',
+            f'must be "critical" on {model.SHORT_TYPE} events',
         )
     ]
 
@@ -150,8 +151,8 @@ _TYPE_RULES: dict[type[AaepEvent], Callable[[AaepEvent], list[Diagnostic]]] = {
 
 
 def check_event(event: AaepEvent) -> list[Diagnostic]:
-    """All single-event semantic rules for ``event``."""
-    found = _critical(event)
+    """All single-event semantic rules for ``event`` except :func:`check_urgency`."""
+    found: list[Diagnostic] = []
     rule = _TYPE_RULES.get(type(event))
     if rule is not None:
         found.extend(rule(event))
