@@ -66,6 +66,18 @@ class OutputStreams:
     ) -> list[Released]:
         key = (source_id, event.session_id, event.output_id or "")
         output = self._open.get(key)
+        if output is not None and not hold_until_complete and not output.held:
+            # The usual chunk of an output already under way.
+            output.last_event_id = event.event_id
+            texts = output.coalescer.push(event.chunk, now)
+            if event.complete:
+                texts += output.coalescer.flush()
+                del self._open[key]
+            elif event.coalesce_hint in _RELEASING_HINTS:
+                texts += output.coalescer.flush()  # a declared boundary (§4.3.3)
+            if not texts:
+                return []
+            return [Released(t, output.language, key[1], event.event_id) for t in texts]
         released: list[Released] = []
         if output is None:
             output = _OpenOutput(
@@ -77,8 +89,6 @@ class OutputStreams:
                 # The oldest open output is said now rather than held without bound.
                 old_key, old = self._open.popitem(last=False)
                 released += self._finish(old_key, old)
-        else:
-            self._open.move_to_end(key)
         output.last_event_id = event.event_id
         chunk = event.chunk
         if hold_until_complete:

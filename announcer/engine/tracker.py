@@ -94,14 +94,21 @@ class SessionState:
         return self.producer_name or self.producer_id
 
 
-@dataclass(slots=True)
 class Admission:
     """What the tracker lets through for one incoming event, in order."""
 
-    events: list[AaepEvent] = field(default_factory=list)
-    notes: list[TrackerNote] = field(default_factory=list)
-    # Reply tokens the producer cancelled (§6.8).
-    voided_tokens: list[str] = field(default_factory=list)
+    __slots__ = ("events", "notes", "voided_tokens")
+
+    def __init__(
+        self,
+        events: list[AaepEvent] | None = None,
+        notes: list[TrackerNote] | None = None,
+        voided_tokens: list[str] | None = None,
+    ) -> None:
+        self.events: list[AaepEvent] = events if events is not None else []
+        self.notes: list[TrackerNote] = notes if notes is not None else []
+        # Reply tokens the producer cancelled (§6.8).
+        self.voided_tokens: list[str] = voided_tokens if voided_tokens is not None else []
 
 
 # Events the policy treats as critical whatever urgency the producer wrote (§4.1.3, §4.4).
