@@ -171,7 +171,11 @@ class Policy:
         if settings.cognitive_load == "low" and not self._low_load_keeps(event, urgency):
             return "low cognitive load"
         limit = settings.max_events_per_second
-        if limit is not None and not self._take_rate_token(source_id, limit, now):
+        if (
+            limit is not None
+            and type(event) is not OutputStreaming  # chunks are batched by the coalescer
+            and not self._take_rate_token(source_id, limit, now)
+        ):
             return "rate limit"
         return None
 

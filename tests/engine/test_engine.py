@@ -567,3 +567,56 @@ def test_update_settings_takes_effect_at_once() -> None:
     assert listener.feed(frame("agent.tool.invoked", **TOOL, **SUMMARIES)) == ["Checking."]
     status = listener.engine.status()
     assert status.events == 1 and status.frames == 1
+
+
+def test_a_streamed_code_block_is_announced_as_a_phrase() -> None:
+    listener = listen()
+    text = "Here is the script:\n```python\nimport os\nprint(os.getcwd())\n```\nRun it today."
+    said: list[str] = []
+    position = 0
+    for index in range(0, len(text), 7):
+        piece = text[index : index + 7]
+        said += listener.feed(chunk(piece, position))
+        position += len(piece)
+    said += listener.feed(chunk("", position, complete=True, hint="completion"))
+    assert said == ["Here is the script: code block, 2 lines, Python.", "Run it today."]
+
+
+def test_the_rate_limit_drops_normal_events_but_never_critical_ones() -> None:
+    listener = listen(UserSettings(max_events_per_second=2))
+    frames = [frame("agent.tool.invoked", tool="t", summary_normal=f"Call {i}.") for i in range(5)]
+    said = listener.feed(*frames, confirmation("rpl_rate1"), now=0.0)
+    assert said[:2] == ["Call 0.", "Call 1."]
+    assert said[2].startswith("Confirmation needed.")
+    assert listener.engine.policy.suppressed["rate limit"] == 3
+
+
+def test_closed_sessions_and_old_event_ids_expire() -> None:
+    listener = listen()
+    listener.feed(
+        started(session="sess_old"),
+        frame("agent.session.completed", session="sess_old", summary_normal="Done."),
+    )
+    engine = listener.engine
+    assert len(engine.sessions()) == 1
+    engine.tick(10_000.0)
+    assert engine.sessions() == []
+
+
+def test_session_and_seen_id_memory_is_bounded() -> None:
+    engine = Engine()
+    engine.tracker.sessions_limit = 50
+    engine.tracker.seen_ids_limit = 500
+    for index in range(2_000):
+        engine.receive(
+            frame(
+                "agent.state.changed",
+                session=f"sess_m{index}",
+                from_state="idle",
+                to_state="thinking",
+            ),
+            "c",
+            index * 0.01,
+        )
+    assert len(engine.sessions()) <= 50
+    assert len(engine.tracker._seen) <= 500
