@@ -17,24 +17,23 @@ import contextlib
 import json
 import logging
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.replies import ReplyReady
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
-from announcer.protocol import decode_frame
 from announcer.runtime.backoff import Backoff
 from announcer.runtime.capabilities import (
     capabilities_from_settings,
     honoured_differences,
     subscription_request,
 )
-from announcer.runtime.pipeline import Pipeline, load_pipeline
-from announcer.runtime.replies import ReplyBook, event_field
 from announcer.transports import (
     InsecureTransportRefused,
     Transport,
@@ -49,10 +48,15 @@ MAX_QUEUED_FRAMES = 2000
 SEEN_EVENT_IDS = 4096
 TICK_SECONDS = 0.25
 DONE_GRACE_SECONDS = 2.0
-_TERMINAL = {
-    "aaep:agent.session.completed",
-    "aaep:agent.session.errored",
-    "aaep:agent.session.cancelled",
+# Replies are validated by the engine, which needs a subscription id; a producer that
+# never answered the handshake (Level 1/2, like the public reference producers) gave
+# none. The engine gets this stand-in, and it is removed before the reply is sent.
+UNNEGOTIATED = "sub_unnegotiated"
+_CLOSED_WORDS = {
+    "answered": "it was answered.",
+    "voided": "the agent no longer needs an answer.",
+    "expired": "the time to answer ran out; the producer applies its default.",
+    "superseded": "too many questions were waiting.",
 }
 _REJECTION_WORDS = {
     "version_unsupported": "it does not support this version of the protocol",
@@ -111,9 +115,6 @@ class SourceState:
     requested: dict[str, Any] | None = None
     honoured: dict[str, Any] | None = None
     producer_name: str | None = None
-    seen: OrderedDict[str, None] = field(default_factory=OrderedDict)
-    open_sessions: set[str] = field(default_factory=set)
-    ended_sessions: int = 0
 
     @property
     def name(self) -> str:
@@ -128,7 +129,7 @@ class LiveSession:
         options: TransportOptions | None = None,
         *,
         driver: Any = None,
-        pipeline: Pipeline | None = None,
+        engine: Engine | None = None,
         handshake_timeout: float = 5.0,
         exit_when_done: bool = False,
         adapter: FrameAdapter | None = None,
@@ -138,12 +139,14 @@ class LiveSession:
         self.settings = settings
         self.options = options or TransportOptions()
         self.driver = driver
-        self.pipeline = pipeline or load_pipeline(settings)
+        self.engine = engine or Engine(settings)
         self.handshake_timeout = handshake_timeout
         self.exit_when_done = exit_when_done
         self.adapter = adapter
         self.clock = clock
-        self.book = ReplyBook()
+        self._known_prompts: dict[str, PendingPrompt] = {}
+        self._answered: set[str] = set()
+        self._lost_tokens: dict[str, str] = {}
         self.listeners: list[SessionListener] = []
         made = transports or [open_transport(s, self.options) for s in sources]
         self.states = [SourceState(t.source_id, t) for t in made]
@@ -164,7 +167,7 @@ class LiveSession:
 
     def subscribe(self, listener: SessionListener) -> None:
         self.listeners.append(listener)
-        for prompt in self.book.pending():
+        for prompt in self.engine.pending_prompts():
             listener.prompt_opened(prompt)
 
     def now(self) -> float:
@@ -183,15 +186,14 @@ class LiveSession:
             connection=text,
             producers=tuple(s.name for s in self.states),
             session_state=self._session_state,
-            pending_prompts=len(self.book.pending()),
+            pending_prompts=len(self.engine.pending_prompts()),
         )
 
     def speak(self, text: str, urgency: Urgency = Urgency.NORMAL, interrupt: bool = False) -> None:
         self._system(text, urgency=urgency, interrupt=interrupt, kind="system.ui")
 
     def stop_speech(self) -> None:
-        if self.driver is not None:
-            self.driver.execute([Cancel(None, "user")])
+        self._run(self.engine.silence(self.clock()))
 
     def repeat_last(self) -> None:
         if self.last_announcement is not None:
@@ -200,7 +202,7 @@ class LiveSession:
     def update_settings(self, settings: UserSettings) -> None:
         """Apply at once and renegotiate with every producer that shook hands (§5.7)."""
         self.settings = settings
-        self.pipeline.update_settings(settings)
+        self.engine.update_settings(settings)
         for state in self.states:
             if state.connected and state.subscription_id:
                 self._spawn(self._renegotiate(state))
@@ -236,34 +238,68 @@ class LiveSession:
         return future.result(timeout=30)
 
     async def answer_async(self, answer: UserAnswer) -> AnswerOutcome:
-        decision = self.book.answer(answer, self.clock())
-        if decision.message is None:
-            if (
-                decision.prompt is not None
-                and self.book.prompts[answer.reply_token].state == "void"
-            ):
-                self._notify_void(decision.prompt, decision.refusal)
-            return AnswerOutcome(False, decision.refusal)
-        prompt = decision.prompt
-        assert prompt is not None
-        state = next((s for s in self.states if s.source == prompt.source_id), None)
+        """Turn the answer into a reply (the engine checks it) and send it where it came from."""
+        token = answer.reply_token
+        if token in self._lost_tokens:
+            return AnswerOutcome(False, f"Nothing was sent: {self._lost_tokens[token]}")
+        outcome = self.engine.answer(answer, self.clock())
+        self._sync_prompts()
+        if not isinstance(outcome, ReplyReady):
+            return AnswerOutcome(False, outcome.message)
+        self._answered.add(token)
+        return await self._deliver(outcome.prompt.source_id, outcome.to_wire())
+
+    async def _deliver(self, source_id: str, wire: dict[str, Any]) -> AnswerOutcome:
+        state = next((s for s in self.states if s.source == source_id), None)
+        if wire.get("subscription_id") == UNNEGOTIATED:
+            del wire["subscription_id"]  # never put the stand-in on the wire
         if state is None or not state.connected:
             reason = "the connection it came from is lost; the producer applies its default."
-            self.book.prompts[prompt.reply_token].state = "void"
-            self._notify_void(prompt, reason)
             return AnswerOutcome(False, f"Nothing was sent: {reason}")
         try:
-            response = await state.transport.send(decision.message)
+            response = await state.transport.send(wire)
         except TransportError as exc:
-            self.book.prompts[prompt.reply_token].state = "void"
             reason = f"the reply could not be delivered ({exc}); the producer applies its default."
-            self._notify_void(prompt, reason)
+            self._system(f"Nothing was sent: {reason}", urgency=Urgency.CRITICAL)
             return AnswerOutcome(False, f"Nothing was sent: {reason}")
         if response is not None:
             self._handle_handshake_message(state, response)
         self._status_changed()
-        what = decision.message.get("decision") or _spoken_response(decision.message["response"])
+        what = wire.get("decision")
+        if what is None:
+            what = _spoken_response(wire.get("response"))
         return AnswerOutcome(True, f"Sent: {what}.")
+
+    def _sync_prompts(self) -> None:
+        """Tell the UIs about prompts the engine opened or closed since last time."""
+        current = {p.reply_token: p for p in self.engine.pending_prompts()}
+        for token, prompt in current.items():
+            if token not in self._known_prompts:
+                self._known_prompts[token] = prompt
+                for listener in list(self.listeners):
+                    listener.prompt_opened(prompt)
+        for token in [t for t in self._known_prompts if t not in current]:
+            del self._known_prompts[token]
+            if token in self._answered:
+                self._answered.discard(token)
+                for listener in list(self.listeners):
+                    listener.prompt_voided(token, "answered")
+                continue
+            reason = self._lost_tokens.get(token) or _CLOSED_WORDS.get(
+                str(self.engine.book.closed_reason(token)), "it was closed."
+            )
+            for listener in list(self.listeners):
+                listener.prompt_voided(token, reason)
+        self._status_changed()
+
+    async def _send_outgoing(self) -> None:
+        """Replies the engine made on the user's standing order (``auto_reject`` only)."""
+        for reply in self.engine.take_outgoing():
+            wire = reply.to_wire()
+            if wire.get("type") == "confirmation.reply" and wire.get("decision") != "reject":
+                log.error("refused to send an automatic reply that is not a rejection")
+                continue
+            await self._deliver(reply.source_id, wire)
 
     # ---- running -----------------------------------------------------------------
 
@@ -384,6 +420,7 @@ class LiveSession:
         if response is None:
             state.subscription_id = None
             state.honoured = None
+            self.engine.set_subscription(state.source, UNNEGOTIATED)
             if not state.level1_announced:
                 state.level1_announced = True
                 log.info("%s did not answer the handshake; defaults apply", state.source)
@@ -409,6 +446,8 @@ class LiveSession:
 
     def _accepted(self, state: SourceState, response: dict[str, Any]) -> None:
         state.subscription_id = str(response.get("subscription_id") or "") or None
+        if state.subscription_id:
+            self.engine.set_subscription(state.source, state.subscription_id)
         producer = response.get("producer")
         if isinstance(producer, dict):
             state.producer_name = producer.get("agent_name") or producer.get("agent_id")
@@ -436,6 +475,9 @@ class LiveSession:
 
     def _connected(self, state: SourceState) -> None:
         state.connected = True
+        # The engine forgot the subscription when the connection dropped; a resumed
+        # SSE stream keeps it, a producer without the handshake has none.
+        self.engine.set_subscription(state.source, state.subscription_id or UNNEGOTIATED)
         if state.lost_announced:
             self._system(f"Reconnected to {state.name}.", urgency=Urgency.NORMAL)
         elif not state.ever_connected:
@@ -460,11 +502,12 @@ class LiveSession:
                     urgency=Urgency.CRITICAL,
                 )
         # §5.8.2/§8.2.5: the producer applies its default to what we could not answer.
-        for prompt in self.book.void_where(
-            "the connection was lost; the producer applies its default.", source_id=state.source
-        ):
-            self._notify_void(prompt, "the connection was lost; the producer applies its default.")
-        self._status_changed()
+        reason = "the connection was lost; the producer applies its default."
+        for prompt in self.engine.pending_prompts():
+            if prompt.source_id == state.source:
+                self._lost_tokens[prompt.reply_token] = reason
+        self._run(self.engine.source_closed(state.source, self.clock()))
+        self._sync_prompts()
 
     def _give_up(self, state: SourceState, reason: str, *, announce_as_is: bool = False) -> None:
         state.failed = True
@@ -526,88 +569,25 @@ class LiveSession:
             self._check_done()
 
     def _handle_frame(self, state: SourceState, raw: str) -> None:
+        """One frame: handshake answers are ours; everything else goes to the engine."""
         now = self.clock()
         self._last_frame_at = now
         if len(raw.encode("utf-8")) > self.options.max_frame_bytes:
             self._count_drop("frame over the size limit")
             return
-        result = decode_frame(raw)
-        data = result.raw
-        kind = result.type or ""
-        if kind.startswith("subscription.") and isinstance(data, dict):
-            self._handle_handshake_message(state, data)
-            return
-        if not result.ok or data is None:
-            errors = [d for d in result.diagnostics if d.severity == "error"]
-            reason = str(errors[0]) if errors else "not an AAEP message"
-            self._count_drop(f"invalid frame from {state.name}: {reason}")
-            if kind.startswith("aaep:agent.awaiting."):
-                # Never let a question vanish silently: the producer is waiting on it.
-                self._system(
-                    f"{state.name} asked a question that breaks the protocol, so it cannot "
-                    f"be answered here; the producer will apply its default. ({reason})",
-                    urgency=Urgency.CRITICAL,
-                )
-            return
-        event_id = data.get("event_id")
-        if isinstance(event_id, str):
-            if event_id in state.seen:
-                self._count_drop("duplicate event_id (§8.2.4)")
-                return
-            state.seen[event_id] = None
-            if len(state.seen) > SEEN_EVENT_IDS:
-                state.seen.popitem(last=False)
-        session_id = str(data.get("session_id", ""))
-        self._track_session(state, kind, data, session_id)
-        self._run(self.pipeline.receive(raw, state.source, now))
-        if kind in ("aaep:agent.awaiting.confirmation", "aaep:agent.awaiting.clarification"):
-            prompt = self.book.open(
-                data,
-                model=result.message,
-                source_id=state.source,
-                subscription_id=state.subscription_id,
-                producer_name=state.producer_name,
-                now=now,
-            )
-            if prompt is not None:
-                for listener in list(self.listeners):
-                    listener.prompt_opened(prompt)
-                self._status_changed()
-                if prompt.kind == "confirmation" and self.settings.reply_policy == "auto_reject":
-                    self._spawn(self._auto_reject(prompt))
-
-    async def _auto_reject(self, prompt: PendingPrompt) -> None:
-        outcome = await self.answer_async(
-            UserAnswer(prompt.reply_token, decision="reject", decided_by="auto:configured_policy")
-        )
-        self._system(
-            f"Rejected automatically (--auto-reject): {outcome.message}", urgency=Urgency.NORMAL
-        )
-
-    def _track_session(
-        self, state: SourceState, kind: str, data: dict[str, Any], session_id: str
-    ) -> None:
-        if kind == "aaep:agent.session.started":
-            state.open_sessions.add(session_id)
-            self._session_state = "working"
-        elif kind in _TERMINAL:
-            state.open_sessions.discard(session_id)
-            state.ended_sessions += 1
-            self._session_state = "idle"
-            for prompt in self.book.void_where(
-                "the session ended.", source_id=state.source, session_id=session_id
-            ):
-                self._notify_void(prompt, "the session ended.")
-        elif kind == "aaep:agent.state.changed":
-            self._session_state = str(data.get("to_state", self._session_state))
-            if data.get("from_state") == "awaiting_input":
-                # §6.8: the producer moved on; an unanswered prompt of this session is void.
-                reason = "the agent no longer needs an answer."
-                for prompt in self.book.void_where(
-                    reason, source_id=state.source, session_id=session_id
-                ):
-                    self._notify_void(prompt, reason)
-        self._status_changed()
+        if '"subscription.' in raw[:200] or '"subscription.' in raw:
+            with contextlib.suppress(ValueError):
+                data = json.loads(raw)
+                if isinstance(data, dict) and str(data.get("type", "")).startswith("subscription."):
+                    self._handle_handshake_message(state, data)
+                    self._run(self.engine.receive(data, state.source, now))
+                    return
+        # The engine decodes and validates (§3.9), drops duplicates (§8.2.4), reorders
+        # (§8.2.3), decides what to say and opens prompts; invalid frames are logged there.
+        self._run(self.engine.receive(raw, state.source, now))
+        self._sync_prompts()
+        if self.settings.reply_policy == "auto_reject":
+            self._spawn(self._send_outgoing())
 
     # ---- speech and listeners -------------------------------------------------------------
 
@@ -623,7 +603,7 @@ class LiveSession:
                     self._tell(command.announcement)
                     if self.driver is None:
                         follow.extend(
-                            self.pipeline.on_speech_done(command.utterance_id, self.clock())
+                            self.engine.on_speech_done(command.utterance_id, self.clock())
                         )
                     else:
                         self.driver.execute([command])
@@ -638,7 +618,7 @@ class LiveSession:
         for utterance_id in self.driver.take_completed():
             if utterance_id < 0:
                 continue  # our own system messages
-            self._run(self.pipeline.on_speech_done(utterance_id, self.clock()))
+            self._run(self.engine.on_speech_done(utterance_id, self.clock()))
 
     def _tell(self, announcement: Announcement) -> None:
         for listener in list(self.listeners):
@@ -671,13 +651,6 @@ class LiveSession:
             )
         )
 
-    def _notify_void(self, prompt: PendingPrompt, reason: str) -> None:
-        what = _prompt_title(prompt)
-        self._system(f"The question {what} is void: {reason}", urgency=Urgency.CRITICAL)
-        for listener in list(self.listeners):
-            listener.prompt_voided(prompt.reply_token, reason)
-        self._status_changed()
-
     def _status_changed(self) -> None:
         status = self.status
         for listener in list(self.listeners):
@@ -688,11 +661,8 @@ class LiveSession:
         while True:
             await asyncio.sleep(TICK_SECONDS)
             now = self.clock()
-            self._run(self.pipeline.tick(now))
-            for prompt in self.book.expired(now):
-                self._notify_void(
-                    prompt, "the time to answer ran out; the producer applies its default."
-                )
+            self._run(self.engine.tick(now))
+            self._sync_prompts()
             self._check_done()
 
     def _check_done(self) -> None:
@@ -703,22 +673,13 @@ class LiveSession:
         if all(s.finished for s in self.states):
             self.stop()  # every source ended or was given up: nothing more will come
             return
-        if not self.exit_when_done or self.book.pending():
+        if not self.exit_when_done or self.engine.pending_prompts():
             return
-        for state in self.states:
-            if state.finished:
-                continue
-            if state.open_sessions or state.ended_sessions == 0:
-                return
-        if all(s.finished for s in self.states) or (
-            self.clock() - self._last_frame_at >= DONE_GRACE_SECONDS
-        ):
+        status = self.engine.status()
+        if status.events == 0 or status.open_sessions or status.queued or status.speaking:
+            return
+        if self.clock() - self._last_frame_at >= DONE_GRACE_SECONDS:
             self.stop()
-
-
-def _prompt_title(prompt: PendingPrompt) -> str:
-    text = event_field(prompt.event, "action") or event_field(prompt.event, "question")
-    return f'"{text}"' if text else "from the agent"
 
 
 def _spoken_response(response: Any) -> str:

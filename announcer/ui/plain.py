@@ -22,7 +22,6 @@ from typing import Any, Protocol, TextIO
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
-from announcer.runtime.replies import event_field
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 HELP = "Commands: :verbosity terse|normal|detailed, :load low|medium|high, :status, :repeat, :quit"
@@ -165,9 +164,10 @@ class PlainUi:
     def _parse(self, prompt: PendingPrompt, text: str) -> UserAnswer | None:
         lowered = text.lower()
         if prompt.kind == "confirmation":
-            if lowered in ("a", "accept"):
+            # y/n too: the spoken prompt says "Press Y to accept or N to reject".
+            if lowered in ("a", "accept", "y"):
                 return UserAnswer(prompt.reply_token, decision="accept")
-            if lowered in ("r", "reject"):
+            if lowered in ("r", "reject", "n"):
                 return UserAnswer(prompt.reply_token, decision="reject")
             self._print("Please type a to accept or r to reject.")
             return None
@@ -229,6 +229,13 @@ class PlainUi:
             self._print(f"{name.capitalize()} is now {args[0]}.")
         else:
             self._print(HELP)
+
+
+def event_field(event: object, name: str) -> Any:
+    """A field of a prompt's event: a protocol model, or a plain dict from elsewhere."""
+    if isinstance(event, dict):
+        return event.get(name)
+    return getattr(event, name, None)
 
 
 def _clarification_kind(event: object) -> str:

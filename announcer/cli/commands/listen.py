@@ -172,17 +172,16 @@ def format_adapter(name: str) -> Callable[[str], list[dict[str, Any]]] | None:
 
 
 def make_driver(spec: str) -> Any:
-    """A speech driver for ``--speech``; ``None`` means print only."""
+    """A speech driver for ``--speech``; ``None`` means print only.
+
+    ``jsonl:PATH`` records every speech decision (the format tests rely on), ``text``
+    writes spoken lines to standard error, ``auto`` uses a voice backend when one is
+    installed and otherwise prints only.
+    """
     if spec == "none":
         return None
-    try:
-        driver_module = importlib.import_module("announcer.speech.driver")
-    except ImportError:
-        if spec != "auto":
-            raise SystemExit(
-                "announcer: speech is not available in this build; use --speech none"
-            ) from None
-        return None
+    from announcer.speech.driver import SpeechDriver
+
     backend = _make_backend(spec)
     if backend is None:
         return None
@@ -193,30 +192,32 @@ def make_driver(spec: str) -> Any:
             raise SystemExit(f"announcer: speech backend unavailable: {exc}") from None
         print(f"announcer: no speech ({exc}); printing only", file=sys.stderr)
         return None
-    return driver_module.SpeechDriver(backend)
+    return SpeechDriver(backend)
 
 
 def _make_backend(spec: str) -> Any:
     name, _, argument = spec.partition(":")
-    with contextlib.suppress(ImportError, AttributeError):
-        backends = importlib.import_module("announcer.speech.backends")
-        factory = backends.create_backend
-        return factory(name if name != "auto" else "auto", argument or None)
-    if name == "jsonl" and argument:
-        module = importlib.import_module("announcer.speech.jsonl")
-        cls = next(
-            v for k, v in vars(module).items() if k.endswith("Backend") and k != "SpeechBackend"
-        )
-        return cls(argument)
+    if name == "jsonl":
+        from announcer.speech.jsonl import JsonlBackend
+
+        if not argument:
+            raise SystemExit("announcer: --speech jsonl:PATH needs a file path")
+        return JsonlBackend(open(argument, "w", encoding="utf-8"))
     if name == "text":
-        module = importlib.import_module("announcer.speech.text")
-        cls = next(
-            v for k, v in vars(module).items() if k.endswith("Backend") and k != "SpeechBackend"
-        )
-        return cls()
+        from announcer.speech.text import TextBackend
+
+        return TextBackend(sys.stderr)
     if name == "auto":
+        with contextlib.suppress(ImportError, AttributeError):
+            module = importlib.import_module("announcer.speech.backends")
+            return module.create_backend("auto")
         return None
-    raise SystemExit(f"announcer: unknown speech backend {spec!r}")
+    with contextlib.suppress(ImportError, AttributeError):
+        module = importlib.import_module("announcer.speech.backends")
+        return module.create_backend(name)
+    raise SystemExit(
+        f"announcer: unknown speech backend {spec!r}: use auto, none, text, jsonl:PATH"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
