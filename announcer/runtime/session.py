@@ -173,6 +173,9 @@ class LiveSession:
     def now(self) -> float:
         return self.clock()
 
+    def pending_prompts(self) -> list[PendingPrompt]:
+        return self.engine.pending_prompts()
+
     @property
     def status(self) -> SessionStatus:
         connected = [s for s in self.states if s.connected]

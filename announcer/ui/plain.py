@@ -36,6 +36,8 @@ class _Session(Protocol):
 
     def update_settings(self, settings: UserSettings) -> None: ...
 
+    def pending_prompts(self) -> list[PendingPrompt]: ...
+
     def repeat_last(self) -> None: ...
 
     def stop(self) -> None: ...
@@ -151,8 +153,11 @@ class PlainUi:
         async def send() -> None:
             outcome = await session.answer_async(answer)
             self._print(clean(outcome.message))
-            if not outcome.sent and outcome.message.startswith("Please"):
-                self._current = prompt
+            if self._current is not None:
+                return  # another question is already on screen
+            still_open = any(p.reply_token == prompt.reply_token for p in session.pending_prompts())
+            if not outcome.sent and still_open:
+                self._current = prompt  # the answer was not usable: ask again
                 self._ask(prompt)
                 return
             self._next_prompt()
