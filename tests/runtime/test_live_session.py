@@ -321,3 +321,29 @@ async def test_producer_killed_mid_session_and_restarted() -> None:
         stop_process(proc)
     assert recorder.count("Connection to Test producer lost") == 1
     assert recorder.count("Reconnected") == 1
+
+
+async def test_several_producers_at_once_replies_go_back_where_they_came_from() -> None:
+    """Subscribers' Guide §9: one listener, two producers; each reply on its own connection."""
+    first = await start_producer("confirm")
+    second = await start_producer("confirm")
+    recorder = Recorder()
+    session = _session([_source("ws", first), _source("sse", second)])
+    session.subscribe(recorder)
+    try:
+        async with running(session):
+            await recorder.wait_until(lambda: len(recorder.prompts) == 2)
+            for prompt in recorder.prompts:
+                decision = "accept" if prompt.source_id.startswith("ws://") else "reject"
+                outcome = await session.answer_async(
+                    UserAnswer(prompt.reply_token, decision=decision)
+                )
+                assert outcome.sent, outcome.message
+            await recorder.wait_until(lambda: recorder.count("All done.") == 2)
+    finally:
+        await first.close()
+        await second.close()
+    assert [r.decision for r in first.core.replies] == ["accept"]
+    assert [r.decision for r in second.core.replies] == ["reject"]
+    tokens = {p.reply_token for p in recorder.prompts}
+    assert {first.core.replies[0].reply_token, second.core.replies[0].reply_token} == tokens
