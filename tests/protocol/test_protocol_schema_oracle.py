@@ -26,6 +26,7 @@ from referencing import Registry, Resource
 
 from announcer.protocol import Diagnostic, decode_frame
 from announcer.protocol.decode import _fast_path, full_procedure
+from announcer.protocol.events import CORE_TYPE_BASE
 
 # Reason codes (regular expressions) the schema cannot or does not express.
 PROSE_STRICTER: dict[str, str] = {
@@ -70,6 +71,10 @@ def validators() -> dict[str, Draft202012Validator]:
 
 def schema_accepts(message: dict[str, Any]) -> bool:
     schema_type = message.get("type")
+    if isinstance(schema_type, str) and schema_type.startswith(CORE_TYPE_BASE):
+        # §3.2.2: the full-URI form is the same type; the schemas only know "aaep:".
+        schema_type = "aaep:" + schema_type[len(CORE_TYPE_BASE) :]
+        message = {**message, "type": schema_type}
     validator = validators().get(schema_type if isinstance(schema_type, str) else "")
     return (validator or validators()[""]).is_valid(message)
 
