@@ -181,6 +181,7 @@ WORDS = [
     "https://example.org/x",
     "aaep:agent.session.started",
     "aaep:agent.purple.flamingo",
+    "https://aaep-protocol.org/types/agent.session.errored",
     "medai:thing.done",
     "https://aaep-protocol.org/context/v1",
     "fetch_balance",
