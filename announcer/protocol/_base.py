@@ -13,6 +13,7 @@ from pydantic import (
     StringConstraints,
     field_serializer,
 )
+from pydantic_core import PydanticCustomError
 
 from announcer.protocol.identifiers import LANGUAGE_TAG, format_timestamp, parse_timestamp
 
@@ -21,17 +22,18 @@ def _aaep_timestamp(value: Any) -> Any:
     """Accept a timezone-aware datetime or a string that follows §3.2.5, nothing else."""
     if isinstance(value, datetime):
         if value.tzinfo is None:
-            raise ValueError("must carry Z or an explicit UTC offset")
+            raise PydanticCustomError("timestamp_format", "must carry Z or an explicit UTC offset")
         return value
     if isinstance(value, str):
         parsed = parse_timestamp(value)
         if parsed is None:
-            raise ValueError(
-                "must be YYYY-MM-DDTHH:MM:SS with 3 or 6 fraction digits (or none) "
-                "and Z or an offset"
+            raise PydanticCustomError(
+                "timestamp_format",
+                "must be RFC 3339 like 2026-05-24T14:22:11.342Z: 3 or 6 fraction digits "
+                "(or none) and Z or an offset such as +01:00",
             )
         return parsed
-    raise ValueError("must be a timestamp string")
+    raise PydanticCustomError("timestamp_type", "must be a string")
 
 
 def _unique(items: list[Any]) -> list[Any]:

@@ -800,6 +800,8 @@ _RULE_NAMES: dict[str, str] = {
     "greater_than": "range",
     "less_than": "range",
     "value_error": "rule",
+    "timestamp_format": "format",
+    "timestamp_type": "type",
 }
 
 _PATTERN_SENTENCES: dict[str, str] = {
@@ -884,6 +886,8 @@ def _sentence(error: Mapping[str, Any], name: str) -> str:
         if name in _LANGUAGE_FIELDS:
             return 'must be a BCP 47 language tag such as "en-US"'
         return _PATTERN_SENTENCES.get(name, "does not have the required format")
+    if kind in {"timestamp_format", "timestamp_type"}:
+        return str(error.get("msg", ""))
     if kind == "value_error":
         message = str(error.get("msg", ""))
         return message.removeprefix("Value error, ")
