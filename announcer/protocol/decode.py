@@ -443,7 +443,8 @@ def _fast_path(data: dict[str, Any]) -> DecodeResult | None:
     in benchmarks/validate.py: this halves the time of our own checks;
     tests/protocol/test_protocol_schema_oracle.py checks both paths agree.
     """
-    model = _TYPE_MODELS.get(data.get("type"))  # type: ignore[arg-type]
+    type_value = data.get("type")
+    model = _TYPE_MODELS.get(type_value) if type(type_value) is str else None
     if (
         model is None
         or data.get("@context") != CORE_CONTEXT

@@ -152,6 +152,7 @@ def test_random_bytes_never_raise(raw: bytes) -> None:
     result = decode_frame(raw)
     assert result.kind in {"event", "handshake", "reply", "invalid"}
     assert result.ok == (result.kind != "invalid")
+    assert "internal.error" not in [d.code for d in result.diagnostics]
 
 
 @settings(max_examples=300, deadline=None)
@@ -163,6 +164,8 @@ def test_random_bytes_never_raise(raw: bytes) -> None:
 def test_random_objects_never_raise(fields: dict[str, Any]) -> None:
     result = decode_frame({**BASE, **fields})
     assert result.kind in {"event", "invalid"}
+    # decode_frame turns our own bugs into "internal.error"; there must be none.
+    assert "internal.error" not in [d.code for d in result.diagnostics]
     if result.kind == "invalid":
         assert result.diagnostics and all(d.message for d in result.diagnostics)
 

@@ -262,6 +262,7 @@ def _explained(diagnostic: Diagnostic, message: dict[str, Any]) -> bool:
 @given(mutants())
 def test_our_verdict_agrees_with_the_official_schemas(message: dict[str, Any]) -> None:
     ours = decode_frame(message)
+    assert "internal.error" not in [d.code for d in ours.diagnostics]
     if not schema_accepts(message):
         assert not ours.ok, f"schema rejects, we accept: {json.dumps(message)[:400]}"
         return
@@ -272,8 +273,6 @@ def test_our_verdict_agrees_with_the_official_schemas(message: dict[str, Any]) -
 @settings(max_examples=800, deadline=None)
 @given(mutants())
 def test_fast_path_agrees_with_the_full_procedure(message: dict[str, Any]) -> None:
-    if not isinstance(message.get("type"), str) or message["type"].count(".") < 2:
-        return
     roundtrip = json.loads(json.dumps(message))
     fast = _fast_path(roundtrip)
     if fast is None:
