@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 from pydantic import (
     AfterValidator,
@@ -65,6 +65,16 @@ class WireModel(BaseModel):
         extra="forbid",
         ser_json_inf_nan="strings",
     )
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> Self:
+        """Build from JSON field names only (``@context``, a clarification's ``context``).
+
+        Prefer this to keyword construction: ``AwaitingClarification(context=...)`` would
+        be ambiguous between ``@context`` and the clarification's own ``context``. Raises
+        pydantic's ValidationError; :func:`decode_frame` is the never-raising way in.
+        """
+        return cls.model_validate(data, by_alias=True, by_name=False)
 
     def to_wire(self) -> dict[str, Any]:
         """JSON-ready dict: aliases applied (``@context``), absent optional fields omitted."""

@@ -51,6 +51,21 @@ Timeout = Annotated[int, Field(ge=1, le=86_400)]
 SemVer = Annotated[str, StringConstraints(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.\-]+)?$")]
 
 SUMMARY_LEVELS: tuple[str, ...] = ("terse", "normal", "detailed")
+# §3.6: the recommended field order (order carries no meaning, but people read it).
+ENVELOPE_ORDER: tuple[str, ...] = (
+    "@context",
+    "aaep_version",
+    "type",
+    "event_id",
+    "session_id",
+    "sequence_number",
+    "timestamp",
+    "producer",
+    "verbosity",
+    "urgency",
+    "localization_hints",
+    "correlation_id",
+)
 # §11.5.1: a per-field language variant is "<field>_<BCP 47 tag>".
 _VARIANT = re.compile(r"(?P<base>[a-z_]+?)_(?P<lang>[a-zA-Z]{2,3}(?:-[a-zA-Z0-9]{1,8})*)")
 
@@ -164,6 +179,16 @@ class AaepEvent(TimestampedModel):
     @property
     def short_type(self) -> str:
         return short_type_of(self.type)
+
+    def to_wire(self) -> dict[str, Any]:
+        """JSON-ready dict in the §3.6 recommended order: envelope, payload, extensions."""
+        wire = super().to_wire()
+        ordered = {key: wire.pop(key) for key in ENVELOPE_ORDER if key in wire}
+        extensions = wire.pop("extensions", None)
+        ordered.update(wire)
+        if extensions is not None:
+            ordered["extensions"] = extensions
+        return ordered
 
     @property
     def primary_language(self) -> str | None:
