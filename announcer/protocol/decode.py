@@ -341,13 +341,18 @@ def _decode(raw: bytes | bytearray | str | Mapping[str, Any]) -> DecodeResult:
     return validate_event_object(data, limits)
 
 
+def _condemned_keys(limits: list[Diagnostic]) -> set[str]:
+    """Top-level keys a limit check already condemned: pydantic need not repeat it."""
+    return {d.pointer.split("/")[1] for d in limits if d.pointer.count("/") >= 1}
+
+
 def _plain_message(
     kind: Kind, model: type[BaseModel], data: dict[str, Any], limits: list[Diagnostic]
 ) -> DecodeResult:
     section = str(getattr(model, "SECTION", "§5"))
     diagnostics = list(limits)
     prepared = dict(data)
-    reported: set[str] = set()
+    reported = _condemned_keys(limits)
     diagnostics.extend(_null_fields(data, prepared, reported, section))
     message: Any = None
     try:
@@ -490,8 +495,7 @@ def full_procedure(data: dict[str, Any], limits: list[Diagnostic] | None = None)
     step7: list[Diagnostic] = []
     step8: list[Diagnostic] = []
     step9: list[Diagnostic] = list(limits or [])
-    # Values a limit check already condemned get no second diagnostic from pydantic.
-    reported: set[str] = {d.pointer.split("/")[1] for d in step9 if d.pointer.count("/") >= 1}
+    reported = _condemned_keys(step9)
 
     def report(bucket: list[Diagnostic], code: str, key: str, section: str, message: str) -> None:
         bucket.append(Diagnostic(code, make_pointer(key), section, message))
