@@ -123,6 +123,10 @@ def _seed_messages() -> list[dict[str, Any]]:
 
 
 SEED_MESSAGES = _seed_messages()
+FIELD_VALUES: dict[str, list[Any]] = {}
+for _seed in SEED_MESSAGES:
+    for _key, _value in _seed.items():
+        FIELD_VALUES.setdefault(_key, []).append(_value)
 FIELD_NAMES = sorted(
     {key for message in SEED_MESSAGES for key in message}
     | {
@@ -212,8 +216,13 @@ values = st.recursive(
 def mutants(draw: st.DrawFn) -> dict[str, Any]:
     message = copy.deepcopy(draw(st.sampled_from(SEED_MESSAGES)))
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
-        action = draw(st.sampled_from(["set", "delete", "nested"]))
-        if action == "delete" and message:
+        action = draw(st.sampled_from(["set", "delete", "nested", "swap", "swap"]))
+        if action == "swap" and message:
+            # A value some real message uses for this field: mostly well-formed
+            # variants, which probe agreement near the edge of validity.
+            key = draw(st.sampled_from(sorted(FIELD_VALUES)))
+            message[key] = copy.deepcopy(draw(st.sampled_from(FIELD_VALUES[key])))
+        elif action == "delete" and message:
             message.pop(draw(st.sampled_from(sorted(message))), None)
         elif action == "nested":
             inner = [k for k, v in message.items() if isinstance(v, dict)]
