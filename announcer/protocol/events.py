@@ -26,6 +26,7 @@ from announcer.protocol._base import (
     Uri,
     WireModel,
 )
+from announcer.protocol.diagnostics import safe_name
 from announcer.protocol.identifiers import LANGUAGE_TAG
 
 CORE_CONTEXT = "https://aaep-protocol.org/context/v1"
@@ -171,9 +172,11 @@ class AaepEvent(TimestampedModel):
             for name, value in extra.items():
                 split = split_language_variant(name)
                 if split is None or split[0] not in type(self).TEXT_FIELDS:
-                    raise ValueError(f'"{name}" is not an AAEP field')
+                    raise ValueError(f'"{safe_name(name)}" is not an AAEP field')
                 if not isinstance(value, str) or len(value) > 16384:
-                    raise ValueError(f'"{name}" must be a string of at most 16384 characters')
+                    raise ValueError(
+                        f'"{safe_name(name)}" must be a string of at most 16384 characters'
+                    )
         return self
 
     @property

@@ -195,3 +195,11 @@ def test_diagnostics_never_quote_payload_or_reply_tokens() -> None:
     text = " ".join(str(d) for d in result.diagnostics)
     assert result.kind == "invalid" and len(result.diagnostics) >= 4
     assert "SECRET" not in text and "PAYLOAD" not in text
+
+
+def test_producer_chosen_names_cannot_drive_a_terminal_or_forge_log_lines() -> None:
+    hostile = {**BASE, "evil\n\x1b[2Jkey": 1}
+    result = decode_frame(hostile)
+    shown = " ".join(str(d) for d in result.diagnostics)
+    assert result.diagnostics and "\x1b" not in shown and "\n" not in shown
+    assert "evil\\x0a\\x1b[2Jkey" in shown
