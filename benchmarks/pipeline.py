@@ -268,13 +268,17 @@ def flood(count: int) -> dict[str, float]:
         critical_sent += is_critical
         driver.execute(engine.receive(raw, "flood", index * 0.0001))
     elapsed = time.perf_counter() - start
-    kept = backend.critical_spoken + engine.scheduler.queued(Urgency.CRITICAL)
-    # The voided-prompt notices are critical only for auto_reject; count event-born ones.
+    # A critical event is kept if it was spoken, still waits, or its question was
+    # withdrawn by the producer itself (§6.8); anything else would be a loss.
+    withdrawn = engine.scheduler.drops["withdrawn by producer"]
+    kept = backend.critical_spoken + engine.scheduler.queued(Urgency.CRITICAL) + withdrawn
     return {
         "flood_events": count,
         "flood_events_per_s": round(count / elapsed),
         "flood_critical_sent": critical_sent,
+        "flood_critical_withdrawn": withdrawn,
         "flood_critical_lost": max(0, critical_sent - kept),
+        "flood_other_drops": sum(engine.scheduler.drops.values()) - withdrawn,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
 

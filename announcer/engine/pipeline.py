@@ -220,6 +220,7 @@ class Engine:
         for prompt in self.book.pending():
             if prompt.source_id == source_id:
                 self.book.void(prompt.reply_token)
+                commands += self.scheduler.withdraw(prompt.event_id, now)
                 phrase = (
                     translator(self.policy.language)
                     .gettext("Connection lost; the agent will apply its default for: {what}")
@@ -301,6 +302,7 @@ class Engine:
         for token in admission.voided_tokens:
             prompt = self.book.void(token)
             if prompt is not None:
+                commands += self.scheduler.withdraw(prompt.event_id, now)
                 commands += self._submit(
                     self._system_announcement(
                         self._withdrawn_phrase(prompt), prompt, kind="system.prompt_voided"

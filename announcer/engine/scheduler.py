@@ -197,6 +197,29 @@ class SpeechScheduler:
             return current.started_at + current.seconds
         return None
 
+    def withdraw(self, event_id: str, now: float) -> list[SpeechCommand]:
+        """The producer cancelled what ``event_id`` asked (§6.8): do not read it out.
+
+        Queued speech for it is dropped (counted as "withdrawn by producer"); if it is
+        being spoken it is cut off, so the user is not asked to answer a void question.
+        """
+        for urgency, queue in self._queues.items():
+            if any(item.announcement.event_id == event_id for item in queue):
+                kept: deque[_Queued] = deque()
+                for item in queue:
+                    if item.announcement.event_id == event_id:
+                        self._drop(item.announcement, "withdrawn by producer", now)
+                    else:
+                        kept.append(item)
+                self._queues[urgency] = kept
+        current = self._current
+        if current is not None and current.announcement.event_id == event_id:
+            self._drop(current.announcement, "withdrawn by producer", now)
+            self._current = None
+            self._done_early = False
+            return [Cancel(current.utterance_id, "withdrawn by producer"), *self._start_next(now)]
+        return []
+
     def drop_obsolete(self, session_id: str, now: float) -> None:
         """A session ended: its queued state chatter and background news are moot."""
         for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):

@@ -10,9 +10,9 @@ event loop can wake up (e.g. ``loop.call_soon_threadsafe``).
 
 from __future__ import annotations
 
-import threading
 from collections import deque
 from collections.abc import Callable, Iterable
+from functools import partial
 
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
 from announcer.speech.backend import SpeechBackend, VoiceSettings
@@ -29,7 +29,7 @@ class SpeechDriver:
         self.voice = voice or VoiceSettings()
         self._notify = notify
         self._completed: deque[int] = deque()
-        self._lock = threading.Lock()
+        self._live: set[int] = set()
         self.spoken = 0
         self.cancelled = 0
 
@@ -45,24 +45,24 @@ class SpeechDriver:
                 )
 
     def _completion(self, utterance_id: int) -> Callable[[], None]:
-        reported = False
+        self._live.add(utterance_id)
+        return partial(self._done, utterance_id)
 
-        def done() -> None:
-            nonlocal reported
-            with self._lock:
-                if reported:
-                    return  # a backend must call on_done once; tolerate a second call
-                reported = True
-                self._completed.append(utterance_id)
-            if self._notify is not None:
-                self._notify()
-
-        return done
+    def _done(self, utterance_id: int) -> None:
+        # set.remove and deque.append are atomic under the GIL: safe from a backend thread.
+        try:
+            self._live.remove(utterance_id)
+        except KeyError:
+            return  # a backend must call on_done once; tolerate a second call
+        self._completed.append(utterance_id)
+        if self._notify is not None:
+            self._notify()
 
     def take_completed(self) -> list[int]:
-        with self._lock:
-            done = list(self._completed)
-            self._completed.clear()
+        completed = self._completed
+        done: list[int] = []
+        while completed:
+            done.append(completed.popleft())
         return done
 
     def run(
