@@ -44,6 +44,7 @@ from announcer.protocol.log import DiagnosticsLog
 _TERMINAL: Final = (SessionCompleted, SessionErrored, SessionCancelled)
 _PROMPTS: Final = (AwaitingConfirmation, AwaitingClarification)
 TRANSCRIPT_SIZE: Final = 1_000
+_URGENCY_OF: Final = {urgency.value: urgency for urgency in Urgency}
 # An unreadable frame that looked urgent is mentioned at most this often per source.
 UNREADABLE_NOTICE_INTERVAL_SECONDS: Final = 10.0
 _TRACKER_SECTIONS: Final = {
@@ -116,6 +117,10 @@ class Engine:
 
     Reading: :meth:`pending_prompts`, :meth:`transcript`, :meth:`status`,
     :meth:`sessions`, :attr:`diagnostics`.
+
+    ``paced=True`` suits backends that report completion at once (text, screen
+    readers without callbacks): speech then keeps the user's ``pace_wpm`` and
+    :meth:`next_wakeup` says when the next utterance is due.
     """
 
     def __init__(
@@ -143,6 +148,9 @@ class Engine:
         self.events = 0
         self.invalid_frames = 0
         self.ignored: Counter[str] = Counter()
+        self._hold_outputs = False
+        self._plain_output = False
+        self._refresh_shortcuts()
 
     # -- inputs --------------------------------------------------------------------------
 
@@ -244,6 +252,7 @@ class Engine:
         self.settings = settings
         self.policy.update_settings(settings)
         self.scheduler.update_settings(settings)
+        self._refresh_shortcuts()
 
     def answer(
         self, answer: UserAnswer, now: float, decided_at: datetime | None = None
@@ -315,26 +324,12 @@ class Engine:
         return commands
 
     def _handle(self, event: AaepEvent, source_id: str, now: float) -> list[SpeechCommand]:
+        if type(event) is OutputStreaming:
+            return self._handle_output(event, source_id, now)
         session = self.tracker.session(source_id, event.session_id)
         if session is None:  # evicted under pressure between admit and now
             return []
         commands: list[SpeechCommand] = []
-        if isinstance(event, OutputStreaming):
-            urgency = self.policy.urgency_of(event)
-            reason = self.policy.admits(event, urgency, source_id, now)
-            if reason is not None:
-                self.policy.suppressed[reason] += 1
-                return []
-            language = event.chunk_language or self.policy.language
-            for released in self.outputs.feed(
-                event,
-                source_id,
-                language,
-                now,
-                hold_until_complete=self.settings.cognitive_load == "low",
-            ):
-                commands += self._say_output(released, source_id, now, urgency, event)
-            return commands
         if isinstance(event, _TERMINAL):
             # What the agent was still saying comes before how the session ended.
             for released in self.outputs.close_session(source_id, event.session_id):
@@ -346,6 +341,40 @@ class Engine:
         for announcement in self.policy.decide(event, session, source_id, now):
             commands += self._submit(announcement, source_id, now)
         return commands
+
+    def _handle_output(
+        self, event: OutputStreaming, source_id: str, now: float
+    ) -> list[SpeechCommand]:
+        """The most frequent event: a chunk of streamed output (§4.3.3)."""
+        urgency = _URGENCY_OF[event.urgency]
+        if not self._plain_output:
+            reason = self.policy.admits(event, urgency, source_id, now)
+            if reason is not None:
+                self.policy.suppressed[reason] += 1
+                return []
+        released = self.outputs.feed(
+            event,
+            source_id,
+            event.language or event.primary_language or self.policy.language,
+            now,
+            hold_until_complete=self._hold_outputs,
+        )
+        if not released:
+            return []
+        commands: list[SpeechCommand] = []
+        for item in released:
+            commands += self._say_output(item, source_id, now, urgency, event)
+        return commands
+
+    def _refresh_shortcuts(self) -> None:
+        """Settings that let a chunk skip the policy's checks (mutes, filters, load)."""
+        settings = self.settings
+        self._hold_outputs = settings.cognitive_load == "low"
+        self._plain_output = (
+            not settings.muted_producers
+            and not self._hold_outputs
+            and self.policy.passes_filters(OutputStreaming.SHORT_TYPE)
+        )
 
     def _open_prompt(
         self,

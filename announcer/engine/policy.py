@@ -118,7 +118,7 @@ class Policy:
         self._last_progress: dict[str, float] = {}
         self._filter_cache: dict[str, bool] = {}
 
-    def _passes_filters(self, short: str) -> bool:
+    def passes_filters(self, short: str) -> bool:
         """§5.3.1.7 include/exclude, memoised per event type (settings reset the memo)."""
         cached = self._filter_cache.get(short)
         if cached is None:
@@ -163,7 +163,7 @@ class Policy:
         if settings.muted_producers and event.producer.agent_id in settings.muted_producers:
             return "producer muted"
         short = type(event).SHORT_TYPE or event.short_type
-        if not self._passes_filters(short):
+        if not self.passes_filters(short):
             filters = settings.filters
             if any(matches_filter(p, short) for p in filters.exclude):
                 return "excluded by filter"

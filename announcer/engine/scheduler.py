@@ -161,7 +161,14 @@ class SpeechScheduler:
         urgency = announcement.urgency
         current = self._current
         seconds = estimated_seconds(announcement.text, self.settings.pace_wpm)
-        if current is None and not self._skipped_pending and not any(self._queues.values()):
+        queues = self._queues
+        if (
+            current is None
+            and not self._skipped_pending
+            and not queues[Urgency.CRITICAL]
+            and not queues[Urgency.NORMAL]
+            and not queues[Urgency.BACKGROUND]
+        ):
             return [self._speak(announcement, seconds, now)]  # idle: straight to the voice
         if current is not None and self._barges_in(announcement, current.announcement):
             return self._barge_in(announcement, seconds, now)

@@ -35,10 +35,10 @@ class SpeechDriver:
 
     def execute(self, commands: Iterable[SpeechCommand]) -> None:
         for command in commands:
-            if isinstance(command, Cancel):
+            if type(command) is Cancel:
                 self.cancelled += 1
                 self.backend.stop()
-            elif isinstance(command, Speak):
+            elif type(command) is Speak:
                 self.spoken += 1
                 self.backend.speak(
                     command.announcement, self.voice, self._completion(command.utterance_id)
