@@ -18,6 +18,7 @@ from typing import Any, Final, NamedTuple
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.outputs import OutputStreams, Released
+from announcer.engine.phrases import N_
 from announcer.engine.policy import Policy
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.replies import ReplyBook, ReplyOutcome, ReplyReady
@@ -429,7 +430,7 @@ class Engine:
                 self.tracker.prompt_closed(source_id, prompt.session_id, prompt.reply_token)
                 text = tr.gettext("Rejected automatically, as your settings ask.")
             else:
-                text = outcome.message
+                text = tr.gettext(outcome.message)
         return self._submit(
             self._system_announcement(text, prompt, kind="system.auto_reject", critical=True),
             source_id,
@@ -501,12 +502,12 @@ class Engine:
         event = prompt.event
         if isinstance(event, AwaitingConfirmation):
             msgid = (
-                "Time is up; the agent goes ahead with: {what}"
+                N_("Time is up; the agent goes ahead with: {what}")
                 if event.default_decision == "accept"
-                else "Time is up; the agent rejected: {what}"
+                else N_("Time is up; the agent rejected: {what}")
             )
         else:
-            msgid = "Time is up; the agent stopped waiting for: {what}"
+            msgid = N_("Time is up; the agent stopped waiting for: {what}")
         return tr.gettext(msgid).format(what=self._prompt_subject(prompt))
 
     def _notice_unreadable(

@@ -23,6 +23,7 @@ from babel import Locale, UnknownLocaleError
 from babel.numbers import format_decimal, format_percent
 
 from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.phrases import N_, duration_phrase
 from announcer.engine.settings import UserSettings
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.engine.tracker import CYCLE_STATES, SessionState
@@ -54,7 +55,7 @@ STATE_CYCLE_QUIET_SECONDS: Final = 3.0
 # Progress is spoken at most this often per session, except for 100 percent.
 PROGRESS_MIN_INTERVAL_SECONDS: Final = 5.0
 # Confirmations read out the keys the line UI and the Textual UI both bind.
-DEFAULT_ANSWER_KEYS_HINT: Final = "Press Y to accept or N to reject."
+DEFAULT_ANSWER_KEYS_HINT: Final = N_("Press Y to accept or N to reject.")
 
 
 _CRITICAL_CLASSES: Final = (
@@ -344,20 +345,20 @@ class Policy:
 
     def _category_phrase(self, category: str) -> str:
         phrases = {
-            "transient": "A temporary problem stopped the agent; trying again may work.",
-            "permanent": "The agent hit a problem that retrying will not fix.",
-            "requires_user": "The agent needs you to act before it can go on.",
+            "transient": N_("A temporary problem stopped the agent; trying again may work."),
+            "permanent": N_("The agent hit a problem that retrying will not fix."),
+            "requires_user": N_("The agent needs you to act before it can go on."),
         }
-        return self._phrase(phrases.get(category, "The agent stopped because of an error."))
+        return self._phrase(phrases.get(category, N_("The agent stopped because of an error.")))
 
     def _cancelled(self, event: SessionCancelled) -> Spoken:
         who = {
-            "user": "Cancelled at your request.",
-            "producer": "Cancelled by the agent.",
-            "timeout": "Cancelled: it took too long.",
-            "system": "Cancelled by the system.",
+            "user": N_("Cancelled at your request."),
+            "producer": N_("Cancelled by the agent."),
+            "timeout": N_("Cancelled: it took too long."),
+            "system": N_("Cancelled by the system."),
         }
-        lead = self._phrase(who.get(event.cancelled_by, "Cancelled."))
+        lead = self._phrase(who.get(event.cancelled_by, N_("Cancelled.")))
         spoken = self.summary(event)
         if spoken is None or _already_says(spoken.text, ("cancelled", "canceled")):
             if spoken is None:
@@ -387,13 +388,13 @@ class Policy:
         if spoken is not None:
             return spoken
         names = {
-            "idle": "Idle.",
-            "thinking": "Thinking.",
-            "calling_tool": "Calling a tool.",
-            "writing_output": "Writing the answer.",
-            "awaiting_input": "Waiting for your answer.",
-            "deciding": "Deciding what to do next.",
-            "handing_off": "Handing off.",
+            "idle": N_("Idle."),
+            "thinking": N_("Thinking."),
+            "calling_tool": N_("Calling a tool."),
+            "writing_output": N_("Writing the answer."),
+            "awaiting_input": N_("Waiting for your answer."),
+            "deciding": N_("Deciding what to do next."),
+            "handing_off": N_("Handing off."),
         }
         msgid = names.get(event.to_state)
         if msgid is not None:
@@ -472,9 +473,9 @@ class Policy:
         if spoken is not None:
             return spoken
         targets = {
-            "human": "Handing off to a person.",
-            "specialist_agent": "Handing off to a specialist agent.",
-            "escalation_queue": "Handing off to an escalation queue.",
+            "human": N_("Handing off to a person."),
+            "specialist_agent": N_("Handing off to a specialist agent."),
+            "escalation_queue": N_("Handing off to an escalation queue."),
         }
         reason = self._producer_text(event, "reason")
         return self._own(self._join(self._phrase(targets[event.target_kind]), reason))
@@ -496,14 +497,16 @@ class Policy:
         elif event.risk_level == "medium":
             parts.append(self._phrase("Medium risk."))
         reversibility = {
-            "irreversible": "This cannot be undone.",
-            "reversible_with_effort": "Undoing this takes effort.",
-            "reversible": "This can be undone.",
+            "irreversible": N_("This cannot be undone."),
+            "reversible_with_effort": N_("Undoing this takes effort."),
+            "reversible": N_("This can be undone."),
         }
         if event.reversibility is not None:
-            parts.append(self._phrase(reversibility[event.reversibility]))
+            how_reversible = reversibility[event.reversibility]
+            parts.append(self._phrase(how_reversible))
         elif event.irreversible:
-            parts.append(self._phrase(reversibility["irreversible"]))
+            cannot_undo = reversibility["irreversible"]
+            parts.append(self._phrase(cannot_undo))
         if level == "detailed":
             parts.append(self._producer_text(event, "summary_detailed"))
         parts.append(self._timeout_phrase(event.timeout_seconds, event.default_decision))
@@ -511,14 +514,7 @@ class Policy:
         return Spoken(self._join(*parts), language)
 
     def _timeout_phrase(self, seconds: int, default: str) -> str:
-        if seconds >= 120 and seconds % 60 == 0:
-            amount = self._phrase(
-                "{count} minutes", count=format_number_for(seconds // 60, self.language)
-            )
-        else:
-            amount = self._phrase(
-                "{count} seconds", count=format_number_for(seconds, self.language)
-            )
+        amount = duration_phrase(seconds, self.language)
         if default == "accept":
             return self._phrase(
                 "If you do not answer within {time}, the agent will go ahead.", time=amount

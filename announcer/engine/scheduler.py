@@ -122,7 +122,6 @@ class SpeechScheduler:
         self._done_early = False
         self._next_id = 1
         self._skipped_pending = 0
-        self._skip_language = "en"
         self.drops: Counter[str] = Counter()
         self.drop_log: deque[DropRecord] = deque(maxlen=DROP_LOG_SIZE)
         self.spoken_count = 0
@@ -305,7 +304,6 @@ class SpeechScheduler:
 
     def _note_skipped(self, announcement: Announcement) -> None:
         self._skipped_pending += 1
-        self._skip_language = announcement.language
 
     def _drop_stale(self, now: float) -> None:
         """Skip speech the user would hear too late to matter."""
@@ -360,12 +358,14 @@ class SpeechScheduler:
         if self._skipped_pending:
             count = self._skipped_pending
             self._skipped_pending = 0
+            # Our own phrase: in the listener's language, not the skipped text's.
+            language = self.settings.languages[0] if self.settings.languages else "en"
             text = (
-                translator(self._skip_language)
+                translator(language)
                 .ngettext("{count} more update skipped.", "{count} more updates skipped.", count)
                 .format(count=count)
             )
-            summary = Announcement(text=text, language=self._skip_language, kind="system.skipped")
+            summary = Announcement(text=text, language=language, kind="system.skipped")
             return [self._speak(summary, estimated_seconds(text, self.settings.pace_wpm), now)]
         for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
             queue = self._queues[urgency]
