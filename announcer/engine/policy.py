@@ -58,6 +58,17 @@ PROGRESS_MIN_INTERVAL_SECONDS: Final = 5.0
 DEFAULT_ANSWER_KEYS_HINT: Final = N_("Press Y to accept or N to reject.")
 
 
+# Sounds in voices/earcons that mark an event before its words.
+_EARCONS: Final = {
+    "agent.session.started": "session_started",
+    "agent.session.completed": "session_completed",
+    "agent.session.errored": "session_errored",
+    "agent.session.cancelled": "session_cancelled",
+    "agent.awaiting.confirmation": "confirmation",
+    "agent.awaiting.clarification": "clarification",
+    "agent.handoff.requested": "handoff",
+    "agent.tool.invoked": "tool",
+}
 _CRITICAL_CLASSES: Final = (
     SessionErrored,
     AwaitingConfirmation,
@@ -212,6 +223,7 @@ class Policy:
         spoken = self._compose(event, session, urgency, now)
         if spoken is None or not spoken.text:
             return []
+        kind = type(event).SHORT_TYPE or event.short_type
         return [
             Announcement(
                 text=spoken.text,
@@ -221,8 +233,8 @@ class Policy:
                 event_id=event.event_id,
                 session_id=event.session_id,
                 producer_id=event.producer.agent_id,
-                kind=event.short_type,
-                earcon=self._earcon(event),
+                kind=kind,
+                earcon=_EARCONS.get(kind),
             )
         ]
 
@@ -274,6 +286,15 @@ class Policy:
     def _compose(
         self, event: AaepEvent, session: SessionState, urgency: Urgency, now: float
     ) -> Spoken | None:
+        # The most frequent types first.
+        if isinstance(event, ToolInvoked):
+            return self._tool_invoked(event)
+        if isinstance(event, ToolCompleted):
+            return self._tool_completed(event)
+        if isinstance(event, ProgressUpdated):
+            return self._progress(event, session, now)
+        if isinstance(event, StateChanged):
+            return self._state_changed(event, session, now)
         if isinstance(event, AwaitingConfirmation):
             return self._confirmation(event)
         if isinstance(event, AwaitingClarification):
@@ -286,14 +307,6 @@ class Policy:
             return self._completed(event, session)
         if isinstance(event, SessionStarted):
             return self._started(event, session)
-        if isinstance(event, StateChanged):
-            return self._state_changed(event, session, now)
-        if isinstance(event, ProgressUpdated):
-            return self._progress(event, session, now)
-        if isinstance(event, ToolInvoked):
-            return self._tool_invoked(event)
-        if isinstance(event, ToolCompleted):
-            return self._tool_completed(event)
         if isinstance(event, HandoffRequested):
             return self._handoff(event)
         if isinstance(event, OutputStreaming):
@@ -544,19 +557,6 @@ class Policy:
         else:
             parts.append(self._phrase("Press R to answer."))
         return Spoken(self._join(*parts), language)
-
-    @staticmethod
-    def _earcon(event: AaepEvent) -> str | None:
-        return {
-            "agent.session.started": "session_started",
-            "agent.session.completed": "session_completed",
-            "agent.session.errored": "session_errored",
-            "agent.session.cancelled": "session_cancelled",
-            "agent.awaiting.confirmation": "confirmation",
-            "agent.awaiting.clarification": "clarification",
-            "agent.handoff.requested": "handoff",
-            "agent.tool.invoked": "tool",
-        }.get(event.short_type)
 
 
 def _tool_name(tool: str) -> str:
