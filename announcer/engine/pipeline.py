@@ -151,6 +151,7 @@ class Engine:
         self.ignored: Counter[str] = Counter()
         self._hold_outputs = False
         self._plain_output = False
+        self._user_language = "en"
         self._refresh_shortcuts()
 
     # -- inputs --------------------------------------------------------------------------
@@ -165,7 +166,8 @@ class Engine:
             if result.diagnostics:
                 self.diagnostics.record(result, source=source_id, now=now)
             assert isinstance(message, AaepEvent)
-            return self.receive_event(message, source_id, now)
+            self.events += 1
+            return self._process(self.tracker.admit(message, source_id, now), source_id, now)
         if result.kind == "handshake":
             if isinstance(result.message, SubscriptionAccepted):
                 self._subscriptions[source_id] = result.message.subscription_id
@@ -356,7 +358,7 @@ class Engine:
         released = self.outputs.feed(
             event,
             source_id,
-            event.language or event.primary_language or self.policy.language,
+            event.language or event.primary_language or self._user_language,
             now,
             hold_until_complete=self._hold_outputs,
         )
@@ -370,6 +372,7 @@ class Engine:
     def _refresh_shortcuts(self) -> None:
         """Settings that let a chunk skip the policy's checks (mutes, filters, load)."""
         settings = self.settings
+        self._user_language = self.policy.language
         self._hold_outputs = settings.cognitive_load == "low"
         self._plain_output = (
             not settings.muted_producers

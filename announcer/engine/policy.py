@@ -15,9 +15,8 @@ Every generated phrase is an English msgid with named placeholders that goes thr
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Final
+from typing import Final, NamedTuple
 
 from babel import Locale, UnknownLocaleError
 from babel.numbers import format_decimal, format_percent
@@ -78,8 +77,7 @@ _CRITICAL_CLASSES: Final = (
 _URGENCIES: Final = {urgency.value: urgency for urgency in Urgency}
 
 
-@dataclass(frozen=True, slots=True)
-class Spoken:
+class Spoken(NamedTuple):
     """Text chosen for an event and the language it is in."""
 
     text: str

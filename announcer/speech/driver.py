@@ -73,11 +73,10 @@ class SpeechDriver:
         """Execute ``commands`` and feed synchronous completions back until quiet."""
         if commands:
             self.execute(commands)
-        for _ in range(10_000):  # each round speaks something new; never loop forever
-            if not self._completed:
-                return
-            finished = self.take_completed()
-            if not finished:
-                return
-            for utterance_id in finished:
+        rounds = 0
+        completed = self._completed
+        # Each round speaks something new; a bound keeps a faulty backend from looping.
+        while completed and rounds < 10_000:
+            rounds += 1
+            for utterance_id in self.take_completed():
                 self.execute(on_speech_done(utterance_id))
