@@ -181,10 +181,25 @@ def make_backend(name: str, stream: TextIO, clock: ReplayClock) -> SpeechBackend
 
 
 def read_lines(path: str) -> Iterator[str]:
+    """Frames of a recording: JSON Lines, or one pretty-printed JSON document."""
     if path == "-":
-        yield from sys.stdin
+        yield from sys.stdin  # a live pipe: JSON Lines, one frame at a time
         return
     with Path(path).open(encoding="utf-8", errors="replace") as handle:
+        first = ""
+        for line in handle:
+            if line.strip():
+                first = line
+                break
+        if not first:
+            return
+        try:
+            json.loads(first)
+        except (ValueError, RecursionError):
+            # Not a frame on its own line: the whole file is one JSON document.
+            yield " ".join([first.rstrip("\n"), *(line.rstrip("\n") for line in handle)])
+            return
+        yield first
         yield from handle
 
 
@@ -213,7 +228,7 @@ def replay(
 def report_problems(engine: Engine, path: str) -> None:
     if engine.invalid_frames:
         print(
-            f"announcer: {engine.invalid_frames} of {engine.frames} lines in {path} were not "
+            f"announcer: {engine.invalid_frames} of {engine.frames} messages in {path} were not "
             f"valid AAEP and were skipped; run 'announcer validate {path}' for the reasons.",
             file=sys.stderr,
         )
