@@ -185,22 +185,13 @@ def read_lines(path: str) -> Iterator[str]:
     if path == "-":
         yield from sys.stdin  # a live pipe: JSON Lines, one frame at a time
         return
-    with Path(path).open(encoding="utf-8", errors="replace") as handle:
-        first = ""
-        for line in handle:
-            if line.strip():
-                first = line
-                break
-        if not first:
-            return
-        try:
-            json.loads(first)
-        except (ValueError, RecursionError):
-            # Not a frame on its own line: the whole file is one JSON document.
-            yield " ".join([first.rstrip("\n"), *(line.rstrip("\n") for line in handle)])
-            return
-        yield first
-        yield from handle
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        yield from text.splitlines()  # JSON Lines: one frame per line
+        return
+    yield text  # the whole file is one JSON document
 
 
 def replay(
