@@ -81,6 +81,9 @@ class Synthesizer:
                     target=self._run, name="announcer-pyttsx3", daemon=True
                 )
                 self._thread.start()
+        if threading.current_thread() is self._thread:
+            self._ensure_engine()  # a fallback started from the engine thread itself
+            return
         ready = self.submit(self._ensure_engine)
         try:
             ready.result(timeout=ENGINE_START_TIMEOUT_S)
