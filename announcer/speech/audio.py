@@ -131,11 +131,13 @@ class _ProcessPlayback:
 
     def __init__(
         self,
-        commands: list[list[str]],
+        paths: Sequence[Path],
+        command_for: Callable[[Path], list[str]],
         on_finished: Callable[[PlaybackResult], None],
         player_name: str,
     ) -> None:
-        self._commands = commands
+        self._paths = list(paths)
+        self._command_for = command_for
         self._on_finished = on_finished
         self._player_name = player_name
         self._lock = threading.Lock()
@@ -149,13 +151,13 @@ class _ProcessPlayback:
     def _run(self) -> None:
         result = PlaybackResult(PlaybackOutcome.FINISHED)
         try:
-            for command in self._commands:
+            for path in self._paths:
                 with self._lock:
                     if self._stopped:
                         break
                     try:
                         process = subprocess.Popen(
-                            command,
+                            self._command_for(path),
                             stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE,
@@ -214,7 +216,7 @@ class CommandPlayer:
     def play(
         self, paths: Sequence[Path], on_finished: Callable[[PlaybackResult], None]
     ) -> _ProcessPlayback:
-        return _ProcessPlayback([self.command_for(p) for p in paths], on_finished, self.name)
+        return _ProcessPlayback(paths, self.command_for, on_finished, self.name)
 
 
 class SinkPlayer(CommandPlayer):

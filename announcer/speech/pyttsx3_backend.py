@@ -73,6 +73,8 @@ class Synthesizer:
         self._applied: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._voices: list[EngineVoice] = []
+        self._changed = False
+        self._espeak_sync: Callable[[], Any] | None = None
 
     def start(self) -> None:
         with self._lock:
@@ -128,6 +130,8 @@ class Synthesizer:
         espeak_driver = sys.modules.get("pyttsx3.drivers.espeak")
         if espeak_driver is not None:
             espeak_driver.print = _quiet_print  # type: ignore[attr-defined]
+            espeak_lib = sys.modules.get("pyttsx3.drivers._espeak")
+            self._espeak_sync = getattr(espeak_lib, "Synchronize", None)
         self._engine = engine
         for prop in ("voice", "rate", "volume", "pitch"):
             with contextlib.suppress(Exception):
@@ -156,17 +160,28 @@ class Synthesizer:
         try:
             self._engine.setProperty(prop, value)
             self._applied[prop] = value
+            self._changed = True
         except (KeyError, ValueError, TypeError) as exc:
             log.warning("speech engine refused %s=%r: %s", prop, value, exc)
 
     def _synthesize_now(self, text: str, settings: VoiceSettings, path: Path) -> Path:
         self._ensure_engine()
+        if not path.parent.is_dir():
+            # pyttsx3 raises inside espeak's callback when it cannot write, and its loop
+            # then never ends: never let it try
+            raise BackendFailed(f"cannot write speech audio into {path.parent}")
         self._set("voice", settings.voice)
         self._set("rate", settings.rate_wpm)
         self._set("volume", settings.volume)
         if "pitch" in self._defaults:
             # espeak-ng pitch runs 0-100 (50 is normal); ours runs 0.0-1.0
             self._set("pitch", None if settings.pitch is None else round(settings.pitch * 100))
+        if self._changed and self._espeak_sync is not None:
+            # espeak-ng queues parameter changes on its own thread and pyttsx3 cancels that
+            # queue at the end of each utterance, so a new rate or voice was often lost;
+            # waiting for the queue to drain makes every change land (measured: 16/16).
+            self._espeak_sync()
+        self._changed = False
         self._engine.save_to_file(text, str(path))
         self._engine.runAndWait()
         if not path.is_file() or path.stat().st_size <= 44:
@@ -175,6 +190,13 @@ class Synthesizer:
 
     def synthesize(self, text: str, settings: VoiceSettings, path: Path) -> Future[Path]:
         return self.submit(lambda: self._synthesize_now(text, settings, path))
+
+    def drain(self, timeout: float = ENGINE_START_TIMEOUT_S) -> None:
+        """Wait until every job submitted so far has run (before deleting their files)."""
+        if self._thread is None or threading.current_thread() is self._thread:
+            return
+        with contextlib.suppress(Exception):
+            self.submit(lambda: None).result(timeout=timeout)
 
 
 _shared: Synthesizer | None = None
@@ -256,6 +278,7 @@ class Pyttsx3Backend:
 
     def close(self) -> None:
         self.stop()
+        self._synth.drain()
         if self._work_dir is not None:
             shutil.rmtree(self._work_dir, ignore_errors=True)
             self._work_dir = None

@@ -103,6 +103,7 @@ class WavBackend:
 
     def close(self) -> None:
         self.stop()
+        self._synth.drain()
         record, self._record = self._record, None
         if record is not None:
             record.close()
