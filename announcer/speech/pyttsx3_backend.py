@@ -279,6 +279,9 @@ class Pyttsx3Backend:
     def close(self) -> None:
         self.stop()
         self._synth.drain()
+        close_player = getattr(self.player, "close", None)
+        if callable(close_player):
+            close_player()
         if self._work_dir is not None:
             shutil.rmtree(self._work_dir, ignore_errors=True)
             self._work_dir = None
