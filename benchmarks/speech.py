@@ -29,10 +29,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from announcer.engine.announcement import Announcement, Urgency  # noqa: E402
-from announcer.speech.audio import SinkPlayer  # noqa: E402
-from announcer.speech.backend import VoiceSettings  # noqa: E402
-from announcer.speech.pyttsx3_backend import Pyttsx3Backend, shared_synthesizer  # noqa: E402
+from announcer.engine.announcement import Announcement, Urgency
+from announcer.speech.audio import SinkPlayer
+from announcer.speech.backend import VoiceSettings
+from announcer.speech.pyttsx3_backend import Pyttsx3Backend, shared_synthesizer
 
 SENTENCE = "The agent finished running the tests and all of them passed."
 LONG = "This is a long status report describing every file the agent touched today. " * 6

@@ -129,9 +129,7 @@ class FallbackBackend:
             assert self.active is not None
             also = self.skipped[first_skip:]
             extra = (" (" + "; ".join(f"{n}: {w}" for n, w in also) + ")") if also else ""
-            self._notify(
-                f"{old_name} failed ({reason}); switching to {self.active.name}{extra}"
-            )
+            self._notify(f"{old_name} failed ({reason}); switching to {self.active.name}{extra}")
 
     def _on_failure(self, announcement: Announcement, failure: BackendFailed) -> None:
         """A backend failed mid-session: say the same announcement on the next one."""

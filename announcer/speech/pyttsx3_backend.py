@@ -125,7 +125,9 @@ class Synthesizer:
         try:
             engine = pyttsx3.init(self._driver_name) if self._driver_name else pyttsx3.init()
         except Exception as exc:
-            hint = " (install espeak-ng and libespeak-ng1)" if sys.platform.startswith("linux") else ""
+            hint = (
+                " (install espeak-ng and libespeak-ng1)" if sys.platform.startswith("linux") else ""
+            )
             raise BackendUnavailable(f"pyttsx3 found no speech engine{hint}: {exc}") from exc
         espeak_driver = sys.modules.get("pyttsx3.drivers.espeak")
         if espeak_driver is not None:
@@ -299,7 +301,9 @@ class Pyttsx3Backend:
             tag = match_language(language, by_language)
             if tag is not None:
                 return VoiceSettings(
-                    by_language[tag], choice.settings.rate_wpm, choice.settings.pitch,
+                    by_language[tag],
+                    choice.settings.rate_wpm,
+                    choice.settings.pitch,
                     choice.settings.volume,
                 )
         return choice.settings

@@ -26,7 +26,7 @@ def play(source: str, out: str, raw: bool) -> int:
         with open(out, "wb", buffering=0) as sink:
             writer = None
             if not raw:
-                writer = wave.open(sink, "wb")
+                writer = wave.open(sink, "wb")  # noqa: SIM115 - closed below, header kept valid meanwhile
                 writer.setnchannels(params.nchannels)
                 writer.setsampwidth(params.sampwidth)
                 writer.setframerate(params.framerate)
@@ -61,7 +61,9 @@ def main(argv: list[str]) -> int:
             source, out = line.split("\t", 1)
         else:
             if len(rest) != 3 or rest[0] != "--out":
-                print("usage: sink_player.py [--raw] (--standby | --out OUT SOURCE)", file=sys.stderr)
+                print(
+                    "usage: sink_player.py [--raw] (--standby | --out OUT SOURCE)", file=sys.stderr
+                )
                 return 2
             out, source = rest[1], rest[2]
         return play(source, out, raw)

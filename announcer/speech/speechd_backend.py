@@ -144,7 +144,9 @@ class SpeechdBackend:
             raise BackendUnavailable(NOT_INSTALLED)
         try:
             client = speechd.SSIPClient(
-                "announcer", component="announcements", address=self.address,
+                "announcer",
+                component="announcements",
+                address=self.address,
                 autospawn=self.autospawn,
             )
         except Exception as exc:
@@ -233,8 +235,10 @@ class SpeechdBackend:
 
         sent: Future[None] = self._commands.submit(send)
         sent.add_done_callback(
-            lambda done: done.exception() is not None
-            and self._fail(message, f"speech-dispatcher stopped answering ({done.exception()})")
+            lambda done: (
+                done.exception() is not None
+                and self._fail(message, f"speech-dispatcher stopped answering ({done.exception()})")
+            )
         )
         words = max(1, len(announcement.text.split()))
         expected_s = words / 150 * 60

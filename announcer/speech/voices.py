@@ -17,7 +17,9 @@ from typing import Any
 
 from announcer.speech.backend import VoiceSettings
 
-VOICES_DIR = Path(os.environ.get("ANNOUNCER_VOICES_DIR", Path(__file__).resolve().parents[2] / "voices"))
+VOICES_DIR = Path(
+    os.environ.get("ANNOUNCER_VOICES_DIR", Path(__file__).resolve().parents[2] / "voices")
+)
 PROFILES_DIR = VOICES_DIR / "profiles"
 
 

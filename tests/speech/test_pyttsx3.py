@@ -132,9 +132,7 @@ def test_stop_during_synthesis_still_completes_once(backend: Pyttsx3Backend) -> 
 
 def test_earcon_plays_before_the_words(backend: Pyttsx3Backend, sink: SinkPlayer) -> None:
     done = Done()
-    backend.speak(
-        Announcement("Session started.", earcon="session_started"), VoiceSettings(), done
-    )
+    backend.speak(Announcement("Session started.", earcon="session_started"), VoiceSettings(), done)
     assert done.wait()
     sources = [src for src, _ in sink.played]
     assert sources[0] == earcon_path("session_started")

@@ -35,9 +35,18 @@ def speechd_address(tmp_path: Path) -> Iterator[str]:
     pid_file = tmp_path / "speechd.pid"
     launcher = subprocess.Popen(
         [
-            "speech-dispatcher", "--run-single", "--timeout", "0",
-            "--communication-method", "unix_socket", "--socket-path", str(socket_path),
-            "--pid-file", str(pid_file), "--log-dir", str(tmp_path),
+            "speech-dispatcher",
+            "--run-single",
+            "--timeout",
+            "0",
+            "--communication-method",
+            "unix_socket",
+            "--socket-path",
+            str(socket_path),
+            "--pid-file",
+            str(pid_file),
+            "--log-dir",
+            str(tmp_path),
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -113,7 +113,9 @@ def test_unknown_earcons_are_ignored() -> None:
 def test_the_generator_rebuilds_the_same_files(tmp_path: Path) -> None:
     subprocess.run(
         [sys.executable, str(EARCONS_DIR / "make_earcons.py"), str(tmp_path)],
-        check=True, capture_output=True, timeout=120,
+        check=True,
+        capture_output=True,
+        timeout=120,
     )
     for name in EARCON_NAMES:
         assert (tmp_path / f"{name}.wav").read_bytes() == (EARCONS_DIR / f"{name}.wav").read_bytes()

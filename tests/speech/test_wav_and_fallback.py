@@ -81,7 +81,9 @@ def test_stop_writes_a_cancel_record(wav_backend: WavBackend) -> None:
     assert done.calls == 1
     critical = Done()
     wav_backend.speak(
-        Announcement("Stop now.", urgency=Urgency.CRITICAL, interrupt=True), VoiceSettings(), critical
+        Announcement("Stop now.", urgency=Urgency.CRITICAL, interrupt=True),
+        VoiceSettings(),
+        critical,
     )
     assert critical.wait()
     actions = [(r["action"], r["urgency"]) for r in _records(wav_backend)]
@@ -110,7 +112,9 @@ class Unstartable:
     def start(self) -> None:
         raise BackendUnavailable("no device here")
 
-    def speak(self, announcement: Announcement, voice: VoiceSettings, on_done: Callable[[], None]) -> None:
+    def speak(
+        self, announcement: Announcement, voice: VoiceSettings, on_done: Callable[[], None]
+    ) -> None:
         raise AssertionError("never started")
 
     def stop(self) -> None: ...
@@ -127,7 +131,9 @@ class RaisesOnSpeak(Unstartable):
 
     def start(self) -> None: ...
 
-    def speak(self, announcement: Announcement, voice: VoiceSettings, on_done: Callable[[], None]) -> None:
+    def speak(
+        self, announcement: Announcement, voice: VoiceSettings, on_done: Callable[[], None]
+    ) -> None:
         raise RuntimeError("synthesiser crashed")
 
 
@@ -215,5 +221,53 @@ def test_interruption_through_the_fallback_reaches_the_player(tmp_path: Path) ->
         auto.speak(Announcement("Critical."), VoiceSettings(), second)
         assert second.wait()
         assert wav_rms(sink.played[-1][1]) > 0.02
+    finally:
+        auto.close()
+
+
+def test_auto_on_this_machine_picks_a_working_output_and_says_why(tmp_path: Path) -> None:
+    import io
+
+    from announcer.speech.audio import find_audio_player
+    from announcer.speech.screenreader import orca_is_running
+
+    told: list[str] = []
+    stream = io.StringIO()
+    auto = create_backend("auto", stream=stream, notify=told.append)
+    assert isinstance(auto, FallbackBackend)
+    auto.start()
+    try:
+        [message] = told
+        assert message.startswith(f"speaking through {auto.active_name}")
+        assert "\n" not in message
+        headless = find_audio_player()[0] is None and not orca_is_running()
+        if headless and auto.active_name == "text":
+            assert "pyttsx3: no audio output" in message
+            done = Done()
+            auto.speak(Announcement("Build finished."), VoiceSettings(), done)
+            assert done.wait() and stream.getvalue() == "Build finished.\n"
+    finally:
+        auto.close()
+
+
+def test_text_is_the_last_resort_when_audio_dies(tmp_path: Path) -> None:
+    import io
+
+    from announcer.speech.text import TextBackend
+
+    told: list[str] = []
+    stream = io.StringIO()
+    broken_player = CommandPlayer("aplay", ["aplay", "-q", "-D", "no_such_device_here"])
+    auto = FallbackBackend(
+        [("pyttsx3", lambda: Pyttsx3Backend(broken_player)), ("text", lambda: TextBackend(stream))],
+        notify=told.append,
+    )
+    auto.start()
+    try:
+        done = Done()
+        auto.speak(Announcement("Approve the merge?"), VoiceSettings(), done)
+        assert done.wait() and done.calls == 1
+        assert stream.getvalue() == "Approve the merge?\n"
+        assert told[-1].endswith("switching to text")
     finally:
         auto.close()

@@ -60,8 +60,11 @@ def run(args: argparse.Namespace) -> int:
     for language in languages:
         choice = pyttsx3.choose(language)
         speechd_names = sorted(
-            {name for name, lang, _ in speechd_voices if lang.lower().split("-")[0]
-             == language.lower().split("-")[0]}
+            {
+                name
+                for name, lang, _ in speechd_voices
+                if lang.lower().split("-")[0] == language.lower().split("-")[0]
+            }
         )
         rows.append(
             {
