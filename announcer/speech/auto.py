@@ -70,10 +70,14 @@ class FallbackBackend:
         return self.active.name if self.active is not None else "none"
 
     @property
-    def capabilities(self) -> BackendCapabilities:  # type: ignore[override]
+    def capabilities(self) -> BackendCapabilities:
         if self.active is None:
             return BackendCapabilities(can_interrupt=False)
         return self.active.capabilities
+
+    @capabilities.setter
+    def capabilities(self, _value: BackendCapabilities) -> None:
+        raise AttributeError("capabilities follow the active backend")
 
     # ---------------------------------------------------------------- switching
 

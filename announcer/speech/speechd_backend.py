@@ -177,7 +177,7 @@ class SpeechdBackend:
         """(name, language, variant) of every synthesis voice the server offers."""
         if self._client is None:
             return []
-        return [tuple(v) for v in self._client.list_synthesis_voices()]  # type: ignore[misc]
+        return [tuple(v) for v in self._client.list_synthesis_voices()]
 
     def _apply(self, announcement: Announcement, voice: VoiceSettings) -> None:
         client = self._client
@@ -233,13 +233,12 @@ class SpeechdBackend:
                 announcement.text, callback=callback, event_types=(cb.BEGIN, cb.END, cb.CANCEL)
             )
 
-        sent: Future[None] = self._commands.submit(send)
-        sent.add_done_callback(
-            lambda done: (
-                done.exception() is not None
-                and self._fail(message, f"speech-dispatcher stopped answering ({done.exception()})")
-            )
-        )
+        def sent(done: Future[None]) -> None:
+            error = done.exception()
+            if error is not None:
+                self._fail(message, f"speech-dispatcher stopped answering ({error})")
+
+        self._commands.submit(send).add_done_callback(sent)
         words = max(1, len(announcement.text.split()))
         expected_s = words / 150 * 60
         message.watchdog = threading.Timer(

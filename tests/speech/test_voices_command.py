@@ -46,3 +46,9 @@ def test_plain_output_reads_as_sentences() -> None:
     assert done.stdout.startswith("Speech backends:\n")
     assert "en (English): pyttsx3 voice gmw/en-us, 180 wpm" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_all_lists_installed_engine_voices_by_language() -> None:
+    done = _run("--json", "--all", "--language", "fr-CA")
+    voices = json.loads(done.stdout)["pyttsx3_voices"]
+    assert list(voices) == ["fr"] and "roa/fr" in voices["fr"]
