@@ -18,6 +18,7 @@ import shutil
 import sys
 import tempfile
 import threading
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 ENGINE_START_TIMEOUT_S = 30.0
+HISTORY_LENGTH = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,8 +259,8 @@ class Pyttsx3Backend:
         self._current: _Utterance | None = None
         self._work_dir: Path | None = None
         self._listener: FailureListener | None = None
-        # (announcement, wav) for every utterance that reached the player, for tests and review
-        self.history: list[tuple[Announcement, Path | None]] = []
+        # (announcement, wav) of the latest utterances that reached the player (tests, review)
+        self.history: deque[tuple[Announcement, Path | None]] = deque(maxlen=HISTORY_LENGTH)
 
     # ---------------------------------------------------------------- lifecycle
 

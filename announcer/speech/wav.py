@@ -67,7 +67,6 @@ class WavBackend:
         self._current: tuple[Announcement, Callable[[], None]] | None = None
         self._resolver: VoiceResolver | None = None
         self._listener: FailureListener | None = None
-        self.files: list[Path] = []
 
     @property
     def record_path(self) -> Path:
@@ -155,7 +154,6 @@ class WavBackend:
             parts = [p for p in (earcon, speech) if p is not None]
             if parts:
                 concatenate_wavs(parts, target)
-                self.files.append(target)
         except Exception as exc:
             error = exc
         finally:
