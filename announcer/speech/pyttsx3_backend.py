@@ -188,6 +188,10 @@ class Synthesizer:
         self._changed = False
         self._engine.save_to_file(text, str(path))
         self._engine.runAndWait()
+        if self._espeak_sync is not None:
+            # espeak-ng synthesises on its own thread and pyttsx3's loop may return before a
+            # long text is done; the WAV is written when espeak-ng finishes the message
+            self._espeak_sync()
         if not path.is_file() or path.stat().st_size <= 44:
             raise BackendFailed("the speech engine produced no audio")
         return path

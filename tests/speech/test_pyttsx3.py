@@ -56,6 +56,15 @@ def test_a_sentence_becomes_non_silent_audio_of_plausible_length(tmp_path: Path)
     assert expected * 0.5 < info.duration_s < expected * 2.0, (info.duration_s, expected)
 
 
+def test_a_long_paragraph_is_synthesised_whole(tmp_path: Path) -> None:
+    # espeak-ng finishes long texts on its own thread after pyttsx3's loop returns
+    paragraph = "The agent is reading a very long file aloud, line after line. " * 20
+    wav = _synthesize(paragraph, VoiceSettings(rate_wpm=240), tmp_path / "long.wav")
+    expected = len(paragraph.split()) * 60 / 240
+    assert expected * 0.5 < wav_info(wav).duration_s < expected * 2.0
+    assert wav_rms(wav) > RMS_FLOOR
+
+
 def test_a_faster_rate_gives_shorter_audio(tmp_path: Path) -> None:
     slow = _synthesize(SENTENCE, VoiceSettings(rate_wpm=120), tmp_path / "slow.wav")
     fast = _synthesize(SENTENCE, VoiceSettings(rate_wpm=360), tmp_path / "fast.wav")
