@@ -193,3 +193,32 @@ def test_spanish_text_in_a_spanish_voice_is_audible(
 def test_speaking_before_start_is_a_clear_error() -> None:
     with pytest.raises(BackendUnavailable, match="not started"):
         Pyttsx3Backend().speak(Announcement("x"), VoiceSettings(), Done())
+
+
+def _zero_crossings_per_second(path: Path) -> float:
+    import array
+    import itertools
+    import wave
+
+    with wave.open(str(path), "rb") as wav:
+        samples = array.array("h", wav.readframes(wav.getnframes()))
+        rate = wav.getframerate()
+    voiced = [s for s in samples if abs(s) > 500]
+    crossings = sum(1 for a, b in itertools.pairwise(voiced) if (a < 0) != (b < 0))
+    return crossings / (len(samples) / rate)
+
+
+def test_pitch_raises_the_voice(tmp_path: Path) -> None:
+    low = _synthesize(SENTENCE, VoiceSettings(pitch=0.1), tmp_path / "low.wav")
+    high = _synthesize(SENTENCE, VoiceSettings(pitch=0.9), tmp_path / "high.wav")
+    assert _zero_crossings_per_second(high) > _zero_crossings_per_second(low)
+
+
+def test_without_a_sound_card_start_says_why_in_one_line() -> None:
+    from announcer.speech.audio import find_audio_player
+
+    if find_audio_player()[0] is not None:
+        pytest.skip("this machine has working audio output")
+    with pytest.raises(BackendUnavailable, match=r"^no audio output: ") as err:
+        Pyttsx3Backend().start()
+    assert "\n" not in str(err.value)
