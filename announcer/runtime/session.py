@@ -157,7 +157,6 @@ class LiveSession:
         self._wake = asyncio.Event()
         self._stopping = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._system_ids = 0
         self._last_frame_at = clock()
         self._session_state = "idle"
         self.last_announcement: Announcement | None = None
@@ -619,8 +618,6 @@ class LiveSession:
         if self.driver is None:
             return
         for utterance_id in self.driver.take_completed():
-            if utterance_id < 0:
-                continue  # our own system messages
             self._run(self.engine.on_speech_done(utterance_id, self.clock()))
 
     def _tell(self, announcement: Announcement) -> None:
@@ -631,10 +628,8 @@ class LiveSession:
                 log.exception("a listener failed")
 
     def _say(self, announcement: Announcement) -> None:
-        self._tell(announcement)
-        if self.driver is not None:
-            self._system_ids -= 1
-            self.driver.execute([Speak(self._system_ids, announcement)])
+        """Our own messages share the engine's speech queue, so urgency orders them too."""
+        self._run(self.engine.scheduler.submit(announcement, self.clock()))
 
     def _system(
         self,

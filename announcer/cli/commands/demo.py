@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     settings = replay_settings(args)
     if args.auto_reject:
         settings = settings.model_copy(update={"reply_policy": "auto_reject"})
-    driver = make_driver(args.speech)
+    driver = make_driver(args.speech, settings, ui=args.ui)
     if args.ui == "plain":
         print(INTRO, flush=True)
     return asyncio.run(_live(scenario, settings, driver, args.ui))
