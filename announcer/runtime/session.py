@@ -226,30 +226,35 @@ class LiveSession:
             self._handle_handshake_message(state, answer)
 
     def answer(self, answer: UserAnswer) -> AnswerOutcome:
-        """Check the answer now and send it in the background (for UIs on other threads)."""
-        loop = self._loop
-        if loop is None:
-            return AnswerOutcome(False, "Not running.")
-        future = asyncio.run_coroutine_threadsafe(self.answer_async(answer), loop)
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            return AnswerOutcome(True, "Sending.")
-        return future.result(timeout=30)
+        """Check the answer now; send it in the background (a UI on this loop cannot wait).
+
+        Every refusal is known at once; a delivery failure is announced when it happens.
+        """
+        checked = self._check_answer(answer)
+        if isinstance(checked, AnswerOutcome):
+            return checked
+        source_id, wire = checked
+        self._spawn(self._deliver(source_id, wire))
+        return AnswerOutcome(True, f"Sending: {_what(wire)}.")
 
     async def answer_async(self, answer: UserAnswer) -> AnswerOutcome:
         """Turn the answer into a reply (the engine checks it) and send it where it came from."""
+        checked = self._check_answer(answer)
+        if isinstance(checked, AnswerOutcome):
+            return checked
+        return await self._deliver(*checked)
+
+    def _check_answer(self, answer: UserAnswer) -> AnswerOutcome | tuple[str, dict[str, Any]]:
         token = answer.reply_token
         if token in self._lost_tokens:
             return AnswerOutcome(False, f"Nothing was sent: {self._lost_tokens[token]}")
         outcome = self.engine.answer(answer, self.clock())
+        if isinstance(outcome, ReplyReady):
+            self._answered.add(token)
         self._sync_prompts()
         if not isinstance(outcome, ReplyReady):
             return AnswerOutcome(False, outcome.message)
-        self._answered.add(token)
-        return await self._deliver(outcome.prompt.source_id, outcome.to_wire())
+        return outcome.prompt.source_id, outcome.to_wire()
 
     async def _deliver(self, source_id: str, wire: dict[str, Any]) -> AnswerOutcome:
         state = next((s for s in self.states if s.source == source_id), None)
@@ -257,6 +262,7 @@ class LiveSession:
             del wire["subscription_id"]  # never put the stand-in on the wire
         if state is None or not state.connected:
             reason = "the connection it came from is lost; the producer applies its default."
+            self._system(f"Nothing was sent: {reason}", urgency=Urgency.CRITICAL)
             return AnswerOutcome(False, f"Nothing was sent: {reason}")
         try:
             response = await state.transport.send(wire)
@@ -267,10 +273,7 @@ class LiveSession:
         if response is not None:
             self._handle_handshake_message(state, response)
         self._status_changed()
-        what = wire.get("decision")
-        if what is None:
-            what = _spoken_response(wire.get("response"))
-        return AnswerOutcome(True, f"Sent: {what}.")
+        return AnswerOutcome(True, f"Sent: {_what(wire)}.")
 
     def _sync_prompts(self) -> None:
         """Tell the UIs about prompts the engine opened or closed since last time."""
@@ -678,6 +681,11 @@ class LiveSession:
             return
         if self.clock() - self._last_frame_at >= DONE_GRACE_SECONDS:
             self.stop()
+
+
+def _what(wire: dict[str, Any]) -> str:
+    decision = wire.get("decision")
+    return str(decision) if decision is not None else _spoken_response(wire.get("response"))
 
 
 def _spoken_response(response: Any) -> str:

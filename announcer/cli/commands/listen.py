@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def add_listen_options(parser: argparse.ArgumentParser) -> None:
     ui = parser.add_argument_group("interface")
-    ui.add_argument("--ui", choices=_ui_choices(), default="plain")
+    ui.add_argument("--ui", choices=ui_choices(), default="plain")
     ui.add_argument(
         "--speech",
         default="auto",
@@ -74,7 +74,7 @@ def add_listen_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="log diagnostics to stderr")
 
 
-def _ui_choices() -> list[str]:
+def ui_choices() -> list[str]:
     choices = ["plain", "none"]
     with contextlib.suppress(ImportError):
         importlib.import_module("announcer.ui.tui")
