@@ -59,25 +59,46 @@ def babel_locale(language: str) -> Locale:
     return Locale.parse(_FALLBACK_LOCALE)
 
 
+# Babel applies a numbering system's symbols but keeps ASCII digits; CLDR locales whose default
+# system is one of these (ar-SA, fa, bn...) write their own digits, so they are put in here.
+_DIGIT_ZERO = {"arab": 0x0660, "arabext": 0x06F0, "beng": 0x09E6, "deva": 0x0966, "mymr": 0x1040}
+
+
+def _native_digits(text: str, language: str) -> str:
+    zero = _DIGIT_ZERO.get(babel_locale(language).default_numbering_system)
+    if zero is None:
+        return text
+    return text.translate({ord("0") + i: chr(zero + i) for i in range(10)})
+
+
 def format_number(value: float, language: str, *, max_fraction_digits: int = 2) -> str:
     """A decimal number with the locale's separators: ``1,234.5`` / ``1.234,5``."""
     pattern = "#,##0." + "#" * max_fraction_digits if max_fraction_digits > 0 else "#,##0"
-    return babel_numbers.format_decimal(
-        value, format=pattern, locale=babel_locale(language), numbering_system="default"
+    return _native_digits(
+        babel_numbers.format_decimal(
+            value, format=pattern, locale=babel_locale(language), numbering_system="default"
+        ),
+        language,
     )
 
 
 def format_integer(value: int, language: str) -> str:
     """A whole number with the locale's grouping (``12,000``, ``12.000``, ``12 000``)."""
-    return babel_numbers.format_decimal(
-        value, format="#,##0", locale=babel_locale(language), numbering_system="default"
+    return _native_digits(
+        babel_numbers.format_decimal(
+            value, format="#,##0", locale=babel_locale(language), numbering_system="default"
+        ),
+        language,
     )
 
 
 def format_percent(fraction: float, language: str) -> str:
     """``0.42`` -> ``42%`` / ``42 %``; AAEP progress ``percent`` fields are 0-100, divide first."""
-    return babel_numbers.format_percent(
-        fraction, locale=babel_locale(language), numbering_system="default"
+    return _native_digits(
+        babel_numbers.format_percent(
+            fraction, locale=babel_locale(language), numbering_system="default"
+        ),
+        language,
     )
 
 
@@ -95,8 +116,11 @@ def _has_long_units(locale: Locale) -> bool:
 def _unit_phrase(count: int, unit: str, language: str) -> str:
     locale = babel_locale(language)
     if _has_long_units(locale):
-        return babel_units.format_unit(
-            count, f"duration-{unit}", length="long", locale=locale, numbering_system="default"
+        return _native_digits(
+            babel_units.format_unit(
+                count, f"duration-{unit}", length="long", locale=locale, numbering_system="default"
+            ),
+            language,
         )
     t = translator(language)
     number = format_integer(count, language)

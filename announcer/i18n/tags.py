@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_LANGUAGE = re.compile(r"^[A-Za-z]{2,3}$|^[A-Za-z]{5,8}$")
+# 2-3 letters: the 5-8 letter registered form is unused in practice and would let
+# ``summary_normal_detailed`` pass for a language variant.
+_LANGUAGE = re.compile(r"^[A-Za-z]{2,3}$")
 _SCRIPT = re.compile(r"^[A-Za-z]{4}$")
 _REGION = re.compile(r"^[A-Za-z]{2}$|^[0-9]{3}$")
 _VARIANT = re.compile(r"^[A-Za-z0-9]{5,8}$|^[0-9][A-Za-z0-9]{3}$")
@@ -99,8 +101,8 @@ def parse_tag(text: str) -> LanguageTag | None:
         variants.append(pieces[index].lower())
         index += 1
     rest = pieces[index:]
-    if rest and len(rest[0]) != 1:
-        return None  # not an extension singleton: malformed
+    if rest and (len(rest[0]) != 1 or len(rest) < 2):
+        return None  # an extension is a singleton followed by at least one subtag
     extensions = "-".join(rest).lower()
     return LanguageTag(language, script, region, tuple(variants), extensions)
 

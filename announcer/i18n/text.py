@@ -68,7 +68,7 @@ def graphemes(text: str) -> list[str]:
 def truncate_graphemes(text: str, max_graphemes: int, ellipsis: str = "…") -> str:
     """Cut ``text`` to at most ``max_graphemes`` clusters, the ellipsis included.
 
-    Prefers to cut at a space in the last fifth so words stay whole.
+    Prefers to cut at a space in the last 40% so words stay whole.
     """
     if max_graphemes <= 0:
         return ""
@@ -77,7 +77,7 @@ def truncate_graphemes(text: str, max_graphemes: int, ellipsis: str = "…") -> 
         return text
     room = max(0, max_graphemes - len(graphemes(ellipsis)))
     kept = clusters[:room]
-    for index in range(len(kept) - 1, max(0, int(room * 0.8)) - 1, -1):
+    for index in range(len(kept) - 1, max(0, int(room * 0.6)) - 1, -1):
         if kept[index].isspace():
             kept = kept[:index]
             break
