@@ -103,7 +103,15 @@ def _split_key(text: str) -> tuple[str, ...]:
 
 
 def locate_key(lines: list[str], path: tuple[str, ...]) -> int | None:
-    """The 1-based line where the setting at ``path`` is written, if it can be found."""
+    """The 1-based line where the setting at ``path`` (or its nearest parent) is written."""
+    for length in range(len(path), 0, -1):
+        found = _locate_exact(lines, path[:length])
+        if found is not None:
+            return found
+    return None
+
+
+def _locate_exact(lines: list[str], path: tuple[str, ...]) -> int | None:
     table: tuple[str, ...] = ()
     best: int | None = None
     for number, line in enumerate(lines, start=1):
@@ -402,6 +410,11 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
+def _line_of(problem: ConfigProblem) -> int:
+    found = re.search(r", line (\d+)$", problem.location)
+    return int(found.group(1)) if found else 0
+
+
 def load_config(
     path: Path | None = None,
     *,
@@ -420,13 +433,15 @@ def load_config(
         merged["languages"] = system
         sources["languages"] = "system locale"
 
-    file_data, lines = read_file(file_path, problems)
+    file_problems: list[ConfigProblem] = []
+    file_data, lines = read_file(file_path, file_problems)
 
     def in_file(loc: tuple[str, ...]) -> str:
         number = locate_key(lines, loc)
         return f"{file_path}, line {number}" if number else str(file_path)
 
-    file_layer = validate_layer(file_data, in_file, problems)
+    file_layer = validate_layer(file_data, in_file, file_problems)
+    problems.extend(sorted(file_problems, key=_line_of))
     _merge(merged, file_layer)
     for key in file_layer:
         number = locate_key(lines, (key,))
