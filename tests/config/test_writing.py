@@ -1,4 +1,4 @@
-"""Write-back keeps the user's comments and layout, validates first, never clobbers a broken file."""
+"""Write-back keeps comments and layout, validates first, and never clobbers a broken file."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def test_a_broken_file_is_never_overwritten(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     broken = 'verbosity = "terse"\npitch = = 3\n'
     path.write_text(broken, encoding="utf-8")
-    with pytest.raises(ConfigError, match="not valid TOML.*nothing was written"):
+    with pytest.raises(ConfigError, match=r"not valid TOML.*nothing was written"):
         save_setting("verbosity", "normal", path)
     assert path.read_text("utf-8") == broken
 
