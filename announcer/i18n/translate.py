@@ -104,6 +104,15 @@ def translator(language: str) -> gettext.NullTranslations:
     return _load(chosen)
 
 
+def N_(message: str) -> str:  # noqa: N802 - the gettext convention extractors know
+    """Mark a string for extraction without translating it yet (tables of phrases).
+
+    ``PHRASES = {"transient": N_("A temporary problem...")}`` is found by
+    ``pybabel extract``; translate it where it is used: ``t.gettext(PHRASES[key])``.
+    """
+    return message
+
+
 def clear_cache() -> None:
     """Forget loaded catalogs (after a translator edits a ``.po``, or in tests)."""
     translator.cache_clear()

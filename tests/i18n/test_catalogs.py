@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from babel.messages.catalog import Catalog, Message
 from babel.messages.extract import extract_from_dir
+from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
@@ -57,8 +58,10 @@ def _template_messages() -> dict[tuple[str | None, str | tuple[str, ...]], Messa
 @pytest.fixture(scope="module")
 def code_messages() -> set[tuple[str | None, str | tuple[str, ...]]]:
     found: set[tuple[str | None, str | tuple[str, ...]]] = set()
+    with (ROOT / "babel.cfg").open(encoding="utf-8") as handle:
+        method_map, options_map = parse_mapping_cfg(handle, "babel.cfg")
     for _file, _line, message, _comments, context in extract_from_dir(
-        str(ROOT / "announcer"), method_map=[("**.py", "python")]
+        str(ROOT), method_map=method_map, options_map=options_map
     ):
         ident = message if isinstance(message, str) else tuple(m for m in message if m)
         if isinstance(ident, tuple) and len(ident) == 1:
