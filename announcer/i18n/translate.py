@@ -104,7 +104,7 @@ def translator(language: str) -> gettext.NullTranslations:
     return _load(chosen)
 
 
-def N_(message: str) -> str:  # noqa: N802 - the gettext convention extractors know
+def N_(message: str) -> str:
     """Mark a string for extraction without translating it yet (tables of phrases).
 
     ``PHRASES = {"transient": N_("A temporary problem...")}`` is found by
