@@ -30,6 +30,7 @@ __all__ = [
     "FieldChoice",
     "choose_language",
     "chunk_language",
+    "closest_language",
     "field_variants",
     "match_language",
     "pick_field_variant",
@@ -102,6 +103,26 @@ def choose_language(
     if event_language:
         return event_language
     return offers[0][0] if offers else None
+
+
+def closest_language(language: str, supported: Sequence[str]) -> str | None:
+    """The supported language (a voice's, a braille table's) nearest to ``language``, or None.
+
+    Rules 1-3 of §11.1.3, then a sibling region (an ``en-US`` voice reads ``en-GB``
+    text well); never a different language: None means "no voice for this
+    language", which the caller must say (``notices.LanguageNotices``).
+    """
+    tag = parse_tag(language)
+    if tag is None:
+        return None
+    offers = _parsed(supported)
+    found = _match_one(tag, offers)
+    if found is not None:
+        return found
+    for raw, offered in offers:
+        if tag.same_language(offered):
+            return raw
+    return None
 
 
 def field_variants(

@@ -9,14 +9,17 @@ pair returns the sentence to say, later calls return None.
 from __future__ import annotations
 
 from announcer.i18n.format import language_name
+from announcer.i18n.tags import primary_subtag
 from announcer.i18n.translate import catalog_language, has_catalog, translator
 
 
 def voice_missing_phrase(wanted: str, used: str, ui_language: str) -> str:
     """"No Yoruba voice installed, using English." in the listener's language."""
     t = translator(ui_language)
+    # The language alone: "Yoruba", not "Yoruba (Nigeria)"; the region rarely matters to a voice.
     return t.gettext("No {wanted} voice installed, using {used}.").format(
-        wanted=language_name(wanted, ui_language), used=language_name(used, ui_language)
+        wanted=language_name(primary_subtag(wanted), ui_language),
+        used=language_name(primary_subtag(used), ui_language),
     )
 
 
@@ -24,7 +27,7 @@ def catalog_missing_phrase(wanted: str, ui_language: str) -> str:
     """Told when the product's own phrases are not translated into the user's language."""
     t = translator(ui_language)
     return t.gettext("Announcer is not translated into {wanted} yet; using {used}.").format(
-        wanted=language_name(wanted, ui_language),
+        wanted=language_name(primary_subtag(wanted), ui_language),
         used=language_name(catalog_language([ui_language]), ui_language),
     )
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from announcer.i18n.negotiate import (
     choose_language,
     chunk_language,
+    closest_language,
     field_variants,
     match_language,
     pick_field_variant,
@@ -212,3 +213,16 @@ def test_chunk_language_overrides_primary_and_invalid_ones_fall_back() -> None:
     assert chunk_language(None, "en-US") == "en-US"
     assert chunk_language("???", "ar") == "ar"
     assert chunk_language(7, None) == "und"
+
+
+# --- voices and other per-language resources ---
+
+
+def test_closest_language_for_voices_never_crosses_languages() -> None:
+    voices = ["en-US", "es-ES", "pt-BR", "ar"]
+    assert closest_language("en-GB", voices) == "en-US"
+    assert closest_language("es-419", voices) == "es-ES"
+    assert closest_language("ar-EG", voices) == "ar"
+    assert closest_language("pt", voices) == "pt-BR"
+    assert closest_language("yo-NG", voices) is None
+    assert closest_language("not a tag", voices) is None
