@@ -25,6 +25,7 @@ __all__ = [
     "Direction",
     "comparison_key",
     "first_strong_direction",
+    "for_display",
     "graphemes",
     "isolate",
     "language_direction",
@@ -133,6 +134,15 @@ def isolate(text: str, direction: str | None = None) -> str:
     """
     opener = {"ltr": LRI, "rtl": RLI}.get(direction or "", FSI)
     return f"{opener}{text}{PDI}"
+
+
+def for_display(text: str, declared: str | None = None, language: str | None = None) -> str:
+    """Producer text ready to sit in a UI line next to our own labels (§11.4.1, §11.4.2).
+
+    Isolated in its resolved direction, so ``"Question from bot: " + for_display(arabic)``
+    keeps both parts in order on a bidi-capable terminal; the controls are zero-width.
+    """
+    return isolate(text, resolve_direction(text, declared, language))
 
 
 def strip_bidi_controls(text: str) -> str:

@@ -23,6 +23,7 @@ from announcer.i18n.text import (
     PDI,
     RLI,
     comparison_key,
+    for_display,
     graphemes,
     isolate,
     language_direction,
@@ -106,6 +107,12 @@ def test_language_direction() -> None:
     assert language_direction("yo-NG") == "ltr"
     assert language_direction("az-Arab") == "rtl"
     assert language_direction(None) == "ltr"
+
+
+def test_for_display_isolates_in_the_resolved_direction() -> None:
+    assert for_display("هل تريد المتابعة؟", "auto") == f"{RLI}هل تريد المتابعة؟{PDI}"
+    assert for_display("build.sh", None, "ar")[0] == "\u2066"  # first strong letter is Latin
+    assert for_display("123", "rtl")[0] == RLI
 
 
 def test_isolates_wrap_embedded_text_and_can_be_stripped_for_speech() -> None:
