@@ -14,6 +14,7 @@ from announcer.config.loader import (
     system_languages,
 )
 from announcer.config.paths import config_path
+from announcer.config.store import SettingsStore
 from announcer.config.writer import (
     ConfigError,
     ensure_file,
@@ -26,6 +27,7 @@ __all__ = [
     "ConfigError",
     "ConfigProblem",
     "LoadedConfig",
+    "SettingsStore",
     "add_settings_flags",
     "config_path",
     "ensure_file",

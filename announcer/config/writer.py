@@ -180,7 +180,9 @@ def save_settings(
     """
     target = path if path is not None else config_path()
     if base is None:
-        base = load_config(target, env={}).settings
+        # The file, defaults and system locale: not this run's ANNOUNCER_* variables.
+        quiet = {k: v for k, v in os.environ.items() if not k.startswith("ANNOUNCER_")}
+        base = load_config(target, env=quiet).settings
     changed = {
         name: getattr(settings, name)
         for name in UserSettings.model_fields

@@ -164,3 +164,30 @@ def test_ensure_and_reset(tmp_path: Path) -> None:
     assert backup is not None and backup.read_text("utf-8") == edited
     assert path.read_text("utf-8") == TEMPLATE
     assert reset_file(tmp_path / "other.toml") is None
+
+
+def test_settings_store_saves_only_what_the_user_changed_and_survives_restart(
+    user_file: Path,
+) -> None:
+    from announcer.config import SettingsStore
+
+    said: list[str] = []
+    store = SettingsStore.load(
+        user_file, env={"ANNOUNCER_BACKEND": "jsonl"}, flags={"verbosity": "terse"},
+        report=said.append,
+    )
+    assert said == []
+    assert (store.settings.backend, store.settings.verbosity) == ("jsonl", "terse")
+    # The user turns earcons off and picks a Yoruba voice on the settings screen.
+    changed = store.settings.model_copy(
+        update={"earcons": False, "voices": {**store.settings.voices, "yo": "yoruba+m2"}}
+    )
+    assert sorted(store.save(changed)) == ["earcons", "voices"]
+    assert store.save(changed) == []  # nothing new to write
+    # Restart without the flag and the variable: the user's choices are kept, the run's are not.
+    restarted = SettingsStore.load(user_file, env={})
+    s = restarted.settings
+    assert (s.earcons, s.voices["yo"], s.verbosity, s.backend) == (
+        False, "yoruba+m2", "detailed", "auto"
+    )
+    assert "# check again in March" in user_file.read_text("utf-8")
