@@ -107,20 +107,7 @@ def _speech(language: str, tmp_path: Path) -> list[dict[str, Any]]:
     return [r for r in records if r.get("action") == "speak"]
 
 
-# Known engine bug: the scheduler says "{count} more updates skipped." in the language of the
-# last skipped item (announcer/engine/scheduler.py, _skip_language), not in the listener's. In the
-# Yoruba demo the skipped items are the producer's English text, so the phrase comes out in
-# English. Remove this mark when the scheduler uses the listener's catalog language.
-_SKIP_LANGUAGE_BUG = pytest.mark.xfail(
-    strict=True, reason="scheduler's skipped-updates phrase uses the skipped item's language"
-)
-LANGUAGES = [
-    pytest.param(tag, marks=_SKIP_LANGUAGE_BUG) if tag == "yo" else tag
-    for tag in sorted(CATALOG_FOLDERS)
-]
-
-
-@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("language", sorted(CATALOG_FOLDERS))
 def test_demo_speaks_generated_phrases_only_in_the_listeners_language(
     language: str, tmp_path: Path
 ) -> None:
