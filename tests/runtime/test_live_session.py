@@ -444,3 +444,55 @@ def test_reconnection_delays_start_under_a_second_and_are_capped() -> None:
     assert delays[10] > delays[0]
     backoff.reset()
     assert backoff.next_delay() <= 1.0
+
+
+async def test_confirmation_over_a_unix_socket_and_over_stdio(tmp_path: Path) -> None:
+    """The same question answered over B.4 and B.6; the producer proceeds only on a valid token."""
+    import sys
+
+    sock = str(tmp_path / "p.sock")
+    server = await start_producer("confirm", unix_path=sock)
+    command = (
+        f"{sys.executable} -m announcer demo-producer --stdio --speed 0.05 "
+        f"--scenario {Path(__file__).parents[1] / 'producer' / 'scenarios' / 'confirm.json'}"
+    )
+    recorder = Recorder()
+    session = _session([f"unix:{sock}", f"stdio:{command}"])
+    session.subscribe(recorder)
+    try:
+        async with running(session):
+            await recorder.wait_until(lambda: len(recorder.prompts) == 2)
+            for prompt in recorder.prompts:
+                outcome = await session.answer_async(
+                    UserAnswer(prompt.reply_token, decision="accept")
+                )
+                assert outcome.sent, outcome.message
+            await recorder.wait_until(lambda: recorder.count("Email sent.") == 2)
+    finally:
+        await server.close()
+    assert [r.reply_token for r in server.core.replies] == [
+        p.reply_token for p in recorder.prompts if p.source_id.startswith("unix:")
+    ]
+
+
+async def test_a_frozen_websocket_producer_is_detected_by_ping() -> None:
+    import os
+    import signal
+
+    proc, port = start_producer_process("--scenario", "tests/producer/scenarios/ticker.json")
+    recorder = Recorder()
+    settings = UserSettings()
+    options = TransportOptions(stall_seconds=2.0)
+    session = LiveSession([f"ws://127.0.0.1:{port}/aaep/v1/ws"], settings, options)
+    session.subscribe(recorder)
+    try:
+        async with running(session):
+            await recorder.wait_prompt()
+            os.kill(proc.pid, signal.SIGSTOP)  # alive but silent: no frames, no pongs
+            try:
+                await recorder.wait_text("Connection to Test producer lost")
+            finally:
+                os.kill(proc.pid, signal.SIGCONT)
+            await recorder.wait_text("Reconnected")
+    finally:
+        stop_process(proc)
