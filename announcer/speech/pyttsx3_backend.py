@@ -14,9 +14,11 @@ import contextlib
 import itertools
 import logging
 import queue
+import re
 import shutil
 import sys
 import tempfile
+import textwrap
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -61,6 +63,30 @@ class EngineVoice:
 def _quiet_print(*_args: object, **_kwargs: object) -> None:
     """Stands in for ``print`` in pyttsx3's espeak driver, which announces every saved file
     on stdout and would corrupt the text/jsonl output that shares it."""
+
+
+_CLAUSE_END = re.compile(r"(?<=[.!?;:])\s+")
+FIRST_CHUNK_CHARS = 160
+CHUNK_CHARS = 400
+
+
+def speech_chunks(text: str) -> list[str]:
+    """Split a text at sentence ends into chunks: a short first one, so the voice starts
+    at once (espeak-ng takes ~1 s for 3,000 characters), then larger ones synthesised
+    while the earlier ones play."""
+    chunks: list[str] = []
+    current = ""
+    for sentence in _CLAUSE_END.split(" ".join(text.split())):
+        for part in textwrap.wrap(sentence, CHUNK_CHARS) or []:
+            limit = CHUNK_CHARS if chunks else FIRST_CHUNK_CHARS
+            if current and len(current) + 1 + len(part) > limit:
+                chunks.append(current)
+                current = part
+            else:
+                current = f"{current} {part}" if current else part
+    if current:
+        chunks.append(current)
+    return chunks
 
 
 class Synthesizer:
@@ -230,6 +256,10 @@ class _Utterance:
     stopped: bool = False
     finished: bool = False
     files: list[Path] = field(default_factory=list)
+    # long texts: the chunks still to synthesise while the first ones play
+    pending: list[str] = field(default_factory=list)
+    later_wavs: list[Path] = field(default_factory=list)
+    settings: VoiceSettings = field(default_factory=VoiceSettings)
 
 
 class Pyttsx3Backend:
@@ -328,10 +358,12 @@ class Pyttsx3Backend:
         earcon = earcon_path(announcement.earcon) if self.earcons else None
         if earcon is not None:
             utterance.files.append(earcon)
-        if announcement.text.strip():
+        chunks = speech_chunks(announcement.text)
+        if chunks:
             utterance.wav = self._work_dir / f"utterance-{utterance.number}.wav"
-            settings = self.voice_for(announcement.language, voice)
-            future = self._synth.synthesize(announcement.text, settings, utterance.wav)
+            utterance.settings = self.voice_for(announcement.language, voice)
+            utterance.pending = chunks[1:]
+            future = self._synth.synthesize(chunks[0], utterance.settings, utterance.wav)
             future.add_done_callback(lambda done: self._synthesized(utterance, done))
         else:
             self._play(utterance)
@@ -347,6 +379,36 @@ class Pyttsx3Backend:
         assert utterance.wav is not None
         utterance.files.append(utterance.wav)
         self._play(utterance)
+        if utterance.pending:
+            self._synthesize_next(utterance)
+
+    def _synthesize_next(self, utterance: _Utterance) -> None:
+        """Synthesise the next chunk of a long text while the previous one plays."""
+        assert self._work_dir is not None
+        playback = utterance.playback
+        if utterance.stopped or playback is None:
+            return
+        if not utterance.pending:
+            playback.end()
+            return
+        text = utterance.pending.pop(0)
+        path = self._work_dir / (
+            f"utterance-{utterance.number}.{len(utterance.later_wavs) + 2}.wav"
+        )
+        utterance.later_wavs.append(path)
+
+        def synthesized(future: Future[Path]) -> None:
+            if utterance.stopped:
+                return
+            error = future.exception()
+            if error is not None:
+                log.warning("pyttsx3 backend: a later part could not be synthesised: %s", error)
+                playback.end()
+                return
+            playback.append(path)
+            self._synthesize_next(utterance)
+
+        self._synth.synthesize(text, utterance.settings, path).add_done_callback(synthesized)
 
     def _play(self, utterance: _Utterance) -> None:
         assert self.player is not None
@@ -358,7 +420,9 @@ class Pyttsx3Backend:
                 if start:
                     self.history.append((utterance.announcement, utterance.wav))
                     utterance.playback = self.player.play(
-                        list(utterance.files), lambda result: self._played(utterance, result)
+                        list(utterance.files),
+                        lambda result: self._played(utterance, result),
+                        open_ended=bool(utterance.pending),
                     )
         if not start:
             self._discard(utterance)
@@ -400,9 +464,10 @@ class Pyttsx3Backend:
 
     @staticmethod
     def _discard(utterance: _Utterance) -> None:
-        if utterance.wav is not None:
-            with contextlib.suppress(OSError):
-                utterance.wav.unlink()
+        for wav in [utterance.wav, *utterance.later_wavs]:
+            if wav is not None:
+                with contextlib.suppress(OSError):
+                    wav.unlink()
 
     def stop(self) -> None:
         with self._lock:
