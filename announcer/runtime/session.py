@@ -28,7 +28,7 @@ from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.replies import ReplyReady
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
-from announcer.i18n.translate import N_, catalog_language, translator
+from announcer.i18n.translate import catalog_language, translator
 from announcer.runtime.backoff import Backoff
 from announcer.runtime.capabilities import (
     capabilities_from_settings,
@@ -54,20 +54,20 @@ DONE_GRACE_SECONDS = 2.0
 # none. The engine gets this stand-in, and it is removed before the reply is sent.
 UNNEGOTIATED = "sub_unnegotiated"
 _CLOSED_WORDS = {
-    "answered": N_("it was answered."),
-    "voided": N_("the agent no longer needs an answer."),
-    "expired": N_("the time to answer ran out; the producer applies its default."),
-    "superseded": N_("too many questions were waiting."),
+    "answered": "it was answered.",
+    "voided": "the agent no longer needs an answer.",
+    "expired": "the time to answer ran out; the producer applies its default.",
+    "superseded": "too many questions were waiting.",
 }
 _REJECTION_WORDS = {
-    "version_unsupported": N_("it does not support this version of the protocol"),
-    "manifest_signature_required": N_("it has no signed manifest"),
-    "capabilities_incompatible": N_("it cannot serve the settings asked for"),
-    "rate_limit": N_("it has too many listeners right now"),
-    "authentication_required": N_("it needs a token (use --token-env or --token-file)"),
-    "authorization_denied": N_("the token was not accepted"),
-    "transport_unavailable": N_("it does not serve this kind of connection"),
-    "unknown": N_("it gave no reason"),
+    "version_unsupported": "it does not support this version of the protocol",
+    "manifest_signature_required": "it has no signed manifest",
+    "capabilities_incompatible": "it cannot serve the settings asked for",
+    "rate_limit": "it has too many listeners right now",
+    "authentication_required": "it needs a token (use --token-env or --token-file)",
+    "authorization_denied": "the token was not accepted",
+    "transport_unavailable": "it does not serve this kind of connection",
+    "unknown": "it gave no reason",
 }
 
 
@@ -300,7 +300,7 @@ class LiveSession:
                     listener.prompt_voided(token, "answered")
                 continue
             reason = self._lost_tokens.get(token) or self._t(
-                _CLOSED_WORDS.get(str(self.engine.book.closed_reason(token)), N_("it was closed."))
+                _CLOSED_WORDS.get(str(self.engine.book.closed_reason(token)), "it was closed.")
             )
             for listener in list(self.listeners):
                 listener.prompt_voided(token, reason)
@@ -671,7 +671,11 @@ class LiveSession:
         self._run(self.engine.scheduler.submit(announcement, self.clock()))
 
     def _t(self, message: str) -> str:
-        """Our own phrases go through the product's catalogs (announcer.i18n)."""
+        """Our own phrases go through the product's catalogs (announcer.i18n).
+
+        They are not extracted into the catalogs yet (each shipped language needs its
+        translations first), so for now they come out in English.
+        """
         return translator(catalog_language(self.settings.languages)).gettext(message)
 
     def _nothing_sent(self, reason: str) -> str:

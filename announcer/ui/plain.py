@@ -78,8 +78,12 @@ class PlainUi:
             with contextlib.suppress(RuntimeError):  # the loop has closed
                 loop.call_soon_threadsafe(self._on_line, line.rstrip("\r\n"))
 
-    def _(self, message: str) -> str:
-        """The interface's own words, in the user's language when a catalog has them."""
+    def _tr(self, message: str) -> str:
+        """The interface's own words, in the user's language once a catalog has them.
+
+        Not yet extracted into the catalogs (they need translating into every shipped
+        language first); until then this returns the English text.
+        """
         languages = self.session.settings.languages if self.session is not None else ["en"]
         return translator(catalog_language(languages)).gettext(message)
 
@@ -124,22 +128,22 @@ class PlainUi:
         event = prompt.event
         who = f" ({clean(prompt.producer_name)})" if prompt.producer_name else ""
         if prompt.kind == "confirmation":
-            self._print(self._("Accept or reject? [a/r]") + who)
+            self._print(self._tr("Accept or reject? [a/r]") + who)
             return
         kind = _clarification_kind(event)
         if kind == "yes_no":
-            self._print(self._("Yes or no? [y/n]") + who)
+            self._print(self._tr("Yes or no? [y/n]") + who)
         elif kind == "multiple_choice":
             for number, choice in enumerate(_choices(event), start=1):
                 self._print(f"  {number}. {clean(choice[1])}")
             self._print(
-                self._("Choose a number from 1 to {count}:").format(count=len(_choices(event)))
+                self._tr("Choose a number from 1 to {count}:").format(count=len(_choices(event)))
                 + who
             )
         elif kind == "numeric":
-            self._print(self._("Type a number:") + who)
+            self._print(self._tr("Type a number:") + who)
         else:
-            self._print(self._("Type your answer and press Enter:") + who)
+            self._print(self._tr("Type your answer and press Enter:") + who)
 
     def _on_line(self, line: str) -> None:
         text = line.strip()
@@ -149,7 +153,7 @@ class PlainUi:
         prompt = self._current
         if prompt is None:
             if text:
-                self._print(self._("No question is waiting. Type :help for commands."))
+                self._print(self._tr("No question is waiting. Type :help for commands."))
             return
         answer = self._parse(prompt, text)
         if answer is None:
@@ -183,7 +187,7 @@ class PlainUi:
                 return UserAnswer(prompt.reply_token, decision="accept")
             if lowered in ("r", "reject", "n"):
                 return UserAnswer(prompt.reply_token, decision="reject")
-            self._print(self._("Please type a to accept or r to reject."))
+            self._print(self._tr("Please type a to accept or r to reject."))
             return None
         event = prompt.event
         kind = _clarification_kind(event)
@@ -192,14 +196,14 @@ class PlainUi:
                 return UserAnswer(prompt.reply_token, response=True)
             if lowered in ("n", "no"):
                 return UserAnswer(prompt.reply_token, response=False)
-            self._print(self._("Please type y for yes or n for no."))
+            self._print(self._tr("Please type y for yes or n for no."))
             return None
         if kind == "multiple_choice":
             choices = _choices(event)
             if text.isdigit() and 1 <= int(text) <= len(choices):
                 return UserAnswer(prompt.reply_token, response=choices[int(text) - 1][0])
             self._print(
-                self._("Please type a number from 1 to {count}.").format(count=len(choices))
+                self._tr("Please type a number from 1 to {count}.").format(count=len(choices))
             )
             return None
         if kind == "numeric":
@@ -208,12 +212,12 @@ class PlainUi:
             except ValueError:
                 number = math.nan
             if not math.isfinite(number):
-                self._print(self._("That is not a number. Please type a number, like 3 or 2.5."))
+                self._print(self._tr("That is not a number. Please type a number, like 3 or 2.5."))
                 return None
             value: int | float = int(number) if number.is_integer() else number
             return UserAnswer(prompt.reply_token, response=value)
         if not text:
-            self._print(self._("The answer is empty."))
+            self._print(self._tr("The answer is empty."))
             return None
         return UserAnswer(prompt.reply_token, response=text)
 

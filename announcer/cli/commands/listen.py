@@ -171,7 +171,7 @@ def format_adapter(name: str) -> Callable[[str], list[dict[str, Any]]] | None:
     return to_events
 
 
-def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str = "plain") -> Any:
+def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str | None = None) -> Any:
     """A speech driver for ``--speech``; ``None`` means print only.
 
     ``auto`` tries a screen reader, speech-dispatcher, then pyttsx3 (and, without the
@@ -181,15 +181,16 @@ def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str = "p
     if spec == "none":
         return None
     from announcer.speech.auto import FallbackBackend
+    from announcer.speech.backends import create_backend
     from announcer.speech.driver import SpeechDriver
-    from announcer.speech.registry import backend_factory, create_backend, user_voice
+    from announcer.speech.registry import backend_factory, user_voice
 
     name, _, argument = spec.partition(":")
     backend: Any
     try:
-        if name == "auto":
+        if name == "auto" and ui == "plain":
             # The plain UI already prints every line; a text "voice" would print it twice.
-            order = ["screenreader", "speechd", "pyttsx3"] + ([] if ui == "plain" else ["text"])
+            order = ["screenreader", "speechd", "pyttsx3"]
             backend = FallbackBackend(
                 [(n, backend_factory(n, settings, speechd_autospawn=False)) for n in order]
             )
@@ -198,10 +199,8 @@ def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str = "p
                 raise SystemExit("announcer: --speech jsonl:PATH needs a file path")
             stream = open(argument, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as we do)
             backend = create_backend("jsonl", settings, stream=stream)
-        elif name == "text":
-            backend = create_backend("text", settings, stream=sys.stderr)
         else:
-            backend = create_backend(name, settings)
+            backend = create_backend(name, settings)  # text goes to stderr
         backend.start()
     except ValueError as exc:
         raise SystemExit(f"announcer: --speech: {exc}") from None
