@@ -22,7 +22,14 @@ from typing import Any
 
 from announcer.formats.base import FormatAdapter, JsonObject, get_path, get_str
 from announcer.formats.builder import AaepBuilder, SessionState, parse_time, spoken_tool
-from announcer.formats.speakable import clip, command_words, plain, speak_duration_ms, speak_value
+from announcer.formats.speakable import (
+    clip,
+    command_words,
+    plain,
+    speak_duration_ms,
+    speak_folder,
+    speak_value,
+)
 
 ANNOUNCER_EXTENSION = "x-announcer"  # where mapping files leave display styles for us
 
@@ -123,7 +130,7 @@ class AepAdapter(FormatAdapter):
 
         if etype in ("session.start", "session.started", "session.resume"):
             cwd = get_str(env, "workspace", "cwd")
-            where = f" in {speak_value(cwd, 'path')}" if cwd else ""
+            where = f" in {speak_folder(cwd)}" if cwd else ""
             b.session_started(
                 sess, now, normal=f"{who} session started{where}.", terse=f"{who} started.", at=at
             )

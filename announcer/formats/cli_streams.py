@@ -17,7 +17,14 @@ from typing import Any
 
 from announcer.formats.base import JsonObject, get_path, get_str
 from announcer.formats.builder import parse_time
-from announcer.formats.speakable import clip, command_words, plain, speak_duration_ms, speak_path
+from announcer.formats.speakable import (
+    clip,
+    command_words,
+    plain,
+    speak_duration_ms,
+    speak_folder,
+    speak_path,
+)
 from announcer.formats.wrapper import Hints, NativeStreamAdapter, tools_facet
 
 
@@ -76,7 +83,7 @@ class ClaudeCodeStreamAdapter(NativeStreamAdapter):
         hints.lifecycle = "session_started"
         hints.model = get_str(obj, "model")
         cwd = get_str(obj, "cwd")
-        hints.summary = "Claude Code started" + (f" in {speak_path(cwd)}." if cwd else ".")
+        hints.summary = "Claude Code started" + (f" in {speak_folder(cwd)}." if cwd else ".")
         hints.terse = "Claude Code started."
         self.push(
             self.wrapper("Status", channel="status", message="session started", hints=hints), now

@@ -19,7 +19,7 @@ from announcer.formats.aep import AepAdapter
 from announcer.formats.base import AdapterOutput, FormatAdapter, JsonObject, get_str
 from announcer.formats.builder import AaepBuilder, spoken_tool
 from announcer.formats.mapping import Mapping, builtin_mapping
-from announcer.formats.speakable import command_words, speak_path
+from announcer.formats.speakable import command_words, speak_folder
 
 BLOCKING_HOOKS = ("PreToolUse", "PermissionRequest")
 Decision = Literal["allow", "deny", "ask"]
@@ -91,7 +91,7 @@ def hook_confirmation(
     spoken = spoken_tool(tool)
     cwd = get_str(payload, "cwd")
     action = f"{spoken}: {what}" if what else spoken
-    where = f" in {speak_path(cwd)}" if cwd else ""
+    where = f" in {speak_folder(cwd)}" if cwd else ""
     description = get_str(tool_input, "description") if isinstance(tool_input, dict) else None
     seed = get_str(payload, "tool_use_id") or f"{tool}|{now}"
     extra: dict[str, Any] = {

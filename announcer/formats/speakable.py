@@ -48,6 +48,12 @@ def speak_path(path: str) -> str:
     return f"{parts[-1]} in {parts[-2]}"
 
 
+def speak_folder(path: str) -> str:
+    """A working directory is named by its last folder: ``/home/me/proj`` -> ``proj``."""
+    parts = [p for p in re.split(r"[\\/]", path.rstrip("/\\")) if p and p != "~"]
+    return parts[-1] if parts else path or "/"
+
+
 def speak_url(url: str) -> str:
     """``https://github.com/org/repo/pull/7`` -> ``a link to github.com``."""
     host = urlsplit(url).hostname
