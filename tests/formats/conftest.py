@@ -1,0 +1,44 @@
+"""Shared helpers for the format adapter tests: run a stream, validate, speak."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from announcer.formats import AdapterOutput, get_adapter
+from tests.formats.aaep_schemas import PEERS, assert_valid
+
+STREAMS = PEERS / "agent-cli-streams"
+FORMAT_BY_PREFIX = {"claude": "claude-code", "codex": "codex", "gemini": "gemini", "opencode": "opencode"}
+
+
+def run_stream(name: str, lines: list[bytes] | list[str], start: float = 1_700_000_000.0) -> AdapterOutput:
+    adapter = get_adapter(name)
+    total = AdapterOutput()
+    for index, line in enumerate(lines):
+        total.extend(adapter.feed(line, start + index))
+    total.extend(adapter.finish(start + len(lines)))
+    return total
+
+
+def run_file(name: str, path: Path) -> AdapterOutput:
+    return run_stream(name, path.read_bytes().splitlines(keepends=True))
+
+
+def spoken(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """What a listener hears at normal verbosity: (event type, text)."""
+    out = []
+    for event in events:
+        kind = event["type"].removeprefix("aaep:agent.")
+        text = event.get("chunk") if kind == "output.streaming" else event.get("summary_normal", "")
+        if kind == "output.streaming" and text == "":
+            continue  # a completion marker, silent
+        out.append((kind, text or ""))
+    return out
+
+
+@pytest.fixture
+def validate():
+    return assert_valid
