@@ -124,7 +124,12 @@ class AepAdapter(FormatAdapter):
         who = b.agent_name
         text = content_text(env)
         action_id = get_str(env, "action", "id")
-        tool_name = get_str(env, "tool", "name") or get_str(env, "action", "type")
+        tool_name = get_str(env, "tool", "name")
+        opened = sess.open_tools.get(action_id) if action_id else None
+        if tool_name is None and opened is not None:
+            tool_name = opened.tool  # joined by action.id
+        if tool_name is None and etype == "action.requested":
+            tool_name = get_str(env, "action", "type")
         if tool_name and get_str(env, "server", "name") and not tool_name.startswith("mcp__"):
             tool_name = f"mcp__{get_str(env, 'server', 'name')}__{tool_name}"
 

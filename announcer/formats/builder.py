@@ -357,7 +357,10 @@ class AaepBuilder:
             if duration_ms is None:
                 elapsed = (at if at is not None else now) - opened.started
                 duration_ms = int(elapsed * 1000) if elapsed >= 0 else None
-        spoken = spoken_tool(tool_name or tool) if (tool_name or opened) else "A tool"
+        if opened is not None:
+            spoken = spoken_tool(opened.tool)
+        else:
+            spoken = spoken_tool(tool_name) if tool_name else "A tool"
         if normal is None:
             if status == "success":
                 normal = f"{spoken} finished."

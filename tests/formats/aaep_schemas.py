@@ -32,7 +32,9 @@ def _validator(event_type: str) -> Draft202012Validator:
 
 def schema_errors(event: dict[str, Any]) -> list[str]:
     validator = _validator(event["type"])
-    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(event)]
+    return [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(event)
+    ]
 
 
 def assert_valid(events: list[dict[str, Any]]) -> None:

@@ -11,10 +11,17 @@ from announcer.formats import AdapterOutput, get_adapter
 from tests.formats.aaep_schemas import PEERS, assert_valid
 
 STREAMS = PEERS / "agent-cli-streams"
-FORMAT_BY_PREFIX = {"claude": "claude-code", "codex": "codex", "gemini": "gemini", "opencode": "opencode"}
+FORMAT_BY_PREFIX = {
+    "claude": "claude-code",
+    "codex": "codex",
+    "gemini": "gemini",
+    "opencode": "opencode",
+}
 
 
-def run_stream(name: str, lines: list[bytes] | list[str], start: float = 1_700_000_000.0) -> AdapterOutput:
+def run_stream(
+    name: str, lines: list[bytes] | list[str], start: float = 1_700_000_000.0
+) -> AdapterOutput:
     adapter = get_adapter(name)
     total = AdapterOutput()
     for index, line in enumerate(lines):

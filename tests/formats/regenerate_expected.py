@@ -8,16 +8,22 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.formats.conftest import FORMAT_BY_PREFIX, STREAMS, run_file, spoken
 from tests.formats.aaep_schemas import PEERS
+from tests.formats.conftest import FORMAT_BY_PREFIX, STREAMS, run_file, spoken
 
 EXPECTED = Path(__file__).parent / "expected"
 
 
 def stream_cases() -> dict[str, tuple[str, Path]]:
     cases = {p.name: (FORMAT_BY_PREFIX[p.name.split("_")[0]], p) for p in sorted(STREAMS.iterdir())}
-    cases["codex-exec/exec-json-sample.jsonl"] = ("codex", PEERS / "codex-exec" / "exec-json-sample.jsonl")
-    cases["aep-agenteventprotocol/golden.jsonl"] = ("aep", PEERS / "aep-agenteventprotocol" / "golden.jsonl")
+    cases["codex-exec/exec-json-sample.jsonl"] = (
+        "codex",
+        PEERS / "codex-exec" / "exec-json-sample.jsonl",
+    )
+    cases["aep-agenteventprotocol/golden.jsonl"] = (
+        "aep",
+        PEERS / "aep-agenteventprotocol" / "golden.jsonl",
+    )
     return cases
 
 

@@ -128,7 +128,9 @@ def test_ingest_applies_bounds_and_text_is_spoken_in_order(validate):
     big_text = "Hello. " + "é" * TEXT_MAX_BYTES  # 65543 bytes + 65536 bytes -> 3 pieces
     long_message = "w" * (MESSAGE_MAX_BYTES + 100)
     lines = [
-        json.dumps({"agent_kind": "codex", "kind": "TextOutput", "channel": "c" * 200, "text": big_text}),
+        json.dumps(
+            {"agent_kind": "codex", "kind": "TextOutput", "channel": "c" * 200, "text": big_text}
+        ),
         json.dumps({"agent_kind": "codex", "kind": "Status", "message": long_message}),
         json.dumps(
             {

@@ -66,10 +66,17 @@ def test_claude_code_tool_call_joined_to_result_by_id(validate):
     assert invoked["summary_normal"] == "Running Bash: npm test."
     assert completed["status"] == "error" and completed["error_message"] == "1 failing"
     assert out.events[0]["summary_normal"] == "Claude Code started in shop."
-    assert out.events[0]["producer"] == {"agent_id": "claude-code", "agent_name": "Claude Code", "model": "m"}
+    assert out.events[0]["producer"] == {
+        "agent_id": "claude-code",
+        "agent_name": "Claude Code",
+        "model": "m",
+    }
     done = out.events[-1]
     assert done["type"] == "aaep:agent.session.completed"
-    assert done["summary_detailed"] == "Claude Code finished, took 4 seconds, 2 turns, cost 0.01 dollars."
+    assert (
+        done["summary_detailed"]
+        == "Claude Code finished, took 4 seconds, 2 turns, cost 0.01 dollars."
+    )
 
 
 def test_claude_code_partial_messages_are_not_spoken_twice(validate):
