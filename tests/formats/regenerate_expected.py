@@ -1,4 +1,4 @@
-"""Rewrite tests/formats/expected/*.json from the current adapters (review the diff before committing).
+"""Rewrite tests/formats/expected/*.json from the adapters (review the diff before committing).
 
 Run: /work/venv/bin/python -m tests.formats.regenerate_expected
 """

@@ -201,7 +201,8 @@ def test_json_pointer_resolution():
             "events[0].canonical_event",
         ),
         (
-            "schema_version: aep.mapping/v1\nagent: x\nevents: [{canonical_event: a, when: {x: 1}}]",
+            "schema_version: aep.mapping/v1\nagent: x\n"
+            "events: [{canonical_event: a, when: {x: 1}}]",
             "events[0].when",
         ),
         (

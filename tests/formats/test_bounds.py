@@ -1,4 +1,4 @@
-"""Universal Agent API bounds, at and just over each limit, with multi-byte characters at the cut."""
+"""Universal Agent API bounds at and just over each limit, multi-byte characters at the cut."""
 
 from __future__ import annotations
 
