@@ -107,6 +107,15 @@ class SessionState:
     outputs: dict[str, OpenOutput] = field(default_factory=dict)
 
 
+def sentence(text: str) -> str:
+    """Capitalise and end with a full stop, so speech pauses where the thought ends."""
+    text = text.strip()
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text[-1] in ".!?…" else text + "."
+
+
 def summaries(normal: str, terse: str | None = None, detailed: str | None = None) -> dict[str, str]:
     out = {"summary_normal": clip(normal, MAX_SUMMARY) or "…"}
     if terse:
@@ -361,13 +370,17 @@ class AaepBuilder:
             spoken = spoken_tool(opened.tool)
         else:
             spoken = spoken_tool(tool_name) if tool_name else "A tool"
+        # Subscribers lead a failed completion with "<tool> failed." themselves (§4.3.2
+        # status), so a failure's summary says why, without naming the tool again.
         if normal is None:
             if status == "success":
                 normal = f"{spoken} finished."
             elif status == "timeout":
-                normal = f"{spoken} timed out."
+                normal = "It did not finish in time."
             else:
-                normal = f"{spoken} failed" + (f": {error_message}" if error_message else ".")
+                normal = sentence(error_message) if error_message else "It reported an error."
+            if status != "success" and detailed is None:
+                detailed = f"{spoken} {'timed out' if status == 'timeout' else 'failed'}: {normal}"
         fields: dict[str, Any] = {"tool": tool, "status": status, "tool_call_id": call_id}
         fields.update(
             summaries(normal, terse or ("Done." if status == "success" else "Failed."), detailed)
@@ -523,7 +536,7 @@ class AaepBuilder:
                 now,
                 key,
                 "timeout",
-                normal=f"{spoken_tool(sess.open_tools[key].tool)} never reported back.",
+                normal="It never reported back before the stream ended.",
                 error_message="the stream ended before the tool reported a result",
                 at=at,
             )

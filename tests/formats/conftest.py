@@ -42,6 +42,10 @@ def spoken(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
         text = event.get("chunk") if kind == "output.streaming" else event.get("summary_normal", "")
         if kind == "output.streaming" and text == "":
             continue  # a completion marker, silent
+        if kind == "tool.completed" and event["status"] != "success":
+            # subscribers lead with the outcome (the engine's policy does), then the reason
+            outcome = "failed" if event["status"] == "error" else "timed out"
+            text = f"{event['tool'].replace('_', ' ')} {outcome}. {text}"
         out.append((kind, text or ""))
     return out
 

@@ -80,8 +80,8 @@ def test_seed_denied_and_failed_actions_join_by_action_id(validate):
     validate(out.events)
     said = spoken(out.events)
     assert ("tool.invoked", "Running Write: main.py in app.") in said  # a path, summarised
-    assert ("tool.completed", "Bash was denied: matched deny rule.") in said
-    assert ("tool.completed", "Write failed: disk full") in said
+    assert ("tool.completed", "Bash failed. Denied: matched deny rule.") in said
+    assert ("tool.completed", "Write failed. Disk full.") in said
     calls = {
         e["tool"]: e["tool_call_id"] for e in out.events if e["type"] == "aaep:agent.tool.invoked"
     }

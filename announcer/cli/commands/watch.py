@@ -90,6 +90,12 @@ class TextAnnouncer:
                     self._say(text)
             return
         text = event.get("summary_normal") or event.get("question") or event.get("action")
+        status = event.get("status")
+        if event.get("type") == "aaep:agent.tool.completed" and status in ("error", "timeout"):
+            # as the engine says it: the outcome first, then the producer's reason
+            tool = str(event.get("tool", "tool")).replace("_", " ")
+            lead = f"{tool[:1].upper()}{tool[1:]} {'failed' if status == 'error' else 'timed out'}."
+            text = f"{lead} {text}" if isinstance(text, str) and text else lead
         if isinstance(text, str) and text:
             self._say(text)
 
