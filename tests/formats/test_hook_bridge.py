@@ -239,3 +239,29 @@ def test_hook_output_shapes():
             "decision": {"behavior": "allow"},
         }
     }
+
+
+def test_keys_typed_before_the_question_never_answer_it(served: Served, sock: Path):
+    served.type("y\n")  # typed ahead, with no question pending
+    first = run_hook({"hook_event_name": "SessionStart", "session_id": "abc123"}, sock)
+    first.communicate(timeout=WAIT)
+    served.wait_for("Claude Code session")  # the stray "y" has reached the announcer by now
+    hook = run_hook(PRE_TOOL_USE, sock, timeout=4)
+    served.wait_for("Press y")
+    assert hook_output(hook)["hookSpecificOutput"]["permissionDecision"] == "ask"
+
+
+def test_two_requests_are_asked_one_after_the_other(served: Served, sock: Path):
+    first = run_hook(PRE_TOOL_USE, sock)
+    served.wait_for("Press y")
+    second = run_hook(
+        dict(PRE_TOOL_USE, tool_use_id="toolu_02", tool_input={"command": "ls"}), sock
+    )
+    served.type("n\n")
+    assert hook_output(first)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert (
+        served.wait_for("Claude Code wants to run") == "Claude Code wants to run Bash: ls. Allow?"
+    )
+    served.wait_for("Press y")
+    served.type("y\n")
+    assert hook_output(second)["hookSpecificOutput"]["permissionDecision"] == "allow"

@@ -91,6 +91,7 @@ class PlainHookUi:
         self.adapter = adapter
         self.lock = asyncio.Lock()
         self.lines: asyncio.Queue[str | None] = asyncio.Queue()
+        self.closed = False
         self._loop = asyncio.get_running_loop()
         threading.Thread(target=self._read_stdin, daemon=True).start()
 
@@ -112,20 +113,35 @@ class PlainHookUi:
         if not blocking:
             self.say(self.adapter.feed_object(payload, now).events)
             return None
+        # answer before the hook gives up, counting the wait for an earlier question too
+        budget = max(0.5, timeout - 2)
+        try:
+            return await asyncio.wait_for(self._ask(payload, now, timeout), timeout=budget)
+        except TimeoutError:
+            print("No answer in time: Claude Code will ask you itself.", flush=True)
+            return None
+
+    async def _ask(self, payload: dict[str, Any], now: float, timeout: float) -> HookAnswer | None:
         async with self.lock:  # one question at a time
+            self._drop_typed_ahead()
+            if self.closed:
+                return None
             out = self.adapter.confirm(payload, now, timeout_seconds=int(timeout))
             self.say(out.events)
             print("Press y then Enter to allow, n then Enter to deny.", flush=True)
-            try:
-                return await asyncio.wait_for(self._answer(), timeout=max(0.5, timeout - 2))
-            except TimeoutError:
-                print("No answer in time: Claude Code will ask you itself.", flush=True)
-                return None
+            return await self._answer()
+
+    def _drop_typed_ahead(self) -> None:
+        """Keys typed before the question was asked never answer it (never auto-accept)."""
+        while not self.lines.empty():
+            if self.lines.get_nowait() is None:
+                self.closed = True
 
     async def _answer(self) -> HookAnswer | None:
         while True:
             line = await self.lines.get()
             if line is None:
+                self.closed = True
                 return None  # input closed: no decision, so the hook answers ask
             key = line.strip().lower()
             if key in ("y", "yes", "a", "allow", "accept"):
