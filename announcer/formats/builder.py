@@ -177,7 +177,8 @@ class AaepBuilder:
         at: float | None = None,
     ) -> Event:
         if not sess.started and type_ != "session.started":
-            self.session_started(sess, now, at=at)
+            # the stream began mid-session: open it quietly so sequence numbers start at 0
+            self.session_started(sess, now, at=at, urgency="background")
         if sess.ended and type_ != "session.started":
             # a line after the end (e.g. Claude Code's result then more output):
             # reopen rather than emit events for a finished session
@@ -197,6 +198,10 @@ class AaepBuilder:
             "producer": producer,
             "urgency": urgency,
         }
+        if type_ != "output.streaming":
+            # our summaries are English sentences (Chapter 11: say which language text is in);
+            # streamed output is the agent's own text, in a language we do not know
+            event["localization_hints"] = {"primary_language": "en"}
         event.update(fields)
         sess.next_seq += 1
         self.events.append(event)
@@ -214,6 +219,7 @@ class AaepBuilder:
         detailed: str | None = None,
         at: float | None = None,
         extra: dict[str, Any] | None = None,
+        urgency: str = "normal",
     ) -> None:
         if sess.started and not sess.ended:
             return
@@ -228,7 +234,7 @@ class AaepBuilder:
             detailed,
         )
         fields.update(extra or {})
-        self._emit(sess, "session.started", now, fields, at=at)
+        self._emit(sess, "session.started", now, fields, urgency=urgency, at=at)
 
     def session_completed(
         self,
