@@ -200,7 +200,19 @@ class AepAdapter(FormatAdapter):
             failed = etype != "action.completed" or status in ("failed", "error")
             error = get_str(env, "action", "error") or get_str(env, "action", "error", "message")
             duration = get_path(env, "metrics", "duration_ms")
-            if etype == "action.denied":
+            if etype == "action.denied" and (action_id is None or action_id not in sess.open_tools):
+                reason = get_str(env, "decision", "reason") or get_str(env, "control", "message")
+                name = spoken_tool(tool_name or "a tool")
+                b.progress(
+                    sess,
+                    now,
+                    description=f"{name} denied",
+                    normal=f"{name} was denied" + (f": {reason}." if reason else "."),
+                    terse="Denied.",
+                    urgency="normal",
+                    at=at,
+                )
+            elif etype == "action.denied":
                 reason = get_str(env, "decision", "reason") or get_str(env, "control", "message")
                 name = spoken_tool(tool_name or "the tool")
                 b.tool_completed(
@@ -464,6 +476,19 @@ class AepAdapter(FormatAdapter):
                 tool_name=tool,
                 error_message=error,
                 duration_ms=duration_ms,
+                at=at,
+            )
+        elif etype == "tool.denied" and (call is None or call not in sess.open_tools):
+            # denied before it was ever requested here: it never ran, so no tool pair
+            by = get_str(data, "by")
+            name = spoken_tool(tool or "a tool")
+            b.progress(
+                sess,
+                now,
+                description=f"{name} denied",
+                normal=f"{name} was denied" + (f" by {by}." if by else "."),
+                terse="Denied.",
+                urgency="normal",
                 at=at,
             )
         elif etype == "tool.denied":

@@ -27,7 +27,36 @@ MAX_SUMMARY = 16384
 # Confirmation defaults when the source gives none (Chapter 6 §6.4.2: 30-90 s for low risk)
 DEFAULT_CONFIRMATION_TIMEOUT_S = 120
 
+# §3.7: a whole event stays under 64 KiB on the wire; a chunk gets at most 48 KiB of it,
+# counted as the worst JSON encoding (ASCII-escaped: "\u00e9" is 6 bytes, astral 12)
+MAX_CHUNK_JSON_BYTES = 48 * 1024
+
 _TOOL_NAME_BAD = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def _json_cost(char: str) -> int:
+    code = ord(char)
+    if 0x20 <= code < 0x7F:
+        return 2 if char in '"\\' else 1
+    if code in (0x08, 0x09, 0x0A, 0x0C, 0x0D):
+        return 2
+    return 12 if code > 0xFFFF else 6
+
+
+def split_chunks(text: str) -> list[str]:
+    """Cut streamed text into chunks that fit §4.3.3 (16384 characters) and §3.7 (64 KiB)."""
+    pieces: list[str] = []
+    start = cost = 0
+    for index, char in enumerate(text):
+        char_cost = _json_cost(char)
+        if index - start >= MAX_CHUNK_CHARS or cost + char_cost > MAX_CHUNK_JSON_BYTES:
+            pieces.append(text[start:index])
+            start, cost = index, 0
+        cost += char_cost
+    if start < len(text):
+        pieces.append(text[start:])
+    return pieces
+
 
 Event = dict[str, Any]
 
@@ -180,9 +209,9 @@ class AaepBuilder:
             # the stream began mid-session: open it quietly so sequence numbers start at 0
             self.session_started(sess, now, at=at, urgency="background")
         if sess.ended and type_ != "session.started":
-            # a line after the end (e.g. Claude Code's result then more output):
-            # reopen rather than emit events for a finished session
-            sess.ended = False
+            # a line after the end (e.g. Claude Code's result, then more output): nothing
+            # may follow a terminal event (§4.5.1), so this is a new session of the same agent
+            self.session_started(sess, now, at=at, urgency="background")
         producer: dict[str, str] = {"agent_id": self.agent_id, "agent_name": self.agent_name}
         if self.agent_version:
             producer["agent_version"] = self.agent_version
@@ -298,7 +327,11 @@ class AaepBuilder:
         at: float | None = None,
         force: bool = False,
     ) -> None:
-        """§4.2.1: from_state chains from the previous to_state; repeats are skipped."""
+        """§4.2.1: from_state chains from the previous change's to_state; repeats are skipped.
+
+        Only explicit changes move ``sess.state``: chaining to the last announced
+        state is always valid, whatever other events implied in between.
+        """
         if sess.started and sess.state == to_state and not force and not detailed:
             return
         if not sess.started:
@@ -321,6 +354,7 @@ class AaepBuilder:
         detailed: str | None = None,
         args_summary: str | None = None,
         at: float | None = None,
+        urgency: str = "normal",
     ) -> None:
         tool = tool_identifier(tool_name)
         key = native_call_id or f"anonymous-{sess.tool_count}"
@@ -341,8 +375,7 @@ class AaepBuilder:
         )
         if args_summary:
             fields["args_summary"] = clip(args_summary, MAX_SUMMARY)
-        sess.state = "calling_tool"
-        self._emit(sess, "tool.invoked", now, fields, urgency="normal", at=at)
+        self._emit(sess, "tool.invoked", now, fields, urgency=urgency, at=at)
 
     def tool_completed(
         self,
@@ -364,18 +397,26 @@ class AaepBuilder:
             key = next(reversed(sess.open_tools))  # the only/most recent open call
         opened = sess.open_tools.pop(key, None) if key is not None else None
         if opened is None:
-            # a result without its call (joined stream started mid-way): still say it
-            tool = tool_identifier(tool_name)
-            call_id = "call_" + digest(self.salt, sess.session_id, key or "?", length=24)
+            # a result without its call (the stream started mid-way): announce the call
+            # quietly first so the pair stays whole (§4.5.2), then say the result
+            key = key or f"orphan-{sess.next_seq}"
+            spoken = spoken_tool(tool_name) if tool_name else "A tool"
+            self.tool_invoked(
+                sess,
+                now,
+                key,
+                tool_name,
+                normal=f"{spoken} was running.",
+                at=at,
+                urgency="background",
+            )
+            opened = sess.open_tools.pop(key)
         else:
-            tool, call_id = opened.tool, opened.call_id
+            spoken = spoken_tool(opened.tool)
             if duration_ms is None:
                 elapsed = (at if at is not None else now) - opened.started
                 duration_ms = int(elapsed * 1000) if elapsed >= 0 else None
-        if opened is not None:
-            spoken = spoken_tool(opened.tool)
-        else:
-            spoken = spoken_tool(tool_name) if tool_name else "A tool"
+        tool, call_id = opened.tool, opened.call_id
         # Subscribers lead a failed completion with "<tool> failed." themselves (§4.3.2
         # status), so a failure's summary says why, without naming the tool again.
         if normal is None:
@@ -395,7 +436,6 @@ class AaepBuilder:
             fields["error_message"] = clip(error_message, 4096)
         if duration_ms is not None and 0 <= duration_ms <= 86_400_000:
             fields["duration_ms"] = duration_ms
-        sess.state = "thinking"
         # a failed tool matters to the user; a succeeded one is background news
         urgency = "background" if status == "success" else "normal"
         self._emit(sess, "tool.completed", now, fields, urgency=urgency, at=at)
@@ -417,10 +457,7 @@ class AaepBuilder:
                 return  # nothing was said and nothing is left to say
             opened = OpenOutput("out_" + digest(self.salt, sess.session_id, key, length=24))
             sess.outputs[key] = opened
-        pieces = [text[i : i + MAX_CHUNK_CHARS] for i in range(0, len(text), MAX_CHUNK_CHARS)]
-        if not pieces:
-            pieces = [""]
-        sess.state = "writing_output"
+        pieces = split_chunks(text) or [""]
         for index, piece in enumerate(pieces):
             last = index == len(pieces) - 1
             fields: dict[str, Any] = {
@@ -467,7 +504,6 @@ class AaepBuilder:
         fields.update(summaries(normal, terse, detailed))
         if extra_context:
             fields["extra_context"] = extra_context
-        sess.state = "awaiting_input"
         return self._emit(sess, "awaiting.confirmation", now, fields, urgency="critical", at=at)
 
     def clarification(
@@ -497,7 +533,6 @@ class AaepBuilder:
             fields["accepted_response_kinds"] = ["multiple_choice", "freetext"]
         else:
             fields["accepted_response_kinds"] = ["freetext"]
-        sess.state = "awaiting_input"
         return self._emit(sess, "awaiting.clarification", now, fields, urgency="critical", at=at)
 
     def progress(

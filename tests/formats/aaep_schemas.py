@@ -41,3 +41,20 @@ def assert_valid(events: list[dict[str, Any]]) -> None:
     problems = {e.get("event_id"): schema_errors(e) for e in events}
     problems = {k: v for k, v in problems.items() if v}
     assert not problems, problems
+
+
+def protocol_problems(events: list[dict[str, Any]], *, warnings: bool = True) -> list[str]:
+    """Our own decoder (§3.9) and stream checks (§3.4.1, §4.5) on a produced stream."""
+    from announcer.protocol import StreamChecker, decode_frame
+
+    checker = StreamChecker()
+    problems: list[str] = []
+    for event in events:
+        result = decode_frame(json.dumps(event))
+        found = list(result.diagnostics)
+        if result.event is not None:
+            found += checker.feed(result.event)
+        problems += [
+            f"{event.get('event_id')} {d}" for d in found if warnings or d.severity == "error"
+        ]
+    return problems

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from announcer.formats import AdapterOutput, get_adapter
-from tests.formats.aaep_schemas import PEERS, assert_valid
+from tests.formats.aaep_schemas import PEERS, assert_valid, protocol_problems
 
 STREAMS = PEERS / "agent-cli-streams"
 FORMAT_BY_PREFIX = {
@@ -50,6 +50,12 @@ def spoken(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return out
 
 
+def assert_valid_stream(events: list[dict[str, Any]]) -> None:
+    """Valid against the official schemas, and clean for our protocol decoder and stream checks."""
+    assert_valid(events)
+    assert protocol_problems(events) == []
+
+
 @pytest.fixture
 def validate():
-    return assert_valid
+    return assert_valid_stream

@@ -328,6 +328,7 @@ def test_claude_code_hook_stream_is_announced(validate):
     assert spoken(out.events) == [
         ("session.started", "Claude Code session started in shop."),
         ("state.changed", "Claude Code is working on your prompt."),
+        ("tool.invoked", "Edit was running."),  # no PreToolUse hook: the call is made up quietly
         ("tool.completed", "Edit finished."),
         ("progress.updated", "Claude Code: Claude needs your permission"),
         ("state.changed", "Claude Code finished responding."),

@@ -152,3 +152,16 @@ def test_ingest_applies_bounds_and_text_is_spoken_in_order(validate):
     assert status["progress"]["description"].endswith("…(truncated)")
     # the oversize tools facet became {"dropped": ...}: a tool event whose tool is unknown
     assert not any("blob" in json.dumps(e) for e in out.events)
+
+
+def test_long_streamed_text_fits_aaep_chunk_and_event_limits(validate):
+    """§4.3.3 chunk <= 16384 characters and §3.7 events <= 64 KiB, even ASCII-escaped."""
+    text = "😀" * 20000 + "a" * 20000 + "\n" * 5000
+    out = run_stream(
+        "agent-wrapper", [json.dumps({"agent_kind": "x", "kind": "TextOutput", "text": text})]
+    )
+    validate(out.events)
+    chunks = [e for e in out.events if e["type"] == "aaep:agent.output.streaming"]
+    assert "".join(c["chunk"] for c in chunks) == text
+    assert all(len(c["chunk"]) <= 16384 for c in chunks)
+    assert all(len(json.dumps(e).encode()) <= 65536 for e in out.events)  # ASCII-escaped form

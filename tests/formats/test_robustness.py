@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from announcer.formats import FORMAT_NAMES, get_adapter
-from tests.formats.aaep_schemas import assert_valid
+from tests.formats.aaep_schemas import assert_valid, protocol_problems
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
@@ -90,3 +90,4 @@ def test_random_input_never_crashes_and_output_is_valid(name, stream):
         events.extend(out.events)
     events.extend(adapter.finish(1_700_000_100.0).events)
     assert_valid(events)
+    assert protocol_problems(events, warnings=False) == []
