@@ -107,7 +107,7 @@ class ClaudeCodeStreamAdapter(NativeStreamAdapter):
             if btype == "text" and isinstance(block.get("text"), str):
                 if assistant and streamed:
                     continue  # already spoken from the text deltas
-                h.item = f"{message_id}:{index}"
+                h.item = f"{message_id}:{self.line_number}:{index}"  # one line per block
                 channel = "assistant" if assistant else "user"
                 self.push(
                     self.wrapper("TextOutput", channel=channel, text=block["text"], hints=h), now

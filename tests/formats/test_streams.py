@@ -122,3 +122,26 @@ def test_malformed_and_odd_lines_become_diagnostics_not_crashes(validate):
     ]
     assert [d.line_number for d in out.diagnostics] == [1, 2, 3, 4, 7, 7, 8]
     assert ("output.streaming", "plain string content") in spoken(out.events)
+
+
+def test_claude_code_blocks_of_one_message_on_separate_lines_are_separate_outputs(validate):
+    """Claude Code prints each content block of a message as its own line, same message id."""
+    lines = [
+        '{"type":"assistant","session_id":"s","message":{"id":"msg_1","content":'
+        '[{"type":"text","text":"First I will look."}]}}',
+        '{"type":"assistant","session_id":"s","message":{"id":"msg_1","content":'
+        '[{"type":"tool_use","id":"toolu_1","name":"Read","input":{"file_path":"/r/src/app.py"}}]}}',
+        '{"type":"user","session_id":"s","message":{"content":[{"type":"tool_result",'
+        '"tool_use_id":"toolu_1","content":"def main(): ..."}]}}',
+        '{"type":"assistant","session_id":"s","message":{"id":"msg_1","content":'
+        '[{"type":"text","text":"Found it."}]}}',
+    ]
+    out = run_stream("claude-code", lines)
+    validate(out.events)
+    assert [t for k, t in spoken(out.events) if k != "session.started"] == [
+        "First I will look.",
+        "Running Read: app.py in src.",
+        "Read finished.",
+        "Found it.",
+    ]
+    assert "def main" not in json.dumps(out.events)  # tool output is never spoken
