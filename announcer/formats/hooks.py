@@ -59,6 +59,24 @@ class MappedHookAdapter(FormatAdapter):
             self.emit(event)
         return self._take()
 
+    def withdraw(self, payload: JsonObject, now: float, sentence: str) -> AdapterOutput:
+        """The hook stopped waiting: move the session on so the question is withdrawn."""
+        self._out = AdapterOutput()
+        builder = self.aep.builder(self.mapping.agent, self.mapping.display_name)
+        session = builder.session(get_str(payload, "session_id"))
+        builder.state_changed(
+            session,
+            now,
+            "thinking",
+            normal=sentence,
+            terse="Not answered.",
+            urgency="normal",
+            force=True,
+        )
+        for event in builder.take():
+            self.emit(event)
+        return self._take()
+
     def _finish(self, now: float) -> None:
         out = self.aep.finish(now)
         for event in out.events:
@@ -93,7 +111,9 @@ def hook_confirmation(
     action = f"{spoken}: {what}" if what else spoken
     where = f" in {speak_folder(cwd)}" if cwd else ""
     description = get_str(tool_input, "description") if isinstance(tool_input, dict) else None
-    seed = get_str(payload, "tool_use_id") or f"{tool}|{now}"
+    # single-use tokens (§6.2): one per hook call, even when PreToolUse and
+    # PermissionRequest both fire for the same tool_use_id
+    seed = f"{payload.get('hook_event_name')}|{get_str(payload, 'tool_use_id') or now}|{tool}"
     extra: dict[str, Any] = {
         "hook_event_name": str(payload.get("hook_event_name")),
         "tool_name": tool,

@@ -228,3 +228,111 @@ def ask_announcer(
     if decision not in DECISIONS:
         return NO_ANSWER
     return HookAnswer(str(decision), str(reason) if isinstance(reason, str) else "")
+
+
+# -- the bridge as a runtime transport ------------------------------------------
+
+
+class HookBridgeTransport:
+    """The hook bridge seen by the runtime as one more event source.
+
+    Hook payloads come out of :meth:`frames` as AAEP events (through the agent's
+    mapping file); a blocking hook becomes an ``agent.awaiting.confirmation`` whose
+    ``confirmation.reply`` (given to :meth:`send`) decides it: accept -> allow,
+    reject -> deny. No reply before the hook's deadline -> ``ask``, and the
+    question is withdrawn with a state change.
+    """
+
+    def __init__(self, path: Path | None = None, agent: str = "claude-code-hooks") -> None:
+        from announcer.formats import get_adapter
+        from announcer.formats.hooks import MappedHookAdapter
+
+        adapter = get_adapter(agent)
+        assert isinstance(adapter, MappedHookAdapter)
+        self.adapter = adapter
+        self.server = HookBridgeServer(self._handle, path)
+        self.source_id = f"hooks:{self.server.path}"
+        self.description = f"coding-agent hooks on {self.server.path}"
+        self.finite = False
+        self._frames: asyncio.Queue[str | None] = asyncio.Queue()
+        self._pending: dict[str, asyncio.Future[HookAnswer]] = {}
+
+    async def connect(self) -> None:
+        await self.server.start()
+
+    async def handshake(self, request: dict[str, Any], timeout: float) -> Any:
+        from announcer.transports.base import HandshakeOutcome  # the runtime's own type
+
+        return HandshakeOutcome(None)  # hooks never negotiate: a Level 1 source
+
+    async def frames(self) -> Any:
+        while True:
+            frame = await self._frames.get()
+            if frame is None:
+                return
+            yield frame
+
+    async def send(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        if message.get("type") != "confirmation.reply":
+            return None
+        future = self._pending.get(str(message.get("reply_token")))
+        if future is None or future.done():
+            return None  # unknown or already used token (single-use, §6.2)
+        decision = message.get("decision")
+        if decision == "accept":
+            future.set_result(HookAnswer("allow", "Allowed by the user in announcer."))
+        elif decision == "reject":
+            rationale = message.get("decision_rationale")
+            reason = (
+                rationale
+                if isinstance(rationale, str) and rationale
+                else "Denied by the user in announcer."
+            )
+            future.set_result(HookAnswer("deny", reason))
+        return None
+
+    async def close(self, reason: str = "subscriber_shutdown") -> None:
+        for future in self._pending.values():
+            if not future.done():
+                future.set_result(NO_ANSWER)
+        await self.server.close()
+        self._frames.put_nowait(None)
+
+    def _queue(self, events: list[dict[str, Any]]) -> None:
+        for event in events:
+            self._frames.put_nowait(json.dumps(event, ensure_ascii=False))
+
+    async def _handle(
+        self, payload: dict[str, Any], blocking: bool, timeout: float
+    ) -> HookAnswer | None:
+        import time
+
+        now = time.time()
+        if not blocking:
+            self._queue(self.adapter.feed_object(payload, now).events)
+            return None
+        out = self.adapter.confirm(payload, now, timeout_seconds=max(1, int(timeout)))
+        token = next(
+            (
+                e["reply_token"]
+                for e in out.events
+                if e.get("type") == "aaep:agent.awaiting.confirmation"
+            ),
+            None,
+        )
+        if token is None:
+            return None
+        future: asyncio.Future[HookAnswer] = asyncio.get_running_loop().create_future()
+        self._pending[token] = future
+        self._queue(out.events)
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout=max(0.5, timeout - 2))
+        except TimeoutError:
+            self._queue(
+                self.adapter.withdraw(
+                    payload, time.time(), "No answer in time: the agent asks you itself."
+                ).events
+            )
+            return None
+        finally:
+            self._pending.pop(token, None)
