@@ -83,8 +83,28 @@ class MappedHookAdapter(FormatAdapter):
             self.emit(event)
 
 
-def is_blocking(payload: JsonObject) -> bool:
-    return payload.get("hook_event_name") in BLOCKING_HOOKS
+# Which hooks wait for the user, per agent. Codex's PreToolUse cannot answer "ask"
+# (it would run the call), so for Codex only PermissionRequest blocks; silence there
+# leaves Codex's own approval prompt in charge.
+BLOCKING_BY_AGENT = {"claude-code": BLOCKING_HOOKS, "codex": ("PermissionRequest",)}
+HOOK_AGENTS = tuple(BLOCKING_BY_AGENT)
+
+
+def is_blocking(payload: JsonObject, agent: str = "claude-code") -> bool:
+    return payload.get("hook_event_name") in BLOCKING_BY_AGENT.get(agent, ())
+
+
+def hook_output(
+    agent: str, hook_event_name: str, decision: Decision, reason: str
+) -> JsonObject | None:
+    """The hook's stdout for a decision, or None when it must print nothing.
+
+    Codex: PermissionRequest takes ``decision.behavior`` allow | deny like Claude
+    Code; with no decision ("ask") the hook stays quiet and Codex asks itself.
+    """
+    if agent == "codex" and (decision == "ask" or hook_event_name != "PermissionRequest"):
+        return None
+    return claude_code_hook_output(hook_event_name, decision, reason)
 
 
 def hook_confirmation(

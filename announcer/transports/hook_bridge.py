@@ -30,6 +30,7 @@ PROTOCOL_VERSION = 1
 SOCKET_ENV = "ANNOUNCER_HOOK_SOCKET"
 MAX_REQUEST_BYTES = 1 << 20  # a hook payload is small; refuse anything huge
 DECISIONS = ("allow", "deny", "ask")
+KNOWN_AGENTS = ("claude-code", "codex")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +39,8 @@ class HookAnswer:
     reason: str
 
 
-NO_ANNOUNCER = HookAnswer("ask", "No announcer is running; Claude Code asks you itself.")
-NO_ANSWER = HookAnswer("ask", "No answer from the announcer in time; Claude Code asks you itself.")
+NO_ANNOUNCER = HookAnswer("ask", "No announcer is running; the agent asks you itself.")
+NO_ANSWER = HookAnswer("ask", "No answer from the announcer in time; the agent asks you itself.")
 
 
 def default_socket_path() -> Path:
@@ -81,11 +82,11 @@ def peer_uid(sock: socket.socket) -> int | None:
 
 # -- the announcer's side ----------------------------------------------------
 
-RequestHandler = Callable[[dict[str, Any], bool, float], Awaitable[HookAnswer | None]]
+RequestHandler = Callable[[dict[str, Any], bool, float, str], Awaitable[HookAnswer | None]]
 
 
 class HookBridgeServer:
-    """Listens on the socket; hands each payload to ``handler(payload, blocking, timeout)``.
+    """Listens on the socket; hands each payload to ``handler(payload, blocking, timeout, agent)``.
 
     For a blocking request the handler returns the user's answer (or None for
     "no answer", which the hook turns into ``ask``). The handler is given the
@@ -155,7 +156,9 @@ class HookBridgeServer:
             blocking = request.get("blocking") is True
             timeout = request.get("timeout")
             wait = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else 60.0
-            answer = await self.handler(payload, blocking, wait)
+            agent = request.get("agent")
+            agent = agent if isinstance(agent, str) and agent in KNOWN_AGENTS else "claude-code"
+            answer = await self.handler(payload, blocking, wait, agent)
             if blocking:
                 reply = answer if answer is not None and answer.decision in DECISIONS else NO_ANSWER
                 writer.write(
@@ -184,7 +187,12 @@ async def _alive(path: Path) -> bool:
 
 
 def ask_announcer(
-    payload: dict[str, Any], *, blocking: bool, timeout: float, path: Path | None = None
+    payload: dict[str, Any],
+    *,
+    blocking: bool,
+    timeout: float,
+    path: Path | None = None,
+    agent: str = "claude-code",
 ) -> HookAnswer | None:
     """Send one hook payload; for a blocking one wait up to ``timeout`` seconds for the decision.
 
@@ -193,6 +201,7 @@ def ask_announcer(
     path = path or default_socket_path()
     request = {
         "bridge": PROTOCOL_VERSION,
+        "agent": agent,
         "payload": payload,
         "blocking": blocking,
         "timeout": timeout,
@@ -243,13 +252,15 @@ class HookBridgeTransport:
     question is withdrawn with a state change.
     """
 
-    def __init__(self, path: Path | None = None, agent: str = "claude-code-hooks") -> None:
+    def __init__(self, path: Path | None = None) -> None:
         from announcer.formats import get_adapter
         from announcer.formats.hooks import MappedHookAdapter
 
-        adapter = get_adapter(agent)
-        assert isinstance(adapter, MappedHookAdapter)
-        self.adapter = adapter
+        self.adapters: dict[str, MappedHookAdapter] = {}
+        for agent in KNOWN_AGENTS:
+            adapter = get_adapter(f"{agent}-hooks")
+            assert isinstance(adapter, MappedHookAdapter)
+            self.adapters[agent] = adapter
         self.server = HookBridgeServer(self._handle, path)
         self.source_id = f"hooks:{self.server.path}"
         self.description = f"coding-agent hooks on {self.server.path}"
@@ -303,15 +314,16 @@ class HookBridgeTransport:
             self._frames.put_nowait(json.dumps(event, ensure_ascii=False))
 
     async def _handle(
-        self, payload: dict[str, Any], blocking: bool, timeout: float
+        self, payload: dict[str, Any], blocking: bool, timeout: float, agent: str
     ) -> HookAnswer | None:
         import time
 
         now = time.time()
+        adapter = self.adapters[agent]
         if not blocking:
-            self._queue(self.adapter.feed_object(payload, now).events)
+            self._queue(adapter.feed_object(payload, now).events)
             return None
-        out = self.adapter.confirm(payload, now, timeout_seconds=max(1, int(timeout)))
+        out = adapter.confirm(payload, now, timeout_seconds=max(1, int(timeout)))
         token = next(
             (
                 e["reply_token"]
@@ -329,7 +341,7 @@ class HookBridgeTransport:
             return await asyncio.wait_for(asyncio.shield(future), timeout=max(0.5, timeout - 2))
         except TimeoutError:
             self._queue(
-                self.adapter.withdraw(
+                adapter.withdraw(
                     payload, time.time(), "No answer in time: the agent asks you itself."
                 ).events
             )

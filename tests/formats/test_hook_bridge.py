@@ -99,7 +99,7 @@ def sock(tmp_path: Path) -> Path:
 @pytest.fixture
 def served(sock: Path) -> Iterator[Served]:
     server = Served(sock)
-    server.wait_for("Listening for Claude Code hooks")
+    server.wait_for("Listening for Claude Code and Codex hooks")
     yield server
     server.stop()
 
@@ -265,3 +265,48 @@ def test_two_requests_are_asked_one_after_the_other(served: Served, sock: Path):
     served.wait_for("Press y")
     served.type("y\n")
     assert hook_output(second)["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+
+def run_codex_hook(payload: object, sock: Path, *, timeout: float = WAIT) -> subprocess.Popen[str]:
+    body = json.dumps(payload)
+    with tempfile.TemporaryFile("w+") as stdin:
+        stdin.write(body)
+        stdin.seek(0)
+        return announcer(
+            "hook", "codex", "--socket", str(sock), "--timeout", str(timeout), stdin=stdin
+        )
+
+
+CODEX_PERMISSION = {
+    "hook_event_name": "PermissionRequest",
+    "session_id": "s_fix_1",
+    "turn_id": "t_fix_1",
+    "tool_name": "Bash",
+    "tool_input": {"command": "rm -rf build", "description": "clean build dir"},
+}
+
+
+def test_codex_permission_request_allowed_from_the_plain_ui(served: Served, sock: Path):
+    hook = run_codex_hook(CODEX_PERMISSION, sock)
+    assert served.wait_for("Codex wants") == "Codex wants to run Bash: rm -rf build. Allow?"
+    served.wait_for("Press y")
+    served.type("y\n")
+    assert hook_output(hook) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow"},
+        }
+    }
+
+
+def test_codex_without_announcer_stays_silent_so_codex_asks(sock: Path):
+    proc = run_codex_hook(CODEX_PERMISSION, sock)
+    out, _ = proc.communicate(timeout=WAIT)
+    assert (proc.returncode, out) == (0, "")
+
+
+def test_codex_pre_tool_use_is_only_announced(served: Served, sock: Path):
+    payload = dict(CODEX_PERMISSION, hook_event_name="PreToolUse", tool_use_id="call_1")
+    out, _ = run_codex_hook(payload, sock).communicate(timeout=WAIT)
+    assert out == ""  # Codex cannot take "ask" from PreToolUse: we never decide there
+    assert served.wait_for("Running") == "Running Bash: rm -rf build."

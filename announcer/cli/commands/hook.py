@@ -1,11 +1,13 @@
-"""``announcer hook claude-code``: a Claude Code hook command that asks the running announcer.
+"""``announcer hook claude-code|codex``: a hook command that asks the running announcer.
 
 Register it in Claude Code's settings.json (docs/hooks.md). For PreToolUse and
 PermissionRequest it forwards the payload over the hook bridge socket, waits for
 the user's keyboard answer and prints Claude Code's hook output JSON. If no
 announcer runs or nobody answers in time it prints ``ask`` so Claude Code shows
 its own prompt: this command never allows by default. Other hook events are
-forwarded without waiting and print nothing.
+forwarded without waiting and print nothing. ``announcer hook codex`` does the same
+for Codex's PermissionRequest (its PreToolUse cannot answer "ask", so there it only
+announces), and stays silent instead of "ask" so Codex shows its own approval.
 
 ``announcer hook serve`` is the announcer side with the plain line UI: it
 prints what the agent does and asks each confirmation on the terminal
@@ -24,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from announcer.formats import get_adapter
-from announcer.formats.hooks import MappedHookAdapter, claude_code_hook_output, is_blocking
+from announcer.formats.hooks import HOOK_AGENTS, MappedHookAdapter, hook_output, is_blocking
 from announcer.transports.hook_bridge import (
     NO_ANNOUNCER,
     NO_ANSWER,
@@ -45,50 +47,57 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Hook commands for coding agents (see docs/hooks.md).",
     )
     inner = parser.add_subparsers(dest="hook_command", metavar="AGENT")
-    claude = inner.add_parser("claude-code", help="run as a Claude Code hook (payload on stdin)")
-    claude.add_argument("--socket", type=Path, default=None, help="hook bridge socket path")
-    claude.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_WAIT_SECONDS,
-        help="seconds to wait for your answer before answering 'ask' (default 55)",
-    )
-    claude.set_defaults(func=run_claude_code_hook)
+    for agent, label in (("claude-code", "Claude Code"), ("codex", "Codex")):
+        hook = inner.add_parser(agent, help=f"run as a {label} hook (payload on stdin)")
+        hook.add_argument("--socket", type=Path, default=None, help="hook bridge socket path")
+        hook.add_argument(
+            "--timeout",
+            type=float,
+            default=DEFAULT_WAIT_SECONDS,
+            help="seconds to wait for your answer before answering 'ask' (default 55)",
+        )
+        hook.set_defaults(func=run_hook, agent=agent)
     serve = inner.add_parser("serve", help="listen for hooks and answer them on this terminal")
     serve.add_argument("--socket", type=Path, default=None, help="hook bridge socket path")
     serve.set_defaults(func=run_serve)
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
 
 
-def run_claude_code_hook(args: argparse.Namespace) -> int:
+def run_hook(args: argparse.Namespace) -> int:
+    agent: str = args.agent
     raw = sys.stdin.buffer.read()
     try:
         payload = json.loads(raw)
     except ValueError:
         payload = None
     if not isinstance(payload, dict):
-        # Without a payload we cannot tell which hook this is; an empty output lets
-        # Claude Code carry on with its own permission rules.
+        # Without a payload we cannot tell which hook this is; no decision lets the
+        # agent carry on with its own permission rules.
         print("announcer hook: the hook payload on stdin is not a JSON object", file=sys.stderr)
-        print("{}")
+        if agent == "claude-code":
+            print("{}")
         return 0
     event = str(payload.get("hook_event_name", ""))
-    blocking = is_blocking(payload)
+    blocking = is_blocking(payload, agent)
     timeout = max(1.0, float(args.timeout))
-    answer = ask_announcer(payload, blocking=blocking, timeout=timeout, path=args.socket)
+    answer = ask_announcer(
+        payload, blocking=blocking, timeout=timeout, path=args.socket, agent=agent
+    )
     if not blocking:
         return 0
     if answer is None or answer.decision not in ("allow", "deny", "ask"):
         answer = NO_ANSWER
-    print(json.dumps(claude_code_hook_output(event, answer.decision, answer.reason)))  # type: ignore[arg-type]
+    output = hook_output(agent, event, answer.decision, answer.reason)  # type: ignore[arg-type]
+    if output is not None:
+        print(json.dumps(output))
     return 0
 
 
 class PlainHookUi:
     """The plain line UI for the bridge: one line per announcement, y/n for confirmations."""
 
-    def __init__(self, adapter: MappedHookAdapter) -> None:
-        self.adapter = adapter
+    def __init__(self, adapters: dict[str, MappedHookAdapter]) -> None:
+        self.adapters = adapters
         self.lock = asyncio.Lock()
         self.lines: asyncio.Queue[str | None] = asyncio.Queue()
         self.closed = False
@@ -107,26 +116,29 @@ class PlainHookUi:
                 print(str(text), flush=True)
 
     async def handle(
-        self, payload: dict[str, Any], blocking: bool, timeout: float
+        self, payload: dict[str, Any], blocking: bool, timeout: float, agent: str
     ) -> HookAnswer | None:
         now = time.time()
+        adapter = self.adapters[agent]
         if not blocking:
-            self.say(self.adapter.feed_object(payload, now).events)
+            self.say(adapter.feed_object(payload, now).events)
             return None
         # answer before the hook gives up, counting the wait for an earlier question too
         budget = max(0.5, timeout - 2)
         try:
-            return await asyncio.wait_for(self._ask(payload, now, timeout), timeout=budget)
+            return await asyncio.wait_for(self._ask(adapter, payload, now, timeout), timeout=budget)
         except TimeoutError:
-            print("No answer in time: Claude Code will ask you itself.", flush=True)
+            print("No answer in time: the agent will ask you itself.", flush=True)
             return None
 
-    async def _ask(self, payload: dict[str, Any], now: float, timeout: float) -> HookAnswer | None:
+    async def _ask(
+        self, adapter: MappedHookAdapter, payload: dict[str, Any], now: float, timeout: float
+    ) -> HookAnswer | None:
         async with self.lock:  # one question at a time
             self._drop_typed_ahead()
             if self.closed:
                 return None
-            out = self.adapter.confirm(payload, now, timeout_seconds=int(timeout))
+            out = adapter.confirm(payload, now, timeout_seconds=int(timeout))
             self.say(out.events)
             print("Press y then Enter to allow, n then Enter to deny.", flush=True)
             return await self._answer()
@@ -154,11 +166,14 @@ class PlainHookUi:
 
 
 async def _serve(path: Path) -> None:
-    adapter = get_adapter("claude-code-hooks")
-    assert isinstance(adapter, MappedHookAdapter)
-    ui = PlainHookUi(adapter)
+    adapters = {}
+    for agent in HOOK_AGENTS:
+        adapter = get_adapter(f"{agent}-hooks")
+        assert isinstance(adapter, MappedHookAdapter)
+        adapters[agent] = adapter
+    ui = PlainHookUi(adapters)
     async with HookBridgeServer(ui.handle, path) as server:
-        print(f"Listening for Claude Code hooks on {server.path}.", flush=True)
+        print(f"Listening for Claude Code and Codex hooks on {server.path}.", flush=True)
         await asyncio.Event().wait()
 
 
