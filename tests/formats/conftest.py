@@ -59,3 +59,36 @@ def assert_valid_stream(events: list[dict[str, Any]]) -> None:
 @pytest.fixture
 def validate():
     return assert_valid_stream
+
+
+def speech_of(
+    events: list[dict[str, Any]], *, verbosity: str | None = None
+) -> list[dict[str, Any]]:
+    """Play AAEP events through the real engine into the jsonl speech backend; its records."""
+    import argparse
+    import io
+    import json
+
+    from announcer.cli.commands.replay import replay
+
+    args = argparse.Namespace(
+        backend="jsonl",
+        no_delay=True,
+        speed=None,
+        verbosity=verbosity,
+        cognitive_load=None,
+        language=None,
+        after_interrupt=None,
+        pace_wpm=None,
+    )
+    stream = io.StringIO()
+    engine = replay([json.dumps(e, ensure_ascii=False) for e in events], args, stream)
+    assert engine.invalid_frames == 0, list(engine.diagnostics)
+    return [json.loads(line) for line in stream.getvalue().splitlines()]
+
+
+def heard(records: list[dict[str, Any]]) -> list[str]:
+    """The jsonl records as "urgency | text" (speak) or "cancel" lines."""
+    return [
+        f"{r['urgency']} | {r['text']}" if r["action"] == "speak" else "cancel" for r in records
+    ]

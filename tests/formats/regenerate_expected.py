@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from tests.formats.aaep_schemas import PEERS
-from tests.formats.conftest import FORMAT_BY_PREFIX, STREAMS, run_file, spoken
+from tests.formats.conftest import FORMAT_BY_PREFIX, STREAMS, heard, run_file, speech_of, spoken
 
 EXPECTED = Path(__file__).parent / "expected"
 
@@ -35,6 +35,7 @@ def main() -> None:
             "format": fmt,
             "announcements": [f"{kind} | {text}" for kind, text in spoken(out.events)],
             "diagnostics": [d.code for d in out.diagnostics],
+            "speech": heard(speech_of(out.events)),
         }
     EXPECTED.mkdir(exist_ok=True)
     (EXPECTED / "streams.json").write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")

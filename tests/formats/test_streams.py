@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.formats.conftest import STREAMS, run_file, run_stream, spoken
+from tests.formats.conftest import STREAMS, heard, run_file, run_stream, speech_of, spoken
 from tests.formats.regenerate_expected import stream_cases
 
 EXPECTED = json.loads((Path(__file__).parent / "expected" / "streams.json").read_text())
@@ -26,6 +26,13 @@ def test_fixture_stream_announcements(key, validate):
     validate(out.events)
     assert [f"{k} | {t}" for k, t in spoken(out.events)] == EXPECTED[key]["announcements"]
     assert [d.code for d in out.diagnostics] == EXPECTED[key]["diagnostics"]
+
+
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_fixture_stream_speech_through_the_engine(key):
+    """What the jsonl speech backend records when the engine plays the adapter's events."""
+    fmt, path = CASES[key]
+    assert heard(speech_of(run_file(fmt, path).events)) == EXPECTED[key]["speech"]
 
 
 @pytest.mark.parametrize("key", sorted(CASES))
@@ -145,3 +152,20 @@ def test_claude_code_blocks_of_one_message_on_separate_lines_are_separate_output
         "Found it.",
     ]
     assert "def main" not in json.dumps(out.events)  # tool output is never spoken
+
+
+def test_a_codex_run_heard_through_the_engine_at_each_verbosity():
+    """The same stream at terse, normal and detailed verbosity, as a listener hears it."""
+    _, path = CASES["codex-exec/exec-json-sample.jsonl"]
+    events = run_file("codex", path).events
+    terse = [r["text"] for r in speech_of(events, verbosity="terse") if r["action"] == "speak"]
+    normal = [r["text"] for r in speech_of(events) if r["action"] == "speak"]
+    detailed = [
+        r["text"] for r in speech_of(events, verbosity="detailed") if r["action"] == "speak"
+    ]
+    answer = "Yep — there’s a README.md in the repository root."
+    for said in (terse, normal, detailed):
+        assert answer in said  # the agent's own answer is always heard
+    assert "Running shell: bash -lc ls." in normal
+    assert sum(len(t) for t in terse) < sum(len(t) for t in normal) <= sum(len(t) for t in detailed)
+    assert all(r["urgency"] in ("background", "normal") for r in speech_of(events))
