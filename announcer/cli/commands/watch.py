@@ -9,16 +9,27 @@ agent's exit status is ours: a script can run ``announcer watch -- codex exec
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import queue
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from announcer.config.flags import add_settings_flags
+from announcer.config.loader import load_settings
+from announcer.engine.pipeline import Engine
+from announcer.engine.settings import UserSettings
+from announcer.engine.speech_commands import SpeechCommand
 from announcer.formats import FORMAT_NAMES, AdapterOutput, get_adapter
+from announcer.speech.backend import BackendUnavailable
+from announcer.speech.driver import SpeechDriver
+from announcer.speech.registry import create_backend, user_voice
 
 #: command name -> the stream format it prints with the flags in docs/formats.md
 FORMAT_BY_COMMAND = {
@@ -64,73 +75,84 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         help="also write the AAEP events to this JSON Lines file",
     )
-    parser.add_argument("--quiet", action="store_true", help="do not print announcements")
+    parser.add_argument(
+        "--drain-seconds",
+        type=float,
+        default=60.0,
+        help="after the agent exits, how long queued speech may still play (default 60)",
+    )
+    add_settings_flags(parser)
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
     parser.set_defaults(func=run_watch)
 
 
-class TextAnnouncer:
-    """Prints what a listener would hear at normal verbosity, one line per announcement.
+class EngineAnnouncer:
+    """The agent's events through the same engine and speech backend as any AAEP producer.
 
-    Streamed text is held until its output completes, so a sentence is never cut
-    across lines. The engine's speech pipeline replaces this when it runs the show.
+    Time is the wall clock since the watch began; speech completions reported by a
+    backend thread wake the loop through ``wake``.
     """
 
-    def __init__(self, out: IO[str]) -> None:
-        self.out = out
-        self.pending: dict[str, list[str]] = {}
+    SOURCE = "watch"
 
-    def __call__(self, event: dict[str, Any]) -> None:
-        if event.get("type") == "aaep:agent.output.streaming":
-            key = str(event.get("output_id", ""))
-            self.pending.setdefault(key, []).append(str(event.get("chunk", "")))
-            if event.get("complete") is True:
-                text = "".join(self.pending.pop(key, [])).strip()
-                if text:
-                    self._say(text)
-            return
-        text = event.get("summary_normal") or event.get("question") or event.get("action")
-        status = event.get("status")
-        if event.get("type") == "aaep:agent.tool.completed" and status in ("error", "timeout"):
-            # as the engine says it: the outcome first, then the producer's reason
-            tool = str(event.get("tool", "tool")).replace("_", " ")
-            lead = f"{tool[:1].upper()}{tool[1:]} {'failed' if status == 'error' else 'timed out'}."
-            text = f"{lead} {text}" if isinstance(text, str) and text else lead
-        if isinstance(text, str) and text:
-            self._say(text)
+    def __init__(self, settings: UserSettings, wake: Callable[[], None]) -> None:
+        self.started = time.monotonic()
+        backend = create_backend(settings.backend, settings)
+        try:
+            backend.start()
+        except BackendUnavailable as exc:
+            print(
+                f"announcer watch: speech backend {settings.backend!r} unavailable ({exc}); "
+                "printing announcements instead",
+                file=sys.stderr,
+            )
+            backend = create_backend("text", settings)
+            backend.start()
+        self.backend = backend
+        # backends that report completion at once are paced at the user's speed
+        paced = bool(getattr(backend.capabilities, "completes_immediately", False)) or (
+            settings.backend in ("text", "jsonl")
+        )
+        self.engine = Engine(settings, paced=paced)
+        self.driver = SpeechDriver(backend, user_voice(settings), notify=wake)
 
-    def flush(self) -> None:
-        for key in list(self.pending):
-            text = "".join(self.pending.pop(key)).strip()
-            if text:
-                self._say(text)
+    def now(self) -> float:
+        return time.monotonic() - self.started
 
-    def _say(self, text: str) -> None:
-        print(text, file=self.out, flush=True)
+    def _run(self, commands: list[SpeechCommand]) -> None:
+        self.driver.run(commands, lambda uid: self.engine.on_speech_done(uid, self.now()))
+
+    def deliver(self, event: dict[str, Any]) -> None:
+        self._run(self.engine.receive(event, self.SOURCE, self.now()))
+
+    def service(self) -> float:
+        """Feed finished utterances back, run due timers; seconds until the next timer."""
+        for utterance_id in self.driver.take_completed():
+            self._run(self.engine.on_speech_done(utterance_id, self.now()))
+        wake = self.engine.next_wakeup()
+        if wake is not None and wake <= self.now():
+            self._run(self.engine.tick(self.now()))
+            wake = self.engine.next_wakeup()
+        return 0.5 if wake is None else min(0.5, max(0.01, wake - self.now()))
+
+    def finish(self, wake_queue: queue.Queue[tuple[str, bytes | None]], limit: float) -> None:
+        """The agent is gone: nobody can answer its questions; let queued speech finish."""
+        self._run(self.engine.source_closed(self.SOURCE, self.now()))
+        deadline = self.now() + limit
+        while self.now() < deadline:
+            status = self.engine.status()
+            if status.speaking is None and status.queued == 0:
+                break
+            wait = self.service()
+            with contextlib.suppress(queue.Empty):
+                wake_queue.get(timeout=wait)
+        self.backend.close()
 
 
-def pump(
-    stream: IO[bytes],
-    adapter_name: str,
-    deliver: Callable[[dict[str, Any]], None],
-    report: Callable[[str], None],
-) -> int:
-    """Feed every line of ``stream`` to a fresh adapter; return the count of dropped lines."""
-    adapter = get_adapter(adapter_name)
-    dropped = 0
-
-    def handle(out: AdapterOutput) -> None:
-        nonlocal dropped
-        for event in out.events:
-            deliver(event)
-        for diagnostic in out.diagnostics:
-            dropped += 1
-            report(str(diagnostic))
-
+def _read_lines(stream: IO[bytes], into: queue.Queue[tuple[str, bytes | None]]) -> None:
     for line in stream:
-        handle(adapter.feed(line, time.time()))
-    handle(adapter.finish(time.time()))
-    return dropped
+        into.put(("line", line))
+    into.put(("eof", None))
 
 
 def run_watch(args: argparse.Namespace) -> int:
@@ -159,20 +181,7 @@ def run_watch(args: argparse.Namespace) -> int:
             "without it there is little to announce.",
             file=sys.stderr,
         )
-    announcer = TextAnnouncer(sys.stdout)
-    events_file = args.events.open("w", encoding="utf-8") if args.events else None
-
-    def deliver(event: dict[str, Any]) -> None:
-        if events_file is not None:
-            events_file.write(json.dumps(event, ensure_ascii=False) + "\n")
-            events_file.flush()
-        if not args.quiet:
-            announcer(event)
-
-    def report(message: str) -> None:
-        if os.environ.get("ANNOUNCER_DEBUG"):
-            print(f"announcer watch: dropped {message}", file=sys.stderr)
-
+    settings = load_settings(args.config, flags=args)
     try:
         proc = subprocess.Popen(command, stdout=subprocess.PIPE)
     except FileNotFoundError:
@@ -182,13 +191,42 @@ def run_watch(args: argparse.Namespace) -> int:
         print(f"announcer watch: cannot run {command[0]}: permission denied", file=sys.stderr)
         return 126
     assert proc.stdout is not None
+    inbox: queue.Queue[tuple[str, bytes | None]] = queue.Queue()
+    announcer = EngineAnnouncer(settings, lambda: inbox.put(("wake", None)))
+    threading.Thread(target=_read_lines, args=(proc.stdout, inbox), daemon=True).start()
+    events_file = args.events.open("w", encoding="utf-8") if args.events else None
+    adapter = get_adapter(fmt)
+    dropped = 0
+
+    def handle(out: AdapterOutput) -> None:
+        nonlocal dropped
+        for event in out.events:
+            if events_file is not None:
+                events_file.write(json.dumps(event, ensure_ascii=False) + "\n")
+                events_file.flush()
+            announcer.deliver(event)
+        for diagnostic in out.diagnostics:
+            dropped += 1
+            if os.environ.get("ANNOUNCER_DEBUG"):
+                print(f"announcer watch: dropped {diagnostic}", file=sys.stderr)
+
     try:
-        dropped = pump(proc.stdout, fmt, deliver, report)
+        while True:
+            wait = announcer.service()
+            try:
+                kind, line = inbox.get(timeout=wait)
+            except queue.Empty:
+                continue
+            if kind == "line" and line is not None:
+                handle(adapter.feed(line, time.time()))
+            elif kind == "eof":
+                break
+        handle(adapter.finish(time.time()))
+        announcer.finish(inbox, limit=args.drain_seconds)
     except KeyboardInterrupt:
-        # the agent got the same Ctrl-C from the terminal; let it finish its way
-        dropped = 0
+        # the agent got the same Ctrl-C from the terminal; let it end its own way
+        announcer.backend.close()
     finally:
-        announcer.flush()
         if events_file is not None:
             events_file.close()
     status = proc.wait()
@@ -203,4 +241,4 @@ def run_watch(args: argparse.Namespace) -> int:
     return status
 
 
-__all__ = ["guess_format", "pump", "register"]
+__all__ = ["guess_format", "register"]
