@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import os
 import queue
@@ -21,15 +22,57 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from announcer.config.flags import add_settings_flags
-from announcer.config.loader import load_settings
 from announcer.engine.pipeline import Engine
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import SpeechCommand
 from announcer.formats import FORMAT_NAMES, AdapterOutput, get_adapter
-from announcer.speech.backend import BackendUnavailable
+from announcer.speech.backend import BackendUnavailable, SpeechBackend, VoiceSettings
 from announcer.speech.driver import SpeechDriver
-from announcer.speech.registry import create_backend, user_voice
+
+VERBOSITIES = ("terse", "normal", "detailed")
+
+
+def _optional(module: str) -> Any:
+    """The settings file and the speech registry, when this build has them."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
+
+
+def add_speech_flags(parser: argparse.ArgumentParser) -> None:
+    config_flags = _optional("announcer.config.flags")
+    if config_flags is not None and hasattr(config_flags, "add_settings_flags"):
+        config_flags.add_settings_flags(parser)  # --backend, --verbosity, --config, ...
+        return
+    parser.add_argument("--config", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--backend", default=None, help="speech backend: text or jsonl")
+    parser.add_argument("--verbosity", choices=VERBOSITIES, default=None, help="how much to say")
+
+
+def settings_from(args: argparse.Namespace) -> UserSettings:
+    loader = _optional("announcer.config.loader")
+    if loader is not None and hasattr(loader, "load_settings"):
+        settings: UserSettings = loader.load_settings(args.config, flags=args)
+        return settings
+    changes = {k: getattr(args, k) for k in ("backend", "verbosity") if getattr(args, k, None)}
+    return UserSettings.model_validate({**UserSettings().model_dump(), **changes})
+
+
+def make_backend(name: str, settings: UserSettings) -> tuple[SpeechBackend, VoiceSettings]:
+    registry = _optional("announcer.speech.registry")
+    if registry is not None and hasattr(registry, "create_backend"):
+        return registry.create_backend(name, settings), registry.user_voice(settings)
+    if name == "jsonl":
+        from announcer.speech.jsonl import JsonlBackend
+
+        return JsonlBackend(), VoiceSettings()
+    if name not in ("text", "auto"):
+        raise BackendUnavailable(f"this build has no {name!r} speech backend")
+    from announcer.speech.text import TextBackend
+
+    return TextBackend(), VoiceSettings()
+
 
 #: command name -> the stream format it prints with the flags in docs/formats.md
 FORMAT_BY_COMMAND = {
@@ -81,7 +124,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=60.0,
         help="after the agent exits, how long queued speech may still play (default 60)",
     )
-    add_settings_flags(parser)
+    add_speech_flags(parser)
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
     parser.set_defaults(func=run_watch)
 
@@ -97,8 +140,8 @@ class EngineAnnouncer:
 
     def __init__(self, settings: UserSettings, wake: Callable[[], None]) -> None:
         self.started = time.monotonic()
-        backend = create_backend(settings.backend, settings)
         try:
+            backend, voice = make_backend(settings.backend, settings)
             backend.start()
         except BackendUnavailable as exc:
             print(
@@ -106,15 +149,13 @@ class EngineAnnouncer:
                 "printing announcements instead",
                 file=sys.stderr,
             )
-            backend = create_backend("text", settings)
+            backend, voice = make_backend("text", settings)
             backend.start()
         self.backend = backend
-        # backends that report completion at once are paced at the user's speed
-        paced = bool(getattr(backend.capabilities, "completes_immediately", False)) or (
-            settings.backend in ("text", "jsonl")
-        )
+        # text and jsonl report completion at once: pace them at the user's speed
+        paced = getattr(backend, "name", settings.backend) in ("text", "jsonl")
         self.engine = Engine(settings, paced=paced)
-        self.driver = SpeechDriver(backend, user_voice(settings), notify=wake)
+        self.driver = SpeechDriver(backend, voice, notify=wake)
 
     def now(self) -> float:
         return time.monotonic() - self.started
@@ -181,7 +222,7 @@ def run_watch(args: argparse.Namespace) -> int:
             "without it there is little to announce.",
             file=sys.stderr,
         )
-    settings = load_settings(args.config, flags=args)
+    settings = settings_from(args)
     try:
         proc = subprocess.Popen(command, stdout=subprocess.PIPE)
     except FileNotFoundError:
