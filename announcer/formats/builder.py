@@ -101,11 +101,14 @@ def tool_identifier(name: str | None) -> str:
 
 
 def spoken_tool(name: str) -> str:
-    """``mcp__github__create_issue`` -> ``create issue from github``; ``Bash`` stays."""
+    """``mcp__github__create_issue`` or ``github.create_issue`` -> ``create issue from github``."""
     if name.startswith("mcp__"):
         parts = name.split("__")
         if len(parts) >= 3:
             return f"{parts[2].replace('_', ' ')} from {parts[1]}"
+    server, dot, tool = name.partition(".")
+    if dot and server and tool and "." not in tool:  # Codex's "server.tool" for MCP calls
+        return f"{tool.replace('_', ' ')} from {server.replace('_', ' ')}"
     return name.replace("_", " ")
 
 
@@ -145,12 +148,17 @@ def sentence(text: str) -> str:
     return text if text[-1] in ".!?…" else text + "."
 
 
+def _upper_first(text: str) -> str:
+    return text[:1].upper() + text[1:] if text[:1].islower() else text
+
+
 def summaries(normal: str, terse: str | None = None, detailed: str | None = None) -> dict[str, str]:
-    out = {"summary_normal": clip(normal, MAX_SUMMARY) or "…"}
+    """Our sentences start with a capital (braille readers see it) and fit §3's bounds."""
+    out = {"summary_normal": _upper_first(clip(normal, MAX_SUMMARY)) or "…"}
     if terse:
-        out["summary_terse"] = clip(terse, MAX_TERSE)
+        out["summary_terse"] = _upper_first(clip(terse, MAX_TERSE))
     if detailed and detailed != normal:
-        out["summary_detailed"] = clip(detailed, MAX_SUMMARY)
+        out["summary_detailed"] = _upper_first(clip(detailed, MAX_SUMMARY))
     return out
 
 

@@ -277,7 +277,7 @@ def test_codex_peer_hook_payloads_through_our_codex_mapping(validate):
     said = spoken(events)
     assert ("session.started", "Codex session started in proj.") in said
     assert ("tool.invoked", "Running shell: ls -la.") in said
-    assert ("tool.completed", "shell finished.") in said
+    assert ("tool.completed", "Shell finished.") in said
     assert ("state.changed", "Codex is working on your prompt.") in said
 
 
