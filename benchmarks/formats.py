@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -21,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from announcer.formats import get_adapter
 
-PEERS = Path("/work/shared/peers")
+PEERS = Path(os.environ.get("ANNOUNCER_SHARED", "/work/shared")) / "peers"
 CORPORA = {
     "claude-code": sorted((PEERS / "agent-cli-streams").glob("claude_code__*.jsonl")),
     "codex": [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -10,8 +11,10 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker
 from referencing import Registry, Resource
 
-SCHEMAS = Path("/work/shared/aaep/schemas")
-PEERS = Path("/work/shared/peers")
+# the shared data (official schemas, peer fixtures) may live elsewhere on another machine
+SHARED = Path(os.environ.get("ANNOUNCER_SHARED", "/work/shared"))
+SCHEMAS = SHARED / "aaep" / "schemas"
+PEERS = SHARED / "peers"
 
 
 @cache
