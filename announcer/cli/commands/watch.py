@@ -152,8 +152,9 @@ class EngineAnnouncer:
             backend, voice = make_backend("text", settings)
             backend.start()
         self.backend = backend
-        # text and jsonl report completion at once: pace them at the user's speed
-        paced = getattr(backend, "name", settings.backend) in ("text", "jsonl")
+        # text reports completion at once: pace it at the user's speed so news is skipped
+        # as a listener's would be; jsonl records every decision without waiting
+        paced = getattr(backend, "name", settings.backend) == "text"
         self.engine = Engine(settings, paced=paced)
         self.driver = SpeechDriver(backend, voice, notify=wake)
 
