@@ -144,7 +144,7 @@ def hook_confirmation(
         session,
         now,
         token_seed=seed,
-        action=f"{agent_name} wants to run {action}",
+        action=f"{agent_name} wants to run {action}.",
         consequence=f"{agent_name} runs it{where} as soon as you accept. Reject and it will not.",
         normal=f"{agent_name} wants to run {action}. Allow?",
         terse=f"Allow {spoken}?",

@@ -323,7 +323,8 @@ class HookBridgeTransport:
         if not blocking:
             self._queue(adapter.feed_object(payload, now).events)
             return None
-        out = adapter.confirm(payload, now, timeout_seconds=max(1, int(timeout)))
+        budget = max(0.5, timeout - 2)  # answer the hook before it gives up
+        out = adapter.confirm(payload, now, timeout_seconds=max(1, int(budget)))
         token = next(
             (
                 e["reply_token"]
@@ -338,7 +339,7 @@ class HookBridgeTransport:
         self._pending[token] = future
         self._queue(out.events)
         try:
-            return await asyncio.wait_for(asyncio.shield(future), timeout=max(0.5, timeout - 2))
+            return await asyncio.wait_for(asyncio.shield(future), timeout=budget)
         except TimeoutError:
             self._queue(
                 adapter.withdraw(
