@@ -440,8 +440,9 @@ class AaepBuilder:
         fields.update(
             summaries(normal, terse or ("Done." if status == "success" else "Failed."), detailed)
         )
-        if error_message and status != "success":
-            fields["error_message"] = clip(error_message, 4096)
+        if status != "success":
+            # §4.3.2: a failure explains itself, even when the agent gave no reason we may say
+            fields["error_message"] = clip(error_message or f"{spoken} did not succeed", 4096)
         if duration_ms is not None and 0 <= duration_ms <= 86_400_000:
             fields["duration_ms"] = duration_ms
         # a failed tool matters to the user; a succeeded one is background news

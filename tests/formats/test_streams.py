@@ -62,7 +62,7 @@ def test_claude_code_tool_call_joined_to_result_by_id(validate):
         '{"type":"assistant","session_id":"s","message":{"id":"m1","content":[{"type":"tool_use",'
         '"name":"Bash","id":"toolu_9","input":{"command":"npm test"}}]}}',
         '{"type":"user","session_id":"s","message":{"content":[{"type":"tool_result",'
-        '"tool_use_id":"toolu_9","is_error":true,"content":"1 failing"}]}}',
+        '"tool_use_id":"toolu_9","is_error":true,"content":"Exit code 1\\nnpm ERR! 1 failing"}]}}',
         '{"type":"result","subtype":"success","session_id":"s","is_error":false,"duration_ms":4000,'
         '"num_turns":2,"total_cost_usd":0.0123}',
     ]
@@ -71,7 +71,8 @@ def test_claude_code_tool_call_joined_to_result_by_id(validate):
     invoked, completed = (e for e in out.events if e["type"].startswith("aaep:agent.tool."))
     assert invoked["tool_call_id"] == completed["tool_call_id"]
     assert invoked["summary_normal"] == "Running Bash: npm test."
-    assert completed["status"] == "error" and completed["error_message"] == "1 failing"
+    assert completed["status"] == "error" and completed["error_message"] == "exit code 1"
+    assert "npm ERR" not in json.dumps(out.events)  # the tool's raw output is never spoken
     assert out.events[0]["summary_normal"] == "Claude Code started in shop."
     assert out.events[0]["producer"] == {
         "agent_id": "claude-code",
