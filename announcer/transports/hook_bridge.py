@@ -288,7 +288,12 @@ class HookBridgeTransport:
         self._pending: dict[str, asyncio.Future[HookAnswer]] = {}
 
     async def connect(self) -> None:
-        await self.server.start()
+        from announcer.transports.base import TransportError
+
+        try:
+            await self.server.start()
+        except (OSError, RuntimeError) as exc:  # a foreign socket dir, another announcer
+            raise TransportError(f"cannot listen for hooks on {self.server.path}: {exc}") from None
 
     async def handshake(self, request: dict[str, Any], timeout: float) -> Any:
         from announcer.transports.base import HandshakeOutcome  # the runtime's own type
