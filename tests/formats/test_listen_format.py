@@ -102,3 +102,65 @@ def test_listen_unknown_format_is_refused(tmp_path: Path):
     )
     assert result.returncode != 0
     assert "nonsense" in result.stderr.decode()
+
+
+CURSOR_MAPPING = """
+schema_version: aep.mapping/v1
+agent: cursor
+display_name: Cursor
+events:
+  - id: cursor.shell
+    when: {/hook_event_name: beforeShellExecution}
+    canonical_event: action.requested
+    fields:
+      session.id: {source: /conversation_id}
+      action.id: {source: /generation_id}
+      action.input: {source: /command_input, display_style: indented_json}
+      tool.name: {value: shell}
+"""
+
+
+def test_listen_with_a_users_mapping_file(tmp_path: Path):
+    """One YAML file makes another agent's native hook payloads audible."""
+    mapping = tmp_path / "cursor.yaml"
+    mapping.write_text(CURSOR_MAPPING)
+    payload = {
+        "hook_event_name": "beforeShellExecution",
+        "conversation_id": "c1",
+        "generation_id": "g1",
+        "command_input": {"command": "make deploy"},
+    }
+    said = spoken_texts(
+        listen(
+            f"mapping:{mapping}", "-", tmp_path / "speech.jsonl", stdin=json.dumps(payload).encode()
+        )
+    )
+    assert "Running shell: make deploy." in said
+
+
+def test_a_broken_mapping_file_is_refused_naming_the_field(tmp_path: Path):
+    mapping = tmp_path / "bad.yaml"
+    mapping.write_text(
+        CURSOR_MAPPING.replace("{source: /conversation_id}", "{source: conversation_id}")
+    )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "announcer",
+            "listen",
+            "--format",
+            f"mapping:{mapping}",
+            "--ui",
+            "none",
+            "-",
+        ],
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        input=b"",
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode != 0
+    assert "events[0].fields.session.id.source" in result.stderr.decode()

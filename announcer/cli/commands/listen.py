@@ -141,10 +141,26 @@ def format_adapter(name: str) -> Callable[[str], list[dict[str, Any]]] | None:
         raise SystemExit(
             f"announcer: --format {name} needs the format adapters, which this build lacks"
         ) from None
-    try:
-        adapter = get_adapter(name)
-    except (KeyError, ValueError, LookupError) as exc:
-        raise SystemExit(f"announcer: unknown --format {name!r}: {exc}") from None
+    if name.startswith("mapping:"):
+        # --format mapping:FILE: an AEP mapping file makes any agent's hook payloads audible
+        path = name.removeprefix("mapping:")
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise SystemExit(
+                f"announcer: --format {name}: cannot read {path}: {exc.strerror}"
+            ) from None
+        try:
+            mapping = formats.parse_mapping(text)
+        except formats.MappingError as exc:
+            raise SystemExit(f"announcer: --format {name}: {exc}") from None
+        adapter = get_adapter(f"{mapping.agent}-hooks", mapping=mapping)
+    else:
+        try:
+            adapter = get_adapter(name)
+        except (KeyError, ValueError, LookupError) as exc:
+            raise SystemExit(f"announcer: unknown --format {name!r}: {exc}") from None
 
     # FormatAdapter (announcer.formats): feed(line, now) -> AdapterOutput(events, diagnostics);
     # finish(now) closes what the stream left open (runtime.session calls it at the end).
