@@ -1,0 +1,82 @@
+"""Carry out the scheduler's Speak/Cancel commands on a speech backend.
+
+The scheduler is sans-I/O; this adapter is the only place that calls a backend.
+A backend may report completion from another thread or from inside ``speak``
+itself, so completions are queued here rather than fed back re-entrantly:
+the owner drains :meth:`take_completed` and passes each id to the engine's
+``on_speech_done``. ``notify`` (optional) is called on every completion so an
+event loop can wake up (e.g. ``loop.call_soon_threadsafe``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable
+from functools import partial
+
+from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
+from announcer.speech.backend import SpeechBackend, VoiceSettings
+
+
+class SpeechDriver:
+    def __init__(
+        self,
+        backend: SpeechBackend,
+        voice: VoiceSettings | None = None,
+        notify: Callable[[], None] | None = None,
+    ) -> None:
+        self.backend = backend
+        self.voice = voice or VoiceSettings()
+        self._notify = notify
+        self._completed: deque[int] = deque()
+        self._live: set[int] = set()
+        self.spoken = 0
+        self.cancelled = 0
+
+    def execute(self, commands: Iterable[SpeechCommand]) -> None:
+        for command in commands:
+            if type(command) is Cancel:
+                self.cancelled += 1
+                self.backend.stop()
+            elif type(command) is Speak:
+                self.spoken += 1
+                self.backend.speak(
+                    command.announcement, self.voice, self._completion(command.utterance_id)
+                )
+
+    def _completion(self, utterance_id: int) -> Callable[[], None]:
+        self._live.add(utterance_id)
+        return partial(self._done, utterance_id)
+
+    def _done(self, utterance_id: int) -> None:
+        # set.remove and deque.append are atomic under the GIL: safe from a backend thread.
+        try:
+            self._live.remove(utterance_id)
+        except KeyError:
+            return  # a backend must call on_done once; tolerate a second call
+        self._completed.append(utterance_id)
+        if self._notify is not None:
+            self._notify()
+
+    def take_completed(self) -> list[int]:
+        completed = self._completed
+        done: list[int] = []
+        while completed:
+            done.append(completed.popleft())
+        return done
+
+    def run(
+        self,
+        commands: Iterable[SpeechCommand],
+        on_speech_done: Callable[[int], list[SpeechCommand]],
+    ) -> None:
+        """Execute ``commands`` and feed synchronous completions back until quiet."""
+        if commands:
+            self.execute(commands)
+        rounds = 0
+        completed = self._completed
+        # Each round speaks something new; a bound keeps a faulty backend from looping.
+        while completed and rounds < 10_000:
+            rounds += 1
+            for utterance_id in self.take_completed():
+                self.execute(on_speech_done(utterance_id))
