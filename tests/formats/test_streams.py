@@ -170,3 +170,17 @@ def test_a_codex_run_heard_through_the_engine_at_each_verbosity():
     assert "Running shell: bash -lc ls." in normal
     assert sum(len(t) for t in terse) < sum(len(t) for t in normal) <= sum(len(t) for t in detailed)
     assert all(r["urgency"] in ("background", "normal") for r in speech_of(events))
+
+
+def test_a_long_running_stream_keeps_bounded_session_memory(validate):
+    from announcer.formats import get_adapter
+    from announcer.formats.builder import MAX_SESSIONS
+
+    adapter = get_adapter("opencode")
+    for index in range(MAX_SESSIONS + 50):
+        line = json.dumps({"type": "text", "session_id": f"s{index}", "text": "ok"})
+        adapter.feed(line, 1_700_000_000.0 + index)
+    assert len(adapter.builder.sessions) <= MAX_SESSIONS  # type: ignore[attr-defined]
+    # a session forgotten and seen again is simply a new session, still valid AAEP
+    out = adapter.feed(json.dumps({"type": "text", "session_id": "s0", "text": "again"}), 1.8e9)
+    validate(out.events)
