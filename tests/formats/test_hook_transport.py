@@ -53,7 +53,7 @@ async def test_accept_reply_allows_and_reject_denies(transport: HookBridgeTransp
         confirmation = await asyncio.wait_for(next_event(frames, "awaiting.confirmation"), 60)
         assert_valid([confirmation])
         assert (
-            confirmation["summary_normal"] == "Claude Code wants to run Write: .env in shop. Allow?"
+            confirmation["summary_normal"] == "Claude Code wants to use Write: .env in shop. Allow?"
         )
         assert confirmation["default_decision"] == "reject"
         assert "SECRET" not in json.dumps(confirmation)  # file contents are never spoken
@@ -132,7 +132,7 @@ async def test_a_huge_write_still_reaches_the_user(transport: HookBridgeTranspor
         )
     )
     confirmation = await asyncio.wait_for(next_event(frames, "awaiting.confirmation"), 60)
-    assert confirmation["summary_normal"] == "Claude Code wants to run Write: big.txt in r. Allow?"
+    assert confirmation["summary_normal"] == "Claude Code wants to use Write: big.txt in r. Allow?"
     await transport.send(
         {
             "type": "confirmation.reply",
