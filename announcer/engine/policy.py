@@ -549,11 +549,21 @@ class Policy:
                 for index, choice in enumerate(event.choices, start=1)
             ]
             parts.append(self._phrase("Choices: {choices}.", choices="; ".join(labels)))
+        parts.append(
+            self._phrase(
+                "Answer within {time}.", time=duration_phrase(event.timeout_seconds, self.language)
+            )
+        )
+        # The same key hints the answer dialogs give (announcer.ui).
         kinds = event.accepted_response_kinds or ["freetext"]
-        if "yes_no" in kinds and not event.choices:
-            parts.append(self._phrase("Answer yes or no."))
-        else:
-            parts.append(self._phrase("Press R to answer."))
+        if "multiple_choice" in kinds and event.choices:
+            parts.append(self._phrase("Choose with the arrows or digits 1 to 9, then press Enter."))
+        if "yes_no" in kinds:
+            parts.append(self._phrase("Press Y for yes or N for no."))
+        if "numeric" in kinds and "freetext" not in kinds:
+            parts.append(self._phrase("Type a number and press Enter."))
+        if "freetext" in kinds:
+            parts.append(self._phrase("Type your answer and press Enter."))
         return Spoken(self._join(*parts), language)
 
 
