@@ -44,6 +44,11 @@ from announcer.protocol.events import (
 )
 
 _FINAL_RESULTS: Final = (SessionCompleted, SessionCancelled, OutputStreaming)
+_LEVEL_FIELDS: Final = {
+    "terse": ("summary_terse", "summary_normal", "summary_detailed"),
+    "normal": ("summary_normal", "summary_terse", "summary_detailed"),
+    "detailed": ("summary_detailed", "summary_normal", "summary_terse"),
+}
 _LEVEL_ORDER: Final = {
     "terse": ("terse", "normal", "detailed"),
     "normal": ("normal", "terse", "detailed"),
@@ -127,6 +132,7 @@ class Policy:
         self._rate_tokens: dict[str, tuple[float, float]] = {}
         self._last_progress: dict[str, float] = {}
         self._filter_cache: dict[str, bool] = {}
+        self._plain = self._no_rules_apply()
 
     def passes_filters(self, short: str) -> bool:
         """§5.3.1.7 include/exclude, memoised per event type (settings reset the memo)."""
@@ -149,6 +155,19 @@ class Policy:
     def update_settings(self, settings: UserSettings) -> None:
         self.settings = settings
         self._filter_cache.clear()
+        self._plain = self._no_rules_apply()
+
+    def _no_rules_apply(self) -> bool:
+        """True when no mute, filter, low-load or rate rule can stop a normal event."""
+        settings = self.settings
+        filters = settings.filters
+        return (
+            not settings.muted_producers
+            and settings.cognitive_load != "low"
+            and settings.max_events_per_second is None
+            and not filters.exclude
+            and "*" in filters.include
+        )
 
     # -- decisions ------------------------------------------------------------------------
 
@@ -214,10 +233,11 @@ class Policy:
     ) -> list[Announcement]:
         """The announcements for ``event`` (never for streaming chunks: see outputs)."""
         urgency = self.urgency_of(event)
-        reason = self.admits(event, urgency, source_id, now)
-        if reason is not None:
-            self.suppressed[reason] += 1
-            return []
+        if not self._plain or urgency is not Urgency.NORMAL:
+            reason = self.admits(event, urgency, source_id, now)
+            if reason is not None:
+                self.suppressed[reason] += 1
+                return []
         spoken = self._compose(event, session, urgency, now)
         if spoken is None or not spoken.text:
             return []
@@ -251,8 +271,8 @@ class Policy:
         wanted = level or self.level_for(event)
         if not event.model_extra:
             # No §11.5.1 variants: the plain fields are all there is.
-            for candidate in _LEVEL_ORDER.get(wanted, _LEVEL_ORDER["normal"]):
-                plain: str | None = getattr(event, f"summary_{candidate}")
+            for field_name in _LEVEL_FIELDS.get(wanted, _LEVEL_FIELDS["normal"]):
+                plain: str | None = getattr(event, field_name)
                 if plain:
                     language = event.primary_language or "en"
                     return Spoken(clean_for_speech(plain, language), language)
