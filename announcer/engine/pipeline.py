@@ -233,7 +233,7 @@ class Engine:
                 self.book.void(prompt.reply_token)
                 commands += self.scheduler.withdraw(prompt.event_id, now)
                 phrase = (
-                    translator(self.policy.language)
+                    translator(self.policy.phrase_language)
                     .gettext("Connection lost; the agent will apply its default for: {what}")
                     .format(what=self._prompt_subject(prompt))
                 )
@@ -372,7 +372,7 @@ class Engine:
     def _refresh_shortcuts(self) -> None:
         """Settings that let a chunk skip the policy's checks (mutes, filters, load)."""
         settings = self.settings
-        self._user_language = self.policy.language
+        self._user_language = self.policy.language  # producer text with no language
         self._hold_outputs = settings.cognitive_load == "low"
         self._plain_output = (
             not settings.muted_producers
@@ -421,7 +421,7 @@ class Engine:
         self, prompt: PendingPrompt, source_id: str, now: float
     ) -> list[SpeechCommand]:
         subscription = self._subscriptions.get(source_id)
-        tr = translator(self.policy.language)
+        tr = translator(self.policy.phrase_language)
         if subscription is None:
             text = tr.gettext(
                 "Your settings say reject, but this connection cannot send replies; please answer."
@@ -474,7 +474,7 @@ class Engine:
     ) -> Announcement:
         return Announcement(
             text=text,
-            language=self.policy.language,
+            language=self.policy.phrase_language,
             urgency=Urgency.CRITICAL if critical else Urgency.NORMAL,
             interrupt=critical,
             event_id=prompt.event_id,
@@ -491,17 +491,17 @@ class Engine:
             subject = event.question
         else:
             subject = ""
-        return clean_for_speech(subject, self.policy.language, max_chars=160)
+        return clean_for_speech(subject, self.policy.phrase_language, max_chars=160)
 
     def _withdrawn_phrase(self, prompt: PendingPrompt) -> str:
         return (
-            translator(self.policy.language)
+            translator(self.policy.phrase_language)
             .gettext("No answer needed any more: {what}")
             .format(what=self._prompt_subject(prompt))
         )
 
     def _expired_phrase(self, prompt: PendingPrompt) -> str:
-        tr = translator(self.policy.language)
+        tr = translator(self.policy.phrase_language)
         event = prompt.event
         if isinstance(event, AwaitingConfirmation):
             msgid = (
@@ -531,10 +531,12 @@ class Engine:
         self._last_unreadable_notice[source_id] = now
         if len(self._last_unreadable_notice) > 1024:
             self._last_unreadable_notice.clear()
-        text = translator(self.policy.language).gettext(
+        text = translator(self.policy.phrase_language).gettext(
             "An agent sent an urgent message that could not be read. See the diagnostics."
         )
-        announcement = Announcement(text=text, language=self.policy.language, kind="system.invalid")
+        announcement = Announcement(
+            text=text, language=self.policy.phrase_language, kind="system.invalid"
+        )
         return self._submit(announcement, source_id, now)
 
     def _log_note(self, note: TrackerNote, source_id: str | None, now: float) -> None:

@@ -26,7 +26,7 @@ from announcer.engine.phrases import N_, duration_phrase
 from announcer.engine.settings import UserSettings
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.engine.tracker import CYCLE_STATES, SessionState
-from announcer.i18n.translate import translator
+from announcer.i18n.translate import catalog_language, translator
 from announcer.protocol.events import (
     AaepEvent,
     AwaitingClarification,
@@ -133,6 +133,7 @@ class Policy:
         self._last_progress: dict[str, float] = {}
         self._filter_cache: dict[str, bool] = {}
         self._plain = self._no_rules_apply()
+        self._phrase_language = catalog_language(settings.languages or ["en"])
 
     def passes_filters(self, short: str) -> bool:
         """§5.3.1.7 include/exclude, memoised per event type (settings reset the memo)."""
@@ -149,13 +150,20 @@ class Policy:
 
     @property
     def language(self) -> str:
+        """The user's first language: which of the producer's variants to prefer."""
         languages = self.settings.languages
         return languages[0] if languages else "en"
+
+    @property
+    def phrase_language(self) -> str:
+        """The language our own phrases come out in: the best catalog for the user."""
+        return self._phrase_language
 
     def update_settings(self, settings: UserSettings) -> None:
         self.settings = settings
         self._filter_cache.clear()
         self._plain = self._no_rules_apply()
+        self._phrase_language = catalog_language(settings.languages or ["en"])
 
     def _no_rules_apply(self) -> bool:
         """True when no mute, filter, low-load or rate rule can stop a normal event."""
@@ -299,7 +307,7 @@ class Policy:
         return event.primary_language or "en"
 
     def _phrase(self, msgid: str, **values: object) -> str:
-        return translator(self.language).gettext(msgid).format(**values)
+        return translator(self.phrase_language).gettext(msgid).format(**values)
 
     def _compose(
         self, event: AaepEvent, session: SessionState, urgency: Urgency, now: float
@@ -333,7 +341,7 @@ class Policy:
         return self.summary(event, "normal") if event.summary_normal else None
 
     def _own(self, text: str) -> Spoken:
-        return Spoken(text, self.language)
+        return Spoken(text, self.phrase_language)
 
     def _join(self, *parts: str | None) -> str:
         return " ".join(part.strip() for part in parts if part and part.strip())
@@ -365,7 +373,7 @@ class Policy:
     def _errored(self, event: SessionErrored) -> Spoken:
         spoken = self.summary(event)
         text = spoken.text if spoken else self._category_phrase(event.error_category)
-        language = spoken.language if spoken else self.language
+        language = spoken.language if spoken else self.phrase_language
         hint = self._producer_text(event, "remediation_hint")
         parts = [self._phrase("Error."), text]
         if hint and hint not in text:
@@ -445,7 +453,7 @@ class Policy:
         spoken = self.summary(event)
         if spoken is not None:
             return spoken
-        language = self.language
+        language = self.phrase_language
         parts: list[str] = []
         if progress.percent is not None:
             parts.append(
@@ -545,7 +553,7 @@ class Policy:
         return Spoken(self._join(*parts), language)
 
     def _timeout_phrase(self, seconds: int, default: str) -> str:
-        amount = duration_phrase(seconds, self.language)
+        amount = duration_phrase(seconds, self.phrase_language)
         if default == "accept":
             return self._phrase(
                 "If you do not answer within {time}, the agent will go ahead.", time=amount
@@ -571,7 +579,8 @@ class Policy:
             parts.append(self._phrase("Choices: {choices}.", choices="; ".join(labels)))
         parts.append(
             self._phrase(
-                "Answer within {time}.", time=duration_phrase(event.timeout_seconds, self.language)
+                "Answer within {time}.",
+                time=duration_phrase(event.timeout_seconds, self.phrase_language),
             )
         )
         # The same key hints the answer dialogs give (announcer.ui).

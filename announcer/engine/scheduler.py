@@ -33,7 +33,7 @@ from typing import Final
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
-from announcer.i18n.translate import translator
+from announcer.i18n.translate import catalog_language, translator
 
 DEFAULT_MAX_QUEUE: Final = 64
 DEFAULT_STALE_AFTER_SECONDS: Final = 45.0
@@ -359,7 +359,7 @@ class SpeechScheduler:
             count = self._skipped_pending
             self._skipped_pending = 0
             # Our own phrase: in the listener's language, not the skipped text's.
-            language = self.settings.languages[0] if self.settings.languages else "en"
+            language = catalog_language(self.settings.languages or ["en"])
             text = (
                 translator(language)
                 .ngettext("{count} more update skipped.", "{count} more updates skipped.", count)
