@@ -231,15 +231,14 @@ class Engine:
         for prompt in self.book.pending():
             if prompt.source_id == source_id:
                 self.book.void(prompt.reply_token)
-                commands += self.scheduler.withdraw(prompt.event_id, now)
                 phrase = (
                     translator(self.policy.phrase_language)
                     .gettext("Connection lost; the agent will apply its default for: {what}")
                     .format(what=self._prompt_subject(prompt))
                 )
-                commands += self._submit(
+                commands += self._withdraw(
+                    prompt,
                     self._system_announcement(phrase, prompt, kind="system.prompt_voided"),
-                    source_id,
                     now,
                 )
         return commands
@@ -314,14 +313,10 @@ class Engine:
         for token in admission.voided_tokens:
             prompt = self.book.void(token)
             if prompt is not None:
-                commands += self.scheduler.withdraw(prompt.event_id, now)
-                commands += self._submit(
-                    self._system_announcement(
-                        self._withdrawn_phrase(prompt), prompt, kind="system.prompt_voided"
-                    ),
-                    source_id,
-                    now,
+                notice = self._system_announcement(
+                    self._withdrawn_phrase(prompt), prompt, kind="system.prompt_voided"
                 )
+                commands += self._withdraw(prompt, notice, now)
         for event in admission.events:
             commands += self._handle(event, source_id, now)
         return commands
@@ -462,6 +457,13 @@ class Engine:
             kind="agent.output.streaming",
         )
         return self._submit(announcement, source_id, now)
+
+    def _withdraw(
+        self, prompt: PendingPrompt, notice: Announcement, now: float
+    ) -> list[SpeechCommand]:
+        """Stop reading a void question and say why, in the transcript too."""
+        self._transcript.append(TranscriptEntry(now, notice, prompt.source_id))
+        return self.scheduler.withdraw(prompt.event_id, now, notice)
 
     def _submit(
         self, announcement: Announcement, source_id: str | None, now: float
