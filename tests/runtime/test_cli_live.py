@@ -234,4 +234,5 @@ def test_an_unavailable_format_adapter_is_a_clear_error() -> None:
         timeout=TIMEOUT,
     )
     assert result.returncode != 0
-    assert "--format no-such-format" in result.stderr and "Traceback" not in result.stderr
+    assert "unknown --format 'no-such-format'" in result.stderr
+    assert "Traceback" not in result.stderr
