@@ -62,6 +62,18 @@ class PromptState:
     deferred: bool = False
 
 
+_KEY_WORDS = {"?": "question mark", "↑": "up", "↓": "down", "⏎": "Enter", "esc": "Escape"}
+
+
+def speakable_key(display: str) -> str:
+    """'^q' reads as 'Control q' aloud; symbols get their names."""
+    if display.startswith("^") and len(display) > 1:
+        return _("Control {key}").format(key=display[1:])
+    if len(display) > 1 and display[0] == "f" and display[1:].isdigit():
+        return display.upper()
+    return _(_KEY_WORDS.get(display, display))
+
+
 def status_line(status: UiStatus) -> str:
     producers = ", ".join(one_line(p) for p in status.producers) or _("no producer")
     return _("{connection} · {producers} · {state} · {count} pending").format(
@@ -473,7 +485,8 @@ class AnnouncerApp(App[None]):
             if not binding.show or not binding.description:
                 continue
             entry = _("{key}: {description}.").format(
-                key=self.get_key_display(binding), description=binding.description
+                key=speakable_key(self.get_key_display(binding)),
+                description=binding.description,
             )
             if entry not in seen:
                 seen.add(entry)

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets import Button, Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -58,6 +58,7 @@ class PromptScreen(ModalScreen[None]):
         Binding("ctrl+s", "app.stop_speech", _("Stop speech")),
         Binding("ctrl+w", "app.where_am_i", _("Where am I")),
         Binding("f1", "app.help", _("Help")),
+        *Screen.BINDINGS,  # Tab and Shift+Tab move focus
     ]
 
     def __init__(self, prompt: PendingPrompt) -> None:
@@ -98,7 +99,7 @@ class PromptScreen(ModalScreen[None]):
         self.dismiss(None)
 
 
-class ConfirmScreen(PromptScreen):
+class ConfirmScreen(PromptScreen, inherit_bindings=False):
     """Accept with ``a``/``y``; reject with ``r``/``n``/Escape (§6.1)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -191,7 +192,7 @@ def parse_number(text: str) -> int | float | None:
     )
 
 
-class ClarifyScreen(PromptScreen):
+class ClarifyScreen(PromptScreen, inherit_bindings=False):
     """One input per accepted response kind; Enter sends, Escape leaves it pending."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

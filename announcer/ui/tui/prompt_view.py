@@ -43,13 +43,30 @@ def producer_identity(prompt: PendingPrompt) -> str:
 
 
 def speakable_duration(seconds: float, language: str = "en") -> str:
-    """'5 minutes', '10 seconds' in the user's language (babel)."""
-    seconds = max(1.0, seconds)
-    return str(
-        format_timedelta(
-            timedelta(seconds=round(seconds)), threshold=1.5, locale=language.replace("-", "_")
-        )
-    )
+    """'2 minutes 30 seconds', '10 seconds' in the user's language (babel).
+
+    Two units at most, the smaller rounded to 5 seconds or 1 minute: precise
+    enough to act on, short enough to hear.
+    """
+    locale = language.replace("-", "_")
+    total = max(1, round(seconds))
+    if total >= 90:
+        total = round(total / 5) * 5 if total < 3600 else round(total / 60) * 60
+    parts: list[str] = []
+    for unit, size in (("hour", 3600), ("minute", 60), ("second", 1)):
+        amount, total = divmod(total, size)
+        if amount:
+            parts.append(
+                str(
+                    format_timedelta(
+                        timedelta(seconds=amount * size),
+                        granularity=unit,
+                        threshold=100000,
+                        locale=locale,
+                    )
+                )
+            )
+    return " ".join(parts[:2])
 
 
 def reminder_marks(timeout_seconds: float) -> list[float]:
