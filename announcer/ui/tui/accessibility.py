@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from textual.geometry import Offset
 from textual.widget import Widget
-from textual.widgets import Button, Input, Log, OptionList, Select, Switch
+from textual.widgets import Button, Checkbox, Input, Log, OptionList, Select, Switch
 
 from announcer.ui.tui.text import _
 
@@ -37,6 +37,9 @@ def spoken_name(widget: Widget) -> str:
     if isinstance(widget, Input):
         value = widget.value or _("blank")
         return _("{label}, edit, {value}").format(label=name or widget.placeholder, value=value)
+    if isinstance(widget, Checkbox):
+        state = _("checked") if widget.value else _("not checked")
+        return _("{label}, check box, {state}").format(label=name or str(widget.label), state=state)
     if isinstance(widget, Switch):
         state = _("on") if widget.value else _("off")
         return _("{label}, switch, {state}").format(label=name, state=state)

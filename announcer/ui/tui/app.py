@@ -104,7 +104,7 @@ class MainScreen(Screen[None]):
         transcript = Log(id="transcript", highlight=False, auto_scroll=True)
         transcript.accessible_name = _("Transcript")  # type: ignore[attr-defined]
         yield transcript
-        yield Footer(show_command_palette=False)
+        yield Footer(show_command_palette=False, compact=True)
 
     def on_mount(self) -> None:
         self.focus_spoken = self.transcript  # the welcome is spoken instead of "Transcript"
@@ -128,8 +128,11 @@ class AnnouncerApp(App[None]):
     Screen { background: $background; }
     #status { height: 1; padding: 0 1; background: $panel; }
     #transcript { height: 1fr; border: none; }
-    .-low-load #status { display: none; }
-    .-low-load Footer { display: none; }
+    /* Low cognitive load: only the transcript and the prompts, no borders. */
+    .-low-load #status, .-low-load #heading { display: none; }
+    .-low-load MainScreen Footer { display: none; }
+    .-low-load #dialog { border: none; padding: 0; }
+    .-low-load .field { margin-bottom: 0; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -389,9 +392,12 @@ class AnnouncerApp(App[None]):
         widget = event.widget
         self.call_after_refresh(self._place_cursor, widget)
         screen = widget.screen
-        if getattr(screen, "focus_spoken", None) is widget:
+        previous = getattr(screen, "focus_spoken", None)
+        if previous is widget:
             return
         screen.focus_spoken = widget  # type: ignore[attr-defined]
+        if previous is not None and previous.parent is widget:
+            return  # back from a Select's own list: the choice was already spoken
         self.say(spoken_name(widget))
 
     def _place_cursor(self, widget: object) -> None:

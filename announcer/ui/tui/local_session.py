@@ -37,6 +37,7 @@ class LocalSession:
         save_settings: SettingsSaver | None = None,
         on_settings_changed: Callable[[UserSettings], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        backlog: int = 500,
     ) -> None:
         self.speech = speech
         self._settings = settings or UserSettings()
@@ -45,6 +46,8 @@ class LocalSession:
         self._on_settings_changed = on_settings_changed
         self._clock = clock
         self._listeners: list[UiListener] = []
+        # Announcements made before the UI subscribed are shown to it, not spoken again.
+        self._backlog: deque[Announcement] = deque(maxlen=backlog)
         self._prompts: dict[str, PendingPrompt] = {}
         self._status = UiStatus()
         self._last: Announcement | None = None
@@ -68,6 +71,8 @@ class LocalSession:
 
     def subscribe(self, listener: UiListener) -> None:
         self._listeners.append(listener)
+        for announcement in list(self._backlog):
+            listener.announcement_made(announcement)
         for prompt in list(self._prompts.values()):
             listener.prompt_opened(prompt)
 
@@ -111,6 +116,7 @@ class LocalSession:
     def announce(self, announcement: Announcement, *, speak: bool = True) -> None:
         """A producer announcement: shown in the transcript, and spoken unless already."""
         self._last = announcement
+        self._backlog.append(announcement)
         for listener in self._listeners:
             listener.announcement_made(announcement)
         if speak:

@@ -35,15 +35,14 @@ _NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
 
 MODAL_CSS = """
 PromptScreen { align: center middle; }
-PromptScreen #dialog {
+#dialog {
     width: 90%; max-width: 100; height: auto; max-height: 90%;
     border: solid $primary; padding: 0 1; background: $surface;
 }
-PromptScreen.-low-load #dialog { border: none; padding: 0; }
-PromptScreen .field { margin-bottom: 1; }
-PromptScreen #buttons { height: auto; }
-PromptScreen Button { margin-right: 2; }
-PromptScreen OptionList { height: auto; max-height: 12; }
+.field { margin-bottom: 1; }
+#buttons { height: 1; }
+Button { margin-right: 2; }
+OptionList { height: auto; max-height: 12; }
 """
 
 
@@ -145,9 +144,9 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
             )
             yield Static(view.default_phrase(), markup=False, id="time", classes="field")
             with Horizontal(id="buttons"):
-                yield Button(_("Accept (A)"), id="accept", variant="warning")
-                yield Button(_("Reject (R)"), id="reject", variant="primary")
-        yield Footer(show_command_palette=False)
+                yield Button(_("Accept (A)"), id="accept", variant="warning", compact=True)
+                yield Button(_("Reject (R)"), id="reject", variant="primary", compact=True)
+        yield Footer(show_command_palette=False, compact=True)
 
     def focus_initial(self) -> None:
         safe = "#reject" if self.view.is_risky else "#accept"
@@ -226,25 +225,32 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
                     ],
                     id="choices",
                     classes="field",
+                    compact=True,
                 )
                 choices.accessible_name = _("Choices")  # type: ignore[attr-defined]
                 yield choices
             if "yes_no" in view.kinds:
                 with Horizontal(id="buttons", classes="field"):
-                    yield Button(_("Yes (Y)"), id="yes")
-                    yield Button(_("No (N)"), id="no")
+                    yield Button(_("Yes (Y)"), id="yes", compact=True)
+                    yield Button(_("No (N)"), id="no", compact=True)
             if "freetext" in view.kinds:
-                field = Input(placeholder=_("Your answer"), id="answer", classes="field")
+                field = Input(
+                    placeholder=_("Your answer"), id="answer", classes="field", compact=True
+                )
                 field.accessible_name = _("Your answer")  # type: ignore[attr-defined]
                 yield field
             elif "numeric" in view.kinds:
                 number = NumericInput(
-                    placeholder=_("A number"), type="number", id="answer", classes="field"
+                    placeholder=_("A number"),
+                    type="number",
+                    id="answer",
+                    classes="field",
+                    compact=True,
                 )
                 number.accessible_name = _("A number")  # type: ignore[attr-defined]
                 yield number
             yield Static(view.keys_phrase(), markup=False, id="keys", classes="field")
-        yield Footer(show_command_palette=False)
+        yield Footer(show_command_palette=False, compact=True)
 
     def focus_initial(self) -> None:
         for selector in ("#choices", "#no", "#answer"):

@@ -12,10 +12,10 @@ from pydantic import ValidationError
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Label, OptionList, Select, Static, Switch
+from textual.widgets import Checkbox, Footer, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from announcer.engine.announcement import Urgency
@@ -26,13 +26,14 @@ from announcer.ui.tui.text import _, one_line
 if TYPE_CHECKING:
     from announcer.ui.tui.app import AnnouncerApp
 
+# DEFAULT_CSS is scoped to the screen class that declares it (Textual), so selectors
+# here name only what is inside the screen.
 SCREEN_CSS = """
-ListScreen OptionList { height: 1fr; border: none; }
-ListScreen #heading, SettingsScreen #heading { height: 1; padding: 0 1; background: $panel; }
-SettingsScreen .row { height: auto; margin: 0 1 1 1; }
-SettingsScreen Label { margin: 0 0 0 0; }
-SettingsScreen Select, SettingsScreen Input { width: 40; }
-.-low-load #heading { display: none; }
+OptionList#list { height: 1fr; border: none; padding: 0 1; }
+#heading { height: 1; padding: 0 1; background: $panel; }
+.row { height: 1; margin: 0 1; }
+.row Label { width: 28; }
+.row Select, .row Input { width: 32; }
 """
 
 
@@ -70,10 +71,10 @@ class ListScreen(AnnouncerScreen):
 
     def compose(self) -> ComposeResult:
         yield Static(self.spoken_title, id="heading", markup=False)
-        options = OptionList(*self.rows(), id="list")
+        options = OptionList(*self.rows(), id="list", compact=True)
         options.accessible_name = self.spoken_title  # type: ignore[attr-defined]
         yield options
-        yield Footer(show_command_palette=False)
+        yield Footer(show_command_palette=False, compact=True)
 
     def on_mount(self) -> None:
         options = self.query_one("#list", OptionList)
@@ -153,7 +154,8 @@ LEVEL_LABELS = {
     "high": _("high"),
 }
 
-BACKENDS = ("auto", "pyttsx3", "espeak-ng", "screen-reader", "speech-dispatcher", "text", "jsonl")
+# The backend names of issue 5; a name set in the config file but not listed here is kept.
+BACKENDS = ("auto", "screenreader", "speechd", "pyttsx3", "text")
 
 
 class SettingsScreen(AnnouncerScreen):
@@ -171,6 +173,7 @@ class SettingsScreen(AnnouncerScreen):
                     [(LEVEL_LABELS[v], v) for v in ("terse", "normal", "detailed")],
                     value=settings.verbosity,
                     allow_blank=False,
+                    compact=True,
                     id="verbosity",
                 ),
             )
@@ -180,6 +183,7 @@ class SettingsScreen(AnnouncerScreen):
                     [(LEVEL_LABELS[v], v) for v in ("low", "medium", "high")],
                     value=settings.cognitive_load,
                     allow_blank=False,
+                    compact=True,
                     id="cognitive_load",
                 ),
             )
@@ -192,30 +196,43 @@ class SettingsScreen(AnnouncerScreen):
                     [(b, b) for b in backends],
                     value=settings.backend,
                     allow_blank=False,
+                    compact=True,
                     id="backend",
                 ),
             )
             language = settings.languages[0] if settings.languages else "en"
-            yield from self._row(_("Voice"), Input(settings.voices.get(language, ""), id="voice"))
+            yield from self._row(
+                _("Voice"), Input(settings.voices.get(language, ""), id="voice", compact=True)
+            )
             yield from self._row(
                 _("Rate, words per minute"),
-                Input(str(settings.rate_wpm or ""), type="integer", id="rate_wpm"),
+                Input(str(settings.rate_wpm or ""), type="integer", id="rate_wpm", compact=True),
             )
-            yield from self._row(_("Earcons"), Switch(settings.earcons, id="earcons"))
             yield from self._row(
-                _("Do not interrupt"), Switch(settings.do_not_interrupt, id="do_not_interrupt")
+                _("Earcons"), Checkbox(_("Earcons"), settings.earcons, id="earcons", compact=True)
+            )
+            yield from self._row(
+                _("Do not interrupt"),
+                Checkbox(
+                    _("Do not interrupt"),
+                    settings.do_not_interrupt,
+                    id="do_not_interrupt",
+                    compact=True,
+                ),
             )
             yield from self._row(
                 _("Languages, first preferred"),
-                Input(", ".join(settings.languages), id="languages"),
+                Input(", ".join(settings.languages), id="languages", compact=True),
             )
-        yield Footer(show_command_palette=False)
+        yield Footer(show_command_palette=False, compact=True)
 
     def _row(self, label: str, control: Any) -> ComposeResult:
+        """One setting per line: its name, then the control (checkboxes carry their own)."""
         control.accessible_name = label
-        yield Label(label, markup=False)
-        control.add_class("row")
-        yield control
+        with Horizontal(classes="row"):
+            if not isinstance(control, Checkbox):
+                yield Label(label, markup=False)
+            yield control
 
     def on_mount(self) -> None:
         first = self.query_one("#verbosity", Select)
@@ -240,6 +257,12 @@ class SettingsScreen(AnnouncerScreen):
             return
         self.announcer.apply_settings(new, spoken)
 
+    @on(OptionList.OptionHighlighted)
+    def _select_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        """Arrowing through an open Select list says each option."""
+        if event.option_list.has_focus:
+            self.announcer.say(option_text(event.option_list), interrupt=True)
+
     @on(Select.Changed)
     def _select_changed(self, event: Select.Changed) -> None:
         control = event.select
@@ -249,9 +272,9 @@ class SettingsScreen(AnnouncerScreen):
         value = str(event.value)
         self._update(control.id, value, f"{label}: {LEVEL_LABELS.get(value, value)}.")
 
-    @on(Switch.Changed)
-    def _switch_changed(self, event: Switch.Changed) -> None:
-        control = event.switch
+    @on(Checkbox.Changed)
+    def _checkbox_changed(self, event: Checkbox.Changed) -> None:
+        control = event.checkbox
         label = str(getattr(control, "accessible_name", control.id))
         state = _("on") if event.value else _("off")
         self._update(str(control.id), event.value, f"{label}: {state}.")
