@@ -1,1 +1,110 @@
-"""protocol."""
+"""The AAEP protocol core: typed messages, validation and diagnostics, with no I/O.
+
+Everything a producer sends goes through :func:`decode_frame`, which never raises and
+returns a :class:`DecodeResult`: a typed event, handshake or reply message, or the list
+of :class:`Diagnostic` explaining why the frame is invalid.
+"""
+
+from announcer.protocol.decode import (
+    MAX_DEPTH,
+    MAX_ENVELOPE_FIELDS,
+    MAX_EVENT_BYTES,
+    MAX_STRING_CHARS,
+    DecodeResult,
+    decode_frame,
+    validate_event_object,
+)
+from announcer.protocol.diagnostics import Diagnostic
+from announcer.protocol.events import (
+    CORE_CONTEXT,
+    CORE_EVENT_TYPES,
+    TERMINAL_TYPES,
+    AaepEvent,
+    AwaitingClarification,
+    AwaitingConfirmation,
+    Choice,
+    GenericEvent,
+    HandoffRequested,
+    LocalizationHints,
+    OutputStreaming,
+    Producer,
+    Progress,
+    ProgressUpdated,
+    SessionCancelled,
+    SessionCompleted,
+    SessionErrored,
+    SessionStarted,
+    StateChanged,
+    ToolCompleted,
+    ToolInvoked,
+    short_type_of,
+)
+from announcer.protocol.handshake import (
+    HANDSHAKE_TYPES,
+    Capabilities,
+    EventFilters,
+    HandshakeMessage,
+    SubscriptionAccepted,
+    SubscriptionClose,
+    SubscriptionRejected,
+    SubscriptionRenegotiate,
+    SubscriptionRequest,
+)
+from announcer.protocol.log import LOGGER_NAME, DiagnosticRecord, DiagnosticsLog
+from announcer.protocol.replies import (
+    REPLY_TYPES,
+    ClarificationReply,
+    ConfirmationReply,
+    ReplyMessage,
+)
+from announcer.protocol.stream import StreamChecker
+
+__all__ = [
+    "CORE_CONTEXT",
+    "CORE_EVENT_TYPES",
+    "HANDSHAKE_TYPES",
+    "LOGGER_NAME",
+    "MAX_DEPTH",
+    "MAX_ENVELOPE_FIELDS",
+    "MAX_EVENT_BYTES",
+    "MAX_STRING_CHARS",
+    "REPLY_TYPES",
+    "TERMINAL_TYPES",
+    "AaepEvent",
+    "AwaitingClarification",
+    "AwaitingConfirmation",
+    "Capabilities",
+    "Choice",
+    "ClarificationReply",
+    "ConfirmationReply",
+    "DecodeResult",
+    "Diagnostic",
+    "DiagnosticRecord",
+    "DiagnosticsLog",
+    "EventFilters",
+    "GenericEvent",
+    "HandoffRequested",
+    "HandshakeMessage",
+    "LocalizationHints",
+    "OutputStreaming",
+    "Producer",
+    "Progress",
+    "ProgressUpdated",
+    "ReplyMessage",
+    "SessionCancelled",
+    "SessionCompleted",
+    "SessionErrored",
+    "SessionStarted",
+    "StateChanged",
+    "StreamChecker",
+    "SubscriptionAccepted",
+    "SubscriptionClose",
+    "SubscriptionRejected",
+    "SubscriptionRenegotiate",
+    "SubscriptionRequest",
+    "ToolCompleted",
+    "ToolInvoked",
+    "decode_frame",
+    "short_type_of",
+    "validate_event_object",
+]
