@@ -11,6 +11,7 @@ import pytest
 
 from announcer.engine.announcement import Announcement
 from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.protocol.decode import decode_frame
 from announcer.speech.backend import BackendCapabilities, VoiceSettings
 from announcer.ui.tui.local_session import LocalSession
 from announcer.ui.tui.session import AnswerOutcome
@@ -72,6 +73,13 @@ def schema_example(event_type: str, index: int) -> dict[str, Any]:
     return dict(schema["examples"][index])
 
 
+def validated(event: dict[str, Any]) -> object:
+    """The event as the engine gets it: decoded and validated by announcer.protocol."""
+    result = decode_frame(json.dumps(event))
+    assert result.ok and result.event is not None, [d.message for d in result.errors]
+    return result.event
+
+
 def prompt_from_event(
     event: dict[str, Any], received_at: float, source_id: str = "src-1"
 ) -> PendingPrompt:
@@ -87,7 +95,7 @@ def prompt_from_event(
         producer_name=producer.get("agent_name"),
         received_at=received_at,
         timeout_seconds=float(event["timeout_seconds"]),
-        event=event,
+        event=validated(event),
     )
 
 

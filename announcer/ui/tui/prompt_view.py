@@ -22,7 +22,14 @@ RESPONSE_KINDS = ("multiple_choice", "yes_no", "numeric", "freetext")
 
 
 def _field(event: object, name: str) -> object:
-    value = event.get(name) if isinstance(event, Mapping) else getattr(event, name, None)
+    if isinstance(event, Mapping):
+        value = event.get(name)
+    else:
+        # The protocol model keeps JSON-LD ``@context`` as ``context`` and the
+        # clarification's free-text ``context`` (§4.4.2) as ``context_``.
+        fields = getattr(type(event), "model_fields", {})
+        attribute = f"{name}_" if f"{name}_" in fields else name
+        value = getattr(event, attribute, None)
     if isinstance(value, Enum):
         return value.value
     return value
