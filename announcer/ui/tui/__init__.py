@@ -5,6 +5,7 @@ The app talks to the rest of the product only through :class:`UiSession`
 from a file, or by tests with the real engine and a recording speech backend.
 """
 
+from announcer.ui.tui.runner import run_with_session
 from announcer.ui.tui.session import AnswerOutcome, UiListener, UiSession, UiStatus
 
-__all__ = ["AnswerOutcome", "UiListener", "UiSession", "UiStatus"]
+__all__ = ["AnswerOutcome", "UiListener", "UiSession", "UiStatus", "run_with_session"]

@@ -35,9 +35,11 @@ from announcer.ui.tui.prompt_view import (
     reminder_marks,
     speakable_duration,
 )
-from announcer.ui.tui.session import UiSession, UiStatus
+from announcer.ui.tui.session import AnswerOutcome, UiSession, UiStatus
 from announcer.ui.tui.text import _, one_line, printable, set_language
 
+# The kind the runtime gives what ``UiSession.speak`` says.
+UI_SPEECH_KIND = "system.ui"
 VERBOSITY_CYCLE = ("terse", "normal", "detailed")
 
 
@@ -218,6 +220,8 @@ class AnnouncerApp(App[None]):
     @on(AnnouncementArrived)
     def _announcement(self, message: AnnouncementArrived) -> None:
         announcement = message.announcement
+        if announcement.kind == UI_SPEECH_KIND:
+            return  # our own words, echoed back by the runtime: not producer news
         if announcement.producer_id:
             self._producers_seen.add(announcement.producer_id)
         text = one_line(announcement.text)
@@ -307,26 +311,42 @@ class AnnouncerApp(App[None]):
                 )
             )
 
-    def submit_answer(self, prompt: PendingPrompt, answer: UserAnswer, described: str) -> bool:
-        """Send an answer; speak and record what happened. Returns True if it went out."""
-        if prompt.reply_token not in self.prompts:
+    def submit_answer(self, prompt: PendingPrompt, answer: UserAnswer, described: str) -> None:
+        """Send an answer once; the outcome is spoken and recorded when it is known.
+
+        A session on this event loop (the live runtime) is awaited through its
+        ``answer_async`` so the user hears whether the reply really went out.
+        """
+        if self.prompts.pop(prompt.reply_token, None) is None:
             self.say(_("This question is no longer open."), Urgency.CRITICAL)
-            return False
-        outcome = self.session.answer(answer)
-        self.prompts.pop(prompt.reply_token, None)
+            return
+        answer_async = getattr(self.session, "answer_async", None)
+        if answer_async is None:
+            self._report_outcome(prompt, described, self.session.answer(answer))
+            return
+
+        async def send() -> None:
+            try:
+                outcome = await answer_async(answer)
+            except Exception as error:  # the runtime failed: say so, never retry silently
+                outcome = AnswerOutcome(False, printable(str(error)))
+            self._report_outcome(prompt, described, outcome)
+
+        self.run_worker(send(), group="answers")
+
+    def _report_outcome(
+        self, prompt: PendingPrompt, described: str, outcome: AnswerOutcome
+    ) -> None:
         if outcome.sent:
             result = _("{answer}. Sent.").format(answer=described)
         else:
-            result = _("Not sent: {reason}").format(reason=one_line(outcome.message))
+            reason = one_line(outcome.message) or _("no reason given")
+            result = _("Your answer was not sent. {reason}").format(
+                reason=reason[:1].upper() + reason[1:]
+            )
         self._set_outcome(prompt.reply_token, result)
         self.write_transcript(result)
-        spoken = (
-            result
-            if not outcome.sent or not outcome.message
-            else (f"{result} {one_line(outcome.message)}")
-        )
-        self.say(spoken, Urgency.CRITICAL)
-        return outcome.sent
+        self.say(result, Urgency.CRITICAL)
 
     def _set_outcome(self, reply_token: str, outcome: str) -> None:
         for entry in reversed(self.history):

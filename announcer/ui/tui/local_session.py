@@ -91,7 +91,7 @@ class LocalSession:
 
     def speak(self, text: str, urgency: Urgency = Urgency.NORMAL, interrupt: bool = False) -> None:
         language = self._settings.languages[0] if self._settings.languages else "en"
-        self.say(Announcement(text, language, urgency, interrupt, kind="ui"))
+        self.say(Announcement(text, language, urgency, interrupt, kind="system.ui"))
 
     def stop_speech(self) -> None:
         with self._lock:
