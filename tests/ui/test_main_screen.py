@@ -108,3 +108,16 @@ async def test_critical_announcement_appears_even_in_low_load(harness: Harness) 
         assert transcript(app) == ["Disk full."]
         assert not app.main_screen.query_one("#status").display
         assert not app.main_screen.query_one(Footer).display
+
+
+async def test_nothing_blinks_in_text_fields(harness: Harness) -> None:
+    from textual.widgets import Input
+
+    from tests.ui.conftest import schema_example
+
+    app = AnnouncerApp(harness.session)
+    async with app.run_test() as pilot:
+        harness.open(schema_example("agent.awaiting.clarification", 1))
+        await pilot.pause()
+        fields = list(app.screen.query(Input))
+        assert fields and all(not f.cursor_blink for f in fields)

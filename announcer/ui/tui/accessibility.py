@@ -7,10 +7,17 @@ follow the terminal cursor, so every focus change moves it onto the control.
 from __future__ import annotations
 
 from textual.geometry import Offset
+from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, Log, OptionList, Select, Switch
 
 from announcer.ui.tui.text import _
+
+
+class SteadyInput(Input):
+    """An Input whose caret does not blink (issue 6 §7: no blinking)."""
+
+    cursor_blink = reactive(False, init=False)
 
 
 def cursor_offset(widget: Widget) -> Offset:

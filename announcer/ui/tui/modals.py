@@ -24,7 +24,7 @@ from textual.widgets.option_list import Option
 
 from announcer.engine.announcement import Urgency
 from announcer.engine.prompts import PendingPrompt, UserAnswer
-from announcer.ui.tui.accessibility import option_text
+from announcer.ui.tui.accessibility import SteadyInput, option_text
 from announcer.ui.tui.prompt_view import ClarificationView, ConfirmationView, producer_identity
 from announcer.ui.tui.text import _, one_line
 
@@ -170,7 +170,7 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         )
 
 
-class NumericInput(Input):
+class NumericInput(SteadyInput):
     """A number field that says why a key was refused instead of beeping."""
 
     def restricted(self) -> None:
@@ -234,7 +234,7 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
                     yield Button(_("Yes (Y)"), id="yes", compact=True)
                     yield Button(_("No (N)"), id="no", compact=True)
             if "freetext" in view.kinds:
-                field = Input(
+                field = SteadyInput(
                     placeholder=_("Your answer"), id="answer", classes="field", compact=True
                 )
                 field.accessible_name = _("Your answer")  # type: ignore[attr-defined]

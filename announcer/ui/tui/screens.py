@@ -19,7 +19,7 @@ from textual.widgets import Checkbox, Footer, Input, Label, OptionList, Select, 
 from textual.widgets.option_list import Option
 
 from announcer.engine.announcement import Urgency
-from announcer.ui.tui.accessibility import option_text
+from announcer.ui.tui.accessibility import SteadyInput, option_text
 from announcer.ui.tui.prompt_view import prompt_title
 from announcer.ui.tui.text import _, one_line
 
@@ -202,11 +202,13 @@ class SettingsScreen(AnnouncerScreen):
             )
             language = settings.languages[0] if settings.languages else "en"
             yield from self._row(
-                _("Voice"), Input(settings.voices.get(language, ""), id="voice", compact=True)
+                _("Voice"), SteadyInput(settings.voices.get(language, ""), id="voice", compact=True)
             )
             yield from self._row(
                 _("Rate, words per minute"),
-                Input(str(settings.rate_wpm or ""), type="integer", id="rate_wpm", compact=True),
+                SteadyInput(
+                    str(settings.rate_wpm or ""), type="integer", id="rate_wpm", compact=True
+                ),
             )
             yield from self._row(
                 _("Earcons"), Checkbox(_("Earcons"), settings.earcons, id="earcons", compact=True)
@@ -222,7 +224,7 @@ class SettingsScreen(AnnouncerScreen):
             )
             yield from self._row(
                 _("Languages, first preferred"),
-                Input(", ".join(settings.languages), id="languages", compact=True),
+                SteadyInput(", ".join(settings.languages), id="languages", compact=True),
             )
         yield Footer(show_command_palette=False, compact=True)
 
