@@ -225,13 +225,14 @@ class AnnouncerApp(App[None]):
         if announcement.producer_id:
             self._producers_seen.add(announcement.producer_id)
         text = one_line(announcement.text)
-        if announcement.producer_id and len(self._producer_names()) > 1:
+        if announcement.producer_id and self._several_producers():
             text = f"{text} — {one_line(announcement.producer_id)}"
         self.history.append(HistoryEntry(text, kind=announcement.kind))
         self.write_transcript(text)
 
-    def _producer_names(self) -> set[str]:
-        return self._producers_seen | set(self.ui_status.producers)
+    def _several_producers(self) -> bool:
+        """Subscribers' Guide §9: name the producer only when there is more than one."""
+        return len(self._producers_seen) > 1 or len(self.ui_status.producers) > 1
 
     @on(StatusChanged)
     def _status(self, message: StatusChanged) -> None:
