@@ -35,7 +35,9 @@ class FiniteSession:
 
 async def test_app_closes_when_the_session_ends(harness: Harness) -> None:
     session = FiniteSession(harness)
-    code = await asyncio.wait_for(run_with_session(session, headless=True), timeout=60)
+    code = await asyncio.wait_for(
+        run_with_session(session, headless=True, save_settings=harness.saved.append), timeout=60
+    )
     assert code == 0
     assert session.stop_calls == 1
     assert harness.backend.said("Session finished.")

@@ -128,3 +128,17 @@ async def test_history_records_prompts_with_their_answers(harness: Harness) -> N
         )
         await pilot.press("enter")
         assert harness.backend.texts[-1] == first
+
+
+async def test_a_settings_file_that_cannot_be_written_is_reported(harness: Harness) -> None:
+    def broken_store(settings: object) -> None:
+        raise ValueError("settings.toml line 3: invalid TOML")
+
+    app = AnnouncerApp(harness.session, save_settings=broken_store)
+    async with app.run_test() as pilot:
+        await pilot.press("v")
+        assert harness.session.settings.verbosity == "detailed"  # still applied
+        assert harness.backend.texts[-2:] == [
+            "Verbosity detailed.",
+            "Applied for now, but not saved: settings.toml line 3: invalid TOML",
+        ]

@@ -8,7 +8,7 @@ changes only on real changes, no animation, no spinners, no blinking.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -150,9 +150,17 @@ class AnnouncerApp(App[None]):
         Binding("ctrl+q", "quit", _("Quit")),
     ]
 
-    def __init__(self, session: UiSession, *, theme: str = "ansi-dark") -> None:
+    def __init__(
+        self,
+        session: UiSession,
+        *,
+        save_settings: Callable[[UserSettings], object] | None = None,
+        theme: str = "ansi-dark",
+    ) -> None:
         super().__init__()
         self.session = session
+        # Persists what the user changes (announcer.config); None when the session does it.
+        self.save_settings = save_settings
         # Issue 6 §7: no animation anywhere.
         self.animation_level = "none"
         self.theme = theme
@@ -437,12 +445,19 @@ class AnnouncerApp(App[None]):
         try:
             self.session.update_settings(settings)
         except Exception as error:  # a store or a producer refused it
-            self.say(_("Setting not saved: {error}").format(error=printable(str(error))))
+            self.say(_("Setting not changed: {error}").format(error=printable(str(error))))
             return
         set_language(self._language())
         self._apply_load_class()
         if spoken:
             self.say(spoken)
+        if self.save_settings is not None:
+            try:
+                self.save_settings(settings)
+            except Exception as error:  # e.g. the file is not valid TOML: nothing written
+                self.say(
+                    _("Applied for now, but not saved: {error}").format(error=printable(str(error)))
+                )
 
     def _apply_load_class(self) -> None:
         low = self.settings.cognitive_load == "low"

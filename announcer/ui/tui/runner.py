@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Protocol
+import importlib
+from collections.abc import Callable
+from typing import Protocol, cast
 
+from announcer.engine.settings import UserSettings
 from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.session import UiSession
 
@@ -22,9 +25,30 @@ class RunnableSession(UiSession, Protocol):
     def stop(self) -> None: ...
 
 
-async def run_with_session(session: RunnableSession, *, headless: bool = False) -> int:
+def settings_saver(in_force: UserSettings) -> Callable[[UserSettings], object] | None:
+    """Comment-preserving saves through announcer.config, when this build has it.
+
+    Only what the user changes is written: values that came from flags or the
+    environment for this run stay out of the file.
+    """
+    try:
+        config = importlib.import_module("announcer.config")
+        store = config.SettingsStore.load()
+    except (ImportError, AttributeError):
+        return None
+    store.settings = in_force
+    return cast("Callable[[UserSettings], object]", store.save)
+
+
+async def run_with_session(
+    session: RunnableSession,
+    *,
+    headless: bool = False,
+    save_settings: Callable[[UserSettings], object] | None = None,
+) -> int:
     """Show ``session`` in the Textual app until the user quits or the session ends."""
-    app = AnnouncerApp(session)
+    saver = save_settings if save_settings is not None else settings_saver(session.settings)
+    app = AnnouncerApp(session, save_settings=saver)
     runner: asyncio.Task[int] = asyncio.ensure_future(session.run())
     runner.add_done_callback(lambda _task: app.exit())
     try:
