@@ -242,3 +242,19 @@ async def test_producer_markup_in_a_confirmation_stays_literal(harness: Harness)
         await pilot.click("#action", offset=(10, 0))
         await pilot.pause()
         assert app.is_running and harness.replies == []
+
+
+async def test_a_very_long_action_never_hides_the_buttons(harness: Harness) -> None:
+    event = load_event(FIXTURE)
+    event["action"] = "Delete these files: " + ", ".join(f"report-{i}.pdf" for i in range(1000))
+    app = AnnouncerApp(harness.session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        harness.open(event)
+        await pilot.pause()
+        screen = app.screen
+        for button_id in ("#accept", "#reject"):
+            region = screen.query_one(button_id, Button).region
+            assert region.height == 1 and 0 <= region.y < 24, region
+        await pilot.press("r")
+        await pilot.pause()
+        assert [a.decision for _, a in harness.replies] == ["reject"]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar, cast
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
@@ -39,6 +39,7 @@ PromptScreen { align: center middle; }
     width: 90%; max-width: 100; height: auto; max-height: 90%;
     border: solid $primary; padding: 0 1; background: $surface;
 }
+#details { height: auto; max-height: 60vh; }
 .field { margin-bottom: 1; }
 #buttons { height: 1; }
 Button { margin-right: 2; }
@@ -78,6 +79,12 @@ class PromptScreen(ModalScreen[None]):
     def focus_initial(self) -> None:
         raise NotImplementedError
 
+    def details(self) -> VerticalScroll:
+        """The producer's text scrolls on its own, so a long one never hides the answers."""
+        scroll = VerticalScroll(id="details")
+        scroll.accessible_name = _("Details")  # type: ignore[attr-defined]
+        return scroll
+
     def focus_quietly(self, widget: Widget) -> None:
         """The question already says the keys; do not also read the focused button."""
         self.focus_spoken = widget
@@ -116,33 +123,34 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
     def compose(self) -> ComposeResult:
         view = self.view
         with Vertical(id="dialog"):
-            yield Static(
-                _("Confirmation requested by {producer}").format(
-                    producer=producer_identity(self.prompt)
-                ),
-                markup=False,
-                id="producer",
-                classes="field",
-            )
-            yield Static(
-                _("Action: {action}").format(action=view.action),
-                markup=False,
-                id="action",
-                classes="field",
-            )
-            yield Static(
-                _("Consequence: {consequence}").format(consequence=view.consequence),
-                markup=False,
-                id="consequence",
-                classes="field",
-            )
-            yield Static(
-                f"{view.risk_phrase()}. {view.reversibility_phrase()}.",
-                markup=False,
-                id="risk",
-                classes="field",
-            )
-            yield Static(view.default_phrase(), markup=False, id="time", classes="field")
+            with self.details():
+                yield Static(
+                    _("Confirmation requested by {producer}").format(
+                        producer=producer_identity(self.prompt)
+                    ),
+                    markup=False,
+                    id="producer",
+                    classes="field",
+                )
+                yield Static(
+                    _("Action: {action}").format(action=view.action),
+                    markup=False,
+                    id="action",
+                    classes="field",
+                )
+                yield Static(
+                    _("Consequence: {consequence}").format(consequence=view.consequence),
+                    markup=False,
+                    id="consequence",
+                    classes="field",
+                )
+                yield Static(
+                    f"{view.risk_phrase()}. {view.reversibility_phrase()}.",
+                    markup=False,
+                    id="risk",
+                    classes="field",
+                )
+                yield Static(view.default_phrase(), markup=False, id="time", classes="field")
             with Horizontal(id="buttons"):
                 yield Button(_("Accept (A)"), id="accept", variant="warning", compact=True)
                 yield Button(_("Reject (R)"), id="reject", variant="primary", compact=True)
@@ -208,15 +216,16 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
     def compose(self) -> ComposeResult:
         view = self.view
         with Vertical(id="dialog"):
-            yield Static(
-                _("Question from {producer}").format(producer=producer_identity(self.prompt)),
-                markup=False,
-                id="producer",
-                classes="field",
-            )
-            yield Static(view.question, markup=False, id="question", classes="field")
-            if view.context:
-                yield Static(view.context, markup=False, id="context", classes="field")
+            with self.details():
+                yield Static(
+                    _("Question from {producer}").format(producer=producer_identity(self.prompt)),
+                    markup=False,
+                    id="producer",
+                    classes="field",
+                )
+                yield Static(view.question, markup=False, id="question", classes="field")
+                if view.context:
+                    yield Static(view.context, markup=False, id="context", classes="field")
             if "multiple_choice" in view.kinds:
                 choices = OptionList(
                     *[
