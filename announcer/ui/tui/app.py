@@ -36,7 +36,7 @@ from announcer.ui.tui.prompt_view import (
     speakable_duration,
 )
 from announcer.ui.tui.session import AnswerOutcome, UiSession, UiStatus
-from announcer.ui.tui.text import _, one_line, printable, set_language
+from announcer.ui.tui.text import _, n_, one_line, printable, set_language
 
 # The kind the runtime gives what ``UiSession.speak`` says.
 UI_SPEECH_KIND = "system.ui"
@@ -88,8 +88,12 @@ def status_line(status: UiStatus) -> str:
 
 def spoken_status(status: UiStatus, pending: int) -> str:
     producers = ", ".join(one_line(p) for p in status.producers) or _("no producer")
-    return _(
-        "Connection {connection}. Producer {producers}. Session {state}. {count} pending questions."
+    return n_(
+        "Connection {connection}. Producer {producers}. Session {state}. "
+        "{count} pending question.",
+        "Connection {connection}. Producer {producers}. Session {state}. "
+        "{count} pending questions.",
+        pending,
     ).format(
         connection=one_line(status.connection),
         producers=producers,

@@ -56,3 +56,8 @@ def set_language(language: str) -> None:
 def _(message: str) -> str:
     """Translate one of the UI's own phrases (never producer text)."""
     return translator(_language).gettext(message)
+
+
+def n_(singular: str, plural: str, count: int) -> str:
+    """Translate a phrase with a count, with the language's plural forms."""
+    return translator(_language).ngettext(singular, plural, count)
