@@ -11,12 +11,14 @@ every event as one JSON line, then measures in the same run:
 
 Prints one JSON line. Usage: python benchmarks/validate.py [--events N] [--schema-events M]
 (``--schema-events`` caps the jsonschema pass, which is much slower; its rate is per event).
+Each side runs ``--repeat`` passes and the fastest counts (as ``timeit`` does).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import sys
@@ -196,36 +198,42 @@ def schema_validators() -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=100_000)
-    parser.add_argument("--schema-events", type=int, default=20_000)
+    parser.add_argument("--schema-events", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=3, help="passes; the best one counts")
     args = parser.parse_args()
     lines = corpus(args.events)
     byte_count = sum(len(line) for line in lines)
 
-    # Warm up both paths (imports, pydantic schema build, regex compilation).
+    # Warm up both paths (imports, pydantic schema build, regex compilation), then keep
+    # the best of a few passes: other processes on a shared machine only ever slow us.
     for line in lines[:200]:
         decode_frame(line)
-    started = time.perf_counter()
-    valid = 0
-    for line in lines:
-        if decode_frame(line).ok:
-            valid += 1
-    ours = time.perf_counter() - started
-    if valid != len(lines):
-        print(json.dumps({"error": f"{len(lines) - valid} corpus events were invalid"}))
-        return 1
+    ours = math.inf
+    for _ in range(args.repeat):
+        started = time.perf_counter()
+        valid = 0
+        for line in lines:
+            if decode_frame(line).ok:
+                valid += 1
+        ours = min(ours, time.perf_counter() - started)
+        if valid != len(lines):
+            print(json.dumps({"error": f"{len(lines) - valid} corpus events were invalid"}))
+            return 1
 
     validators = schema_validators()
     sample = lines[: args.schema_events]
     for line in sample[:50]:
         data = json.loads(line)
         validators[data["type"]].is_valid(data)
-    started = time.perf_counter()
-    schema_valid = 0
-    for line in sample:
-        data = json.loads(line)
-        if validators[data["type"]].is_valid(data):
-            schema_valid += 1
-    theirs = time.perf_counter() - started
+    theirs = math.inf
+    for _ in range(args.repeat):
+        started = time.perf_counter()
+        schema_valid = 0
+        for line in sample:
+            data = json.loads(line)
+            if validators[data["type"]].is_valid(data):
+                schema_valid += 1
+        theirs = min(theirs, time.perf_counter() - started)
 
     ours_rate = len(lines) / ours
     theirs_rate = len(sample) / theirs
@@ -238,6 +246,7 @@ def main() -> int:
                 "events": len(lines),
                 "jsonschema_events": len(sample),
                 "jsonschema_valid": schema_valid,
+                "passes": args.repeat,
                 "mean_event_bytes": round(byte_count / len(lines)),
                 "mb_per_s": round(byte_count / ours / 1e6, 1),
             }

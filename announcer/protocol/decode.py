@@ -174,7 +174,7 @@ def _too_big(size: int) -> DecodeResult:
 def _text_of(raw: bytes | bytearray | memoryview | str | Mapping[str, Any]) -> str | DecodeResult:
     """The frame as text, refusing oversized or non-UTF-8 input before any parsing."""
     if isinstance(raw, bytes | bytearray | memoryview):
-        data = bytes(raw)
+        data = raw if type(raw) is bytes else bytes(raw)
         if len(data) > MAX_EVENT_BYTES:
             return _too_big(len(data))
         try:
@@ -198,6 +198,17 @@ def _text_of(raw: bytes | bytearray | memoryview | str | Mapping[str, Any]) -> s
             )
     else:
         return _invalid("message.not_object", "", "§3.9", "must be a JSON object")
+    if not isinstance(raw, bytes | bytearray | memoryview) and not text.isascii():
+        # Text handed over as str may hold raw surrogates that bytes never can.
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return _invalid(
+                "encoding.surrogate",
+                "",
+                "§3.8",
+                "holds an unpaired UTF-16 surrogate, which is not Unicode text",
+            )
     if len(text) * 4 > MAX_EVENT_BYTES:
         size = len(text.encode("utf-8", "surrogatepass"))
         if size > MAX_EVENT_BYTES:
@@ -288,7 +299,7 @@ def _decode(raw: bytes | bytearray | str | Mapping[str, Any]) -> DecodeResult:
     limits: list[Diagnostic] = []
     check_depth = text.count("{") + text.count("[") > MAX_DEPTH
     check_strings = len(text) > MAX_STRING_CHARS
-    check_surrogates = "\\ud" in text or "\\uD" in text
+    check_surrogates = "\\u" in text and ("\\ud" in text or "\\uD" in text)
     if check_depth or check_strings or check_surrogates:
         walk = _walk(data, check_strings, check_surrogates)
         if walk.depth > MAX_DEPTH:
@@ -335,12 +346,60 @@ def _plain_message(
 ) -> DecodeResult:
     section = str(getattr(model, "SECTION", "§5"))
     diagnostics = list(limits)
+    prepared = dict(data)
+    reported: set[str] = set()
+    diagnostics.extend(_null_fields(data, prepared, reported, section))
     message: Any = None
     try:
-        message = model.model_validate(data, by_alias=True, by_name=False)
+        message = model.model_validate(prepared, by_alias=True, by_name=False)
     except ValidationError as exc:
-        diagnostics.extend(_from_pydantic(exc, data, lambda _key: section, set()))
+        diagnostics.extend(_from_pydantic(exc, data, lambda _key: section, reported))
     return _result(kind, message, diagnostics, data)
+
+
+# Objects whose fields are typed by our models; free-form objects (extensions,
+# packaged_context, extra_context, modified_action) may hold null anywhere.
+_TYPED_OBJECTS = frozenset(
+    {"producer", "localization_hints", "progress", "capabilities", "honored_capabilities"}
+)
+
+
+def _null_pointers(data: dict[str, Any]) -> list[tuple[str, ...]]:
+    """Where a typed field is null. The schemas give every field a type and none allows
+    null, so an optional field must be left out rather than sent as null."""
+    found: list[tuple[str, ...]] = [(key,) for key, value in data.items() if value is None]
+    for key in _TYPED_OBJECTS:
+        inner = data.get(key)
+        if isinstance(inner, dict):
+            found.extend((key, name) for name, value in inner.items() if value is None)
+            filters = inner.get("event_filters")
+            if isinstance(filters, dict):
+                found.extend(
+                    (key, "event_filters", name) for name, value in filters.items() if value is None
+                )
+    return found
+
+
+def _null_fields(
+    data: dict[str, Any], prepared: dict[str, Any], reported: set[str], section: str
+) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    for parts in _null_pointers(data):
+        if parts[0] in reported:
+            continue
+        code = ".".join([*parts, "null"])
+        found.append(
+            Diagnostic(
+                code,
+                make_pointer(*parts),
+                ENVELOPE_SECTIONS.get(parts[0], section),
+                "must not be null (leave an optional field out instead)",
+            )
+        )
+        reported.add(parts[0])
+        if len(parts) == 1:
+            prepared.pop(parts[0], None)
+    return found
 
 
 def _result(
@@ -378,40 +437,35 @@ _REQUIRED_KEYS = frozenset(key for key, _ in REQUIRED_ENVELOPE)
 def _fast_path(data: dict[str, Any]) -> DecodeResult | None:
     """The common case, a clean core event, without the bookkeeping of the full procedure.
 
-    It performs the same checks as :func:`validate_event_object` and gives up (returns
-    None) at the first doubt, so the full procedure can explain what is wrong. Measured
-    in benchmarks/validate.py: it roughly halves the time of our own checks.
+    The model itself checks what the full procedure checks by hand (required fields,
+    identifier and timestamp grammars, §3.5 custom fields via its extra-field rule), so
+    any doubt surfaces as a ValidationError and the full procedure explains it. Measured
+    in benchmarks/validate.py: this halves the time of our own checks;
+    tests/protocol/test_protocol_schema_oracle.py checks both paths agree.
     """
     model = _TYPE_MODELS.get(data.get("type"))  # type: ignore[arg-type]
     if (
         model is None
         or data.get("@context") != CORE_CONTEXT
-        or not data.keys() >= _REQUIRED_KEYS
         or len(data) > MAX_ENVELOPE_FIELDS
-        or not data.keys() <= _known_keys(model)
         or "extensions" in data
+        or None in data.values()
     ):
         return None
-    event_id, session_id, timestamp = data["event_id"], data["session_id"], data["timestamp"]
-    if (
-        type(event_id) is not str
-        or type(session_id) is not str
-        or type(timestamp) is not str
-        or EVENT_ID.fullmatch(event_id) is None
-        or SESSION_ID.fullmatch(session_id) is None
-    ):
-        return None
-    moment = parse_timestamp(timestamp)
-    if moment is None:
-        return None
-    prepared = dict(data)
-    prepared["timestamp"] = moment
+    for key in ("producer", "localization_hints", "progress"):
+        inner = data.get(key)
+        if type(inner) is dict and None in inner.values():
+            return None
     try:
-        event = model.__pydantic_validator__.validate_python(prepared, by_alias=True, by_name=False)
+        event = model.__pydantic_validator__.validate_python(data, by_alias=True, by_name=False)
     except ValidationError:
         return None
-    diagnostics = rules.check_urgency(model, event.urgency) + rules.check_event(event)
-    return _result("event", event, diagnostics, data)
+    diagnostics = rules.check_event(event)
+    if event.urgency != "critical" and model in rules.CRITICAL_TYPES:
+        diagnostics += rules.check_urgency(model, event.urgency)
+    if diagnostics and any(d.severity == "error" for d in diagnostics):
+        return DecodeResult("invalid", None, diagnostics, data)
+    return DecodeResult("event", event, diagnostics, data)
 
 
 def validate_event_object(
@@ -422,6 +476,11 @@ def validate_event_object(
         fast = _fast_path(data)
         if fast is not None:
             return fast
+    return full_procedure(data, limits)
+
+
+def full_procedure(data: dict[str, Any], limits: list[Diagnostic] | None = None) -> DecodeResult:
+    """The nine steps with every diagnostic; :func:`_fast_path` must agree with it."""
     step2: list[Diagnostic] = []
     step3: list[Diagnostic] = []
     step4: list[Diagnostic] = []
@@ -525,6 +584,7 @@ def validate_event_object(
     event: AaepEvent | None = None
     if model is not None:
         step7.extend(_forbidden_fields(model, data, prepared, reported))
+        step7.extend(_null_fields(data, prepared, reported, model.SECTION))
         section = model.SECTION
 
         def section_of(key: str) -> str:
@@ -773,6 +833,17 @@ _LANGUAGE_FIELDS = frozenset(
 )
 
 
+_UNION_SENTENCES: dict[str, str] = {
+    "response": "must be a non-empty string, true or false, or a number",
+}
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def _sentence(error: Mapping[str, Any], name: str) -> str:
     kind = str(error["type"])
     ctx: Mapping[str, Any] = error.get("ctx") or {}
@@ -804,9 +875,9 @@ def _sentence(error: Mapping[str, Any], name: str) -> str:
     if kind == "too_long":
         return f"must have at most {ctx.get('max_length')} entries"
     if kind in {"greater_than_equal", "greater_than"}:
-        return f"must be at least {ctx.get('ge', ctx.get('gt'))}"
+        return f"must be at least {_number(ctx.get('ge', ctx.get('gt')))}"
     if kind in {"less_than_equal", "less_than"}:
-        return f"must be at most {ctx.get('le', ctx.get('lt'))}"
+        return f"must be at most {_number(ctx.get('le', ctx.get('lt')))}"
     if kind == "string_pattern_mismatch":
         if name in _URI_FIELDS:
             return "must be a URI with a scheme, such as https://..."
@@ -829,6 +900,7 @@ def _from_pydantic(
 ) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     seen: set[tuple[str, str]] = set()
+    union_reported: set[str] = set()
     for error in exc.errors(include_url=False, include_input=False):
         parts = _pointer_in(data, tuple(error["loc"]))
         top = parts[0] if parts else ""
@@ -837,6 +909,20 @@ def _from_pydantic(
         named = [p for p in parts if not p.isdigit()]
         name = named[-1] if named else "message"
         rule = _RULE_NAMES.get(str(error["type"]), "type")
+        if name in _UNION_SENTENCES and len(error["loc"]) > len(parts):
+            # Each member of a union reports its own complaint; say it once, as a whole.
+            pointer = make_pointer(*parts)
+            if pointer not in union_reported:
+                union_reported.add(pointer)
+                found.append(
+                    Diagnostic(
+                        ".".join([*named, "type"]),
+                        pointer,
+                        section_of(top),
+                        _UNION_SENTENCES[name],
+                    )
+                )
+            continue
         code = ".".join([*named, rule]) if named else f"message.{rule}"
         section = section_of(top) if top else section_of("")
         if top == "producer":

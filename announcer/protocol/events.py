@@ -4,7 +4,8 @@ Attribute names are the JSON field names (``@context`` is ``context`` with an al
 ``type`` keeps what the producer sent; ``short_type`` is the normalised local name
 (``agent.tool.invoked``) whether the producer used the compact or the full-URI form.
 Validation rules that need several fields or a spec section in the diagnostic live in
-:mod:`announcer.protocol.validate`; these models check shapes, enums and lengths.
+:mod:`announcer.protocol.decode` and :mod:`announcer.protocol.rules`; these models
+check shapes, enums and lengths.
 """
 
 from __future__ import annotations
@@ -69,6 +70,24 @@ def split_language_variant(name: str) -> tuple[str, str] | None:
     if match is None or LANGUAGE_TAG.fullmatch(match["lang"]) is None:
         return None
     return match["base"], match["lang"]
+
+
+_ATTRIBUTES: dict[tuple[type[WireModel], str], str | None] = {}
+
+
+def _attribute_for(model: type[WireModel], json_name: str) -> str | None:
+    """The attribute behind a JSON field name (``context`` is ``context_`` on clarifications)."""
+    key = (model, json_name)
+    if key not in _ATTRIBUTES:
+        _ATTRIBUTES[key] = next(
+            (
+                name
+                for name, info in model.model_fields.items()
+                if (info.alias or name) == json_name
+            ),
+            None,
+        )
+    return _ATTRIBUTES[key]
 
 
 class Producer(WireModel):
@@ -180,7 +199,8 @@ class AaepEvent(TimestampedModel):
                 for tag, text in by_tag.items():
                     if tag.split("-", 1)[0] == base:
                         return text
-        value = getattr(self, field, None)
+        attribute = _attribute_for(type(self), field)
+        value = getattr(self, attribute, None) if attribute is not None else None
         if value is None and self.__pydantic_extra__:
             value = self.__pydantic_extra__.get(field)
         return value if isinstance(value, str) else None

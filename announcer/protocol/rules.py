@@ -152,8 +152,5 @@ _TYPE_RULES: dict[type[AaepEvent], Callable[[AaepEvent], list[Diagnostic]]] = {
 
 def check_event(event: AaepEvent) -> list[Diagnostic]:
     """All single-event semantic rules for ``event`` except :func:`check_urgency`."""
-    found: list[Diagnostic] = []
     rule = _TYPE_RULES.get(type(event))
-    if rule is not None:
-        found.extend(rule(event))
-    return found
+    return rule(event) if rule is not None else []

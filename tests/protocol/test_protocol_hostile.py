@@ -81,6 +81,11 @@ def test_size_limit_counts_utf8_bytes_not_characters() -> None:
 def test_lone_surrogates_are_refused_once() -> None:
     found = codes(json.dumps(with_(summary_normal="\ud800 broken")))
     assert found == ["encoding.surrogate"]
+    raw_text = json.dumps(with_(summary_normal="\udfff broken"), ensure_ascii=False)
+    assert codes(raw_text) == ["encoding.surrogate"]
+    assert codes(with_(summary_normal="\udfff broken")) == ["encoding.surrogate"]
+    paired = decode_frame(json.dumps(with_(summary_normal="music \U0001d11e")))
+    assert paired.ok
 
 
 def test_strict_types_never_coerce() -> None:

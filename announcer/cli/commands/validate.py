@@ -77,6 +77,17 @@ def _describe(result: DecodeResult) -> str:
     return " ".join(parts)
 
 
+def _readable_errors(errors: list[Diagnostic]) -> list[str]:
+    """Group "is required" reasons into one sentence: shorter to hear on a screen reader."""
+    missing = [d for d in errors if d.code.endswith(".missing") and d.pointer.count("/") == 1]
+    if len(missing) < 2:
+        return [str(d) for d in errors]
+    names = [d.field for d in missing]
+    sections = sorted({d.section for d in missing})
+    grouped = f"missing required fields {', '.join(names)} ({', '.join(sections)})"
+    return [grouped] + [str(d) for d in errors if d not in missing]
+
+
 def _line(
     name: str, number: int, result: DecodeResult, diagnostics: list[Diagnostic], as_json: bool
 ) -> str:
@@ -95,7 +106,7 @@ def _line(
         )
     head = f"{name}:{number}: {'ok' if valid else 'invalid'}"
     what = _describe(result)
-    errors = [str(d) for d in diagnostics if d.severity == "error"]
+    errors = _readable_errors([d for d in diagnostics if d.severity == "error"])
     warnings = [f"warning: {d}" for d in diagnostics if d.severity == "warning"]
     text = head + (f" {what}" if what else "")
     reasons = errors + warnings

@@ -1,0 +1,244 @@
+"""``announcer replay FILE``: play a recorded AAEP session through the engine.
+
+Each line of the JSON Lines file goes through the same engine a live connection
+uses (validation, tracking, policy, coalescing, scheduling) and the resulting
+speech goes to the ``text`` or ``jsonl`` backend. Time follows the events' own
+timestamps: ``--no-delay`` plays at once but decides exactly as in real time
+(the user's pace, barge-ins and skipped stale news all happen on the recorded
+clock), and ``--speed X`` waits in real time, X times faster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from announcer.engine.pipeline import Engine
+from announcer.engine.settings import UserSettings
+from announcer.engine.speech_commands import SpeechCommand
+from announcer.speech.backend import SpeechBackend
+from announcer.speech.driver import SpeechDriver
+from announcer.speech.jsonl import JsonlBackend
+from announcer.speech.text import TextBackend
+
+# A recording that pauses longer than this is not worth waiting for.
+MAX_REPLAY_GAP_SECONDS = 10.0
+
+
+class ReplayClock:
+    """Seconds since the first event, on the recording's timeline."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def add_replay_options(parser: argparse.ArgumentParser, *, default_speed: float | None) -> None:
+    parser.add_argument(
+        "--backend",
+        choices=["text", "jsonl"],
+        default="text",
+        help="text: one announcement per line; jsonl: every speech decision as JSON",
+    )
+    parser.add_argument("--verbosity", choices=["terse", "normal", "detailed"], default=None)
+    parser.add_argument("--cognitive-load", choices=["low", "medium", "high"], default=None)
+    parser.add_argument("--language", default=None, help="preferred language, e.g. en or yo")
+    parser.add_argument(
+        "--after-interrupt",
+        choices=["resume", "drop"],
+        default=None,
+        help="what happens to interrupted speech after a critical message",
+    )
+    parser.add_argument(
+        "--pace-wpm", type=int, default=None, help="words per minute you can follow (60-600)"
+    )
+    timing = parser.add_mutually_exclusive_group()
+    timing.add_argument(
+        "--no-delay", action="store_true", help="play at once (decisions keep recorded timing)"
+    )
+    timing.add_argument(
+        "--speed",
+        type=float,
+        default=default_speed,
+        help="honour the timestamps, this many times faster than real time",
+    )
+
+
+def settings_from_args(args: argparse.Namespace, base: UserSettings | None = None) -> UserSettings:
+    settings = base or UserSettings()
+    changes: dict[str, Any] = {}
+    if args.verbosity:
+        changes["verbosity"] = args.verbosity
+    if args.cognitive_load:
+        changes["cognitive_load"] = args.cognitive_load
+    if args.language:
+        changes["languages"] = [
+            args.language,
+            *[x for x in settings.languages if x != args.language],
+        ]
+    if args.after_interrupt:
+        changes["after_interrupt"] = args.after_interrupt
+    if args.pace_wpm:
+        changes["pace_wpm"] = args.pace_wpm
+    return UserSettings.model_validate({**settings.model_dump(), **changes})
+
+
+def _timestamp_of(line: str) -> float | None:
+    """Seconds since the epoch of a frame's ``timestamp``, or None if it has none."""
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    value = data.get("timestamp") if isinstance(data, dict) else None
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return None
+    return parsed.timestamp()
+
+
+class Replayer:
+    """Feeds lines to an engine on the recording's clock and drives a backend."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        backend: SpeechBackend,
+        clock: ReplayClock,
+        *,
+        speed: float | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        source_id: str = "replay",
+    ) -> None:
+        self.engine = engine
+        self.driver = SpeechDriver(backend)
+        self.clock = clock
+        self.speed = speed
+        self.sleep = sleep
+        self.source_id = source_id
+        self._origin: float | None = None
+        self._last = 0.0
+
+    def _run(self, commands: list[SpeechCommand]) -> None:
+        self.driver.run(commands, lambda uid: self.engine.on_speech_done(uid, self.clock.now))
+
+    def _advance_to(self, target: float) -> None:
+        """Let recorded time pass, doing whatever the engine had scheduled meanwhile."""
+        for _ in range(100_000):
+            wake = self.engine.next_wakeup()
+            if wake is None or wake > target:
+                break
+            self._wait_until(max(wake, self.clock.now))
+            self._run(self.engine.tick(self.clock.now))
+        self._wait_until(max(target, self.clock.now))
+
+    def _wait_until(self, moment: float) -> None:
+        if self.speed and moment > self.clock.now:
+            self.sleep(min(moment - self.clock.now, MAX_REPLAY_GAP_SECONDS) / self.speed)
+        self.clock.now = moment
+
+    def feed(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            if not line.strip():
+                continue
+            stamp = _timestamp_of(line)
+            if stamp is not None:
+                if self._origin is None:
+                    self._origin = stamp
+                moment = max(self._last, stamp - self._origin)
+                # Never wait out a long recorded silence in full.
+                moment = min(moment, self._last + MAX_REPLAY_GAP_SECONDS)
+                self._last = moment
+                self._advance_to(moment)
+            self._run(self.engine.receive(line, self.source_id, self.clock.now))
+
+    def finish(self) -> None:
+        """Let queued speech play out; open prompts are left open, not timed out."""
+        for _ in range(100_000):
+            wake = self.engine.next_wakeup()
+            if wake is None or wake == self.engine.book.next_deadline():
+                break
+            self._wait_until(max(wake, self.clock.now))
+            self._run(self.engine.tick(self.clock.now))
+
+
+def make_backend(name: str, stream: TextIO, clock: ReplayClock) -> SpeechBackend:
+    if name == "jsonl":
+        return JsonlBackend(stream, clock=clock)
+    return TextBackend(stream)
+
+
+def read_lines(path: str) -> Iterator[str]:
+    if path == "-":
+        yield from sys.stdin
+        return
+    with Path(path).open(encoding="utf-8", errors="replace") as handle:
+        yield from handle
+
+
+def replay(
+    lines: Iterable[str],
+    args: argparse.Namespace,
+    stream: TextIO,
+    settings: UserSettings | None = None,
+) -> Engine:
+    clock = ReplayClock()
+    # jsonl shows the scheduler at the user's pace (barge-ins, skipped news); text
+    # shows each announcement as it is decided, as a braille display would.
+    engine = Engine(settings_from_args(args, settings), paced=args.backend == "jsonl")
+    backend = make_backend(args.backend, stream, clock)
+    backend.start()
+    speed = None if args.no_delay else args.speed
+    replayer = Replayer(engine, backend, clock, speed=speed)
+    try:
+        replayer.feed(lines)
+        replayer.finish()
+    finally:
+        backend.close()
+    return engine
+
+
+def report_problems(engine: Engine, path: str) -> None:
+    if engine.invalid_frames:
+        print(
+            f"announcer: {engine.invalid_frames} of {engine.frames} lines in {path} were not "
+            f"valid AAEP and were skipped; run 'announcer validate {path}' for the reasons.",
+            file=sys.stderr,
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    path = args.file
+    if path != "-" and not Path(path).is_file():
+        print(f"announcer replay: {path}: no such file", file=sys.stderr)
+        return 2
+    if args.speed is not None and args.speed <= 0:
+        print("announcer replay: --speed: must be greater than 0", file=sys.stderr)
+        return 2
+    engine = replay(read_lines(path), args, sys.stdout)
+    report_problems(engine, path)
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "replay",
+        help="play a recorded AAEP session (JSON Lines) as announcements",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("file", metavar="FILE", help="JSON Lines of AAEP events, or - for stdin")
+    add_replay_options(parser, default_speed=1.0)
+    parser.set_defaults(func=run)

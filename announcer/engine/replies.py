@@ -1,0 +1,288 @@
+"""The book of open prompts, and the only place a reply message is built (chapter 6).
+
+Each confirmation can authorise a real, irreversible action, so the rules are strict:
+
+* Nothing is ever accepted on the user's behalf. The only automatic decision is a
+  rejection, and only when the user chose the ``auto_reject`` policy.
+* A prompt is answered once. A second answer to the same token, an answer to a
+  prompt the producer cancelled (§6.8), or one after its timeout is refused with a
+  plain sentence, and no message is built.
+* The reply echoes ``reply_token`` byte for byte (§6.2.3): the token is copied from
+  the event, never parsed, rebuilt or logged.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Final, Literal
+
+from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.protocol.events import AwaitingClarification, AwaitingConfirmation
+from announcer.protocol.replies import ClarificationReply, ConfirmationReply
+
+ReplyMessage = ConfirmationReply | ClarificationReply
+ClosedReason = Literal["answered", "voided", "expired", "superseded"]
+
+CLOSED_TOKENS_LIMIT: Final = 10_000
+OPEN_PROMPTS_LIMIT: Final = 1_000
+AUTO_POLICY_ID: Final = "auto:configured_policy"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyReady:
+    """A reply to send on ``prompt.source_id``."""
+
+    prompt: PendingPrompt
+    message: ReplyMessage
+
+    def to_wire(self) -> dict[str, object]:
+        return self.message.to_wire()
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why an answer was not turned into a reply; ``message`` is a sentence for the user."""
+
+    code: str
+    message: str
+
+
+ReplyOutcome = ReplyReady | Refusal
+
+
+class ReplyBook:
+    """Open prompts keyed by reply token, plus a bounded memory of closed ones."""
+
+    def __init__(self) -> None:
+        self._open: OrderedDict[str, PendingPrompt] = OrderedDict()
+        self._closed: OrderedDict[str, ClosedReason] = OrderedDict()
+        self.overflowed = 0
+
+    # -- queries ---------------------------------------------------------------------
+
+    def pending(self) -> list[PendingPrompt]:
+        """Open prompts, oldest first."""
+        return list(self._open.values())
+
+    def get(self, reply_token: str) -> PendingPrompt | None:
+        return self._open.get(reply_token)
+
+    def closed_reason(self, reply_token: str) -> ClosedReason | None:
+        return self._closed.get(reply_token)
+
+    def next_deadline(self) -> float | None:
+        if not self._open:
+            return None
+        return min(prompt.deadline for prompt in self._open.values())
+
+    # -- changes -----------------------------------------------------------------------
+
+    def open(self, prompt: PendingPrompt) -> str | None:
+        """Record a new prompt; return a diagnostic sentence if it cannot be used."""
+        token = prompt.reply_token
+        if token in self._open or token in self._closed:
+            # §6.2.2: tokens are never reused; the first prompt keeps the token.
+            return (
+                "reply_token reused by a second prompt; the second one cannot be answered (§6.2.2)"
+            )
+        self._open[token] = prompt
+        if len(self._open) > OPEN_PROMPTS_LIMIT:
+            oldest, _ = self._open.popitem(last=False)
+            self._close(oldest, "superseded")
+            self.overflowed += 1
+        return None
+
+    def void(self, reply_token: str) -> PendingPrompt | None:
+        """The producer cancelled the prompt (§6.8); replies to it must not be sent."""
+        prompt = self._open.pop(reply_token, None)
+        if prompt is not None:
+            self._close(reply_token, "voided")
+        return prompt
+
+    def expire(self, now: float) -> list[PendingPrompt]:
+        """Close prompts whose timeout passed; the producer applied its default."""
+        expired = [prompt for prompt in self._open.values() if now >= prompt.deadline]
+        for prompt in expired:
+            del self._open[prompt.reply_token]
+            self._close(prompt.reply_token, "expired")
+        return expired
+
+    def answer(
+        self,
+        answer: UserAnswer,
+        now: float,
+        subscription_id: str | None,
+        decided_at: datetime | None = None,
+    ) -> ReplyOutcome:
+        """Turn the user's answer into a reply message, or say why not."""
+        token = answer.reply_token
+        prompt = self._open.get(token)
+        if prompt is None:
+            return _refusal_for_closed(self._closed.get(token))
+        if now >= prompt.deadline:
+            del self._open[token]
+            self._close(token, "expired")
+            return Refusal(
+                "expired", "Too late: this question timed out and the agent applied its default."
+            )
+        if subscription_id is None:
+            return Refusal(
+                "no_subscription",
+                "This connection has no subscription, so the answer cannot be sent.",
+            )
+        at = decided_at if decided_at is not None else _decision_time(prompt, now)
+        event = prompt.event
+        try:
+            message: ReplyMessage
+            if isinstance(event, AwaitingConfirmation):
+                refusal = _check_decision(answer, event)
+                if refusal is not None:
+                    return refusal
+                decision: Literal["accept", "reject"] = (
+                    "accept" if answer.decision == "accept" else "reject"
+                )
+                message = ConfirmationReply(
+                    reply_token=event.reply_token,
+                    decision=decision,
+                    subscription_id=subscription_id,
+                    timestamp=at,
+                    decided_by=answer.decided_by,
+                )
+            elif isinstance(event, AwaitingClarification):
+                response = _check_response(answer, event)
+                if isinstance(response, Refusal):
+                    return response
+                message = ClarificationReply(
+                    reply_token=event.reply_token,
+                    response=response,
+                    subscription_id=subscription_id,
+                    timestamp=at,
+                    decided_by=answer.decided_by,
+                )
+            else:
+                return Refusal("not_a_prompt", "That message does not ask for an answer.")
+        except ValueError as error:
+            # A pydantic ValidationError is a ValueError; name the field, not the value.
+            return Refusal("invalid_answer", f"The answer cannot be sent: {_first_error(error)}")
+        del self._open[token]
+        self._close(token, "answered")
+        return ReplyReady(prompt, message)
+
+    def auto_reject(self, reply_token: str, subscription_id: str, now: float) -> ReplyOutcome:
+        """The ``auto_reject`` policy: reject, never accept, on the user's standing order."""
+        prompt = self._open.get(reply_token)
+        if prompt is None or not isinstance(prompt.event, AwaitingConfirmation):
+            return Refusal("not_a_confirmation", "Only confirmations can be rejected.")
+        if "reject" not in prompt.event.replies:
+            return Refusal("reject_not_allowed", "This confirmation does not allow a rejection.")
+        return self.answer(
+            UserAnswer(reply_token=reply_token, decision="reject", decided_by=AUTO_POLICY_ID),
+            now,
+            subscription_id,
+        )
+
+    def _close(self, token: str, reason: ClosedReason) -> None:
+        self._closed[token] = reason
+        while len(self._closed) > CLOSED_TOKENS_LIMIT:
+            self._closed.popitem(last=False)
+
+
+def _decision_time(prompt: PendingPrompt, now: float) -> datetime:
+    """The decision instant on the producer's clock: its event time plus time elapsed.
+
+    Anchoring to the event's own timestamp keeps the §6.3.4 expiry check honest even
+    when this machine's wall clock disagrees with the producer's.
+    """
+    event = prompt.event
+    base = getattr(event, "timestamp", None)
+    if not isinstance(base, datetime):
+        raise ValueError("the prompt has no timestamp")
+    return base + timedelta(seconds=max(0.0, now - prompt.received_at))
+
+
+def _refusal_for_closed(reason: ClosedReason | None) -> Refusal:
+    if reason == "answered":
+        return Refusal("already_answered", "This question was already answered; nothing was sent.")
+    if reason == "voided":
+        return Refusal("voided", "The agent cancelled this question; nothing was sent.")
+    if reason == "expired":
+        return Refusal(
+            "expired", "Too late: this question timed out and the agent applied its default."
+        )
+    if reason == "superseded":
+        return Refusal("superseded", "Too many questions were waiting; this one was set aside.")
+    return Refusal("unknown_prompt", "There is no open question with that token.")
+
+
+def _check_decision(answer: UserAnswer, event: AwaitingConfirmation) -> Refusal | None:
+    decision = answer.decision
+    if decision not in ("accept", "reject"):
+        return Refusal("invalid_decision", "decision: must be accept or reject (§6.3.1).")
+    if decision not in event.replies:
+        return Refusal(
+            "decision_not_allowed",
+            f"decision: {decision} is not among this confirmation's allowed_replies (§6.3.4).",
+        )
+    if decision == "accept" and answer.decided_by.startswith("auto:"):
+        # Never auto-accept: only a person may say yes (DEVELOPERS.md security).
+        return Refusal("auto_accept_forbidden", "Only you can accept a confirmation.")
+    return None
+
+
+def _check_response(
+    answer: UserAnswer, event: AwaitingClarification
+) -> str | bool | int | float | Refusal:
+    response = answer.response
+    kinds = event.accepted_response_kinds or ["freetext"]
+    if isinstance(response, bool):
+        if "yes_no" in kinds:
+            return response
+        return Refusal(
+            "invalid_response", "response: this question does not take yes or no (§6.5.2)."
+        )
+    if isinstance(response, int | float):
+        if "numeric" in kinds and response == response and abs(response) != float("inf"):
+            return response
+        return Refusal(
+            "invalid_response", "response: this question does not take a number (§6.5.2)."
+        )
+    if isinstance(response, str):
+        if not response.strip():
+            return Refusal("empty_response", "response: the answer is empty.")
+        choices = [choice.value for choice in event.choices or []]
+        if "multiple_choice" in kinds and response in choices:
+            return response
+        if "freetext" in kinds:
+            return response
+        if "numeric" in kinds:
+            try:
+                number = float(response)
+            except ValueError:
+                pass
+            else:
+                if number == number and abs(number) != float("inf"):
+                    return int(number) if number.is_integer() else number
+        if "yes_no" in kinds and response.strip().lower() in ("yes", "no", "y", "n"):
+            return response.strip().lower() in ("yes", "y")
+        if "multiple_choice" in kinds:
+            return Refusal(
+                "invalid_response", "response: pick one of the offered choices (§6.5.5)."
+            )
+        return Refusal(
+            "invalid_response", "response: this question does not take free text (§6.5.2)."
+        )
+    return Refusal("invalid_response", "response: give text, a choice, yes or no, or a number.")
+
+
+def _first_error(error: ValueError) -> str:
+    errors = getattr(error, "errors", None)
+    if callable(errors):
+        try:
+            first = errors()[0]
+        except (IndexError, TypeError):
+            return "invalid value"
+        location = ".".join(str(part) for part in first.get("loc", ())) or "message"
+        return f"{location}: {first.get('msg', 'invalid value')}"
+    return "invalid value"

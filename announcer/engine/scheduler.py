@@ -1,0 +1,370 @@
+"""The speech scheduler: what is said next, and what a critical event interrupts.
+
+Modelled on NVDA's speech priorities (NOW interrupts, NEXT, NORMAL) and
+speech-dispatcher's message classes: one queue per §2.2.9 urgency feeding a single
+backend. The scheduler is sans-I/O: it returns :class:`Speak`/:class:`Cancel`
+commands and learns that an utterance ended through :meth:`on_done`.
+
+Rules, in order of precedence:
+
+* Critical speech is never dropped, filtered or rate-limited; it interrupts any
+  non-critical utterance (barge-in) and waits only behind other critical speech.
+* After a barge-in, the interrupted utterance and the queued lower-urgency speech
+  resume (said again from the start) or are dropped, per ``after_interrupt``.
+* Normal speech takes its turn. A normal announcement flagged ``interrupt`` cuts off
+  normal or background speech, unless the user chose "do not interrupt".
+* Background speech goes first when the queue is over its bound.
+* The user never hears minute-old news: speech that waited longer than
+  ``stale_after_seconds``, or that lies beyond ``max_queued_speech_seconds`` of
+  queued talk (estimated from ``pace_wpm``), is skipped and summarised as
+  "3 more updates skipped".
+
+Every dropped announcement is counted by reason in :attr:`drops` and recorded,
+without its text, in :attr:`drop_log`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter, deque
+from dataclasses import dataclass
+from typing import Final
+
+from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.settings import UserSettings
+from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
+from announcer.i18n.translate import translator
+
+DEFAULT_MAX_QUEUE: Final = 64
+DEFAULT_STALE_AFTER_SECONDS: Final = 45.0
+DEFAULT_MAX_QUEUED_SPEECH_SECONDS: Final = 30.0
+DROP_LOG_SIZE: Final = 256
+# Time a synthesiser needs beyond the words themselves (pauses, start-up).
+_UTTERANCE_OVERHEAD_SECONDS: Final = 0.25
+
+
+def estimated_seconds(text: str, pace_wpm: int) -> float:
+    """How long ``text`` takes to say at ``pace_wpm`` words per minute."""
+    words = text.count(" ") + 1 if text else 0
+    return words * 60.0 / pace_wpm + _UTTERANCE_OVERHEAD_SECONDS
+
+
+# How much a listener loses if a queued item is skipped (lower goes first).
+_NEWS_RANKS: Final = {
+    "agent.state.changed": 0,
+    "agent.progress.updated": 0,
+    "system.prompt_voided": 1,
+    "agent.tool.invoked": 1,
+    "agent.session.started": 1,
+}
+
+
+def _news_rank(item: _Queued) -> int:
+    return _NEWS_RANKS.get(item.announcement.kind, 2)
+
+
+@dataclass(slots=True)
+class _Queued:
+    announcement: Announcement
+    queued_at: float
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class DropRecord:
+    """One dropped announcement, envelope facts only (no payload text, §11.2 privacy)."""
+
+    at: float
+    reason: str
+    urgency: str
+    kind: str
+    event_id: str | None
+    session_id: str | None
+
+
+@dataclass(slots=True)
+class _Current:
+    utterance_id: int
+    announcement: Announcement
+    started_at: float
+    seconds: float
+
+
+class SpeechScheduler:
+    """Priority queue of announcements feeding one speech backend.
+
+    ``paced=True`` is for backends that report completion at once (text output,
+    screen readers without callbacks): the next utterance then waits for the
+    current one's estimated duration, so speech keeps the user's pace.
+    """
+
+    def __init__(
+        self,
+        settings: UserSettings | None = None,
+        *,
+        max_queue: int = DEFAULT_MAX_QUEUE,
+        stale_after_seconds: float = DEFAULT_STALE_AFTER_SECONDS,
+        max_queued_speech_seconds: float = DEFAULT_MAX_QUEUED_SPEECH_SECONDS,
+        paced: bool = False,
+    ) -> None:
+        self.settings = settings or UserSettings()
+        self.max_queue = max_queue
+        self.stale_after_seconds = stale_after_seconds
+        self.max_queued_speech_seconds = max_queued_speech_seconds
+        self.paced = paced
+        self._queues: dict[Urgency, deque[_Queued]] = {
+            Urgency.CRITICAL: deque(),
+            Urgency.NORMAL: deque(),
+            Urgency.BACKGROUND: deque(),
+        }
+        self._current: _Current | None = None
+        # Paced mode: the backend reported the current utterance done before its time.
+        self._done_early = False
+        self._next_id = 1
+        self._skipped_pending = 0
+        self._skip_language = "en"
+        self.drops: Counter[str] = Counter()
+        self.drop_log: deque[DropRecord] = deque(maxlen=DROP_LOG_SIZE)
+        self.spoken_count = 0
+        self.interruptions = 0
+
+    # -- queries -----------------------------------------------------------------
+
+    @property
+    def speaking(self) -> Announcement | None:
+        return self._current.announcement if self._current else None
+
+    @property
+    def speaking_id(self) -> int | None:
+        return self._current.utterance_id if self._current else None
+
+    def queued(self, urgency: Urgency | None = None) -> int:
+        if urgency is not None:
+            return len(self._queues[urgency])
+        return sum(len(queue) for queue in self._queues.values())
+
+    def queued_announcements(self) -> list[Announcement]:
+        """Waiting speech in the order it would be said."""
+        return [
+            item.announcement
+            for urgency in (Urgency.CRITICAL, Urgency.NORMAL, Urgency.BACKGROUND)
+            for item in self._queues[urgency]
+        ]
+
+    # -- inputs ------------------------------------------------------------------
+
+    def update_settings(self, settings: UserSettings) -> None:
+        self.settings = settings
+
+    def submit(self, announcement: Announcement, now: float) -> list[SpeechCommand]:
+        """Queue ``announcement``; return what the backend must do right away."""
+        urgency = announcement.urgency
+        current = self._current
+        seconds = estimated_seconds(announcement.text, self.settings.pace_wpm)
+        if current is None and not self._skipped_pending and not any(self._queues.values()):
+            return [self._speak(announcement, seconds, now)]  # idle: straight to the voice
+        if current is not None and self._barges_in(announcement, current.announcement):
+            return self._barge_in(announcement, seconds, now)
+        self._queues[urgency].append(_Queued(announcement, now, seconds))
+        if urgency is not Urgency.CRITICAL:
+            self._enforce_bound(now)
+        if current is None:
+            return self._start_next(now)
+        return []
+
+    def on_done(self, utterance_id: int, now: float) -> list[SpeechCommand]:
+        """The backend finished (or stopped) ``utterance_id``; say what comes next."""
+        current = self._current
+        if current is None or current.utterance_id != utterance_id:
+            return []  # a late report for an utterance we already cancelled
+        if self.paced and now < current.started_at + current.seconds:
+            # Still "speaking" at the user's pace; tick() ends it.
+            self._done_early = True
+            return []
+        return self._finish_current(now)
+
+    def tick(self, now: float) -> list[SpeechCommand]:
+        """Let time pass: ends paced utterances whose estimated time is up."""
+        current = self._current
+        if current is not None and self._done_early and now >= current.started_at + current.seconds:
+            return self._finish_current(now)
+        return []
+
+    def next_wakeup(self) -> float | None:
+        """When :meth:`tick` next has something to do, if ever."""
+        current = self._current
+        if current is not None and self._done_early:
+            return current.started_at + current.seconds
+        return None
+
+    def drop_obsolete(self, session_id: str, now: float) -> None:
+        """A session ended: its queued state chatter and background news are moot."""
+        for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
+            queue = self._queues[urgency]
+            if not queue:
+                continue
+            kept: deque[_Queued] = deque()
+            for item in queue:
+                announcement = item.announcement
+                if announcement.session_id == session_id and (
+                    urgency is Urgency.BACKGROUND or _news_rank(item) == 0
+                ):
+                    self._drop(announcement, "session ended", now)
+                else:
+                    kept.append(item)
+            self._queues[urgency] = kept
+
+    def silence(self, now: float) -> list[SpeechCommand]:
+        """The user asked for quiet: stop now and forget queued non-critical speech."""
+        commands: list[SpeechCommand] = []
+        for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
+            while self._queues[urgency]:
+                self._drop(self._queues[urgency].popleft().announcement, "silenced by user", now)
+        self._skipped_pending = 0
+        if self._current is not None:
+            commands.append(Cancel(self._current.utterance_id, "silenced by user"))
+            self._current = None
+        self._done_early = False
+        commands.extend(self._start_next(now))
+        return commands
+
+    # -- internals -----------------------------------------------------------------
+
+    def _barges_in(self, incoming: Announcement, speaking: Announcement) -> bool:
+        if incoming.urgency is Urgency.CRITICAL:
+            # §2.2.9 critical interrupts; it never cuts off another critical message.
+            return speaking.urgency is not Urgency.CRITICAL
+        if incoming.interrupt and incoming.urgency is Urgency.NORMAL:
+            # "Do not interrupt" defers normal interruptions; it never hides critical ones.
+            return not self.settings.do_not_interrupt and speaking.urgency is not Urgency.CRITICAL
+        return False
+
+    def _barge_in(self, incoming: Announcement, seconds: float, now: float) -> list[SpeechCommand]:
+        current = self._current
+        assert current is not None
+        self.interruptions += 1
+        commands: list[SpeechCommand] = [Cancel(current.utterance_id, "barge-in")]
+        interrupted = current.announcement
+        self._current = None
+        self._done_early = False
+        if self.settings.after_interrupt == "resume":
+            # Said again from the start: half a sentence helps nobody.
+            self._queues[interrupted.urgency].appendleft(_Queued(interrupted, now, current.seconds))
+        else:
+            self._drop(interrupted, "interrupted", now)
+            for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
+                if urgency.rank < incoming.urgency.rank:
+                    queue = self._queues[urgency]
+                    while queue:
+                        self._drop(queue.popleft().announcement, "dropped after interrupt", now)
+        if not incoming.interrupt:
+            incoming = dataclasses.replace(incoming, interrupt=True)
+        commands.append(self._speak(incoming, seconds, now))
+        return commands
+
+    def _enforce_bound(self, now: float) -> None:
+        normal = self._queues[Urgency.NORMAL]
+        background = self._queues[Urgency.BACKGROUND]
+        while len(normal) + len(background) > self.max_queue:
+            if background:
+                self._drop(background.popleft().announcement, "queue full", now)
+            else:
+                dropped = normal.popleft().announcement
+                self._drop(dropped, "queue full", now)
+                self._note_skipped(dropped)
+
+    def _note_skipped(self, announcement: Announcement) -> None:
+        self._skipped_pending += 1
+        self._skip_language = announcement.language
+
+    def _drop_stale(self, now: float) -> None:
+        """Skip speech the user would hear too late to matter."""
+        if not self._queues[Urgency.NORMAL] and not self._queues[Urgency.BACKGROUND]:
+            return
+        stale_after = self.stale_after_seconds
+        for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
+            queue = self._queues[urgency]
+            while queue and now - queue[0].queued_at > stale_after:
+                item = queue.popleft()
+                self._drop(item.announcement, "stale", now)
+                if urgency is Urgency.NORMAL:
+                    self._note_skipped(item.announcement)
+        normal = self._queues[Urgency.NORMAL]
+        background = self._queues[Urgency.BACKGROUND]
+        budget = self.max_queued_speech_seconds
+        total = sum(item.seconds for item in normal) + sum(item.seconds for item in background)
+        while total > budget and background:
+            item = background.popleft()
+            total -= item.seconds
+            self._drop(item.announcement, "too much queued speech", now)
+        if total <= budget or len(normal) < 2:
+            return
+        # Over budget: let go of the least informative news first (state chatter before
+        # results), oldest first within a rank; the newest item always stays.
+        candidates = sorted(
+            range(len(normal) - 1), key=lambda index: (_news_rank(normal[index]), index)
+        )
+        doomed: set[int] = set()
+        for index in candidates:
+            if total <= budget:
+                break
+            doomed.add(index)
+            total -= normal[index].seconds
+        kept: deque[_Queued] = deque()
+        for index, item in enumerate(normal):
+            if index in doomed:
+                self._drop(item.announcement, "too much queued speech", now)
+                self._note_skipped(item.announcement)
+            else:
+                kept.append(item)
+        self._queues[Urgency.NORMAL] = kept
+
+    def _start_next(self, now: float) -> list[SpeechCommand]:
+        if self._current is not None:
+            return []
+        critical = self._queues[Urgency.CRITICAL]
+        if critical:
+            item = critical.popleft()
+            return [self._speak(item.announcement, item.seconds, now)]
+        self._drop_stale(now)
+        if self._skipped_pending:
+            count = self._skipped_pending
+            self._skipped_pending = 0
+            text = (
+                translator(self._skip_language)
+                .ngettext("{count} more update skipped.", "{count} more updates skipped.", count)
+                .format(count=count)
+            )
+            summary = Announcement(text=text, language=self._skip_language, kind="system.skipped")
+            return [self._speak(summary, estimated_seconds(text, self.settings.pace_wpm), now)]
+        for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
+            queue = self._queues[urgency]
+            if queue:
+                item = queue.popleft()
+                return [self._speak(item.announcement, item.seconds, now)]
+        return []
+
+    def _finish_current(self, now: float) -> list[SpeechCommand]:
+        self._current = None
+        self._done_early = False
+        self.spoken_count += 1
+        return self._start_next(now)
+
+    def _speak(self, announcement: Announcement, seconds: float, now: float) -> Speak:
+        utterance_id = self._next_id
+        self._next_id += 1
+        self._current = _Current(utterance_id, announcement, now, seconds)
+        return Speak(utterance_id, announcement)
+
+    def _drop(self, announcement: Announcement, reason: str, now: float) -> None:
+        self.drops[reason] += 1
+        self.drop_log.append(
+            DropRecord(
+                at=now,
+                reason=reason,
+                urgency=announcement.urgency.value,
+                kind=announcement.kind,
+                event_id=announcement.event_id,
+                session_id=announcement.session_id,
+            )
+        )

@@ -1,0 +1,440 @@
+"""Per-session state, deduplication and reordering of incoming events.
+
+The tracker sees every validated event before the policy does. It keeps what a
+listener needs to make sense of the next event (lifecycle, agent state, open tool
+calls, open prompts) and guards the engine against the transport: duplicates are
+dropped by ``event_id`` (§8.2.4), events are put back in ``sequence_number`` order
+inside a bounded window and gaps are reported (§3.4.1, §8.2.3), and a prompt is
+voided when the producer cancels it (§6.8). Several producers and interleaved
+sessions are tracked at once (Subscribers' Guide §9), keyed by connection and
+session. Memory is bounded: closed and idle sessions and old event ids expire.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from announcer.protocol.events import (
+    AaepEvent,
+    AwaitingClarification,
+    AwaitingConfirmation,
+    HandoffRequested,
+    OutputStreaming,
+    SessionCancelled,
+    SessionCompleted,
+    SessionErrored,
+    SessionStarted,
+    StateChanged,
+    ToolCompleted,
+    ToolInvoked,
+)
+
+_TERMINAL: Final = (SessionCompleted, SessionErrored, SessionCancelled)
+_PROMPTS: Final = (AwaitingConfirmation, AwaitingClarification)
+Lifecycle = Literal["active", "completed", "errored", "cancelled"]
+
+SEEN_IDS_LIMIT: Final = 100_000
+SEEN_IDS_TTL_SECONDS: Final = 3_600.0
+SESSIONS_LIMIT: Final = 1_000
+CLOSED_SESSION_TTL_SECONDS: Final = 600.0
+IDLE_SESSION_TTL_SECONDS: Final = 6 * 3_600.0
+REORDER_WINDOW: Final = 64
+REORDER_WAIT_SECONDS: Final = 2.0
+OPEN_TOOLS_LIMIT: Final = 256
+CLOSED_OUTPUTS_LIMIT: Final = 256
+# The states a listener finds uninformative when they flicker by (§4.2.1).
+CYCLE_STATES: Final = frozenset({"idle", "thinking", "deciding"})
+
+
+@dataclass(frozen=True, slots=True)
+class TrackerNote:
+    """Something odd about the stream, for the diagnostics log (no payload text)."""
+
+    code: str
+    message: str
+    session_id: str | None = None
+    event_id: str | None = None
+
+
+@dataclass(slots=True)
+class SessionState:
+    session_id: str
+    source_id: str
+    producer_id: str
+    producer_name: str | None
+    first_seen: float
+    last_activity: float
+    lifecycle: Lifecycle = "active"
+    started: bool = False
+    closed_at: float | None = None
+    agent_state: str = "idle"
+    state_since: float = 0.0
+    open_tools: OrderedDict[str, ToolInvoked] = field(default_factory=OrderedDict)
+    tool_invocations: int = 0
+    completed_outputs: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    # Reply tokens of prompts this session opened and that are still waiting.
+    open_prompts: set[str] = field(default_factory=set)
+    events: int = 0
+    # Reordering (§3.4.1): the next sequence number we expect and what arrived early.
+    next_sequence: int | None = None
+    # None marks a critical event that was processed at once, ahead of its turn.
+    held: dict[int, tuple[AaepEvent | None, float]] = field(default_factory=dict)
+    gaps: int = 0
+    last_state_announced_at: float | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return self.lifecycle == "active"
+
+    @property
+    def display_name(self) -> str:
+        return self.producer_name or self.producer_id
+
+
+class Admission:
+    """What the tracker lets through for one incoming event, in order."""
+
+    __slots__ = ("events", "notes", "voided_tokens")
+
+    def __init__(
+        self,
+        events: list[AaepEvent] | None = None,
+        notes: list[TrackerNote] | None = None,
+        voided_tokens: list[str] | None = None,
+    ) -> None:
+        self.events: list[AaepEvent] = events if events is not None else []
+        self.notes: list[TrackerNote] = notes if notes is not None else []
+        # Reply tokens the producer cancelled (§6.8).
+        self.voided_tokens: list[str] = voided_tokens if voided_tokens is not None else []
+
+
+# Events the policy treats as critical whatever urgency the producer wrote (§4.1.3, §4.4).
+_ALWAYS_CRITICAL: Final = (
+    AwaitingConfirmation,
+    AwaitingClarification,
+    SessionErrored,
+    HandoffRequested,
+)
+
+
+def _tool_key(tool: str, tool_call_id: str | None) -> str:
+    return tool_call_id if tool_call_id else f"tool:{tool}"
+
+
+class SessionTracker:
+    def __init__(
+        self,
+        *,
+        reorder_window: int = REORDER_WINDOW,
+        reorder_wait_seconds: float = REORDER_WAIT_SECONDS,
+        sessions_limit: int = SESSIONS_LIMIT,
+        seen_ids_limit: int = SEEN_IDS_LIMIT,
+    ) -> None:
+        self.reorder_window = reorder_window
+        self.reorder_wait_seconds = reorder_wait_seconds
+        self.sessions_limit = sessions_limit
+        self.seen_ids_limit = seen_ids_limit
+        self._sessions: OrderedDict[tuple[str, str], SessionState] = OrderedDict()
+        self._seen: OrderedDict[str, float] = OrderedDict()
+        self.duplicates = 0
+        self.expired_sessions = 0
+
+    # -- queries -------------------------------------------------------------------
+
+    def session(self, source_id: str, session_id: str) -> SessionState | None:
+        return self._sessions.get((source_id, session_id))
+
+    def sessions(self) -> Iterator[SessionState]:
+        return iter(self._sessions.values())
+
+    def open_sessions(self) -> list[SessionState]:
+        return [state for state in self._sessions.values() if state.is_open]
+
+    def next_wakeup(self) -> float | None:
+        """When held out-of-order events must be released even if the gap never fills."""
+        earliest: float | None = None
+        for state in self._sessions.values():
+            for _, arrived in state.held.values():
+                due = arrived + self.reorder_wait_seconds
+                earliest = due if earliest is None or due < earliest else earliest
+        return earliest
+
+    # -- intake ----------------------------------------------------------------------
+
+    def admit(self, event: AaepEvent, source_id: str, now: float) -> Admission:
+        """Deduplicate and order ``event``; return the events ready for the policy."""
+        admission = Admission()
+        # §8.2.4: at-least-once delivery means duplicates; event_id identifies them.
+        dedup_key = f"{source_id}\x00{event.event_id}"
+        if dedup_key in self._seen:
+            self.duplicates += 1
+            admission.notes.append(
+                TrackerNote(
+                    "duplicate_event",
+                    "event_id seen before; duplicate dropped (§8.2.4)",
+                    event.session_id,
+                    event.event_id,
+                )
+            )
+            return admission
+        self._remember(dedup_key, now)
+        state = self._session_for(event, source_id, now)
+        sequence = event.sequence_number
+        if sequence is None:
+            self._apply(state, event, now, admission)
+            return admission
+        if state.next_sequence is None:
+            # §3.4.1 numbering starts at 0 with session.started; late joiners start anywhere.
+            state.next_sequence = sequence
+        if sequence < state.next_sequence:
+            admission.notes.append(
+                TrackerNote(
+                    "late_event",
+                    f"sequence_number {sequence} arrived after {state.next_sequence - 1} "
+                    "was processed; handled out of order (§3.4.1)",
+                    event.session_id,
+                    event.event_id,
+                )
+            )
+            self._apply(state, event, now, admission)
+            return admission
+        if sequence > state.next_sequence:
+            if event.urgency == "critical" or isinstance(event, _ALWAYS_CRITICAL):
+                # Critical news is never held back waiting for a gap to fill (§5.5.4).
+                state.held[sequence] = (event, now)
+                self._release_critical(state, sequence, now, admission)
+                return admission
+            state.held[sequence] = (event, now)
+            if len(state.held) > self.reorder_window:
+                self._skip_gap(state, now, admission)
+            return admission
+        self._apply(state, event, now, admission)
+        state.next_sequence = sequence + 1
+        self._drain(state, now, admission)
+        return admission
+
+    def tick(self, now: float) -> list[tuple[str, Admission]]:
+        """Release held events whose gap did not fill in time; expire old state.
+
+        Returns one admission per connection that had events released.
+        """
+        released: list[tuple[str, Admission]] = []
+        for state in list(self._sessions.values()):
+            if state.held:
+                oldest = min(arrived for _, arrived in state.held.values())
+                if now - oldest >= self.reorder_wait_seconds:
+                    admission = Admission()
+                    self._skip_gap(state, now, admission)
+                    released.append((state.source_id, admission))
+        self._expire(now)
+        return released
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _remember(self, key: str, now: float) -> None:
+        seen = self._seen
+        seen[key] = now
+        if len(seen) > self.seen_ids_limit:
+            seen.popitem(last=False)
+        if len(seen) & 0xFF:
+            return
+        # Now and then, drop ids older than the TTL from the old end.
+        while seen:
+            oldest_key = next(iter(seen))
+            if now - seen[oldest_key] <= SEEN_IDS_TTL_SECONDS:
+                break
+            del seen[oldest_key]
+
+    def _session_for(self, event: AaepEvent, source_id: str, now: float) -> SessionState:
+        key = (source_id, event.session_id)
+        state = self._sessions.get(key)
+        if state is None:
+            state = SessionState(
+                session_id=event.session_id,
+                source_id=source_id,
+                producer_id=event.producer.agent_id,
+                producer_name=event.producer.agent_name,
+                first_seen=now,
+                last_activity=now,
+                state_since=now,
+            )
+            self._sessions[key] = state
+            if len(self._sessions) > self.sessions_limit:
+                self._evict_one()
+        else:
+            self._sessions.move_to_end(key)
+        if event.producer.agent_name and not state.producer_name:
+            state.producer_name = event.producer.agent_name
+        return state
+
+    def _evict_one(self) -> None:
+        # Closed sessions go first; then the least recently active one.
+        for key, state in self._sessions.items():
+            if not state.is_open:
+                del self._sessions[key]
+                self.expired_sessions += 1
+                return
+        self._sessions.popitem(last=False)
+        self.expired_sessions += 1
+
+    def _expire(self, now: float) -> None:
+        for key, state in list(self._sessions.items()):
+            closed_long_ago = (
+                state.closed_at is not None and now - state.closed_at > CLOSED_SESSION_TTL_SECONDS
+            )
+            idle_too_long = now - state.last_activity > IDLE_SESSION_TTL_SECONDS
+            if (closed_long_ago or idle_too_long) and not state.held:
+                del self._sessions[key]
+                self.expired_sessions += 1
+
+    def _drain(self, state: SessionState, now: float, admission: Admission) -> None:
+        assert state.next_sequence is not None
+        while state.next_sequence in state.held:
+            event, _ = state.held.pop(state.next_sequence)
+            if event is not None:
+                self._apply(state, event, now, admission)
+            state.next_sequence += 1
+
+    def _release_critical(
+        self, state: SessionState, sequence: int, now: float, admission: Admission
+    ) -> None:
+        event, arrived = state.held[sequence]
+        if event is not None:
+            self._apply(state, event, now, admission)
+        state.held[sequence] = (None, arrived)
+
+    def _skip_gap(self, state: SessionState, now: float, admission: Admission) -> None:
+        assert state.next_sequence is not None
+        first_held = min(state.held)
+        missing = first_held - state.next_sequence
+        state.gaps += 1
+        admission.notes.append(
+            TrackerNote(
+                "sequence_gap",
+                f"{missing} event(s) missing before sequence_number {first_held}; "
+                "continuing without them (§3.4.1, §8.2.3)",
+                state.session_id,
+            )
+        )
+        state.next_sequence = first_held
+        self._drain(state, now, admission)
+
+    def _apply(
+        self, state: SessionState, event: AaepEvent, now: float, admission: Admission
+    ) -> None:
+        state.events += 1
+        state.last_activity = now
+        sid = event.session_id
+        if type(event) is OutputStreaming and state.lifecycle == "active":
+            # The most frequent event by far gets the short path.
+            output_key = event.output_id or ""
+            if output_key in state.completed_outputs:
+                admission.notes.append(
+                    TrackerNote(
+                        "chunk_after_complete",
+                        "agent.output.streaming after complete: true for this output (§4.5.4)",
+                        sid,
+                        event.event_id,
+                    )
+                )
+            elif event.complete:
+                state.completed_outputs[output_key] = None
+                while len(state.completed_outputs) > CLOSED_OUTPUTS_LIMIT:
+                    state.completed_outputs.popitem(last=False)
+            admission.events.append(event)
+            return
+        if isinstance(event, SessionStarted):
+            if state.started:
+                admission.notes.append(
+                    TrackerNote(
+                        "second_session_started",
+                        "a second agent.session.started for this session (§4.1.1)",
+                        sid,
+                        event.event_id,
+                    )
+                )
+            state.started = True
+            if not state.is_open:
+                state.lifecycle = "active"
+                state.closed_at = None
+        elif not state.is_open:
+            admission.notes.append(
+                TrackerNote(
+                    "event_after_end",
+                    f"{event.short_type} after the session ended (§4.5.1)",
+                    sid,
+                    event.event_id,
+                )
+            )
+        if isinstance(event, StateChanged):
+            if event.from_state != state.agent_state and state.events > 1:
+                admission.notes.append(
+                    TrackerNote(
+                        "state_mismatch",
+                        "from_state does not match the current state (§4.2.1)",
+                        sid,
+                        event.event_id,
+                    )
+                )
+            if state.agent_state == "awaiting_input" and event.to_state != "awaiting_input":
+                # §6.8: moving away from awaiting_input cancels the pending prompt(s).
+                admission.voided_tokens.extend(sorted(state.open_prompts))
+                state.open_prompts.clear()
+            state.agent_state = event.to_state
+            state.state_since = now
+        elif isinstance(event, ToolInvoked):
+            state.tool_invocations += 1
+            state.open_tools[_tool_key(event.tool, event.tool_call_id)] = event
+            while len(state.open_tools) > OPEN_TOOLS_LIMIT:
+                state.open_tools.popitem(last=False)
+        elif isinstance(event, ToolCompleted):
+            key = _tool_key(event.tool, event.tool_call_id)
+            if state.open_tools.pop(key, None) is None:
+                admission.notes.append(
+                    TrackerNote(
+                        "tool_not_invoked",
+                        "agent.tool.completed without a matching agent.tool.invoked (§4.5.2)",
+                        sid,
+                        event.event_id,
+                    )
+                )
+        elif isinstance(event, OutputStreaming):
+            output_key = event.output_id or ""
+            if output_key in state.completed_outputs:
+                admission.notes.append(
+                    TrackerNote(
+                        "chunk_after_complete",
+                        "agent.output.streaming after complete: true for this output (§4.5.4)",
+                        sid,
+                        event.event_id,
+                    )
+                )
+            elif event.complete:
+                state.completed_outputs[output_key] = None
+                while len(state.completed_outputs) > CLOSED_OUTPUTS_LIMIT:
+                    state.completed_outputs.popitem(last=False)
+        elif isinstance(event, _PROMPTS):
+            state.open_prompts.add(event.reply_token)
+            state.agent_state = "awaiting_input"
+        elif isinstance(event, _TERMINAL):
+            if isinstance(event, SessionCompleted):
+                state.lifecycle = "completed"
+            elif isinstance(event, SessionErrored):
+                state.lifecycle = "errored"
+            else:
+                state.lifecycle = "cancelled"
+            state.closed_at = now
+            state.open_tools.clear()
+            # §6.8: a session that ends cancels every prompt it left open.
+            admission.voided_tokens.extend(sorted(state.open_prompts))
+            state.open_prompts.clear()
+        admission.events.append(event)
+
+    def prompt_closed(self, source_id: str, session_id: str, reply_token: str) -> None:
+        """The user answered (or the prompt expired): it no longer needs voiding."""
+        state = self._sessions.get((source_id, session_id))
+        if state is not None:
+            state.open_prompts.discard(reply_token)

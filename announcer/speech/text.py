@@ -1,0 +1,44 @@
+"""The ``text`` backend: one announcement per line, plain text, nothing else.
+
+Usable on a braille display or piped into another program. Lines are written
+literally (producer text is never treated as markup) and flushed at once.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+from announcer.engine.announcement import Announcement
+from announcer.speech.backend import BackendCapabilities, VoiceSettings
+
+
+class TextBackend:
+    name = "text"
+    capabilities = BackendCapabilities(can_interrupt=False, supports_braille=True)
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self._stream = stream if stream is not None else sys.stdout
+
+    def start(self) -> None:
+        """Nothing to acquire: the stream is already open."""
+
+    def speak(
+        self, announcement: Announcement, voice: VoiceSettings, on_done: Callable[[], None]
+    ) -> None:
+        # One line per announcement, whatever the producer put in the text.
+        line = " ".join(announcement.text.split())
+        if line:
+            self._stream.write(line + "\n")
+            self._stream.flush()
+        on_done()
+
+    def stop(self) -> None:
+        """A written line cannot be taken back; the next one simply follows."""
+
+    def is_speaking(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self._stream.flush()

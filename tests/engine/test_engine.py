@@ -1,0 +1,622 @@
+"""The Engine end to end with real AAEP frames: policy, tracking, prompts, replies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from announcer.engine.announcement import Urgency
+from announcer.engine.pipeline import Engine
+from announcer.engine.prompts import UserAnswer
+from announcer.engine.replies import Refusal, ReplyReady
+from announcer.engine.settings import EventFilters, UserSettings
+from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
+from tests.engine.aaep import chunk, clarification, confirmation, frame, started
+
+FIXTURES = Path("/work/shared/aaep/fixtures")
+SUB = json.dumps(
+    {
+        "type": "subscription.accepted",
+        "subscription_id": "sub_test1",
+        "aaep_version": "1.0.0",
+        "producer": {"agent_id": "harbor-bank-assistant"},
+        "honored_capabilities": {},
+    }
+)
+
+
+class Listener:
+    """Executes commands like an instant backend and remembers what was said."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.said: list[str] = []
+        self.spoken: list[Speak] = []
+        self.cancels: list[Cancel] = []
+
+    def run(self, commands: list[SpeechCommand], now: float) -> None:
+        pending = list(commands)
+        while pending:
+            command = pending.pop(0)
+            if isinstance(command, Cancel):
+                self.cancels.append(command)
+                continue
+            self.spoken.append(command)
+            self.said.append(command.announcement.text)
+            pending += self.engine.on_speech_done(command.utterance_id, now)
+
+    def feed(self, *frames: str, now: float = 0.0, source: str = "conn1") -> list[str]:
+        before = len(self.said)
+        for raw in frames:
+            self.run(self.engine.receive(raw, source, now), now)
+        return self.said[before:]
+
+
+def listen(settings: UserSettings | None = None) -> Listener:
+    return Listener(Engine(settings or UserSettings()))
+
+
+TOOL = {"tool": "fetch_balance", "tool_call_id": "call_1"}
+SUMMARIES = {
+    "summary_terse": "Checking.",
+    "summary_normal": "Checking your balance.",
+    "summary_detailed": "Checking the balance of checking account 7821.",
+}
+
+
+@pytest.mark.parametrize(
+    ("verbosity", "expected"),
+    [
+        ("terse", "Checking."),
+        ("normal", "Checking your balance."),
+        ("detailed", "Checking the balance of checking account 7821."),
+    ],
+)
+def test_verbosity_picks_the_matching_summary(verbosity: str, expected: str) -> None:
+    listener = listen(UserSettings(verbosity=verbosity))  # type: ignore[arg-type]
+    assert listener.feed(frame("agent.tool.invoked", **TOOL, **SUMMARIES)) == [expected]
+
+
+def test_missing_levels_fall_back_to_the_nearest() -> None:
+    detailed = listen(UserSettings(verbosity="detailed"))
+    assert detailed.feed(
+        frame("agent.tool.invoked", **TOOL, summary_normal="Checking your balance.")
+    ) == ["Checking your balance."]
+    terse = listen(UserSettings(verbosity="terse"))
+    assert terse.feed(
+        frame("agent.progress.updated", progress={"percent": 40}, summary_normal="Forty percent.")
+    ) == ["Forty percent."]
+
+
+def test_generated_phrases_use_the_event_fields() -> None:
+    listener = listen(UserSettings(verbosity="detailed"))
+    said = listener.feed(
+        frame("agent.state.changed", from_state="idle", to_state="calling_tool"),
+        frame(
+            "agent.progress.updated",
+            progress={"percent": 62.5, "step": 3, "total_steps": 5, "description": "Projecting"},
+        ),
+        frame(
+            "agent.tool.completed", tool="send_email", status="error", error_message="SMTP down."
+        ),
+        frame(
+            "agent.handoff.requested",
+            urgency="critical",
+            reason="Needs a person.",
+            target_kind="human",
+        ),
+        frame("agent.session.cancelled", cancelled_by="timeout", summary_normal="Stopped early."),
+    )
+    assert said == [
+        "Calling a tool.",
+        "62% done. Step 3 of 5. Projecting",
+        "Send email failed. SMTP down.",
+        "Handing off to a person. Needs a person.",
+        "Cancelled: it took too long. Stopped early.",
+    ]
+
+
+def test_percentages_follow_the_users_language() -> None:
+    listener = listen(UserSettings(languages=["fr"]))
+    assert listener.feed(frame("agent.progress.updated", progress={"percent": 60})) == [
+        "60\xa0% done."
+    ]
+
+
+def test_a_language_variant_is_preferred_when_it_matches_the_user() -> None:
+    listener = listen(UserSettings(languages=["yo"]))
+    listener.feed(
+        frame(
+            "agent.tool.invoked",
+            **TOOL,
+            summary_normal="Checking your balance.",
+            summary_normal_yo="Ń ṣàyẹ̀wò iye owó rẹ.",
+            language="yo",
+        )
+    )
+    announcement = listener.spoken[-1].announcement
+    assert announcement.text == "Ń ṣàyẹ̀wò iye owó rẹ."
+    assert announcement.language == "yo"
+
+
+def test_errors_carry_the_remediation_hint_and_endings_sound_different() -> None:
+    listener = listen()
+    said = listener.feed(
+        frame(
+            "agent.session.errored",
+            session="sess_a",
+            urgency="critical",
+            error_category="transient",
+            summary_normal="The bank did not answer.",
+            remediation_hint="Try again in a minute.",
+        ),
+        frame("agent.session.completed", session="sess_b", summary_normal="Plan ready to review."),
+        frame(
+            "agent.session.cancelled",
+            session="sess_c",
+            cancelled_by="user",
+            summary_normal="Plan generation stopped.",
+        ),
+        frame(
+            "agent.session.errored",
+            session="sess_d",
+            urgency="critical",
+            error_category="requires_user",
+            summary_normal="Sign-in expired.",
+        ),
+    )
+    assert said == [
+        "Error. The bank did not answer. Try again in a minute.",
+        "Finished. Plan ready to review.",
+        "Cancelled at your request. Plan generation stopped.",
+        "Error. Sign-in expired.",
+    ]
+    earcons = [speak.announcement.earcon for speak in listener.spoken]
+    assert earcons == [
+        "session_errored",
+        "session_completed",
+        "session_cancelled",
+        "session_errored",
+    ]
+
+
+def test_a_confirmation_says_action_consequence_risk_reversibility_timeout_and_keys() -> None:
+    listener = listen()
+    said = listener.feed(confirmation(timeout_seconds=90))
+    assert said == [
+        "Confirmation needed. Transfer $500.00 from checking to savings. The money moves at once. "
+        "High risk. This cannot be undone. If you do not answer within 90 seconds, it will be "
+        "rejected. Press Y to accept or N to reject."
+    ]
+    announcement = listener.spoken[0].announcement
+    assert announcement.urgency is Urgency.CRITICAL and announcement.interrupt
+
+
+def test_a_clarification_lists_its_choices() -> None:
+    listener = listen()
+    assert listener.feed(clarification()) == [
+        "Question. Which account? Choices: 1: Savings; 2: Checking. Press R to answer."
+    ]
+
+
+def test_unknown_types_say_summary_normal_or_nothing() -> None:
+    listener = listen()
+    foreign = frame("agent.session.started", summary_normal="x")
+    data = json.loads(foreign)
+    data["type"] = "https://acme.example/aaep/report.ready"
+    with_summary = json.dumps(data)
+    data.pop("summary_normal")
+    data["event_id"] = "evt_other1"
+    without = json.dumps(data)
+    assert listener.feed(with_summary, without) == ["x"]
+
+
+def test_low_cognitive_load_keeps_only_critical_and_final_results() -> None:
+    listener = listen(UserSettings(cognitive_load="low"))
+    said = listener.feed(
+        started(),
+        frame("agent.state.changed", urgency="background", from_state="idle", to_state="thinking"),
+        frame("agent.progress.updated", progress={"percent": 50}),
+        frame("agent.tool.invoked", **TOOL, **SUMMARIES),
+        chunk("First sentence. Second", 0),
+        chunk(" sentence.", 22, complete=True, hint="completion"),
+        confirmation(),
+        frame("agent.session.completed", summary_terse="Done.", summary_normal="All done now."),
+    )
+    assert said[0] == "First sentence. Second sentence."
+    assert said[1].startswith("Confirmation needed.")
+    assert said[2].startswith("No answer needed any more:")
+    assert said[3] == "Done."
+    assert listener.engine.policy.suppressed["low cognitive load"] == 4
+
+
+def test_high_cognitive_load_announces_state_changes_in_detail_without_cycle_suppression() -> None:
+    states = [
+        frame(
+            "agent.state.changed",
+            from_state=a,
+            to_state=b,
+            summary_normal=f"{b} now.",
+            summary_detailed=f"Now {b}, because the plan needs it.",
+        )
+        for a, b in [("idle", "thinking"), ("thinking", "deciding"), ("deciding", "thinking")]
+    ]
+    high = listen(UserSettings(cognitive_load="high"))
+    assert high.feed(*states) == [
+        "Now thinking, because the plan needs it.",
+        "Now deciding, because the plan needs it.",
+        "Now thinking, because the plan needs it.",
+    ]
+
+
+def test_short_idle_thinking_deciding_cycles_are_quieted_but_other_states_are_not() -> None:
+    listener = listen()
+    said = []
+    for now, (a, b) in enumerate(
+        [
+            ("idle", "thinking"),
+            ("thinking", "deciding"),
+            ("deciding", "thinking"),
+            ("thinking", "calling_tool"),
+            ("calling_tool", "thinking"),
+        ]
+    ):
+        said += listener.feed(frame("agent.state.changed", from_state=a, to_state=b), now=now * 0.5)
+    # Only idle/thinking/deciding flickers are quieted; leaving a tool is news.
+    assert said == ["Thinking.", "Calling a tool.", "Thinking."]
+    assert listener.engine.policy.suppressed["short state cycle"] == 2
+
+
+def test_filters_and_mutes_never_hide_critical_events() -> None:
+    settings = UserSettings(
+        filters=EventFilters(include=["aaep:agent.*"], exclude=["aaep:agent.tool.*"]),
+        muted_producers=["noisy-bot"],
+    )
+    listener = listen(settings)
+    noisy = {"agent_id": "noisy-bot"}
+    said = listener.feed(
+        frame("agent.tool.invoked", **TOOL, **SUMMARIES),
+        frame(
+            "agent.state.changed",
+            from_state="idle",
+            to_state="thinking",
+            producer=noisy,
+            session="sess_n",
+        ),
+        confirmation(producer=noisy, session="sess_n"),
+        frame("agent.session.completed", summary_normal="All done."),
+    )
+    assert len(said) == 2
+    assert said[0].startswith("Confirmation needed.")
+    assert said[1] == "Finished. All done."
+    assert listener.engine.policy.suppressed == {"excluded by filter": 1, "producer muted": 1}
+
+
+def test_critical_interrupts_normal_speech_with_a_cancel() -> None:
+    engine = Engine()
+    first = engine.receive(frame("agent.tool.invoked", **TOOL, **SUMMARIES), "c", 0.0)
+    assert isinstance(first[0], Speak)
+    commands = engine.receive(confirmation(), "c", 0.1)
+    assert isinstance(commands[0], Cancel)
+    assert (
+        isinstance(commands[1], Speak)
+        and commands[1].announcement.kind == "agent.awaiting.confirmation"
+    )
+
+
+def test_duplicates_are_dropped_and_logged() -> None:
+    listener = listen()
+    raw = frame("agent.tool.invoked", **TOOL, **SUMMARIES, event_id="evt_dup1")
+    assert listener.feed(raw, raw) == ["Checking your balance."]
+    assert listener.engine.tracker.duplicates == 1
+    assert "duplicate_event" in listener.engine.diagnostics.counts()
+
+
+def test_out_of_order_events_are_reordered_and_gaps_reported() -> None:
+    listener = listen()
+    said = listener.feed(
+        started(sequence=0),
+        frame(
+            "agent.tool.completed",
+            tool="fetch_balance",
+            status="success",
+            summary_normal="Got it.",
+            sequence=2,
+        ),
+        frame("agent.tool.invoked", tool="fetch_balance", summary_normal="Checking.", sequence=1),
+    )
+    assert said == ["The assistant is moving money for you.", "Checking.", "Got it."]
+    engine = listener.engine
+    listener.feed(
+        frame("agent.state.changed", from_state="idle", to_state="writing_output", sequence=5),
+        now=1.0,
+    )
+    wake = engine.next_wakeup()
+    assert wake is not None
+    listener.run(engine.tick(wake), wake)
+    assert listener.said[-1] == "Writing the answer."
+    assert "sequence_gap" in engine.diagnostics.counts()
+
+
+def test_a_critical_event_is_not_held_back_by_a_gap() -> None:
+    listener = listen()
+    listener.feed(started(sequence=0))
+    said = listener.feed(confirmation(sequence=4))
+    assert said and said[0].startswith("Confirmation needed.")
+
+
+def test_cancelled_session_voids_its_prompt_and_answers_are_refused() -> None:
+    listener = listen()
+    listener.feed(SUB, started(), confirmation("rpl_void1"))
+    said = listener.feed(
+        frame("agent.session.cancelled", cancelled_by="producer", summary_normal="Stopped.")
+    )
+    assert said[0] == "No answer needed any more: Transfer $500.00 from checking to savings."
+    assert listener.engine.pending_prompts() == []
+    outcome = listener.engine.answer(UserAnswer("rpl_void1", decision="accept"), 1.0)
+    assert isinstance(outcome, Refusal) and outcome.code == "voided"
+
+
+def test_leaving_awaiting_input_voids_the_prompt() -> None:
+    listener = listen()
+    listener.feed(SUB, started(), clarification("rpl_clar9"))
+    assert [p.reply_token for p in listener.engine.pending_prompts()] == ["rpl_clar9"]
+    listener.feed(frame("agent.state.changed", from_state="awaiting_input", to_state="thinking"))
+    assert listener.engine.pending_prompts() == []
+    outcome = listener.engine.answer(UserAnswer("rpl_clar9", response="sav"), 1.0)
+    assert isinstance(outcome, Refusal) and outcome.code == "voided"
+
+
+def test_an_answer_becomes_a_reply_echoing_the_token_once() -> None:
+    listener = listen()
+    token = "rpl_4f8a2e7d9c1b6a3fZZ"
+    listener.feed(SUB, started(), confirmation(token))
+    outcome = listener.engine.answer(
+        UserAnswer(token, decision="accept", decided_by="user:folake"), 5.0
+    )
+    assert isinstance(outcome, ReplyReady)
+    wire = outcome.to_wire()
+    assert wire["type"] == "confirmation.reply"
+    assert wire["reply_token"] == token
+    assert wire["decision"] == "accept"
+    assert wire["subscription_id"] == "sub_test1"
+    assert json.dumps(wire).count(token) == 1
+    again = listener.engine.answer(UserAnswer(token, decision="reject"), 6.0)
+    assert isinstance(again, Refusal) and again.code == "already_answered"
+
+
+def test_an_answer_after_the_timeout_is_refused_and_the_user_is_told() -> None:
+    listener = listen()
+    listener.feed(SUB, started(), confirmation("rpl_late1", timeout_seconds=30))
+    engine = listener.engine
+    assert engine.next_wakeup() == 30.0
+    listener.run(engine.tick(30.0), 30.0)
+    assert (
+        listener.said[-1]
+        == "Time is up; the agent rejected: Transfer $500.00 from checking to savings."
+    )
+    outcome = engine.answer(UserAnswer("rpl_late1", decision="accept"), 31.0)
+    assert isinstance(outcome, Refusal) and outcome.code == "expired"
+
+
+def test_auto_reject_only_ever_rejects() -> None:
+    listener = listen(UserSettings(reply_policy="auto_reject"))
+    said = listener.feed(SUB, started(), confirmation("rpl_auto1"), clarification("rpl_auto2"))
+    assert "Rejected automatically, as your settings ask." in said
+    outgoing = listener.engine.take_outgoing()
+    assert [o.to_wire()["decision"] for o in outgoing] == ["reject"]
+    assert outgoing[0].to_wire()["decided_by"] == "auto:configured_policy"
+    # The clarification still waits for the user.
+    assert [p.reply_token for p in listener.engine.pending_prompts()] == ["rpl_auto2"]
+
+
+def test_nothing_automatic_can_accept() -> None:
+    listener = listen()
+    listener.feed(SUB, started(), confirmation("rpl_noauto"))
+    outcome = listener.engine.answer(
+        UserAnswer("rpl_noauto", decision="accept", decided_by="auto:script"), 1.0
+    )
+    assert isinstance(outcome, Refusal) and outcome.code == "auto_accept_forbidden"
+    assert listener.engine.pending_prompts()
+
+
+def test_clarification_answers_are_checked_against_the_question() -> None:
+    listener = listen()
+    listener.feed(SUB, started(), clarification("rpl_choice"))
+    engine = listener.engine
+    wrong = engine.answer(UserAnswer("rpl_choice", response="brokerage"), 1.0)
+    assert isinstance(wrong, Refusal) and wrong.code == "invalid_response"
+    right = engine.answer(UserAnswer("rpl_choice", response="sav"), 1.0)
+    assert isinstance(right, ReplyReady)
+    assert right.to_wire()["response"] == "sav"
+
+
+def test_without_a_subscription_no_reply_can_be_built() -> None:
+    listener = listen()
+    listener.feed(started(), confirmation("rpl_nosub"))
+    outcome = listener.engine.answer(UserAnswer("rpl_nosub", decision="reject"), 1.0)
+    assert isinstance(outcome, Refusal) and outcome.code == "no_subscription"
+
+
+def test_streaming_is_spoken_sentence_by_sentence() -> None:
+    listener = listen()
+    said = listener.feed(
+        chunk("Transferred $500 succ", 0),
+        chunk("essfully. New bal", 21),
+    )
+    assert said == ["Transferred $500 successfully."]
+    assert listener.feed(chunk("ance: $12,000.", 38, complete=True, hint="completion")) == [
+        "New balance: $12,000."
+    ]
+
+
+def test_a_declared_sentence_boundary_is_released_at_once() -> None:
+    listener = listen()
+    assert listener.feed(chunk("Your plan is ready", 0, hint="sentence")) == ["Your plan is ready"]
+
+
+def test_a_stalled_stream_is_released_on_tick() -> None:
+    listener = listen()
+    assert listener.feed(chunk("The transfer is done.", 0)) == []
+    wake = listener.engine.next_wakeup()
+    assert wake is not None
+    listener.run(listener.engine.tick(wake), wake)
+    assert listener.said == ["The transfer is done."]
+
+
+def test_chunks_after_complete_get_a_diagnostic_and_are_still_spoken() -> None:
+    listener = listen()
+    said = listener.feed(
+        chunk("Done.", 0, complete=True, hint="completion"),
+        chunk("Oh, one more thing.", 5, complete=True, hint="completion"),
+    )
+    assert said == ["Done.", "Oh, one more thing."]
+    assert "chunk_after_complete" in listener.engine.diagnostics.counts()
+
+
+def test_contradictory_producers_get_diagnostics_and_sensible_speech() -> None:
+    listener = listen()
+    said = listener.feed(
+        started(),
+        started(summary_normal="Starting again."),
+        frame("agent.tool.completed", tool="ghost_tool", status="success"),
+    )
+    assert said == [
+        "The assistant is moving money for you.",
+        "Starting again.",
+        "Ghost tool finished.",
+    ]
+    counts = listener.engine.diagnostics.counts()
+    assert "second_session_started" in counts and "tool_not_invoked" in counts
+
+
+def test_a_huge_summary_is_shortened_for_speech() -> None:
+    listener = listen()
+    said = listener.feed(frame("agent.tool.invoked", **TOOL, summary_normal="word " * 3000))
+    assert len(said[0]) < 1_600
+    assert said[0].endswith("(shortened, full text in the transcript)")
+
+
+def test_ten_thousand_confirmations_in_a_second_stay_bounded() -> None:
+    engine = Engine()
+    engine.receive(SUB, "c", 0.0)
+    for index in range(10_000):
+        engine.receive(confirmation(f"rpl_flood{index}"), "c", index / 10_000)
+    assert len(engine.pending_prompts()) <= 1_000
+    assert engine.book.overflowed == 9_000
+    # Each is critical, so each is kept for speech; none is lost.
+    assert engine.scheduler.queued(Urgency.CRITICAL) + 1 == 10_000
+
+
+def test_invalid_frames_are_logged_and_urgent_ones_mentioned() -> None:
+    listener = listen()
+    assert listener.feed("{not json", b"\xff\xfe", "[]") == []
+    bad = json.loads(confirmation())
+    bad["event_id"] = "not-an-id"
+    said = listener.feed(json.dumps(bad))
+    assert said == ["An agent sent an urgent message that could not be read. See the diagnostics."]
+    assert listener.engine.invalid_frames == 4
+    assert listener.engine.diagnostics.dropped == 4
+
+
+def test_interleaved_sessions_from_two_producers() -> None:
+    listener = listen()
+    other = {"agent_id": "mail-agent", "agent_name": "Mail Agent"}
+    listener.feed(
+        SUB,
+        started(session="sess_x"),
+        started(session="sess_x", producer=other, summary_normal="Mail agent starting."),
+        confirmation("rpl_bank1", session="sess_x"),
+        confirmation("rpl_mail1", session="sess_x", producer=other),
+        source="bank",
+    )
+    listener.feed(SUB, source="mail")
+    engine = listener.engine
+    assert {s.session_id for s in engine.sessions()} == {"sess_x"}
+    assert len(engine.pending_prompts()) == 2
+    listener.feed(
+        frame("agent.session.completed", session="sess_x", summary_normal="Bank done."),
+        source="bank",
+    )
+    # Only the bank connection's session ended; both prompts came from it here.
+    assert engine.pending_prompts() == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["captured-minimal-producer-run.jsonl", "captured-minimal-producer-confirmation-run.jsonl"],
+)
+def test_captured_reference_producer_runs_play_through(name: str) -> None:
+    listener = listen()
+    lines = (FIXTURES / name).read_text().splitlines()
+    for index, line in enumerate(lines):
+        listener.feed(line, now=index * 0.5)
+    engine = listener.engine
+    assert engine.invalid_frames == 0
+    assert listener.said, "something was said"
+    assert any(
+        entry.announcement.kind == "agent.session.completed" for entry in engine.transcript()
+    ) or any(entry.announcement.kind.startswith("agent.session.") for entry in engine.transcript())
+
+
+def test_update_settings_takes_effect_at_once() -> None:
+    listener = listen()
+    listener.engine.update_settings(UserSettings(verbosity="terse"))
+    assert listener.feed(frame("agent.tool.invoked", **TOOL, **SUMMARIES)) == ["Checking."]
+    status = listener.engine.status()
+    assert status.events == 1 and status.frames == 1
+
+
+def test_a_streamed_code_block_is_announced_as_a_phrase() -> None:
+    listener = listen()
+    text = "Here is the script:\n```python\nimport os\nprint(os.getcwd())\n```\nRun it today."
+    said: list[str] = []
+    position = 0
+    for index in range(0, len(text), 7):
+        piece = text[index : index + 7]
+        said += listener.feed(chunk(piece, position))
+        position += len(piece)
+    said += listener.feed(chunk("", position, complete=True, hint="completion"))
+    assert said == ["Here is the script: code block, 2 lines, Python.", "Run it today."]
+
+
+def test_the_rate_limit_drops_normal_events_but_never_critical_ones() -> None:
+    listener = listen(UserSettings(max_events_per_second=2))
+    frames = [frame("agent.tool.invoked", tool="t", summary_normal=f"Call {i}.") for i in range(5)]
+    said = listener.feed(*frames, confirmation("rpl_rate1"), now=0.0)
+    assert said[:2] == ["Call 0.", "Call 1."]
+    assert said[2].startswith("Confirmation needed.")
+    assert listener.engine.policy.suppressed["rate limit"] == 3
+
+
+def test_closed_sessions_and_old_event_ids_expire() -> None:
+    listener = listen()
+    listener.feed(
+        started(session="sess_old"),
+        frame("agent.session.completed", session="sess_old", summary_normal="Done."),
+    )
+    engine = listener.engine
+    assert len(engine.sessions()) == 1
+    engine.tick(10_000.0)
+    assert engine.sessions() == []
+
+
+def test_session_and_seen_id_memory_is_bounded() -> None:
+    engine = Engine()
+    engine.tracker.sessions_limit = 50
+    engine.tracker.seen_ids_limit = 500
+    for index in range(2_000):
+        engine.receive(
+            frame(
+                "agent.state.changed",
+                session=f"sess_m{index}",
+                from_state="idle",
+                to_state="thinking",
+            ),
+            "c",
+            index * 0.01,
+        )
+    assert len(engine.sessions()) <= 50
+    assert len(engine.tracker._seen) <= 500

@@ -1,0 +1,211 @@
+"""The text and jsonl backends, the speech driver, and ``announcer replay``/``demo``."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.pipeline import Engine
+from announcer.speech.backend import SpeechBackend, VoiceSettings
+from announcer.speech.driver import SpeechDriver
+from announcer.speech.jsonl import JsonlBackend
+from announcer.speech.text import TextBackend
+from tests.engine.aaep import confirmation, frame
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "announcer" / "data" / "banking_session.jsonl"
+FIXTURES = Path("/work/shared/aaep/fixtures")
+JSONL_KEYS = {"action", "text", "language", "urgency", "interrupt", "event_id", "session_id", "t"}
+
+
+def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "announcer", *args],
+        cwd=ROOT,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_backends_satisfy_the_interface() -> None:
+    assert isinstance(TextBackend(io.StringIO()), SpeechBackend)
+    assert isinstance(JsonlBackend(io.StringIO()), SpeechBackend)
+
+
+def test_text_backend_writes_one_plain_line_per_announcement() -> None:
+    out = io.StringIO()
+    backend = TextBackend(out)
+    done: list[int] = []
+    backend.speak(Announcement("Two\nlines  here."), VoiceSettings(), lambda: done.append(1))
+    backend.speak(Announcement("[b]literal[/b]"), VoiceSettings(), lambda: done.append(2))
+    assert out.getvalue() == "Two lines here.\n[b]literal[/b]\n"
+    assert done == [1, 2]
+
+
+def test_driver_turns_a_barge_in_into_a_cancel_line() -> None:
+    out = io.StringIO()
+    clock = [0.0]
+    engine = Engine()
+
+    class Slow(JsonlBackend):
+        """Finishes only when told, like a real synthesiser."""
+
+        def speak(
+            self, announcement: Announcement, voice: VoiceSettings, on_done: Callable[[], None]
+        ) -> None:
+            super().speak(announcement, voice, lambda: None)
+
+    driver = SpeechDriver(Slow(out, clock=lambda: clock[0]))
+    driver.execute(
+        engine.receive(frame("agent.tool.invoked", tool="t", summary_normal="Working."), "c", 0.0)
+    )
+    clock[0] = 1.5
+    driver.execute(engine.receive(confirmation("rpl_x1"), "c", 1.5))
+    records = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [r["action"] for r in records] == ["speak", "cancel", "speak"]
+    assert all(set(r) == JSONL_KEYS for r in records)
+    assert records[1]["text"] == "Working."
+    assert records[2]["urgency"] == "critical" and records[2]["interrupt"] is True
+    assert records[2]["t"] == 1.5
+
+
+def test_driver_accepts_completions_from_another_thread() -> None:
+    woke = threading.Event()
+
+    class Threaded(TextBackend):
+        def speak(
+            self, announcement: Announcement, voice: VoiceSettings, on_done: Callable[[], None]
+        ) -> None:
+            threading.Thread(target=on_done).start()
+
+    driver = SpeechDriver(Threaded(io.StringIO()), notify=woke.set)
+    engine = Engine()
+    driver.execute(
+        engine.receive(frame("agent.tool.invoked", tool="t", summary_normal="Hi."), "c", 0.0)
+    )
+    assert woke.wait(timeout=30)
+    assert driver.take_completed() == [engine.scheduler.speaking_id]
+
+
+def run_replay(*options: str) -> list[dict[str, object]]:
+    result = cli("replay", str(DEMO), "--backend", "jsonl", "--no-delay", *options)
+    assert result.returncode == 0, result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def spoken_texts(records: list[dict[str, object]]) -> list[str]:
+    return [str(r["text"]) for r in records if r["action"] == "speak"]
+
+
+def test_replay_jsonl_records_have_the_shared_format() -> None:
+    records = run_replay()
+    assert records and all(set(r) == JSONL_KEYS for r in records)
+    times = [float(r["t"]) for r in records]  # type: ignore[arg-type]
+    assert times == sorted(times)
+    # The clarification barges in on normal speech; the cut is recorded.
+    assert any(r["action"] == "cancel" for r in records)
+
+
+def test_replay_verbosity_changes_what_is_said() -> None:
+    terse = spoken_texts(run_replay("--verbosity", "terse"))
+    normal = spoken_texts(run_replay("--verbosity", "normal"))
+    detailed = spoken_texts(run_replay("--verbosity", "detailed"))
+    assert terse[0] == "Banking assistant started."
+    assert normal[0] == "Harbor Bank Assistant is moving $500 from checking to savings for you."
+    assert detailed[0].startswith("Harbor Bank Assistant is moving $500 from your checking account")
+    assert sum(map(len, terse)) < sum(map(len, normal))
+
+
+def test_replay_cognitive_load_changes_how_much_is_said() -> None:
+    low = spoken_texts(run_replay("--cognitive-load", "low"))
+    medium = spoken_texts(run_replay("--cognitive-load", "medium"))
+    high = spoken_texts(run_replay("--cognitive-load", "high", "--pace-wpm", "400"))
+    assert len(low) < len(medium) < len(high)
+    assert not any("Checking the balance" in text for text in low)
+    # Low load says the streamed answer once, whole.
+    assert any(t.startswith("Transferred $500.00 successfully. Your new checking") for t in low)
+    assert any("Working out which accounts you mean" in t or "Matching" in t for t in high)
+
+
+def test_replay_language_prefers_matching_variants() -> None:
+    said = spoken_texts(run_replay("--language", "yo"))
+    assert said[0].startswith("Olùrànlọ́wọ́ Harbor Bank")
+
+
+def test_replay_text_backend_is_plain_lines() -> None:
+    result = cli("replay", str(DEMO), "--no-delay", "--backend", "text")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "Harbor Bank Assistant is moving $500 from checking to savings for you."
+    assert lines[-1] == "Finished. All done. $500 is now in your savings account."
+    assert any(line.startswith("Error. The statement export failed") for line in lines)
+    assert not any(line.startswith("{") for line in lines)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["captured-minimal-producer-run.jsonl", "captured-minimal-producer-confirmation-run.jsonl"],
+)
+def test_replay_plays_the_reference_producer_captures(name: str) -> None:
+    result = cli("replay", str(FIXTURES / name), "--no-delay")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip()
+    assert result.stderr == ""
+
+
+def test_replay_reports_invalid_lines_and_keeps_going(tmp_path: Path) -> None:
+    bad = tmp_path / "mixed.jsonl"
+    good = frame("agent.tool.invoked", tool="t", summary_normal="Still here.")
+    bad.write_text("{not json\n" + good + "\n[1, 2]\n", encoding="utf-8")
+    result = cli("replay", str(bad), "--no-delay")
+    assert result.returncode == 0
+    assert result.stdout == "Still here.\n"
+    assert "2 of 3 lines" in result.stderr and "announcer validate" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_replay_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    result = cli("replay", str(tmp_path / "nope.jsonl"))
+    assert result.returncode == 2
+    assert "no such file" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_replay_reads_standard_input() -> None:
+    result = cli(
+        "replay",
+        "-",
+        "--no-delay",
+        stdin=frame("agent.tool.invoked", tool="t", summary_normal="Piped.") + "\n",
+    )
+    assert result.stdout == "Piped.\n"
+
+
+def test_replay_with_speed_honours_timestamps_quickly() -> None:
+    result = cli("replay", str(DEMO), "--speed", "200")
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.splitlines()) > 10
+
+
+def test_demo_is_the_default_command() -> None:
+    result = cli("demo", "--no-delay")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0].startswith("Harbor Bank Assistant")
+
+
+def test_an_urgent_line_in_the_demo_is_critical() -> None:
+    records = run_replay()
+    critical = [
+        r for r in records if r["urgency"] == Urgency.CRITICAL.value and r["action"] == "speak"
+    ]
+    kinds = [str(r["text"]).split(".")[0] for r in critical]
+    assert kinds == ["Question", "Confirmation needed", "Error"]

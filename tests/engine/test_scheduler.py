@@ -1,0 +1,179 @@
+"""The speech scheduler: priorities, barge-in, bounds and staleness."""
+
+from __future__ import annotations
+
+from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.scheduler import SpeechScheduler, estimated_seconds
+from announcer.engine.settings import UserSettings
+from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
+
+
+def say(text: str, urgency: Urgency = Urgency.NORMAL, **kwargs: object) -> Announcement:
+    return Announcement(text=text, urgency=urgency, **kwargs)  # type: ignore[arg-type]
+
+
+def texts(commands: list[SpeechCommand]) -> list[str]:
+    return [
+        c.announcement.text if isinstance(c, Speak) else f"<cancel {c.reason}>" for c in commands
+    ]
+
+
+def finish(scheduler: SpeechScheduler, now: float) -> list[SpeechCommand]:
+    current = scheduler.speaking_id
+    assert current is not None
+    return scheduler.on_done(current, now)
+
+
+def test_normal_speech_takes_turns() -> None:
+    scheduler = SpeechScheduler()
+    assert texts(scheduler.submit(say("one"), 0.0)) == ["one"]
+    assert scheduler.submit(say("two"), 0.1) == []
+    assert scheduler.submit(say("three"), 0.2) == []
+    assert texts(finish(scheduler, 1.0)) == ["two"]
+    assert texts(finish(scheduler, 2.0)) == ["three"]
+    assert finish(scheduler, 3.0) == []
+    assert scheduler.speaking is None
+
+
+def test_critical_barges_in_and_interrupted_speech_resumes() -> None:
+    scheduler = SpeechScheduler(UserSettings(after_interrupt="resume"))
+    scheduler.submit(say("checking balance"), 0.0)
+    scheduler.submit(say("queued note"), 0.1)
+    commands = scheduler.submit(say("Confirm transfer?", Urgency.CRITICAL), 0.2)
+    assert isinstance(commands[0], Cancel) and commands[0].reason == "barge-in"
+    assert isinstance(commands[1], Speak)
+    assert commands[1].announcement.text == "Confirm transfer?"
+    assert commands[1].announcement.interrupt is True
+    assert texts(finish(scheduler, 1.0)) == ["checking balance"]
+    assert texts(finish(scheduler, 2.0)) == ["queued note"]
+    assert scheduler.interruptions == 1
+
+
+def test_after_interrupt_drop_forgets_lower_urgency_speech_and_counts_it() -> None:
+    scheduler = SpeechScheduler(UserSettings(after_interrupt="drop"))
+    scheduler.submit(say("checking balance"), 0.0)
+    scheduler.submit(say("queued note"), 0.1)
+    scheduler.submit(say("thinking", Urgency.BACKGROUND), 0.1)
+    texts_now = texts(scheduler.submit(say("Error!", Urgency.CRITICAL), 0.2))
+    assert texts_now == ["<cancel barge-in>", "Error!"]
+    assert finish(scheduler, 1.0) == []
+    assert scheduler.drops == {"interrupted": 1, "dropped after interrupt": 2}
+    assert [record.reason for record in scheduler.drop_log] == [
+        "interrupted",
+        "dropped after interrupt",
+        "dropped after interrupt",
+    ]
+
+
+def test_critical_never_cuts_off_critical_but_goes_before_normal() -> None:
+    scheduler = SpeechScheduler()
+    scheduler.submit(say("first alarm", Urgency.CRITICAL), 0.0)
+    scheduler.submit(say("normal news"), 0.1)
+    assert scheduler.submit(say("second alarm", Urgency.CRITICAL), 0.2) == []
+    assert texts(finish(scheduler, 1.0)) == ["second alarm"]
+    assert texts(finish(scheduler, 2.0)) == ["normal news"]
+
+
+def test_do_not_interrupt_defers_normal_interruptions_but_not_critical() -> None:
+    scheduler = SpeechScheduler(UserSettings(do_not_interrupt=True))
+    scheduler.submit(say("long story"), 0.0)
+    assert scheduler.submit(say("urgent-ish", interrupt=True), 0.1) == []
+    assert texts(scheduler.submit(say("alarm", Urgency.CRITICAL), 0.2)) == [
+        "<cancel barge-in>",
+        "alarm",
+    ]
+    polite = SpeechScheduler(UserSettings(do_not_interrupt=False))
+    polite.submit(say("long story"), 0.0)
+    assert texts(polite.submit(say("urgent-ish", interrupt=True), 0.1)) == [
+        "<cancel barge-in>",
+        "urgent-ish",
+    ]
+
+
+def test_background_is_dropped_first_when_the_queue_is_full() -> None:
+    scheduler = SpeechScheduler(max_queue=3)
+    scheduler.submit(say("speaking"), 0.0)
+    scheduler.submit(say("bg1", Urgency.BACKGROUND), 0.1)
+    scheduler.submit(say("n1"), 0.1)
+    scheduler.submit(say("bg2", Urgency.BACKGROUND), 0.1)
+    scheduler.submit(say("n2"), 0.1)
+    assert scheduler.drops == {"queue full": 1}
+    scheduler.submit(say("n3"), 0.1)
+    assert scheduler.drops == {"queue full": 2}
+    assert [a.text for a in scheduler.queued_announcements()] == ["n1", "n2", "n3"]
+    scheduler.submit(say("n4"), 0.1)
+    # With no background left, the oldest normal item goes and is summarised later.
+    assert [a.text for a in scheduler.queued_announcements()] == ["n2", "n3", "n4"]
+    assert texts(finish(scheduler, 0.5)) == ["1 more update skipped."]
+    assert texts(finish(scheduler, 0.6)) == ["n2"]
+
+
+def test_stale_news_is_summarised_not_read() -> None:
+    scheduler = SpeechScheduler(stale_after_seconds=30.0)
+    scheduler.submit(say("speaking"), 0.0)
+    for index in range(3):
+        scheduler.submit(say(f"old {index}"), 1.0)
+    scheduler.submit(say("fresh"), 50.0)
+    assert texts(finish(scheduler, 60.0)) == ["3 more updates skipped."]
+    assert texts(finish(scheduler, 61.0)) == ["fresh"]
+    assert scheduler.drops == {"stale": 3}
+
+
+def test_queued_speech_time_is_bounded_by_the_users_pace() -> None:
+    settings = UserSettings(pace_wpm=120)
+    scheduler = SpeechScheduler(settings, max_queued_speech_seconds=10.0)
+    scheduler.submit(say("speaking"), 0.0)
+    ten_words = " ".join(["word"] * 10)  # five seconds at 120 words a minute
+    for _ in range(4):
+        scheduler.submit(say(ten_words), 0.0)
+    assert estimated_seconds(ten_words, 120) > 5.0
+    assert texts(finish(scheduler, 1.0)) == ["3 more updates skipped."]
+    assert scheduler.drops == {"too much queued speech": 3}
+
+
+def test_critical_is_never_dropped_however_full_the_queue() -> None:
+    scheduler = SpeechScheduler(max_queue=2, stale_after_seconds=1.0)
+    scheduler.submit(say("speaking", Urgency.CRITICAL), 0.0)
+    for index in range(500):
+        scheduler.submit(say(f"alarm {index}", Urgency.CRITICAL), 0.0)
+        scheduler.submit(say(f"news {index}"), 0.0)
+    assert scheduler.queued(Urgency.CRITICAL) == 500
+    spoken = []
+    now = 100.0
+    while scheduler.speaking_id is not None:
+        spoken += texts(finish(scheduler, now))
+        now += 1
+    assert [t for t in spoken if t.startswith("alarm")] == [f"alarm {i}" for i in range(500)]
+
+
+def test_late_completion_of_a_cancelled_utterance_is_ignored() -> None:
+    scheduler = SpeechScheduler()
+    first = scheduler.submit(say("one"), 0.0)[0]
+    assert isinstance(first, Speak)
+    scheduler.submit(say("alarm", Urgency.CRITICAL), 0.1)
+    assert scheduler.on_done(first.utterance_id, 0.2) == []
+    assert scheduler.speaking is not None and scheduler.speaking.text == "alarm"
+
+
+def test_paced_mode_keeps_the_users_pace_with_instant_backends() -> None:
+    scheduler = SpeechScheduler(UserSettings(pace_wpm=60), paced=True)
+    scheduler.submit(say("one two three"), 0.0)  # about 3.25 seconds
+    scheduler.submit(say("next"), 0.0)
+    assert finish(scheduler, 0.0) == []
+    wake = scheduler.next_wakeup()
+    assert wake is not None and 3.0 < wake < 3.5
+    assert scheduler.tick(1.0) == []
+    assert texts(scheduler.tick(wake)) == ["next"]
+
+
+def test_silence_stops_speech_and_clears_non_critical_queue() -> None:
+    scheduler = SpeechScheduler()
+    scheduler.submit(say("one"), 0.0)
+    scheduler.submit(say("two"), 0.0)
+    scheduler.submit(say("alarm", Urgency.CRITICAL), 0.0)
+    scheduler.submit(say("three"), 0.0)
+    scheduler.submit(say("second alarm", Urgency.CRITICAL), 0.0)
+    commands = scheduler.silence(1.0)
+    # "one" was resumed behind the alarm; all normal speech goes, the queued alarm stays.
+    assert texts(commands) == ["<cancel silenced by user>", "second alarm"]
+    assert scheduler.drops == {"silenced by user": 3}
