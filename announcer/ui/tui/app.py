@@ -89,8 +89,7 @@ def status_line(status: UiStatus) -> str:
 def spoken_status(status: UiStatus, pending: int) -> str:
     producers = ", ".join(one_line(p) for p in status.producers) or _("no producer")
     return n_(
-        "Connection {connection}. Producer {producers}. Session {state}. "
-        "{count} pending question.",
+        "Connection {connection}. Producer {producers}. Session {state}. {count} pending question.",
         "Connection {connection}. Producer {producers}. Session {state}. "
         "{count} pending questions.",
         pending,
