@@ -24,6 +24,20 @@ class EventFilters(BaseModel):
     exclude: list[str] = Field(default_factory=list)
 
 
+class SavedProducer(BaseModel):
+    """A producer the user listens to often: ``announcer listen NAME`` finds it here.
+
+    The token itself never lives in the settings file, only the name of the
+    environment variable that holds it.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    # A URL (ws://, wss://, http://, https://, unix:/path), a .jsonl file, or "stdio:COMMAND".
+    source: str = Field(min_length=1)
+    token_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 class UserSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
@@ -46,3 +60,5 @@ class UserSettings(BaseModel):
     rate_wpm: int | None = Field(default=None, ge=60, le=600)
     pitch: float | None = Field(default=None, ge=0.0, le=1.0)
     volume: float | None = Field(default=None, ge=0.0, le=1.0)
+    # Saved producers by name (config file tables ``[producers.NAME]``).
+    producers: dict[str, SavedProducer] = Field(default_factory=dict)

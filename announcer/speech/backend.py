@@ -57,3 +57,22 @@ class SpeechBackend(Protocol):
     def is_speaking(self) -> bool: ...
 
     def close(self) -> None: ...
+
+
+class BackendFailed(RuntimeError):
+    """A backend that worked stopped working mid-session (the device vanished, a server died)."""
+
+
+FailureListener = Callable[[Announcement, BackendFailed], None]
+
+
+@runtime_checkable
+class ReportsFailures(Protocol):
+    """Optional: a backend that can fail after ``speak`` returned says so here.
+
+    When a backend reports a failure for an announcement it does NOT call that
+    announcement's ``on_done``: the listener (``FallbackBackend``) takes over the
+    announcement so it is not lost, and completes it on the next backend.
+    """
+
+    def set_failure_listener(self, listener: FailureListener | None) -> None: ...

@@ -1,0 +1,110 @@
+"""``announcer voices``: which speech outputs work here, and which voice says each language."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from announcer.speech.registry import backend_statuses
+from announcer.speech.voices import PROFILES_DIR, VoiceResolver, load_profiles
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "voices",
+        help="list speech backends with their status and the voice for each language",
+        description="List speech backends (available, or why not) and the voices per language.",
+    )
+    parser.add_argument("--language", help="show only this BCP 47 language tag (en-US matches en)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=run)
+
+
+def _installed_pyttsx3_voices() -> tuple[list[Any], str]:
+    from announcer.speech.backend import BackendUnavailable
+    from announcer.speech.pyttsx3_backend import shared_synthesizer
+
+    synth = shared_synthesizer()
+    try:
+        synth.start()
+    except BackendUnavailable as exc:
+        return [], str(exc)
+    return synth.voices, ""
+
+
+def _speechd_voices() -> tuple[list[tuple[str, str, str]], str]:
+    from announcer.speech.speechd_backend import SpeechdBackend
+
+    backend = SpeechdBackend(autospawn=False)
+    try:
+        backend.start()
+    except Exception as exc:
+        return [], str(exc)
+    try:
+        return backend.voices(), ""
+    finally:
+        backend.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    statuses = backend_statuses()
+    profiles = load_profiles()
+    engine_voices, engine_problem = _installed_pyttsx3_voices()
+    speechd_voices, _ = _speechd_voices()
+    pyttsx3 = VoiceResolver("pyttsx3", profiles, installed=[v.id for v in engine_voices])
+    languages = sorted({p.language for p in profiles.values()}, key=str.lower)
+    if args.language:
+        languages = [args.language]
+    rows = []
+    for language in languages:
+        choice = pyttsx3.choose(language)
+        speechd_names = sorted(
+            {name for name, lang, _ in speechd_voices if lang.lower().split("-")[0]
+             == language.lower().split("-")[0]}
+        )
+        rows.append(
+            {
+                "language": language,
+                "profile": choice.profile.language if choice.profile else None,
+                "name": choice.profile.name if choice.profile else None,
+                "pyttsx3_voice": choice.settings.voice,
+                "rate_wpm": choice.settings.rate_wpm,
+                "speechd_voices": len(speechd_names),
+            }
+        )
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "backends": [
+                        {"name": s.name, "available": s.available, "detail": s.detail}
+                        for s in statuses
+                    ],
+                    "languages": rows,
+                    "profiles_dir": str(PROFILES_DIR),
+                    "pyttsx3_voices_installed": len(engine_voices),
+                },
+                ensure_ascii=False,
+            )
+        )
+        return 0
+    print("Speech backends:")
+    for status in statuses:
+        state = "available" if status.available else "not available"
+        detail = status.detail if status.detail != "available" else ""
+        print(f"  {status.name}: {state}" + (f" ({detail})" if detail and detail != state else ""))
+    print()
+    print(f"Voices per language (profiles in {PROFILES_DIR}):")
+    for row in rows:
+        if row["profile"] is None:
+            print(f"  {row['language']}: no voice profile; the engine's default voice is used")
+            continue
+        voice = row["pyttsx3_voice"] or (
+            f"none installed ({engine_problem})" if engine_problem else "none installed"
+        )
+        line = f"  {row['language']} ({row['name']}): pyttsx3 voice {voice}, {row['rate_wpm']} wpm"
+        if row["speechd_voices"]:
+            line += f"; speech-dispatcher has {row['speechd_voices']} voices"
+        print(line)
+    return 0

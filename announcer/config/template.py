@@ -1,0 +1,82 @@
+"""The settings file a new user starts from: every field, documented, defaults commented out.
+
+Defaults stay commented so that a later release's better default reaches
+users who never changed the field. docs/configuration.md says the same at length.
+"""
+
+from __future__ import annotations
+
+TEMPLATE = """\
+# announcer settings. Every line starting with # is a comment; remove the # in
+# front of a setting to change it. Settings the screen in the app changes are
+# written here too, and your comments are kept.
+#
+# Precedence: command-line flags win, then ANNOUNCER_* environment variables,
+# then this file, then the built-in defaults. `announcer config show` prints
+# what is in force and where each value came from.
+
+# How much to say: "terse", "normal" or "detailed" (AAEP summary_terse/normal/detailed).
+# verbosity = "normal"
+
+# Cognitive load: "low" keeps announcements short and one at a time; "medium"; "high".
+# cognitive_load = "medium"
+
+# Languages you understand, most preferred first (BCP 47 tags such as "yo-NG",
+# "es-419", "pt-BR", "ar"). Producers are asked for these, per-field variants are
+# chosen from them, and announcer's own phrases use the first one it has a
+# translation for. Unset: taken from your system's LANGUAGE / LANG, else English.
+# languages = ["en"]
+
+# Speech engine: "auto", "pyttsx3", "espeak", "speechd", "screenreader", "text",
+# "jsonl" or "wav". "auto" picks the best one installed.
+# backend = "auto"
+
+# Speaking rate in words per minute (60-600); unset means the engine's default.
+# rate_wpm = 180
+
+# Pitch and volume from 0.0 to 1.0; unset means the engine's default.
+# pitch = 0.5
+# volume = 1.0
+
+# Short sounds (earcons) before announcements of each kind.
+# earcons = true
+
+# true: only critical announcements interrupt speech; everything else waits.
+# do_not_interrupt = false
+
+# What happens to queued speech after a critical announcement interrupts it:
+# "resume" says it afterwards, "drop" forgets it.
+# after_interrupt = "resume"
+
+# Words per minute you can follow; queued speech is paced and bounded with it (60-600).
+# pace_wpm = 180
+
+# At most this many announcements a second (unset: no limit). Critical ones always pass.
+# max_events_per_second = 4.0
+
+# Producers whose announcements are muted (their producer name or id).
+# muted_producers = []
+
+# What happens when a confirmation arrives and you do not answer: "ask" keeps
+# asking. "auto_reject" rejects it for you. announcer never accepts for you.
+# reply_policy = "ask"
+
+# A voice per language: the language tag, then the voice name your speech
+# engine knows (see `announcer voices`).
+[voices]
+# yo = "yoruba"
+# ar = "ar"
+
+# Which event types to announce, as shell-style patterns over AAEP types.
+[filters]
+# include = ["*"]
+# exclude = ["aaep:agent.output.streaming"]
+
+# Saved producers: `announcer listen NAME` connects to [producers.NAME].
+# source is a ws:// or wss:// URL, an http(s):// SSE URL, unix:/path/to/socket,
+# a recorded .jsonl file, or stdio:COMMAND. token_env names the environment
+# variable holding the access token (the token itself never goes in this file).
+# [producers.build-bot]
+# source = "wss://127.0.0.1:8765/aaep"
+# token_env = "BUILD_BOT_TOKEN"
+"""

@@ -1,0 +1,408 @@
+"""Text to speech through pyttsx3, with playback that a critical message can cut.
+
+pyttsx3 2.99 cannot be interrupted on Linux (its ``say`` blocks in ``aplay``,
+``stop`` does nothing, several ``say`` calls speak only the last), but
+``save_to_file`` synthesises a sentence in about 15 ms. So each utterance is
+synthesised to a temporary WAV on ONE engine thread (pyttsx3 engines are not
+thread-safe, and ``pyttsx3.init`` shares one engine per driver) and played by a
+player process that ``stop`` kills (``announcer.speech.audio``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import queue
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from announcer.engine.announcement import Announcement
+from announcer.speech.audio import (
+    Playback,
+    PlaybackOutcome,
+    PlaybackResult,
+    Player,
+    find_audio_player,
+)
+from announcer.speech.backend import (
+    BackendCapabilities,
+    BackendFailed,
+    BackendUnavailable,
+    FailureListener,
+    VoiceSettings,
+)
+from announcer.speech.earcons import earcon_path
+from announcer.speech.voices import VoiceResolver, match_language
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+ENGINE_START_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class EngineVoice:
+    id: str
+    name: str
+    languages: tuple[str, ...]
+
+
+def _quiet_print(*_args: object, **_kwargs: object) -> None:
+    """Stands in for ``print`` in pyttsx3's espeak driver, which announces every saved file
+    on stdout and would corrupt the text/jsonl output that shares it."""
+
+
+class Synthesizer:
+    """The pyttsx3 engine, confined to one thread; other threads submit jobs."""
+
+    def __init__(self, driver_name: str | None = None) -> None:
+        self._driver_name = driver_name
+        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._engine: Any = None
+        self._defaults: dict[str, Any] = {}
+        self._applied: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self._voices: list[EngineVoice] = []
+        self._changed = False
+        self._espeak_sync: Callable[[], Any] | None = None
+
+    def start(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="announcer-pyttsx3", daemon=True
+                )
+                self._thread.start()
+        if threading.current_thread() is self._thread:
+            self._ensure_engine()  # a fallback started from the engine thread itself
+            return
+        ready = self.submit(self._ensure_engine)
+        try:
+            ready.result(timeout=ENGINE_START_TIMEOUT_S)
+        except BackendUnavailable:
+            raise
+        except Exception as exc:
+            raise BackendUnavailable(f"pyttsx3 could not start its speech engine: {exc}") from exc
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            job()
+
+    def submit(self, work: Callable[[], T]) -> Future[T]:
+        future: Future[T] = Future()
+
+        def job() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(work())
+            except BaseException as exc:
+                future.set_exception(exc)
+
+        self._jobs.put(job)
+        return future
+
+    def _ensure_engine(self) -> None:
+        if self._engine is not None:
+            return
+        try:
+            import pyttsx3
+        except ImportError as exc:
+            raise BackendUnavailable("pyttsx3 is not installed") from exc
+        try:
+            engine = pyttsx3.init(self._driver_name) if self._driver_name else pyttsx3.init()
+        except Exception as exc:
+            hint = " (install espeak-ng and libespeak-ng1)" if sys.platform.startswith("linux") else ""
+            raise BackendUnavailable(f"pyttsx3 found no speech engine{hint}: {exc}") from exc
+        espeak_driver = sys.modules.get("pyttsx3.drivers.espeak")
+        if espeak_driver is not None:
+            espeak_driver.print = _quiet_print  # type: ignore[attr-defined]
+            espeak_lib = sys.modules.get("pyttsx3.drivers._espeak")
+            self._espeak_sync = getattr(espeak_lib, "Synchronize", None)
+        self._engine = engine
+        for prop in ("voice", "rate", "volume", "pitch"):
+            with contextlib.suppress(Exception):
+                self._defaults[prop] = engine.getProperty(prop)
+        self._applied = dict(self._defaults)
+        voices = []
+        for voice in engine.getProperty("voices") or []:
+            languages = tuple(
+                lang.decode("utf-8", "replace") if isinstance(lang, bytes) else str(lang)
+                for lang in (getattr(voice, "languages", None) or [])
+            )
+            voices.append(EngineVoice(str(voice.id), str(voice.name), languages))
+        self._voices = voices
+
+    @property
+    def voices(self) -> list[EngineVoice]:
+        return list(self._voices)
+
+    def _set(self, prop: str, value: Any) -> None:
+        if value is None:
+            value = self._defaults.get(prop)
+            if value is None:
+                return
+        if self._applied.get(prop) == value:
+            return
+        try:
+            self._engine.setProperty(prop, value)
+            self._applied[prop] = value
+            self._changed = True
+        except (KeyError, ValueError, TypeError) as exc:
+            log.warning("speech engine refused %s=%r: %s", prop, value, exc)
+
+    def _synthesize_now(self, text: str, settings: VoiceSettings, path: Path) -> Path:
+        self._ensure_engine()
+        if not path.parent.is_dir():
+            # pyttsx3 raises inside espeak's callback when it cannot write, and its loop
+            # then never ends: never let it try
+            raise BackendFailed(f"cannot write speech audio into {path.parent}")
+        self._set("voice", settings.voice)
+        self._set("rate", settings.rate_wpm)
+        self._set("volume", settings.volume)
+        if "pitch" in self._defaults:
+            # espeak-ng pitch runs 0-100 (50 is normal); ours runs 0.0-1.0
+            self._set("pitch", None if settings.pitch is None else round(settings.pitch * 100))
+        if self._changed and self._espeak_sync is not None:
+            # espeak-ng queues parameter changes on its own thread and pyttsx3 cancels that
+            # queue at the end of each utterance, so a new rate or voice was often lost;
+            # waiting for the queue to drain makes every change land (measured: 16/16).
+            self._espeak_sync()
+        self._changed = False
+        self._engine.save_to_file(text, str(path))
+        self._engine.runAndWait()
+        if not path.is_file() or path.stat().st_size <= 44:
+            raise BackendFailed("the speech engine produced no audio")
+        return path
+
+    def synthesize(self, text: str, settings: VoiceSettings, path: Path) -> Future[Path]:
+        return self.submit(lambda: self._synthesize_now(text, settings, path))
+
+    def drain(self, timeout: float = ENGINE_START_TIMEOUT_S) -> None:
+        """Wait until every job submitted so far has run (before deleting their files)."""
+        if self._thread is None or threading.current_thread() is self._thread:
+            return
+        with contextlib.suppress(Exception):
+            self.submit(lambda: None).result(timeout=timeout)
+
+
+_shared: Synthesizer | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_synthesizer() -> Synthesizer:
+    """One engine thread per process: ``pyttsx3.init`` hands every caller the same engine."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = Synthesizer()
+        return _shared
+
+
+@dataclass(eq=False)
+class _Utterance:
+    number: int
+    announcement: Announcement
+    on_done: Callable[[], None]
+    wav: Path | None = None
+    playback: Playback | None = None
+    stopped: bool = False
+    finished: bool = False
+    files: list[Path] = field(default_factory=list)
+
+
+class Pyttsx3Backend:
+    """Speaks through pyttsx3; ``stop`` kills the player, so barge-in takes milliseconds.
+
+    One utterance at a time: ``speak`` while speaking stops the current one first
+    (its ``on_done`` fires), which is what a barge-in needs.
+    """
+
+    name = "pyttsx3"
+    capabilities = BackendCapabilities(can_interrupt=True, produces_audio=True)
+
+    def __init__(
+        self,
+        player: Player | None = None,
+        *,
+        earcons: bool = True,
+        resolver: VoiceResolver | None = None,
+        synthesizer: Synthesizer | None = None,
+        user_voice: VoiceSettings | None = None,
+        user_voices: dict[str, str] | None = None,
+    ) -> None:
+        self.player = player
+        self.earcons = earcons
+        self._resolver = resolver
+        self._user_voice = user_voice
+        self._user_voices = user_voices
+        self._synth = synthesizer or shared_synthesizer()
+        self._lock = threading.Lock()
+        self._numbers = itertools.count(1)
+        self._current: _Utterance | None = None
+        self._work_dir: Path | None = None
+        self._listener: FailureListener | None = None
+        # (announcement, wav) for every utterance that reached the player, for tests and review
+        self.history: list[tuple[Announcement, Path | None]] = []
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def start(self) -> None:
+        if self.player is None:
+            player, reason = find_audio_player()
+            if player is None:
+                raise BackendUnavailable(f"no audio output: {reason}")
+            self.player = player
+        self._synth.start()
+        if self._resolver is None:
+            self._resolver = VoiceResolver(
+                "pyttsx3",
+                user=self._user_voice,
+                user_voices=self._user_voices,
+                installed=[v.id for v in self._synth.voices],
+            )
+        self._work_dir = Path(tempfile.mkdtemp(prefix="announcer-tts-"))
+
+    def close(self) -> None:
+        self.stop()
+        self._synth.drain()
+        if self._work_dir is not None:
+            shutil.rmtree(self._work_dir, ignore_errors=True)
+            self._work_dir = None
+
+    def set_failure_listener(self, listener: FailureListener | None) -> None:
+        self._listener = listener
+
+    def voice_for(self, language: str, voice: VoiceSettings | None = None) -> VoiceSettings:
+        if self._resolver is None:
+            raise BackendUnavailable("the pyttsx3 backend was not started")
+        choice = self._resolver.choose(language, voice)
+        if choice.settings.voice is None:
+            # no profile for this language: any installed engine voice that speaks it
+            by_language = {lang: v.id for v in self._synth.voices for lang in v.languages}
+            tag = match_language(language, by_language)
+            if tag is not None:
+                return VoiceSettings(
+                    by_language[tag], choice.settings.rate_wpm, choice.settings.pitch,
+                    choice.settings.volume,
+                )
+        return choice.settings
+
+    # ---------------------------------------------------------------- speaking
+
+    def speak(
+        self, announcement: Announcement, voice: VoiceSettings, on_done: Callable[[], None]
+    ) -> None:
+        if self._work_dir is None or self.player is None:
+            raise BackendUnavailable("the pyttsx3 backend was not started")
+        self.stop()
+        utterance = _Utterance(next(self._numbers), announcement, on_done)
+        with self._lock:
+            self._current = utterance
+        earcon = earcon_path(announcement.earcon) if self.earcons else None
+        if earcon is not None:
+            utterance.files.append(earcon)
+        if announcement.text.strip():
+            utterance.wav = self._work_dir / f"utterance-{utterance.number}.wav"
+            settings = self.voice_for(announcement.language, voice)
+            future = self._synth.synthesize(announcement.text, settings, utterance.wav)
+            future.add_done_callback(lambda done: self._synthesized(utterance, done))
+        else:
+            self._play(utterance)
+
+    def _synthesized(self, utterance: _Utterance, future: Future[Path]) -> None:
+        error = future.exception()
+        if error is not None:
+            if utterance.stopped:
+                self._finish(utterance)
+            else:
+                self._fail(utterance, f"speech synthesis failed: {error}")
+            return
+        assert utterance.wav is not None
+        utterance.files.append(utterance.wav)
+        self._play(utterance)
+
+    def _play(self, utterance: _Utterance) -> None:
+        assert self.player is not None
+        with self._lock:
+            if utterance.stopped:
+                start = False
+            else:
+                start = bool(utterance.files)
+                if start:
+                    self.history.append((utterance.announcement, utterance.wav))
+                    utterance.playback = self.player.play(
+                        list(utterance.files), lambda result: self._played(utterance, result)
+                    )
+        if not start:
+            self._discard(utterance)
+            self._finish(utterance)
+
+    def _played(self, utterance: _Utterance, result: PlaybackResult) -> None:
+        if result.outcome is PlaybackOutcome.FAILED and not utterance.stopped:
+            self._fail(utterance, result.reason)
+        else:
+            self._finish(utterance)
+
+    def _fail(self, utterance: _Utterance, reason: str) -> None:
+        listener = self._listener
+        if listener is None:
+            log.warning("pyttsx3 backend: %s", reason)
+            self._finish(utterance)
+            return
+        with self._lock:
+            if utterance.finished:
+                return
+            utterance.finished = True
+            if self._current is utterance:
+                self._current = None
+        self._discard(utterance)
+        listener(utterance.announcement, BackendFailed(reason))
+
+    def _finish(self, utterance: _Utterance) -> None:
+        with self._lock:
+            if utterance.finished:
+                return
+            utterance.finished = True
+            if self._current is utterance:
+                self._current = None
+        self._discard(utterance)
+        try:
+            utterance.on_done()
+        except Exception:
+            log.exception("on_done callback failed")
+
+    @staticmethod
+    def _discard(utterance: _Utterance) -> None:
+        if utterance.wav is not None:
+            with contextlib.suppress(OSError):
+                utterance.wav.unlink()
+
+    def stop(self) -> None:
+        with self._lock:
+            utterance = self._current
+            if utterance is None:
+                return
+            utterance.stopped = True
+            playback = utterance.playback
+        if playback is not None:
+            playback.stop()
+        # synthesis still running, or the player already gone: done now, not later
+        self._finish(utterance)
+
+    def is_speaking(self) -> bool:
+        with self._lock:
+            return self._current is not None

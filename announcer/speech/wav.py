@@ -1,0 +1,200 @@
+"""Save what the user would hear: one numbered WAV per utterance plus the jsonl record.
+
+``--audio-dir DIR`` gets ``0001.wav``, ``0002.wav`` ... in speaking order (the
+earcon, when there is one, is joined in front of the words, as the user would
+hear it) and ``speech.jsonl`` with one record per line in the documented
+format (docs/architecture.md), ``speak`` for every utterance and ``cancel``
+when one is stopped. Tests listen to a session through this backend; users
+keep a session as audio with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from typing import IO, Any
+
+from announcer.engine.announcement import Announcement
+from announcer.speech.audio import concatenate_wavs
+from announcer.speech.backend import (
+    BackendCapabilities,
+    BackendFailed,
+    BackendUnavailable,
+    FailureListener,
+    VoiceSettings,
+)
+from announcer.speech.earcons import earcon_path
+from announcer.speech.pyttsx3_backend import Synthesizer, shared_synthesizer
+from announcer.speech.voices import VoiceResolver, match_language
+
+log = logging.getLogger(__name__)
+
+RECORD_NAME = "speech.jsonl"
+
+
+def speech_record(action: str, announcement: Announcement, t: float) -> dict[str, Any]:
+    """One line of the jsonl speech record (docs/architecture.md)."""
+    return {
+        "action": action,
+        "text": announcement.text,
+        "language": announcement.language,
+        "urgency": announcement.urgency.value,
+        "interrupt": announcement.interrupt,
+        "event_id": announcement.event_id,
+        "session_id": announcement.session_id,
+        "t": round(t, 6),
+    }
+
+
+class WavBackend:
+    name = "wav"
+    capabilities = BackendCapabilities(can_interrupt=True, produces_audio=True)
+
+    def __init__(
+        self,
+        audio_dir: Path,
+        *,
+        earcons: bool = True,
+        synthesizer: Synthesizer | None = None,
+        user_voice: VoiceSettings | None = None,
+        user_voices: dict[str, str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.audio_dir = Path(audio_dir)
+        self.earcons = earcons
+        self._synth = synthesizer or shared_synthesizer()
+        self._user_voice = user_voice
+        self._user_voices = user_voices
+        self._clock = clock
+        self._t0 = 0.0
+        self._numbers = itertools.count(1)
+        self._lock = threading.Lock()
+        self._record: IO[str] | None = None
+        self._current: tuple[Announcement, Callable[[], None]] | None = None
+        self._resolver: VoiceResolver | None = None
+        self._listener: FailureListener | None = None
+        self.files: list[Path] = []
+
+    @property
+    def record_path(self) -> Path:
+        return self.audio_dir / RECORD_NAME
+
+    def start(self) -> None:
+        try:
+            self.audio_dir.mkdir(parents=True, exist_ok=True)
+            self._record = self.record_path.open("a", encoding="utf-8", buffering=1)
+        except OSError as exc:
+            raise BackendUnavailable(f"cannot write audio to {self.audio_dir}: {exc}") from exc
+        self._synth.start()
+        self._resolver = VoiceResolver(
+            "pyttsx3",
+            user=self._user_voice,
+            user_voices=self._user_voices,
+            installed=[v.id for v in self._synth.voices],
+        )
+        self._t0 = self._clock()
+
+    def close(self) -> None:
+        self.stop()
+        self._synth.drain()
+        record, self._record = self._record, None
+        if record is not None:
+            record.close()
+
+    def set_failure_listener(self, listener: FailureListener | None) -> None:
+        self._listener = listener
+
+    def _write(self, action: str, announcement: Announcement) -> None:
+        if self._record is not None:
+            line = json.dumps(speech_record(action, announcement, self._clock() - self._t0))
+            self._record.write(line + "\n")
+
+    def _voice(self, language: str, voice: VoiceSettings) -> VoiceSettings:
+        assert self._resolver is not None
+        settings = self._resolver.choose(language, voice).settings
+        if settings.voice is None:
+            by_language = {lang: v.id for v in self._synth.voices for lang in v.languages}
+            tag = match_language(language, by_language)
+            if tag is not None:
+                return VoiceSettings(
+                    by_language[tag], settings.rate_wpm, settings.pitch, settings.volume
+                )
+        return settings
+
+    def speak(
+        self, announcement: Announcement, voice: VoiceSettings, on_done: Callable[[], None]
+    ) -> None:
+        if self._record is None:
+            raise BackendUnavailable("the wav backend was not started")
+        self.stop()
+        number = next(self._numbers)
+        target = self.audio_dir / f"{number:04d}.wav"
+        with self._lock:
+            self._current = (announcement, on_done)
+            self._write("speak", announcement)
+        earcon = earcon_path(announcement.earcon) if self.earcons else None
+        if not announcement.text.strip():
+            self._save(announcement, on_done, target, earcon, None)
+            return
+        speech = self.audio_dir / f".{number:04d}.speech.wav"
+        future = self._synth.synthesize(
+            announcement.text, self._voice(announcement.language, voice), speech
+        )
+        future.add_done_callback(
+            lambda done: self._save(announcement, on_done, target, earcon, done, speech)
+        )
+
+    def _save(
+        self,
+        announcement: Announcement,
+        on_done: Callable[[], None],
+        target: Path,
+        earcon: Path | None,
+        synthesis: Future[Path] | None,
+        speech: Path | None = None,
+    ) -> None:
+        error: BaseException | None = None
+        try:
+            if synthesis is not None:
+                synthesis.result()
+            parts = [p for p in (earcon, speech) if p is not None]
+            if parts:
+                concatenate_wavs(parts, target)
+                self.files.append(target)
+        except Exception as exc:
+            error = exc
+        finally:
+            if speech is not None:
+                with contextlib.suppress(OSError):
+                    speech.unlink()
+        with self._lock:
+            mine = self._current is not None and self._current[1] is on_done
+            if mine:
+                self._current = None
+        if not mine:
+            return  # stopped meanwhile: on_done already called
+        if error is not None and self._listener is not None:
+            self._listener(announcement, BackendFailed(f"could not save speech audio: {error}"))
+            return
+        if error is not None:
+            log.warning("wav backend: could not save %s: %s", target.name, error)
+        on_done()
+
+    def stop(self) -> None:
+        with self._lock:
+            current, self._current = self._current, None
+            if current is not None:
+                self._write("cancel", current[0])
+        if current is not None:
+            current[1]()
+
+    def is_speaking(self) -> bool:
+        with self._lock:
+            return self._current is not None

@@ -1,0 +1,188 @@
+"""pyttsx3 synthesis heard through a real player process: real audio, real barge-in."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from announcer.engine.announcement import Announcement, Urgency
+from announcer.speech.audio import SinkPlayer, wav_info, wav_rms
+from announcer.speech.backend import BackendUnavailable, SpeechBackend, VoiceSettings
+from announcer.speech.earcons import earcon_path
+from announcer.speech.pyttsx3_backend import Pyttsx3Backend, shared_synthesizer
+
+from .helpers import Done, wait_for
+
+SENTENCE = "The agent finished running the test suite and all forty two tests passed."
+LONG = " ".join(
+    [
+        "This is a long status report that goes on for quite a while,",
+        "describing every file the agent touched, every command it ran,",
+        "and every warning the compiler printed along the way, so that",
+        "a critical question arriving now has something to interrupt.",
+    ]
+    * 3
+)
+RMS_FLOOR = 0.02  # espeak-ng speech sits around 0.1; silence is 0.0
+
+
+@pytest.fixture
+def backend(sink: SinkPlayer) -> Iterator[Pyttsx3Backend]:
+    speaker = Pyttsx3Backend(sink)
+    speaker.start()
+    yield speaker
+    speaker.close()
+
+
+def _synthesize(text: str, voice: VoiceSettings, path: Path) -> Path:
+    synth = shared_synthesizer()
+    synth.start()
+    return synth.synthesize(text, voice, path).result(timeout=60)
+
+
+def test_implements_the_backend_interface(backend: Pyttsx3Backend) -> None:
+    assert isinstance(backend, SpeechBackend)
+    assert backend.capabilities.can_interrupt and backend.capabilities.produces_audio
+
+
+def test_a_sentence_becomes_non_silent_audio_of_plausible_length(tmp_path: Path) -> None:
+    wav = _synthesize(SENTENCE, VoiceSettings(voice="gmw/en-us", rate_wpm=180), tmp_path / "s.wav")
+    info = wav_info(wav)
+    words = len(SENTENCE.split())
+    expected = words * 60 / 180
+    assert wav_rms(wav) > RMS_FLOOR
+    assert expected * 0.5 < info.duration_s < expected * 2.0, (info.duration_s, expected)
+
+
+def test_a_faster_rate_gives_shorter_audio(tmp_path: Path) -> None:
+    slow = _synthesize(SENTENCE, VoiceSettings(rate_wpm=120), tmp_path / "slow.wav")
+    fast = _synthesize(SENTENCE, VoiceSettings(rate_wpm=360), tmp_path / "fast.wav")
+    assert wav_info(fast).duration_s < wav_info(slow).duration_s * 0.7
+    assert wav_rms(fast) > RMS_FLOOR
+
+
+def test_volume_scales_the_audio(tmp_path: Path) -> None:
+    loud = _synthesize(SENTENCE, VoiceSettings(volume=1.0), tmp_path / "loud.wav")
+    soft = _synthesize(SENTENCE, VoiceSettings(volume=0.2), tmp_path / "soft.wav")
+    assert RMS_FLOOR / 4 < wav_rms(soft) < wav_rms(loud) * 0.5
+
+
+def test_the_spoken_sentence_reaches_the_player(backend: Pyttsx3Backend, sink: SinkPlayer) -> None:
+    done = Done()
+    backend.speak(Announcement(SENTENCE), VoiceSettings(), done)
+    assert done.wait()
+    assert done.calls == 1 and not backend.is_speaking()
+    [(_, heard)] = sink.played
+    assert wav_rms(heard) > RMS_FLOOR
+    assert wav_info(heard).duration_s > 1.0
+
+
+def test_a_critical_announcement_cuts_a_long_one_and_plays_next(
+    backend: Pyttsx3Backend, sink: SinkPlayer
+) -> None:
+    long_done = Done()
+    backend.speak(Announcement(LONG, urgency=Urgency.NORMAL), VoiceSettings(), long_done)
+    first_heard = sink.out_dir / "0001.wav"
+    # the long one is audibly playing: at least 0.2 s of it has reached the sink
+    assert wait_for(lambda: first_heard.exists() and wav_info(first_heard).frames > 4410)
+    playback = backend._current.playback if backend._current else None
+    assert playback is not None
+    long_player = playback.process  # type: ignore[attr-defined]
+    assert long_player is not None and long_player.poll() is None
+
+    critical = Announcement(
+        "Confirm: delete the production database?", urgency=Urgency.CRITICAL, interrupt=True
+    )
+    critical_done = Done()
+    backend.stop()
+    assert long_player.poll() is not None, "the long utterance's player is gone after stop()"
+    assert long_done.calls == 1
+    backend.speak(critical, VoiceSettings(), critical_done)
+    assert critical_done.wait()
+
+    assert [a.text for a, _ in backend.history] == [LONG, critical.text]
+    assert len(sink.played) == 2
+    (_, cut), (critical_wav, critical_heard) = sink.played
+    # the long one was cut short: far less than its ~30 s were heard
+    assert wav_info(cut).duration_s < 15
+    # the critical text played next, whole and audible
+    assert wav_rms(critical_heard) > RMS_FLOOR
+    assert 1.0 < wav_info(critical_heard).duration_s < 6.0
+    assert critical_wav.name == "utterance-2.wav"
+
+
+def test_speak_while_speaking_stops_the_first(backend: Pyttsx3Backend, sink: SinkPlayer) -> None:
+    first, second = Done(), Done()
+    backend.speak(Announcement(LONG), VoiceSettings(), first)
+    assert wait_for(lambda: (sink.out_dir / "0001.wav").exists())
+    backend.speak(Announcement("Second."), VoiceSettings(), second)
+    assert first.calls == 1
+    assert second.wait() and second.calls == 1
+
+
+def test_stop_during_synthesis_still_completes_once(backend: Pyttsx3Backend) -> None:
+    done = Done()
+    backend.speak(Announcement(LONG), VoiceSettings(), done)
+    backend.stop()
+    assert done.wait() and done.calls == 1
+    assert not backend.is_speaking()
+
+
+def test_earcon_plays_before_the_words(backend: Pyttsx3Backend, sink: SinkPlayer) -> None:
+    done = Done()
+    backend.speak(
+        Announcement("Session started.", earcon="session_started"), VoiceSettings(), done
+    )
+    assert done.wait()
+    sources = [src for src, _ in sink.played]
+    assert sources[0] == earcon_path("session_started")
+    assert len(sources) == 2 and all(wav_rms(out) > RMS_FLOOR for _, out in sink.played)
+
+
+def test_an_earcon_alone_replaces_the_phrase(backend: Pyttsx3Backend, sink: SinkPlayer) -> None:
+    done = Done()
+    backend.speak(Announcement("", earcon="completed"), VoiceSettings(), done)
+    assert done.wait()
+    assert [src for src, _ in sink.played] == [earcon_path("completed")]
+
+
+def test_earcons_off_means_words_only(sink: SinkPlayer) -> None:
+    backend = Pyttsx3Backend(sink, earcons=False)
+    backend.start()
+    try:
+        done = Done()
+        backend.speak(Announcement("Done.", earcon="completed"), VoiceSettings(), done)
+        assert done.wait()
+        assert [src.name for src, _ in sink.played] == ["utterance-1.wav"]
+    finally:
+        backend.close()
+
+
+def test_voice_follows_the_language(backend: Pyttsx3Backend) -> None:
+    assert backend.voice_for("es-MX").voice == "roa/es"
+    assert backend.voice_for("en-US").voice == "gmw/en-us"
+    assert backend.voice_for("en").rate_wpm == 180
+    # no profile, but espeak-ng speaks it: an installed voice of that language
+    assert backend.voice_for("nl").voice is not None
+    # the user's rate wins over the profile's
+    assert backend.voice_for("en", VoiceSettings(rate_wpm=250)).rate_wpm == 250
+
+
+def test_spanish_text_in_a_spanish_voice_is_audible(
+    backend: Pyttsx3Backend, sink: SinkPlayer
+) -> None:
+    done = Done()
+    backend.speak(
+        Announcement("La sesión ha terminado correctamente.", language="es-ES"),
+        VoiceSettings(),
+        done,
+    )
+    assert done.wait()
+    assert wav_rms(sink.played[0][1]) > RMS_FLOOR
+
+
+def test_speaking_before_start_is_a_clear_error() -> None:
+    with pytest.raises(BackendUnavailable, match="not started"):
+        Pyttsx3Backend().speak(Announcement("x"), VoiceSettings(), Done())
