@@ -9,7 +9,7 @@ from __future__ import annotations
 from textual.geometry import Offset
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Button, Checkbox, Input, Log, OptionList, Select, Switch
+from textual.widgets import Button, Checkbox, Input, Log, OptionList, Select
 
 from announcer.ui.tui.text import _
 
@@ -47,9 +47,6 @@ def spoken_name(widget: Widget) -> str:
     if isinstance(widget, Checkbox):
         state = _("checked") if widget.value else _("not checked")
         return _("{label}, check box, {state}").format(label=name or str(widget.label), state=state)
-    if isinstance(widget, Switch):
-        state = _("on") if widget.value else _("off")
-        return _("{label}, switch, {state}").format(label=name, state=state)
     if isinstance(widget, Select):
         value = _("not set") if widget.is_blank() else str(widget.value)
         return _("{label}, list, {value}").format(label=name, value=value)

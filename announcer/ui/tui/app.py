@@ -36,7 +36,7 @@ from announcer.ui.tui.prompt_view import (
     speakable_duration,
 )
 from announcer.ui.tui.session import AnswerOutcome, UiSession, UiStatus
-from announcer.ui.tui.text import _, n_, one_line, printable, set_language
+from announcer.ui.tui.text import N_, _, ngettext, one_line, printable, set_language
 
 # The kind the runtime gives what ``UiSession.speak`` says.
 UI_SPEECH_KIND = "system.ui"
@@ -64,7 +64,13 @@ class PromptState:
     deferred: bool = False
 
 
-_KEY_WORDS = {"?": "question mark", "↑": "up", "↓": "down", "⏎": "Enter", "esc": "Escape"}
+_KEY_WORDS = {
+    "?": N_("question mark"),
+    "↑": N_("up"),
+    "↓": N_("down"),
+    "⏎": N_("Enter"),
+    "esc": N_("Escape"),
+}
 
 
 def speakable_key(display: str) -> str:
@@ -88,7 +94,7 @@ def status_line(status: UiStatus) -> str:
 
 def spoken_status(status: UiStatus, pending: int) -> str:
     producers = ", ".join(one_line(p) for p in status.producers) or _("no producer")
-    return n_(
+    return ngettext(
         "Connection {connection}. Producer {producers}. Session {state}. {count} pending question.",
         "Connection {connection}. Producer {producers}. Session {state}. "
         "{count} pending questions.",

@@ -303,7 +303,7 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
         choice = self.view.choices[event.option_index]
         self.send(
             UserAnswer(self.prompt.reply_token, response=choice.value),
-            _("Answered: {label}").format(label=choice.label),
+            _("Answered: {answer}").format(answer=choice.label),
         )
 
     @on(Button.Pressed, "#yes")

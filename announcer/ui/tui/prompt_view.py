@@ -144,9 +144,10 @@ class ConfirmationView:
     def spoken_question(self, language: str = "en") -> str:
         return " ".join(
             [
-                _("Confirmation requested by {producer}.").format(
+                _("Confirmation requested by {producer}").format(
                     producer=producer_identity(self.prompt)
-                ),
+                )
+                + ".",
                 _("Action: {action}").format(action=self.action.rstrip(".")) + ".",
                 _("Consequence: {consequence}").format(consequence=self.consequence.rstrip("."))
                 + ".",
@@ -206,7 +207,7 @@ class ClarificationView:
 
     def spoken_question(self, language: str = "en") -> str:
         parts = [
-            _("Question from {producer}:").format(producer=producer_identity(self.prompt)),
+            _("Question from {producer}").format(producer=producer_identity(self.prompt)) + ":",
             self.question,
         ]
         if self.context:

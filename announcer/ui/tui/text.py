@@ -58,6 +58,11 @@ def _(message: str) -> str:
     return translator(_language).gettext(message)
 
 
-def n_(singular: str, plural: str, count: int) -> str:
+def ngettext(singular: str, plural: str, count: int) -> str:
     """Translate a phrase with a count, with the language's plural forms."""
     return translator(_language).ngettext(singular, plural, count)
+
+
+def N_(message: str) -> str:
+    """Mark a string kept in a table; it is translated where it is used."""
+    return message
