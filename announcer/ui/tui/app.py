@@ -36,7 +36,15 @@ from announcer.ui.tui.prompt_view import (
     speakable_duration,
 )
 from announcer.ui.tui.session import AnswerOutcome, UiSession, UiStatus
-from announcer.ui.tui.text import N_, _, ngettext, one_line, printable, set_language
+from announcer.ui.tui.text import (
+    N_,
+    _,
+    localize_bindings,
+    ngettext,
+    one_line,
+    printable,
+    set_language,
+)
 
 # The kind the runtime gives what ``UiSession.speak`` says.
 UI_SPEECH_KIND = "system.ui"
@@ -118,6 +126,7 @@ class MainScreen(Screen[None]):
         yield Footer(show_command_palette=False, compact=True)
 
     def on_mount(self) -> None:
+        localize_bindings(self)
         self.focus_spoken = self.transcript  # the welcome is spoken instead of "Transcript"
         self.app.main_screen_ready()  # type: ignore[attr-defined]
 
@@ -192,6 +201,7 @@ class AnnouncerApp(App[None]):
 
     def on_mount(self) -> None:
         set_language(self._language())
+        localize_bindings(self)
         self.set_interval(0.5, self.check_deadlines)
 
     def main_screen_ready(self) -> None:
@@ -458,6 +468,9 @@ class AnnouncerApp(App[None]):
             return
         set_language(self._language())
         self._apply_load_class()
+        for node in (self, *self.screen_stack):
+            localize_bindings(node)
+        self.refresh_bindings()
         if spoken:
             self.say(spoken)
         if self.save_settings is not None:

@@ -26,7 +26,7 @@ from announcer.engine.announcement import Urgency
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.ui.tui.accessibility import SteadyInput, option_text
 from announcer.ui.tui.prompt_view import ClarificationView, ConfirmationView, producer_identity
-from announcer.ui.tui.text import _, one_line
+from announcer.ui.tui.text import _, localize_bindings, one_line
 
 if TYPE_CHECKING:
     from announcer.ui.tui.app import AnnouncerApp
@@ -72,6 +72,7 @@ class PromptScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         # Subclasses must not define on_mount: Textual calls every on_mount in the MRO.
+        localize_bindings(self)
         self.set_class(self.announcer.settings.cognitive_load == "low", "-low-load")
         self.announcer.say(self.spoken_question(), Urgency.CRITICAL)
         self.focus_initial()

@@ -21,7 +21,7 @@ from textual.widgets.option_list import Option
 from announcer.engine.announcement import Urgency
 from announcer.ui.tui.accessibility import SteadyInput, option_text
 from announcer.ui.tui.prompt_view import prompt_title
-from announcer.ui.tui.text import _, one_line
+from announcer.ui.tui.text import N_, _, localize_bindings, one_line
 
 if TYPE_CHECKING:
     from announcer.ui.tui.app import AnnouncerApp
@@ -40,7 +40,11 @@ OptionList#list { height: 1fr; border: none; padding: 0 1; }
 class AnnouncerScreen(Screen[None]):
     DEFAULT_CSS = SCREEN_CSS
     AUTO_FOCUS = ""  # each screen focuses its first control itself
-    spoken_title = ""
+    title_msgid = ""
+
+    @property
+    def spoken_title(self) -> str:
+        return _(self.title_msgid) if self.title_msgid else ""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", _("Back"))]
 
@@ -52,6 +56,7 @@ class AnnouncerScreen(Screen[None]):
         return cast("AnnouncerApp", self.app)
 
     def on_mount(self) -> None:
+        localize_bindings(self)
         self.set_class(self.announcer.settings.cognitive_load == "low", "-low-load")
 
     def action_back(self) -> None:
@@ -102,7 +107,7 @@ class ListScreen(AnnouncerScreen):
 class PromptListScreen(ListScreen):
     """Pending questions, oldest first; Enter opens one."""
 
-    spoken_title = _("Pending questions")
+    title_msgid = N_("Pending questions")
 
     def rows(self) -> list[Option]:
         return [
@@ -127,7 +132,7 @@ class PromptListScreen(ListScreen):
 class HistoryScreen(ListScreen):
     """Past announcements and prompts with their answers; Enter says one again."""
 
-    spoken_title = _("History")
+    title_msgid = N_("History")
     newest_last = True
 
     def rows(self) -> list[Option]:
@@ -146,12 +151,12 @@ class HistoryScreen(ListScreen):
 
 
 LEVEL_LABELS = {
-    "terse": _("terse"),
-    "normal": _("normal"),
-    "detailed": _("detailed"),
-    "low": _("low"),
-    "medium": _("medium"),
-    "high": _("high"),
+    "terse": N_("terse"),
+    "normal": N_("normal"),
+    "detailed": N_("detailed"),
+    "low": N_("low"),
+    "medium": N_("medium"),
+    "high": N_("high"),
 }
 
 # The backend names of issue 5; a name set in the config file but not listed here is kept.
@@ -161,7 +166,7 @@ BACKENDS = ("auto", "screenreader", "speechd", "pyttsx3", "text")
 class SettingsScreen(AnnouncerScreen):
     """Every change is applied at once, persisted, spoken and renegotiated."""
 
-    spoken_title = _("Settings")
+    title_msgid = N_("Settings")
 
     def compose(self) -> ComposeResult:
         settings = self.announcer.settings
@@ -170,7 +175,7 @@ class SettingsScreen(AnnouncerScreen):
             yield from self._row(
                 _("Verbosity"),
                 Select(
-                    [(LEVEL_LABELS[v], v) for v in ("terse", "normal", "detailed")],
+                    [(_(LEVEL_LABELS[v]), v) for v in ("terse", "normal", "detailed")],
                     value=settings.verbosity,
                     allow_blank=False,
                     compact=True,
@@ -180,7 +185,7 @@ class SettingsScreen(AnnouncerScreen):
             yield from self._row(
                 _("Cognitive load"),
                 Select(
-                    [(LEVEL_LABELS[v], v) for v in ("low", "medium", "high")],
+                    [(_(LEVEL_LABELS[v]), v) for v in ("low", "medium", "high")],
                     value=settings.cognitive_load,
                     allow_blank=False,
                     compact=True,
@@ -272,7 +277,7 @@ class SettingsScreen(AnnouncerScreen):
             return
         label = str(getattr(control, "accessible_name", control.id))
         value = str(event.value)
-        self._update(control.id, value, f"{label}: {LEVEL_LABELS.get(value, value)}.")
+        self._update(control.id, value, f"{label}: {_(LEVEL_LABELS.get(value, value))}.")
 
     @on(Checkbox.Changed)
     def _checkbox_changed(self, event: Checkbox.Changed) -> None:

@@ -66,3 +66,22 @@ def ngettext(singular: str, plural: str, count: int) -> str:
 def N_(message: str) -> str:
     """Mark a string kept in a table; it is translated where it is used."""
     return message
+
+
+def localize_bindings(node: object) -> None:
+    """Show a node's key descriptions in the user's language (Footer and spoken help).
+
+    Descriptions are written as English msgids in ``BINDINGS``; each node gets
+    translated copies, so changing language later translates from the originals.
+    """
+    import dataclasses
+
+    originals = getattr(type(node), "_merged_bindings", None)
+    current = getattr(node, "_bindings", None)
+    if originals is None or current is None:
+        return
+    for key, bindings in originals.key_to_bindings.items():
+        current.key_to_bindings[key] = [
+            dataclasses.replace(b, description=_(b.description)) if b.description else b
+            for b in bindings
+        ]
