@@ -394,11 +394,10 @@ class AnnouncerApp(App[None]):
         self._set_outcome(reply_token, _("withdrawn: {reason}").format(reason=reason))
         self.write_transcript(text)
         self.say(text, Urgency.CRITICAL, interrupt=True)
-        if self.active_token == reply_token:
-            # The dialog is normally on top; if not, a key pressed in it later only
-            # hears "no longer open" and closes it: nothing can be sent for a void token.
-            if getattr(self.screen, "prompt", None) is state.prompt:
-                self.screen.dismiss(None)
+        # The dialog is normally on top; if not, a key pressed in it later only
+        # hears "no longer open" and closes it: nothing can be sent for a void token.
+        if self.active_token == reply_token and getattr(self.screen, "prompt", None) is state.prompt:
+            self.screen.dismiss(None)
 
     def check_deadlines(self) -> None:
         """Speak the time left at half and at ten seconds; close prompts whose time is up."""
