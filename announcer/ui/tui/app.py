@@ -396,7 +396,10 @@ class AnnouncerApp(App[None]):
         self.say(text, Urgency.CRITICAL, interrupt=True)
         # The dialog is normally on top; if not, a key pressed in it later only
         # hears "no longer open" and closes it: nothing can be sent for a void token.
-        if self.active_token == reply_token and getattr(self.screen, "prompt", None) is state.prompt:
+        if (
+            self.active_token == reply_token
+            and getattr(self.screen, "prompt", None) is state.prompt
+        ):
             self.screen.dismiss(None)
 
     def check_deadlines(self) -> None:
