@@ -121,3 +121,18 @@ async def test_nothing_blinks_in_text_fields(harness: Harness) -> None:
         await pilot.pause()
         fields = list(app.screen.query(Input))
         assert fields and all(not f.cursor_blink for f in fields)
+
+
+async def test_transcript_and_history_stay_bounded(harness: Harness, monkeypatch) -> None:
+    from announcer.ui.tui import app as app_module
+
+    monkeypatch.setattr(app_module, "HISTORY_SIZE", 50)
+    app = AnnouncerApp(harness.session)
+    async with app.run_test() as pilot:
+        for number in range(120):
+            harness.session.announce(Announcement(f"Step {number} done."), speak=False)
+        await pilot.pause()
+        assert len(app.history) == 50
+        assert app.history[-1].text == "Step 119 done."
+        assert transcript(app)[-1] == "Step 119 done."
+        assert len(transcript(app)) == 50

@@ -8,6 +8,7 @@ changes only on real changes, no animation, no spinners, no blinking.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -48,6 +49,7 @@ from announcer.ui.tui.text import (
 
 # The kind the runtime gives what ``UiSession.speak`` says.
 UI_SPEECH_KIND = "system.ui"
+HISTORY_SIZE = 5000
 VERBOSITY_CYCLE = ("terse", "normal", "detailed")
 
 
@@ -120,7 +122,7 @@ class MainScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="status", markup=False)
-        transcript = Log(id="transcript", highlight=False, auto_scroll=True)
+        transcript = Log(id="transcript", highlight=False, auto_scroll=True, max_lines=HISTORY_SIZE)
         transcript.accessible_name = _("Transcript")  # type: ignore[attr-defined]
         yield transcript
         yield Footer(show_command_palette=False, compact=True)
@@ -182,7 +184,8 @@ class AnnouncerApp(App[None]):
         # Issue 6 §7: no animation anywhere.
         self.animation_level = "none"
         self.theme = theme
-        self.history: list[HistoryEntry] = []
+        # Bounded like the transcript: a session may run for days.
+        self.history: deque[HistoryEntry] = deque(maxlen=HISTORY_SIZE)
         self.prompts: dict[str, PromptState] = {}
         self.active_token: str | None = None
         self.ui_status = session.status
