@@ -75,8 +75,14 @@ async def test_captured_run_confirmation_accepted_with_one_key() -> None:
         assert "Confirmation requested by AAEP Minimal Producer (aaep-minimal-producer)" in str(
             screen.query_one("#producer").content
         )
-        # The engine announced the session and the question; the modal spoke its keys.
-        assert h.said("Press A to accept, or R to reject.")
+        # The engine announced the question once; the dialog added who asks and the keys.
+        assert h.spoken()[-1] == (
+            "Confirmation requested by AAEP Minimal Producer (aaep-minimal-producer). "
+            "Press A to accept, or R to reject. F2 says the question again."
+        )
+        assert sum("Call send_email" in text for text in h.spoken()) == 1
+        await pilot.press("f2")
+        assert "Action: Call send_email" in h.spoken()[-1]
         transcript = app.main_screen.query_one("#transcript", Log).lines
         assert any("Send an email to alice@example.com" in line for line in transcript)
         await pilot.press("a")

@@ -35,6 +35,9 @@ def _nowhere(prompt: PendingPrompt, reply: dict[str, object]) -> AnswerOutcome:
 
 
 class EngineSession(LocalSession):
+    # The engine's policy speaks every prompt (critical); the dialog adds who asks and the keys.
+    announces_prompts = True
+
     def __init__(
         self,
         engine: Engine,

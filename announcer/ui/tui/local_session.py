@@ -28,6 +28,9 @@ def _no_reply_path(prompt: PendingPrompt, answer: UserAnswer) -> AnswerOutcome:
 
 
 class LocalSession:
+    # Prompts reach the UI without having been spoken: the dialog says the whole question.
+    announces_prompts = False
+
     def __init__(
         self,
         speech: SpeechBackend,

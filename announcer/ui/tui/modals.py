@@ -74,7 +74,12 @@ class PromptScreen(ModalScreen[None]):
         # Subclasses must not define on_mount: Textual calls every on_mount in the MRO.
         localize_bindings(self)
         self.set_class(self.announcer.settings.cognitive_load == "low", "-low-load")
-        self.announcer.say(self.spoken_question(), Urgency.CRITICAL)
+        # A session whose engine already announced the question (the live runtime)
+        # gets who asks and the keys; otherwise the whole question is said here.
+        if getattr(self.announcer.session, "announces_prompts", True):
+            self.announcer.say(self.spoken_intro(), Urgency.CRITICAL)
+        else:
+            self.announcer.say(self.spoken_question(), Urgency.CRITICAL)
         self.focus_initial()
 
     def focus_initial(self) -> None:
@@ -92,6 +97,9 @@ class PromptScreen(ModalScreen[None]):
         widget.focus()
 
     def spoken_question(self) -> str:
+        raise NotImplementedError
+
+    def spoken_intro(self) -> str:
         raise NotImplementedError
 
     def action_repeat_question(self) -> None:
@@ -163,6 +171,18 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
 
     def spoken_question(self) -> str:
         return self.view.spoken_question(self.announcer.settings.languages[0])
+
+    def spoken_intro(self) -> str:
+        return " ".join(
+            [
+                _("Confirmation requested by {producer}").format(
+                    producer=producer_identity(self.prompt)
+                )
+                + ".",
+                _("Press A to accept, or R to reject."),
+                _("F2 says the question again."),
+            ]
+        )
 
     @on(Button.Pressed, "#accept")
     def action_accept(self) -> None:
@@ -275,6 +295,16 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
 
     def spoken_question(self) -> str:
         return self.view.spoken_question(self.announcer.settings.languages[0])
+
+    def spoken_intro(self) -> str:
+        return " ".join(
+            [
+                _("Question from {producer}").format(producer=producer_identity(self.prompt))
+                + ".",
+                self.view.keys_phrase(),
+                _("F2 says the question again."),
+            ]
+        )
 
     def on_key(self, event: object) -> None:
         """Digits 1-9 pick a choice and y/n answer, unless the user is typing."""

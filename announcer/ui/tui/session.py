@@ -57,6 +57,9 @@ class UiSession(Protocol):
     @property
     def status(self) -> UiStatus: ...
 
+    # Optional attribute ``announces_prompts`` (default True): the engine already
+    # spoke each prompt, so a dialog only adds who asks and the keys.
+
     def subscribe(self, listener: UiListener) -> None:
         """Register the UI; pending prompts already open are re-sent to it."""
 
