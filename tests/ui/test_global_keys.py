@@ -163,3 +163,11 @@ async def test_ctrl_q_quits(harness: Harness) -> None:
         await pilot.press("ctrl+q")
         await pilot.pause()
     assert app.return_code == 0
+
+
+async def test_ctrl_c_says_how_to_quit(harness: Harness) -> None:
+    app = AnnouncerApp(harness.session)
+    async with app.run_test() as pilot:
+        await pilot.press("ctrl+c")
+        assert harness.backend.texts[-1] == "To quit, press Control Q."
+        assert app.is_running

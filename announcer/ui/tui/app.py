@@ -497,6 +497,10 @@ class AnnouncerApp(App[None]):
 
     # -- actions ----------------------------------------------------------
 
+    def action_help_quit(self) -> None:
+        """Ctrl+C does not quit (it copies in text fields); say how to quit, not only show it."""
+        self.say(_("To quit, press Control Q."))
+
     def action_repeat_last(self) -> None:
         self.session.repeat_last()
 
