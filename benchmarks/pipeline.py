@@ -200,7 +200,7 @@ def frame_stream(total: int, seed: int = 5) -> Iterator[tuple[str, bool]]:
 def throughput(count: int, repeats: int = 3) -> dict[str, float]:
     """Best of ``repeats`` runs: a shared 2-core machine adds noise, never speed."""
     frames = [raw for raw, _ in frame_stream(count)]
-    best = float("inf")
+    best = best_cpu = float("inf")
     spoken = invalid = 0
     for _ in range(repeats):
         backend = RecordingBackend()
@@ -213,15 +213,19 @@ def throughput(count: int, repeats: int = 3) -> dict[str, float]:
         ) -> list[SpeechCommand]:
             return engine.on_speech_done(uid, clock[0])
 
+        cpu_start = time.process_time()
         start = time.perf_counter()
         for index, raw in enumerate(frames):
             now = clock[0] = index * 0.001
             driver.run(engine.receive(raw, "bench", now), done)
         best = min(best, time.perf_counter() - start)
+        best_cpu = min(best_cpu, time.process_time() - cpu_start)
         spoken, invalid = backend.spoken, engine.invalid_frames
     return {
         "events": count,
         "events_per_s": round(count / best),
+        # The same run in CPU time: what the code costs when it has a core to itself.
+        "cpu_events_per_s": round(count / best_cpu),
         "spoken": spoken,
         "invalid_frames": invalid,
     }
@@ -238,22 +242,30 @@ def barge_in(trials: int) -> dict[str, float]:
         + ',"tool":"fetch_balance","summary_normal":"Checking your balance, which takes a while."}'
     )
     latencies: list[float] = []
+    cpu_latencies: list[float] = []
     for trial in range(trials):
         backend = RecordingBackend(never_finishes=True)
         engine = Engine()
         driver = SpeechDriver(backend)
         driver.execute(engine.receive(normal.replace("evt_b", f"evt_n{trial}x"), "bench", 0.0))
         frame = critical.replace("{n}", str(trial)).replace("evt_b", f"evt_c{trial}x")
+        cpu_start = time.thread_time()
         start = time.perf_counter()
         driver.execute(engine.receive(frame, "bench", 1.0))
         elapsed = time.perf_counter() - start
+        cpu_latencies.append((time.thread_time() - cpu_start) * 1000)
         assert backend.stopped == 1 and backend.last is not None
         assert backend.last.urgency is Urgency.CRITICAL
         latencies.append(elapsed * 1000)
     latencies.sort()
+    cpu_latencies.sort()
+    p99 = int(len(latencies) * 0.99) - 1
+    # Wall time is what the user waits; on a shared, loaded machine its tail also holds
+    # the moments the OS ran someone else, so the CPU time of the same calls is shown too.
     return {
         "barge_in_ms_p50": round(statistics.median(latencies), 3),
-        "barge_in_ms_p99": round(latencies[int(len(latencies) * 0.99) - 1], 3),
+        "barge_in_ms_p99": round(latencies[p99], 3),
+        "barge_in_cpu_ms_p99": round(cpu_latencies[p99], 3),
     }
 
 
@@ -268,13 +280,17 @@ def flood(count: int) -> dict[str, float]:
         critical_sent += is_critical
         driver.execute(engine.receive(raw, "flood", index * 0.0001))
     elapsed = time.perf_counter() - start
-    kept = backend.critical_spoken + engine.scheduler.queued(Urgency.CRITICAL)
-    # The voided-prompt notices are critical only for auto_reject; count event-born ones.
+    # A critical event is kept if it was spoken, still waits, or its question was
+    # withdrawn by the producer itself (§6.8); anything else would be a loss.
+    withdrawn = engine.scheduler.drops["withdrawn by producer"]
+    kept = backend.critical_spoken + engine.scheduler.queued(Urgency.CRITICAL) + withdrawn
     return {
         "flood_events": count,
         "flood_events_per_s": round(count / elapsed),
         "flood_critical_sent": critical_sent,
+        "flood_critical_withdrawn": withdrawn,
         "flood_critical_lost": max(0, critical_sent - kept),
+        "flood_other_drops": sum(engine.scheduler.drops.values()) - withdrawn,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
 

@@ -1,7 +1,8 @@
 """Benchmark: decode and validate realistic AAEP events, against jsonschema.
 
 Builds a deterministic corpus of banking-style sessions (the shape of §4.6: start,
-state changes, tool calls, a confirmation, streamed output, completion), serialises
+state changes, tool calls, a confirmation, streamed output, completion; some sessions
+also ask a clarification, hand off, fail or are cancelled: all twelve types), serialises
 every event as one JSON line, then measures in the same run:
 
 - ``decode_frame`` on every line (UTF-8 check, size limit, JSON parsing with the §3.8
@@ -103,6 +104,20 @@ def _session(rng: random.Random, number: int) -> list[dict[str, Any]]:
         progress={"percent": 50, "step": 2, "total_steps": 4},
         summary_terse="Half way.",
     )
+    if number % 5 == 0:
+        emit(
+            "agent.awaiting.clarification",
+            "critical",
+            question="Which account should receive the money?",
+            reply_token=f"rpl_{rng.getrandbits(64):016x}",
+            timeout_seconds=120,
+            accepted_response_kinds=["multiple_choice"],
+            choices=[
+                {"value": "savings", "label": "Savings"},
+                {"value": "brokerage", "label": "Brokerage"},
+            ],
+            summary_normal="Which account should receive the money?",
+        )
     emit(
         "agent.awaiting.confirmation",
         "critical",
@@ -160,13 +175,40 @@ def _session(rng: random.Random, number: int) -> list[dict[str, Any]]:
             output_id="out_1",
         )
         position += len(chunk)
-    emit(
-        "agent.session.completed",
-        "normal",
-        summary_normal="All done.",
-        duration_ms=rng.randint(1000, 60000),
-        tool_invocations_count=2,
-    )
+    if number % 13 == 0:
+        emit(
+            "agent.handoff.requested",
+            "critical",
+            reason="The transfer limit needs a human banker's approval.",
+            target_kind="human",
+            urgency_for_handoff="medium",
+            summary_normal="Handing you to a banker.",
+        )
+    if number % 7 == 0:
+        emit(
+            "agent.session.errored",
+            "critical",
+            error_category="transient",
+            error_code="TOOL_TIMEOUT",
+            summary_normal="The bank did not answer in time. Please try again.",
+            recoverable=True,
+        )
+    elif number % 11 == 0:
+        emit(
+            "agent.session.cancelled",
+            "normal",
+            cancelled_by="user",
+            cancellation_reason="user_pressed_escape",
+            summary_normal="Cancelled at your request.",
+        )
+    else:
+        emit(
+            "agent.session.completed",
+            "normal",
+            summary_normal="All done.",
+            duration_ms=rng.randint(1000, 60000),
+            tool_invocations_count=2,
+        )
     return events
 
 

@@ -9,7 +9,7 @@ purpose="${1:-run}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"
 
-run_apt_packages=(espeak-ng libespeak-ng1 alsa-utils)
+run_apt_packages=(espeak-ng libespeak-ng1 alsa-utils python3-speechd)
 test_apt_packages=(espeak-ng libespeak-ng1 alsa-utils sox tmux speech-dispatcher python3-speechd)
 
 log() { printf 'announcer setup: %s\n' "$*" >&2; }

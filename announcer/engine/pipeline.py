@@ -18,6 +18,7 @@ from typing import Any, Final, NamedTuple
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.outputs import OutputStreams, Released
+from announcer.engine.phrases import N_
 from announcer.engine.policy import Policy
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.replies import ReplyBook, ReplyOutcome, ReplyReady
@@ -44,6 +45,7 @@ from announcer.protocol.log import DiagnosticsLog
 _TERMINAL: Final = (SessionCompleted, SessionErrored, SessionCancelled)
 _PROMPTS: Final = (AwaitingConfirmation, AwaitingClarification)
 TRANSCRIPT_SIZE: Final = 1_000
+_URGENCY_OF: Final = {urgency.value: urgency for urgency in Urgency}
 # An unreadable frame that looked urgent is mentioned at most this often per source.
 UNREADABLE_NOTICE_INTERVAL_SECONDS: Final = 10.0
 _TRACKER_SECTIONS: Final = {
@@ -116,6 +118,10 @@ class Engine:
 
     Reading: :meth:`pending_prompts`, :meth:`transcript`, :meth:`status`,
     :meth:`sessions`, :attr:`diagnostics`.
+
+    ``paced=True`` suits backends that report completion at once (text, screen
+    readers without callbacks): speech then keeps the user's ``pace_wpm`` and
+    :meth:`next_wakeup` says when the next utterance is due.
     """
 
     def __init__(
@@ -143,6 +149,10 @@ class Engine:
         self.events = 0
         self.invalid_frames = 0
         self.ignored: Counter[str] = Counter()
+        self._hold_outputs = False
+        self._plain_output = False
+        self._user_language = "en"
+        self._refresh_shortcuts()
 
     # -- inputs --------------------------------------------------------------------------
 
@@ -156,7 +166,8 @@ class Engine:
             if result.diagnostics:
                 self.diagnostics.record(result, source=source_id, now=now)
             assert isinstance(message, AaepEvent)
-            return self.receive_event(message, source_id, now)
+            self.events += 1
+            return self._process(self.tracker.admit(message, source_id, now), source_id, now)
         if result.kind == "handshake":
             if isinstance(result.message, SubscriptionAccepted):
                 self._subscriptions[source_id] = result.message.subscription_id
@@ -220,6 +231,7 @@ class Engine:
         for prompt in self.book.pending():
             if prompt.source_id == source_id:
                 self.book.void(prompt.reply_token)
+                commands += self.scheduler.withdraw(prompt.event_id, now)
                 phrase = (
                     translator(self.policy.language)
                     .gettext("Connection lost; the agent will apply its default for: {what}")
@@ -243,6 +255,7 @@ class Engine:
         self.settings = settings
         self.policy.update_settings(settings)
         self.scheduler.update_settings(settings)
+        self._refresh_shortcuts()
 
     def answer(
         self, answer: UserAnswer, now: float, decided_at: datetime | None = None
@@ -301,6 +314,7 @@ class Engine:
         for token in admission.voided_tokens:
             prompt = self.book.void(token)
             if prompt is not None:
+                commands += self.scheduler.withdraw(prompt.event_id, now)
                 commands += self._submit(
                     self._system_announcement(
                         self._withdrawn_phrase(prompt), prompt, kind="system.prompt_voided"
@@ -313,26 +327,12 @@ class Engine:
         return commands
 
     def _handle(self, event: AaepEvent, source_id: str, now: float) -> list[SpeechCommand]:
+        if type(event) is OutputStreaming:
+            return self._handle_output(event, source_id, now)
         session = self.tracker.session(source_id, event.session_id)
         if session is None:  # evicted under pressure between admit and now
             return []
         commands: list[SpeechCommand] = []
-        if isinstance(event, OutputStreaming):
-            urgency = self.policy.urgency_of(event)
-            reason = self.policy.admits(event, urgency, source_id, now)
-            if reason is not None:
-                self.policy.suppressed[reason] += 1
-                return []
-            language = event.chunk_language or self.policy.language
-            for released in self.outputs.feed(
-                event,
-                source_id,
-                language,
-                now,
-                hold_until_complete=self.settings.cognitive_load == "low",
-            ):
-                commands += self._say_output(released, source_id, now, urgency, event)
-            return commands
         if isinstance(event, _TERMINAL):
             # What the agent was still saying comes before how the session ended.
             for released in self.outputs.close_session(source_id, event.session_id):
@@ -344,6 +344,41 @@ class Engine:
         for announcement in self.policy.decide(event, session, source_id, now):
             commands += self._submit(announcement, source_id, now)
         return commands
+
+    def _handle_output(
+        self, event: OutputStreaming, source_id: str, now: float
+    ) -> list[SpeechCommand]:
+        """The most frequent event: a chunk of streamed output (§4.3.3)."""
+        urgency = _URGENCY_OF[event.urgency]
+        if not self._plain_output:
+            reason = self.policy.admits(event, urgency, source_id, now)
+            if reason is not None:
+                self.policy.suppressed[reason] += 1
+                return []
+        released = self.outputs.feed(
+            event,
+            source_id,
+            event.language or event.primary_language or self._user_language,
+            now,
+            hold_until_complete=self._hold_outputs,
+        )
+        if not released:
+            return []
+        commands: list[SpeechCommand] = []
+        for item in released:
+            commands += self._say_output(item, source_id, now, urgency, event)
+        return commands
+
+    def _refresh_shortcuts(self) -> None:
+        """Settings that let a chunk skip the policy's checks (mutes, filters, load)."""
+        settings = self.settings
+        self._user_language = self.policy.language
+        self._hold_outputs = settings.cognitive_load == "low"
+        self._plain_output = (
+            not settings.muted_producers
+            and not self._hold_outputs
+            and self.policy.passes_filters(OutputStreaming.SHORT_TYPE)
+        )
 
     def _open_prompt(
         self,
@@ -398,7 +433,7 @@ class Engine:
                 self.tracker.prompt_closed(source_id, prompt.session_id, prompt.reply_token)
                 text = tr.gettext("Rejected automatically, as your settings ask.")
             else:
-                text = outcome.message
+                text = tr.gettext(outcome.message)
         return self._submit(
             self._system_announcement(text, prompt, kind="system.auto_reject", critical=True),
             source_id,
@@ -470,12 +505,12 @@ class Engine:
         event = prompt.event
         if isinstance(event, AwaitingConfirmation):
             msgid = (
-                "Time is up; the agent goes ahead with: {what}"
+                N_("Time is up; the agent goes ahead with: {what}")
                 if event.default_decision == "accept"
-                else "Time is up; the agent rejected: {what}"
+                else N_("Time is up; the agent rejected: {what}")
             )
         else:
-            msgid = "Time is up; the agent stopped waiting for: {what}"
+            msgid = N_("Time is up; the agent stopped waiting for: {what}")
         return tr.gettext(msgid).format(what=self._prompt_subject(prompt))
 
     def _notice_unreadable(

@@ -15,14 +15,14 @@ Every generated phrase is an English msgid with named placeholders that goes thr
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Final
+from typing import Final, NamedTuple
 
 from babel import Locale, UnknownLocaleError
 from babel.numbers import format_decimal, format_percent
 
 from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.phrases import N_, duration_phrase
 from announcer.engine.settings import UserSettings
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.engine.tracker import CYCLE_STATES, SessionState
@@ -54,9 +54,20 @@ STATE_CYCLE_QUIET_SECONDS: Final = 3.0
 # Progress is spoken at most this often per session, except for 100 percent.
 PROGRESS_MIN_INTERVAL_SECONDS: Final = 5.0
 # Confirmations read out the keys the line UI and the Textual UI both bind.
-DEFAULT_ANSWER_KEYS_HINT: Final = "Press Y to accept or N to reject."
+DEFAULT_ANSWER_KEYS_HINT: Final = N_("Press Y to accept or N to reject.")
 
 
+# Sounds in voices/earcons that mark an event before its words.
+_EARCONS: Final = {
+    "agent.session.started": "session_started",
+    "agent.session.completed": "session_completed",
+    "agent.session.errored": "session_errored",
+    "agent.session.cancelled": "session_cancelled",
+    "agent.awaiting.confirmation": "confirmation",
+    "agent.awaiting.clarification": "clarification",
+    "agent.handoff.requested": "handoff",
+    "agent.tool.invoked": "tool",
+}
 _CRITICAL_CLASSES: Final = (
     SessionErrored,
     AwaitingConfirmation,
@@ -66,8 +77,7 @@ _CRITICAL_CLASSES: Final = (
 _URGENCIES: Final = {urgency.value: urgency for urgency in Urgency}
 
 
-@dataclass(frozen=True, slots=True)
-class Spoken:
+class Spoken(NamedTuple):
     """Text chosen for an event and the language it is in."""
 
     text: str
@@ -118,7 +128,7 @@ class Policy:
         self._last_progress: dict[str, float] = {}
         self._filter_cache: dict[str, bool] = {}
 
-    def _passes_filters(self, short: str) -> bool:
+    def passes_filters(self, short: str) -> bool:
         """§5.3.1.7 include/exclude, memoised per event type (settings reset the memo)."""
         cached = self._filter_cache.get(short)
         if cached is None:
@@ -163,7 +173,7 @@ class Policy:
         if settings.muted_producers and event.producer.agent_id in settings.muted_producers:
             return "producer muted"
         short = type(event).SHORT_TYPE or event.short_type
-        if not self._passes_filters(short):
+        if not self.passes_filters(short):
             filters = settings.filters
             if any(matches_filter(p, short) for p in filters.exclude):
                 return "excluded by filter"
@@ -211,6 +221,7 @@ class Policy:
         spoken = self._compose(event, session, urgency, now)
         if spoken is None or not spoken.text:
             return []
+        kind = type(event).SHORT_TYPE or event.short_type
         return [
             Announcement(
                 text=spoken.text,
@@ -220,8 +231,8 @@ class Policy:
                 event_id=event.event_id,
                 session_id=event.session_id,
                 producer_id=event.producer.agent_id,
-                kind=event.short_type,
-                earcon=self._earcon(event),
+                kind=kind,
+                earcon=_EARCONS.get(kind),
             )
         ]
 
@@ -273,6 +284,15 @@ class Policy:
     def _compose(
         self, event: AaepEvent, session: SessionState, urgency: Urgency, now: float
     ) -> Spoken | None:
+        # The most frequent types first.
+        if isinstance(event, ToolInvoked):
+            return self._tool_invoked(event)
+        if isinstance(event, ToolCompleted):
+            return self._tool_completed(event)
+        if isinstance(event, ProgressUpdated):
+            return self._progress(event, session, now)
+        if isinstance(event, StateChanged):
+            return self._state_changed(event, session, now)
         if isinstance(event, AwaitingConfirmation):
             return self._confirmation(event)
         if isinstance(event, AwaitingClarification):
@@ -285,14 +305,6 @@ class Policy:
             return self._completed(event, session)
         if isinstance(event, SessionStarted):
             return self._started(event, session)
-        if isinstance(event, StateChanged):
-            return self._state_changed(event, session, now)
-        if isinstance(event, ProgressUpdated):
-            return self._progress(event, session, now)
-        if isinstance(event, ToolInvoked):
-            return self._tool_invoked(event)
-        if isinstance(event, ToolCompleted):
-            return self._tool_completed(event)
         if isinstance(event, HandoffRequested):
             return self._handoff(event)
         if isinstance(event, OutputStreaming):
@@ -344,20 +356,20 @@ class Policy:
 
     def _category_phrase(self, category: str) -> str:
         phrases = {
-            "transient": "A temporary problem stopped the agent; trying again may work.",
-            "permanent": "The agent hit a problem that retrying will not fix.",
-            "requires_user": "The agent needs you to act before it can go on.",
+            "transient": N_("A temporary problem stopped the agent; trying again may work."),
+            "permanent": N_("The agent hit a problem that retrying will not fix."),
+            "requires_user": N_("The agent needs you to act before it can go on."),
         }
-        return self._phrase(phrases.get(category, "The agent stopped because of an error."))
+        return self._phrase(phrases.get(category, N_("The agent stopped because of an error.")))
 
     def _cancelled(self, event: SessionCancelled) -> Spoken:
         who = {
-            "user": "Cancelled at your request.",
-            "producer": "Cancelled by the agent.",
-            "timeout": "Cancelled: it took too long.",
-            "system": "Cancelled by the system.",
+            "user": N_("Cancelled at your request."),
+            "producer": N_("Cancelled by the agent."),
+            "timeout": N_("Cancelled: it took too long."),
+            "system": N_("Cancelled by the system."),
         }
-        lead = self._phrase(who.get(event.cancelled_by, "Cancelled."))
+        lead = self._phrase(who.get(event.cancelled_by, N_("Cancelled.")))
         spoken = self.summary(event)
         if spoken is None or _already_says(spoken.text, ("cancelled", "canceled")):
             if spoken is None:
@@ -387,13 +399,13 @@ class Policy:
         if spoken is not None:
             return spoken
         names = {
-            "idle": "Idle.",
-            "thinking": "Thinking.",
-            "calling_tool": "Calling a tool.",
-            "writing_output": "Writing the answer.",
-            "awaiting_input": "Waiting for your answer.",
-            "deciding": "Deciding what to do next.",
-            "handing_off": "Handing off.",
+            "idle": N_("Idle."),
+            "thinking": N_("Thinking."),
+            "calling_tool": N_("Calling a tool."),
+            "writing_output": N_("Writing the answer."),
+            "awaiting_input": N_("Waiting for your answer."),
+            "deciding": N_("Deciding what to do next."),
+            "handing_off": N_("Handing off."),
         }
         msgid = names.get(event.to_state)
         if msgid is not None:
@@ -472,9 +484,9 @@ class Policy:
         if spoken is not None:
             return spoken
         targets = {
-            "human": "Handing off to a person.",
-            "specialist_agent": "Handing off to a specialist agent.",
-            "escalation_queue": "Handing off to an escalation queue.",
+            "human": N_("Handing off to a person."),
+            "specialist_agent": N_("Handing off to a specialist agent."),
+            "escalation_queue": N_("Handing off to an escalation queue."),
         }
         reason = self._producer_text(event, "reason")
         return self._own(self._join(self._phrase(targets[event.target_kind]), reason))
@@ -496,14 +508,16 @@ class Policy:
         elif event.risk_level == "medium":
             parts.append(self._phrase("Medium risk."))
         reversibility = {
-            "irreversible": "This cannot be undone.",
-            "reversible_with_effort": "Undoing this takes effort.",
-            "reversible": "This can be undone.",
+            "irreversible": N_("This cannot be undone."),
+            "reversible_with_effort": N_("Undoing this takes effort."),
+            "reversible": N_("This can be undone."),
         }
         if event.reversibility is not None:
-            parts.append(self._phrase(reversibility[event.reversibility]))
+            how_reversible = reversibility[event.reversibility]
+            parts.append(self._phrase(how_reversible))
         elif event.irreversible:
-            parts.append(self._phrase(reversibility["irreversible"]))
+            cannot_undo = reversibility["irreversible"]
+            parts.append(self._phrase(cannot_undo))
         if level == "detailed":
             parts.append(self._producer_text(event, "summary_detailed"))
         parts.append(self._timeout_phrase(event.timeout_seconds, event.default_decision))
@@ -511,14 +525,7 @@ class Policy:
         return Spoken(self._join(*parts), language)
 
     def _timeout_phrase(self, seconds: int, default: str) -> str:
-        if seconds >= 120 and seconds % 60 == 0:
-            amount = self._phrase(
-                "{count} minutes", count=format_number_for(seconds // 60, self.language)
-            )
-        else:
-            amount = self._phrase(
-                "{count} seconds", count=format_number_for(seconds, self.language)
-            )
+        amount = duration_phrase(seconds, self.language)
         if default == "accept":
             return self._phrase(
                 "If you do not answer within {time}, the agent will go ahead.", time=amount
@@ -548,19 +555,6 @@ class Policy:
         else:
             parts.append(self._phrase("Press R to answer."))
         return Spoken(self._join(*parts), language)
-
-    @staticmethod
-    def _earcon(event: AaepEvent) -> str | None:
-        return {
-            "agent.session.started": "session_started",
-            "agent.session.completed": "session_completed",
-            "agent.session.errored": "session_errored",
-            "agent.session.cancelled": "session_cancelled",
-            "agent.awaiting.confirmation": "confirmation",
-            "agent.awaiting.clarification": "clarification",
-            "agent.handoff.requested": "handoff",
-            "agent.tool.invoked": "tool",
-        }.get(event.short_type)
 
 
 def _tool_name(tool: str) -> str:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Final, Literal
 
+from announcer.engine.phrases import N_
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.protocol.events import AwaitingClarification, AwaitingConfirmation
 from announcer.protocol.replies import ClarificationReply, ConfirmationReply
@@ -43,7 +44,11 @@ class ReplyReady:
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """Why an answer was not turned into a reply; ``message`` is a sentence for the user."""
+    """Why an answer was not turned into a reply.
+
+    ``message`` is an English sentence marked for translation: show the user
+    ``translator(language).gettext(refusal.message)``.
+    """
 
     code: str
     message: str
@@ -125,12 +130,13 @@ class ReplyBook:
             del self._open[token]
             self._close(token, "expired")
             return Refusal(
-                "expired", "Too late: this question timed out and the agent applied its default."
+                "expired",
+                N_("Too late: this question timed out and the agent applied its default."),
             )
         if subscription_id is None:
             return Refusal(
                 "no_subscription",
-                "This connection has no subscription, so the answer cannot be sent.",
+                N_("This connection has no subscription, so the answer cannot be sent."),
             )
         at = decided_at if decided_at is not None else _decision_time(prompt, now)
         event = prompt.event
@@ -162,7 +168,7 @@ class ReplyBook:
                     decided_by=answer.decided_by,
                 )
             else:
-                return Refusal("not_a_prompt", "That message does not ask for an answer.")
+                return Refusal("not_a_prompt", N_("That message does not ask for an answer."))
         except ValueError as error:
             # A pydantic ValidationError is a ValueError; name the field, not the value.
             return Refusal("invalid_answer", f"The answer cannot be sent: {_first_error(error)}")
@@ -174,9 +180,11 @@ class ReplyBook:
         """The ``auto_reject`` policy: reject, never accept, on the user's standing order."""
         prompt = self._open.get(reply_token)
         if prompt is None or not isinstance(prompt.event, AwaitingConfirmation):
-            return Refusal("not_a_confirmation", "Only confirmations can be rejected.")
+            return Refusal("not_a_confirmation", N_("Only confirmations can be rejected."))
         if "reject" not in prompt.event.replies:
-            return Refusal("reject_not_allowed", "This confirmation does not allow a rejection.")
+            return Refusal(
+                "reject_not_allowed", N_("This confirmation does not allow a rejection.")
+            )
         return self.answer(
             UserAnswer(reply_token=reply_token, decision="reject", decided_by=AUTO_POLICY_ID),
             now,
@@ -204,30 +212,32 @@ def _decision_time(prompt: PendingPrompt, now: float) -> datetime:
 
 def _refusal_for_closed(reason: ClosedReason | None) -> Refusal:
     if reason == "answered":
-        return Refusal("already_answered", "This question was already answered; nothing was sent.")
+        return Refusal(
+            "already_answered", N_("This question was already answered; nothing was sent.")
+        )
     if reason == "voided":
-        return Refusal("voided", "The agent cancelled this question; nothing was sent.")
+        return Refusal("voided", N_("The agent cancelled this question; nothing was sent."))
     if reason == "expired":
         return Refusal(
-            "expired", "Too late: this question timed out and the agent applied its default."
+            "expired", N_("Too late: this question timed out and the agent applied its default.")
         )
     if reason == "superseded":
-        return Refusal("superseded", "Too many questions were waiting; this one was set aside.")
-    return Refusal("unknown_prompt", "There is no open question with that token.")
+        return Refusal("superseded", N_("Too many questions were waiting; this one was set aside."))
+    return Refusal("unknown_prompt", N_("There is no open question with that token."))
 
 
 def _check_decision(answer: UserAnswer, event: AwaitingConfirmation) -> Refusal | None:
     decision = answer.decision
     if decision not in ("accept", "reject"):
-        return Refusal("invalid_decision", "decision: must be accept or reject (§6.3.1).")
+        return Refusal("invalid_decision", N_("The answer must be accept or reject."))
     if decision not in event.replies:
         return Refusal(
             "decision_not_allowed",
-            f"decision: {decision} is not among this confirmation's allowed_replies (§6.3.4).",
+            N_("This confirmation does not allow that answer."),
         )
     if decision == "accept" and answer.decided_by.startswith("auto:"):
         # Never auto-accept: only a person may say yes (DEVELOPERS.md security).
-        return Refusal("auto_accept_forbidden", "Only you can accept a confirmation.")
+        return Refusal("auto_accept_forbidden", N_("Only you can accept a confirmation."))
     return None
 
 
@@ -239,18 +249,14 @@ def _check_response(
     if isinstance(response, bool):
         if "yes_no" in kinds:
             return response
-        return Refusal(
-            "invalid_response", "response: this question does not take yes or no (§6.5.2)."
-        )
+        return Refusal("invalid_response", N_("This question does not take yes or no."))
     if isinstance(response, int | float):
         if "numeric" in kinds and response == response and abs(response) != float("inf"):
             return response
-        return Refusal(
-            "invalid_response", "response: this question does not take a number (§6.5.2)."
-        )
+        return Refusal("invalid_response", N_("This question does not take a number."))
     if isinstance(response, str):
         if not response.strip():
-            return Refusal("empty_response", "response: the answer is empty.")
+            return Refusal("empty_response", N_("The answer is empty."))
         choices = [choice.value for choice in event.choices or []]
         if "multiple_choice" in kinds and response in choices:
             return response
@@ -267,13 +273,9 @@ def _check_response(
         if "yes_no" in kinds and response.strip().lower() in ("yes", "no", "y", "n"):
             return response.strip().lower() in ("yes", "y")
         if "multiple_choice" in kinds:
-            return Refusal(
-                "invalid_response", "response: pick one of the offered choices (§6.5.5)."
-            )
-        return Refusal(
-            "invalid_response", "response: this question does not take free text (§6.5.2)."
-        )
-    return Refusal("invalid_response", "response: give text, a choice, yes or no, or a number.")
+            return Refusal("invalid_response", N_("Pick one of the offered choices."))
+        return Refusal("invalid_response", N_("This question does not take free text."))
+    return Refusal("invalid_response", N_("Give text, a choice, yes or no, or a number."))
 
 
 def _first_error(error: ValueError) -> str:

@@ -122,7 +122,6 @@ class SpeechScheduler:
         self._done_early = False
         self._next_id = 1
         self._skipped_pending = 0
-        self._skip_language = "en"
         self.drops: Counter[str] = Counter()
         self.drop_log: deque[DropRecord] = deque(maxlen=DROP_LOG_SIZE)
         self.spoken_count = 0
@@ -161,7 +160,14 @@ class SpeechScheduler:
         urgency = announcement.urgency
         current = self._current
         seconds = estimated_seconds(announcement.text, self.settings.pace_wpm)
-        if current is None and not self._skipped_pending and not any(self._queues.values()):
+        queues = self._queues
+        if (
+            current is None
+            and not self._skipped_pending
+            and not queues[Urgency.CRITICAL]
+            and not queues[Urgency.NORMAL]
+            and not queues[Urgency.BACKGROUND]
+        ):
             return [self._speak(announcement, seconds, now)]  # idle: straight to the voice
         if current is not None and self._barges_in(announcement, current.announcement):
             return self._barge_in(announcement, seconds, now)
@@ -196,6 +202,29 @@ class SpeechScheduler:
         if current is not None and self._done_early:
             return current.started_at + current.seconds
         return None
+
+    def withdraw(self, event_id: str, now: float) -> list[SpeechCommand]:
+        """The producer cancelled what ``event_id`` asked (§6.8): do not read it out.
+
+        Queued speech for it is dropped (counted as "withdrawn by producer"); if it is
+        being spoken it is cut off, so the user is not asked to answer a void question.
+        """
+        for urgency, queue in self._queues.items():
+            if any(item.announcement.event_id == event_id for item in queue):
+                kept: deque[_Queued] = deque()
+                for item in queue:
+                    if item.announcement.event_id == event_id:
+                        self._drop(item.announcement, "withdrawn by producer", now)
+                    else:
+                        kept.append(item)
+                self._queues[urgency] = kept
+        current = self._current
+        if current is not None and current.announcement.event_id == event_id:
+            self._drop(current.announcement, "withdrawn by producer", now)
+            self._current = None
+            self._done_early = False
+            return [Cancel(current.utterance_id, "withdrawn by producer"), *self._start_next(now)]
+        return []
 
     def drop_obsolete(self, session_id: str, now: float) -> None:
         """A session ended: its queued state chatter and background news are moot."""
@@ -275,7 +304,6 @@ class SpeechScheduler:
 
     def _note_skipped(self, announcement: Announcement) -> None:
         self._skipped_pending += 1
-        self._skip_language = announcement.language
 
     def _drop_stale(self, now: float) -> None:
         """Skip speech the user would hear too late to matter."""
@@ -330,12 +358,14 @@ class SpeechScheduler:
         if self._skipped_pending:
             count = self._skipped_pending
             self._skipped_pending = 0
+            # Our own phrase: in the listener's language, not the skipped text's.
+            language = self.settings.languages[0] if self.settings.languages else "en"
             text = (
-                translator(self._skip_language)
+                translator(language)
                 .ngettext("{count} more update skipped.", "{count} more updates skipped.", count)
                 .format(count=count)
             )
-            summary = Announcement(text=text, language=self._skip_language, kind="system.skipped")
+            summary = Announcement(text=text, language=language, kind="system.skipped")
             return [self._speak(summary, estimated_seconds(text, self.settings.pace_wpm), now)]
         for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
             queue = self._queues[urgency]

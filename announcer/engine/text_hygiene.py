@@ -93,6 +93,7 @@ DEFAULT_MAX_SPOKEN_CHARS: Final = 1_500
 # Plain prose (most summaries and sentences) needs none of the rewriting below.
 _NEEDS_WORK: Final = re.compile(
     r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069*_#\[`|~>]|://|www\."
+    r"|^[ \t]*(?:[-+•]|\d{1,3}[.)])[ \t]"
 )
 # Marks a list item or table row while lines are joined (a private-use character).
 _ITEM: Final = "\ue000"

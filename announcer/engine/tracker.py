@@ -181,8 +181,16 @@ class SessionTracker:
             )
             return admission
         self._remember(dedup_key, now)
-        state = self._session_for(event, source_id, now)
+        state = self._sessions.get((source_id, event.session_id))
         sequence = event.sequence_number
+        if state is not None and sequence is not None and sequence == state.next_sequence:
+            # The usual case: the next event of a known session, in order.
+            self._apply(state, event, now, admission)
+            state.next_sequence = sequence + 1
+            if state.held:
+                self._drain(state, now, admission)
+            return admission
+        state = self._session_for(event, source_id, now)
         if sequence is None:
             self._apply(state, event, now, admission)
             return admission
@@ -237,9 +245,10 @@ class SessionTracker:
     def _remember(self, key: str, now: float) -> None:
         seen = self._seen
         seen[key] = now
-        if len(seen) > self.seen_ids_limit:
+        size = len(seen)
+        if size > self.seen_ids_limit:
             seen.popitem(last=False)
-        if len(seen) & 0xFF:
+        if size & 0xFF:
             return
         # Now and then, drop ids older than the TTL from the old end.
         while seen:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 from pydantic import (
     AfterValidator,
@@ -13,6 +13,7 @@ from pydantic import (
     StringConstraints,
     field_serializer,
 )
+from pydantic_core import PydanticCustomError
 
 from announcer.protocol.identifiers import LANGUAGE_TAG, format_timestamp, parse_timestamp
 
@@ -21,17 +22,18 @@ def _aaep_timestamp(value: Any) -> Any:
     """Accept a timezone-aware datetime or a string that follows §3.2.5, nothing else."""
     if isinstance(value, datetime):
         if value.tzinfo is None:
-            raise ValueError("must carry Z or an explicit UTC offset")
+            raise PydanticCustomError("timestamp_format", "must carry Z or an explicit UTC offset")
         return value
     if isinstance(value, str):
         parsed = parse_timestamp(value)
         if parsed is None:
-            raise ValueError(
-                "must be YYYY-MM-DDTHH:MM:SS with 3 or 6 fraction digits (or none) "
-                "and Z or an offset"
+            raise PydanticCustomError(
+                "timestamp_format",
+                "must be RFC 3339 like 2026-05-24T14:22:11.342Z: 3 or 6 fraction digits "
+                "(or none) and Z or an offset such as +01:00",
             )
         return parsed
-    raise ValueError("must be a timestamp string")
+    raise PydanticCustomError("timestamp_type", "must be a string")
 
 
 def _unique(items: list[Any]) -> list[Any]:
@@ -63,6 +65,16 @@ class WireModel(BaseModel):
         extra="forbid",
         ser_json_inf_nan="strings",
     )
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> Self:
+        """Build from JSON field names only (``@context``, a clarification's ``context``).
+
+        Prefer this to keyword construction: ``AwaitingClarification(context=...)`` would
+        be ambiguous between ``@context`` and the clarification's own ``context``. Raises
+        pydantic's ValidationError; :func:`decode_frame` is the never-raising way in.
+        """
+        return cls.model_validate(data, by_alias=True, by_name=False)
 
     def to_wire(self) -> dict[str, Any]:
         """JSON-ready dict: aliases applied (``@context``), absent optional fields omitted."""

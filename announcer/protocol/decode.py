@@ -341,13 +341,18 @@ def _decode(raw: bytes | bytearray | str | Mapping[str, Any]) -> DecodeResult:
     return validate_event_object(data, limits)
 
 
+def _condemned_keys(limits: list[Diagnostic]) -> set[str]:
+    """Top-level keys a limit check already condemned: pydantic need not repeat it."""
+    return {d.pointer.split("/")[1] for d in limits if d.pointer.count("/") >= 1}
+
+
 def _plain_message(
     kind: Kind, model: type[BaseModel], data: dict[str, Any], limits: list[Diagnostic]
 ) -> DecodeResult:
     section = str(getattr(model, "SECTION", "§5"))
     diagnostics = list(limits)
     prepared = dict(data)
-    reported: set[str] = set()
+    reported = _condemned_keys(limits)
     diagnostics.extend(_null_fields(data, prepared, reported, section))
     message: Any = None
     try:
@@ -443,7 +448,8 @@ def _fast_path(data: dict[str, Any]) -> DecodeResult | None:
     in benchmarks/validate.py: this halves the time of our own checks;
     tests/protocol/test_protocol_schema_oracle.py checks both paths agree.
     """
-    model = _TYPE_MODELS.get(data.get("type"))  # type: ignore[arg-type]
+    type_value = data.get("type")
+    model = _TYPE_MODELS.get(type_value) if type(type_value) is str else None
     if (
         model is None
         or data.get("@context") != CORE_CONTEXT
@@ -489,8 +495,7 @@ def full_procedure(data: dict[str, Any], limits: list[Diagnostic] | None = None)
     step7: list[Diagnostic] = []
     step8: list[Diagnostic] = []
     step9: list[Diagnostic] = list(limits or [])
-    # Values a limit check already condemned get no second diagnostic from pydantic.
-    reported: set[str] = {d.pointer.split("/")[1] for d in step9 if d.pointer.count("/") >= 1}
+    reported = _condemned_keys(step9)
 
     def report(bucket: list[Diagnostic], code: str, key: str, section: str, message: str) -> None:
         bucket.append(Diagnostic(code, make_pointer(key), section, message))
@@ -800,6 +805,8 @@ _RULE_NAMES: dict[str, str] = {
     "greater_than": "range",
     "less_than": "range",
     "value_error": "rule",
+    "timestamp_format": "format",
+    "timestamp_type": "type",
 }
 
 _PATTERN_SENTENCES: dict[str, str] = {
@@ -884,6 +891,8 @@ def _sentence(error: Mapping[str, Any], name: str) -> str:
         if name in _LANGUAGE_FIELDS:
             return 'must be a BCP 47 language tag such as "en-US"'
         return _PATTERN_SENTENCES.get(name, "does not have the required format")
+    if kind in {"timestamp_format", "timestamp_type"}:
+        return str(error.get("msg", ""))
     if kind == "value_error":
         message = str(error.get("msg", ""))
         return message.removeprefix("Value error, ")

@@ -13,6 +13,21 @@ from typing import Literal
 Severity = Literal["error", "warning"]
 
 
+MAX_NAME_CHARS = 64
+
+
+def safe_name(name: str) -> str:
+    """A producer-chosen name made safe to print: control characters escaped, length capped.
+
+    Field names come from the producer too; a name holding a newline or a terminal
+    escape must not forge log lines or drive the user's terminal.
+    """
+    shown = name if len(name) <= MAX_NAME_CHARS else name[:MAX_NAME_CHARS] + "…"
+    if shown.isprintable():
+        return shown
+    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in shown)
+
+
 def pointer_to_field(pointer: str) -> str:
     """Turn a JSON pointer into the dotted name people read: ``/producer/agent_id``."""
     if not pointer:
@@ -24,7 +39,7 @@ def pointer_to_field(pointer: str) -> str:
             parts[-1] = f"{parts[-1]}[{token}]"
         else:
             parts.append(token)
-    return ".".join(parts)
+    return safe_name(".".join(parts))
 
 
 def make_pointer(*parts: str | int) -> str:

@@ -26,6 +26,7 @@ from announcer.protocol._base import (
     Uri,
     WireModel,
 )
+from announcer.protocol.diagnostics import safe_name
 from announcer.protocol.identifiers import LANGUAGE_TAG
 
 CORE_CONTEXT = "https://aaep-protocol.org/context/v1"
@@ -51,6 +52,21 @@ Timeout = Annotated[int, Field(ge=1, le=86_400)]
 SemVer = Annotated[str, StringConstraints(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.\-]+)?$")]
 
 SUMMARY_LEVELS: tuple[str, ...] = ("terse", "normal", "detailed")
+# §3.6: the recommended field order (order carries no meaning, but people read it).
+ENVELOPE_ORDER: tuple[str, ...] = (
+    "@context",
+    "aaep_version",
+    "type",
+    "event_id",
+    "session_id",
+    "sequence_number",
+    "timestamp",
+    "producer",
+    "verbosity",
+    "urgency",
+    "localization_hints",
+    "correlation_id",
+)
 # §11.5.1: a per-field language variant is "<field>_<BCP 47 tag>".
 _VARIANT = re.compile(r"(?P<base>[a-z_]+?)_(?P<lang>[a-zA-Z]{2,3}(?:-[a-zA-Z0-9]{1,8})*)")
 
@@ -156,14 +172,26 @@ class AaepEvent(TimestampedModel):
             for name, value in extra.items():
                 split = split_language_variant(name)
                 if split is None or split[0] not in type(self).TEXT_FIELDS:
-                    raise ValueError(f'"{name}" is not an AAEP field')
+                    raise ValueError(f'"{safe_name(name)}" is not an AAEP field')
                 if not isinstance(value, str) or len(value) > 16384:
-                    raise ValueError(f'"{name}" must be a string of at most 16384 characters')
+                    raise ValueError(
+                        f'"{safe_name(name)}" must be a string of at most 16384 characters'
+                    )
         return self
 
     @property
     def short_type(self) -> str:
         return short_type_of(self.type)
+
+    def to_wire(self) -> dict[str, Any]:
+        """JSON-ready dict in the §3.6 recommended order: envelope, payload, extensions."""
+        wire = super().to_wire()
+        ordered = {key: wire.pop(key) for key in ENVELOPE_ORDER if key in wire}
+        extensions = wire.pop("extensions", None)
+        ordered.update(wire)
+        if extensions is not None:
+            ordered["extensions"] = extensions
+        return ordered
 
     @property
     def primary_language(self) -> str | None:

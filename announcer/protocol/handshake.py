@@ -11,6 +11,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
 from announcer.protocol._base import LanguageTag, UniqueList, Uri, WireModel
+from announcer.protocol.diagnostics import safe_name
 from announcer.protocol.events import Producer, SemVer, Verbosity
 
 SubscriptionId = Annotated[str, StringConstraints(pattern=r"^sub_[A-Za-z0-9]{1,64}$")]
@@ -63,7 +64,9 @@ class Capabilities(WireModel):
     def _extension_capabilities_are_objects(self) -> Capabilities:
         for name, value in (self.__pydantic_extra__ or {}).items():
             if not isinstance(value, dict):
-                raise ValueError(f'extension capability "{name}" must be an object (§5.3.2)')
+                raise ValueError(
+                    f'extension capability "{safe_name(name)}" must be an object (§5.3.2)'
+                )
         return self
 
     def extension_capabilities(self) -> dict[str, dict[str, Any]]:

@@ -120,6 +120,8 @@ class Player(Protocol):
     ) -> Playback:
         """Play ``paths`` one after the other; ``on_finished`` is called exactly once."""
 
+    def close(self) -> None: ...
+
 
 def _last_line(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -132,12 +134,12 @@ class _ProcessPlayback:
     def __init__(
         self,
         paths: Sequence[Path],
-        command_for: Callable[[Path], list[str]],
+        start_process: Callable[[Path], subprocess.Popen[bytes]],
         on_finished: Callable[[PlaybackResult], None],
         player_name: str,
     ) -> None:
         self._paths = list(paths)
-        self._command_for = command_for
+        self._start_process = start_process
         self._on_finished = on_finished
         self._player_name = player_name
         self._lock = threading.Lock()
@@ -156,12 +158,7 @@ class _ProcessPlayback:
                     if self._stopped:
                         break
                     try:
-                        process = subprocess.Popen(
-                            self._command_for(path),
-                            stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE,
-                        )
+                        process = self._start_process(path)
                     except OSError as exc:
                         result = PlaybackResult(
                             PlaybackOutcome.FAILED, f"{self._player_name} could not start: {exc}"
@@ -169,7 +166,8 @@ class _ProcessPlayback:
                         break
                     self.process = process
                     self.processes.append(process)
-                _, stderr = process.communicate()
+                stderr = process.stderr.read() if process.stderr is not None else b""
+                process.wait()
                 with self._lock:
                     if self._stopped:
                         break
@@ -213,10 +211,21 @@ class CommandPlayer:
     def command_for(self, path: Path) -> list[str]:
         return [*self._argv, str(path)]
 
+    def start_process(self, path: Path) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            self.command_for(path),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+
     def play(
         self, paths: Sequence[Path], on_finished: Callable[[PlaybackResult], None]
     ) -> _ProcessPlayback:
-        return _ProcessPlayback(paths, self.command_for, on_finished, self.name)
+        return _ProcessPlayback(paths, self.start_process, on_finished, self.name)
+
+    def close(self) -> None:
+        """Release anything kept ready between plays."""
 
 
 class SinkPlayer(CommandPlayer):
@@ -224,7 +233,9 @@ class SinkPlayer(CommandPlayer):
 
     Each file played becomes ``out_dir/NNNN.wav`` (in play order), growing while it
     plays and cut short when stopped. It is the ears of the tests and benchmarks
-    on machines without a sound card.
+    on machines without a sound card. Starting Python takes tens of milliseconds,
+    so one player process is always kept on standby, waiting on its stdin for the
+    next file: playing is then a pipe write, and a killed player is replaced at once.
     """
 
     def __init__(self, out_dir: Path, *, raw_out: Path | None = None) -> None:
@@ -233,20 +244,58 @@ class SinkPlayer(CommandPlayer):
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self._raw_out = raw_out
         self._count = 0
-        self._count_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._standby: subprocess.Popen[bytes] | None = None
         self.played: list[tuple[Path, Path]] = []
 
+    def _next_out(self, path: Path) -> Path:
+        self._count += 1
+        out = self._raw_out or self.out_dir / f"{self._count:04d}.wav"
+        self.played.append((path, out))
+        return out
+
     def command_for(self, path: Path) -> list[str]:
-        with self._count_lock:
-            self._count += 1
-            if self._raw_out is not None:
-                out = self._raw_out
-                extra = ["--raw"]
-            else:
-                out = self.out_dir / f"{self._count:04d}.wav"
-                extra = []
-            self.played.append((path, out))
-        return [*self._argv, *extra, "--out", str(out), str(path)]
+        with self._lock:
+            out = self._next_out(path)
+        raw = ["--raw"] if self._raw_out is not None else []
+        return [*self._argv, *raw, "--out", str(out), str(path)]
+
+    def _spawn_standby(self) -> subprocess.Popen[bytes]:
+        raw = ["--raw"] if self._raw_out is not None else []
+        return subprocess.Popen(
+            [*self._argv, *raw, "--standby"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+
+    def start_process(self, path: Path) -> subprocess.Popen[bytes]:
+        with self._lock:
+            process = self._standby
+            self._standby = None
+            if process is None or process.poll() is not None:
+                process = self._spawn_standby()
+            out = self._next_out(path)
+        assert process.stdin is not None
+        process.stdin.write(f"{path}\t{out}\n".encode())
+        process.stdin.close()
+        replacement = self._spawn_standby()
+        with self._lock:
+            old, self._standby = self._standby, replacement
+        if old is not None:
+            old.kill()
+            old.wait()
+        return process
+
+    def close(self) -> None:
+        with self._lock:
+            standby, self._standby = self._standby, None
+        if standby is not None:
+            standby.kill()
+            standby.wait()
+            for stream in (standby.stdin, standby.stderr):
+                if stream is not None:
+                    stream.close()
 
 
 class _WinsoundPlayback:
@@ -292,6 +341,8 @@ class _WinsoundPlayback:
 
 class WinsoundPlayer:
     name = "winsound"
+
+    def close(self) -> None: ...
 
     def play(
         self, paths: Sequence[Path], on_finished: Callable[[PlaybackResult], None]

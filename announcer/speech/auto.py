@@ -70,10 +70,14 @@ class FallbackBackend:
         return self.active.name if self.active is not None else "none"
 
     @property
-    def capabilities(self) -> BackendCapabilities:  # type: ignore[override]
+    def capabilities(self) -> BackendCapabilities:
         if self.active is None:
             return BackendCapabilities(can_interrupt=False)
         return self.active.capabilities
+
+    @capabilities.setter
+    def capabilities(self, _value: BackendCapabilities) -> None:
+        raise AttributeError("capabilities follow the active backend")
 
     # ---------------------------------------------------------------- switching
 
@@ -129,9 +133,7 @@ class FallbackBackend:
             assert self.active is not None
             also = self.skipped[first_skip:]
             extra = (" (" + "; ".join(f"{n}: {w}" for n, w in also) + ")") if also else ""
-            self._notify(
-                f"{old_name} failed ({reason}); switching to {self.active.name}{extra}"
-            )
+            self._notify(f"{old_name} failed ({reason}); switching to {self.active.name}{extra}")
 
     def _on_failure(self, announcement: Announcement, failure: BackendFailed) -> None:
         """A backend failed mid-session: say the same announcement on the next one."""

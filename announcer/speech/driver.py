@@ -10,9 +10,9 @@ event loop can wake up (e.g. ``loop.call_soon_threadsafe``).
 
 from __future__ import annotations
 
-import threading
 from collections import deque
 from collections.abc import Callable, Iterable
+from functools import partial
 
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
 from announcer.speech.backend import SpeechBackend, VoiceSettings
@@ -29,40 +29,40 @@ class SpeechDriver:
         self.voice = voice or VoiceSettings()
         self._notify = notify
         self._completed: deque[int] = deque()
-        self._lock = threading.Lock()
+        self._live: set[int] = set()
         self.spoken = 0
         self.cancelled = 0
 
     def execute(self, commands: Iterable[SpeechCommand]) -> None:
         for command in commands:
-            if isinstance(command, Cancel):
+            if type(command) is Cancel:
                 self.cancelled += 1
                 self.backend.stop()
-            elif isinstance(command, Speak):
+            elif type(command) is Speak:
                 self.spoken += 1
                 self.backend.speak(
                     command.announcement, self.voice, self._completion(command.utterance_id)
                 )
 
     def _completion(self, utterance_id: int) -> Callable[[], None]:
-        reported = False
+        self._live.add(utterance_id)
+        return partial(self._done, utterance_id)
 
-        def done() -> None:
-            nonlocal reported
-            with self._lock:
-                if reported:
-                    return  # a backend must call on_done once; tolerate a second call
-                reported = True
-                self._completed.append(utterance_id)
-            if self._notify is not None:
-                self._notify()
-
-        return done
+    def _done(self, utterance_id: int) -> None:
+        # set.remove and deque.append are atomic under the GIL: safe from a backend thread.
+        try:
+            self._live.remove(utterance_id)
+        except KeyError:
+            return  # a backend must call on_done once; tolerate a second call
+        self._completed.append(utterance_id)
+        if self._notify is not None:
+            self._notify()
 
     def take_completed(self) -> list[int]:
-        with self._lock:
-            done = list(self._completed)
-            self._completed.clear()
+        completed = self._completed
+        done: list[int] = []
+        while completed:
+            done.append(completed.popleft())
         return done
 
     def run(
@@ -73,11 +73,10 @@ class SpeechDriver:
         """Execute ``commands`` and feed synchronous completions back until quiet."""
         if commands:
             self.execute(commands)
-        for _ in range(10_000):  # each round speaks something new; never loop forever
-            if not self._completed:
-                return
-            finished = self.take_completed()
-            if not finished:
-                return
-            for utterance_id in finished:
+        rounds = 0
+        completed = self._completed
+        # Each round speaks something new; a bound keeps a faulty backend from looping.
+        while completed and rounds < 10_000:
+            rounds += 1
+            for utterance_id in self.take_completed():
                 self.execute(on_speech_done(utterance_id))

@@ -18,6 +18,7 @@ import shutil
 import sys
 import tempfile
 import threading
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 ENGINE_START_TIMEOUT_S = 30.0
+HISTORY_LENGTH = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +127,9 @@ class Synthesizer:
         try:
             engine = pyttsx3.init(self._driver_name) if self._driver_name else pyttsx3.init()
         except Exception as exc:
-            hint = " (install espeak-ng and libespeak-ng1)" if sys.platform.startswith("linux") else ""
+            hint = (
+                " (install espeak-ng and libespeak-ng1)" if sys.platform.startswith("linux") else ""
+            )
             raise BackendUnavailable(f"pyttsx3 found no speech engine{hint}: {exc}") from exc
         espeak_driver = sys.modules.get("pyttsx3.drivers.espeak")
         if espeak_driver is not None:
@@ -184,6 +188,10 @@ class Synthesizer:
         self._changed = False
         self._engine.save_to_file(text, str(path))
         self._engine.runAndWait()
+        if self._espeak_sync is not None:
+            # espeak-ng synthesises on its own thread and pyttsx3's loop may return before a
+            # long text is done; the WAV is written when espeak-ng finishes the message
+            self._espeak_sync()
         if not path.is_file() or path.stat().st_size <= 44:
             raise BackendFailed("the speech engine produced no audio")
         return path
@@ -255,8 +263,8 @@ class Pyttsx3Backend:
         self._current: _Utterance | None = None
         self._work_dir: Path | None = None
         self._listener: FailureListener | None = None
-        # (announcement, wav) for every utterance that reached the player, for tests and review
-        self.history: list[tuple[Announcement, Path | None]] = []
+        # (announcement, wav) of the latest utterances that reached the player (tests, review)
+        self.history: deque[tuple[Announcement, Path | None]] = deque(maxlen=HISTORY_LENGTH)
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -279,6 +287,9 @@ class Pyttsx3Backend:
     def close(self) -> None:
         self.stop()
         self._synth.drain()
+        close_player = getattr(self.player, "close", None)
+        if callable(close_player):
+            close_player()
         if self._work_dir is not None:
             shutil.rmtree(self._work_dir, ignore_errors=True)
             self._work_dir = None
@@ -296,7 +307,9 @@ class Pyttsx3Backend:
             tag = match_language(language, by_language)
             if tag is not None:
                 return VoiceSettings(
-                    by_language[tag], choice.settings.rate_wpm, choice.settings.pitch,
+                    by_language[tag],
+                    choice.settings.rate_wpm,
+                    choice.settings.pitch,
                     choice.settings.volume,
                 )
         return choice.settings

@@ -24,9 +24,7 @@ BACKEND_NAMES = ("auto", "screenreader", "speechd", "pyttsx3", "wav", "text", "j
 def user_voice(settings: UserSettings | None) -> VoiceSettings:
     if settings is None:
         return VoiceSettings()
-    return VoiceSettings(
-        rate_wpm=settings.rate_wpm, pitch=settings.pitch, volume=settings.volume
-    )
+    return VoiceSettings(rate_wpm=settings.rate_wpm, pitch=settings.pitch, volume=settings.volume)
 
 
 def _load_class(module: str, class_name: str) -> Any:
@@ -153,9 +151,7 @@ def backend_statuses(settings: UserSettings | None = None) -> list[BackendStatus
         statuses.append(BackendStatus(name, True, detail))
     statuses.append(BackendStatus("wav", True, "available with --audio-dir DIR"))
     jsonl_ok = importlib.util.find_spec("announcer.speech.jsonl") is not None
-    statuses.append(
-        BackendStatus("jsonl", jsonl_ok, "available" if jsonl_ok else "not installed")
-    )
+    statuses.append(BackendStatus("jsonl", jsonl_ok, "available" if jsonl_ok else "not installed"))
     return statuses
 
 

@@ -142,7 +142,8 @@ class ScreenReaderBackend:
                 return
         names = SCREEN_READER_NAMES.get(_platform_key(), "none known on this platform")
         raise BackendUnavailable(
-            f"no screen reader is running ({problems})" if problems
+            f"no screen reader is running ({problems})"
+            if problems
             else NO_SCREEN_READER.format(names=names)
         )
 

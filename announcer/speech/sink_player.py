@@ -1,7 +1,8 @@
 """A player with no sound card: copies a WAV's samples to a file at playback speed.
 
-Run as a script (``python -I -S sink_player.py --out OUT IN.wav``) so it starts
-fast and imports nothing from announcer. Like a sound card it consumes audio in
+Run as a script (``python -I -S sink_player.py --out OUT IN.wav``, or with
+``--standby`` to wait for "IN<TAB>OUT" on stdin) so it starts fast and imports
+nothing from announcer. Like a sound card it consumes audio in
 real time, so killing it mid-way leaves exactly what was "heard" so far: the
 WAV header is kept valid after every chunk. ``--raw`` writes bare PCM instead
 (to a FIFO, say), so a listener can time the first sample.
@@ -9,7 +10,6 @@ WAV header is kept valid after every chunk. ``--raw`` writes bare PCM instead
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 import wave
@@ -26,7 +26,7 @@ def play(source: str, out: str, raw: bool) -> int:
         with open(out, "wb", buffering=0) as sink:
             writer = None
             if not raw:
-                writer = wave.open(sink, "wb")
+                writer = wave.open(sink, "wb")  # noqa: SIM115 - closed below, header kept valid meanwhile
                 writer.setnchannels(params.nchannels)
                 writer.setsampwidth(params.sampwidth)
                 writer.setframerate(params.framerate)
@@ -47,18 +47,30 @@ def play(source: str, out: str, raw: bool) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--raw", action="store_true")
-    parser.add_argument("source")
-    args = parser.parse_args(argv)
+def main(argv: list[str]) -> int:
+    # argparse alone costs ~20 ms to import; a player must start fast
+    raw = "--raw" in argv
+    standby = "--standby" in argv
+    rest = [a for a in argv if a not in ("--raw", "--standby")]
     try:
-        return play(args.source, args.out, args.raw)
-    except (OSError, wave.Error, EOFError) as exc:
+        if standby:
+            # kept ready by the parent: the job arrives on stdin as "SOURCE<TAB>OUT"
+            line = sys.stdin.readline().rstrip("\n")
+            if not line:
+                return 0
+            source, out = line.split("\t", 1)
+        else:
+            if len(rest) != 3 or rest[0] != "--out":
+                print(
+                    "usage: sink_player.py [--raw] (--standby | --out OUT SOURCE)", file=sys.stderr
+                )
+                return 2
+            out, source = rest[1], rest[2]
+        return play(source, out, raw)
+    except (OSError, ValueError, wave.Error, EOFError) as exc:
         print(f"sink player: {exc}", file=sys.stderr)
         return 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

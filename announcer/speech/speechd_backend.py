@@ -21,6 +21,7 @@ import logging
 import sys
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -102,12 +103,18 @@ class _Message:
 
 
 class SpeechdBackend:
+    """SSIP commands wait for the server's answer, and a server whose audio output is
+    stuck stops answering: every command therefore runs on one command thread, so
+    ``speak`` and ``stop`` never block the caller, and a silent server becomes a
+    reported failure (the fallback moves on) instead of a hang."""
+
     name = "speechd"
     capabilities = BackendCapabilities(can_interrupt=True, has_priorities=True, produces_audio=True)
 
     # a message that neither ends nor is cancelled this long after its expected
     # duration means the server's audio output is stuck: a mid-session failure
     STALL_GRACE_S = 15.0
+    COMMAND_TIMEOUT_S = 10.0
 
     def __init__(
         self,
@@ -129,6 +136,7 @@ class SpeechdBackend:
         self._current: _Message | None = None
         self._listener: FailureListener | None = None
         self._applied: dict[str, Any] = {}
+        self._commands = ThreadPoolExecutor(1, thread_name_prefix="announcer-speechd")
 
     def start(self) -> None:
         speechd = import_speechd()
@@ -136,7 +144,9 @@ class SpeechdBackend:
             raise BackendUnavailable(NOT_INSTALLED)
         try:
             client = speechd.SSIPClient(
-                "announcer", component="announcements", address=self.address,
+                "announcer",
+                component="announcements",
+                address=self.address,
                 autospawn=self.autospawn,
             )
         except Exception as exc:
@@ -151,8 +161,14 @@ class SpeechdBackend:
         self.stop()
         client, self._client = self._client, None
         if client is not None:
+            closing = self._commands.submit(client.close)
             with contextlib.suppress(Exception):
-                client.close()
+                closing.result(timeout=self.COMMAND_TIMEOUT_S)
+        self._commands.shutdown(wait=False, cancel_futures=True)
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Wait until every command sent so far has been answered (tests, shutdown)."""
+        self._commands.submit(lambda: None).result(timeout=timeout)
 
     def set_failure_listener(self, listener: FailureListener | None) -> None:
         self._listener = listener
@@ -161,7 +177,7 @@ class SpeechdBackend:
         """(name, language, variant) of every synthesis voice the server offers."""
         if self._client is None:
             return []
-        return [tuple(v) for v in self._client.list_synthesis_voices()]  # type: ignore[misc]
+        return [tuple(v) for v in self._client.list_synthesis_voices()]
 
     def _apply(self, announcement: Announcement, voice: VoiceSettings) -> None:
         client = self._client
@@ -211,14 +227,18 @@ class SpeechdBackend:
             elif kind in (cb.END, cb.CANCEL):
                 self._finish(message)
 
-        try:
+        def send() -> None:
             self._apply(announcement, voice)
             self._client.speak(
                 announcement.text, callback=callback, event_types=(cb.BEGIN, cb.END, cb.CANCEL)
             )
-        except Exception as exc:
-            self._fail(message, f"speech-dispatcher stopped answering ({exc})")
-            return
+
+        def sent(done: Future[None]) -> None:
+            error = done.exception()
+            if error is not None:
+                self._fail(message, f"speech-dispatcher stopped answering ({error})")
+
+        self._commands.submit(send).add_done_callback(sent)
         words = max(1, len(announcement.text.split()))
         expected_s = words / 150 * 60
         message.watchdog = threading.Timer(
@@ -261,11 +281,16 @@ class SpeechdBackend:
             message = self._current
         if message is None or self._client is None:
             return
-        try:
-            self._client.cancel()
-        except Exception as exc:
-            log.warning("speech-dispatcher cancel failed: %s", exc)
-        # the CANCEL callback may never come for a message the server had not begun
+        client = self._client
+
+        def cancel() -> None:
+            try:
+                client.cancel()
+            except Exception as exc:
+                log.warning("speech-dispatcher cancel failed: %s", exc)
+
+        self._commands.submit(cancel)
+        # done now: the CANCEL event may come late, or never for a message not yet begun
         self._finish(message)
 
     def is_speaking(self) -> bool:

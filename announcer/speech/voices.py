@@ -17,7 +17,9 @@ from typing import Any
 
 from announcer.speech.backend import VoiceSettings
 
-VOICES_DIR = Path(os.environ.get("ANNOUNCER_VOICES_DIR", Path(__file__).resolve().parents[2] / "voices"))
+VOICES_DIR = Path(
+    os.environ.get("ANNOUNCER_VOICES_DIR", Path(__file__).resolve().parents[2] / "voices")
+)
 PROFILES_DIR = VOICES_DIR / "profiles"
 
 
@@ -158,9 +160,11 @@ class VoiceResolver:
         explicit = voice or VoiceSettings()
         settings = VoiceSettings(
             voice=explicit.voice or name or self.user.voice,
-            rate_wpm=explicit.rate_wpm or self.user.rate_wpm or (profile and profile.rate_wpm),
-            pitch=_first(explicit.pitch, self.user.pitch, profile and profile.pitch),
-            volume=_first(explicit.volume, self.user.volume, profile and profile.volume),
+            rate_wpm=explicit.rate_wpm
+            or self.user.rate_wpm
+            or (profile.rate_wpm if profile else None),
+            pitch=_first(explicit.pitch, self.user.pitch, profile.pitch if profile else None),
+            volume=_first(explicit.volume, self.user.volume, profile.volume if profile else None),
         )
         return VoiceChoice(settings, profile, matched=profile is not None)
 

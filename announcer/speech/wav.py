@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from announcer.engine.announcement import Announcement
 from announcer.speech.audio import concatenate_wavs
@@ -31,26 +31,13 @@ from announcer.speech.backend import (
     VoiceSettings,
 )
 from announcer.speech.earcons import earcon_path
+from announcer.speech.jsonl import speech_record
 from announcer.speech.pyttsx3_backend import Synthesizer, shared_synthesizer
 from announcer.speech.voices import VoiceResolver, match_language
 
 log = logging.getLogger(__name__)
 
 RECORD_NAME = "speech.jsonl"
-
-
-def speech_record(action: str, announcement: Announcement, t: float) -> dict[str, Any]:
-    """One line of the jsonl speech record (docs/architecture.md)."""
-    return {
-        "action": action,
-        "text": announcement.text,
-        "language": announcement.language,
-        "urgency": announcement.urgency.value,
-        "interrupt": announcement.interrupt,
-        "event_id": announcement.event_id,
-        "session_id": announcement.session_id,
-        "t": round(t, 6),
-    }
 
 
 class WavBackend:
@@ -80,7 +67,6 @@ class WavBackend:
         self._current: tuple[Announcement, Callable[[], None]] | None = None
         self._resolver: VoiceResolver | None = None
         self._listener: FailureListener | None = None
-        self.files: list[Path] = []
 
     @property
     def record_path(self) -> Path:
@@ -113,7 +99,8 @@ class WavBackend:
 
     def _write(self, action: str, announcement: Announcement) -> None:
         if self._record is not None:
-            line = json.dumps(speech_record(action, announcement, self._clock() - self._t0))
+            record = speech_record(action, announcement, self._clock() - self._t0)
+            line = json.dumps(record, ensure_ascii=False)
             self._record.write(line + "\n")
 
     def _voice(self, language: str, voice: VoiceSettings) -> VoiceSettings:
@@ -167,7 +154,6 @@ class WavBackend:
             parts = [p for p in (earcon, speech) if p is not None]
             if parts:
                 concatenate_wavs(parts, target)
-                self.files.append(target)
         except Exception as exc:
             error = exc
         finally:

@@ -620,3 +620,36 @@ def test_session_and_seen_id_memory_is_bounded() -> None:
         )
     assert len(engine.sessions()) <= 50
     assert len(engine.tracker._seen) <= 500
+
+
+def test_a_withdrawn_question_is_not_read_out_or_is_cut_off() -> None:
+    engine = Engine()
+    engine.receive(SUB, "c", 0.0)
+    first = engine.receive(confirmation("rpl_w1", session="sess_w1"), "c", 0.0)
+    assert isinstance(first[0], Speak)
+    # A second confirmation waits behind the first (critical never cuts off critical).
+    assert engine.receive(confirmation("rpl_w2", session="sess_w2"), "c", 0.1) == []
+    cancelled = frame(
+        "agent.session.cancelled",
+        session="sess_w2",
+        cancelled_by="producer",
+        summary_normal="Stopped.",
+    )
+    engine.receive(cancelled, "c", 0.2)
+    assert engine.scheduler.drops["withdrawn by producer"] == 1
+    queued = [a.kind for a in engine.scheduler.queued_announcements()]
+    assert "agent.awaiting.confirmation" not in queued
+    # The one being spoken is cut off when its own session ends.
+    commands = engine.receive(
+        frame(
+            "agent.session.cancelled",
+            session="sess_w1",
+            cancelled_by="user",
+            summary_normal="Stopped.",
+        ),
+        "c",
+        0.3,
+    )
+    assert isinstance(commands[0], Cancel) and commands[0].reason == "withdrawn by producer"
+    assert isinstance(commands[1], Speak)
+    assert commands[1].announcement.text.startswith("No answer needed any more")

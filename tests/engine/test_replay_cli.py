@@ -170,7 +170,7 @@ def test_replay_reports_invalid_lines_and_keeps_going(tmp_path: Path) -> None:
     result = cli("replay", str(bad), "--no-delay")
     assert result.returncode == 0
     assert result.stdout == "Still here.\n"
-    assert "2 of 3 lines" in result.stderr and "announcer validate" in result.stderr
+    assert "2 of 3 messages" in result.stderr and "announcer validate" in result.stderr
     assert "Traceback" not in result.stderr
 
 
@@ -209,3 +209,20 @@ def test_an_urgent_line_in_the_demo_is_critical() -> None:
     ]
     kinds = [str(r["text"]).split(".")[0] for r in critical]
     assert kinds == ["Question", "Confirmation needed", "Error"]
+
+
+def test_replay_reads_a_pretty_printed_single_event() -> None:
+    result = cli(
+        "replay", str(FIXTURES / "valid" / "agent.tool.invoked.high-risk.json"), "--no-delay"
+    )
+    assert result.returncode == 0 and result.stderr == ""
+    assert result.stdout == "Transferring $500 from checking to savings. This cannot be undone.\n"
+
+
+def test_replay_of_a_rejected_confirmation_warns_the_listener() -> None:
+    result = cli("replay", str(FIXTURES / "invalid" / "wrong-default-decision.json"), "--no-delay")
+    assert (
+        result.stdout
+        == "An agent sent an urgent message that could not be read. See the diagnostics.\n"
+    )
+    assert "1 of 1 messages" in result.stderr

@@ -72,3 +72,9 @@ def test_producer_markup_is_never_interpreted() -> None:
     assert (
         clean_for_speech("[b]<script>alert(1)</script>[/b]") == "[b]<script>alert(1)</script>[/b]"
     )
+
+
+def test_a_single_list_item_loses_its_marker() -> None:
+    assert clean_for_speech("- The transfer shows tomorrow.") == "The transfer shows tomorrow."
+    assert clean_for_speech("3. Sign the form") == "3: Sign the form."
+    assert clean_for_speech("Plain words -- nothing else.") == "Plain words -- nothing else."

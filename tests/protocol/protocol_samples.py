@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SHARED = Path("/work/shared")
+# The shared AAEP fixtures, schemas and seed chapters; ANNOUNCER_SHARED points elsewhere.
+SHARED = Path(os.environ.get("ANNOUNCER_SHARED", "/work/shared"))
 FIXTURES = SHARED / "aaep" / "fixtures"
 SCHEMAS = SHARED / "aaep" / "schemas"
 SEEDS = SHARED / "seeds"

@@ -93,3 +93,15 @@ def test_pretty_printed_document_is_one_message(tmp_path: Path) -> None:
     result = validate(str(pretty))
     assert result.returncode == 0
     assert result.stdout.count("\n") == 1 and ":1: ok event" in result.stdout
+
+
+def test_hostile_names_are_escaped_in_the_output(tmp_path: Path) -> None:
+    event = json.loads((FIXTURES / "valid" / "agent.session.started.json").read_text())
+    event["type"] = "aaep:\x1b[31mred"
+    event["bad\x07key"] = 1
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(event))
+    result = validate(str(path))
+    assert result.returncode == 1
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    assert "\\x1b[31mred" in result.stdout

@@ -152,6 +152,7 @@ def test_random_bytes_never_raise(raw: bytes) -> None:
     result = decode_frame(raw)
     assert result.kind in {"event", "handshake", "reply", "invalid"}
     assert result.ok == (result.kind != "invalid")
+    assert "internal.error" not in [d.code for d in result.diagnostics]
 
 
 @settings(max_examples=300, deadline=None)
@@ -163,6 +164,8 @@ def test_random_bytes_never_raise(raw: bytes) -> None:
 def test_random_objects_never_raise(fields: dict[str, Any]) -> None:
     result = decode_frame({**BASE, **fields})
     assert result.kind in {"event", "invalid"}
+    # decode_frame turns our own bugs into "internal.error"; there must be none.
+    assert "internal.error" not in [d.code for d in result.diagnostics]
     if result.kind == "invalid":
         assert result.diagnostics and all(d.message for d in result.diagnostics)
 
@@ -192,3 +195,11 @@ def test_diagnostics_never_quote_payload_or_reply_tokens() -> None:
     text = " ".join(str(d) for d in result.diagnostics)
     assert result.kind == "invalid" and len(result.diagnostics) >= 4
     assert "SECRET" not in text and "PAYLOAD" not in text
+
+
+def test_producer_chosen_names_cannot_drive_a_terminal_or_forge_log_lines() -> None:
+    hostile = {**BASE, "evil\n\x1b[2Jkey": 1}
+    result = decode_frame(hostile)
+    shown = " ".join(str(d) for d in result.diagnostics)
+    assert result.diagnostics and "\x1b" not in shown and "\n" not in shown
+    assert "evil\\x0a\\x1b[2Jkey" in shown

@@ -137,6 +137,39 @@ def test_to_wire_round_trips_every_valid_fixture() -> None:
             assert wire[key] == value, key
 
 
+def test_to_wire_follows_the_recommended_order_and_from_wire_builds() -> None:
+    message = {
+        **STARTED,
+        "@context": [CORE_CONTEXT, "https://example.org/medai/context/v1"],
+        "extensions": {"medai": {"audit": True}},
+    }
+    event = decode_frame(message).event
+    assert event is not None
+    keys = list(event.to_wire())
+    assert keys[:8] == [
+        "@context",
+        "aaep_version",
+        "type",
+        "event_id",
+        "session_id",
+        "sequence_number",
+        "timestamp",
+        "producer",
+    ]
+    assert keys[-1] == "extensions"
+    assert SessionStarted.from_wire(message) == event
+    built = SessionStarted(
+        context=CORE_CONTEXT,
+        type="aaep:agent.session.started",
+        event_id=new_event_id(),
+        session_id=new_session_id(),
+        timestamp="2026-05-24T14:22:11.342Z",
+        producer={"agent_id": "demo"},  # type: ignore[arg-type]
+        summary_normal="Started.",
+    )
+    assert decode_frame(built.to_wire()).message == built
+
+
 def test_confirmation_helpers_read_safety_conservatively() -> None:
     confirmation = json.loads((FIXTURES / "valid" / "agent.awaiting.confirmation.json").read_text())
     event = decode_frame(confirmation).event

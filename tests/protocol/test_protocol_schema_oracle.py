@@ -26,6 +26,7 @@ from referencing import Registry, Resource
 
 from announcer.protocol import Diagnostic, decode_frame
 from announcer.protocol.decode import _fast_path, full_procedure
+from announcer.protocol.events import CORE_TYPE_BASE
 
 # Reason codes (regular expressions) the schema cannot or does not express.
 PROSE_STRICTER: dict[str, str] = {
@@ -40,8 +41,8 @@ PROSE_STRICTER: dict[str, str] = {
     "the envelope schema accepts any non-empty type",
     r"extensions\.(undeclared_prefix|reserved_prefix)": "§3.4.3/§7.3.2",
     r"@context\.format": "§3.2.1: entries are URIs (format uri is not asserted)",
-    r"(producer\.manifest_uri|result_uri|error_uri|target_uri)\.format": "format uri is an "
-    "annotation in the schema; we require a scheme",
+    r"(.*\.)?(\w+_uri|supported_extensions)\.format": "format uri is an annotation in the "
+    "schema; we require a scheme",
     r"limits\..*": "§3.7 size and complexity limits",
     r"number\.range": "§3.8 integers beyond 2^53",
     r"sequence_number\.start": "§3.4.1: 0 on agent.session.started",
@@ -70,6 +71,10 @@ def validators() -> dict[str, Draft202012Validator]:
 
 def schema_accepts(message: dict[str, Any]) -> bool:
     schema_type = message.get("type")
+    if isinstance(schema_type, str) and schema_type.startswith(CORE_TYPE_BASE):
+        # §3.2.2: the full-URI form is the same type; the schemas only know "aaep:".
+        schema_type = "aaep:" + schema_type[len(CORE_TYPE_BASE) :]
+        message = {**message, "type": schema_type}
     validator = validators().get(schema_type if isinstance(schema_type, str) else "")
     return (validator or validators()[""]).is_valid(message)
 
@@ -118,6 +123,10 @@ def _seed_messages() -> list[dict[str, Any]]:
 
 
 SEED_MESSAGES = _seed_messages()
+FIELD_VALUES: dict[str, list[Any]] = {}
+for _seed in SEED_MESSAGES:
+    for _key, _value in _seed.items():
+        FIELD_VALUES.setdefault(_key, []).append(_value)
 FIELD_NAMES = sorted(
     {key for message in SEED_MESSAGES for key in message}
     | {
@@ -176,6 +185,7 @@ WORDS = [
     "https://example.org/x",
     "aaep:agent.session.started",
     "aaep:agent.purple.flamingo",
+    "https://aaep-protocol.org/types/agent.session.errored",
     "medai:thing.done",
     "https://aaep-protocol.org/context/v1",
     "fetch_balance",
@@ -206,8 +216,13 @@ values = st.recursive(
 def mutants(draw: st.DrawFn) -> dict[str, Any]:
     message = copy.deepcopy(draw(st.sampled_from(SEED_MESSAGES)))
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
-        action = draw(st.sampled_from(["set", "delete", "nested"]))
-        if action == "delete" and message:
+        action = draw(st.sampled_from(["set", "delete", "nested", "swap", "swap"]))
+        if action == "swap" and message:
+            # A value some real message uses for this field: mostly well-formed
+            # variants, which probe agreement near the edge of validity.
+            key = draw(st.sampled_from(sorted(FIELD_VALUES)))
+            message[key] = copy.deepcopy(draw(st.sampled_from(FIELD_VALUES[key])))
+        elif action == "delete" and message:
             message.pop(draw(st.sampled_from(sorted(message))), None)
         elif action == "nested":
             inner = [k for k, v in message.items() if isinstance(v, dict)]
@@ -241,6 +256,11 @@ def _explained(diagnostic: Diagnostic, message: dict[str, Any]) -> bool:
         # §3.5 forbids unlisted fields, and we type summary_* on every event type; where
         # the type's schema does not list a field it has no opinion on its value.
         return True
+    if diagnostic.code.endswith(".format"):
+        value = _value_at(message, diagnostic.pointer)
+        if isinstance(value, str) and value.endswith("\n"):
+            # The schema's "$" (Python re.search) also matches before a final newline.
+            return True
     if diagnostic.code.endswith(".type"):
         value = _value_at(message, diagnostic.pointer)
         return isinstance(value, float) and value.is_integer()
@@ -251,6 +271,7 @@ def _explained(diagnostic: Diagnostic, message: dict[str, Any]) -> bool:
 @given(mutants())
 def test_our_verdict_agrees_with_the_official_schemas(message: dict[str, Any]) -> None:
     ours = decode_frame(message)
+    assert "internal.error" not in [d.code for d in ours.diagnostics]
     if not schema_accepts(message):
         assert not ours.ok, f"schema rejects, we accept: {json.dumps(message)[:400]}"
         return
@@ -261,8 +282,6 @@ def test_our_verdict_agrees_with_the_official_schemas(message: dict[str, Any]) -
 @settings(max_examples=800, deadline=None)
 @given(mutants())
 def test_fast_path_agrees_with_the_full_procedure(message: dict[str, Any]) -> None:
-    if not isinstance(message.get("type"), str) or message["type"].count(".") < 2:
-        return
     roundtrip = json.loads(json.dumps(message))
     fast = _fast_path(roundtrip)
     if fast is None:
@@ -288,6 +307,11 @@ def test_the_named_differences_really_occur() -> None:
         "timestamp.format": {**started, "timestamp": "2026-06-30T14:22:11.3Z"},
         "sequence_number.start": {**started, "sequence_number": 4},
         "expected_duration_ms.type": {**started, "expected_duration_ms": 30000.0},
+        "event_id.format": {**started, "event_id": "evt_abc\n"},
+        "producer.manifest_uri.format": {
+            **started,
+            "producer": {"agent_id": "a", "manifest_uri": "no scheme"},
+        },
     }
     for code, message in cases.items():
         assert schema_accepts(message), code

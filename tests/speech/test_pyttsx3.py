@@ -56,6 +56,15 @@ def test_a_sentence_becomes_non_silent_audio_of_plausible_length(tmp_path: Path)
     assert expected * 0.5 < info.duration_s < expected * 2.0, (info.duration_s, expected)
 
 
+def test_a_long_paragraph_is_synthesised_whole(tmp_path: Path) -> None:
+    # espeak-ng finishes long texts on its own thread after pyttsx3's loop returns
+    paragraph = "The agent is reading a very long file aloud, line after line. " * 20
+    wav = _synthesize(paragraph, VoiceSettings(rate_wpm=240), tmp_path / "long.wav")
+    expected = len(paragraph.split()) * 60 / 240
+    assert expected * 0.5 < wav_info(wav).duration_s < expected * 2.0
+    assert wav_rms(wav) > RMS_FLOOR
+
+
 def test_a_faster_rate_gives_shorter_audio(tmp_path: Path) -> None:
     slow = _synthesize(SENTENCE, VoiceSettings(rate_wpm=120), tmp_path / "slow.wav")
     fast = _synthesize(SENTENCE, VoiceSettings(rate_wpm=360), tmp_path / "fast.wav")
@@ -132,9 +141,7 @@ def test_stop_during_synthesis_still_completes_once(backend: Pyttsx3Backend) -> 
 
 def test_earcon_plays_before_the_words(backend: Pyttsx3Backend, sink: SinkPlayer) -> None:
     done = Done()
-    backend.speak(
-        Announcement("Session started.", earcon="session_started"), VoiceSettings(), done
-    )
+    backend.speak(Announcement("Session started.", earcon="session_started"), VoiceSettings(), done)
     assert done.wait()
     sources = [src for src, _ in sink.played]
     assert sources[0] == earcon_path("session_started")
@@ -186,3 +193,32 @@ def test_spanish_text_in_a_spanish_voice_is_audible(
 def test_speaking_before_start_is_a_clear_error() -> None:
     with pytest.raises(BackendUnavailable, match="not started"):
         Pyttsx3Backend().speak(Announcement("x"), VoiceSettings(), Done())
+
+
+def _zero_crossings_per_second(path: Path) -> float:
+    import array
+    import itertools
+    import wave
+
+    with wave.open(str(path), "rb") as wav:
+        samples = array.array("h", wav.readframes(wav.getnframes()))
+        rate = wav.getframerate()
+    voiced = [s for s in samples if abs(s) > 500]
+    crossings = sum(1 for a, b in itertools.pairwise(voiced) if (a < 0) != (b < 0))
+    return crossings / (len(samples) / rate)
+
+
+def test_pitch_raises_the_voice(tmp_path: Path) -> None:
+    low = _synthesize(SENTENCE, VoiceSettings(pitch=0.1), tmp_path / "low.wav")
+    high = _synthesize(SENTENCE, VoiceSettings(pitch=0.9), tmp_path / "high.wav")
+    assert _zero_crossings_per_second(high) > _zero_crossings_per_second(low)
+
+
+def test_without_a_sound_card_start_says_why_in_one_line() -> None:
+    from announcer.speech.audio import find_audio_player
+
+    if find_audio_player()[0] is not None:
+        pytest.skip("this machine has working audio output")
+    with pytest.raises(BackendUnavailable, match=r"^no audio output: ") as err:
+        Pyttsx3Backend().start()
+    assert "\n" not in str(err.value)

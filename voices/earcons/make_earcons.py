@@ -70,7 +70,7 @@ def render(notes: list[Note]) -> array.array[int]:
             release = min(1.0, (count - i) / (RATE * 0.01))
             envelope = attack * release * math.exp(-3.0 * t / seconds)
             value = sum(w * math.sin((k + 1) * phase) for k, w in enumerate(harmonics)) / norm
-            samples.append(int(round(32767 * PEAK * envelope * value)))
+            samples.append(round(32767 * PEAK * envelope * value))
     return samples
 
 

@@ -181,11 +181,17 @@ def make_backend(name: str, stream: TextIO, clock: ReplayClock) -> SpeechBackend
 
 
 def read_lines(path: str) -> Iterator[str]:
+    """Frames of a recording: JSON Lines, or one pretty-printed JSON document."""
     if path == "-":
-        yield from sys.stdin
+        yield from sys.stdin  # a live pipe: JSON Lines, one frame at a time
         return
-    with Path(path).open(encoding="utf-8", errors="replace") as handle:
-        yield from handle
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        yield from text.splitlines()  # JSON Lines: one frame per line
+        return
+    yield text  # the whole file is one JSON document
 
 
 def replay(
@@ -213,7 +219,7 @@ def replay(
 def report_problems(engine: Engine, path: str) -> None:
     if engine.invalid_frames:
         print(
-            f"announcer: {engine.invalid_frames} of {engine.frames} lines in {path} were not "
+            f"announcer: {engine.invalid_frames} of {engine.frames} messages in {path} were not "
             f"valid AAEP and were skipped; run 'announcer validate {path}' for the reasons.",
             file=sys.stderr,
         )

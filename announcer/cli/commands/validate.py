@@ -24,6 +24,7 @@ from announcer.protocol import (
     StreamChecker,
     decode_frame,
 )
+from announcer.protocol.diagnostics import safe_name
 
 # Reading more than this from one file is refused rather than exhausting memory.
 MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -69,7 +70,7 @@ def _describe(result: DecodeResult) -> str:
     kind = "event" if result.kind == "event" else result.kind
     parts = [kind] if result.ok else []
     if result.type:
-        parts.append(result.type)
+        parts.append(safe_name(result.type))  # producer text: never raw to the terminal
     raw = result.raw or {}
     event_id = raw.get("event_id")
     if isinstance(event_id, str) and result.ok:

@@ -17,6 +17,9 @@ def register(subparsers: Any) -> None:
         description="List speech backends (available, or why not) and the voices per language.",
     )
     parser.add_argument("--language", help="show only this BCP 47 language tag (en-US matches en)")
+    parser.add_argument(
+        "--all", action="store_true", help="also list every installed engine voice by language"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)
 
@@ -60,8 +63,11 @@ def run(args: argparse.Namespace) -> int:
     for language in languages:
         choice = pyttsx3.choose(language)
         speechd_names = sorted(
-            {name for name, lang, _ in speechd_voices if lang.lower().split("-")[0]
-             == language.lower().split("-")[0]}
+            {
+                name
+                for name, lang, _ in speechd_voices
+                if lang.lower().split("-")[0] == language.lower().split("-")[0]
+            }
         )
         rows.append(
             {
@@ -73,6 +79,13 @@ def run(args: argparse.Namespace) -> int:
                 "speechd_voices": len(speechd_names),
             }
         )
+    by_language: dict[str, list[str]] = {}
+    for engine_voice in engine_voices:
+        for tag in engine_voice.languages or ("und",):
+            by_language.setdefault(tag.split("-")[0].lower(), []).append(engine_voice.id)
+    if args.language:
+        wanted = args.language.lower().split("-")[0]
+        by_language = {k: v for k, v in by_language.items() if k == wanted}
     if args.json:
         print(
             json.dumps(
@@ -84,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
                     "languages": rows,
                     "profiles_dir": str(PROFILES_DIR),
                     "pyttsx3_voices_installed": len(engine_voices),
+                    **({"pyttsx3_voices": by_language} if args.all else {}),
                 },
                 ensure_ascii=False,
             )
@@ -107,4 +121,9 @@ def run(args: argparse.Namespace) -> int:
         if row["speechd_voices"]:
             line += f"; speech-dispatcher has {row['speechd_voices']} voices"
         print(line)
+    if args.all:
+        print()
+        print(f"Installed pyttsx3 voices ({len(engine_voices)}):")
+        for tag in sorted(by_language):
+            print(f"  {tag}: {', '.join(sorted(set(by_language[tag])))}")
     return 0
