@@ -16,6 +16,7 @@ class FiniteSession:
         self.harness = harness
         self.stopped = asyncio.Event()
         self.stop_calls = 0
+        self.exit_when_done = True  # like `listen --exit-when-done` and the demo
 
     def __getattr__(self, name: str):
         return getattr(self.harness.session, name)

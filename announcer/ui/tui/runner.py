@@ -17,6 +17,7 @@ from typing import Protocol, cast
 from announcer.engine.settings import UserSettings
 from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.session import UiSession
+from announcer.ui.tui.text import _
 
 
 class RunnableSession(UiSession, Protocol):
@@ -50,7 +51,14 @@ async def run_with_session(
     saver = save_settings if save_settings is not None else settings_saver(session.settings)
     app = AnnouncerApp(session, save_settings=saver)
     runner: asyncio.Task[int] = asyncio.ensure_future(session.run())
-    runner.add_done_callback(lambda _task: app.exit())
+
+    def session_over(_task: asyncio.Task[int]) -> None:
+        if getattr(session, "exit_when_done", False):
+            app.exit()  # the user asked to stop when the sessions end
+        elif app.is_running:
+            app.say(_("Listening has stopped. Press Control Q to quit."))
+
+    runner.add_done_callback(session_over)
     try:
         await app.run_async(headless=headless)
     finally:
