@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Button, Log, Static
+from textual.widgets import Button, Static
 
 from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.modals import ConfirmScreen
@@ -84,7 +84,7 @@ async def test_single_key_answers(harness: Harness, key: str, decision: str) -> 
         word = "Accepted" if decision == "accept" else "Rejected"
         expected = f"{word}: Transfer $500.00 from checking-7821 to savings-3344. Sent."
         assert harness.backend.texts[-1] == expected
-        assert app.main_screen.query_one("#transcript", Log).lines[-1] == expected
+        assert app.main_screen.transcript.entries[-1] == expected
 
 
 async def test_enter_on_the_initially_focused_button_rejects_a_risky_action(

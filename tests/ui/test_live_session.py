@@ -80,7 +80,7 @@ async def test_every_clarification_kind_answered_from_the_keyboard() -> None:
             assert [r.response for r in core.replies] == ["Ada [b]Lovelace[/b]", True, "double", 3]
             assert all(r.type == "clarification.reply" for r in core.replies)
             transcript = app.main_screen.transcript
-            await until(pilot, lambda: any("Nights: 3" in x for x in transcript.lines), "output")
+            await until(pilot, lambda: any("Nights: 3" in x for x in transcript.entries), "output")
             assert any(
                 "Only a number is accepted here" in line for line in records.getvalue().splitlines()
             )

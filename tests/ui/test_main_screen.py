@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual.widgets import Footer, Log, Static
+from textual.widgets import Footer, Static
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.ui.tui.app import AnnouncerApp, MainScreen
@@ -10,7 +10,7 @@ from tests.ui.conftest import Harness, load_event
 
 
 def transcript(app: AnnouncerApp) -> list[str]:
-    return list(app.main_screen.query_one("#transcript", Log).lines)
+    return list(app.main_screen.transcript.entries)
 
 
 async def test_producer_markup_is_shown_verbatim_and_does_nothing(harness: Harness) -> None:
@@ -136,3 +136,18 @@ async def test_transcript_and_history_stay_bounded(harness: Harness, monkeypatch
         assert app.history[-1].text == "Step 119 done."
         assert transcript(app)[-1] == "Step 119 done."
         assert len(transcript(app)) == 50
+
+
+async def test_long_lines_wrap_instead_of_scrolling_sideways(harness: Harness) -> None:
+    app = AnnouncerApp(harness.session)
+    long_text = "The agent is [b]reading[/b] " + " ".join(f"file{i}.txt" for i in range(30))
+    async with app.run_test(size=(60, 20)) as pilot:
+        harness.session.announce(Announcement(long_text))
+        await pilot.pause()
+        await pilot.pause()
+        drawn = [strip.text.rstrip() for strip in app.main_screen.transcript.lines]
+        assert len(drawn) > 1 and all(len(line) <= 60 for line in drawn)
+        assert (
+            " ".join(drawn).replace("  ", " ").startswith("The agent is [b]reading[/b] file0.txt")
+        )
+        assert app.main_screen.transcript.max_scroll_x == 0

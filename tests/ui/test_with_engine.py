@@ -12,8 +12,6 @@ import io
 import json
 from pathlib import Path
 
-from textual.widgets import Log
-
 from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import PendingPrompt
 from announcer.speech.jsonl import JsonlBackend
@@ -83,7 +81,7 @@ async def test_captured_run_confirmation_accepted_with_one_key() -> None:
         assert sum("Call send_email" in text for text in h.spoken()) == 1
         await pilot.press("f2")
         assert "Action: Call send_email" in h.spoken()[-1]
-        transcript = app.main_screen.query_one("#transcript", Log).lines
+        transcript = app.main_screen.transcript.entries
         assert any("Send an email to alice@example.com" in line for line in transcript)
         await pilot.press("a")
         await pilot.pause()
@@ -124,7 +122,7 @@ async def test_cancelled_session_closes_the_dialog_with_the_engines_reason() -> 
         assert app.screen is app.main_screen
         assert app.prompts == {}
         withdrawn = [
-            t for t in app.main_screen.transcript.lines if t.startswith("Question withdrawn")
+            t for t in app.main_screen.transcript.entries if t.startswith("Question withdrawn")
         ]
         assert len(withdrawn) == 1 and "Transfer $500.00" in withdrawn[0]
         await pilot.press("a")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from textual.geometry import Offset
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Button, Checkbox, Input, Log, OptionList, Select
+from textual.widgets import Button, Checkbox, Input, OptionList, RichLog, Select
 
 from announcer.ui.tui.text import _
 
@@ -52,6 +52,6 @@ def spoken_name(widget: Widget) -> str:
         return _("{label}, list, {value}").format(label=name, value=value)
     if isinstance(widget, OptionList):
         return f"{name}, {option_text(widget)}" if name else option_text(widget)
-    if isinstance(widget, Log):
+    if isinstance(widget, RichLog):
         return name or _("Transcript")
     return name or type(widget).__name__

@@ -13,12 +13,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.events import DescendantFocus
 from textual.screen import Screen
-from textual.widgets import Footer, Log, Static
+from textual.widgets import Footer, RichLog, Static
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.prompts import PendingPrompt, UserAnswer
@@ -117,12 +118,36 @@ def spoken_status(status: UiStatus, pending: int) -> str:
     )
 
 
+class Transcript(RichLog):
+    """The append-only transcript: wrapped (no sideways scrolling), literal, bounded.
+
+    ``entries`` keeps each logical line as written, for history and tests;
+    what is drawn is the same text wrapped to the width.
+    """
+
+    def __init__(self, max_lines: int, **kwargs: object) -> None:
+        super().__init__(
+            max_lines=max_lines,
+            min_width=20,  # wrap to the real width, however narrow (magnified screens)
+            wrap=True,
+            markup=False,
+            highlight=False,
+            auto_scroll=True,
+            **kwargs,  # type: ignore[arg-type]
+        )
+        self.entries: deque[str] = deque(maxlen=max_lines)
+
+    def write_entry(self, text: str) -> None:
+        self.entries.append(text)
+        self.write(Text(text))  # a Text object is never parsed as markup
+
+
 class MainScreen(Screen[None]):
     """Transcript, status line, Footer; low cognitive load keeps only the transcript."""
 
     def compose(self) -> ComposeResult:
         yield Static("", id="status", markup=False)
-        transcript = Log(id="transcript", highlight=False, auto_scroll=True, max_lines=HISTORY_SIZE)
+        transcript = Transcript(HISTORY_SIZE, id="transcript")
         transcript.accessible_name = _("Transcript")  # type: ignore[attr-defined]
         yield transcript
         yield Footer(show_command_palette=False, compact=True)
@@ -133,8 +158,8 @@ class MainScreen(Screen[None]):
         self.app.main_screen_ready()  # type: ignore[attr-defined]
 
     @property
-    def transcript(self) -> Log:
-        return self.query_one("#transcript", Log)
+    def transcript(self) -> Transcript:
+        return self.query_one("#transcript", Transcript)
 
     @property
     def status_widget(self) -> Static:
@@ -242,8 +267,8 @@ class AnnouncerApp(App[None]):
         self.session.speak(text, urgency, interrupt)
 
     def write_transcript(self, line: str) -> None:
-        """Append producer or UI text literally (Log never interprets markup)."""
-        self.main_screen.transcript.write_line(line)
+        """Append producer or UI text literally (never interpreted as markup)."""
+        self.main_screen.transcript.write_entry(line)
 
     # -- session events ---------------------------------------------------
 

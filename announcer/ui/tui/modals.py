@@ -56,7 +56,7 @@ class PromptScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f2", "repeat_question", _("Say again")),
         Binding("ctrl+s", "app.stop_speech", _("Stop speech")),
-        Binding("ctrl+w", "app.where_am_i", _("Where am I")),
+        Binding("f3,ctrl+w", "app.where_am_i", _("Where am I")),
         Binding("f1", "app.help", _("Help")),
         *Screen.BINDINGS,  # Tab and Shift+Tab move focus
     ]
@@ -299,8 +299,7 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
     def spoken_intro(self) -> str:
         return " ".join(
             [
-                _("Question from {producer}").format(producer=producer_identity(self.prompt))
-                + ".",
+                _("Question from {producer}").format(producer=producer_identity(self.prompt)) + ".",
                 self.view.keys_phrase(),
                 _("F2 says the question again."),
             ]

@@ -1,7 +1,7 @@
 """Producer text made safe to draw, and the UI's translated phrases.
 
 Producer text is data, never markup: widgets that render it are given plain
-strings (``Log``) or ``rich.text.Text`` objects, and terminal control
+``rich.text.Text`` objects or ``markup=False`` widgets, and terminal control
 sequences are removed first so a producer cannot move the cursor, retitle the
 window or hide text (§10 security; issue 6 "Safety").
 """
