@@ -121,7 +121,7 @@ def test_generated_phrases_use_the_event_fields() -> None:
 def test_percentages_follow_the_users_language() -> None:
     listener = listen(UserSettings(languages=["fr"]))
     assert listener.feed(frame("agent.progress.updated", progress={"percent": 60})) == [
-        "60\xa0% done."
+        "60\xa0% terminé."
     ]
 
 

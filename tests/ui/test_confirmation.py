@@ -172,7 +172,7 @@ async def test_time_left_is_spoken_at_half_and_at_ten_seconds_then_the_prompt_cl
         await pilot.pause()
         assert app.screen is app.main_screen
         assert harness.backend.texts[-1].endswith(
-            "Reason: time ran out; the agent applies its default, reject."
+            "Reason: time ran out; by default it is rejected."
         )
         assert harness.replies == []  # never answered for the user
 

@@ -441,11 +441,12 @@ class AnnouncerApp(App[None]):
                     if state.prompt.kind == "confirmation"
                     else None
                 )
-                reason = _("time ran out")
-                if view_default:
-                    reason = _("time ran out; the agent applies its default, {decision}").format(
-                        decision=_("accept") if view_default == "accept" else _("reject")
-                    )
+                if view_default == "accept":
+                    reason = _("time ran out; by default the agent goes ahead")
+                elif view_default:
+                    reason = _("time ran out; by default it is rejected")
+                else:
+                    reason = _("time ran out")
                 self.void_prompt(token, reason)
                 continue
             for mark in reminder_marks(state.prompt.timeout_seconds):
