@@ -21,7 +21,7 @@ async def test_spanish_user_hears_spanish_keys_and_questions(harness: Harness) -
             harness.open(load_event("agent.awaiting.confirmation.json"))
             await pilot.pause()
             assert harness.backend.said("Pulsa A para aceptar o R para rechazar.")
-            assert harness.backend.said("Si no respondes en 5 minutos, se rechazará.")
+            assert harness.backend.said("Si no respondes en un plazo de 5 minutos, se rechazará.")
             await pilot.press("r")
             await pilot.pause()
             assert harness.backend.texts[-1] == (
