@@ -171,3 +171,14 @@ async def test_ctrl_c_says_how_to_quit(harness: Harness) -> None:
         await pilot.press("ctrl+c")
         assert harness.backend.texts[-1] == "To quit, press Control Q."
         assert app.is_running
+
+
+async def test_ctrl_q_quits_from_inside_a_dialog(harness: Harness) -> None:
+    app = AnnouncerApp(harness.session)
+    async with app.run_test() as pilot:
+        harness.open(schema_example("agent.awaiting.clarification", 2))
+        await pilot.pause()
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+    assert app.return_code == 0
+    assert harness.replies == []  # quitting never answers

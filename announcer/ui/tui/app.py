@@ -192,7 +192,7 @@ class AnnouncerApp(App[None]):
         Binding("h", "history", _("History")),
         Binding("o", "settings", _("Settings")),
         Binding("question_mark,f1", "help", _("Help"), key_display="?"),
-        Binding("ctrl+q", "quit", _("Quit")),
+        Binding("ctrl+q", "quit", _("Quit"), priority=True),  # also from inside dialogs
     ]
 
     def __init__(
