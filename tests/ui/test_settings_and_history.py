@@ -142,3 +142,19 @@ async def test_a_settings_file_that_cannot_be_written_is_reported(harness: Harne
             "Verbosity detailed.",
             "Applied for now, but not saved: settings.toml line 3: invalid TOML",
         ]
+
+
+async def test_changing_the_backend_says_when_it_applies(harness: Harness) -> None:
+    app = AnnouncerApp(harness.session)
+    async with app.run_test(size=(100, 40)) as pilot:
+        screen = await open_settings(pilot, app)
+        screen.query_one("#backend", Select).focus()
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert harness.session.settings.backend == "screenreader"
+        assert harness.backend.texts[-1] == (
+            "Speech backend: screenreader. This takes effect the next time announcer starts."
+        )

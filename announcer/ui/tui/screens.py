@@ -19,6 +19,7 @@ from textual.widgets import Checkbox, Footer, Input, Label, OptionList, Select, 
 from textual.widgets.option_list import Option
 
 from announcer.engine.announcement import Urgency
+from announcer.speech.registry import BACKEND_NAMES
 from announcer.ui.tui.accessibility import SteadyInput, option_text
 from announcer.ui.tui.prompt_view import prompt_title
 from announcer.ui.tui.text import N_, _, localize_bindings, one_line
@@ -159,8 +160,9 @@ LEVEL_LABELS = {
     "high": N_("high"),
 }
 
-# The backend names of issue 5; a name set in the config file but not listed here is kept.
-BACKENDS = ("auto", "screenreader", "speechd", "pyttsx3", "text")
+# Backends a listener can pick without extra arguments (wav and jsonl need a path);
+# a name set in the config file but not listed here is kept.
+BACKENDS = tuple(name for name in BACKEND_NAMES if name not in ("wav", "jsonl"))
 
 
 class SettingsScreen(AnnouncerScreen):
@@ -277,7 +279,11 @@ class SettingsScreen(AnnouncerScreen):
             return
         label = str(getattr(control, "accessible_name", control.id))
         value = str(event.value)
-        self._update(control.id, value, f"{label}: {_(LEVEL_LABELS.get(value, value))}.")
+        spoken = f"{label}: {_(LEVEL_LABELS.get(value, value))}."
+        if control.id == "backend":
+            # The running session keeps its speech output; the saved choice applies next start.
+            spoken += " " + _("This takes effect the next time announcer starts.")
+        self._update(control.id, value, spoken)
 
     @on(Checkbox.Changed)
     def _checkbox_changed(self, event: Checkbox.Changed) -> None:
