@@ -9,6 +9,7 @@ test checks at the producer that the reply echoed the token it issued.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import subprocess
@@ -57,14 +58,15 @@ def issued_tokens(core: ProducerCore) -> list[str]:
     return tokens
 
 
-async def test_accept_a_confirmation_with_a_keystroke_in_tmux() -> None:
+async def test_accept_a_confirmation_with_a_keystroke_in_tmux(tmp_path: Path) -> None:
     core = ProducerCore(load_scenario(str(SCENARIO)), ProducerOptions(speed=0.05))
     server = ProducerServer(core, "127.0.0.1", 0, paths="aaep")
     await server.start()
     session = f"announcer-e2e-{uuid.uuid4().hex[:8]}"
+    speech_log = tmp_path / "speech.jsonl"
     command = (
         f"cd {WORKTREE} && exec {sys.executable} -m announcer listen "
-        f"ws://127.0.0.1:{server.port}/aaep/v1/ws --ui tui --speech none"
+        f"ws://127.0.0.1:{server.port}/aaep/v1/ws --ui tui --speech jsonl:{speech_log}"
     )
     env = {**os.environ, "TERM": "xterm-256color"}
     subprocess.run(
@@ -94,6 +96,15 @@ async def test_accept_a_confirmation_with_a_keystroke_in_tmux() -> None:
         after = screen()
         assert "Accepted: Send the quarterly report to Alice. Sent." in after
         assert "Drafting [b]the[/b] email." in after  # producer markup shown literally
+        spoken = [
+            json.loads(line)["text"]
+            for line in speech_log.read_text(encoding="utf-8").splitlines()
+            if '"speak"' in line
+        ]
+        assert any(
+            text.startswith("Confirmation requested by TUI test producer") for text in spoken
+        )
+        assert "Accepted: Send the quarterly report to Alice. Sent." in spoken
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], timeout=30, check=False)
         await server.close()
