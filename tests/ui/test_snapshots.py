@@ -15,6 +15,12 @@ from tests.ui.conftest import Harness, load_event, schema_example
 LOADS = ["medium", "low"]
 
 
+@pytest.fixture(autouse=True)
+def colour_as_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The snapshots were taken in colour; a NO_COLOR shell must not change them."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+
 def make_app(load: str) -> tuple[AnnouncerApp, Harness]:
     harness = Harness()
     settings = harness.session.settings.model_copy(update={"cognitive_load": load})
