@@ -390,6 +390,7 @@ class LiveSession:
                 async for raw in transport.frames():
                     self._enqueue(state, raw)
                 if getattr(transport, "finite", False):
+                    self._finish_adapter(state)
                     state.finished = True
                     state.connected = False
                     self._status_changed()
@@ -546,6 +547,20 @@ class LiveSession:
                     self._count_drop("queue full of critical frames: a non-critical frame dropped")
                     continue
             self._inbound.append((state, frame, critical))
+        self._wake.set()
+
+    def _finish_adapter(self, state: SourceState) -> None:
+        """End of a finite stream: a format adapter closes what it left open (outputs, tools)."""
+        finish = getattr(self.adapter, "finish", None)
+        if not callable(finish):
+            return
+        try:
+            events = finish()
+        except Exception as exc:
+            self._count_drop(f"the format adapter could not finish the stream ({exc})")
+            return
+        for event in events:
+            self._inbound.append((state, json.dumps(event, ensure_ascii=False), True))
         self._wake.set()
 
     def _count_drop(self, reason: str) -> None:

@@ -11,10 +11,10 @@ import argparse
 import asyncio
 import contextlib
 import importlib
-import json
 import logging
 import signal
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -152,33 +152,39 @@ def format_adapter(name: str) -> Callable[[str], list[dict[str, Any]]] | None:
         raise SystemExit(
             f"announcer: --format {name} needs the format adapters, which this build lacks"
         ) from None
-    try:
-        adapter = get_adapter(name)
-    except (KeyError, ValueError, LookupError) as exc:
-        raise SystemExit(f"announcer: unknown --format {name!r}: {exc}") from None
-    convert = adapter if callable(adapter) else None
-    for method in ("feed", "convert", "feed_line"):
-        if convert is None and callable(getattr(adapter, method, None)):
-            convert = getattr(adapter, method)
-    if convert is None:
-        raise SystemExit(f"announcer: the {name} adapter cannot convert lines")
+    if name.startswith("mapping:"):
+        # --format mapping:FILE: an AEP mapping file makes any agent's hook payloads audible
+        path = name.removeprefix("mapping:")
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise SystemExit(
+                f"announcer: --format {name}: cannot read {path}: {exc.strerror}"
+            ) from None
+        try:
+            mapping = formats.parse_mapping(text)
+        except formats.MappingError as exc:
+            raise SystemExit(f"announcer: --format {name}: {exc}") from None
+        adapter = get_adapter(f"{mapping.agent}-hooks", mapping=mapping)
+    else:
+        try:
+            adapter = get_adapter(name)
+        except (KeyError, ValueError, LookupError) as exc:
+            raise SystemExit(f"announcer: unknown --format {name!r}: {exc}") from None
 
+    # FormatAdapter (announcer.formats): feed(line, now) -> AdapterOutput(events, diagnostics);
+    # finish(now) closes what the stream left open (runtime.session calls it at the end).
     def to_events(line: str) -> list[dict[str, Any]]:
-        result = convert(line)
-        if result is None:
-            return []
-        if isinstance(result, dict):
-            return [result]
-        events = []
-        for item in result:
-            if isinstance(item, dict):
-                events.append(item)
-            elif hasattr(item, "model_dump"):
-                events.append(item.model_dump(mode="json", by_alias=True, exclude_none=True))
-            elif isinstance(item, str):
-                events.append(json.loads(item))
-        return events
+        out = adapter.feed(line, time.time())
+        for diagnostic in out.diagnostics:
+            log.warning("--format %s: line not announced: %s", name, diagnostic)
+        return list(out.events)
 
+    def finish() -> list[dict[str, Any]]:
+        return list(adapter.finish(time.time()).events)
+
+    to_events.finish = finish  # type: ignore[attr-defined]
     return to_events
 
 
