@@ -15,7 +15,7 @@ import sys
 from importlib import resources
 from typing import Any
 
-from announcer.cli.commands.listen import ui_choices, default_ui, make_driver, run_session
+from announcer.cli.commands.listen import default_ui, make_driver, run_session, ui_choices
 from announcer.cli.commands.replay import add_replay_options, replay, report_problems
 from announcer.cli.commands.replay import settings_from_args as replay_settings
 from announcer.engine.settings import UserSettings
