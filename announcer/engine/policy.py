@@ -82,6 +82,9 @@ _CRITICAL_CLASSES: Final = (
 _URGENCIES: Final = {urgency.value: urgency for urgency in Urgency}
 
 
+# Producer text often lacks a final stop ("Book the 9:04 train"); speech needs one between parts.
+_SENTENCE_END = (".", "!", "?", "…", ":", ";", "。", "！", "？", "؟", "।", "۔")
+
 class Spoken(NamedTuple):
     """Text chosen for an event and the language it is in."""
 
@@ -344,7 +347,12 @@ class Policy:
         return Spoken(text, self.phrase_language)
 
     def _join(self, *parts: str | None) -> str:
-        return " ".join(part.strip() for part in parts if part and part.strip())
+        """Join spoken parts so each one ends as a sentence: a voice pauses between them."""
+        kept = [part.strip() for part in parts if part and part.strip()]
+        return " ".join(
+            part if part.endswith(_SENTENCE_END) or index == len(kept) - 1 else part + "."
+            for index, part in enumerate(kept)
+        )
 
     def _producer_text(self, event: AaepEvent, field_name: str) -> str | None:
         text = event.text(field_name, self.language)

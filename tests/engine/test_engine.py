@@ -194,6 +194,20 @@ def test_a_confirmation_says_action_consequence_risk_reversibility_timeout_and_k
     assert announcement.urgency is Urgency.CRITICAL and announcement.interrupt
 
 
+def test_producer_parts_without_a_final_stop_are_spoken_as_separate_sentences() -> None:
+    listener = listen()
+    said = listener.feed(
+        confirmation(
+            action="Add travel insurance for 12 euros",
+            consequence="12 euros added to the total",
+            timeout_seconds=60,
+        )
+    )
+    assert said[0].startswith(
+        "Confirmation needed. Add travel insurance for 12 euros. 12 euros added to the total. "
+    )
+
+
 def test_a_clarification_lists_its_choices() -> None:
     listener = listen()
     assert listener.feed(clarification()) == [
