@@ -299,7 +299,7 @@ def test_filters_and_mutes_never_hide_critical_events() -> None:
     )
     assert len(said) == 2
     assert said[0].startswith("Confirmation needed.")
-    assert said[1] == "Finished. All done."
+    assert said[1] == "All done."
     assert listener.engine.policy.suppressed == {"excluded by filter": 1, "producer muted": 1}
 
 
@@ -662,3 +662,39 @@ def test_a_withdrawn_question_is_not_read_out_or_is_cut_off() -> None:
     assert isinstance(commands[0], Cancel) and commands[0].reason == "withdrawn by producer"
     assert isinstance(commands[1], Speak)
     assert commands[1].announcement.text.startswith("No answer needed any more")
+
+
+@pytest.mark.parametrize(
+    ("summary", "expected"),
+    [
+        ("Codex finished.", "Codex finished."),
+        ("Codex finished the turn.", "Codex finished the turn."),
+        ("The transfer is complete.", "The transfer is complete."),
+        ("Plan ready to review.", "Finished. Plan ready to review."),
+        # A negated completion word says the opposite: keep our own lead.
+        ("Could not finish the export.", "Finished. Could not finish the export."),
+        ("The upload was not completed.", "Finished. The upload was not completed."),
+        ("Codex session ended, after 2 minutes.", "Finished. Codex session ended, after 2 minutes."),
+    ],
+)
+def test_completion_is_not_announced_twice(summary: str, expected: str) -> None:
+    listener = listen()
+    said = listener.feed(frame("agent.session.completed", summary_normal=summary))
+    assert said == [expected]
+
+
+def test_cancellation_is_not_announced_twice() -> None:
+    listener = listen()
+    said = listener.feed(
+        frame("agent.session.cancelled", cancelled_by="user", summary_normal="You cancelled it."),
+        frame(
+            "agent.session.cancelled",
+            session="sess_other",
+            cancelled_by="user",
+            summary_normal="Nothing was cancelled yet; the export stopped early.",
+        ),
+    )
+    assert said == [
+        "You cancelled it.",
+        "Cancelled at your request. Nothing was cancelled yet; the export stopped early.",
+    ]
