@@ -674,7 +674,10 @@ def test_a_withdrawn_question_is_not_read_out_or_is_cut_off() -> None:
         # A negated completion word says the opposite: keep our own lead.
         ("Could not finish the export.", "Finished. Could not finish the export."),
         ("The upload was not completed.", "Finished. The upload was not completed."),
-        ("Codex session ended, after 2 minutes.", "Finished. Codex session ended, after 2 minutes."),
+        (
+            "Codex session ended, after 2 minutes.",
+            "Finished. Codex session ended, after 2 minutes.",
+        ),
     ],
 )
 def test_completion_is_not_announced_twice(summary: str, expected: str) -> None:
