@@ -37,7 +37,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def add_listen_options(parser: argparse.ArgumentParser) -> None:
     ui = parser.add_argument_group("interface")
-    ui.add_argument("--ui", choices=_ui_choices(), default="plain")
+    ui.add_argument(
+        "--ui",
+        choices=ui_choices(),
+        default=default_ui(),
+        help="tui (full screen, the default on an interactive terminal), plain, or none",
+    )
     ui.add_argument(
         "--speech",
         default="auto",
@@ -75,12 +80,18 @@ def add_listen_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="log diagnostics to stderr")
 
 
-def _ui_choices() -> list[str]:
+def ui_choices() -> list[str]:
     choices = ["plain", "none"]
     with contextlib.suppress(ImportError):
         importlib.import_module("announcer.ui.tui")
         choices.insert(0, "tui")
     return choices
+
+
+def default_ui() -> str:
+    """The Textual UI on an interactive terminal; the plain line UI for pipes and scripts."""
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    return "tui" if interactive and "tui" in ui_choices() else "plain"
 
 
 def settings_from_args(args: argparse.Namespace) -> UserSettings:
@@ -178,53 +189,45 @@ def format_adapter(name: str) -> Callable[[str], list[dict[str, Any]]] | None:
     return to_events
 
 
-def make_driver(spec: str) -> Any:
+def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str | None = None) -> Any:
     """A speech driver for ``--speech``; ``None`` means print only.
 
-    ``jsonl:PATH`` records every speech decision (the format tests rely on), ``text``
-    writes spoken lines to standard error, ``auto`` uses a voice backend when one is
-    installed and otherwise prints only.
+    ``auto`` tries a screen reader, speech-dispatcher, then pyttsx3 (and, without the
+    plain UI, text output); ``jsonl:PATH`` records every speech decision; ``text``
+    writes spoken lines to standard error. ``none`` prints announcements only.
     """
     if spec == "none":
         return None
+    from announcer.speech.auto import FallbackBackend
+    from announcer.speech.backends import create_backend
     from announcer.speech.driver import SpeechDriver
+    from announcer.speech.registry import backend_factory, user_voice
 
-    backend = _make_backend(spec)
-    if backend is None:
-        return None
-    try:
-        backend.start()
-    except Exception as exc:
-        if spec != "auto":
-            raise SystemExit(f"announcer: speech backend unavailable: {exc}") from None
-        print(f"announcer: no speech ({exc}); printing only", file=sys.stderr)
-        return None
-    return SpeechDriver(backend)
-
-
-def _make_backend(spec: str) -> Any:
     name, _, argument = spec.partition(":")
-    if name == "jsonl":
-        from announcer.speech.jsonl import JsonlBackend
-
-        if not argument:
-            raise SystemExit("announcer: --speech jsonl:PATH needs a file path")
-        return JsonlBackend(open(argument, "w", encoding="utf-8"))
-    if name == "text":
-        from announcer.speech.text import TextBackend
-
-        return TextBackend(sys.stderr)
-    if name == "auto":
-        with contextlib.suppress(ImportError, AttributeError):
-            module = importlib.import_module("announcer.speech.backends")
-            return module.create_backend("auto")
+    backend: Any
+    try:
+        if name == "auto" and ui == "plain":
+            # The plain UI already prints every line; a text "voice" would print it twice.
+            order = ["screenreader", "speechd", "pyttsx3"]
+            backend = FallbackBackend(
+                [(n, backend_factory(n, settings, speechd_autospawn=False)) for n in order]
+            )
+        elif name == "jsonl":
+            if not argument:
+                raise SystemExit("announcer: --speech jsonl:PATH needs a file path")
+            stream = open(argument, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as we do)
+            backend = create_backend("jsonl", settings, stream=stream)
+        else:
+            backend = create_backend(name, settings)  # text goes to stderr
+        backend.start()
+    except ValueError as exc:
+        raise SystemExit(f"announcer: --speech: {exc}") from None
+    except Exception as exc:
+        if name != "auto":
+            raise SystemExit(f"announcer: speech backend unavailable: {exc}") from None
+        print(f"announcer: no speech here ({exc}); printing only", file=sys.stderr)
         return None
-    with contextlib.suppress(ImportError, AttributeError):
-        module = importlib.import_module("announcer.speech.backends")
-        return module.create_backend(name)
-    raise SystemExit(
-        f"announcer: unknown speech backend {spec!r}: use auto, none, text, jsonl:PATH"
-    )
+    return SpeechDriver(backend, user_voice(settings))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -236,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     options = options_from_args(args)
     adapter = format_adapter(args.format)
-    driver = make_driver(args.speech)
+    driver = make_driver(args.speech, settings, ui=args.ui)
     try:
         session = LiveSession(
             list(args.sources),
