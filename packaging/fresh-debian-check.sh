@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Proves the README's set-up commands on a fresh Debian 12 that has only Python 3.11 and apt:
 # builds a minimal bookworm root with debootstrap, clones the repository into it, and runs
-# ./test, ./run --help and ./run replay of a shared fixture there as root.
+# ./run --help, ./test, both again (they must not set up twice) and ./run replay of a shared
+# fixture there, as root.
 # Usage (as root, on a Debian host): packaging/fresh-debian-check.sh [REPO] [SHARED]
 #   REPO    git repository to clone (default: this checkout)
 #   SHARED  directory mounted as ../shared beside the clone (default: ../shared beside REPO)
@@ -71,11 +72,16 @@ log "fresh root ready in $((SECONDS - start))s ($(git -C "$target/work/announcer
 
 status=0
 start=$SECONDS
-in_root ./test -q -p no:cacheprovider || status=1
-log "first ./test (set-up and suite) took $((SECONDS - start))s"
+in_root ./run --help >/dev/null || { log "./run --help failed on the fresh machine"; status=1; }
+log "first ./run --help (set-up for running) took $((SECONDS - start))s"
 start=$SECONDS
-in_root ./run --help >/dev/null || status=1
-log "./run --help after ./test took $((SECONDS - start))s"
-in_root ./run replay --no-delay ../shared/aaep/fixtures/captured-minimal-producer-run.jsonl >/dev/null || status=1
+in_root ./test -q -p no:cacheprovider || { log "./test failed"; status=1; }
+log "then ./test (test packages, benchmark extra and the suite) took $((SECONDS - start))s"
+# Idempotence: once set up, neither command may install anything again.
+again="$(in_root './run --help >/dev/null && ./test -q -p no:cacheprovider tests/test_architecture.py >/dev/null' 2>&1)" ||
+    { log "second run failed: $again"; status=1; }
+case "$again" in *"announcer setup"*) log "set-up ran again: $again"; status=1 ;; esac
+in_root ./run replay --no-delay ../shared/aaep/fixtures/captured-minimal-producer-run.jsonl >/dev/null ||
+    { log "./run replay failed"; status=1; }
 [ "$status" -eq 0 ] && log "all passed" || log "FAILED"
 exit "$status"
