@@ -23,6 +23,7 @@ host_archive() {
         head -n1 | tr -d ' '
 }
 
+# shellcheck disable=SC2317  # called through the EXIT trap
 cleanup() {
     local i
     for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -R "${mounted[$i]}" 2>/dev/null || true; done
@@ -83,5 +84,5 @@ again="$(in_root './run --help >/dev/null && ./test -q -p no:cacheprovider tests
 case "$again" in *"announcer setup"*) log "set-up ran again: $again"; status=1 ;; esac
 in_root ./run replay --no-delay ../shared/aaep/fixtures/captured-minimal-producer-run.jsonl >/dev/null ||
     { log "./run replay failed"; status=1; }
-[ "$status" -eq 0 ] && log "all passed" || log "FAILED"
+if [ "$status" -eq 0 ]; then log "all passed"; else log "FAILED"; fi
 exit "$status"

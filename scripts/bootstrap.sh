@@ -103,7 +103,7 @@ ensure_venv() {
     if ! stamp_satisfies "$stamp" "$digest" "$extras"; then
         log "installing Python dependencies ($extras); the first time takes a few minutes"
         "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
-        "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$root[$extras]"
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "${root}[${extras}]"
         echo "$digest-$extras" > "$stamp"
     fi
 }
