@@ -61,8 +61,9 @@ class ConfigProblem:
         if self.field and self.used is not None:
             return t.gettext(
                 "{location}: setting '{field}': {problem}. Using {value} instead."
-            ).format(location=self.location, field=self.field, problem=self.message,
-                     value=self.used)
+            ).format(
+                location=self.location, field=self.field, problem=self.message, value=self.used
+            )
         if self.field:
             return t.gettext("{location}: setting '{field}': {problem}. It is ignored.").format(
                 location=self.location, field=self.field, problem=self.message
