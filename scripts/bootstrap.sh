@@ -10,27 +10,52 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"
 
 run_apt_packages=(espeak-ng libespeak-ng1 alsa-utils python3-speechd)
-test_apt_packages=(espeak-ng libespeak-ng1 alsa-utils sox tmux speech-dispatcher python3-speechd)
+# speech-dispatcher only recommends an output module; without one it aborts at start.
+test_apt_packages=(espeak-ng libespeak-ng1 alsa-utils sox tmux speech-dispatcher speech-dispatcher-espeak-ng
+    python3-speechd)
 
 log() { printf 'announcer setup: %s\n' "$*" >&2; }
 
-install_debian_packages() {
-    local wanted=("$@") missing=()
-    command -v dpkg-query >/dev/null 2>&1 || { log "not a Debian system; skipping system packages"; return 0; }
-    for pkg in "${wanted[@]}"; do
-        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+# Runs a command as root: directly, or through sudo when there is one.
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+can_become_root() {
+    [ "$(id -u)" -eq 0 ] || command -v sudo >/dev/null 2>&1
+}
+
+missing_debian_packages() {
+    local pkg
+    for pkg in "$@"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || echo "$pkg"
     done
+}
+
+# Installs the Debian packages that are not installed yet. With required=yes a
+# failure stops the set-up; otherwise it warns and announcer runs without them.
+install_debian_packages() {
+    local required="$1"; shift
+    local missing=()
+    command -v dpkg-query >/dev/null 2>&1 || { log "not a Debian system; skipping system packages"; return 0; }
+    mapfile -t missing < <(missing_debian_packages "$@")
     [ ${#missing[@]} -eq 0 ] && return 0
-    local sudo=""
-    if [ "$(id -u)" -ne 0 ]; then
-        if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
-            log "missing Debian packages (${missing[*]}); run as root or install them, continuing without"
-            return 0
+    if ! can_become_root; then
+        if [ "$required" = yes ]; then
+            log "these Debian packages are needed: ${missing[*]}"
+            log "run this once as root (or install sudo), then try again:"
+            log "  apt-get install ${missing[*]}"
+            exit 1
         fi
+        log "not root and no sudo: skipping Debian packages ${missing[*]}"
+        log "(as root: apt-get install ${missing[*]}); speech and some tests will be unavailable"
+        return 0
     fi
     log "installing Debian packages: ${missing[*]}"
-    $sudo apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # A fresh machine may never have fetched the package lists.
+    as_root apt-get update -qq >/dev/null
+    as_root env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 pick_python() {
@@ -43,23 +68,48 @@ pick_python() {
     log "Python 3.11 or newer is required"; exit 1
 }
 
+# Debian splits venv's ensurepip out of python3.X into python3.X-venv.
+ensure_venv_support() {
+    local python="$1" version
+    "$python" -c 'import ensurepip, venv' >/dev/null 2>&1 && return 0
+    version="$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+    install_debian_packages yes "python$version-venv"
+    "$python" -c 'import ensurepip, venv' >/dev/null 2>&1 ||
+        { log "$python cannot create virtual environments (no ensurepip)"; exit 1; }
+}
+
+# The stamp records the pyproject.toml hash and the extras installed; a later
+# call needing fewer extras (./run after ./test) is satisfied by it.
+stamp_satisfies() {
+    local stamp="$1" digest="$2" extras="$3" have extra
+    have="$(cat "$stamp" 2>/dev/null)" || return 1
+    [ "${have%%-*}" = "$digest" ] || return 1
+    for extra in ${extras//,/ }; do
+        case ",${have#*-}," in *",$extra,"*) ;; *) return 1 ;; esac
+    done
+}
+
 ensure_venv() {
-    local extras="$1" stamp="$venv/.announcer-installed" want
-    want="$(cat "$root/pyproject.toml" | sha256sum | cut -c1-16)-$extras"
-    if [ ! -x "$venv/bin/python" ]; then
+    local extras="$1" stamp="$venv/.announcer-installed" digest python
+    digest="$(sha256sum < "$root/pyproject.toml" | cut -c1-16)"
+    if ! "$venv/bin/python" -m pip --version >/dev/null 2>&1; then
+        python="$(pick_python)"
+        ensure_venv_support "$python"
+        # A half-made .venv (an earlier failed attempt) would fail again.
+        rm -rf "$venv"
         log "creating virtual environment in .venv"
-        "$(pick_python)" -m venv "$venv"
+        "$python" -m venv "$venv" || { rm -rf "$venv"; log "could not create .venv"; exit 1; }
     fi
-    if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-        log "installing Python dependencies ($extras)"
+    if ! stamp_satisfies "$stamp" "$digest" "$extras"; then
+        log "installing Python dependencies ($extras); the first time takes a few minutes"
         "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
-        "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$root[$extras]"
-        echo "$want" > "$stamp"
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "${root}[${extras}]"
+        echo "$digest-$extras" > "$stamp"
     fi
 }
 
 case "$purpose" in
-    run) install_debian_packages "${run_apt_packages[@]}"; ensure_venv "test" ;;
-    test) install_debian_packages "${test_apt_packages[@]}"; ensure_venv "test,benchmark" ;;
+    run) install_debian_packages no "${run_apt_packages[@]}"; ensure_venv "test" ;;
+    test) install_debian_packages no "${test_apt_packages[@]}"; ensure_venv "test,benchmark" ;;
     *) log "usage: bootstrap.sh run|test"; exit 2 ;;
 esac
