@@ -243,3 +243,16 @@ def test_locate_key_finds_tables_dotted_and_inline_keys() -> None:
     assert locate_key(lines, ("producers", "my bot", "source")) == 5
     assert locate_key(lines, ("producers", "my bot")) == 4
     assert locate_key(lines, ("nothing",)) is None
+
+
+def test_problem_details_are_translated_too(tmp_path: Path) -> None:
+    path = write(tmp_path, 'languages = ["fr"]\nearcon = false\nrate_wpm = 5000\n')
+    said: list[str] = []
+    load_settings(path, env=NO_ENV, report=said.append)
+    assert said[0] == (
+        f"{path}, line 2 : réglage 'earcon' : réglage inconnu (vouliez-vous dire 'earcons' ?). "
+        "Il est ignoré."
+    )
+    assert said[1].endswith(
+        "(reçu : 5000). Valeur utilisée à la place : le réglage par défaut du moteur."
+    )
