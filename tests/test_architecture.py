@@ -38,7 +38,5 @@ def test_core_is_mypy_strict_clean() -> None:
 
 
 def test_ruff_is_clean() -> None:
-    result = subprocess.run(
-        [_tool("ruff"), "check", "."], cwd=ROOT, capture_output=True, text=True
-    )
+    result = subprocess.run([_tool("ruff"), "check", "."], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr

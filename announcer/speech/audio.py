@@ -16,6 +16,7 @@ from __future__ import annotations
 import array
 import enum
 import math
+import queue
 import shutil
 import subprocess
 import sys
@@ -109,6 +110,12 @@ class Playback(Protocol):
     def stop(self) -> None:
         """Silence now; returns once the sound has stopped."""
 
+    def append(self, path: Path) -> None:
+        """Queue one more file (open-ended playbacks only)."""
+
+    def end(self) -> None:
+        """No more files will be appended: finish after the last one."""
+
     def is_active(self) -> bool: ...
 
 
@@ -116,9 +123,16 @@ class Player(Protocol):
     name: str
 
     def play(
-        self, paths: Sequence[Path], on_finished: Callable[[PlaybackResult], None]
+        self,
+        paths: Sequence[Path],
+        on_finished: Callable[[PlaybackResult], None],
+        *,
+        open_ended: bool = False,
     ) -> Playback:
-        """Play ``paths`` one after the other; ``on_finished`` is called exactly once."""
+        """Play ``paths`` one after the other; ``on_finished`` is called exactly once.
+
+        With ``open_ended`` the playback waits for more files until ``end`` is called.
+        """
 
     def close(self) -> None: ...
 
@@ -126,6 +140,27 @@ class Player(Protocol):
 def _last_line(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1] if lines else ""
+
+
+class _Playlist:
+    """Files to play in order; an open-ended list grows while it plays (long texts are
+    synthesised a sentence ahead of the voice) until ``end`` is called."""
+
+    def __init__(self, paths: Sequence[Path], open_ended: bool) -> None:
+        self._queue: queue.Queue[Path | None] = queue.Queue()
+        for path in paths:
+            self._queue.put(path)
+        if not open_ended:
+            self._queue.put(None)
+
+    def append(self, path: Path) -> None:
+        self._queue.put(path)
+
+    def end(self) -> None:
+        self._queue.put(None)
+
+    def next(self) -> Path | None:
+        return self._queue.get()
 
 
 class _ProcessPlayback:
@@ -137,8 +172,9 @@ class _ProcessPlayback:
         start_process: Callable[[Path], subprocess.Popen[bytes]],
         on_finished: Callable[[PlaybackResult], None],
         player_name: str,
+        open_ended: bool = False,
     ) -> None:
-        self._paths = list(paths)
+        self._playlist = _Playlist(paths, open_ended)
         self._start_process = start_process
         self._on_finished = on_finished
         self._player_name = player_name
@@ -153,9 +189,10 @@ class _ProcessPlayback:
     def _run(self) -> None:
         result = PlaybackResult(PlaybackOutcome.FINISHED)
         try:
-            for path in self._paths:
+            while True:
+                path = self._playlist.next()
                 with self._lock:
-                    if self._stopped:
+                    if self._stopped or path is None:
                         break
                     try:
                         process = self._start_process(path)
@@ -186,10 +223,17 @@ class _ProcessPlayback:
             self._done.set()
             self._on_finished(result)
 
+    def append(self, path: Path) -> None:
+        self._playlist.append(path)
+
+    def end(self) -> None:
+        self._playlist.end()
+
     def stop(self) -> None:
         with self._lock:
             self._stopped = True
             process = self.process
+        self._playlist.end()  # wake a playlist waiting for its next file
         if process is not None and process.poll() is None:
             process.kill()
             process.wait()
@@ -220,9 +264,13 @@ class CommandPlayer:
         )
 
     def play(
-        self, paths: Sequence[Path], on_finished: Callable[[PlaybackResult], None]
+        self,
+        paths: Sequence[Path],
+        on_finished: Callable[[PlaybackResult], None],
+        *,
+        open_ended: bool = False,
     ) -> _ProcessPlayback:
-        return _ProcessPlayback(paths, self.start_process, on_finished, self.name)
+        return _ProcessPlayback(paths, self.start_process, on_finished, self.name, open_ended)
 
     def close(self) -> None:
         """Release anything kept ready between plays."""
@@ -301,11 +349,16 @@ class SinkPlayer(CommandPlayer):
 class _WinsoundPlayback:
     """Windows: winsound plays asynchronously; purging stops it at once."""
 
-    def __init__(self, paths: Sequence[Path], on_finished: Callable[[PlaybackResult], None]):
+    def __init__(
+        self,
+        paths: Sequence[Path],
+        on_finished: Callable[[PlaybackResult], None],
+        open_ended: bool = False,
+    ) -> None:
         import winsound  # type: ignore[import-not-found,unused-ignore]
 
         self._winsound: Any = winsound
-        self._paths = list(paths)
+        self._playlist = _Playlist(paths, open_ended)
         self._on_finished = on_finished
         self._stop = threading.Event()
         self._done = threading.Event()
@@ -315,8 +368,9 @@ class _WinsoundPlayback:
         ws = self._winsound
         result = PlaybackResult(PlaybackOutcome.FINISHED)
         try:
-            for path in self._paths:
-                if self._stop.is_set():
+            while True:
+                path = self._playlist.next()
+                if path is None or self._stop.is_set():
                     break
                 try:
                     ws.PlaySound(str(path), ws.SND_FILENAME | ws.SND_ASYNC | ws.SND_NODEFAULT)
@@ -330,8 +384,15 @@ class _WinsoundPlayback:
             self._done.set()
             self._on_finished(result)
 
+    def append(self, path: Path) -> None:
+        self._playlist.append(path)
+
+    def end(self) -> None:
+        self._playlist.end()
+
     def stop(self) -> None:
         self._stop.set()
+        self._playlist.end()
         ws = self._winsound
         ws.PlaySound(None, ws.SND_PURGE)
 
@@ -342,12 +403,16 @@ class _WinsoundPlayback:
 class WinsoundPlayer:
     name = "winsound"
 
-    def close(self) -> None: ...
-
     def play(
-        self, paths: Sequence[Path], on_finished: Callable[[PlaybackResult], None]
+        self,
+        paths: Sequence[Path],
+        on_finished: Callable[[PlaybackResult], None],
+        *,
+        open_ended: bool = False,
     ) -> _WinsoundPlayback:
-        return _WinsoundPlayback(paths, on_finished)
+        return _WinsoundPlayback(paths, on_finished, open_ended)
+
+    def close(self) -> None: ...
 
 
 def _probe(player: CommandPlayer) -> str | None:

@@ -14,10 +14,13 @@ import contextlib
 import itertools
 import logging
 import queue
+import re
 import shutil
 import sys
 import tempfile
+import textwrap
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -32,6 +35,7 @@ from announcer.speech.audio import (
     PlaybackResult,
     Player,
     find_audio_player,
+    wav_info,
 )
 from announcer.speech.backend import (
     BackendCapabilities,
@@ -63,12 +67,40 @@ def _quiet_print(*_args: object, **_kwargs: object) -> None:
     on stdout and would corrupt the text/jsonl output that shares it."""
 
 
+_CLAUSE_END = re.compile(r"(?<=[.!?;:])\s+")
+FIRST_CHUNK_CHARS = 160
+READ_AHEAD_S = 0.6  # synthesise the next part this long before the voice needs it
+CHUNK_CHARS = 250  # ~30 ms of synthesis: the most a barge-in can wait for the engine
+
+
+def speech_chunks(text: str) -> list[str]:
+    """Split a text at sentence ends into chunks: a short first one, so the voice starts
+    at once (espeak-ng takes ~1 s for 3,000 characters), then larger ones synthesised
+    while the earlier ones play."""
+    chunks: list[str] = []
+    current = ""
+    for sentence in _CLAUSE_END.split(" ".join(text.split())):
+        for part in textwrap.wrap(sentence, CHUNK_CHARS) or []:
+            limit = CHUNK_CHARS if chunks else FIRST_CHUNK_CHARS
+            if current and len(current) + 1 + len(part) > limit:
+                chunks.append(current)
+                current = part
+            else:
+                current = f"{current} {part}" if current else part
+    if current:
+        chunks.append(current)
+    return chunks
+
+
 class Synthesizer:
     """The pyttsx3 engine, confined to one thread; other threads submit jobs."""
 
     def __init__(self, driver_name: str | None = None) -> None:
         self._driver_name = driver_name
-        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
+        # (priority, order, job): a barge-in's first words jump ahead of the later parts
+        # of a long text still being synthesised
+        self._jobs: queue.PriorityQueue[tuple[int, int, Callable[[], None]]] = queue.PriorityQueue()
+        self._order = itertools.count()
         self._thread: threading.Thread | None = None
         self._engine: Any = None
         self._defaults: dict[str, Any] = {}
@@ -98,15 +130,21 @@ class Synthesizer:
 
     def _run(self) -> None:
         while True:
-            job = self._jobs.get()
-            if job is None:
-                return
+            _, _, job = self._jobs.get()
             job()
 
-    def submit(self, work: Callable[[], T]) -> Future[T]:
+    def submit(
+        self,
+        work: Callable[[], T],
+        priority: int = 0,
+        wanted: Callable[[], bool] | None = None,
+    ) -> Future[T]:
+        """Run ``work`` on the engine thread; skipped (cancelled) if ``wanted()`` turns false."""
         future: Future[T] = Future()
 
         def job() -> None:
+            if wanted is not None and not wanted():
+                future.cancel()
             if not future.set_running_or_notify_cancel():
                 return
             try:
@@ -114,7 +152,7 @@ class Synthesizer:
             except BaseException as exc:
                 future.set_exception(exc)
 
-        self._jobs.put(job)
+        self._jobs.put((priority, next(self._order), job))
         return future
 
     def _ensure_engine(self) -> None:
@@ -196,15 +234,26 @@ class Synthesizer:
             raise BackendFailed("the speech engine produced no audio")
         return path
 
-    def synthesize(self, text: str, settings: VoiceSettings, path: Path) -> Future[Path]:
-        return self.submit(lambda: self._synthesize_now(text, settings, path))
+    def synthesize(
+        self,
+        text: str,
+        settings: VoiceSettings,
+        path: Path,
+        *,
+        later: bool = False,
+        wanted: Callable[[], bool] | None = None,
+    ) -> Future[Path]:
+        """``later`` marks read-ahead work that any first chunk may overtake."""
+        return self.submit(
+            lambda: self._synthesize_now(text, settings, path), 1 if later else 0, wanted
+        )
 
     def drain(self, timeout: float = ENGINE_START_TIMEOUT_S) -> None:
         """Wait until every job submitted so far has run (before deleting their files)."""
         if self._thread is None or threading.current_thread() is self._thread:
             return
         with contextlib.suppress(Exception):
-            self.submit(lambda: None).result(timeout=timeout)
+            self.submit(lambda: None, priority=2).result(timeout=timeout)
 
 
 _shared: Synthesizer | None = None
@@ -230,6 +279,12 @@ class _Utterance:
     stopped: bool = False
     finished: bool = False
     files: list[Path] = field(default_factory=list)
+    # long texts: the chunks still to synthesise while the first ones play
+    pending: list[str] = field(default_factory=list)
+    later_wavs: list[Path] = field(default_factory=list)
+    audio_ends_at: float = 0.0  # monotonic time the audio queued so far runs out
+    read_ahead: threading.Timer | None = None
+    settings: VoiceSettings = field(default_factory=VoiceSettings)
 
 
 class Pyttsx3Backend:
@@ -328,15 +383,22 @@ class Pyttsx3Backend:
         earcon = earcon_path(announcement.earcon) if self.earcons else None
         if earcon is not None:
             utterance.files.append(earcon)
-        if announcement.text.strip():
+        chunks = speech_chunks(announcement.text)
+        if chunks:
             utterance.wav = self._work_dir / f"utterance-{utterance.number}.wav"
-            settings = self.voice_for(announcement.language, voice)
-            future = self._synth.synthesize(announcement.text, settings, utterance.wav)
+            utterance.settings = self.voice_for(announcement.language, voice)
+            utterance.pending = chunks[1:]
+            future = self._synth.synthesize(
+                chunks[0], utterance.settings, utterance.wav, wanted=lambda: not utterance.stopped
+            )
             future.add_done_callback(lambda done: self._synthesized(utterance, done))
         else:
             self._play(utterance)
 
     def _synthesized(self, utterance: _Utterance, future: Future[Path]) -> None:
+        if future.cancelled():  # stopped before the engine got to it
+            self._finish(utterance)
+            return
         error = future.exception()
         if error is not None:
             if utterance.stopped:
@@ -347,6 +409,60 @@ class Pyttsx3Backend:
         assert utterance.wav is not None
         utterance.files.append(utterance.wav)
         self._play(utterance)
+        if utterance.pending:
+            self._schedule_next(utterance)
+
+    def _schedule_next(self, utterance: _Utterance) -> None:
+        """Synthesise the next part shortly before the queued audio runs out, not at once:
+        the engine then stays free for a barge-in's first words almost all the time."""
+        if utterance.stopped:
+            return
+        delay = utterance.audio_ends_at - READ_AHEAD_S - time.monotonic()
+        if delay <= 0:
+            self._synthesize_next(utterance)
+            return
+        timer = threading.Timer(delay, self._synthesize_next, args=(utterance,))
+        timer.daemon = True
+        utterance.read_ahead = timer
+        timer.start()
+
+    def _queue_audio(self, utterance: _Utterance, files: list[Path]) -> None:
+        seconds = 0.0
+        for path in files:
+            with contextlib.suppress(OSError, EOFError, ValueError):
+                seconds += wav_info(path).duration_s
+        utterance.audio_ends_at = max(utterance.audio_ends_at, time.monotonic()) + seconds
+
+    def _synthesize_next(self, utterance: _Utterance) -> None:
+        """Synthesise the next chunk of a long text while the previous one plays."""
+        assert self._work_dir is not None
+        playback = utterance.playback
+        if utterance.stopped or playback is None:
+            return
+        if not utterance.pending:
+            playback.end()
+            return
+        text = utterance.pending.pop(0)
+        path = self._work_dir / (
+            f"utterance-{utterance.number}.{len(utterance.later_wavs) + 2}.wav"
+        )
+        utterance.later_wavs.append(path)
+
+        def synthesized(future: Future[Path]) -> None:
+            if utterance.stopped or future.cancelled():
+                return
+            error = future.exception()
+            if error is not None:
+                log.warning("pyttsx3 backend: a later part could not be synthesised: %s", error)
+                playback.end()
+                return
+            self._queue_audio(utterance, [path])
+            playback.append(path)
+            self._schedule_next(utterance)
+
+        self._synth.synthesize(
+            text, utterance.settings, path, later=True, wanted=lambda: not utterance.stopped
+        ).add_done_callback(synthesized)
 
     def _play(self, utterance: _Utterance) -> None:
         assert self.player is not None
@@ -356,9 +472,12 @@ class Pyttsx3Backend:
             else:
                 start = bool(utterance.files)
                 if start:
+                    self._queue_audio(utterance, utterance.files)
                     self.history.append((utterance.announcement, utterance.wav))
                     utterance.playback = self.player.play(
-                        list(utterance.files), lambda result: self._played(utterance, result)
+                        list(utterance.files),
+                        lambda result: self._played(utterance, result),
+                        open_ended=bool(utterance.pending),
                     )
         if not start:
             self._discard(utterance)
@@ -400,9 +519,10 @@ class Pyttsx3Backend:
 
     @staticmethod
     def _discard(utterance: _Utterance) -> None:
-        if utterance.wav is not None:
-            with contextlib.suppress(OSError):
-                utterance.wav.unlink()
+        for wav in [utterance.wav, *utterance.later_wavs]:
+            if wav is not None:
+                with contextlib.suppress(OSError):
+                    wav.unlink()
 
     def stop(self) -> None:
         with self._lock:
@@ -411,6 +531,8 @@ class Pyttsx3Backend:
                 return
             utterance.stopped = True
             playback = utterance.playback
+            if utterance.read_ahead is not None:
+                utterance.read_ahead.cancel()
         if playback is not None:
             playback.stop()
         # synthesis still running, or the player already gone: done now, not later

@@ -1,1 +1,56 @@
-"""transports."""
+"""Transports: WebSocket, SSE+POST, Unix socket, stdio JSON-RPC and JSON Lines replay.
+
+``open_transport(source, options)`` picks one from the SOURCE the user typed:
+``ws://``/``wss://``, ``http://``/``https://``, ``unix:/path``,
+``stdio:COMMAND``, a file path, or ``-`` for standard input.
+"""
+
+from __future__ import annotations
+
+from announcer.transports.base import (
+    HandshakeOutcome,
+    InsecureTransportRefused,
+    ReplyNotDelivered,
+    Transport,
+    TransportError,
+    TransportOptions,
+)
+
+
+def open_transport(source: str, options: TransportOptions) -> Transport:
+    if source.startswith(("ws://", "wss://")):
+        from announcer.transports.websocket import WebSocketTransport
+
+        return WebSocketTransport(source, options)
+    if source.startswith(("http://", "https://")):
+        from announcer.transports.sse import SseTransport
+
+        return SseTransport(source, options)
+    if source.startswith("unix:"):
+        from announcer.transports.unix import UnixSocketTransport
+
+        return UnixSocketTransport(source.removeprefix("unix:"), options)
+    if source.startswith("stdio:"):
+        from announcer.transports.stdio import StdioTransport
+
+        return StdioTransport(source.removeprefix("stdio:"), options)
+    if "://" in source:
+        scheme = source.split("://", 1)[0]
+        raise TransportError(
+            f"unknown source scheme {scheme!r}: use ws://, wss://, http://, https://, "
+            "unix:/path, stdio:COMMAND, a file path or -"
+        )
+    from announcer.transports.replay import ReplayTransport
+
+    return ReplayTransport(source, options)
+
+
+__all__ = [
+    "HandshakeOutcome",
+    "InsecureTransportRefused",
+    "ReplyNotDelivered",
+    "Transport",
+    "TransportError",
+    "TransportOptions",
+    "open_transport",
+]

@@ -1,8 +1,8 @@
-"""Shared fixtures for the speech tests: a real sink player, and the speech engine present."""
+"""Shared fixtures for the speech tests: a real sink player, closed after each test."""
 
 from __future__ import annotations
 
-import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,11 +11,7 @@ from announcer.speech.audio import SinkPlayer
 
 
 @pytest.fixture
-def sink(tmp_path: Path) -> SinkPlayer:
-    return SinkPlayer(tmp_path / "heard")
-
-
-@pytest.fixture(scope="session")
-def espeak() -> None:
-    if shutil.which("espeak-ng") is None:
-        pytest.fail("espeak-ng is not installed; ./test installs it (scripts/bootstrap.sh)")
+def sink(tmp_path: Path) -> Iterator[SinkPlayer]:
+    player = SinkPlayer(tmp_path / "heard")
+    yield player
+    player.close()  # end its standby process

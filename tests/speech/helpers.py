@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 # generous: the suite runs on a loaded 2-core machine
 WAIT_S = 30.0
@@ -33,3 +34,14 @@ class Done:
 
     def wait(self, timeout: float = WAIT_S) -> bool:
         return self._event.wait(timeout)
+
+
+def heard_frames(path: Path) -> int:
+    """Frames a sink player has written so far (0 before its WAV header exists)."""
+    import wave
+
+    try:
+        with wave.open(str(path), "rb") as wav:
+            return wav.getnframes()
+    except (OSError, EOFError, wave.Error):
+        return 0

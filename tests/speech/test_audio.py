@@ -19,7 +19,7 @@ from announcer.speech.audio import (
 )
 from announcer.speech.earcons import earcon_path
 
-from .helpers import WAIT_S, wait_for
+from .helpers import WAIT_S, heard_frames, wait_for
 
 
 def _tone(path: Path, seconds: float, rate: int = 22050) -> Path:
@@ -77,7 +77,7 @@ def test_stop_kills_the_player_process_before_returning(tmp_path: Path, sink: Si
     outcomes = Outcomes()
     playback = sink.play([source], outcomes)
     heard = sink.out_dir / "0001.wav"
-    assert wait_for(lambda: heard.exists() and wav_info(heard).frames > 2205)
+    assert wait_for(lambda: heard_frames(heard) > 2205)
     process = playback.process
     assert process is not None and process.poll() is None
     playback.stop()

@@ -11,7 +11,7 @@ from announcer.speech.audio import SinkPlayer, wav_info, wav_rms
 from announcer.speech.driver import SpeechDriver
 from announcer.speech.pyttsx3_backend import Pyttsx3Backend
 
-from .helpers import WAIT_S, wait_for
+from .helpers import WAIT_S, heard_frames, wait_for
 
 
 def test_cancel_then_speak_cuts_the_old_audio_and_plays_the_critical_one(tmp_path: Path) -> None:
@@ -24,7 +24,7 @@ def test_cancel_then_speak_cuts_the_old_audio_and_plays_the_critical_one(tmp_pat
         long_text = "The agent is reading a very long file aloud, line after line. " * 8
         driver.execute([Speak(1, Announcement(long_text))])
         first = sink.out_dir / "0001.wav"
-        assert wait_for(lambda: first.exists() and wav_info(first).frames > 4410)
+        assert wait_for(lambda: heard_frames(first) > 4410)
 
         critical = Announcement(
             "Confirm: push to main?",

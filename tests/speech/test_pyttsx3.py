@@ -13,7 +13,7 @@ from announcer.speech.backend import BackendUnavailable, SpeechBackend, VoiceSet
 from announcer.speech.earcons import earcon_path
 from announcer.speech.pyttsx3_backend import Pyttsx3Backend, shared_synthesizer
 
-from .helpers import Done, wait_for
+from .helpers import Done, heard_frames, wait_for
 
 SENTENCE = "The agent finished running the test suite and all forty two tests passed."
 LONG = " ".join(
@@ -95,7 +95,7 @@ def test_a_critical_announcement_cuts_a_long_one_and_plays_next(
     backend.speak(Announcement(LONG, urgency=Urgency.NORMAL), VoiceSettings(), long_done)
     first_heard = sink.out_dir / "0001.wav"
     # the long one is audibly playing: at least 0.2 s of it has reached the sink
-    assert wait_for(lambda: first_heard.exists() and wav_info(first_heard).frames > 4410)
+    assert wait_for(lambda: heard_frames(first_heard) > 4410)
     playback = backend._current.playback if backend._current else None
     assert playback is not None
     long_player = playback.process  # type: ignore[attr-defined]
@@ -222,3 +222,36 @@ def test_without_a_sound_card_start_says_why_in_one_line() -> None:
     with pytest.raises(BackendUnavailable, match=r"^no audio output: ") as err:
         Pyttsx3Backend().start()
     assert "\n" not in str(err.value)
+
+
+def test_a_long_text_starts_with_its_first_sentences_and_plays_whole(
+    backend: Pyttsx3Backend, sink: SinkPlayer, tmp_path: Path
+) -> None:
+    # long words, few of them: over the first chunk's 160 characters, yet quick to hear
+    text = " ".join(["Comprehensive documentation regenerated successfully."] * 4)
+    voice = VoiceSettings(rate_wpm=450)
+    done = Done()
+    backend.speak(Announcement(text), voice, done)
+    assert done.wait() and done.calls == 1
+    names = [src.name for src, _ in sink.played]
+    assert names[0] == "utterance-1.wav" and len(names) >= 2
+    assert names[1:] == [f"utterance-1.{k}.wav" for k in range(2, len(names) + 1)]
+    heard = sum(wav_info(out).duration_s for _, out in sink.played)
+    whole = wav_info(_synthesize(text, backend.voice_for("en", voice), tmp_path / "w.wav"))
+    assert abs(heard - whole.duration_s) < 0.25 * whole.duration_s
+    assert all(wav_rms(out) > RMS_FLOOR for _, out in sink.played)
+
+
+def test_stopping_a_long_text_stops_its_later_parts_too(
+    backend: Pyttsx3Backend, sink: SinkPlayer
+) -> None:
+    text = " ".join(f"Sentence number {n} keeps going for a while." for n in range(1, 30))
+    done = Done()
+    backend.speak(Announcement(text), VoiceSettings(), done)
+    assert wait_for(lambda: heard_frames(sink.out_dir / "0001.wav") > 2205)
+    backend.stop()
+    assert done.calls == 1 and not backend.is_speaking()
+    after = Done()
+    backend.speak(Announcement("Next."), VoiceSettings(), after)
+    assert after.wait()
+    assert [src.name for src, _ in sink.played] == ["utterance-1.wav", "utterance-2.wav"]

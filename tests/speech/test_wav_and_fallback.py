@@ -271,3 +271,17 @@ def test_text_is_the_last_resort_when_audio_dies(tmp_path: Path) -> None:
         assert told[-1].endswith("switching to text")
     finally:
         auto.close()
+
+
+def test_listen_finds_the_backends_by_name(tmp_path: Path) -> None:
+    """``announcer listen --speech NAME`` looks backends up in announcer.speech.backends."""
+    from announcer.cli.commands.listen import make_driver
+
+    driver = make_driver("auto")
+    try:
+        assert driver is not None
+        assert isinstance(driver.backend, FallbackBackend)
+        assert driver.backend.active is not None
+    finally:
+        if driver is not None:
+            driver.backend.close()

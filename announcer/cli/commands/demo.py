@@ -1,18 +1,36 @@
-"""``announcer demo``: hear the bundled banking session (also what ``announcer`` runs).
+"""``announcer demo`` (also what plain ``announcer`` runs): try announcer with no setup.
 
-For now the demo replays a recorded session to the console through the real engine;
-a later version runs a live demo producer with speech and the Textual UI.
+It starts the built-in demo producer in this process on a free loopback port and
+listens to it over a real WebSocket, exactly as ``announcer listen`` would: the
+pretend agent plans a trip, asks before it books, asks every kind of question,
+hands off and reports an error. ``--recorded`` (or any replay timing option)
+replays the bundled banking session through the engine instead, without a network.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from importlib import resources
+from typing import Any
 
+from announcer.cli.commands.listen import make_driver, run_session
 from announcer.cli.commands.replay import add_replay_options, replay, report_problems
+from announcer.cli.commands.replay import settings_from_args as replay_settings
+from announcer.engine.settings import UserSettings
+from announcer.producer.core import ProducerCore, ProducerOptions
+from announcer.producer.scenario import Scenario, ScenarioError, load_scenario
+from announcer.producer.server import ProducerServer
+from announcer.runtime.session import LiveSession
+from announcer.transports import TransportOptions
 
 DEMO_SESSION = "banking_session.jsonl"
+RECORDED_SPEED = 2.0
+INTRO = (
+    "announcer demo: a pretend agent plans a trip and asks you before it acts. "
+    "Answer on the keyboard when asked; type :help for commands, Ctrl-C to stop."
+)
 
 
 def demo_lines() -> list[str]:
@@ -20,20 +38,58 @@ def demo_lines() -> list[str]:
     return text.splitlines()
 
 
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "demo",
+        help="hear a live demo agent and answer it (the default command)",
+        description=__doc__,
+    )
+    add_replay_options(parser, default_speed=None)
+    live = parser.add_argument_group("live demo")
+    live.add_argument("--recorded", action="store_true", help="replay the recorded session")
+    live.add_argument("--scenario", default="tour", help="demo producer scenario name or file")
+    live.add_argument("--ui", choices=["plain", "none"], default="plain")
+    live.add_argument("--speech", default="auto", metavar="BACKEND")
+    live.add_argument("--auto-reject", action="store_true", help="reject every confirmation")
+    parser.set_defaults(func=run)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.speed is not None and args.speed <= 0:
         print("announcer demo: --speed: must be greater than 0", file=sys.stderr)
         return 2
-    engine = replay(demo_lines(), args, sys.stdout)
-    report_problems(engine, DEMO_SESSION)
-    return 0
+    if args.recorded or args.no_delay or args.speed is not None:
+        if args.speed is None:
+            args.speed = RECORDED_SPEED
+        engine = replay(demo_lines(), args, sys.stdout)
+        report_problems(engine, DEMO_SESSION)
+        return 0
+    try:
+        scenario = load_scenario(args.scenario)
+    except ScenarioError as exc:
+        print(f"announcer demo: {exc}", file=sys.stderr)
+        return 2
+    settings = replay_settings(args)
+    if args.auto_reject:
+        settings = settings.model_copy(update={"reply_policy": "auto_reject"})
+    driver = make_driver(args.speech)
+    if args.ui == "plain":
+        print(INTRO, flush=True)
+    return asyncio.run(_live(scenario, settings, driver, args.ui))
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "demo",
-        help="replay the bundled banking session (the default command)",
-        description=__doc__,
-    )
-    add_replay_options(parser, default_speed=2.0)
-    parser.set_defaults(func=run)
+async def _live(scenario: Scenario, settings: UserSettings, driver: Any, ui: str) -> int:
+    core = ProducerCore(scenario, ProducerOptions())
+    server = ProducerServer(core, "127.0.0.1", 0)
+    await server.start()
+    try:
+        session = LiveSession(
+            [f"ws://127.0.0.1:{server.port}/aaep/v1/ws"],
+            settings,
+            TransportOptions(),
+            driver=driver,
+            exit_when_done=True,
+        )
+        return await run_session(session, ui)
+    finally:
+        await server.close()

@@ -1,0 +1,270 @@
+"""``announcer listen SOURCE...``: hear one or more live producers and answer them.
+
+SOURCE is ``ws://`` or ``wss://`` (WebSocket, B.2), ``http://`` or ``https://``
+(SSE + POST, B.1), ``unix:/path`` (B.4), ``stdio:COMMAND`` (B.6), a JSON Lines
+file, or ``-`` for standard input. Several sources may be given at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib
+import json
+import logging
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from announcer.engine.settings import UserSettings
+from announcer.runtime.session import LiveSession
+from announcer.transports import TransportError, TransportOptions
+
+log = logging.getLogger("announcer.cli")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "listen", help="listen to live AAEP producers and answer them", description=__doc__
+    )
+    parser.add_argument("sources", nargs="+", metavar="SOURCE")
+    add_listen_options(parser)
+    parser.set_defaults(func=run)
+
+
+def add_listen_options(parser: argparse.ArgumentParser) -> None:
+    ui = parser.add_argument_group("interface")
+    ui.add_argument("--ui", choices=_ui_choices(), default="plain")
+    ui.add_argument(
+        "--speech",
+        default="auto",
+        metavar="BACKEND",
+        help="auto, none, text, jsonl:PATH, or a backend name (default auto)",
+    )
+    ui.add_argument(
+        "--auto-reject",
+        action="store_true",
+        help="reject every confirmation without asking (never accepts anything)",
+    )
+    ui.add_argument("--exit-when-done", action="store_true", help="stop when sessions end")
+    prefs = parser.add_argument_group("what to hear (sent to producers as capabilities)")
+    prefs.add_argument("--verbosity", choices=["terse", "normal", "detailed"])
+    prefs.add_argument("--language", action="append", metavar="TAG", dest="languages")
+    prefs.add_argument("--cognitive-load", choices=["low", "medium", "high"])
+    prefs.add_argument("--max-events-per-second", type=float, metavar="N")
+    prefs.add_argument("--format", default="aaep", metavar="NAME", help="input format adapter")
+    conn = parser.add_argument_group("connection")
+    conn.add_argument(
+        "--allow-insecure", action="store_true", help="allow ws:// or http:// off loopback"
+    )
+    conn.add_argument("--ca-file", metavar="PATH", help="trust this CA for wss:// and https://")
+    conn.add_argument(
+        "--token-env", metavar="VAR", help="bearer token from this environment variable"
+    )
+    conn.add_argument("--token-file", metavar="PATH", help="bearer token from this file")
+    conn.add_argument("--max-frame-bytes", type=int, default=1024 * 1024, metavar="N")
+    conn.add_argument("--stall-timeout", type=float, default=45.0, metavar="SECONDS")
+    conn.add_argument("--handshake-timeout", type=float, default=5.0, metavar="SECONDS")
+    conn.add_argument("--unix-framing", choices=["length", "ndjson"], default="length")
+    conn.add_argument("--events-path", metavar="PATH", help="SSE event stream path")
+    conn.add_argument("--replies-path", metavar="PATH", help="reply POST path")
+    conn.add_argument("--subscribe-path", metavar="PATH", help="subscription POST path")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log diagnostics to stderr")
+
+
+def _ui_choices() -> list[str]:
+    choices = ["plain", "none"]
+    with contextlib.suppress(ImportError):
+        importlib.import_module("announcer.ui.tui")
+        choices.insert(0, "tui")
+    return choices
+
+
+def settings_from_args(args: argparse.Namespace) -> UserSettings:
+    settings = _load_user_settings()
+    update: dict[str, Any] = {}
+    if args.verbosity:
+        update["verbosity"] = args.verbosity
+    if args.languages:
+        update["languages"] = args.languages
+    if args.cognitive_load:
+        update["cognitive_load"] = args.cognitive_load
+    if args.max_events_per_second:
+        update["max_events_per_second"] = args.max_events_per_second
+    if args.auto_reject:
+        update["reply_policy"] = "auto_reject"
+    return UserSettings.model_validate({**settings.model_dump(), **update})
+
+
+def _load_user_settings() -> UserSettings:
+    """The settings file when the config adapter is installed, else defaults."""
+    try:
+        config = importlib.import_module("announcer.config.settings")
+        loader = getattr(config, "load_settings", None)
+    except ImportError:
+        loader = None
+    if loader is None:
+        return UserSettings()
+    try:
+        loaded = loader()
+    except Exception as exc:
+        print(f"announcer: ignoring the settings file: {exc}", file=sys.stderr)
+        return UserSettings()
+    return loaded if isinstance(loaded, UserSettings) else UserSettings()
+
+
+def options_from_args(args: argparse.Namespace) -> TransportOptions:
+    return TransportOptions(
+        allow_insecure=args.allow_insecure,
+        ca_file=args.ca_file,
+        token_env=args.token_env,
+        token_file=args.token_file,
+        max_frame_bytes=args.max_frame_bytes,
+        stall_seconds=args.stall_timeout,
+        unix_framing=args.unix_framing,
+        events_path=args.events_path,
+        replies_path=args.replies_path,
+        subscribe_path=args.subscribe_path,
+    )
+
+
+def format_adapter(name: str) -> Callable[[str], list[dict[str, Any]]] | None:
+    """``--format NAME``: input lines in another format, turned into AAEP event dicts."""
+    if name == "aaep":
+        return None
+    try:
+        formats = importlib.import_module("announcer.formats")
+        get_adapter = formats.get_adapter
+    except (ImportError, AttributeError):
+        raise SystemExit(
+            f"announcer: --format {name} needs the format adapters, which this build lacks"
+        ) from None
+    try:
+        adapter = get_adapter(name)
+    except (KeyError, ValueError, LookupError) as exc:
+        raise SystemExit(f"announcer: unknown --format {name!r}: {exc}") from None
+    convert = adapter if callable(adapter) else None
+    for method in ("feed", "convert", "feed_line"):
+        if convert is None and callable(getattr(adapter, method, None)):
+            convert = getattr(adapter, method)
+    if convert is None:
+        raise SystemExit(f"announcer: the {name} adapter cannot convert lines")
+
+    def to_events(line: str) -> list[dict[str, Any]]:
+        result = convert(line)
+        if result is None:
+            return []
+        if isinstance(result, dict):
+            return [result]
+        events = []
+        for item in result:
+            if isinstance(item, dict):
+                events.append(item)
+            elif hasattr(item, "model_dump"):
+                events.append(item.model_dump(mode="json", by_alias=True, exclude_none=True))
+            elif isinstance(item, str):
+                events.append(json.loads(item))
+        return events
+
+    return to_events
+
+
+def make_driver(spec: str) -> Any:
+    """A speech driver for ``--speech``; ``None`` means print only.
+
+    ``jsonl:PATH`` records every speech decision (the format tests rely on), ``text``
+    writes spoken lines to standard error, ``auto`` uses a voice backend when one is
+    installed and otherwise prints only.
+    """
+    if spec == "none":
+        return None
+    from announcer.speech.driver import SpeechDriver
+
+    backend = _make_backend(spec)
+    if backend is None:
+        return None
+    try:
+        backend.start()
+    except Exception as exc:
+        if spec != "auto":
+            raise SystemExit(f"announcer: speech backend unavailable: {exc}") from None
+        print(f"announcer: no speech ({exc}); printing only", file=sys.stderr)
+        return None
+    return SpeechDriver(backend)
+
+
+def _make_backend(spec: str) -> Any:
+    name, _, argument = spec.partition(":")
+    if name == "jsonl":
+        from announcer.speech.jsonl import JsonlBackend
+
+        if not argument:
+            raise SystemExit("announcer: --speech jsonl:PATH needs a file path")
+        return JsonlBackend(open(argument, "w", encoding="utf-8"))
+    if name == "text":
+        from announcer.speech.text import TextBackend
+
+        return TextBackend(sys.stderr)
+    if name == "auto":
+        with contextlib.suppress(ImportError, AttributeError):
+            module = importlib.import_module("announcer.speech.backends")
+            return module.create_backend("auto")
+        return None
+    with contextlib.suppress(ImportError, AttributeError):
+        module = importlib.import_module("announcer.speech.backends")
+        return module.create_backend(name)
+    raise SystemExit(
+        f"announcer: unknown speech backend {spec!r}: use auto, none, text, jsonl:PATH"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.ERROR,
+        stream=sys.stderr,
+        format="announcer: %(message)s",
+    )
+    settings = settings_from_args(args)
+    options = options_from_args(args)
+    adapter = format_adapter(args.format)
+    driver = make_driver(args.speech)
+    try:
+        session = LiveSession(
+            list(args.sources),
+            settings,
+            options,
+            driver=driver,
+            handshake_timeout=args.handshake_timeout,
+            exit_when_done=args.exit_when_done,
+            adapter=adapter,
+        )
+    except TransportError as exc:
+        print(f"announcer: {exc}", file=sys.stderr)
+        return 2
+    return asyncio.run(run_session(session, args.ui))
+
+
+async def run_session(session: LiveSession, ui_name: str, before: Any = None) -> int:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, session.stop)  # Ctrl-C closes subscriptions (§5.8)
+    if ui_name == "plain":
+        from announcer.ui.plain import PlainUi
+
+        PlainUi().attach(session)
+    elif ui_name == "tui":
+        return await _run_tui(session)
+    return await session.run()
+
+
+async def _run_tui(session: LiveSession) -> int:
+    tui = importlib.import_module("announcer.ui.tui")
+    runner = getattr(tui, "run_with_session", None)
+    if runner is None:
+        print("announcer: the full-screen UI cannot attach to a live session yet", file=sys.stderr)
+        return 2
+    result = await runner(session)
+    return int(result or 0)

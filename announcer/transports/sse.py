@@ -1,0 +1,249 @@
+"""Appendix B.1: Server-Sent Events for events, HTTP POST for everything else.
+
+Paths come, in order, from the user's flags, the producer manifest
+(``/.well-known/aaep-manifest.json``, §5.10.2, B.7.1), the Appendix B paths
+(``POST /aaep/v1/subscriptions``, ``GET /aaep/v1/events``,
+``POST /aaep/v1/replies``), and last the paths the public reference producers
+use (``GET /events``, ``POST /messages``). Parsing is left to ``httpx-sse``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+from httpx_sse import EventSource, SSEError
+
+from announcer.transports.base import (
+    HandshakeOutcome,
+    ReplyNotDelivered,
+    TransportError,
+    TransportOptions,
+    check_plaintext_allowed,
+)
+
+log = logging.getLogger("announcer.transports")
+
+APPENDIX_B = {
+    "subscribe": "/aaep/v1/subscriptions",
+    "events": "/aaep/v1/events",
+    "replies": "/aaep/v1/replies",
+}
+REFERENCE = {"subscribe": None, "events": "/events", "replies": "/messages"}
+_EVENT_NAMES = {"aaep.event", "message", ""}
+
+
+class SseTransport:
+    def __init__(self, url: str, options: TransportOptions, source_id: str | None = None) -> None:
+        check_plaintext_allowed(url, options)
+        parts = urlsplit(url)
+        self.origin = f"{parts.scheme}://{parts.netloc}"
+        self.given_path = parts.path if parts.path not in ("", "/") else None
+        self.options = options
+        self.source_id = source_id or url
+        self.description = url
+        self.paths: dict[str, str | None] | None = None
+        self.subscription_id: str | None = None
+        self.events_url: str | None = None
+        self.last_event_id: str | None = None
+        self._accepted: dict[str, Any] | None = None
+        self._client: httpx.AsyncClient | None = None
+        self._ready: tuple[Any, httpx.Response] | None = None
+
+    async def connect(self) -> None:
+        if self._client is None:
+            verify: Any = self.options.ssl_context() if self.origin.startswith("https") else True
+            self._client = httpx.AsyncClient(
+                base_url=self.origin,
+                verify=verify,
+                headers=self.options.auth_headers(),
+                # A read timeout is the stall detector: the producer's heartbeats keep it alive.
+                timeout=httpx.Timeout(
+                    self.options.connect_timeout, read=self.options.stall_seconds
+                ),
+                follow_redirects=False,
+            )
+        if self.paths is None:
+            self.paths = await self._discover()
+
+    async def _discover(self) -> dict[str, str | None] | None:
+        """Known paths, or None when only trying will tell (see :meth:`handshake`)."""
+        opts = self.options
+        if opts.events_path or opts.replies_path or opts.subscribe_path:
+            return {
+                "subscribe": opts.subscribe_path,
+                "events": opts.events_path or self.given_path or APPENDIX_B["events"],
+                "replies": opts.replies_path or APPENDIX_B["replies"],
+            }
+        manifest = await self._manifest()
+        endpoints = manifest.get("endpoints") if isinstance(manifest, dict) else None
+        if isinstance(endpoints, dict) and isinstance(endpoints.get("events"), str):
+            log.info("paths from the producer manifest")
+            return {
+                "subscribe": endpoints.get("subscriptions"),
+                "events": endpoints["events"],
+                "replies": endpoints.get("replies") or APPENDIX_B["replies"],
+            }
+        if self.given_path == REFERENCE["events"]:
+            return dict(REFERENCE)
+        if self.given_path is not None:
+            return {"subscribe": None, "events": self.given_path, "replies": REFERENCE["replies"]}
+        return None
+
+    async def _manifest(self) -> Any:
+        assert self._client is not None
+        try:
+            response = await self._client.get("/.well-known/aaep-manifest.json")
+        except httpx.HTTPError as exc:
+            raise TransportError(f"cannot reach {self.origin}: {_plain(exc)}") from None
+        if response.status_code != 200:
+            return None
+        try:
+            return response.json()
+        except ValueError:
+            log.warning("the producer manifest is not JSON; ignoring it")
+            return None
+
+    async def _open(self, url: str, headers: dict[str, str]) -> tuple[Any, httpx.Response]:
+        assert self._client is not None
+        stream = self._client.stream("GET", urljoin(self.origin, url), headers=headers)
+        try:
+            response = await stream.__aenter__()
+        except httpx.HTTPError as exc:
+            raise TransportError(f"the event stream failed: {_plain(exc)}") from None
+        return stream, response
+
+    async def _probe_events(self) -> dict[str, str | None]:
+        """Find the event stream by trying; the stream that answers is kept for :meth:`frames`.
+
+        Keeping it open matters: a producer counts every stream as a listener, and a
+        probe that comes and goes could make it apply defaults to pending prompts.
+        """
+        headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
+        for candidate in (APPENDIX_B, REFERENCE):
+            path = str(candidate["events"])
+            stream, response = await self._open(path, headers)
+            if response.status_code == 200:
+                self._ready = (stream, response)
+                if candidate is REFERENCE:
+                    log.info("using the reference producer paths GET /events and POST /messages")
+                return {"subscribe": None, "events": path, "replies": candidate["replies"]}
+            await stream.__aexit__(None, None, None)
+        raise TransportError(f"{self.origin} has no AAEP event stream at the known paths")
+
+    async def resume(self) -> bool:
+        """After a drop: is our subscription still known, so Last-Event-ID can resume it?"""
+        return self.subscription_id is not None and self._accepted is not None
+
+    async def handshake(self, request: dict[str, Any], timeout: float) -> HandshakeOutcome:
+        assert self._client is not None
+        self.subscription_id = None
+        self.events_url = None
+        path = APPENDIX_B["subscribe"] if self.paths is None else self.paths.get("subscribe")
+        if not path:
+            return HandshakeOutcome(None)
+        try:
+            response = await self._client.post(path, json=request, timeout=timeout)
+        except httpx.HTTPError as exc:
+            raise TransportError(f"the subscription request failed: {_plain(exc)}") from None
+        if response.status_code in (404, 405, 501):
+            if self.paths is None:
+                self.paths = await self._probe_events()
+            return HandshakeOutcome(None)  # no handshake here: Level 1/2 defaults (§9.3.3)
+        if self.paths is None:
+            self.paths = dict(APPENDIX_B)
+        try:
+            answer = response.json()
+        except ValueError:
+            raise TransportError(
+                f"the producer answered the subscription with HTTP {response.status_code}"
+            ) from None
+        if not isinstance(answer, dict):
+            raise TransportError("the producer's subscription answer is not a JSON object")
+        if answer.get("type") == "subscription.accepted":
+            self._accepted = answer
+            self.subscription_id = str(answer.get("subscription_id"))
+            self.last_event_id = None
+            location = response.headers.get("Location")
+            self.events_url = location or (
+                f"{self.paths['events']}?subscription_id={self.subscription_id}"
+            )
+        return HandshakeOutcome(answer)
+
+    async def frames(self) -> AsyncIterator[str]:
+        assert self._client is not None
+        if self.paths is None:
+            self.paths = await self._probe_events()
+        if self._ready is not None:
+            stream, response = self._ready
+            self._ready = None
+        else:
+            url = self.events_url or str(self.paths["events"])
+            headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
+            if self.last_event_id:
+                headers["Last-Event-ID"] = self.last_event_id  # B.1.5 resume
+            stream, response = await self._open(url, headers)
+        try:
+            if response.status_code == 404 and self.subscription_id:
+                self._accepted = None
+                raise TransportError("the producer no longer knows our subscription")
+            if response.status_code != 200:
+                raise TransportError(f"the event stream answered HTTP {response.status_code}")
+            async for sse in EventSource(response).aiter_sse():
+                if sse.event not in _EVENT_NAMES:
+                    self.options.count_drop(f"SSE event named {sse.event!r}")
+                    continue
+                if len(sse.data.encode("utf-8")) > self.options.max_frame_bytes:
+                    self.options.count_drop(f"event over {self.options.max_frame_bytes} bytes")
+                    continue
+                if sse.id:
+                    self.last_event_id = sse.id
+                if sse.data.strip():
+                    yield sse.data
+        except httpx.ReadTimeout:
+            raise TransportError("the producer went silent (no events, no heartbeat)") from None
+        except (httpx.HTTPError, SSEError) as exc:
+            raise TransportError(f"the event stream broke: {_plain(exc)}") from None
+        finally:
+            with contextlib.suppress(Exception):
+                await stream.__aexit__(None, None, None)
+        raise TransportError("the producer ended the event stream")
+
+    async def send(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        assert self._client is not None and self.paths is not None
+        path = self.paths.get("replies") or APPENDIX_B["replies"]
+        try:
+            response = await self._client.post(path, json=message)
+        except httpx.HTTPError as exc:
+            raise ReplyNotDelivered(f"the producer could not be reached: {_plain(exc)}") from None
+        if response.status_code >= 400:
+            raise ReplyNotDelivered(f"the producer refused it (HTTP {response.status_code})")
+        if response.status_code == 204 or not response.content:
+            return None
+        with contextlib.suppress(ValueError):
+            answer = response.json()
+            if isinstance(answer, dict) and str(answer.get("type", "")).startswith("subscription."):
+                if answer.get("type") == "subscription.accepted":
+                    self._accepted = answer
+                return answer
+        return None
+
+    async def close(self, reason: str = "subscriber_shutdown") -> None:
+        if self._ready is not None:
+            with contextlib.suppress(Exception):
+                await self._ready[0].__aexit__(None, None, None)
+            self._ready = None
+        client = self._client
+        self._client = None
+        if client is not None:
+            await client.aclose()
+
+
+def _plain(exc: Exception) -> str:
+    """An httpx error as a sentence, without headers (they may carry the token)."""
+    text = str(exc) or type(exc).__name__
+    return text.split("\n")[0]

@@ -1,0 +1,140 @@
+"""Appendix B.6: spawn a producer and speak JSON-RPC 2.0 over its stdin and stdout.
+
+The producer's stderr is for people (B.6.5): it is passed through to ours,
+never parsed. Stopping the transport stops the child: first a polite
+``aaep.close``, then SIGTERM, then SIGKILL, always by its own process id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import shlex
+from typing import Any
+
+from announcer.transports.base import TransportError, TransportOptions
+from announcer.transports.stream import MessageStreamTransport
+from announcer.transports.unix import UnixSocketTransport
+
+log = logging.getLogger("announcer.transports")
+
+_METHODS = {
+    "subscription.request": "aaep.subscribe",
+    "subscription.renegotiate": "aaep.renegotiate",
+    "confirmation.reply": "aaep.reply",
+    "clarification.reply": "aaep.reply",
+    "subscription.close": "aaep.close",
+}
+_REQUESTS = {"aaep.subscribe", "aaep.renegotiate"}
+
+
+class StdioTransport(MessageStreamTransport):
+    def __init__(
+        self, command: str, options: TransportOptions, source_id: str | None = None
+    ) -> None:
+        super().__init__()
+        self.argv = shlex.split(command)
+        if not self.argv:
+            raise TransportError("stdio: needs a command, e.g. stdio:'my-agent --aaep'")
+        self.options = options
+        self.source_id = source_id or f"stdio:{command}"
+        self.description = f"stdio:{self.argv[0]}"
+        self._proc: asyncio.subprocess.Process | None = None
+        self._ids = itertools.count(1)
+
+    async def connect(self) -> None:
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=None,
+                limit=self.options.max_frame_bytes + 16,
+            )
+        except OSError as exc:
+            raise TransportError(f"cannot start {self.argv[0]}: {exc.strerror}") from None
+
+    async def _read(self) -> str | None:
+        proc = self._proc
+        if proc is None or proc.stdout is None:
+            return None
+        while True:
+            try:
+                line = await proc.stdout.readuntil(b"\n")
+            except asyncio.LimitOverrunError:
+                self.options.count_drop(f"line over {self.options.max_frame_bytes} bytes")
+                await UnixSocketTransport._skip_rest_of_line(proc.stdout)
+                continue
+            except asyncio.IncompleteReadError as exc:
+                line = exc.partial
+            if not line:
+                code = await proc.wait()
+                raise TransportError(f"the producer process exited with status {code}")
+            if not line.strip():
+                continue
+            try:
+                envelope = json.loads(line)
+            except ValueError:
+                self.options.count_drop("stdio line is not JSON")
+                continue
+            if not isinstance(envelope, dict) or envelope.get("jsonrpc") != "2.0":
+                self.options.count_drop("stdio line is not JSON-RPC 2.0")
+                continue
+            if "result" in envelope:
+                return json.dumps(envelope["result"], ensure_ascii=False)
+            if "error" in envelope:
+                error = envelope["error"]
+                message = error.get("message") if isinstance(error, dict) else error
+                log.warning("the producer answered a request with an error: %s", message)
+                continue
+            method = envelope.get("method")
+            if method == "aaep.ping" and "id" in envelope:
+                await self._send_envelope({"jsonrpc": "2.0", "id": envelope["id"], "result": {}})
+                continue
+            if method in ("aaep.event", "aaep.message", "aaep.renegotiate", "aaep.close"):
+                params = envelope.get("params")
+                if method == "aaep.close" and not (
+                    isinstance(params, dict) and params.get("type") == "subscription.close"
+                ):
+                    return None
+                return json.dumps(params, ensure_ascii=False)
+            self.options.count_drop(f"unknown JSON-RPC method {method!r}")
+
+    async def _send_envelope(self, envelope: dict[str, Any]) -> None:
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            raise TransportError("the producer process is not running")
+        proc.stdin.write(json.dumps(envelope, ensure_ascii=False).encode("utf-8") + b"\n")
+        try:
+            await proc.stdin.drain()
+        except (ConnectionError, BrokenPipeError):
+            raise TransportError("the producer process stopped reading") from None
+
+    async def _write(self, message: dict[str, Any]) -> None:
+        method = _METHODS.get(str(message.get("type")), "aaep.reply")
+        envelope: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": message}
+        if method in _REQUESTS:
+            envelope["id"] = next(self._ids)
+        await self._send_envelope(envelope)
+
+    async def close(self, reason: str = "subscriber_shutdown") -> None:
+        proc = self._proc
+        self._proc = None
+        if proc is None:
+            return
+        if proc.stdin is not None:
+            with contextlib.suppress(Exception):
+                proc.stdin.close()
+        if proc.returncode is None:
+            try:
+                await asyncio.wait_for(proc.wait(), 3)
+            except TimeoutError:
+                proc.terminate()
+                try:
+                    await asyncio.wait_for(proc.wait(), 3)
+                except TimeoutError:
+                    proc.kill()
+                    await proc.wait()

@@ -1,0 +1,120 @@
+"""Appendix B.2: WebSocket with the ``aaep.v1`` subprotocol, via ``websockets``."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+
+from announcer.transports.base import (
+    TransportError,
+    TransportOptions,
+    check_plaintext_allowed,
+)
+from announcer.transports.stream import MessageStreamTransport
+
+log = logging.getLogger("announcer.transports")
+
+
+class _RedactAuthorization(logging.Filter):
+    """websockets logs request headers at DEBUG; the bearer token must never reach a log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "authorization" in record.getMessage().lower():
+            record.msg = "> Authorization: [redacted]"
+            record.args = ()
+        return True
+
+
+wire_log = logging.getLogger("announcer.transports.wire")
+wire_log.addFilter(_RedactAuthorization())
+
+SUBPROTOCOL = "aaep.v1"
+# B.2.6 close codes, said in plain words.
+CLOSE_MEANINGS = {
+    4000: "the producer closed the subscription",
+    4001: "the producer rejected the subscription",
+    4002: "authentication failed",
+    4003: "authorisation was denied",
+    4004: "the producer ended the subscription for a violation",
+    4005: "the subscription was ended by this subscriber",
+}
+
+
+class WebSocketTransport(MessageStreamTransport):
+    def __init__(self, url: str, options: TransportOptions, source_id: str | None = None) -> None:
+        super().__init__()
+        check_plaintext_allowed(url, options)
+        self.url = url
+        self.options = options
+        self.source_id = source_id or url
+        self.description = url
+        self._ws: ClientConnection | None = None
+        self.close_code: int | None = None
+
+    async def connect(self) -> None:
+        ssl_context = self.options.ssl_context() if self.url.startswith("wss://") else None
+        # Allow a few times the limit on the wire so one oversized frame is dropped, not fatal.
+        wire_limit = self.options.max_frame_bytes * 4
+        ping = max(1.0, self.options.stall_seconds / 2)
+        try:
+            self._ws = await connect(
+                self.url,
+                subprotocols=[SUBPROTOCOL],  # type: ignore[list-item]
+                additional_headers=self.options.auth_headers(),
+                ssl=ssl_context,
+                max_size=wire_limit,
+                open_timeout=self.options.connect_timeout,
+                ping_interval=ping,
+                ping_timeout=ping,  # §5 stall detection: no pong means a dead producer
+                logger=wire_log,
+            )
+        except InvalidStatus as exc:
+            raise TransportError(
+                f"the producer refused the WebSocket (HTTP {exc.response.status_code})"
+            ) from None
+        except (OSError, InvalidHandshake, TimeoutError) as exc:
+            raise TransportError(f"cannot connect to {self.url}: {exc}") from None
+        if self._ws.subprotocol != SUBPROTOCOL:
+            await self._ws.close()
+            raise TransportError("the producer did not agree to the aaep.v1 subprotocol (B.2.1)")
+
+    async def _read(self) -> str | None:
+        if self._ws is None:
+            return None
+        while True:
+            try:
+                data = await self._ws.recv()
+            except ConnectionClosed as exc:
+                code = exc.rcvd.code if exc.rcvd is not None else None
+                self.close_code = code
+                if code in CLOSE_MEANINGS and code not in (4000, 4005):
+                    raise TransportError(CLOSE_MEANINGS[code]) from None
+                if exc.rcvd is None or code not in (1000, 4000, 4005):
+                    raise TransportError(f"the WebSocket connection broke ({exc})") from None
+                return None
+            if isinstance(data, bytes):
+                self.options.count_drop("binary WebSocket frame (B.2.2)")
+                continue
+            if len(data.encode("utf-8")) > self.options.max_frame_bytes:
+                self.options.count_drop(f"frame over {self.options.max_frame_bytes} bytes")
+                continue
+            return data
+
+    async def _write(self, message: dict[str, Any]) -> None:
+        if self._ws is None:
+            raise TransportError("not connected")
+        try:
+            await self._ws.send(json.dumps(message, ensure_ascii=False))
+        except ConnectionClosed:
+            raise TransportError("the WebSocket connection is closed") from None
+
+    async def close(self, reason: str = "subscriber_shutdown") -> None:
+        if self._ws is not None:
+            with contextlib.suppress(Exception):
+                await self._ws.close(4005, reason)
+            self._ws = None

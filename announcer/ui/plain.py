@@ -1,0 +1,264 @@
+"""The plain line interface: one line per announcement, answers typed on standard input.
+
+For screen-reader users who prefer a shell to a full-screen UI, and for
+scripts. Output is append-only and never redraws. Confirmations ask
+``Accept or reject? [a/r]``; clarifications ask by kind (free text, yes/no,
+numbered choices, numbers checked before sending). Lines starting with ``:``
+are commands (``:help``). Producer text is printed literally, with terminal
+control characters removed so a producer cannot drive the terminal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import re
+import sys
+import threading
+from collections import deque
+from typing import Any, Protocol, TextIO
+
+from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.settings import UserSettings
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+HELP = "Commands: :verbosity terse|normal|detailed, :load low|medium|high, :status, :repeat, :quit"
+
+
+class _Session(Protocol):
+    settings: UserSettings
+
+    def subscribe(self, listener: Any) -> None: ...
+
+    async def answer_async(self, answer: UserAnswer) -> Any: ...
+
+    def update_settings(self, settings: UserSettings) -> None: ...
+
+    def pending_prompts(self) -> list[PendingPrompt]: ...
+
+    def repeat_last(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    @property
+    def status(self) -> Any: ...
+
+
+def clean(text: str) -> str:
+    """Producer text, literally, minus anything that could drive the terminal."""
+    return _CONTROL.sub(" ", text).strip()
+
+
+class PlainUi:
+    def __init__(self, out: TextIO | None = None, inp: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+        self.inp = inp or sys.stdin
+        self.session: _Session | None = None
+        self._queue: deque[PendingPrompt] = deque()
+        self._current: PendingPrompt | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: set[asyncio.Future[None]] = set()
+
+    # ---- wiring ------------------------------------------------------------------------
+
+    def attach(self, session: _Session) -> None:
+        self.session = session
+        self._loop = asyncio.get_running_loop()
+        session.subscribe(self)
+        thread = threading.Thread(target=self._read_lines, name="plain-ui-input", daemon=True)
+        thread.start()
+
+    def _read_lines(self) -> None:
+        loop = self._loop
+        assert loop is not None
+        for line in self.inp:
+            with contextlib.suppress(RuntimeError):  # the loop has closed
+                loop.call_soon_threadsafe(self._on_line, line.rstrip("\r\n"))
+
+    def _print(self, text: str) -> None:
+        with contextlib.suppress(BrokenPipeError, ValueError):
+            print(text, file=self.out, flush=True)
+
+    # ---- SessionListener ---------------------------------------------------------------
+
+    def announcement_made(self, announcement: Announcement) -> None:
+        text = clean(announcement.text)
+        if not text:
+            return
+        if announcement.urgency is Urgency.CRITICAL and not announcement.kind.startswith(
+            "agent.awaiting"
+        ):
+            text = f"! {text}"
+        self._print(text)
+
+    def prompt_opened(self, prompt: PendingPrompt) -> None:
+        self._queue.append(prompt)
+        if self._current is None:
+            self._next_prompt()
+
+    def prompt_voided(self, reply_token: str, reason: str) -> None:
+        self._queue = deque(p for p in self._queue if p.reply_token != reply_token)
+        if self._current is not None and self._current.reply_token == reply_token:
+            self._current = None
+            self._next_prompt()
+
+    def status_changed(self, status: Any) -> None:
+        return None
+
+    # ---- prompts -----------------------------------------------------------------------
+
+    def _next_prompt(self) -> None:
+        self._current = self._queue.popleft() if self._queue else None
+        if self._current is not None:
+            self._ask(self._current)
+
+    def _ask(self, prompt: PendingPrompt) -> None:
+        event = prompt.event
+        who = f" ({clean(prompt.producer_name)})" if prompt.producer_name else ""
+        if prompt.kind == "confirmation":
+            self._print(f"Accept or reject? [a/r]{who}")
+            return
+        kind = _clarification_kind(event)
+        if kind == "yes_no":
+            self._print(f"Yes or no? [y/n]{who}")
+        elif kind == "multiple_choice":
+            for number, choice in enumerate(_choices(event), start=1):
+                self._print(f"  {number}. {clean(choice[1])}")
+            self._print(f"Choose a number from 1 to {len(_choices(event))}:{who}")
+        elif kind == "numeric":
+            self._print(f"Type a number:{who}")
+        else:
+            self._print(f"Type your answer and press Enter:{who}")
+
+    def _on_line(self, line: str) -> None:
+        text = line.strip()
+        if text.startswith(":"):
+            self._command(text[1:].split())
+            return
+        prompt = self._current
+        if prompt is None:
+            if text:
+                self._print("No question is waiting. Type :help for commands.")
+            return
+        answer = self._parse(prompt, text)
+        if answer is None:
+            self._ask(prompt)
+            return
+        assert self.session is not None
+        session = self.session
+        self._current = None
+
+        async def send() -> None:
+            outcome = await session.answer_async(answer)
+            self._print(clean(outcome.message))
+            if self._current is not None:
+                return  # another question is already on screen
+            still_open = any(p.reply_token == prompt.reply_token for p in session.pending_prompts())
+            if not outcome.sent and still_open:
+                self._current = prompt  # the answer was not usable: ask again
+                self._ask(prompt)
+                return
+            self._next_prompt()
+
+        task = asyncio.ensure_future(send())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _parse(self, prompt: PendingPrompt, text: str) -> UserAnswer | None:
+        lowered = text.lower()
+        if prompt.kind == "confirmation":
+            # y/n too: the spoken prompt says "Press Y to accept or N to reject".
+            if lowered in ("a", "accept", "y"):
+                return UserAnswer(prompt.reply_token, decision="accept")
+            if lowered in ("r", "reject", "n"):
+                return UserAnswer(prompt.reply_token, decision="reject")
+            self._print("Please type a to accept or r to reject.")
+            return None
+        event = prompt.event
+        kind = _clarification_kind(event)
+        if kind == "yes_no":
+            if lowered in ("y", "yes"):
+                return UserAnswer(prompt.reply_token, response=True)
+            if lowered in ("n", "no"):
+                return UserAnswer(prompt.reply_token, response=False)
+            self._print("Please type y for yes or n for no.")
+            return None
+        if kind == "multiple_choice":
+            choices = _choices(event)
+            if text.isdigit() and 1 <= int(text) <= len(choices):
+                return UserAnswer(prompt.reply_token, response=choices[int(text) - 1][0])
+            self._print(f"Please type a number from 1 to {len(choices)}.")
+            return None
+        if kind == "numeric":
+            try:
+                number = float(text.replace(",", "."))
+            except ValueError:
+                number = math.nan
+            if not math.isfinite(number):
+                self._print("That is not a number. Please type a number, like 3 or 2.5.")
+                return None
+            value: int | float = int(number) if number.is_integer() else number
+            return UserAnswer(prompt.reply_token, response=value)
+        if not text:
+            self._print("The answer is empty.")
+            return None
+        return UserAnswer(prompt.reply_token, response=text)
+
+    def _command(self, words: list[str]) -> None:
+        session = self.session
+        if session is None or not words:
+            self._print(HELP)
+            return
+        name, args = words[0].lower(), words[1:]
+        if name in ("quit", "q", "exit"):
+            session.stop()
+        elif name == "status":
+            status = session.status
+            self._print(
+                f"{status.connection}; {', '.join(status.producers)}; "
+                f"{status.pending_prompts} question(s) waiting"
+            )
+        elif name == "repeat":
+            session.repeat_last()
+        elif name in ("verbosity", "load") and args:
+            key = "verbosity" if name == "verbosity" else "cognitive_load"
+            try:
+                updated = session.settings.model_copy(update={key: args[0]})
+                updated = UserSettings.model_validate(updated.model_dump())
+            except ValueError:
+                self._print(f"Unknown {name} {args[0]!r}. {HELP}")
+                return
+            session.update_settings(updated)
+            self._print(f"{name.capitalize()} is now {args[0]}.")
+        else:
+            self._print(HELP)
+
+
+def event_field(event: object, name: str) -> Any:
+    """A field of a prompt's event: a protocol model, or a plain dict from elsewhere."""
+    if isinstance(event, dict):
+        return event.get(name)
+    return getattr(event, name, None)
+
+
+def _clarification_kind(event: object) -> str:
+    kinds = event_field(event, "accepted_response_kinds") or ["freetext"]
+    if "multiple_choice" in kinds and _choices(event):
+        return "multiple_choice"
+    for kind in ("yes_no", "numeric", "freetext"):
+        if kind in kinds:
+            return kind
+    return "freetext"
+
+
+def _choices(event: object) -> list[tuple[str, str]]:
+    """(value, label) pairs, from a protocol model or a plain dict."""
+    pairs = []
+    for choice in event_field(event, "choices") or []:
+        value = event_field(choice, "value")
+        label = event_field(choice, "label") or value
+        if isinstance(value, str):
+            pairs.append((value, str(label)))
+    return pairs

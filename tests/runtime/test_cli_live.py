@@ -1,0 +1,224 @@
+"""``announcer listen`` and ``announcer demo`` as a user runs them: real processes, real sockets.
+
+The demo producer runs as a child process; the listener is a second one whose
+standard input the test types into only after the question was printed. Both
+are stopped by process id.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.producer.live import (
+    TIMEOUT,
+    WORKTREE,
+    scenario_path,
+    start_producer_process,
+    stop_process,
+    validate,
+)
+
+
+class Listener:
+    """``announcer listen`` in a child process, read line by line."""
+
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "announcer", *args],
+            cwd=WORKTREE,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)
+
+    def wait_line(self, needle: str) -> str:
+        while True:
+            try:
+                line = self._queue.get(timeout=TIMEOUT)
+            except queue.Empty:
+                raise AssertionError(f"never printed {needle!r}; printed: {self.lines}") from None
+            if line is None:
+                raise AssertionError(f"exited before printing {needle!r}; printed: {self.lines}")
+            self.lines.append(line)
+            if needle in line:
+                return line
+
+    def type(self, text: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(text + "\n")
+        self.proc.stdin.flush()
+
+    def finish(self) -> int:
+        code = self.proc.wait(timeout=TIMEOUT)
+        while True:
+            try:
+                line = self._queue.get(timeout=TIMEOUT)
+            except queue.Empty:
+                break
+            if line is None:
+                break
+            self.lines.append(line)
+        return code
+
+    def stop(self) -> None:
+        stop_process(self.proc)
+
+
+def _get(port: int, path: str) -> Any:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=TIMEOUT) as response:
+        return json.loads(response.read())
+
+
+@pytest.fixture
+def producer(request: pytest.FixtureRequest) -> Any:
+    scenario = getattr(request, "param", "confirm")
+    proc, port = start_producer_process("--scenario", scenario_path(scenario), "--speed", "0.1")
+    yield port
+    stop_process(proc)
+
+
+@pytest.mark.parametrize("transport", ["ws", "sse"])
+def test_listen_answers_a_confirmation_from_the_keyboard(producer: int, transport: str) -> None:
+    source = (
+        f"ws://127.0.0.1:{producer}/aaep/v1/ws"
+        if transport == "ws"
+        else f"http://127.0.0.1:{producer}"
+    )
+    listener = Listener("listen", source, "--speech", "none", "--exit-when-done")
+    try:
+        listener.wait_line("Accept or reject? [a/r]")
+        listener.type("maybe")
+        listener.wait_line("Please type a to accept or r to reject.")
+        listener.type("a")
+        listener.wait_line("Sent: accept.")
+        assert listener.finish() == 0
+    finally:
+        listener.stop()
+    replies = _get(producer, "/demo/replies")
+    assert [(r["decision"], r["decided_by"]) for r in replies] == [("accept", "user:local")]
+    validate(replies[0]["message"])
+    assert any("Email sent." in line for line in listener.lines)
+    assert _get(producer, "/demo/status")["closed_by_subscriber"] == 1
+
+
+@pytest.mark.parametrize("producer", ["clarify"], indirect=True)
+def test_listen_asks_each_clarification_kind_and_checks_the_input(producer: int) -> None:
+    listener = Listener(
+        "listen", f"http://127.0.0.1:{producer}", "--speech", "none", "--exit-when-done"
+    )
+    try:
+        listener.wait_line("Type your answer and press Enter:")
+        listener.type("Alice")
+        listener.wait_line("Yes or no? [y/n]")
+        listener.type("perhaps")
+        listener.wait_line("Please type y for yes or n for no.")
+        listener.type("n")
+        listener.wait_line("2. Double room")
+        listener.wait_line("Choose a number from 1 to 2:")
+        listener.type("7")
+        listener.wait_line("Please type a number from 1 to 2.")
+        listener.type("2")
+        listener.wait_line("Type a number:")
+        listener.type("four")
+        listener.wait_line("That is not a number.")
+        listener.type("4")
+        listener.wait_line("Nights: 4.")
+        assert listener.finish() == 0
+    finally:
+        listener.stop()
+    replies = _get(producer, "/demo/replies")
+    assert [r["response"] for r in replies] == ["Alice", False, "double", 4]
+
+
+@pytest.mark.parametrize("producer", ["ticker"], indirect=True)
+def test_ctrl_c_closes_the_subscription(producer: int) -> None:
+    listener = Listener("listen", f"ws://127.0.0.1:{producer}/aaep/v1/ws", "--speech", "none")
+    try:
+        listener.wait_line("Tick 1.")
+        listener.proc.send_signal(signal.SIGINT)
+        assert listener.finish() == 0
+    finally:
+        listener.stop()
+    assert _get(producer, "/demo/status")["closed_by_subscriber"] == 1  # §5.8
+
+
+def test_auto_reject_from_the_command_line(producer: int) -> None:
+    listener = Listener(
+        "listen",
+        f"ws://127.0.0.1:{producer}/aaep/v1/ws",
+        "--speech",
+        "none",
+        "--auto-reject",
+        "--exit-when-done",
+    )
+    try:
+        listener.wait_line("The email was not sent.")
+        assert listener.finish() == 0
+    finally:
+        listener.stop()
+    replies = _get(producer, "/demo/replies")
+    assert [(r["decision"], r["decided_by"]) for r in replies] == [
+        ("reject", "auto:configured_policy")
+    ]
+
+
+def test_plaintext_to_another_host_is_refused() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "announcer", "listen", "ws://192.0.2.1/aaep/v1/ws"],
+        cwd=WORKTREE,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert result.returncode == 2
+    assert "--allow-insecure" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_live_demo_runs_end_to_end(tmp_path: Path) -> None:
+    record = tmp_path / "speech.jsonl"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "announcer",
+            "demo",
+            "--scenario",
+            scenario_path("confirm"),
+            "--auto-reject",
+            "--ui",
+            "none",
+            "--speech",
+            f"jsonl:{record}",
+        ],
+        cwd=WORKTREE,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT * 2,
+    )
+    assert result.returncode == 0, result.stderr
+    spoken = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+    texts = [r["text"] for r in spoken if r["action"] == "speak"]
+    assert any(t.startswith("Confirmation needed") for t in texts)
+    assert "The email was not sent." in texts
+    assert all(set(r) >= {"action", "text", "urgency", "interrupt", "t"} for r in spoken)

@@ -1,0 +1,323 @@
+"""The live session end to end: demo producer -> transport -> runtime -> UI, and replies back."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from announcer.engine.prompts import UserAnswer
+from announcer.engine.settings import UserSettings
+from announcer.protocol import AwaitingClarification, AwaitingConfirmation
+from announcer.runtime.session import MAX_QUEUED_FRAMES, LiveSession
+from announcer.transports import TransportOptions
+from tests.producer.live import (
+    Recorder,
+    free_port,
+    running,
+    start_producer,
+    start_producer_process,
+    stop_process,
+    validate,
+    wait_for,
+)
+
+CAPTURE = Path("/work/shared/aaep/fixtures/captured-minimal-producer-run.jsonl")
+
+
+def _source(kind: str, server: Any, sock: str | None = None) -> str:
+    return {
+        "ws": f"ws://127.0.0.1:{server.port}/aaep/v1/ws",
+        "sse": f"http://127.0.0.1:{server.port}",
+        "unix": f"unix:{sock}",
+    }[kind]
+
+
+def _session(sources: list[str], settings: UserSettings | None = None, **kw: Any) -> LiveSession:
+    settings = settings or UserSettings()
+    return LiveSession(sources, settings, TransportOptions(), **kw)
+
+
+@pytest.mark.parametrize(("kind", "decision"), [("ws", "accept"), ("sse", "reject")])
+async def test_a_confirmation_end_to_end_with_the_token_checked_at_the_producer(
+    kind: str, decision: str
+) -> None:
+    server = await start_producer("confirm")
+    recorder = Recorder()
+    session = _session([_source(kind, server)])
+    session.subscribe(recorder)
+    try:
+        async with running(session):
+            prompt = await recorder.wait_prompt()
+            assert prompt.kind == "confirmation"
+            outcome = await session.answer_async(UserAnswer(prompt.reply_token, decision=decision))
+            assert outcome.sent, outcome.message
+            again = await session.answer_async(UserAnswer(prompt.reply_token, decision="accept"))
+            assert not again.sent and "already answered" in again.message  # §6.3.5, locally
+            expected = "Email sent." if decision == "accept" else "The email was not sent."
+            await recorder.wait_text(expected)
+            await recorder.wait_text("All done.")
+    finally:
+        await server.close()
+    [reply] = server.core.replies
+    assert isinstance(prompt.event, AwaitingConfirmation)  # the validated protocol model
+    assert reply.reply_token == prompt.event.reply_token  # echoed byte for byte (§6.2.3)
+    assert reply.decision == decision
+    assert reply.decided_by == "user:local"
+    assert reply.subscription_id is not None and reply.subscription_id.startswith("sub_")
+    validate(reply.message)
+    assert server.core.closed_by_subscriber == 1  # subscription.close on shutdown (§5.8)
+
+
+@pytest.mark.parametrize("kind", ["ws", "unix"])
+async def test_every_clarification_kind(kind: str, tmp_path: Path) -> None:
+    sock = str(tmp_path / "p.sock")
+    server = await start_producer("clarify", unix_path=sock)
+    recorder = Recorder()
+    session = _session([_source(kind, server, sock)])
+    session.subscribe(recorder)
+    answers: list[Any] = ["Alice", True, "double", 3]
+    try:
+        async with running(session):
+            for index, response in enumerate(answers):
+                prompt = await recorder.wait_prompt(index)
+                event = prompt.event
+                assert isinstance(event, AwaitingClarification)
+                if event.accepted_response_kinds == ["numeric"]:
+                    refused = await session.answer_async(
+                        UserAnswer(prompt.reply_token, response="x")
+                    )
+                    assert not refused.sent  # checked before anything is sent
+                outcome = await session.answer_async(
+                    UserAnswer(prompt.reply_token, response=response)
+                )
+                assert outcome.sent, outcome.message
+            await recorder.wait_text("All done.")
+    finally:
+        await server.close()
+    assert [r.response for r in server.core.replies] == answers
+    for reply in server.core.replies:
+        validate(reply.message)
+    for text in ("Name: Alice.", "Breakfast: yes.", "Room: double.", "Nights: 3."):
+        assert recorder.count(text) == 1
+
+
+async def test_auto_reject_only_ever_rejects() -> None:
+    server = await start_producer("confirm")
+    recorder = Recorder()
+    settings = UserSettings(reply_policy="auto_reject")
+    session = _session([_source("ws", server)], settings)
+    session.subscribe(recorder)
+    try:
+        async with running(session):
+            await recorder.wait_text("The email was not sent.")
+    finally:
+        await server.close()
+    [reply] = server.core.replies
+    assert (reply.decision, reply.decided_by) == ("reject", "auto:configured_policy")
+    validate(reply.message)
+
+
+@pytest.mark.parametrize("kind", ["ws", "sse"])
+async def test_renegotiation_when_the_user_changes_a_setting(kind: str) -> None:
+    server = await start_producer("confirm")
+    recorder = Recorder()
+    session = _session([_source(kind, server)])
+    session.subscribe(recorder)
+    try:
+        async with running(session):
+            prompt = await recorder.wait_prompt()
+            session.update_settings(UserSettings(verbosity="terse", cognitive_load="low"))
+            await wait_for(lambda: server.core.renegotiations == 1)
+            await recorder.wait_text("Settings changed")
+            [sub] = server.core.subscriptions.values()
+            assert sub.capabilities["preferred_verbosity"] == "terse"
+            assert sub.capabilities["cognitive_load"] == "low"
+            await session.answer_async(UserAnswer(prompt.reply_token, decision="accept"))
+            await recorder.wait_text("Done.")  # the terse summary, after renegotiation
+            assert recorder.count("All done.") == 0
+    finally:
+        await server.close()
+
+
+async def test_a_rejected_subscription_is_explained_and_retried_after_the_delay() -> None:
+    server = await start_producer("confirm", reject_first=1, retry_after_seconds=0)
+    recorder = Recorder()
+    session = _session([_source("ws", server)])
+    session.subscribe(recorder)
+    try:
+        async with running(session):
+            await recorder.wait_text("Connected to Test producer")
+            await recorder.wait_prompt()
+    finally:
+        await server.close()
+    assert recorder.count("refused the subscription: it has too many listeners right now") == 1
+    assert server.core.handshakes_seen == 2
+
+
+async def test_a_final_rejection_gives_up_with_the_reason() -> None:
+    server = await start_producer("confirm", auth_token="needed")
+    recorder = Recorder()
+    session = _session([_source("sse", server)])
+    session.subscribe(recorder)
+    try:
+        status = await asyncio.wait_for(session.run(), 60)
+    finally:
+        await server.close()
+    assert status == 1
+    assert recorder.count("it needs a token") == 1
+
+
+async def test_a_producer_without_the_handshake_still_works() -> None:
+    """Level 1/2 (§9.3.3): no answer to subscription.request; defaults apply."""
+    server = await start_producer("confirm", handshake=False)
+    recorder = Recorder()
+    session = _session([_source("ws", server)], handshake_timeout=0.5)
+    session.subscribe(recorder)
+    try:
+        async with running(session):
+            prompt = await recorder.wait_prompt()
+            outcome = await session.answer_async(UserAnswer(prompt.reply_token, decision="accept"))
+            assert outcome.sent
+            await recorder.wait_text("Email sent.")
+    finally:
+        await server.close()
+    assert server.core.replies[0].reply_token == prompt.reply_token
+
+
+async def test_a_withdrawn_prompt_is_void_and_cannot_be_answered() -> None:
+    server = await start_producer("cancel")
+    recorder = Recorder()
+    session = _session([_source("ws", server)])
+    session.subscribe(recorder)
+    try:
+        async with running(session):
+            prompt = await recorder.wait_prompt()
+            await recorder.wait_until(lambda: recorder.voided)
+            outcome = await session.answer_async(UserAnswer(prompt.reply_token, decision="accept"))
+            assert not outcome.sent
+            assert "cancelled this question" in outcome.message
+    finally:
+        await server.close()
+    assert server.core.replies == []
+
+
+def _events(path: Path) -> list[str]:
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+async def _hear(path: Path) -> dict[str | None, list[str]]:
+    """What was said, per session: order is only promised within a session (§8.2.3)."""
+    recorder = Recorder()
+    session = _session([str(path)], exit_when_done=True)
+    session.subscribe(recorder)
+    await asyncio.wait_for(session.run(), 60)
+    heard: dict[str | None, list[str]] = {}
+    for announcement in recorder.announcements:
+        if announcement.kind.startswith("agent."):
+            heard.setdefault(announcement.session_id, []).append(announcement.text)
+    return heard
+
+
+async def test_a_duplicated_and_reordered_stream_is_heard_once_in_order(tmp_path: Path) -> None:
+    lines = _events(CAPTURE)
+    clean = tmp_path / "clean.jsonl"
+    clean.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    messy = list(lines)
+    rng = random.Random(7)
+    for index in range(1, len(messy) - 2, 4):  # swap neighbours: out of order within a session
+        messy[index], messy[index + 1] = messy[index + 1], messy[index]
+    for line in rng.sample(lines, 5):  # and deliver some twice (§8.2.4)
+        messy.insert(rng.randrange(len(messy)), line)
+    shuffled = tmp_path / "messy.jsonl"
+    shuffled.write_text("\n".join(messy) + "\n", encoding="utf-8")
+    clean_heard = await _hear(clean)
+    assert len(clean_heard) == 2 and all(len(texts) > 5 for texts in clean_heard.values())
+    assert await _hear(shuffled) == clean_heard
+
+
+async def test_critical_frames_survive_a_full_queue() -> None:
+    session = _session([str(CAPTURE)])
+    state = session.states[0]
+    normal = json.dumps({"type": "aaep:agent.state.changed", "urgency": "normal"})
+    critical = json.dumps({"type": "aaep:agent.session.errored", "urgency": "critical"})
+    session._enqueue(state, normal)
+    session._enqueue(state, critical)
+    for _ in range(MAX_QUEUED_FRAMES + 10):
+        session._enqueue(state, normal)
+    queued = list(session._inbound)
+    assert len(queued) == MAX_QUEUED_FRAMES
+    assert sum(1 for _s, frame, _c in queued if frame == critical) == 1
+    assert queued[0][1] == critical  # the older normal frames went first
+    assert sum(session.dropped.values()) == 12  # MAX + 12 offered, MAX kept
+
+
+async def test_sse_resumes_with_last_event_id_after_a_drop() -> None:
+    server = await start_producer("ticker", speed=1.0)
+    recorder = Recorder()
+    session = _session([_source("sse", server)])
+    session.subscribe(recorder)
+    try:
+        async with running(session):
+            await recorder.wait_text("Tick 2.")
+            for task in list(server._connections):  # drop every open HTTP stream
+                task.cancel()
+            await recorder.wait_text("Reconnected")
+            prompt = await recorder.wait_prompt()
+            await session.answer_async(UserAnswer(prompt.reply_token, decision="reject"))
+            await recorder.wait_text("All done.")
+    finally:
+        await server.close()
+    for tick in range(1, 7):
+        assert recorder.count(f"Tick {tick}.") == 1, recorder.texts
+    assert recorder.count("Connection to Test producer lost") == 1
+    assert recorder.count("Reconnected") == 1
+    assert server.core.handshakes_seen == 1  # resumed, not a new subscription (B.1.5)
+
+
+async def test_a_stalled_sse_producer_is_detected() -> None:
+    server = await start_producer("ticker", speed=1.0, heartbeat=600)
+    recorder = Recorder()
+    settings = UserSettings()
+    options = TransportOptions(stall_seconds=1.0)
+    session = LiveSession([_source("sse", server)], settings, options)
+    session.subscribe(recorder)
+    try:
+        async with running(session):
+            prompt = await recorder.wait_prompt()  # the producer now waits: no events at all
+            await recorder.wait_text("went silent")
+            assert prompt.reply_token in [token for token, _reason in recorder.voided]
+    finally:
+        await server.close()
+
+
+async def test_producer_killed_mid_session_and_restarted() -> None:
+    port = free_port()
+    args = ("--scenario", "tests/producer/scenarios/ticker.json")
+    proc, port = start_producer_process(*args, port=port)
+    recorder = Recorder()
+    session = _session([f"ws://127.0.0.1:{port}/aaep/v1/ws"])
+    session.subscribe(recorder)
+    try:
+        async with running(session):
+            first = await recorder.wait_prompt()
+            stop_process(proc, 9)  # killed, no goodbye
+            await recorder.wait_text("lost")
+            await recorder.wait_until(lambda: first.reply_token in [t for t, _ in recorder.voided])
+            late = await session.answer_async(UserAnswer(first.reply_token, decision="accept"))
+            assert not late.sent and "connection was lost" in late.message
+            proc, port = start_producer_process(*args, port=port)
+            await recorder.wait_text("Reconnected")
+            second = await recorder.wait_prompt(1)
+            assert second.reply_token != first.reply_token
+            outcome = await session.answer_async(UserAnswer(second.reply_token, decision="reject"))
+            assert outcome.sent
+            await recorder.wait_text("All done.")
+    finally:
+        stop_process(proc)
+    assert recorder.count("Connection to Test producer lost") == 1
+    assert recorder.count("Reconnected") == 1
