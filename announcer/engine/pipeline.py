@@ -231,15 +231,14 @@ class Engine:
         for prompt in self.book.pending():
             if prompt.source_id == source_id:
                 self.book.void(prompt.reply_token)
-                commands += self.scheduler.withdraw(prompt.event_id, now)
                 phrase = (
-                    translator(self.policy.language)
+                    translator(self.policy.phrase_language)
                     .gettext("Connection lost; the agent will apply its default for: {what}")
                     .format(what=self._prompt_subject(prompt))
                 )
-                commands += self._submit(
+                commands += self._withdraw(
+                    prompt,
                     self._system_announcement(phrase, prompt, kind="system.prompt_voided"),
-                    source_id,
                     now,
                 )
         return commands
@@ -314,14 +313,10 @@ class Engine:
         for token in admission.voided_tokens:
             prompt = self.book.void(token)
             if prompt is not None:
-                commands += self.scheduler.withdraw(prompt.event_id, now)
-                commands += self._submit(
-                    self._system_announcement(
-                        self._withdrawn_phrase(prompt), prompt, kind="system.prompt_voided"
-                    ),
-                    source_id,
-                    now,
+                notice = self._system_announcement(
+                    self._withdrawn_phrase(prompt), prompt, kind="system.prompt_voided"
                 )
+                commands += self._withdraw(prompt, notice, now)
         for event in admission.events:
             commands += self._handle(event, source_id, now)
         return commands
@@ -372,7 +367,7 @@ class Engine:
     def _refresh_shortcuts(self) -> None:
         """Settings that let a chunk skip the policy's checks (mutes, filters, load)."""
         settings = self.settings
-        self._user_language = self.policy.language
+        self._user_language = self.policy.language  # producer text with no language
         self._hold_outputs = settings.cognitive_load == "low"
         self._plain_output = (
             not settings.muted_producers
@@ -421,7 +416,7 @@ class Engine:
         self, prompt: PendingPrompt, source_id: str, now: float
     ) -> list[SpeechCommand]:
         subscription = self._subscriptions.get(source_id)
-        tr = translator(self.policy.language)
+        tr = translator(self.policy.phrase_language)
         if subscription is None:
             text = tr.gettext(
                 "Your settings say reject, but this connection cannot send replies; please answer."
@@ -463,6 +458,13 @@ class Engine:
         )
         return self._submit(announcement, source_id, now)
 
+    def _withdraw(
+        self, prompt: PendingPrompt, notice: Announcement, now: float
+    ) -> list[SpeechCommand]:
+        """Stop reading a void question and say why, in the transcript too."""
+        self._transcript.append(TranscriptEntry(now, notice, prompt.source_id))
+        return self.scheduler.withdraw(prompt.event_id, now, notice)
+
     def _submit(
         self, announcement: Announcement, source_id: str | None, now: float
     ) -> list[SpeechCommand]:
@@ -474,7 +476,7 @@ class Engine:
     ) -> Announcement:
         return Announcement(
             text=text,
-            language=self.policy.language,
+            language=self.policy.phrase_language,
             urgency=Urgency.CRITICAL if critical else Urgency.NORMAL,
             interrupt=critical,
             event_id=prompt.event_id,
@@ -491,17 +493,17 @@ class Engine:
             subject = event.question
         else:
             subject = ""
-        return clean_for_speech(subject, self.policy.language, max_chars=160)
+        return clean_for_speech(subject, self.policy.phrase_language, max_chars=160)
 
     def _withdrawn_phrase(self, prompt: PendingPrompt) -> str:
         return (
-            translator(self.policy.language)
+            translator(self.policy.phrase_language)
             .gettext("No answer needed any more: {what}")
             .format(what=self._prompt_subject(prompt))
         )
 
     def _expired_phrase(self, prompt: PendingPrompt) -> str:
-        tr = translator(self.policy.language)
+        tr = translator(self.policy.phrase_language)
         event = prompt.event
         if isinstance(event, AwaitingConfirmation):
             msgid = (
@@ -531,10 +533,12 @@ class Engine:
         self._last_unreadable_notice[source_id] = now
         if len(self._last_unreadable_notice) > 1024:
             self._last_unreadable_notice.clear()
-        text = translator(self.policy.language).gettext(
+        text = translator(self.policy.phrase_language).gettext(
             "An agent sent an urgent message that could not be read. See the diagnostics."
         )
-        announcement = Announcement(text=text, language=self.policy.language, kind="system.invalid")
+        announcement = Announcement(
+            text=text, language=self.policy.phrase_language, kind="system.invalid"
+        )
         return self._submit(announcement, source_id, now)
 
     def _log_note(self, note: TrackerNote, source_id: str | None, now: float) -> None:

@@ -26,7 +26,7 @@ from announcer.engine.phrases import N_, duration_phrase
 from announcer.engine.settings import UserSettings
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.engine.tracker import CYCLE_STATES, SessionState
-from announcer.i18n.translate import translator
+from announcer.i18n.translate import catalog_language, translator
 from announcer.protocol.events import (
     AaepEvent,
     AwaitingClarification,
@@ -44,6 +44,11 @@ from announcer.protocol.events import (
 )
 
 _FINAL_RESULTS: Final = (SessionCompleted, SessionCancelled, OutputStreaming)
+_LEVEL_FIELDS: Final = {
+    "terse": ("summary_terse", "summary_normal", "summary_detailed"),
+    "normal": ("summary_normal", "summary_terse", "summary_detailed"),
+    "detailed": ("summary_detailed", "summary_normal", "summary_terse"),
+}
 _LEVEL_ORDER: Final = {
     "terse": ("terse", "normal", "detailed"),
     "normal": ("normal", "terse", "detailed"),
@@ -127,6 +132,8 @@ class Policy:
         self._rate_tokens: dict[str, tuple[float, float]] = {}
         self._last_progress: dict[str, float] = {}
         self._filter_cache: dict[str, bool] = {}
+        self._plain = self._no_rules_apply()
+        self._phrase_language = catalog_language(settings.languages or ["en"])
 
     def passes_filters(self, short: str) -> bool:
         """§5.3.1.7 include/exclude, memoised per event type (settings reset the memo)."""
@@ -143,12 +150,32 @@ class Policy:
 
     @property
     def language(self) -> str:
+        """The user's first language: which of the producer's variants to prefer."""
         languages = self.settings.languages
         return languages[0] if languages else "en"
+
+    @property
+    def phrase_language(self) -> str:
+        """The language our own phrases come out in: the best catalog for the user."""
+        return self._phrase_language
 
     def update_settings(self, settings: UserSettings) -> None:
         self.settings = settings
         self._filter_cache.clear()
+        self._plain = self._no_rules_apply()
+        self._phrase_language = catalog_language(settings.languages or ["en"])
+
+    def _no_rules_apply(self) -> bool:
+        """True when no mute, filter, low-load or rate rule can stop a normal event."""
+        settings = self.settings
+        filters = settings.filters
+        return (
+            not settings.muted_producers
+            and settings.cognitive_load != "low"
+            and settings.max_events_per_second is None
+            and not filters.exclude
+            and "*" in filters.include
+        )
 
     # -- decisions ------------------------------------------------------------------------
 
@@ -214,10 +241,11 @@ class Policy:
     ) -> list[Announcement]:
         """The announcements for ``event`` (never for streaming chunks: see outputs)."""
         urgency = self.urgency_of(event)
-        reason = self.admits(event, urgency, source_id, now)
-        if reason is not None:
-            self.suppressed[reason] += 1
-            return []
+        if not self._plain or urgency is not Urgency.NORMAL:
+            reason = self.admits(event, urgency, source_id, now)
+            if reason is not None:
+                self.suppressed[reason] += 1
+                return []
         spoken = self._compose(event, session, urgency, now)
         if spoken is None or not spoken.text:
             return []
@@ -251,8 +279,8 @@ class Policy:
         wanted = level or self.level_for(event)
         if not event.model_extra:
             # No §11.5.1 variants: the plain fields are all there is.
-            for candidate in _LEVEL_ORDER.get(wanted, _LEVEL_ORDER["normal"]):
-                plain: str | None = getattr(event, f"summary_{candidate}")
+            for field_name in _LEVEL_FIELDS.get(wanted, _LEVEL_FIELDS["normal"]):
+                plain: str | None = getattr(event, field_name)
                 if plain:
                     language = event.primary_language or "en"
                     return Spoken(clean_for_speech(plain, language), language)
@@ -279,7 +307,7 @@ class Policy:
         return event.primary_language or "en"
 
     def _phrase(self, msgid: str, **values: object) -> str:
-        return translator(self.language).gettext(msgid).format(**values)
+        return translator(self.phrase_language).gettext(msgid).format(**values)
 
     def _compose(
         self, event: AaepEvent, session: SessionState, urgency: Urgency, now: float
@@ -313,7 +341,7 @@ class Policy:
         return self.summary(event, "normal") if event.summary_normal else None
 
     def _own(self, text: str) -> Spoken:
-        return Spoken(text, self.language)
+        return Spoken(text, self.phrase_language)
 
     def _join(self, *parts: str | None) -> str:
         return " ".join(part.strip() for part in parts if part and part.strip())
@@ -345,7 +373,7 @@ class Policy:
     def _errored(self, event: SessionErrored) -> Spoken:
         spoken = self.summary(event)
         text = spoken.text if spoken else self._category_phrase(event.error_category)
-        language = spoken.language if spoken else self.language
+        language = spoken.language if spoken else self.phrase_language
         hint = self._producer_text(event, "remediation_hint")
         parts = [self._phrase("Error."), text]
         if hint and hint not in text:
@@ -425,7 +453,7 @@ class Policy:
         spoken = self.summary(event)
         if spoken is not None:
             return spoken
-        language = self.language
+        language = self.phrase_language
         parts: list[str] = []
         if progress.percent is not None:
             parts.append(
@@ -525,7 +553,7 @@ class Policy:
         return Spoken(self._join(*parts), language)
 
     def _timeout_phrase(self, seconds: int, default: str) -> str:
-        amount = duration_phrase(seconds, self.language)
+        amount = duration_phrase(seconds, self.phrase_language)
         if default == "accept":
             return self._phrase(
                 "If you do not answer within {time}, the agent will go ahead.", time=amount
@@ -549,11 +577,22 @@ class Policy:
                 for index, choice in enumerate(event.choices, start=1)
             ]
             parts.append(self._phrase("Choices: {choices}.", choices="; ".join(labels)))
+        parts.append(
+            self._phrase(
+                "Answer within {time}.",
+                time=duration_phrase(event.timeout_seconds, self.phrase_language),
+            )
+        )
+        # The same key hints the answer dialogs give (announcer.ui).
         kinds = event.accepted_response_kinds or ["freetext"]
-        if "yes_no" in kinds and not event.choices:
-            parts.append(self._phrase("Answer yes or no."))
-        else:
-            parts.append(self._phrase("Press R to answer."))
+        if "multiple_choice" in kinds and event.choices:
+            parts.append(self._phrase("Choose with the arrows or digits 1 to 9, then press Enter."))
+        if "yes_no" in kinds:
+            parts.append(self._phrase("Press Y for yes or N for no."))
+        if "numeric" in kinds and "freetext" not in kinds:
+            parts.append(self._phrase("Type a number and press Enter."))
+        if "freetext" in kinds:
+            parts.append(self._phrase("Type your answer and press Enter."))
         return Spoken(self._join(*parts), language)
 
 

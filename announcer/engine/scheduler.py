@@ -33,7 +33,7 @@ from typing import Final
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
-from announcer.i18n.translate import translator
+from announcer.i18n.translate import catalog_language, translator
 
 DEFAULT_MAX_QUEUE: Final = 64
 DEFAULT_STALE_AFTER_SECONDS: Final = 45.0
@@ -203,11 +203,15 @@ class SpeechScheduler:
             return current.started_at + current.seconds
         return None
 
-    def withdraw(self, event_id: str, now: float) -> list[SpeechCommand]:
+    def withdraw(
+        self, event_id: str, now: float, notice: Announcement | None = None
+    ) -> list[SpeechCommand]:
         """The producer cancelled what ``event_id`` asked (§6.8): do not read it out.
 
         Queued speech for it is dropped (counted as "withdrawn by producer"); if it is
-        being spoken it is cut off, so the user is not asked to answer a void question.
+        being spoken it is cut off, so the user is not asked to answer a void question,
+        and ``notice`` (why it stopped) is said at once. Otherwise ``notice`` queues as
+        usual.
         """
         for urgency, queue in self._queues.items():
             if any(item.announcement.event_id == event_id for item in queue):
@@ -223,8 +227,14 @@ class SpeechScheduler:
             self._drop(current.announcement, "withdrawn by producer", now)
             self._current = None
             self._done_early = False
-            return [Cancel(current.utterance_id, "withdrawn by producer"), *self._start_next(now)]
-        return []
+            commands: list[SpeechCommand] = [Cancel(current.utterance_id, "withdrawn by producer")]
+            if notice is not None:
+                seconds = estimated_seconds(notice.text, self.settings.pace_wpm)
+                commands.append(self._speak(notice, seconds, now))
+            else:
+                commands += self._start_next(now)
+            return commands
+        return self.submit(notice, now) if notice is not None else []
 
     def drop_obsolete(self, session_id: str, now: float) -> None:
         """A session ended: its queued state chatter and background news are moot."""
@@ -359,7 +369,7 @@ class SpeechScheduler:
             count = self._skipped_pending
             self._skipped_pending = 0
             # Our own phrase: in the listener's language, not the skipped text's.
-            language = self.settings.languages[0] if self.settings.languages else "en"
+            language = catalog_language(self.settings.languages or ["en"])
             text = (
                 translator(language)
                 .ngettext("{count} more update skipped.", "{count} more updates skipped.", count)

@@ -17,6 +17,7 @@ from announcer.protocol.diagnostics import Diagnostic
 from announcer.protocol.events import (
     TERMINAL_TYPES,
     AaepEvent,
+    AwaitingClarification,
     AwaitingConfirmation,
     OutputStreaming,
     SessionStarted,
@@ -40,6 +41,9 @@ class _Session:
     open_tools: dict[str, int] = field(default_factory=dict)
     confirmed_since_tool: bool = False
     event_ids: set[str] = field(default_factory=set)
+    next_positions: dict[str | None, int] = field(default_factory=dict)
+    tool_call_ids: set[str] = field(default_factory=set)
+    reply_tokens: dict[str, str] = field(default_factory=dict)
 
 
 class StreamChecker:
@@ -112,6 +116,9 @@ class StreamChecker:
             found.extend(self._state(state, event))
         elif isinstance(event, AwaitingConfirmation):
             state.confirmed_since_tool = True
+            found.extend(self._reply_token(state, event))
+        elif isinstance(event, AwaitingClarification):
+            found.extend(self._reply_token(state, event))
         elif isinstance(event, ToolInvoked):
             found.extend(self._tool_invoked(state, event))
         elif isinstance(event, ToolCompleted):
@@ -150,7 +157,46 @@ class StreamChecker:
         return found
 
     @staticmethod
+    def _reply_token(
+        state: _Session, event: AwaitingConfirmation | AwaitingClarification
+    ) -> list[Diagnostic]:
+        """§6.2.2: a token is never reused. A reused one makes a reply ambiguous: the
+        user's "accept" could authorise another action, so the later prompt is refused."""
+        first = state.reply_tokens.get(event.reply_token)
+        if first is None:
+            if len(state.reply_tokens) < MAX_TRACKED_PER_SESSION:
+                state.reply_tokens[event.reply_token] = event.event_id
+            return []
+        if first == event.event_id:
+            return []  # the same prompt delivered twice
+        return [
+            Diagnostic(
+                "reply_token.reused",
+                "/reply_token",
+                "§6.2.2",
+                "repeats the reply token of an earlier prompt; a reply would be ambiguous",
+            )
+        ]
+
+    @staticmethod
     def _output(state: _Session, event: OutputStreaming) -> list[Diagnostic]:
+        found: list[Diagnostic] = []
+        # §4.3.3: position is the character offset within the output; a jump means
+        # chunks were lost, a step back means overlap or replay.
+        expected = state.next_positions.get(event.output_id)
+        if expected is not None and event.position != expected:
+            what = "skips ahead" if event.position > expected else "goes back"
+            found.append(
+                Diagnostic(
+                    "position.discontinuous",
+                    "/position",
+                    "§4.3.3",
+                    f"{what}: expected {expected}, got {event.position}",
+                    "warning",
+                )
+            )
+        if len(state.next_positions) < MAX_TRACKED_PER_SESSION:
+            state.next_positions[event.output_id] = event.position + len(event.chunk)
         # §4.5.4: exactly one complete=true per output_id (or per session without one).
         if event.output_id in state.completed_outputs:
             return [
@@ -165,7 +211,7 @@ class StreamChecker:
             ]
         if event.complete and len(state.completed_outputs) < MAX_TRACKED_PER_SESSION:
             state.completed_outputs.add(event.output_id)
-        return []
+        return found
 
     @staticmethod
     def _state(state: _Session, event: StateChanged) -> list[Diagnostic]:
@@ -210,6 +256,19 @@ class StreamChecker:
                 )
             )
         state.confirmed_since_tool = False
+        if event.tool_call_id is not None:
+            if event.tool_call_id in state.tool_call_ids:
+                found.append(
+                    Diagnostic(
+                        "tool_call_id.duplicate",
+                        "/tool_call_id",
+                        "§4.3.1",
+                        "repeats the tool_call_id of an earlier invocation in this session",
+                        "warning",
+                    )
+                )
+            elif len(state.tool_call_ids) < MAX_TRACKED_PER_SESSION:
+                state.tool_call_ids.add(event.tool_call_id)
         if len(state.open_tools) < MAX_TRACKED_PER_SESSION:
             key = self._tool_key(event)
             state.open_tools[key] = state.open_tools.get(key, 0) + 1

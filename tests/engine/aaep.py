@@ -78,6 +78,8 @@ def clarification(token: str = "rpl_q1", **kw: Any) -> str:
     }
     payload.update(kw)
     payload.setdefault("urgency", "critical")
+    # None means "leave the field out".
+    payload = {key: value for key, value in payload.items() if value is not None}
     return frame("agent.awaiting.clarification", **payload)
 
 

@@ -197,7 +197,16 @@ def test_a_confirmation_says_action_consequence_risk_reversibility_timeout_and_k
 def test_a_clarification_lists_its_choices() -> None:
     listener = listen()
     assert listener.feed(clarification()) == [
-        "Question. Which account? Choices: 1: Savings; 2: Checking. Press R to answer."
+        "Question. Which account? Choices: 1: Savings; 2: Checking. Answer within 2 minutes. "
+        "Choose with the arrows or digits 1 to 9, then press Enter."
+    ]
+    yes_no = listener.feed(
+        clarification(
+            "rpl_yn1", accepted_response_kinds=["yes_no"], choices=None, timeout_seconds=300
+        )
+    )
+    assert yes_no == [
+        "Question. Which account? Answer within 5 minutes. Press Y for yes or N for no."
     ]
 
 

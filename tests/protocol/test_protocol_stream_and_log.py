@@ -42,7 +42,12 @@ def test_a_real_session_passes_the_stream_rules() -> None:
 def test_events_after_the_terminal_event_are_errors() -> None:
     events = session()
     invoked = next(e for e in events if e["type"] == "aaep:agent.tool.invoked")
-    late = {**invoked, "event_id": "evt_late1", "sequence_number": len(events)}
+    late = {
+        **invoked,
+        "event_id": "evt_late1",
+        "sequence_number": len(events),
+        "tool_call_id": "call_late1",
+    }
     assert feed_all([*events, late]) == ["session.after_terminal"]
 
 
@@ -154,3 +159,41 @@ def test_warnings_are_logged_but_do_not_drop() -> None:
     record = log.record(result, extra=extra)
     assert record is not None and record.action == "warned" and log.warned == 1
     assert record.reasons == ("irreversible.unconfirmed",)
+
+
+def test_a_reused_reply_token_is_refused_but_a_redelivery_is_not() -> None:
+    confirmation = json.loads((FIXTURES / "valid" / "agent.awaiting.confirmation.json").read_text())
+    confirmation.pop("sequence_number")
+    checker = StreamChecker()
+    assert checker.feed(typed(confirmation)) == []
+    # The same prompt delivered twice is a duplicate, not a reused token.
+    assert [d.code for d in checker.feed(typed(confirmation))] == ["event_id.duplicate"]
+    other = {**confirmation, "event_id": "evt_another1", "action": "Delete the account."}
+    found = checker.feed(typed(other))
+    assert [(d.code, d.severity, d.section) for d in found] == [
+        ("reply_token.reused", "error", "§6.2.2")
+    ]
+
+
+def unnumbered(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in e.items() if k != "sequence_number"} for e in events]
+
+
+def test_streaming_positions_must_follow_on() -> None:
+    events = unnumbered(session())
+    chunks = [e for e in events if e["type"] == "aaep:agent.output.streaming"]
+    checker = StreamChecker()
+    checker.feed(typed(events[0]))
+    assert checker.feed(typed(chunks[0])) == []
+    skipped = checker.feed(typed(chunks[2]))
+    assert [(d.code, d.severity) for d in skipped] == [("position.discontinuous", "warning")]
+    assert "skips ahead" in skipped[0].message
+
+
+def test_tool_call_ids_are_unique_within_a_session() -> None:
+    events = unnumbered(session())
+    invoked = next(e for e in events if e["type"] == "aaep:agent.tool.invoked")
+    checker = StreamChecker()
+    checker.feed(typed(invoked))
+    again = {**invoked, "event_id": "evt_second1"}
+    assert [d.code for d in checker.feed(typed(again))] == ["tool_call_id.duplicate"]

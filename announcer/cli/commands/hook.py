@@ -1,0 +1,189 @@
+"""``announcer hook claude-code|codex``: a hook command that asks the running announcer.
+
+Register it in Claude Code's settings.json (docs/hooks.md). For PreToolUse and
+PermissionRequest it forwards the payload over the hook bridge socket, waits for
+the user's keyboard answer and prints Claude Code's hook output JSON. If no
+announcer runs or nobody answers in time it prints ``ask`` so Claude Code shows
+its own prompt: this command never allows by default. Other hook events are
+forwarded without waiting and print nothing. ``announcer hook codex`` does the same
+for Codex's PermissionRequest (its PreToolUse cannot answer "ask", so there it only
+announces), and stays silent instead of "ask" so Codex shows its own approval.
+
+``announcer hook serve`` is the announcer side with the plain line UI: it
+prints what the agent does and asks each confirmation on the terminal
+(y = allow, n = deny). The full runtime can host the same bridge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from announcer.formats import get_adapter
+from announcer.formats.hooks import HOOK_AGENTS, MappedHookAdapter, hook_output, is_blocking
+from announcer.transports.hook_bridge import (
+    NO_ANNOUNCER,
+    NO_ANSWER,
+    HookAnswer,
+    HookBridgeServer,
+    ask_announcer,
+    default_socket_path,
+)
+
+# Claude Code's default command-hook timeout is 60 s; answer before it gives up.
+DEFAULT_WAIT_SECONDS = 55.0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "hook",
+        help="coding-agent hook bridge: approve Claude Code tool calls from the announcer",
+        description="Hook commands for coding agents (see docs/hooks.md).",
+    )
+    inner = parser.add_subparsers(dest="hook_command", metavar="AGENT")
+    for agent, label in (("claude-code", "Claude Code"), ("codex", "Codex")):
+        hook = inner.add_parser(agent, help=f"run as a {label} hook (payload on stdin)")
+        hook.add_argument("--socket", type=Path, default=None, help="hook bridge socket path")
+        hook.add_argument(
+            "--timeout",
+            type=float,
+            default=DEFAULT_WAIT_SECONDS,
+            help="seconds to wait for your answer before answering 'ask' (default 55)",
+        )
+        hook.set_defaults(func=run_hook, agent=agent)
+    serve = inner.add_parser("serve", help="listen for hooks and answer them on this terminal")
+    serve.add_argument("--socket", type=Path, default=None, help="hook bridge socket path")
+    serve.set_defaults(func=run_serve)
+    parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
+
+
+def run_hook(args: argparse.Namespace) -> int:
+    agent: str = args.agent
+    raw = sys.stdin.buffer.read()
+    try:
+        payload = json.loads(raw)
+    except ValueError:
+        payload = None
+    if not isinstance(payload, dict):
+        # Without a payload we cannot tell which hook this is; no decision lets the
+        # agent carry on with its own permission rules.
+        print("announcer hook: the hook payload on stdin is not a JSON object", file=sys.stderr)
+        if agent == "claude-code":
+            print("{}")
+        return 0
+    event = str(payload.get("hook_event_name", ""))
+    blocking = is_blocking(payload, agent)
+    timeout = max(1.0, float(args.timeout))
+    answer = ask_announcer(
+        payload, blocking=blocking, timeout=timeout, path=args.socket, agent=agent
+    )
+    if not blocking:
+        return 0
+    if answer is None or answer.decision not in ("allow", "deny", "ask"):
+        answer = NO_ANSWER
+    output = hook_output(agent, event, answer.decision, answer.reason)  # type: ignore[arg-type]
+    if output is not None:
+        print(json.dumps(output))
+    return 0
+
+
+class PlainHookUi:
+    """The plain line UI for the bridge: one line per announcement, y/n for confirmations."""
+
+    def __init__(self, adapters: dict[str, MappedHookAdapter]) -> None:
+        self.adapters = adapters
+        self.lock = asyncio.Lock()
+        self.lines: asyncio.Queue[str | None] = asyncio.Queue()
+        self.closed = False
+        self._loop = asyncio.get_running_loop()
+        threading.Thread(target=self._read_stdin, daemon=True).start()
+
+    def _read_stdin(self) -> None:
+        for line in sys.stdin:
+            self._loop.call_soon_threadsafe(self.lines.put_nowait, line)
+        self._loop.call_soon_threadsafe(self.lines.put_nowait, None)
+
+    def say(self, events: list[dict[str, Any]]) -> None:
+        for event in events:
+            text = event.get("summary_normal") or event.get("chunk")
+            if text:
+                print(str(text), flush=True)
+
+    async def handle(
+        self, payload: dict[str, Any], blocking: bool, timeout: float, agent: str
+    ) -> HookAnswer | None:
+        now = time.time()
+        adapter = self.adapters[agent]
+        if not blocking:
+            self.say(adapter.feed_object(payload, now).events)
+            return None
+        # answer before the hook gives up, counting the wait for an earlier question too
+        budget = max(0.5, timeout - 2)
+        try:
+            return await asyncio.wait_for(self._ask(adapter, payload, now, timeout), timeout=budget)
+        except TimeoutError:
+            print("No answer in time: the agent will ask you itself.", flush=True)
+            return None
+
+    async def _ask(
+        self, adapter: MappedHookAdapter, payload: dict[str, Any], now: float, timeout: float
+    ) -> HookAnswer | None:
+        async with self.lock:  # one question at a time
+            self._drop_typed_ahead()
+            if self.closed:
+                return None
+            out = adapter.confirm(payload, now, timeout_seconds=int(timeout))
+            self.say(out.events)
+            print("Press y then Enter to allow, n then Enter to deny.", flush=True)
+            return await self._answer()
+
+    def _drop_typed_ahead(self) -> None:
+        """Keys typed before the question was asked never answer it (never auto-accept)."""
+        while not self.lines.empty():
+            if self.lines.get_nowait() is None:
+                self.closed = True
+
+    async def _answer(self) -> HookAnswer | None:
+        while True:
+            line = await self.lines.get()
+            if line is None:
+                self.closed = True
+                return None  # input closed: no decision, so the hook answers ask
+            key = line.strip().lower()
+            if key in ("y", "yes", "a", "allow", "accept"):
+                print("Allowed.", flush=True)
+                return HookAnswer("allow", "Allowed by the user in announcer.")
+            if key in ("n", "no", "d", "deny", "r", "reject"):
+                print("Denied.", flush=True)
+                return HookAnswer("deny", "Denied by the user in announcer.")
+            print("Please type y to allow or n to deny.", flush=True)
+
+
+async def _serve(path: Path) -> None:
+    adapters = {}
+    for agent in HOOK_AGENTS:
+        adapter = get_adapter(f"{agent}-hooks")
+        assert isinstance(adapter, MappedHookAdapter)
+        adapters[agent] = adapter
+    ui = PlainHookUi(adapters)
+    async with HookBridgeServer(ui.handle, path) as server:
+        print(f"Listening for Claude Code and Codex hooks on {server.path}.", flush=True)
+        await asyncio.Event().wait()
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    path = args.socket or default_socket_path()
+    try:
+        asyncio.run(_serve(path))
+    except KeyboardInterrupt:
+        return 0
+    return 0
+
+
+__all__ = ["NO_ANNOUNCER", "register"]

@@ -1,0 +1,286 @@
+"""``announcer watch -- COMMAND...``: run an agent CLI and announce its JSON stream.
+
+The agent's stdout (its JSON Lines) goes through the format adapter; its stderr
+and stdin stay connected to the terminal, so it can still ask you things. The
+agent's exit status is ours: a script can run ``announcer watch -- codex exec
+--json ...`` and test the result as if it ran codex directly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from announcer.engine.pipeline import Engine
+from announcer.engine.settings import UserSettings
+from announcer.engine.speech_commands import SpeechCommand
+from announcer.formats import FORMAT_NAMES, AdapterOutput, get_adapter
+from announcer.speech.backend import BackendUnavailable, SpeechBackend, VoiceSettings
+from announcer.speech.driver import SpeechDriver
+
+VERBOSITIES = ("terse", "normal", "detailed")
+
+
+def _optional(module: str) -> Any:
+    """The settings file and the speech registry, when this build has them."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
+
+
+def add_speech_flags(parser: argparse.ArgumentParser) -> None:
+    config_flags = _optional("announcer.config.flags")
+    if config_flags is not None and hasattr(config_flags, "add_settings_flags"):
+        config_flags.add_settings_flags(parser)  # --backend, --verbosity, --config, ...
+        return
+    parser.add_argument("--config", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--backend", default=None, help="speech backend: text or jsonl")
+    parser.add_argument("--verbosity", choices=VERBOSITIES, default=None, help="how much to say")
+
+
+def settings_from(args: argparse.Namespace) -> UserSettings:
+    loader = _optional("announcer.config.loader")
+    if loader is not None and hasattr(loader, "load_settings"):
+        settings: UserSettings = loader.load_settings(args.config, flags=args)
+        return settings
+    changes = {k: getattr(args, k) for k in ("backend", "verbosity") if getattr(args, k, None)}
+    return UserSettings.model_validate({**UserSettings().model_dump(), **changes})
+
+
+def make_backend(name: str, settings: UserSettings) -> tuple[SpeechBackend, VoiceSettings]:
+    registry = _optional("announcer.speech.registry")
+    if registry is not None and hasattr(registry, "create_backend"):
+        return registry.create_backend(name, settings), registry.user_voice(settings)
+    if name == "jsonl":
+        from announcer.speech.jsonl import JsonlBackend
+
+        return JsonlBackend(), VoiceSettings()
+    if name not in ("text", "auto"):
+        raise BackendUnavailable(f"this build has no {name!r} speech backend")
+    from announcer.speech.text import TextBackend
+
+    return TextBackend(), VoiceSettings()
+
+
+#: command name -> the stream format it prints with the flags in docs/formats.md
+FORMAT_BY_COMMAND = {
+    "claude": "claude-code",
+    "claude-code": "claude-code",
+    "codex": "codex",
+    "gemini": "gemini",
+    "opencode": "opencode",
+}
+# the flag each agent needs to print JSON Lines; we remind the user, never rewrite their command
+JSON_FLAGS = {
+    "claude-code": ("--output-format", "stream-json"),
+    "codex": ("--json",),
+    "gemini": ("--output-format", "stream-json"),
+    "opencode": ("--format", "json"),
+}
+
+
+def guess_format(command: list[str]) -> str | None:
+    if not command:
+        return None
+    return FORMAT_BY_COMMAND.get(Path(command[0]).name.removesuffix(".exe").lower())
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "watch",
+        help="run an agent CLI and announce what it does",
+        description=(
+            "Run COMMAND, announce its JSON stream, and exit with its exit status. "
+            "Example: announcer watch -- codex exec --json 'fix the tests'"
+        ),
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMAT_NAMES,
+        default=None,
+        help="the agent's stream format (guessed from the command name when absent)",
+    )
+    parser.add_argument(
+        "--events",
+        type=Path,
+        default=None,
+        help="also write the AAEP events to this JSON Lines file",
+    )
+    parser.add_argument(
+        "--drain-seconds",
+        type=float,
+        default=60.0,
+        help="after the agent exits, how long queued speech may still play (default 60)",
+    )
+    add_speech_flags(parser)
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
+    parser.set_defaults(func=run_watch)
+
+
+class EngineAnnouncer:
+    """The agent's events through the same engine and speech backend as any AAEP producer.
+
+    Time is the wall clock since the watch began; speech completions reported by a
+    backend thread wake the loop through ``wake``.
+    """
+
+    SOURCE = "watch"
+
+    def __init__(self, settings: UserSettings, wake: Callable[[], None]) -> None:
+        self.started = time.monotonic()
+        try:
+            backend, voice = make_backend(settings.backend, settings)
+            backend.start()
+        except BackendUnavailable as exc:
+            print(
+                f"announcer watch: speech backend {settings.backend!r} unavailable ({exc}); "
+                "printing announcements instead",
+                file=sys.stderr,
+            )
+            backend, voice = make_backend("text", settings)
+            backend.start()
+        self.backend = backend
+        # text reports completion at once: pace it at the user's speed so news is skipped
+        # as a listener's would be; jsonl records every decision without waiting
+        paced = getattr(backend, "name", settings.backend) == "text"
+        self.engine = Engine(settings, paced=paced)
+        self.driver = SpeechDriver(backend, voice, notify=wake)
+
+    def now(self) -> float:
+        return time.monotonic() - self.started
+
+    def _run(self, commands: list[SpeechCommand]) -> None:
+        self.driver.run(commands, lambda uid: self.engine.on_speech_done(uid, self.now()))
+
+    def deliver(self, event: dict[str, Any]) -> None:
+        self._run(self.engine.receive(event, self.SOURCE, self.now()))
+
+    def service(self) -> float:
+        """Feed finished utterances back, run due timers; seconds until the next timer."""
+        for utterance_id in self.driver.take_completed():
+            self._run(self.engine.on_speech_done(utterance_id, self.now()))
+        wake = self.engine.next_wakeup()
+        if wake is not None and wake <= self.now():
+            self._run(self.engine.tick(self.now()))
+            wake = self.engine.next_wakeup()
+        return 0.5 if wake is None else min(0.5, max(0.01, wake - self.now()))
+
+    def finish(self, wake_queue: queue.Queue[tuple[str, bytes | None]], limit: float) -> None:
+        """The agent is gone: nobody can answer its questions; let queued speech finish."""
+        self._run(self.engine.source_closed(self.SOURCE, self.now()))
+        deadline = self.now() + limit
+        while self.now() < deadline:
+            status = self.engine.status()
+            if status.speaking is None and status.queued == 0:
+                break
+            wait = self.service()
+            with contextlib.suppress(queue.Empty):
+                wake_queue.get(timeout=wait)
+        self.backend.close()
+
+
+def _read_lines(stream: IO[bytes], into: queue.Queue[tuple[str, bytes | None]]) -> None:
+    for line in stream:
+        into.put(("line", line))
+    into.put(("eof", None))
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        print(
+            "announcer watch: give the agent command after --, e.g. announcer watch -- codex exec "
+            "--json 'fix the tests'",
+            file=sys.stderr,
+        )
+        return 2
+    fmt = args.format or guess_format(command)
+    if fmt is None:
+        print(
+            f"announcer watch: cannot tell the stream format of {command[0]!r}; add --format "
+            f"({', '.join(FORMAT_NAMES)})",
+            file=sys.stderr,
+        )
+        return 2
+    flags = JSON_FLAGS.get(fmt) if args.format is None else None
+    if flags and flags[-1] not in command:
+        print(
+            f"announcer watch: {command[0]} prints JSON only with {' '.join(flags)}; "
+            "without it there is little to announce.",
+            file=sys.stderr,
+        )
+    settings = settings_from(args)
+    try:
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE)
+    except FileNotFoundError:
+        print(f"announcer watch: command not found: {command[0]}", file=sys.stderr)
+        return 127
+    except PermissionError:
+        print(f"announcer watch: cannot run {command[0]}: permission denied", file=sys.stderr)
+        return 126
+    assert proc.stdout is not None
+    inbox: queue.Queue[tuple[str, bytes | None]] = queue.Queue()
+    announcer = EngineAnnouncer(settings, lambda: inbox.put(("wake", None)))
+    threading.Thread(target=_read_lines, args=(proc.stdout, inbox), daemon=True).start()
+    events_file = args.events.open("w", encoding="utf-8") if args.events else None
+    adapter = get_adapter(fmt)
+    dropped = 0
+
+    def handle(out: AdapterOutput) -> None:
+        nonlocal dropped
+        for event in out.events:
+            if events_file is not None:
+                events_file.write(json.dumps(event, ensure_ascii=False) + "\n")
+                events_file.flush()
+            announcer.deliver(event)
+        for diagnostic in out.diagnostics:
+            dropped += 1
+            if os.environ.get("ANNOUNCER_DEBUG"):
+                print(f"announcer watch: dropped {diagnostic}", file=sys.stderr)
+
+    try:
+        while True:
+            wait = announcer.service()
+            try:
+                kind, line = inbox.get(timeout=wait)
+            except queue.Empty:
+                continue
+            if kind == "line" and line is not None:
+                handle(adapter.feed(line, time.time()))
+            elif kind == "eof":
+                break
+        handle(adapter.finish(time.time()))
+        announcer.finish(inbox, limit=args.drain_seconds)
+    except KeyboardInterrupt:
+        # the agent got the same Ctrl-C from the terminal; let it end its own way
+        announcer.backend.close()
+    finally:
+        if events_file is not None:
+            events_file.close()
+    status = proc.wait()
+    if dropped:
+        print(
+            f"announcer watch: {dropped} line(s) of {command[0]} output were not announced "
+            "(set ANNOUNCER_DEBUG=1 to list them)",
+            file=sys.stderr,
+        )
+    if status < 0:  # killed by a signal: report it the way a shell does
+        return 128 + -status
+    return status
+
+
+__all__ = ["guess_format", "register"]

@@ -1,0 +1,597 @@
+"""Builds valid AAEP events (Chapter 3 envelope, Chapter 4 core types) for the adapters.
+
+Per-stream state lives here: native session ids map to ``sess_`` ids, each
+session numbers its events from 0 (§3 ``sequence_number``: 0 on
+``agent.session.started``, then +1), open tool calls are joined by their
+native id, and streamed outputs keep their character position. Ids are
+derived from the native ids with a hash so that replaying the same stream
+gives the same event ids (the engine's dedup, §8.2, relies on stable ids).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from announcer.formats.speakable import clip
+
+AAEP_CONTEXT = "https://aaep-protocol.org/context/v1"
+# §4.3.3 schema: chunk maxLength
+MAX_CHUNK_CHARS = 16384
+# §3 summary bounds: terse 4096, normal/detailed 16384 characters
+MAX_TERSE = 4096
+MAX_SUMMARY = 16384
+# Confirmation defaults when the source gives none (Chapter 6 §6.4.2: 30-90 s for low risk)
+DEFAULT_CONFIRMATION_TIMEOUT_S = 120
+
+# §3.7: a whole event stays under 64 KiB on the wire; a chunk gets at most 48 KiB of it,
+# counted as the worst JSON encoding (ASCII-escaped: "\u00e9" is 6 bytes, astral 12)
+MAX_CHUNK_JSON_BYTES = 48 * 1024
+
+_TOOL_NAME_BAD = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def _json_cost(char: str) -> int:
+    code = ord(char)
+    if 0x20 <= code < 0x7F:
+        return 2 if char in '"\\' else 1
+    if code in (0x08, 0x09, 0x0A, 0x0C, 0x0D):
+        return 2
+    return 12 if code > 0xFFFF else 6
+
+
+def split_chunks(text: str) -> list[str]:
+    """Cut streamed text into chunks that fit §4.3.3 (16384 characters) and §3.7 (64 KiB)."""
+    pieces: list[str] = []
+    start = cost = 0
+    for index, char in enumerate(text):
+        char_cost = _json_cost(char)
+        if index - start >= MAX_CHUNK_CHARS or cost + char_cost > MAX_CHUNK_JSON_BYTES:
+            pieces.append(text[start:index])
+            start, cost = index, 0
+        cost += char_cost
+    if start < len(text):
+        pieces.append(text[start:])
+    return pieces
+
+
+Event = dict[str, Any]
+
+
+def digest(*parts: object, length: int = 32) -> str:
+    joined = "\x1f".join(str(p) for p in parts)
+    return hashlib.sha256(joined.encode("utf-8")).hexdigest()[:length]
+
+
+def iso_timestamp(seconds: float) -> str:
+    """RFC 3339 UTC with millisecond precision (§3 timestamp)."""
+    moment = datetime.fromtimestamp(seconds, tz=UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def parse_time(value: object) -> float | None:
+    """Native timestamps: RFC 3339 strings or epoch seconds/milliseconds."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value) / 1000 if value > 1e11 else float(value)
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip().replace("z", "Z")
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def tool_identifier(name: str | None) -> str:
+    """Fit a native tool name to §4.3.1's ``^[A-Za-z_][A-Za-z0-9_.-]{0,255}$``."""
+    cleaned = _TOOL_NAME_BAD.sub("_", name or "")[:256]
+    if not cleaned or not (cleaned[0].isalpha() or cleaned[0] == "_"):
+        cleaned = ("tool_" + cleaned)[:256] if cleaned else "tool"
+    return cleaned
+
+
+def spoken_tool(name: str) -> str:
+    """``mcp__github__create_issue`` or ``github.create_issue`` -> ``create issue from github``."""
+    if name.startswith("mcp__"):
+        parts = name.split("__")
+        if len(parts) >= 3:
+            return f"{parts[2].replace('_', ' ')} from {parts[1]}"
+    server, dot, tool = name.partition(".")
+    if dot and server and tool and "." not in tool:  # Codex's "server.tool" for MCP calls
+        return f"{tool.replace('_', ' ')} from {server.replace('_', ' ')}"
+    return name.replace("_", " ")
+
+
+@dataclass(slots=True)
+class OpenTool:
+    tool: str
+    call_id: str
+    started: float
+
+
+@dataclass(slots=True)
+class OpenOutput:
+    output_id: str
+    position: int = 0
+
+
+@dataclass(slots=True)
+class SessionState:
+    native_id: str
+    session_id: str
+    next_seq: int = 0
+    state: str = "idle"
+    started: bool = False
+    ended: bool = False
+    started_at: float | None = None
+    tool_count: int = 0
+    open_tools: dict[str, OpenTool] = field(default_factory=dict)
+    outputs: dict[str, OpenOutput] = field(default_factory=dict)
+
+
+def sentence(text: str) -> str:
+    """Capitalise and end with a full stop, so speech pauses where the thought ends."""
+    text = text.strip()
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text[-1] in ".!?…" else text + "."
+
+
+def _upper_first(text: str) -> str:
+    return text[:1].upper() + text[1:] if text[:1].islower() else text
+
+
+def summaries(normal: str, terse: str | None = None, detailed: str | None = None) -> dict[str, str]:
+    """Our sentences start with a capital (braille readers see it) and fit §3's bounds."""
+    out = {"summary_normal": _upper_first(clip(normal, MAX_SUMMARY)) or "…"}
+    if terse:
+        out["summary_terse"] = _upper_first(clip(terse, MAX_TERSE))
+    if detailed and detailed != normal:
+        out["summary_detailed"] = _upper_first(clip(detailed, MAX_SUMMARY))
+    return out
+
+
+class AaepBuilder:
+    """Makes AAEP events for one input stream of one agent."""
+
+    def __init__(self, agent_id: str, agent_name: str, *, salt: str = "") -> None:
+        self.agent_id = agent_id
+        self.agent_name = agent_name
+        self.agent_version: str | None = None
+        self.model: str | None = None
+        self.salt = salt
+        self.sessions: dict[str, SessionState] = {}
+        self.current: SessionState | None = None
+        self.events: list[Event] = []
+
+    # -- sessions ----------------------------------------------------------
+
+    def session(self, native_id: str | None) -> SessionState:
+        """The session for a native id; None means "the one we are in" (or a new one)."""
+        if native_id is None:
+            if self.current is not None and not self.current.ended:
+                return self.current
+            native_id = f"anonymous-{len(self.sessions)}"
+        state = self.sessions.get(native_id)
+        if state is None or (state.ended and native_id.startswith("anonymous-")):
+            state = SessionState(native_id, "sess_" + digest(self.salt, self.agent_id, native_id))
+            self.sessions[native_id] = state
+        self.current = state
+        return state
+
+    def rename_current(self, native_id: str) -> SessionState:
+        """An anonymous session learned its real id (e.g. a later line carries session_id)."""
+        cur = self.current
+        if cur is not None and cur.native_id.startswith("anonymous-") and not cur.ended:
+            return cur  # keep the ids already spoken consistent within this stream
+        return self.session(native_id)
+
+    def take(self) -> list[Event]:
+        out, self.events = self.events, []
+        return out
+
+    # -- envelope ----------------------------------------------------------
+
+    def _emit(
+        self,
+        sess: SessionState,
+        type_: str,
+        now: float,
+        fields: dict[str, Any],
+        *,
+        urgency: str = "normal",
+        at: float | None = None,
+    ) -> Event:
+        if not sess.started and type_ != "session.started":
+            # the stream began mid-session: open it quietly so sequence numbers start at 0
+            self.session_started(sess, now, at=at, urgency="background")
+        if sess.ended and type_ != "session.started":
+            # a line after the end (e.g. Claude Code's result, then more output): nothing
+            # may follow a terminal event (§4.5.1), so this is a new session of the same agent
+            self.session_started(sess, now, at=at, urgency="background")
+        producer: dict[str, str] = {"agent_id": self.agent_id, "agent_name": self.agent_name}
+        if self.agent_version:
+            producer["agent_version"] = self.agent_version
+        if self.model:
+            producer["model"] = self.model
+        event: Event = {
+            "@context": AAEP_CONTEXT,
+            "type": "aaep:agent." + type_,
+            "event_id": "evt_" + digest(self.salt, sess.session_id, sess.next_seq),
+            "session_id": sess.session_id,
+            "sequence_number": sess.next_seq,
+            "timestamp": iso_timestamp(at if at is not None else now),
+            "producer": producer,
+            "urgency": urgency,
+        }
+        if type_ != "output.streaming":
+            # our summaries are English sentences (Chapter 11: say which language text is in);
+            # streamed output is the agent's own text, in a language we do not know
+            event["localization_hints"] = {"primary_language": "en"}
+        event.update(fields)
+        sess.next_seq += 1
+        self.events.append(event)
+        return event
+
+    # -- Chapter 4 event types --------------------------------------------
+
+    def session_started(
+        self,
+        sess: SessionState,
+        now: float,
+        *,
+        normal: str | None = None,
+        terse: str | None = None,
+        detailed: str | None = None,
+        at: float | None = None,
+        extra: dict[str, Any] | None = None,
+        urgency: str = "normal",
+    ) -> None:
+        if sess.started and not sess.ended:
+            return
+        if sess.ended:  # a new session under the same native id (resume)
+            sess.next_seq = 0
+            sess.session_id = "sess_" + digest(self.salt, self.agent_id, sess.native_id, now)
+        sess.started, sess.ended, sess.state = True, False, "idle"
+        sess.started_at = at if at is not None else now
+        fields = summaries(
+            normal or f"{self.agent_name} session started.",
+            terse or f"{self.agent_name} started.",
+            detailed,
+        )
+        fields.update(extra or {})
+        self._emit(sess, "session.started", now, fields, urgency=urgency, at=at)
+
+    def session_completed(
+        self,
+        sess: SessionState,
+        now: float,
+        *,
+        normal: str,
+        terse: str | None = None,
+        detailed: str | None = None,
+        duration_ms: int | None = None,
+        at: float | None = None,
+    ) -> None:
+        self._close_open(sess, now, at)
+        fields: dict[str, Any] = summaries(normal, terse, detailed)
+        fields["tool_invocations_count"] = sess.tool_count
+        if duration_ms is not None and 0 <= duration_ms <= 86_400_000:
+            fields["duration_ms"] = duration_ms
+        self._emit(sess, "session.completed", now, fields, at=at)
+        sess.ended = True
+
+    def session_errored(
+        self,
+        sess: SessionState,
+        now: float,
+        *,
+        normal: str,
+        terse: str | None = None,
+        detailed: str | None = None,
+        category: str = "unknown",
+        recoverable: bool | None = None,
+        at: float | None = None,
+    ) -> None:
+        self._close_open(sess, now, at)
+        fields: dict[str, Any] = summaries(normal, terse, detailed)
+        fields["error_category"] = category
+        if recoverable is not None:
+            fields["recoverable"] = recoverable
+        # §4.1.3: errored sessions are always critical
+        self._emit(sess, "session.errored", now, fields, urgency="critical", at=at)
+        sess.ended = True
+
+    def session_cancelled(
+        self, sess: SessionState, now: float, *, normal: str, by: str, at: float | None = None
+    ) -> None:
+        self._close_open(sess, now, at)
+        fields: dict[str, Any] = summaries(normal, "Cancelled.")
+        fields["cancelled_by"] = by
+        self._emit(sess, "session.cancelled", now, fields, at=at)
+        sess.ended = True
+
+    def state_changed(
+        self,
+        sess: SessionState,
+        now: float,
+        to_state: str,
+        *,
+        normal: str | None = None,
+        terse: str | None = None,
+        detailed: str | None = None,
+        urgency: str = "background",
+        at: float | None = None,
+        force: bool = False,
+    ) -> None:
+        """§4.2.1: from_state chains from the previous change's to_state; repeats are skipped.
+
+        Only explicit changes move ``sess.state``: chaining to the last announced
+        state is always valid, whatever other events implied in between.
+        """
+        if sess.started and sess.state == to_state and not force and not detailed:
+            return
+        if not sess.started:
+            self.session_started(sess, now, at=at)
+        fields: dict[str, Any] = {"from_state": sess.state, "to_state": to_state}
+        if normal:
+            fields.update(summaries(normal, terse, detailed))
+        sess.state = to_state
+        self._emit(sess, "state.changed", now, fields, urgency=urgency, at=at)
+
+    def tool_invoked(
+        self,
+        sess: SessionState,
+        now: float,
+        native_call_id: str | None,
+        tool_name: str | None,
+        *,
+        normal: str | None = None,
+        terse: str | None = None,
+        detailed: str | None = None,
+        args_summary: str | None = None,
+        at: float | None = None,
+        urgency: str = "normal",
+    ) -> None:
+        tool = tool_identifier(tool_name)
+        key = native_call_id or f"anonymous-{sess.tool_count}"
+        if key in sess.open_tools:
+            return  # the same call announced twice (start then update): say it once
+        call_id = "call_" + digest(self.salt, sess.session_id, key, length=24)
+        sess.open_tools[key] = OpenTool(tool, call_id, at if at is not None else now)
+        sess.tool_count += 1
+        spoken = spoken_tool(tool_name or tool)
+        fields: dict[str, Any] = {"tool": tool, "tool_call_id": call_id}
+        fields.update(
+            summaries(
+                normal
+                or (f"Running {spoken}: {args_summary}." if args_summary else f"Running {spoken}."),
+                terse or f"{spoken}.",
+                detailed,
+            )
+        )
+        if args_summary:
+            fields["args_summary"] = clip(args_summary, MAX_SUMMARY)
+        self._emit(sess, "tool.invoked", now, fields, urgency=urgency, at=at)
+
+    def tool_completed(
+        self,
+        sess: SessionState,
+        now: float,
+        native_call_id: str | None,
+        status: str,
+        *,
+        tool_name: str | None = None,
+        normal: str | None = None,
+        terse: str | None = None,
+        detailed: str | None = None,
+        error_message: str | None = None,
+        duration_ms: int | None = None,
+        at: float | None = None,
+    ) -> None:
+        key = native_call_id
+        if key is None and sess.open_tools:
+            key = next(reversed(sess.open_tools))  # the only/most recent open call
+        opened = sess.open_tools.pop(key, None) if key is not None else None
+        if opened is None:
+            # a result without its call (the stream started mid-way): announce the call
+            # quietly first so the pair stays whole (§4.5.2), then say the result
+            key = key or f"orphan-{sess.next_seq}"
+            spoken = spoken_tool(tool_name) if tool_name else "A tool"
+            self.tool_invoked(
+                sess,
+                now,
+                key,
+                tool_name,
+                normal=f"{spoken} was running.",
+                at=at,
+                urgency="background",
+            )
+            opened = sess.open_tools.pop(key)
+        else:
+            spoken = spoken_tool(opened.tool)
+            if duration_ms is None:
+                elapsed = (at if at is not None else now) - opened.started
+                duration_ms = int(elapsed * 1000) if elapsed >= 0 else None
+        tool, call_id = opened.tool, opened.call_id
+        # Subscribers lead a failed completion with "<tool> failed." themselves (§4.3.2
+        # status), so a failure's summary says why, without naming the tool again.
+        if normal is None:
+            if status == "success":
+                normal = f"{spoken} finished."
+            elif status == "timeout":
+                normal = "It did not finish in time."
+            else:
+                normal = sentence(error_message) if error_message else "It reported an error."
+            if status != "success" and detailed is None:
+                detailed = f"{spoken} {'timed out' if status == 'timeout' else 'failed'}: {normal}"
+        fields: dict[str, Any] = {"tool": tool, "status": status, "tool_call_id": call_id}
+        fields.update(
+            summaries(normal, terse or ("Done." if status == "success" else "Failed."), detailed)
+        )
+        if error_message and status != "success":
+            fields["error_message"] = clip(error_message, 4096)
+        if duration_ms is not None and 0 <= duration_ms <= 86_400_000:
+            fields["duration_ms"] = duration_ms
+        # a failed tool matters to the user; a succeeded one is background news
+        urgency = "background" if status == "success" else "normal"
+        self._emit(sess, "tool.completed", now, fields, urgency=urgency, at=at)
+
+    def output(
+        self,
+        sess: SessionState,
+        now: float,
+        key: str,
+        text: str,
+        *,
+        complete: bool,
+        at: float | None = None,
+    ) -> None:
+        """§4.3.3 streaming output: chunks of one output_id with a running position."""
+        opened = sess.outputs.get(key)
+        if opened is None:
+            if not text and complete:
+                return  # nothing was said and nothing is left to say
+            opened = OpenOutput("out_" + digest(self.salt, sess.session_id, key, length=24))
+            sess.outputs[key] = opened
+        pieces = split_chunks(text) or [""]
+        for index, piece in enumerate(pieces):
+            last = index == len(pieces) - 1
+            fields: dict[str, Any] = {
+                "chunk": piece,
+                "position": opened.position,
+                "complete": complete and last,
+                "output_id": opened.output_id,
+            }
+            if complete and last:
+                fields["coalesce_hint"] = "completion"
+            opened.position += len(piece)
+            self._emit(sess, "output.streaming", now, fields, at=at)
+        if complete:
+            del sess.outputs[key]
+
+    def confirmation(
+        self,
+        sess: SessionState,
+        now: float,
+        *,
+        token_seed: str,
+        action: str,
+        consequence: str,
+        normal: str,
+        terse: str | None = None,
+        detailed: str | None = None,
+        risk_level: str = "medium",
+        irreversible: bool = False,
+        timeout_seconds: int = DEFAULT_CONFIRMATION_TIMEOUT_S,
+        extra_context: dict[str, Any] | None = None,
+        at: float | None = None,
+    ) -> Event:
+        """§4.4.1: always critical; the default decision is always reject, never allow."""
+        fields: dict[str, Any] = {
+            "action": clip(action, MAX_SUMMARY),
+            "consequence": clip(consequence, MAX_SUMMARY),
+            "reply_token": "rpl_" + digest(self.salt, sess.session_id, token_seed),
+            "timeout_seconds": max(1, min(int(timeout_seconds), 86_400)),
+            "default_decision": "reject",
+            "risk_level": risk_level,
+            "irreversible": irreversible,
+            "allowed_replies": ["accept", "reject"],
+        }
+        fields.update(summaries(normal, terse, detailed))
+        if extra_context:
+            fields["extra_context"] = extra_context
+        return self._emit(sess, "awaiting.confirmation", now, fields, urgency="critical", at=at)
+
+    def clarification(
+        self,
+        sess: SessionState,
+        now: float,
+        *,
+        token_seed: str,
+        question: str,
+        normal: str | None = None,
+        terse: str | None = None,
+        choices: list[tuple[str, str]] | None = None,
+        timeout_seconds: int = DEFAULT_CONFIRMATION_TIMEOUT_S,
+        at: float | None = None,
+    ) -> Event:
+        fields: dict[str, Any] = {
+            "question": clip(question, MAX_SUMMARY),
+            "reply_token": "rpl_" + digest(self.salt, sess.session_id, token_seed),
+            "timeout_seconds": max(1, min(int(timeout_seconds), 86_400)),
+        }
+        fields.update(summaries(normal or question, terse))
+        unique = list(dict.fromkeys(choices or []))
+        if len(unique) >= 2:
+            fields["choices"] = [
+                {"value": clip(v, 256), "label": clip(label, 1024)} for v, label in unique[:32]
+            ]
+            fields["accepted_response_kinds"] = ["multiple_choice", "freetext"]
+        else:
+            fields["accepted_response_kinds"] = ["freetext"]
+        return self._emit(sess, "awaiting.clarification", now, fields, urgency="critical", at=at)
+
+    def progress(
+        self,
+        sess: SessionState,
+        now: float,
+        *,
+        description: str | None = None,
+        percent: float | None = None,
+        step: int | None = None,
+        total_steps: int | None = None,
+        normal: str | None = None,
+        terse: str | None = None,
+        urgency: str = "background",
+        at: float | None = None,
+    ) -> None:
+        progress: dict[str, Any] = {}
+        if percent is not None and 0 <= percent <= 100:
+            progress["percent"] = percent
+        if step is not None and step >= 1:
+            progress["step"] = step
+        if total_steps is not None and total_steps >= 1 and (step is None or step <= total_steps):
+            progress["total_steps"] = total_steps
+        if description:
+            progress["description"] = clip(description, 4096)
+        if not progress:
+            progress["description"] = clip(normal or "Working.", 4096)
+        fields: dict[str, Any] = {"progress": progress}
+        if normal:
+            fields.update(summaries(normal, terse))
+        self._emit(sess, "progress.updated", now, fields, urgency=urgency, at=at)
+
+    # -- end of stream -----------------------------------------------------
+
+    def _close_open(self, sess: SessionState, now: float, at: float | None) -> None:
+        """§4.3.2: every invoked tool gets its completion; every output its complete chunk."""
+        for key in list(sess.outputs):
+            self.output(sess, now, key, "", complete=True, at=at)
+        for key in list(sess.open_tools):
+            self.tool_completed(
+                sess,
+                now,
+                key,
+                "timeout",
+                normal="It never reported back before the stream ended.",
+                error_message="the stream ended before the tool reported a result",
+                at=at,
+            )
+
+    def close_all(self, now: float) -> None:
+        """At end of input: finish what is open, but do not invent an ending for the session."""
+        for sess in self.sessions.values():
+            if sess.started and not sess.ended:
+                self._close_open(sess, now, None)

@@ -1,0 +1,655 @@
+"""Agent CLI JSON Lines streams -> Universal Agent API events -> AAEP.
+
+- Claude Code ``claude -p --output-format stream-json [--include-partial-messages]``
+- Codex ``codex exec --json`` (current ``item.*`` form and the older 0.61/0.77 shapes)
+- Gemini CLI ``gemini --output-format stream-json``
+- OpenCode ``opencode run --format json``
+
+Each line is classified into the stable kinds (TextOutput, ToolCall, ToolResult,
+Status, Error); tool events carry the metadata-only tools facet. What we speak
+comes from the agent's own message text and from our sentences about tool
+activity, never from a raw backend line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from announcer.formats.base import JsonObject, get_path, get_str
+from announcer.formats.builder import parse_time
+from announcer.formats.speakable import (
+    clip,
+    command_words,
+    plain,
+    speak_duration_ms,
+    speak_folder,
+    speak_path,
+)
+from announcer.formats.wrapper import Hints, NativeStreamAdapter, tools_facet
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _block_text(content: object) -> str:
+    """Text of a Claude content field: a string or a list of text blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
+        )
+    return ""
+
+
+class ClaudeCodeStreamAdapter(NativeStreamAdapter):
+    name = "claude-code"
+    agent_kind = "claude_code"
+    agent_id = "claude-code"
+    agent_name = "Claude Code"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._streamed_text = False  # --include-partial-messages already spoke this message
+        self._stream_item = 0
+        self._block_tools: dict[int, str] = {}
+
+    def handle(self, obj: JsonObject, now: float) -> None:
+        kind = get_str(obj, "type")
+        session = get_str(obj, "session_id")
+        if kind in ("user", "assistant", "result") and session is None:
+            self.diagnose("missing_field", f"a '{kind}' line without 'session_id'; dropped")
+            return
+        hints = Hints(session=session)
+        if kind == "system":
+            self._system(obj, hints, now)
+        elif kind == "assistant":
+            self._message(obj, hints, now, assistant=True)
+        elif kind == "user":
+            self._message(obj, hints, now, assistant=False)
+        elif kind == "stream_event":
+            self._stream_event(obj, hints, now)
+        elif kind == "result":
+            self._result(obj, hints, now)
+        else:
+            self.diagnose("unknown_type", f"unknown Claude Code line type {kind!r}; not announced")
+
+    def _system(self, obj: JsonObject, hints: Hints, now: float) -> None:
+        subtype = get_str(obj, "subtype")
+        if subtype != "init":
+            self.diagnose("ignored", f"system line subtype {subtype!r} has nothing to announce")
+            return
+        hints.lifecycle = "session_started"
+        hints.model = get_str(obj, "model")
+        cwd = get_str(obj, "cwd")
+        hints.summary = "Claude Code started" + (f" in {speak_folder(cwd)}." if cwd else ".")
+        hints.terse = "Claude Code started."
+        self.push(
+            self.wrapper("Status", channel="status", message="session started", hints=hints), now
+        )
+
+    def _message(self, obj: JsonObject, hints: Hints, now: float, *, assistant: bool) -> None:
+        content = get_path(obj, "message", "content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            self.diagnose("missing_field", "a message line without 'message.content'; dropped")
+            return
+        message_id = get_str(obj, "message", "id") or f"line-{self.line_number}"
+        streamed, self._streamed_text = self._streamed_text, False
+        for index, block in enumerate(content):
+            if not isinstance(block, dict):
+                self.diagnose("invalid_field", "a content block that is not an object; skipped")
+                continue
+            btype = block.get("type")
+            h = Hints(session=hints.session)
+            if btype == "text" and isinstance(block.get("text"), str):
+                if assistant and streamed:
+                    continue  # already spoken from the text deltas
+                h.item = f"{message_id}:{self.line_number}:{index}"  # one line per block
+                channel = "assistant" if assistant else "user"
+                self.push(
+                    self.wrapper("TextOutput", channel=channel, text=block["text"], hints=h), now
+                )
+            elif btype == "thinking" and isinstance(block.get("thinking"), str):
+                self.push(
+                    self.wrapper(
+                        "TextOutput", channel="reasoning", text=block["thinking"], hints=h
+                    ),
+                    now,
+                )
+            elif btype == "tool_use":
+                name = block.get("name") if isinstance(block.get("name"), str) else None
+                h.tool_label = command_words(block.get("input"))
+                data = tools_facet(
+                    "tool_use",
+                    "start",
+                    status="running",
+                    tool_name=name,
+                    tool_use_id=get_str(block, "id"),
+                )
+                self.push(self.wrapper("ToolCall", channel="tool", data=data, hints=h), now)
+            elif btype == "tool_result":
+                failed = block.get("is_error") is True
+                message = clip(_block_text(block.get("content")), 200) if failed else None
+                data = tools_facet(
+                    "tool_result",
+                    "fail" if failed else "complete",
+                    status="failed" if failed else "completed",
+                    tool_use_id=get_str(block, "tool_use_id"),
+                )
+                self.push(
+                    self.wrapper("ToolResult", channel="tool", message=message, data=data, hints=h),
+                    now,
+                )
+            else:
+                self.diagnose("unknown_block", f"content block type {btype!r}; not announced")
+
+    def _stream_event(self, obj: JsonObject, hints: Hints, now: float) -> None:
+        event = obj.get("event")
+        if not isinstance(event, dict):
+            self.diagnose("missing_field", "a stream_event line without 'event'; dropped")
+            return
+        etype = event.get("type")
+        index = _int(event.get("index")) or 0
+        if etype == "message_start":
+            self._stream_item += 1
+        elif etype == "content_block_start":
+            block = event.get("content_block")
+            btype = get_str(block, "type")
+            if btype == "tool_use":
+                name = get_str(block, "name")
+                tool_id = get_str(block, "id")
+                if tool_id:
+                    self._block_tools[index] = tool_id
+                data = tools_facet(
+                    "tool_use", "start", status="running", tool_name=name, tool_use_id=tool_id
+                )
+                self.push(self.wrapper("ToolCall", channel="tool", data=data, hints=hints), now)
+            elif btype == "tool_result":
+                data = tools_facet(
+                    "tool_result",
+                    "complete",
+                    status="completed",
+                    tool_use_id=get_str(block, "tool_use_id"),
+                )
+                self.push(self.wrapper("ToolResult", channel="tool", data=data, hints=hints), now)
+        elif etype == "content_block_delta":
+            delta = event.get("delta")
+            dtype = get_str(delta, "type")
+            if dtype == "text_delta" and isinstance(get_path(delta, "text"), str):
+                self._streamed_text = True
+                hints.item = f"stream-{self._stream_item}:{index}"
+                hints.final = False
+                text = get_path(delta, "text")
+                self.push(
+                    self.wrapper("TextOutput", channel="assistant", text=text, hints=hints), now
+                )
+            # input_json_delta / thinking_delta: partial machine data, nothing to say yet
+        elif etype in ("content_block_stop", "message_stop"):
+            hints.item = f"stream-{self._stream_item}:{index}"
+            if etype == "content_block_stop" and index in self._block_tools:
+                return
+            if hints.item in self.builder.session(hints.session).outputs:
+                self.push(
+                    self.wrapper("TextOutput", channel="assistant", text="", hints=hints), now
+                )
+
+    def _result(self, obj: JsonObject, hints: Hints, now: float) -> None:
+        subtype = get_str(obj, "subtype") or ""
+        # is_error wins over a "success" subtype: an inconsistent result is not a success
+        failed = obj.get("is_error") is True or subtype.startswith("error")
+        duration = _int(obj.get("duration_ms"))
+        turns = _int(obj.get("num_turns"))
+        cost = obj.get("total_cost_usd")
+        details = []
+        if duration is not None:
+            details.append(f"took {speak_duration_ms(duration)}")
+        if turns is not None:
+            details.append(f"{turns} turns")
+        if isinstance(cost, int | float) and not isinstance(cost, bool):
+            details.append(f"cost {cost:.2f} dollars")
+        hints.duration_ms = duration
+        if failed:
+            reason = (
+                subtype.replace("error_", "").replace("_", " ")
+                if subtype.startswith("error_")
+                else None
+            )
+            hints.fatal = True
+            hints.summary = "Claude Code stopped with an error" + (
+                f": {reason}." if reason else "."
+            )
+            hints.terse = "Claude Code failed."
+            self.push(
+                self.wrapper("Error", channel="error", message=hints.summary, hints=hints), now
+            )
+            return
+        hints.lifecycle = "session_completed"
+        hints.summary = "Claude Code finished."
+        hints.terse = "Done."
+        hints.detailed = "Claude Code finished" + (f", {', '.join(details)}." if details else ".")
+        self.push(self.wrapper("Status", channel="status", message="finished", hints=hints), now)
+
+
+_CODEX_TOOL_KINDS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
+
+
+class CodexExecAdapter(NativeStreamAdapter):
+    name = "codex"
+    agent_kind = "codex"
+    agent_id = "codex"
+    agent_name = "Codex"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._thread: str | None = None
+        self._spoken: dict[str, str] = {}  # agent_message item id -> text already spoken
+        self._thought: set[str] = set()
+        self._done_tools: set[str] = set()
+
+    def handle(self, obj: JsonObject, now: float) -> None:
+        kind = get_str(obj, "type")
+        thread = get_str(obj, "thread_id")
+        if thread and self._thread is None:
+            self._thread = thread
+        hints = Hints(session=self._thread)
+        if kind in ("thread.started", "thread.resumed"):
+            hints.lifecycle = "session_started"
+            resumed = kind == "thread.resumed"
+            hints.summary = "Codex resumed the session." if resumed else "Codex started."
+            hints.terse = "Codex resumed." if resumed else "Codex started."
+            self.push(
+                self.wrapper("Status", channel="status", message="session started", hints=hints),
+                now,
+            )
+        elif kind == "turn.started":
+            hints.lifecycle = "turn_started"
+            hints.summary = "Codex is working."
+            self.push(
+                self.wrapper("Status", channel="status", message="turn started", hints=hints), now
+            )
+        elif kind == "turn.completed":
+            hints.lifecycle = "turn_completed"
+            hints.summary = "Codex finished the turn."
+            self.push(
+                self.wrapper("Status", channel="status", message="turn completed", hints=hints), now
+            )
+        elif kind == "turn.failed":
+            message = (
+                get_str(obj, "error", "message") or get_str(obj, "message") or "the turn failed"
+            )
+            hints.fatal = True
+            hints.summary = f"Codex failed: {clip(message, 300)}"
+            hints.terse = "Codex failed."
+            self.push(self.wrapper("Error", channel="error", message=message, hints=hints), now)
+        elif kind == "error":
+            message = get_str(obj, "message") or get_str(obj, "error", "message") or "unknown error"
+            hints.summary = f"Codex error: {clip(message, 300)}"
+            self.push(self.wrapper("Error", channel="error", message=message, hints=hints), now)
+        elif kind in (
+            "item.started",
+            "item.created",
+            "item.updated",
+            "item.completed",
+            "item.delta",
+        ):
+            self._item(obj, kind, hints, now)
+        else:
+            self.diagnose("unknown_type", f"unknown Codex event type {kind!r}; not announced")
+
+    def _item(self, obj: JsonObject, kind: str, hints: Hints, now: float) -> None:
+        item = obj.get("item") if isinstance(obj.get("item"), dict) else obj
+        assert isinstance(item, dict)
+        item_type = get_str(item, "type") if item is not obj else get_str(obj, "item_type")
+        item_id = (
+            get_str(item, "id") if item is not obj else get_str(obj, "item_id")
+        ) or f"line-{self.line_number}"
+        status = get_str(item, "status") or (
+            "completed" if kind == "item.completed" else "in_progress"
+        )
+        done = kind == "item.completed" or status in (
+            "completed",
+            "failed",
+            "declined",
+            "cancelled",
+        )
+        text = get_str(item, "text") or get_str(item, "content") or get_str(item, "content", "text")
+        if item_type == "agent_message":
+            if kind == "item.delta":
+                delta = get_str(obj, "delta", "text_delta") or get_str(obj, "delta", "text") or ""
+                self._say(item_id, self._spoken.get(item_id, "") + delta, False, hints, now)
+            elif text is not None:
+                self._say(item_id, text, done, hints, now)
+            elif done and item_id in self._spoken:
+                self._say(item_id, self._spoken[item_id], True, hints, now)
+        elif item_type == "reasoning":
+            if text and item_id not in self._thought:
+                self._thought.add(item_id)
+                self.push(
+                    self.wrapper("TextOutput", channel="reasoning", text=text, hints=hints), now
+                )
+        elif item_type in _CODEX_TOOL_KINDS:
+            self._tool(item, item_type, item_id, status, done, text, hints, now)
+        elif item_type == "todo_list":
+            items = item.get("items")
+            if isinstance(items, list) and items:
+                finished = sum(
+                    1 for i in items if isinstance(i, dict) and i.get("completed") is True
+                )
+                hints.summary = f"Plan: {len(items)} steps, {finished} done."
+                self.push(
+                    self.wrapper("Status", channel="status", message=hints.summary, hints=hints),
+                    now,
+                )
+            elif text:
+                hints.summary = f"Plan: {clip(plain(text), 200)}"
+                self.push(self.wrapper("Status", channel="status", message=text, hints=hints), now)
+        elif item_type == "error":
+            message = get_str(item, "message") or text or "unknown error"
+            hints.summary = f"Codex error: {clip(message, 300)}"
+            self.push(self.wrapper("Error", channel="error", message=message, hints=hints), now)
+        else:
+            self.diagnose("unknown_item", f"Codex item type {item_type!r}; not announced")
+
+    def _say(self, item_id: str, full: str, final: bool, hints: Hints, now: float) -> None:
+        """Speak only what is new; a rewritten message is spoken again as a new output."""
+        spoken = self._spoken.get(item_id, "")
+        key = item_id
+        if full.startswith(spoken):
+            new = full[len(spoken) :]
+        else:
+            if not final:
+                return  # a rewrite still in progress: wait for the final text
+            hints.item = item_id
+            hints.final = True
+            self.push(self.wrapper("TextOutput", channel="assistant", text="", hints=hints), now)
+            key, new = f"{item_id}#rewrite", full
+        self._spoken[item_id] = full
+        h = Hints(session=hints.session, item=key, final=final)
+        if new or final:
+            self.push(self.wrapper("TextOutput", channel="assistant", text=new, hints=h), now)
+
+    def _tool(
+        self,
+        item: JsonObject,
+        item_type: str,
+        item_id: str,
+        status: str,
+        done: bool,
+        text: str | None,
+        hints: Hints,
+        now: float,
+    ) -> None:
+        if item_id in self._done_tools:
+            return
+        name: str | None = item_type
+        label: str | None = None
+        if item_type == "command_execution":
+            name = "shell"
+            label = clip(
+                get_str(item, "command") or command_words(item.get("input")) or text or "", 120
+            )
+        elif item_type == "file_change":
+            changes = item.get("changes")
+            paths = (
+                [
+                    c["path"]
+                    for c in changes
+                    if isinstance(c, dict) and isinstance(c.get("path"), str)
+                ]
+                if isinstance(changes, list)
+                else []
+            )
+            if paths:
+                label = ", ".join(speak_path(p) for p in paths[:3]) + (
+                    " and more" if len(paths) > 3 else ""
+                )
+                hints.summary = f"Editing {label}."
+            else:
+                label = clip(text or "", 160)
+                hints.summary = f"Editing files: {label}." if label else "Editing files."
+            name = "apply_patch"
+        elif item_type == "mcp_tool_call":
+            server, tool = get_str(item, "server"), get_str(item, "tool")
+            name = (
+                f"{server}.{tool}"
+                if server and tool
+                else (tool or get_str(item, "input", "name") or "mcp_tool")
+            )
+            label = clip(text, 120) if text else None
+        elif item_type == "web_search":
+            name = "web_search"
+            label = clip(get_str(item, "query") or text or "", 120)
+        thread = self._thread
+        start = tools_facet(
+            item_type,
+            "start",
+            status="running",
+            tool_name=name,
+            backend_item_id=item_id,
+            thread_id=thread,
+        )
+        hints.tool_label = label or None
+        self.push(self.wrapper("ToolCall", channel="tool", data=start, hints=hints), now)
+        if not done:
+            return
+        self._done_tools.add(item_id)
+        exit_code = _int(item.get("exit_code"))
+        failed = status in ("failed", "declined") or (exit_code is not None and exit_code != 0)
+        end = tools_facet(
+            item_type,
+            "fail" if failed else "complete",
+            status="failed" if failed else "completed",
+            tool_name=name,
+            backend_item_id=item_id,
+            thread_id=thread,
+            exit_code=exit_code,
+        )
+        message = f"{status}" if status == "declined" else None
+        self.push(
+            self.wrapper(
+                "ToolResult",
+                channel="tool",
+                message=message,
+                data=end,
+                hints=Hints(session=hints.session),
+            ),
+            now,
+        )
+
+    def _finish(self, now: float) -> None:
+        for sess in self.builder.sessions.values():
+            if sess.started and not sess.ended:
+                self.translator.finish(now)
+                self.builder.session_completed(sess, now, normal="Codex finished.", terse="Done.")
+        super()._finish(now)
+
+
+class GeminiStreamAdapter(NativeStreamAdapter):
+    name = "gemini"
+    agent_kind = "gemini_cli"
+    agent_id = "gemini-cli"
+    agent_name = "Gemini CLI"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._session: str | None = None
+        self._message_seq = 0
+        self._tool_names: dict[str, str] = {}
+
+    def handle(self, obj: JsonObject, now: float) -> None:
+        kind = get_str(obj, "type")
+        self._session = get_str(obj, "session_id") or self._session
+        hints = Hints(session=self._session, at=parse_time(obj.get("timestamp")))
+        if kind == "init":
+            hints.lifecycle = "session_started"
+            hints.model = get_str(obj, "model")
+            hints.summary = "Gemini CLI started."
+            hints.terse = "Gemini started."
+            self.push(
+                self.wrapper("Status", channel="status", message="session started", hints=hints),
+                now,
+            )
+        elif kind == "message":
+            content = obj.get("content")
+            if not isinstance(content, str):
+                self.diagnose("missing_field", "a 'message' line without string 'content'; dropped")
+                return
+            role = get_str(obj, "role") or "assistant"
+            if role != "assistant":
+                self._message_seq += 1
+                self.push(
+                    self.wrapper("TextOutput", channel="user", text=content, hints=hints), now
+                )
+                return
+            hints.item = f"message-{self._message_seq}"
+            hints.final = obj.get("delta") is not True
+            if hints.final:
+                self._message_seq += 1
+            self.push(
+                self.wrapper("TextOutput", channel="assistant", text=content, hints=hints), now
+            )
+        elif kind == "tool_use":
+            name = get_str(obj, "tool_name")
+            tool_id = get_str(obj, "tool_id")
+            if tool_id and name:
+                self._tool_names[tool_id] = name
+            self._message_seq += 1
+            hints.tool_label = command_words(obj.get("parameters"))
+            data = tools_facet(
+                "tool_use", "start", status="running", tool_name=name, tool_use_id=tool_id
+            )
+            self.push(self.wrapper("ToolCall", channel="tool", data=data, hints=hints), now)
+        elif kind == "tool_result":
+            tool_id = get_str(obj, "tool_id")
+            failed = get_str(obj, "status") not in (None, "success")
+            message = get_str(obj, "error", "message") if failed else None
+            data = tools_facet(
+                "tool_result",
+                "fail" if failed else "complete",
+                status="failed" if failed else "completed",
+                tool_name=self._tool_names.get(tool_id or ""),
+                tool_use_id=tool_id,
+            )
+            self.push(
+                self.wrapper("ToolResult", channel="tool", message=message, data=data, hints=hints),
+                now,
+            )
+        elif kind == "error":
+            message = get_str(obj, "message") or "unknown error"
+            severity = get_str(obj, "severity") or "error"
+            hints.summary = (
+                f"Gemini {'warning' if severity == 'warning' else 'error'}: {clip(message, 300)}"
+            )
+            self.push(self.wrapper("Error", channel="error", message=message, hints=hints), now)
+        elif kind == "result":
+            status = get_str(obj, "status")
+            duration = _int(get_path(obj, "stats", "duration_ms"))
+            hints.duration_ms = duration
+            if status == "success":
+                hints.lifecycle = "session_completed"
+                hints.summary = "Gemini finished."
+                hints.terse = "Done."
+                calls = _int(get_path(obj, "stats", "tool_calls"))
+                parts = [f"took {speak_duration_ms(duration)}"] if duration is not None else []
+                if calls is not None:
+                    parts.append(f"{calls} tool call" + ("" if calls == 1 else "s"))
+                hints.detailed = "Gemini finished" + (f", {', '.join(parts)}." if parts else ".")
+                self.push(
+                    self.wrapper("Status", channel="status", message="finished", hints=hints), now
+                )
+            else:
+                message = get_str(obj, "error", "message") or "the run failed"
+                hints.fatal = True
+                hints.summary = f"Gemini stopped with an error: {clip(message, 300)}"
+                hints.terse = "Gemini failed."
+                self.push(self.wrapper("Error", channel="error", message=message, hints=hints), now)
+        else:
+            self.diagnose("unknown_type", f"unknown Gemini CLI event type {kind!r}; not announced")
+
+
+class OpenCodeRunAdapter(NativeStreamAdapter):
+    name = "opencode"
+    agent_kind = "opencode"
+    agent_id = "opencode"
+    agent_name = "OpenCode"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._session: str | None = None
+
+    def handle(self, obj: JsonObject, now: float) -> None:
+        kind = get_str(obj, "type")
+        self._session = (
+            get_str(obj, "session_id")
+            or get_str(obj, "sessionID")
+            or get_str(obj, "part", "sessionID")
+            or self._session  # a line without one carries forward
+        )
+        hints = Hints(session=self._session, at=parse_time(obj.get("timestamp")))
+        part: Any = obj.get("part") if isinstance(obj.get("part"), dict) else {}
+        if kind == "step_start":
+            hints.lifecycle = "turn_started"
+            hints.summary = "OpenCode is working."
+            self.push(
+                self.wrapper("Status", channel="status", message="step started", hints=hints), now
+            )
+        elif kind == "step_finish":
+            hints.lifecycle = "turn_completed"
+            hints.summary = "OpenCode finished a step."
+            self.push(
+                self.wrapper("Status", channel="status", message="step finished", hints=hints), now
+            )
+        elif kind == "text":
+            text = get_path(obj, "text")
+            if not isinstance(text, str):
+                text = get_path(part, "text")
+            if not isinstance(text, str):
+                self.diagnose("missing_field", "a 'text' line without 'text'; dropped")
+                return
+            hints.item = get_str(part, "id")
+            self.push(self.wrapper("TextOutput", channel="assistant", text=text, hints=hints), now)
+        elif kind == "tool_use" and part:
+            name = get_str(part, "tool")
+            call = get_str(part, "callID") or get_str(part, "id")
+            state = get_str(part, "state", "status") or "completed"
+            hints.tool_label = get_str(part, "state", "title") or command_words(
+                get_path(part, "state", "input")
+            )
+            start = tools_facet(
+                "tool_use", "start", status="running", tool_name=name, tool_use_id=call
+            )
+            self.push(self.wrapper("ToolCall", channel="tool", data=start, hints=hints), now)
+            if state in ("completed", "error"):
+                failed = state == "error"
+                message = get_str(part, "state", "error") if failed else None
+                end = tools_facet(
+                    "tool_use",
+                    "fail" if failed else "complete",
+                    status="failed" if failed else "completed",
+                    tool_name=name,
+                    tool_use_id=call,
+                )
+                self.push(
+                    self.wrapper(
+                        "ToolResult",
+                        channel="tool",
+                        message=message,
+                        data=end,
+                        hints=Hints(session=self._session),
+                    ),
+                    now,
+                )
+        elif kind == "error":
+            message = (
+                get_str(obj, "error", "data", "message")
+                or get_str(obj, "error", "message")
+                or get_str(obj, "message")
+                or "unknown error"
+            )
+            hints.summary = f"OpenCode error: {clip(message, 300)}"
+            self.push(self.wrapper("Error", channel="error", message=message, hints=hints), now)
+        else:
+            self.diagnose("unknown_type", f"unknown OpenCode event type {kind!r}; not announced")

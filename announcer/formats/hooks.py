@@ -1,0 +1,188 @@
+"""Coding-agent hook payloads: made audible through a mapping file, and answered.
+
+``MappedHookAdapter`` turns native hook payloads (one JSON object per line, as
+Claude Code or Codex pass them to a hook command) into AEP with a mapping file,
+then into AAEP with :class:`AepAdapter`.
+
+For the blocking hooks (``PreToolUse``, ``PermissionRequest``) the bridge needs
+a confirmation the user answers: :func:`hook_confirmation` builds it, and
+:func:`claude_code_hook_output` writes Claude Code's hook output JSON for the
+decision. Without a decision the answer is ``ask`` (Claude Code shows its own
+prompt): nothing here ever allows by default.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from announcer.formats.aep import AepAdapter
+from announcer.formats.base import AdapterOutput, FormatAdapter, JsonObject, get_str
+from announcer.formats.builder import AaepBuilder, spoken_tool
+from announcer.formats.mapping import Mapping, builtin_mapping
+from announcer.formats.speakable import command_words, speak_folder
+
+BLOCKING_HOOKS = ("PreToolUse", "PermissionRequest")
+Decision = Literal["allow", "deny", "ask"]
+
+
+class MappedHookAdapter(FormatAdapter):
+    """Native hook payloads -> (mapping file) -> AEP -> AAEP."""
+
+    def __init__(self, mapping: Mapping, name: str = "") -> None:
+        super().__init__()
+        self.mapping = mapping
+        self.name = name or f"{mapping.agent}-hooks"
+        self.aep = AepAdapter()
+
+    def handle(self, obj: JsonObject, now: float) -> None:
+        envelope = self.mapping.to_aep(obj, now)
+        if envelope is None:
+            hook = get_str(obj, "hook_event_name") or get_str(obj, "type")
+            self.diagnose(
+                "unmapped",
+                f"no rule in the {self.mapping.agent} mapping for {hook!r}; not announced",
+            )
+            return
+        self.aep.line_number = self.line_number
+        out = self.aep.feed_object(envelope, now)
+        for event in out.events:
+            self.emit(event)
+        for diagnostic in out.diagnostics:
+            self.diagnose(diagnostic.code, diagnostic.message)
+
+    def confirm(self, payload: JsonObject, now: float, timeout_seconds: int = 120) -> AdapterOutput:
+        """A blocking hook (PreToolUse, PermissionRequest) as a confirmation in this session."""
+        self._out = AdapterOutput()
+        builder = self.aep.builder(self.mapping.agent, self.mapping.display_name)
+        hook_confirmation(payload, now, builder=builder, timeout_seconds=timeout_seconds)
+        for event in builder.take():
+            self.emit(event)
+        return self._take()
+
+    def withdraw(self, payload: JsonObject, now: float, sentence: str) -> AdapterOutput:
+        """The hook stopped waiting: move the session on so the question is withdrawn."""
+        self._out = AdapterOutput()
+        builder = self.aep.builder(self.mapping.agent, self.mapping.display_name)
+        session = builder.session(get_str(payload, "session_id"))
+        builder.state_changed(
+            session,
+            now,
+            "thinking",
+            normal=sentence,
+            terse="Not answered.",
+            urgency="normal",
+            force=True,
+        )
+        for event in builder.take():
+            self.emit(event)
+        return self._take()
+
+    def _finish(self, now: float) -> None:
+        out = self.aep.finish(now)
+        for event in out.events:
+            self.emit(event)
+
+
+# Which hooks wait for the user, per agent. Codex's PreToolUse cannot answer "ask"
+# (it would run the call), so for Codex only PermissionRequest blocks; silence there
+# leaves Codex's own approval prompt in charge.
+BLOCKING_BY_AGENT = {"claude-code": BLOCKING_HOOKS, "codex": ("PermissionRequest",)}
+HOOK_AGENTS = tuple(BLOCKING_BY_AGENT)
+
+
+def is_blocking(payload: JsonObject, agent: str = "claude-code") -> bool:
+    return payload.get("hook_event_name") in BLOCKING_BY_AGENT.get(agent, ())
+
+
+def hook_output(
+    agent: str, hook_event_name: str, decision: Decision, reason: str
+) -> JsonObject | None:
+    """The hook's stdout for a decision, or None when it must print nothing.
+
+    Codex: PermissionRequest takes ``decision.behavior`` allow | deny like Claude
+    Code; with no decision ("ask") the hook stays quiet and Codex asks itself.
+    """
+    if agent == "codex" and (decision == "ask" or hook_event_name != "PermissionRequest"):
+        return None
+    return claude_code_hook_output(hook_event_name, decision, reason)
+
+
+def hook_confirmation(
+    payload: JsonObject,
+    now: float,
+    *,
+    builder: AaepBuilder | None = None,
+    timeout_seconds: int = 120,
+) -> JsonObject:
+    """The AAEP ``agent.awaiting.confirmation`` for a PreToolUse / PermissionRequest payload.
+
+    §6.4.1: default_decision is reject; the bridge turns "no answer" into ``ask``.
+    With a ``builder`` the event joins that stream's session (and its sequence);
+    without one it opens a session of its own (its session.started stays in the builder).
+    """
+    builder = builder or AaepBuilder("claude-code", "Claude Code")
+    agent_name = builder.agent_name
+    session = builder.session(get_str(payload, "session_id"))
+    tool = get_str(payload, "tool_name") or "a tool"
+    tool_input = payload.get("tool_input")
+    what = command_words(tool_input)
+    spoken = spoken_tool(tool)
+    cwd = get_str(payload, "cwd")
+    action = f"{spoken}: {what}" if what else spoken
+    where = f" in {speak_folder(cwd)}" if cwd else ""
+    description = get_str(tool_input, "description") if isinstance(tool_input, dict) else None
+    # single-use tokens (§6.2): one per hook call, even when PreToolUse and
+    # PermissionRequest both fire for the same tool_use_id
+    seed = f"{payload.get('hook_event_name')}|{get_str(payload, 'tool_use_id') or now}|{tool}"
+    extra: dict[str, Any] = {
+        "hook_event_name": str(payload.get("hook_event_name")),
+        "tool_name": tool,
+    }
+    if cwd:
+        extra["cwd"] = cwd
+    return builder.confirmation(
+        session,
+        now,
+        token_seed=seed,
+        action=f"{agent_name} wants to run {action}",
+        consequence=f"{agent_name} runs it{where} as soon as you accept. Reject and it will not.",
+        normal=f"{agent_name} wants to run {action}. Allow?",
+        terse=f"Allow {spoken}?",
+        detailed=f"{agent_name} wants to run {action}{where}."
+        + (f" It says: {description}." if description else "")
+        + " Allow?",
+        timeout_seconds=timeout_seconds,
+        extra_context=extra,
+    )
+
+
+def claude_code_hook_output(hook_event_name: str, decision: Decision, reason: str) -> JsonObject:
+    """Claude Code's hook output JSON for a decision.
+
+    PreToolUse: ``hookSpecificOutput.permissionDecision`` allow | deny | ask with
+    ``permissionDecisionReason``. PermissionRequest: ``hookSpecificOutput.decision``
+    with ``behavior`` allow | deny and a ``message``; it has no "ask", so "ask" is
+    an output without a decision and Claude Code shows its own permission dialog.
+    """
+    if hook_event_name == "PermissionRequest":
+        if decision == "ask":
+            return {"hookSpecificOutput": {"hookEventName": "PermissionRequest"}}
+        inner: JsonObject = {"behavior": decision}
+        if decision == "deny":
+            inner["message"] = reason
+        return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": inner}}
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": decision,
+            "permissionDecisionReason": reason,
+        }
+    }
+
+
+def claude_code_hooks_adapter() -> MappedHookAdapter:
+    return MappedHookAdapter(builtin_mapping("claude-code"), "claude-code-hooks")
+
+
+def codex_hooks_adapter() -> MappedHookAdapter:
+    return MappedHookAdapter(builtin_mapping("codex"), "codex-hooks")

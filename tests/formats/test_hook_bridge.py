@@ -1,0 +1,312 @@
+"""The Claude Code hook bridge end to end: real processes, a real Unix socket, the plain UI.
+
+The hook never allows by default: no announcer, no answer in time, or closed
+input all print ``ask``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from announcer.formats import claude_code_hook_output
+
+ROOT = Path(__file__).resolve().parents[2]
+WAIT = 60.0  # generous: a loaded 2-core machine
+
+PRE_TOOL_USE = {
+    "hook_event_name": "PreToolUse",
+    "session_id": "abc123",
+    "transcript_path": "/home/me/.claude/projects/x.jsonl",
+    "cwd": "/home/me/shop",
+    "permission_mode": "default",
+    "tool_name": "Bash",
+    "tool_use_id": "toolu_01ABC",
+    "tool_input": {"command": "rm -rf build", "description": "Clean the build folder"},
+}
+
+
+def announcer(*args: str, stdin: object = subprocess.PIPE) -> subprocess.Popen[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.Popen(
+        [sys.executable, "-m", "announcer", *args],
+        cwd=ROOT,
+        env=env,
+        text=True,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+class Served:
+    """A running ``announcer hook serve`` whose output lines we can wait for."""
+
+    def __init__(self, sock: Path) -> None:
+        self.socket = sock
+        self.proc = announcer("hook", "serve", "--socket", str(sock))
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+
+    def wait_for(self, prefix: str) -> str:
+        while True:
+            try:
+                line = self.lines.get(timeout=WAIT)
+            except queue.Empty:
+                raise AssertionError(f"never saw {prefix!r}; saw {self.seen}") from None
+            self.seen.append(line)
+            if line.startswith(prefix):
+                return line
+
+    def type(self, text: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(text)
+        self.proc.stdin.flush()
+
+    def stop(self) -> None:
+        self.proc.kill()  # only the process this test started
+        self.proc.wait(timeout=WAIT)
+
+
+@pytest.fixture
+def sock(tmp_path: Path) -> Path:
+    # AF_UNIX paths are short; pytest's tmp_path can be long
+    short = Path(f"/tmp/ann-{os.getpid()}-{abs(hash(tmp_path)) % 10**8}")
+    yield short / "hook.sock"
+    if short.exists():
+        for child in short.iterdir():
+            child.unlink()
+        short.rmdir()
+
+
+@pytest.fixture
+def served(sock: Path) -> Iterator[Served]:
+    server = Served(sock)
+    server.wait_for("Listening for Claude Code and Codex hooks")
+    yield server
+    server.stop()
+
+
+def run_hook(payload: object, sock: Path, *, timeout: float = WAIT) -> subprocess.Popen[str]:
+    """Start ``announcer hook claude-code`` with the payload on its stdin, as Claude Code does."""
+    body = payload if isinstance(payload, str) else json.dumps(payload)
+    with tempfile.TemporaryFile("w+") as stdin:
+        stdin.write(body)
+        stdin.seek(0)
+        return announcer(
+            "hook", "claude-code", "--socket", str(sock), "--timeout", str(timeout), stdin=stdin
+        )
+
+
+def hook_output(proc: subprocess.Popen[str]) -> dict:
+    out, err = proc.communicate(timeout=WAIT * 2)
+    assert proc.returncode == 0, err
+    return json.loads(out)
+
+
+def test_pre_tool_use_allowed_from_the_plain_ui(served: Served, sock: Path):
+    hook = run_hook(PRE_TOOL_USE, sock)
+    assert served.wait_for("Claude Code wants to run") == (
+        "Claude Code wants to run Bash: rm -rf build. Allow?"
+    )
+    served.wait_for("Press y")
+    served.type("y\n")
+    assert hook_output(hook) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "permissionDecisionReason": "Allowed by the user in announcer.",
+        }
+    }
+
+
+def test_permission_request_denied_with_a_reason(served: Served, sock: Path):
+    payload = dict(PRE_TOOL_USE, hook_event_name="PermissionRequest")
+    payload.pop("tool_use_id")
+    hook = run_hook(payload, sock)
+    served.wait_for("Press y")
+    served.type("what?\n")  # not an answer: asked again, nothing decided
+    served.wait_for("Please type y to allow or n to deny.")
+    served.type("n\n")
+    assert hook_output(hook) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {"behavior": "deny", "message": "Denied by the user in announcer."},
+        }
+    }
+
+
+def test_other_hook_events_are_announced_without_blocking(served: Served, sock: Path):
+    hook = run_hook(
+        {"hook_event_name": "SessionStart", "session_id": "abc123", "cwd": "/home/me/shop"}, sock
+    )
+    out, err = hook.communicate(timeout=WAIT)
+    assert (hook.returncode, out) == (0, ""), err
+    assert served.wait_for("Claude Code session") == "Claude Code session started in shop."
+    hook = run_hook(
+        {"hook_event_name": "Notification", "session_id": "abc123", "message": "Waiting"}, sock
+    )
+    assert hook.communicate(timeout=WAIT)[0] == ""
+    assert served.wait_for("Claude Code:") == "Claude Code: Waiting"
+
+
+def test_no_announcer_answers_ask(sock: Path):
+    assert not sock.exists()
+    result = hook_output(run_hook(PRE_TOOL_USE, sock))
+    assert result["hookSpecificOutput"]["permissionDecision"] == "ask"
+    assert "No announcer is running" in result["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def test_no_announcer_for_permission_request_leaves_the_dialog_to_claude(sock: Path):
+    payload = dict(PRE_TOOL_USE, hook_event_name="PermissionRequest")
+    assert hook_output(run_hook(payload, sock)) == {
+        "hookSpecificOutput": {"hookEventName": "PermissionRequest"}
+    }
+
+
+def test_user_not_answering_in_time_answers_ask(served: Served, sock: Path):
+    hook = run_hook(PRE_TOOL_USE, sock, timeout=3)
+    served.wait_for("Press y")
+    result = hook_output(hook)  # nobody types anything
+    assert result["hookSpecificOutput"]["permissionDecision"] == "ask"
+
+
+def test_announcer_that_never_replies_answers_ask(sock: Path):
+    sock.parent.mkdir(mode=0o700)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(sock))
+    listener.listen(1)
+    try:
+        hook = run_hook(PRE_TOOL_USE, sock, timeout=2)
+        conn, _ = listener.accept()  # accept, read, and stay silent
+        with conn:
+            result = hook_output(hook)
+    finally:
+        listener.close()
+    assert result["hookSpecificOutput"]["permissionDecision"] == "ask"
+    assert "in time" in result["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def test_closed_input_on_the_announcer_answers_ask(served: Served, sock: Path):
+    hook = run_hook(PRE_TOOL_USE, sock)
+    served.wait_for("Press y")
+    assert served.proc.stdin is not None
+    served.proc.stdin.close()
+    assert hook_output(hook)["hookSpecificOutput"]["permissionDecision"] == "ask"
+
+
+def test_socket_is_readable_only_by_its_user(served: Served, sock: Path):
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o600
+    assert stat.S_IMODE(sock.parent.stat().st_mode) == 0o700
+    assert sock.stat().st_uid == os.getuid()
+
+
+def test_garbage_payload_prints_empty_json(sock: Path):
+    proc = run_hook("this is not json", sock)
+    out, err = proc.communicate(timeout=WAIT)
+    assert (proc.returncode, json.loads(out)) == (0, {})
+    assert "not a JSON object" in err
+
+
+def test_hook_output_shapes():
+    assert claude_code_hook_output("PreToolUse", "deny", "no") == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "no",
+        }
+    }
+    assert claude_code_hook_output("PermissionRequest", "allow", "ok") == {
+        "hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow"},
+        }
+    }
+
+
+def test_keys_typed_before_the_question_never_answer_it(served: Served, sock: Path):
+    served.type("y\n")  # typed ahead, with no question pending
+    first = run_hook({"hook_event_name": "SessionStart", "session_id": "abc123"}, sock)
+    first.communicate(timeout=WAIT)
+    served.wait_for("Claude Code session")  # the stray "y" has reached the announcer by now
+    hook = run_hook(PRE_TOOL_USE, sock, timeout=4)
+    served.wait_for("Press y")
+    assert hook_output(hook)["hookSpecificOutput"]["permissionDecision"] == "ask"
+
+
+def test_two_requests_are_asked_one_after_the_other(served: Served, sock: Path):
+    first = run_hook(PRE_TOOL_USE, sock)
+    served.wait_for("Press y")
+    second = run_hook(
+        dict(PRE_TOOL_USE, tool_use_id="toolu_02", tool_input={"command": "ls"}), sock
+    )
+    served.type("n\n")
+    assert hook_output(first)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert (
+        served.wait_for("Claude Code wants to run") == "Claude Code wants to run Bash: ls. Allow?"
+    )
+    served.wait_for("Press y")
+    served.type("y\n")
+    assert hook_output(second)["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+
+def run_codex_hook(payload: object, sock: Path, *, timeout: float = WAIT) -> subprocess.Popen[str]:
+    body = json.dumps(payload)
+    with tempfile.TemporaryFile("w+") as stdin:
+        stdin.write(body)
+        stdin.seek(0)
+        return announcer(
+            "hook", "codex", "--socket", str(sock), "--timeout", str(timeout), stdin=stdin
+        )
+
+
+CODEX_PERMISSION = {
+    "hook_event_name": "PermissionRequest",
+    "session_id": "s_fix_1",
+    "turn_id": "t_fix_1",
+    "tool_name": "Bash",
+    "tool_input": {"command": "rm -rf build", "description": "clean build dir"},
+}
+
+
+def test_codex_permission_request_allowed_from_the_plain_ui(served: Served, sock: Path):
+    hook = run_codex_hook(CODEX_PERMISSION, sock)
+    assert served.wait_for("Codex wants") == "Codex wants to run Bash: rm -rf build. Allow?"
+    served.wait_for("Press y")
+    served.type("y\n")
+    assert hook_output(hook) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow"},
+        }
+    }
+
+
+def test_codex_without_announcer_stays_silent_so_codex_asks(sock: Path):
+    proc = run_codex_hook(CODEX_PERMISSION, sock)
+    out, _ = proc.communicate(timeout=WAIT)
+    assert (proc.returncode, out) == (0, "")
+
+
+def test_codex_pre_tool_use_is_only_announced(served: Served, sock: Path):
+    payload = dict(CODEX_PERMISSION, hook_event_name="PreToolUse", tool_use_id="call_1")
+    out, _ = run_codex_hook(payload, sock).communicate(timeout=WAIT)
+    assert out == ""  # Codex cannot take "ask" from PreToolUse: we never decide there
+    assert served.wait_for("Running") == "Running Bash: rm -rf build."

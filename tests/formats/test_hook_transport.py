@@ -1,0 +1,118 @@
+"""The hook bridge as a runtime transport: payloads in, AAEP frames out, replies decide."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from announcer.transports.hook_bridge import HookBridgeTransport, ask_announcer
+from tests.formats.aaep_schemas import assert_valid
+
+PAYLOAD = {
+    "hook_event_name": "PreToolUse",
+    "session_id": "abc123",
+    "cwd": "/home/me/shop",
+    "tool_name": "Write",
+    "tool_use_id": "toolu_01",
+    "tool_input": {"file_path": "/home/me/shop/.env", "content": "SECRET=1"},
+}
+
+
+@pytest.fixture
+async def transport(tmp_path: Path):
+    path = Path(f"/tmp/annt-{os.getpid()}-{abs(hash(tmp_path)) % 10**8}") / "hook.sock"
+    bridge = HookBridgeTransport(path)
+    await bridge.connect()
+    yield bridge
+    await bridge.close()
+    if path.parent.exists():
+        path.parent.rmdir()
+
+
+async def next_event(frames, kind: str) -> dict:
+    async for frame in frames:
+        event = json.loads(frame)
+        if event["type"] == f"aaep:agent.{kind}":
+            return event
+    raise AssertionError("the frames ended")
+
+
+async def test_accept_reply_allows_and_reject_denies(transport: HookBridgeTransport):
+    frames = transport.frames()
+    for decision, expected in (("accept", "allow"), ("reject", "deny")):
+        payload = dict(PAYLOAD, tool_use_id=f"toolu_{decision}")
+        hook = asyncio.create_task(
+            asyncio.to_thread(
+                ask_announcer, payload, blocking=True, timeout=60, path=transport.server.path
+            )
+        )
+        confirmation = await asyncio.wait_for(next_event(frames, "awaiting.confirmation"), 60)
+        assert_valid([confirmation])
+        assert (
+            confirmation["summary_normal"] == "Claude Code wants to run Write: .env in shop. Allow?"
+        )
+        assert confirmation["default_decision"] == "reject"
+        assert "SECRET" not in json.dumps(confirmation)  # file contents are never spoken
+        await transport.send(
+            {"type": "confirmation.reply", "reply_token": "rpl_unknown", "decision": "accept"}
+        )
+        await transport.send(
+            {
+                "type": "confirmation.reply",
+                "reply_token": confirmation["reply_token"],
+                "decision": decision,
+            }
+        )
+        answer = await asyncio.wait_for(hook, 60)
+        assert answer is not None and answer.decision == expected
+
+
+async def test_no_reply_in_time_answers_ask_and_withdraws_the_question(
+    transport: HookBridgeTransport,
+):
+    frames = transport.frames()
+    hook = asyncio.create_task(
+        asyncio.to_thread(
+            ask_announcer, PAYLOAD, blocking=True, timeout=3, path=transport.server.path
+        )
+    )
+    confirmation = await asyncio.wait_for(next_event(frames, "awaiting.confirmation"), 60)
+    withdrawn = await asyncio.wait_for(next_event(frames, "state.changed"), 60)
+    assert withdrawn["summary_normal"] == "No answer in time: the agent asks you itself."
+    answer = await asyncio.wait_for(hook, 60)
+    assert answer is not None and answer.decision == "ask"
+    # a late reply changes nothing (the token is spent)
+    await transport.send(
+        {
+            "type": "confirmation.reply",
+            "reply_token": confirmation["reply_token"],
+            "decision": "accept",
+        }
+    )
+
+
+async def test_non_blocking_hooks_become_frames(transport: HookBridgeTransport):
+    frames = transport.frames()
+    payload = {"hook_event_name": "Notification", "session_id": "abc123", "message": "Build done"}
+    await asyncio.to_thread(
+        ask_announcer, payload, blocking=False, timeout=5, path=transport.server.path
+    )
+    event = await asyncio.wait_for(next_event(frames, "progress.updated"), 60)
+    assert event["summary_normal"] == "Claude Code: Build done"
+
+
+async def test_closing_answers_ask_to_waiting_hooks(transport: HookBridgeTransport):
+    frames = transport.frames()
+    hook = asyncio.create_task(
+        asyncio.to_thread(
+            ask_announcer, PAYLOAD, blocking=True, timeout=60, path=transport.server.path
+        )
+    )
+    await asyncio.wait_for(next_event(frames, "awaiting.confirmation"), 60)
+    await transport.close()
+    answer = await asyncio.wait_for(hook, 60)
+    assert answer is not None and answer.decision == "ask"
