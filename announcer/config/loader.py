@@ -546,6 +546,18 @@ def find_producer(settings: UserSettings, name: str) -> SavedProducer | None:
     return folded.get(name.casefold())
 
 
+def resolve_source(source: str, settings: UserSettings) -> tuple[str, str | None]:
+    """``announcer listen NAME``: a saved producer's (source, token_env); anything else as given.
+
+    A name wins only when no file of that name exists, so ``listen session.jsonl``
+    still replays that file even if a producer is called ``session.jsonl``.
+    """
+    saved = find_producer(settings, source)
+    if saved is None or Path(source).exists():
+        return source, None
+    return saved.source, saved.token_env
+
+
 def producer_names(settings: UserSettings) -> Iterable[str]:
     """Saved producer names, sorted, for help text and completion."""
     return sorted(settings.producers)

@@ -192,6 +192,17 @@ def test_saved_producers(tmp_path: Path) -> None:
     assert "[producers.broken] is ignored" in problem.describe()
 
 
+def test_listen_name_resolves_to_a_saved_producer(tmp_path: Path) -> None:
+    from announcer.config import resolve_source
+
+    path = write(tmp_path, '[producers.tutor]\nsource = "unix:/run/tutor.sock"\n'
+                           'token_env = "TUTOR_TOKEN"\n')
+    settings = load_config(path, env=NO_ENV).settings
+    assert resolve_source("Tutor", settings) == ("unix:/run/tutor.sock", "TUTOR_TOKEN")
+    assert resolve_source("ws://127.0.0.1:9", settings) == ("ws://127.0.0.1:9", None)
+    assert resolve_source(str(path), settings) == (str(path), None)
+
+
 def test_reply_policy_can_never_be_accept(tmp_path: Path) -> None:
     loaded = load_config(write(tmp_path, 'reply_policy = "auto_accept"\n'), env=NO_ENV)
     assert loaded.settings.reply_policy == "ask"
