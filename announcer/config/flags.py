@@ -42,27 +42,58 @@ def add_settings_flags(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(option, default=None, **kwargs)
 
     add("--config", type=Path, metavar="PATH", help="settings file to use instead of the usual one")
-    add("--language", metavar="TAGS", help="languages you understand, most preferred first, "
-        "comma-separated BCP 47 tags (e.g. yo-NG,en)")
+    add(
+        "--language",
+        metavar="TAGS",
+        help="languages you understand, most preferred first, "
+        "comma-separated BCP 47 tags (e.g. yo-NG,en)",
+    )
     add("--verbosity", choices=["terse", "normal", "detailed"], help="how much to say")
-    add("--cognitive-load", dest="cognitive_load", choices=["low", "medium", "high"],
-        help="low keeps announcements short and one at a time")
-    add("--backend", metavar="NAME", help="speech engine: auto, pyttsx3, espeak, speechd, "
-        "screenreader, text, jsonl, wav")
-    add("--voice", action="append", metavar="LANG=VOICE",
-        help="voice for a language (repeatable), e.g. --voice yo=yoruba")
+    add(
+        "--cognitive-load",
+        dest="cognitive_load",
+        choices=["low", "medium", "high"],
+        help="low keeps announcements short and one at a time",
+    )
+    add(
+        "--backend",
+        metavar="NAME",
+        help="speech engine: auto, pyttsx3, espeak, speechd, screenreader, text, jsonl, wav",
+    )
+    add(
+        "--voice",
+        action="append",
+        metavar="LANG=VOICE",
+        help="voice for a language (repeatable), e.g. --voice yo=yoruba",
+    )
     add("--rate", type=int, metavar="WPM", help="speaking rate in words per minute")
     add("--pitch", type=float, metavar="0-1", help="voice pitch from 0.0 to 1.0")
     add("--volume", type=float, metavar="0-1", help="volume from 0.0 to 1.0")
-    add("--earcons", action=argparse.BooleanOptionalAction,
-        help="play short sounds before announcements")
-    add("--do-not-interrupt", dest="do_not_interrupt", action=argparse.BooleanOptionalAction,
-        help="only critical announcements interrupt speech")
+    add(
+        "--earcons",
+        action=argparse.BooleanOptionalAction,
+        help="play short sounds before announcements",
+    )
+    add(
+        "--do-not-interrupt",
+        dest="do_not_interrupt",
+        action=argparse.BooleanOptionalAction,
+        help="only critical announcements interrupt speech",
+    )
     add("--pace", type=int, metavar="WPM", help="words per minute you can follow")
-    add("--max-events-per-second", dest="max_events_per_second", type=float, metavar="N",
-        help="at most N announcements a second (critical ones always pass)")
-    add("--reply-policy", dest="reply_policy", choices=["ask", "auto_reject"],
-        help="what to do with unanswered confirmations; never accepts for you")
+    add(
+        "--max-events-per-second",
+        dest="max_events_per_second",
+        type=float,
+        metavar="N",
+        help="at most N announcements a second (critical ones always pass)",
+    )
+    add(
+        "--reply-policy",
+        dest="reply_policy",
+        choices=["ask", "auto_reject"],
+        help="what to do with unanswered confirmations; never accepts for you",
+    )
 
 
 def flags_from_args(args: argparse.Namespace) -> dict[str, Any]:

@@ -86,6 +86,9 @@ class ConfigProblem:
             )
         return t.gettext("{location}: {problem}.").format(location=self.location, problem=problem)
 
+    def __str__(self) -> str:
+        return self.describe("en")
+
 
 def _problem(
     location: str, setting: str, template: str, *, explained: bool = False, **values: str
@@ -94,9 +97,6 @@ def _problem(
     return ConfigProblem(
         location, setting, template.format(**values), None, explained, template, values
     )
-
-    def __str__(self) -> str:
-        return self.describe("en")
 
 
 @dataclass

@@ -24,6 +24,8 @@ MAX_CHUNK_CHARS = 16384
 # §3 summary bounds: terse 4096, normal/detailed 16384 characters
 MAX_TERSE = 4096
 MAX_SUMMARY = 16384
+# sessions remembered per stream before the oldest (ended first) are forgotten
+MAX_SESSIONS = 1000
 # Confirmation defaults when the source gives none (Chapter 6 §6.4.2: 30-90 s for low risk)
 DEFAULT_CONFIRMATION_TIMEOUT_S = 120
 
@@ -173,6 +175,7 @@ class AaepBuilder:
         self.salt = salt
         self.sessions: dict[str, SessionState] = {}
         self.current: SessionState | None = None
+        self._anonymous = 0
         self.events: list[Event] = []
 
     # -- sessions ----------------------------------------------------------
@@ -182,13 +185,26 @@ class AaepBuilder:
         if native_id is None:
             if self.current is not None and not self.current.ended:
                 return self.current
-            native_id = f"anonymous-{len(self.sessions)}"
+            self._anonymous += 1
+            native_id = f"anonymous-{self._anonymous}"
         state = self.sessions.get(native_id)
         if state is None or (state.ended and native_id.startswith("anonymous-")):
             state = SessionState(native_id, "sess_" + digest(self.salt, self.agent_id, native_id))
             self.sessions[native_id] = state
+            self._forget_old_sessions(keep=state)
         self.current = state
         return state
+
+    def _forget_old_sessions(self, keep: SessionState) -> None:
+        """A long-running bridge sees many sessions: keep memory bounded, ended ones go first."""
+        excess = len(self.sessions) - MAX_SESSIONS
+        if excess <= 0:
+            return
+        ended = [key for key, state in self.sessions.items() if state.ended]
+        ended_keys = set(ended)
+        candidates = ended + [key for key in self.sessions if key not in ended_keys]
+        for key in [k for k in candidates if self.sessions[k] is not keep][:excess]:
+            del self.sessions[key]
 
     def rename_current(self, native_id: str) -> SessionState:
         """An anonymous session learned its real id (e.g. a later line carries session_id)."""
@@ -440,8 +456,9 @@ class AaepBuilder:
         fields.update(
             summaries(normal, terse or ("Done." if status == "success" else "Failed."), detailed)
         )
-        if error_message and status != "success":
-            fields["error_message"] = clip(error_message, 4096)
+        if status != "success":
+            # §4.3.2: a failure explains itself, even when the agent gave no reason we may say
+            fields["error_message"] = clip(error_message or f"{spoken} did not succeed", 4096)
         if duration_ms is not None and 0 <= duration_ms <= 86_400_000:
             fields["duration_ms"] = duration_ms
         # a failed tool matters to the user; a succeeded one is background news

@@ -13,6 +13,7 @@ activity, never from a raw backend line.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from announcer.formats.base import JsonObject, get_path, get_str
@@ -41,6 +42,14 @@ def _block_text(content: object) -> str:
             b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
         )
     return ""
+
+
+_EXIT_CODE = re.compile(r"^\s*(?:Exit code|exit status)[: ]+(\d{1,3})\b", re.IGNORECASE)
+
+
+def _exit_code(text: str) -> int | None:
+    match = _EXIT_CODE.match(text)
+    return int(match.group(1)) if match else None
 
 
 class ClaudeCodeStreamAdapter(NativeStreamAdapter):
@@ -132,13 +141,16 @@ class ClaudeCodeStreamAdapter(NativeStreamAdapter):
                 self.push(self.wrapper("ToolCall", channel="tool", data=data, hints=h), now)
             elif btype == "tool_result":
                 failed = block.get("is_error") is True
-                message = clip(_block_text(block.get("content")), 200) if failed else None
+                # the result is the tool's raw output: never spoken; only an exit code is kept
+                exit_code = _exit_code(_block_text(block.get("content"))) if failed else None
                 data = tools_facet(
                     "tool_result",
                     "fail" if failed else "complete",
                     status="failed" if failed else "completed",
                     tool_use_id=get_str(block, "tool_use_id"),
+                    exit_code=exit_code,
                 )
+                message = None
                 self.push(
                     self.wrapper("ToolResult", channel="tool", message=message, data=data, hints=h),
                     now,

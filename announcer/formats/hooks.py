@@ -129,6 +129,9 @@ def hook_confirmation(
     spoken = spoken_tool(tool)
     cwd = get_str(payload, "cwd")
     action = f"{spoken}: {what}" if what else spoken
+    # "run" a command; "use" any other tool (Write, an MCP tool...)
+    runs = isinstance(tool_input, dict) and isinstance(tool_input.get("command"), str)
+    verb = "run" if runs else "use"
     where = f" in {speak_folder(cwd)}" if cwd else ""
     description = get_str(tool_input, "description") if isinstance(tool_input, dict) else None
     # single-use tokens (§6.2): one per hook call, even when PreToolUse and
@@ -144,11 +147,11 @@ def hook_confirmation(
         session,
         now,
         token_seed=seed,
-        action=f"{agent_name} wants to run {action}",
-        consequence=f"{agent_name} runs it{where} as soon as you accept. Reject and it will not.",
-        normal=f"{agent_name} wants to run {action}. Allow?",
+        action=f"{agent_name} wants to {verb} {action}.",
+        consequence=f"{agent_name} goes ahead{where} once you accept; reject and it will not.",
+        normal=f"{agent_name} wants to {verb} {action}. Allow?",
         terse=f"Allow {spoken}?",
-        detailed=f"{agent_name} wants to run {action}{where}."
+        detailed=f"{agent_name} wants to {verb} {action}{where}."
         + (f" It says: {description}." if description else "")
         + " Allow?",
         timeout_seconds=timeout_seconds,

@@ -143,7 +143,7 @@ def field_variants(
             continue
         if not isinstance(value, str) or not value.strip():
             continue
-        tag = parse_tag(key[len(prefix):])
+        tag = parse_tag(key[len(prefix) :])
         if tag is None:
             continue
         found.append((str(tag), value, key))

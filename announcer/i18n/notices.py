@@ -14,7 +14,7 @@ from announcer.i18n.translate import catalog_language, has_catalog, translator
 
 
 def voice_missing_phrase(wanted: str, used: str, ui_language: str) -> str:
-    """"No Yoruba voice installed, using English." in the listener's language."""
+    """ "No Yoruba voice installed, using English." in the listener's language."""
     t = translator(ui_language)
     # The language alone: "Yoruba", not "Yoruba (Nigeria)"; the region rarely matters to a voice.
     return t.gettext("No {wanted} voice installed, using {used}.").format(

@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import socket
+import ssl
 import struct
 import sys
 from collections.abc import Awaitable, Callable
@@ -286,8 +287,10 @@ class ProducerServer:
         unix_framing: Framing = "length",
         paths: Literal["aaep", "reference"] = "aaep",
         heartbeat_seconds: float = 15.0,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.core = core
+        self.ssl_context = ssl_context
         self.host = host
         self.port = port
         self.unix_path = unix_path
@@ -298,7 +301,9 @@ class ProducerServer:
         self._connections: set[asyncio.Task[Any]] = set()
 
     async def start(self) -> None:
-        tcp = await asyncio.start_server(self._on_tcp, self.host, self.port, limit=HEAD_LIMIT)
+        tcp = await asyncio.start_server(
+            self._on_tcp, self.host, self.port, limit=HEAD_LIMIT, ssl=self.ssl_context
+        )
         self._servers.append(tcp)
         self.port = tcp.sockets[0].getsockname()[1]
         if self.unix_path:
@@ -312,7 +317,8 @@ class ProducerServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://{self.host}:{self.port}"
 
     async def close(self) -> None:
         for server in self._servers:

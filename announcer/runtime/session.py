@@ -28,6 +28,7 @@ from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.replies import ReplyReady
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
+from announcer.i18n.translate import catalog_language, translator
 from announcer.runtime.backoff import Backoff
 from announcer.runtime.capabilities import (
     capabilities_from_settings,
@@ -157,7 +158,6 @@ class LiveSession:
         self._wake = asyncio.Event()
         self._stopping = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._system_ids = 0
         self._last_frame_at = clock()
         self._session_state = "idle"
         self.last_announcement: Announcement | None = None
@@ -221,57 +221,68 @@ class LiveSession:
         try:
             answer = await state.transport.send(message)
         except TransportError as exc:
-            self._system(f"Could not change settings with {state.name}: {exc}")
+            self._system(
+                self._t("Could not change settings with {name}: {reason}").format(
+                    name=state.name, reason=exc
+                )
+            )
             return
         if answer is not None:
             self._handle_handshake_message(state, answer)
 
     def answer(self, answer: UserAnswer) -> AnswerOutcome:
-        """Check the answer now and send it in the background (for UIs on other threads)."""
-        loop = self._loop
-        if loop is None:
-            return AnswerOutcome(False, "Not running.")
-        future = asyncio.run_coroutine_threadsafe(self.answer_async(answer), loop)
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            return AnswerOutcome(True, "Sending.")
-        return future.result(timeout=30)
+        """Check the answer now; send it in the background (a UI on this loop cannot wait).
+
+        Every refusal is known at once; a delivery failure is announced when it happens.
+        """
+        checked = self._check_answer(answer)
+        if isinstance(checked, AnswerOutcome):
+            return checked
+        source_id, wire = checked
+        self._spawn(self._deliver(source_id, wire))
+        return AnswerOutcome(True, self._t("Sending: {what}.").format(what=_what(wire)))
 
     async def answer_async(self, answer: UserAnswer) -> AnswerOutcome:
         """Turn the answer into a reply (the engine checks it) and send it where it came from."""
+        checked = self._check_answer(answer)
+        if isinstance(checked, AnswerOutcome):
+            return checked
+        return await self._deliver(*checked)
+
+    def _check_answer(self, answer: UserAnswer) -> AnswerOutcome | tuple[str, dict[str, Any]]:
         token = answer.reply_token
         if token in self._lost_tokens:
-            return AnswerOutcome(False, f"Nothing was sent: {self._lost_tokens[token]}")
+            return AnswerOutcome(False, self._nothing_sent(self._lost_tokens[token]))
         outcome = self.engine.answer(answer, self.clock())
+        if isinstance(outcome, ReplyReady):
+            self._answered.add(token)
         self._sync_prompts()
         if not isinstance(outcome, ReplyReady):
             return AnswerOutcome(False, outcome.message)
-        self._answered.add(token)
-        return await self._deliver(outcome.prompt.source_id, outcome.to_wire())
+        return outcome.prompt.source_id, outcome.to_wire()
 
     async def _deliver(self, source_id: str, wire: dict[str, Any]) -> AnswerOutcome:
         state = next((s for s in self.states if s.source == source_id), None)
         if wire.get("subscription_id") == UNNEGOTIATED:
             del wire["subscription_id"]  # never put the stand-in on the wire
         if state is None or not state.connected:
-            reason = "the connection it came from is lost; the producer applies its default."
-            return AnswerOutcome(False, f"Nothing was sent: {reason}")
+            reason = self._t(
+                "the connection it came from is lost; the producer applies its default."
+            )
+            self._system(self._nothing_sent(reason), urgency=Urgency.CRITICAL)
+            return AnswerOutcome(False, self._nothing_sent(reason))
         try:
             response = await state.transport.send(wire)
         except TransportError as exc:
-            reason = f"the reply could not be delivered ({exc}); the producer applies its default."
-            self._system(f"Nothing was sent: {reason}", urgency=Urgency.CRITICAL)
-            return AnswerOutcome(False, f"Nothing was sent: {reason}")
+            reason = self._t(
+                "the reply could not be delivered ({problem}); the producer applies its default."
+            ).format(problem=exc)
+            self._system(self._nothing_sent(reason), urgency=Urgency.CRITICAL)
+            return AnswerOutcome(False, self._nothing_sent(reason))
         if response is not None:
             self._handle_handshake_message(state, response)
         self._status_changed()
-        what = wire.get("decision")
-        if what is None:
-            what = _spoken_response(wire.get("response"))
-        return AnswerOutcome(True, f"Sent: {what}.")
+        return AnswerOutcome(True, self._t("Sent: {what}.").format(what=_what(wire)))
 
     def _sync_prompts(self) -> None:
         """Tell the UIs about prompts the engine opened or closed since last time."""
@@ -288,8 +299,8 @@ class LiveSession:
                 for listener in list(self.listeners):
                     listener.prompt_voided(token, "answered")
                 continue
-            reason = self._lost_tokens.get(token) or _CLOSED_WORDS.get(
-                str(self.engine.book.closed_reason(token)), "it was closed."
+            reason = self._lost_tokens.get(token) or self._t(
+                _CLOSED_WORDS.get(str(self.engine.book.closed_reason(token)), "it was closed.")
             )
             for listener in list(self.listeners):
                 listener.prompt_voided(token, reason)
@@ -390,6 +401,7 @@ class LiveSession:
                 async for raw in transport.frames():
                     self._enqueue(state, raw)
                 if getattr(transport, "finite", False):
+                    self._finish_adapter(state)
                     state.finished = True
                     state.connected = False
                     self._status_changed()
@@ -433,18 +445,28 @@ class LiveSession:
             words = _REJECTION_WORDS.get(code, "it gave no reason")
             retry_after = response.get("retry_after_seconds")
             detail = response.get("reason_message")
-            sentence = f"{state.name} refused the subscription: {words}."
+            sentence = self._t("{name} refused the subscription: {why}.").format(
+                name=state.name, why=self._t(words)
+            )
             if isinstance(detail, str) and detail.strip():
-                sentence += f" It said: {detail.strip()}"
+                sentence += " " + self._t("It said: {detail}").format(detail=detail.strip())
             if isinstance(retry_after, int | float) and retry_after >= 0:
-                self._system(f"{sentence} Trying again in {retry_after:g} seconds.")
+                again = self._t("Trying again in {seconds} seconds.").format(
+                    seconds=f"{retry_after:g}"
+                )
+                self._system(f"{sentence} {again}")
                 return float(retry_after)
             self._give_up(state, sentence, announce_as_is=True)
             return -1.0
         if response.get("type") == "subscription.accepted":
             self._accepted(state, response)
             return None
-        self._give_up(state, f"{state.name} answered the subscription with something unexpected.")
+        self._give_up(
+            state,
+            self._t("{name} answered the subscription with something unexpected.").format(
+                name=state.name
+            ),
+        )
         return -1.0
 
     def _accepted(self, state: SourceState, response: dict[str, Any]) -> None:
@@ -460,18 +482,27 @@ class LiveSession:
         if state.honoured != previous:
             notes = honoured_differences(state.requested or {}, state.honoured)
             if notes:
-                self._system(f"{state.name} agreed, but {'; '.join(notes)}.")
+                self._system(
+                    self._t("{name} agreed, but {notes}.").format(
+                        name=state.name, notes="; ".join(self._t(n) for n in notes)
+                    )
+                )
 
     def _handle_handshake_message(self, state: SourceState, message: dict[str, Any]) -> None:
         kind = message.get("type")
         if kind == "subscription.accepted":
             self._accepted(state, message)
-            self._system(f"Settings changed with {state.name}.", urgency=Urgency.BACKGROUND)
+            self._system(
+                self._t("Settings changed with {name}.").format(name=state.name),
+                urgency=Urgency.BACKGROUND,
+            )
         elif kind == "subscription.rejected":
             # §5.7: a rejected renegotiation ends the subscription; start a fresh one.
             code = str(message.get("reason_code", "unknown"))
             self._system(
-                f"{state.name} refused the new settings: {_REJECTION_WORDS.get(code, code)}."
+                self._t("{name} refused the new settings: {why}.").format(
+                    name=state.name, why=self._t(_REJECTION_WORDS.get(code, code))
+                )
             )
             state.subscription_id = None
             self._spawn(state.transport.close("renegotiation rejected"))
@@ -482,9 +513,11 @@ class LiveSession:
         # SSE stream keeps it, a producer without the handshake has none.
         self.engine.set_subscription(state.source, state.subscription_id or UNNEGOTIATED)
         if state.lost_announced:
-            self._system(f"Reconnected to {state.name}.", urgency=Urgency.NORMAL)
+            self._system(self._t("Reconnected to {name}.").format(name=state.name))
         elif not state.ever_connected:
-            self._system(f"Connected to {state.name}.", urgency=Urgency.BACKGROUND)
+            self._system(
+                self._t("Connected to {name}.").format(name=state.name), urgency=Urgency.BACKGROUND
+            )
         state.ever_connected = True
         state.lost_announced = False
         self._status_changed()
@@ -496,16 +529,20 @@ class LiveSession:
             state.lost_announced = True
             if was_connected or state.ever_connected:
                 self._system(
-                    f"Connection to {state.name} lost: {reason}. Reconnecting.",
+                    self._t("Connection to {name} lost: {reason}. Reconnecting.").format(
+                        name=state.name, reason=reason
+                    ),
                     urgency=Urgency.CRITICAL,
                 )
             else:
                 self._system(
-                    f"Cannot connect to {state.name}: {reason}. Retrying.",
+                    self._t("Cannot connect to {name}: {reason}. Retrying.").format(
+                        name=state.name, reason=reason
+                    ),
                     urgency=Urgency.CRITICAL,
                 )
         # §5.8.2/§8.2.5: the producer applies its default to what we could not answer.
-        reason = "the connection was lost; the producer applies its default."
+        reason = self._t("the connection was lost; the producer applies its default.")
         for prompt in self.engine.pending_prompts():
             if prompt.source_id == state.source:
                 self._lost_tokens[prompt.reply_token] = reason
@@ -517,7 +554,9 @@ class LiveSession:
         state.finished = True
         state.connected = False
         self._system(
-            reason if announce_as_is else f"Giving up on {state.name}: {reason}",
+            reason
+            if announce_as_is
+            else self._t("Giving up on {name}: {reason}").format(name=state.name, reason=reason),
             urgency=Urgency.CRITICAL,
         )
         self._status_changed()
@@ -546,6 +585,20 @@ class LiveSession:
                     self._count_drop("queue full of critical frames: a non-critical frame dropped")
                     continue
             self._inbound.append((state, frame, critical))
+        self._wake.set()
+
+    def _finish_adapter(self, state: SourceState) -> None:
+        """End of a finite stream: a format adapter closes what it left open (outputs, tools)."""
+        finish = getattr(self.adapter, "finish", None)
+        if not callable(finish):
+            return
+        try:
+            events = finish()
+        except Exception as exc:
+            self._count_drop(f"the format adapter could not finish the stream ({exc})")
+            return
+        for event in events:
+            self._inbound.append((state, json.dumps(event, ensure_ascii=False), True))
         self._wake.set()
 
     def _count_drop(self, reason: str) -> None:
@@ -619,8 +672,6 @@ class LiveSession:
         if self.driver is None:
             return
         for utterance_id in self.driver.take_completed():
-            if utterance_id < 0:
-                continue  # our own system messages
             self._run(self.engine.on_speech_done(utterance_id, self.clock()))
 
     def _tell(self, announcement: Announcement) -> None:
@@ -631,10 +682,19 @@ class LiveSession:
                 log.exception("a listener failed")
 
     def _say(self, announcement: Announcement) -> None:
-        self._tell(announcement)
-        if self.driver is not None:
-            self._system_ids -= 1
-            self.driver.execute([Speak(self._system_ids, announcement)])
+        """Our own messages share the engine's speech queue, so urgency orders them too."""
+        self._run(self.engine.scheduler.submit(announcement, self.clock()))
+
+    def _t(self, message: str) -> str:
+        """Our own phrases go through the product's catalogs (announcer.i18n).
+
+        They are not extracted into the catalogs yet (each shipped language needs its
+        translations first), so for now they come out in English.
+        """
+        return translator(catalog_language(self.settings.languages)).gettext(message)
+
+    def _nothing_sent(self, reason: str) -> str:
+        return self._t("Nothing was sent: {reason}").format(reason=reason)
 
     def _system(
         self,
@@ -647,7 +707,7 @@ class LiveSession:
         self._say(
             Announcement(
                 text=text,
-                language="en",
+                language=catalog_language(self.settings.languages),
                 urgency=urgency,
                 interrupt=interrupt or urgency is Urgency.CRITICAL,
                 kind=kind,
@@ -683,6 +743,11 @@ class LiveSession:
             return
         if self.clock() - self._last_frame_at >= DONE_GRACE_SECONDS:
             self.stop()
+
+
+def _what(wire: dict[str, Any]) -> str:
+    decision = wire.get("decision")
+    return str(decision) if decision is not None else _spoken_response(wire.get("response"))
 
 
 def _spoken_response(response: Any) -> str:

@@ -34,11 +34,19 @@ def open_transport(source: str, options: TransportOptions) -> Transport:
         from announcer.transports.stdio import StdioTransport
 
         return StdioTransport(source.removeprefix("stdio:"), options)
+    if source == "hooks" or source.startswith("hooks:"):
+        # coding-agent hooks (docs/hooks.md): `hooks` for the default socket, `hooks:/path`
+        from pathlib import Path
+
+        from announcer.transports.hook_bridge import HookBridgeTransport
+
+        path = source.removeprefix("hooks").removeprefix(":")
+        return HookBridgeTransport(Path(path) if path else None)  # type: ignore[return-value]
     if "://" in source:
         scheme = source.split("://", 1)[0]
         raise TransportError(
             f"unknown source scheme {scheme!r}: use ws://, wss://, http://, https://, "
-            "unix:/path, stdio:COMMAND, a file path or -"
+            "unix:/path, stdio:COMMAND, hooks[:/path], a file path or -"
         )
     from announcer.transports.replay import ReplayTransport
 

@@ -109,7 +109,9 @@ class HookBridgeServer:
             self.path.unlink()
         old_umask = os.umask(0o177)  # the socket is born 0600
         try:
-            self._server = await asyncio.start_unix_server(self._serve, path=str(self.path))
+            self._server = await asyncio.start_unix_server(
+                self._serve, path=str(self.path), limit=MAX_REQUEST_BYTES + 1
+            )
         finally:
             os.umask(old_umask)
         os.chmod(self.path, 0o600)
@@ -185,6 +187,22 @@ async def _alive(path: Path) -> bool:
 
 # -- the hook's side (a short-lived synchronous process) ----------------------
 
+# Long strings in a payload (a Write's file content, a command's output) are never
+# spoken; only their start travels, so a big edit still reaches the announcer.
+MAX_FORWARDED_CHARS = 4096
+
+
+def shrink(value: Any, depth: int = 0) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= MAX_FORWARDED_CHARS else value[:MAX_FORWARDED_CHARS] + "…"
+    if depth > 32:
+        return None
+    if isinstance(value, dict):
+        return {str(k): shrink(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shrink(v, depth + 1) for v in value[:1000]]
+    return value
+
 
 def ask_announcer(
     payload: dict[str, Any],
@@ -199,6 +217,7 @@ def ask_announcer(
     Returns None for a non-blocking send. Every failure becomes ``ask`` (never allow).
     """
     path = path or default_socket_path()
+    payload = shrink(payload)
     request = {
         "bridge": PROTOCOL_VERSION,
         "agent": agent,
@@ -269,7 +288,12 @@ class HookBridgeTransport:
         self._pending: dict[str, asyncio.Future[HookAnswer]] = {}
 
     async def connect(self) -> None:
-        await self.server.start()
+        from announcer.transports.base import TransportError
+
+        try:
+            await self.server.start()
+        except (OSError, RuntimeError) as exc:  # a foreign socket dir, another announcer
+            raise TransportError(f"cannot listen for hooks on {self.server.path}: {exc}") from None
 
     async def handshake(self, request: dict[str, Any], timeout: float) -> Any:
         from announcer.transports.base import HandshakeOutcome  # the runtime's own type
@@ -323,7 +347,8 @@ class HookBridgeTransport:
         if not blocking:
             self._queue(adapter.feed_object(payload, now).events)
             return None
-        out = adapter.confirm(payload, now, timeout_seconds=max(1, int(timeout)))
+        budget = max(0.5, timeout - 2)  # answer the hook before it gives up
+        out = adapter.confirm(payload, now, timeout_seconds=max(1, int(budget)))
         token = next(
             (
                 e["reply_token"]
@@ -338,7 +363,7 @@ class HookBridgeTransport:
         self._pending[token] = future
         self._queue(out.events)
         try:
-            return await asyncio.wait_for(asyncio.shield(future), timeout=max(0.5, timeout - 2))
+            return await asyncio.wait_for(asyncio.shield(future), timeout=budget)
         except TimeoutError:
             self._queue(
                 adapter.withdraw(

@@ -22,6 +22,7 @@ from typing import Any, Protocol, TextIO
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
+from announcer.i18n.translate import catalog_language, translator
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 HELP = "Commands: :verbosity terse|normal|detailed, :load low|medium|high, :status, :repeat, :quit"
@@ -77,6 +78,15 @@ class PlainUi:
             with contextlib.suppress(RuntimeError):  # the loop has closed
                 loop.call_soon_threadsafe(self._on_line, line.rstrip("\r\n"))
 
+    def _tr(self, message: str) -> str:
+        """The interface's own words, in the user's language once a catalog has them.
+
+        Not yet extracted into the catalogs (they need translating into every shipped
+        language first); until then this returns the English text.
+        """
+        languages = self.session.settings.languages if self.session is not None else ["en"]
+        return translator(catalog_language(languages)).gettext(message)
+
     def _print(self, text: str) -> None:
         with contextlib.suppress(BrokenPipeError, ValueError):
             print(text, file=self.out, flush=True)
@@ -118,19 +128,22 @@ class PlainUi:
         event = prompt.event
         who = f" ({clean(prompt.producer_name)})" if prompt.producer_name else ""
         if prompt.kind == "confirmation":
-            self._print(f"Accept or reject? [a/r]{who}")
+            self._print(self._tr("Accept or reject? [a/r]") + who)
             return
         kind = _clarification_kind(event)
         if kind == "yes_no":
-            self._print(f"Yes or no? [y/n]{who}")
+            self._print(self._tr("Yes or no? [y/n]") + who)
         elif kind == "multiple_choice":
             for number, choice in enumerate(_choices(event), start=1):
                 self._print(f"  {number}. {clean(choice[1])}")
-            self._print(f"Choose a number from 1 to {len(_choices(event))}:{who}")
+            self._print(
+                self._tr("Choose a number from 1 to {count}:").format(count=len(_choices(event)))
+                + who
+            )
         elif kind == "numeric":
-            self._print(f"Type a number:{who}")
+            self._print(self._tr("Type a number:") + who)
         else:
-            self._print(f"Type your answer and press Enter:{who}")
+            self._print(self._tr("Type your answer and press Enter:") + who)
 
     def _on_line(self, line: str) -> None:
         text = line.strip()
@@ -140,7 +153,7 @@ class PlainUi:
         prompt = self._current
         if prompt is None:
             if text:
-                self._print("No question is waiting. Type :help for commands.")
+                self._print(self._tr("No question is waiting. Type :help for commands."))
             return
         answer = self._parse(prompt, text)
         if answer is None:
@@ -174,7 +187,7 @@ class PlainUi:
                 return UserAnswer(prompt.reply_token, decision="accept")
             if lowered in ("r", "reject", "n"):
                 return UserAnswer(prompt.reply_token, decision="reject")
-            self._print("Please type a to accept or r to reject.")
+            self._print(self._tr("Please type a to accept or r to reject."))
             return None
         event = prompt.event
         kind = _clarification_kind(event)
@@ -183,13 +196,15 @@ class PlainUi:
                 return UserAnswer(prompt.reply_token, response=True)
             if lowered in ("n", "no"):
                 return UserAnswer(prompt.reply_token, response=False)
-            self._print("Please type y for yes or n for no.")
+            self._print(self._tr("Please type y for yes or n for no."))
             return None
         if kind == "multiple_choice":
             choices = _choices(event)
             if text.isdigit() and 1 <= int(text) <= len(choices):
                 return UserAnswer(prompt.reply_token, response=choices[int(text) - 1][0])
-            self._print(f"Please type a number from 1 to {len(choices)}.")
+            self._print(
+                self._tr("Please type a number from 1 to {count}.").format(count=len(choices))
+            )
             return None
         if kind == "numeric":
             try:
@@ -197,12 +212,12 @@ class PlainUi:
             except ValueError:
                 number = math.nan
             if not math.isfinite(number):
-                self._print("That is not a number. Please type a number, like 3 or 2.5.")
+                self._print(self._tr("That is not a number. Please type a number, like 3 or 2.5."))
                 return None
             value: int | float = int(number) if number.is_integer() else number
             return UserAnswer(prompt.reply_token, response=value)
         if not text:
-            self._print("The answer is empty.")
+            self._print(self._tr("The answer is empty."))
             return None
         return UserAnswer(prompt.reply_token, response=text)
 

@@ -16,8 +16,7 @@ from announcer.config.template import TEMPLATE
 def settings_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "conf" / "config.toml"
     monkeypatch.setenv("ANNOUNCER_CONFIG", str(path))
-    for name in ("ANNOUNCER_VERBOSITY", "ANNOUNCER_LANGUAGES", "LANGUAGE", "LC_ALL",
-                 "LC_MESSAGES"):
+    for name in ("ANNOUNCER_VERBOSITY", "ANNOUNCER_LANGUAGES", "LANGUAGE", "LC_ALL", "LC_MESSAGES"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LANG", "C.UTF-8")
     return path
@@ -34,8 +33,10 @@ def test_show_prints_valid_toml_with_sources(
     settings_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings_file.parent.mkdir(parents=True)
-    settings_file.write_text('verbosity = "detailed"\ncognitive_load = "extreme"\n'
-                             '[voices]\nyo = "yoruba"\n', encoding="utf-8")
+    settings_file.write_text(
+        'verbosity = "detailed"\ncognitive_load = "extreme"\n[voices]\nyo = "yoruba"\n',
+        encoding="utf-8",
+    )
     monkeypatch.setenv("ANNOUNCER_PACE_WPM", "150")
     assert main(["config", "show", "--language", "yo,en"]) == 0
     out, err = capsys.readouterr()
@@ -47,7 +48,7 @@ def test_show_prints_valid_toml_with_sources(
     assert shown["voices"] == {"yo": "yoruba"}
     assert 'verbosity = "detailed" # config.toml line 1' in out
     assert "pace_wpm = 150 # ANNOUNCER_PACE_WPM" in out
-    assert '# --language' in out
+    assert "# --language" in out
     assert f"{settings_file}, line 2" in err and "'cognitive_load'" in err
 
 

@@ -70,7 +70,7 @@ def test_env_values_are_typed_like_the_fields(tmp_path: Path) -> None:
         "ANNOUNCER_FILTERS_EXCLUDE": "aaep:agent.output.streaming",
         "ANNOUNCER_MUTED_PRODUCERS": "noisy-bot",
     }
-    path = write(tmp_path, "max_events_per_second = 3.0\n[filters]\ninclude = [\"aaep:agent.*\"]\n")
+    path = write(tmp_path, 'max_events_per_second = 3.0\n[filters]\ninclude = ["aaep:agent.*"]\n')
     s = load_config(path, env=env).settings
     assert s.languages == ["yo-NG", "en"]
     assert s.earcons is False
@@ -113,10 +113,7 @@ def test_language_tags_are_normalised_and_bad_ones_reported(tmp_path: Path) -> N
 def test_a_bad_value_names_file_line_and_field_and_keeps_the_rest(tmp_path: Path) -> None:
     path = write(
         tmp_path,
-        "# my settings\n"
-        'verbosity = "loud"  # I like it loud\n'
-        "pace_wpm = 150\n"
-        "rate_wpm = 2000\n",
+        '# my settings\nverbosity = "loud"  # I like it loud\npace_wpm = 150\nrate_wpm = 2000\n',
     )
     loaded = load_config(path, env=NO_ENV)
     assert loaded.settings.verbosity == "normal"
@@ -134,11 +131,13 @@ def test_unknown_settings_are_reported_with_a_suggestion(tmp_path: Path) -> None
     path = write(tmp_path, "earcon = false\n[filters]\nexclued = []\n")
     loaded = load_config(path, env=NO_ENV)
     described = [p.describe() for p in loaded.problems]
-    assert f"{path}, line 1: setting 'earcon': unknown setting (did you mean 'earcons'?)" in (
-        described[0]
+    assert (
+        f"{path}, line 1: setting 'earcon': unknown setting (did you mean 'earcons'?)"
+        in (described[0])
     )
-    assert f"{path}, line 3: setting 'filters.exclued': unknown setting (did you mean " in (
-        described[1]
+    assert (
+        f"{path}, line 3: setting 'filters.exclued': unknown setting (did you mean "
+        in (described[1])
     )
     assert "'exclude'?)" in described[1]
     assert loaded.settings.earcons is True
@@ -213,12 +212,27 @@ def test_argparse_flags_round_trip(tmp_path: Path) -> None:
     parser = argparse.ArgumentParser()
     add_settings_flags(parser)
     args = parser.parse_args(
-        ["--language", "es,en", "--voice", "es=spanish", "--voice", "yo=yoruba", "--no-earcons",
-         "--rate", "200", "--config", str(tmp_path / "c.toml")]
+        [
+            "--language",
+            "es,en",
+            "--voice",
+            "es=spanish",
+            "--voice",
+            "yo=yoruba",
+            "--no-earcons",
+            "--rate",
+            "200",
+            "--config",
+            str(tmp_path / "c.toml"),
+        ]
     )
     flags = flags_from_args(args)
-    assert flags == {"language": "es,en", "voice": ["es=spanish", "yo=yoruba"], "earcons": False,
-                     "rate": 200}
+    assert flags == {
+        "language": "es,en",
+        "voice": ["es=spanish", "yo=yoruba"],
+        "earcons": False,
+        "rate": 200,
+    }
     s = load_settings(args.config, env=NO_ENV, flags=flags, report=None)
     assert s.languages == ["es", "en"]
     assert s.voices == {"es": "spanish", "yo": "yoruba"}
@@ -248,8 +262,14 @@ def test_config_path_honours_the_variable_and_platformdirs(monkeypatch: pytest.M
 
 
 def test_locate_key_finds_tables_dotted_and_inline_keys() -> None:
-    lines = ['a = 1', '[voices]', 'yo = "x"', '[producers."my bot"]', 'source = "s"',
-             'filters.include = ["*"]']
+    lines = [
+        "a = 1",
+        "[voices]",
+        'yo = "x"',
+        '[producers."my bot"]',
+        'source = "s"',
+        'filters.include = ["*"]',
+    ]
     assert locate_key(lines, ("voices", "yo")) == 3
     assert locate_key(lines, ("producers", "my bot", "source")) == 5
     assert locate_key(lines, ("producers", "my bot")) == 4

@@ -13,7 +13,10 @@ from announcer.engine.settings import UserSettings
 
 KEYS = [*UserSettings.model_fields, "voices.yo", "filters.exclude", "producers.x.source", "bogus"]
 VALUES = st.one_of(
-    st.integers(), st.floats(allow_nan=False), st.booleans(), st.text(max_size=12),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.booleans(),
+    st.text(max_size=12),
     st.lists(st.text(max_size=6), max_size=3),
 )
 
@@ -51,9 +54,16 @@ def test_any_typed_values_load_and_every_rejection_is_reported(values: dict[str,
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.dictionaries(st.sampled_from([f"ANNOUNCER_{k.upper()}" for k in UserSettings.model_fields]
-                                       + ["ANNOUNCER_FILTERS_EXCLUDE", "LANG", "LANGUAGE"]),
-                       st.text(max_size=20).filter(lambda s: "\x00" not in s), max_size=6))
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [f"ANNOUNCER_{k.upper()}" for k in UserSettings.model_fields]
+            + ["ANNOUNCER_FILTERS_EXCLUDE", "LANG", "LANGUAGE"]
+        ),
+        st.text(max_size=20).filter(lambda s: "\x00" not in s),
+        max_size=6,
+    )
+)
 def test_any_environment_loads(env: dict[str, str]) -> None:
     loaded = load_config(Path("/nonexistent/announcer.toml"), env=env)
     assert isinstance(loaded.settings, UserSettings)

@@ -139,7 +139,10 @@ def test_save_settings_writes_only_what_the_user_changed(user_file: Path) -> Non
 def test_save_settings_round_trip_restart(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     wanted = UserSettings(
-        verbosity="terse", languages=["ar", "en"], voices={"ar": "arabic"}, pitch=0.3,
+        verbosity="terse",
+        languages=["ar", "en"],
+        voices={"ar": "arabic"},
+        pitch=0.3,
         filters={"include": ["aaep:agent.*"], "exclude": ["aaep:agent.progress.updated"]},
         producers={"bot": SavedProducer(source="ws://127.0.0.1:1", token_env="BOT_TOKEN")},
         max_events_per_second=2.5,
@@ -173,7 +176,9 @@ def test_settings_store_saves_only_what_the_user_changed_and_survives_restart(
 
     said: list[str] = []
     store = SettingsStore.load(
-        user_file, env={"ANNOUNCER_BACKEND": "jsonl"}, flags={"verbosity": "terse"},
+        user_file,
+        env={"ANNOUNCER_BACKEND": "jsonl"},
+        flags={"verbosity": "terse"},
         report=said.append,
     )
     assert said == []
@@ -188,6 +193,9 @@ def test_settings_store_saves_only_what_the_user_changed_and_survives_restart(
     restarted = SettingsStore.load(user_file, env={})
     s = restarted.settings
     assert (s.earcons, s.voices["yo"], s.verbosity, s.backend) == (
-        False, "yoruba+m2", "detailed", "auto"
+        False,
+        "yoruba+m2",
+        "detailed",
+        "auto",
     )
     assert "# check again in March" in user_file.read_text("utf-8")

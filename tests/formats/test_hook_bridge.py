@@ -53,9 +53,9 @@ def announcer(*args: str, stdin: object = subprocess.PIPE) -> subprocess.Popen[s
 class Served:
     """A running ``announcer hook serve`` whose output lines we can wait for."""
 
-    def __init__(self, sock: Path) -> None:
+    def __init__(self, sock: Path, *command: str) -> None:
         self.socket = sock
-        self.proc = announcer("hook", "serve", "--socket", str(sock))
+        self.proc = announcer(*(command or ("hook", "serve", "--socket", str(sock))))
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
         threading.Thread(target=self._pump, daemon=True).start()
@@ -310,3 +310,37 @@ def test_codex_pre_tool_use_is_only_announced(served: Served, sock: Path):
     out, _ = run_codex_hook(payload, sock).communicate(timeout=WAIT)
     assert out == ""  # Codex cannot take "ask" from PreToolUse: we never decide there
     assert served.wait_for("Running") == "Running Bash: rm -rf build."
+
+
+@pytest.fixture
+def listening(sock: Path) -> Iterator[Served]:
+    """The real announcer: `announcer listen hooks:PATH` with the plain UI on stdin."""
+    server = Served(sock, "listen", f"hooks:{sock}", "--ui", "plain", "--speech", "none")
+    server.wait_for("Connected to coding-agent hooks")
+    yield server
+    server.stop()
+
+
+def test_listen_hooks_plain_ui_accepts(listening: Served, sock: Path):
+    hook = run_hook(PRE_TOOL_USE, sock)
+    said = listening.wait_for("Confirmation needed.")
+    assert "Claude Code wants to run Bash: rm -rf build." in said
+    listening.wait_for("Accept or reject? [a/r] (Claude Code)")  # producer identity shown
+    listening.type("a\n")
+    assert hook_output(hook)["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+
+def test_listen_hooks_plain_ui_rejects(listening: Served, sock: Path):
+    hook = run_hook(dict(PRE_TOOL_USE, tool_use_id="toolu_reject"), sock)
+    listening.wait_for("Accept or reject?")
+    listening.type("r\n")
+    result = hook_output(hook)["hookSpecificOutput"]
+    assert result["permissionDecision"] == "deny"
+    assert result["permissionDecisionReason"]
+
+
+def test_listen_hooks_no_answer_in_time_is_ask(listening: Served, sock: Path):
+    hook = run_hook(dict(PRE_TOOL_USE, tool_use_id="toolu_slow"), sock, timeout=4)
+    listening.wait_for("Accept or reject?")
+    assert hook_output(hook)["hookSpecificOutput"]["permissionDecision"] == "ask"
+    listening.wait_for("No answer in time")  # the question is withdrawn aloud

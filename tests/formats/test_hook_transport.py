@@ -53,7 +53,7 @@ async def test_accept_reply_allows_and_reject_denies(transport: HookBridgeTransp
         confirmation = await asyncio.wait_for(next_event(frames, "awaiting.confirmation"), 60)
         assert_valid([confirmation])
         assert (
-            confirmation["summary_normal"] == "Claude Code wants to run Write: .env in shop. Allow?"
+            confirmation["summary_normal"] == "Claude Code wants to use Write: .env in shop. Allow?"
         )
         assert confirmation["default_decision"] == "reject"
         assert "SECRET" not in json.dumps(confirmation)  # file contents are never spoken
@@ -116,3 +116,29 @@ async def test_closing_answers_ask_to_waiting_hooks(transport: HookBridgeTranspo
     await transport.close()
     answer = await asyncio.wait_for(hook, 60)
     assert answer is not None and answer.decision == "ask"
+
+
+async def test_a_huge_write_still_reaches_the_user(transport: HookBridgeTransport):
+    """A Write of a 5 MB file: the content never travels whole, the question still comes."""
+    frames = transport.frames()
+    payload = dict(
+        PAYLOAD,
+        tool_use_id="toolu_big",
+        tool_input={"file_path": "/r/big.txt", "content": "x" * 5_000_000},
+    )
+    hook = asyncio.create_task(
+        asyncio.to_thread(
+            ask_announcer, payload, blocking=True, timeout=60, path=transport.server.path
+        )
+    )
+    confirmation = await asyncio.wait_for(next_event(frames, "awaiting.confirmation"), 60)
+    assert confirmation["summary_normal"] == "Claude Code wants to use Write: big.txt in r. Allow?"
+    await transport.send(
+        {
+            "type": "confirmation.reply",
+            "reply_token": confirmation["reply_token"],
+            "decision": "reject",
+        }
+    )
+    answer = await asyncio.wait_for(hook, 60)
+    assert answer is not None and answer.decision == "deny"

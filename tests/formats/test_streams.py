@@ -62,7 +62,7 @@ def test_claude_code_tool_call_joined_to_result_by_id(validate):
         '{"type":"assistant","session_id":"s","message":{"id":"m1","content":[{"type":"tool_use",'
         '"name":"Bash","id":"toolu_9","input":{"command":"npm test"}}]}}',
         '{"type":"user","session_id":"s","message":{"content":[{"type":"tool_result",'
-        '"tool_use_id":"toolu_9","is_error":true,"content":"1 failing"}]}}',
+        '"tool_use_id":"toolu_9","is_error":true,"content":"Exit code 1\\nnpm ERR! 1 failing"}]}}',
         '{"type":"result","subtype":"success","session_id":"s","is_error":false,"duration_ms":4000,'
         '"num_turns":2,"total_cost_usd":0.0123}',
     ]
@@ -71,7 +71,8 @@ def test_claude_code_tool_call_joined_to_result_by_id(validate):
     invoked, completed = (e for e in out.events if e["type"].startswith("aaep:agent.tool."))
     assert invoked["tool_call_id"] == completed["tool_call_id"]
     assert invoked["summary_normal"] == "Running Bash: npm test."
-    assert completed["status"] == "error" and completed["error_message"] == "1 failing"
+    assert completed["status"] == "error" and completed["error_message"] == "exit code 1"
+    assert "npm ERR" not in json.dumps(out.events)  # the tool's raw output is never spoken
     assert out.events[0]["summary_normal"] == "Claude Code started in shop."
     assert out.events[0]["producer"] == {
         "agent_id": "claude-code",
@@ -169,3 +170,17 @@ def test_a_codex_run_heard_through_the_engine_at_each_verbosity():
     assert "Running shell: bash -lc ls." in normal
     assert sum(len(t) for t in terse) < sum(len(t) for t in normal) <= sum(len(t) for t in detailed)
     assert all(r["urgency"] in ("background", "normal") for r in speech_of(events))
+
+
+def test_a_long_running_stream_keeps_bounded_session_memory(validate):
+    from announcer.formats import get_adapter
+    from announcer.formats.builder import MAX_SESSIONS
+
+    adapter = get_adapter("opencode")
+    for index in range(MAX_SESSIONS + 50):
+        line = json.dumps({"type": "text", "session_id": f"s{index}", "text": "ok"})
+        adapter.feed(line, 1_700_000_000.0 + index)
+    assert len(adapter.builder.sessions) <= MAX_SESSIONS  # type: ignore[attr-defined]
+    # a session forgotten and seen again is simply a new session, still valid AAEP
+    out = adapter.feed(json.dumps({"type": "text", "session_id": "s0", "text": "again"}), 1.8e9)
+    validate(out.events)

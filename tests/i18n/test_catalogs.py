@@ -127,8 +127,10 @@ def test_catalogs_declare_the_right_plural_rules() -> None:
 
 def test_arabic_plural_forms_at_run_time() -> None:
     t = translator("ar")
-    said = {n: t.ngettext("{count} second", "{count} seconds", n).format(count=n)
-            for n in (0, 1, 2, 3, 10, 11, 99, 100, 102, 103)}
+    said = {
+        n: t.ngettext("{count} second", "{count} seconds", n).format(count=n)
+        for n in (0, 1, 2, 3, 10, 11, 99, 100, 102, 103)
+    }
     assert said[1] == "ثانية واحدة"
     assert said[2] == "ثانيتان"
     assert said[3] == "3 ثوانٍ" and said[10] == "10 ثوانٍ" and said[103] == "103 ثوانٍ"
@@ -177,8 +179,9 @@ def test_an_edited_po_is_used_and_a_stale_mo_is_not(
     po = tree / "de" / "LC_MESSAGES" / "announcer.po"
     mo = po.with_suffix(".mo")
     mo.write_bytes(b"not a catalog")  # older than the .po below, so never read
-    text = po.read_text("utf-8").replace('msgstr "weniger als eine Sekunde"',
-                                         'msgstr "unter einer Sekunde"')
+    text = po.read_text("utf-8").replace(
+        'msgstr "weniger als eine Sekunde"', 'msgstr "unter einer Sekunde"'
+    )
     po.write_text(text, encoding="utf-8")
     os.utime(mo, (1, 1))
     translate.clear_cache()

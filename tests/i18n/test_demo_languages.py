@@ -98,9 +98,23 @@ def _speech(language: str, tmp_path: Path) -> list[dict[str, Any]]:
     for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "ANNOUNCER_LANGUAGES"):
         env.pop(name, None)
     result = subprocess.run(
-        [sys.executable, "-m", "announcer", "demo", "--backend", "jsonl", "--no-delay",
-         "--language", language],
-        cwd=ROOT, env=env, capture_output=True, text=True, encoding="utf-8", timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "announcer",
+            "demo",
+            "--backend",
+            "jsonl",
+            "--no-delay",
+            "--language",
+            language,
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     records = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
@@ -130,8 +144,12 @@ def test_demo_speaks_generated_phrases_only_in_the_listeners_language(
     ]
     assert not leaks, f"English phrases in the {language} demo: {leaks[:5]}"
 
-    heard = {pattern.pattern for record in spoken for pattern, _ in translated
-             if pattern.search(record["text"])}
+    heard = {
+        pattern.pattern
+        for record in spoken
+        for pattern, _ in translated
+        if pattern.search(record["text"])
+    }
     assert len(heard) >= 3, f"too few {language} phrases heard: {heard}"
 
     for record in spoken:

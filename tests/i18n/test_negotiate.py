@@ -28,8 +28,10 @@ FIXTURES = next(
 _OWN_COPIES: dict[str, dict[str, object]] = {
     "agent.session.started.json": {
         "type": "aaep:agent.session.started",
-        "localization_hints": {"primary_language": "en-US",
-                               "available_languages": ["en-US", "yo-NG", "es-419"]},
+        "localization_hints": {
+            "primary_language": "en-US",
+            "available_languages": ["en-US", "yo-NG", "es-419"],
+        },
         "summary_terse": "Started.",
         "summary_normal": "Retirement Planning Assistant is processing your request.",
     },
@@ -146,8 +148,9 @@ def test_match_language_single_request() -> None:
 
 
 @given(
-    st.lists(st.sampled_from(["en", "en-US", "es", "es-419", "yo-NG", "ar", "zh-Hant", "fr"]),
-             max_size=5),
+    st.lists(
+        st.sampled_from(["en", "en-US", "es", "es-419", "yo-NG", "ar", "zh-Hant", "fr"]), max_size=5
+    ),
     st.lists(st.sampled_from(["en", "en-GB", "yo", "ar-SA", "zh-Hant-TW", "de"]), max_size=4),
     st.lists(st.sampled_from(["en", "fr", "es"]), max_size=3),
 )
@@ -208,8 +211,13 @@ def test_producer_fallback_chain_picks_among_variants() -> None:
 
 
 def test_other_fields_are_not_taken_for_variants() -> None:
-    event = {"summary_normal": "Hi", "summary_normal_detailed_stuff": "x", "summary_normal_": "y",
-             "summary_normal_yo": 5, "summary_normal_fr": "   "}
+    event = {
+        "summary_normal": "Hi",
+        "summary_normal_detailed_stuff": "x",
+        "summary_normal_": "y",
+        "summary_normal_yo": 5,
+        "summary_normal_fr": "   ",
+    }
     keys = [key for _, _, key in field_variants(event, "summary_normal", "en")]
     assert keys == ["summary_normal"]
 

@@ -127,8 +127,14 @@ def test_isolates_wrap_embedded_text_and_can_be_stripped_for_speech() -> None:
 
 @pytest.mark.parametrize(
     ("language", "expected"),
-    [("en", "1,234.5"), ("de", "1.234,5"), ("es", "1.234,5"), ("fr", "1\u202f234,5"),
-     ("pt-BR", "1.234,5"), ("ar-SA", "١٬٢٣٤٫٥")],
+    [
+        ("en", "1,234.5"),
+        ("de", "1.234,5"),
+        ("es", "1.234,5"),
+        ("fr", "1\u202f234,5"),
+        ("pt-BR", "1.234,5"),
+        ("ar-SA", "١٬٢٣٤٫٥"),
+    ],
 )
 def test_numbers_use_the_locale_separators_and_digits(language: str, expected: str) -> None:
     assert format_number(1234.5, language) == expected

@@ -222,3 +222,17 @@ def test_the_live_demo_runs_end_to_end(tmp_path: Path) -> None:
     assert any(t.startswith("Confirmation needed") for t in texts)
     assert "The email was not sent." in texts
     assert all(set(r) >= {"action", "text", "urgency", "interrupt", "t"} for r in spoken)
+
+
+def test_an_unavailable_format_adapter_is_a_clear_error() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "announcer", "listen", "-", "--format", "no-such-format"],
+        cwd=WORKTREE,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert result.returncode != 0
+    assert "unknown --format 'no-such-format'" in result.stderr
+    assert "Traceback" not in result.stderr

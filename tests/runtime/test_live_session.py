@@ -321,3 +321,178 @@ async def test_producer_killed_mid_session_and_restarted() -> None:
         stop_process(proc)
     assert recorder.count("Connection to Test producer lost") == 1
     assert recorder.count("Reconnected") == 1
+
+
+async def test_several_producers_at_once_replies_go_back_where_they_came_from() -> None:
+    """Subscribers' Guide §9: one listener, two producers; each reply on its own connection."""
+    first = await start_producer("confirm")
+    second = await start_producer("confirm")
+    recorder = Recorder()
+    session = _session([_source("ws", first), _source("sse", second)])
+    session.subscribe(recorder)
+    try:
+        async with running(session):
+            await recorder.wait_until(lambda: len(recorder.prompts) == 2)
+            for prompt in recorder.prompts:
+                decision = "accept" if prompt.source_id.startswith("ws://") else "reject"
+                outcome = await session.answer_async(
+                    UserAnswer(prompt.reply_token, decision=decision)
+                )
+                assert outcome.sent, outcome.message
+            await recorder.wait_until(lambda: recorder.count("All done.") == 2)
+    finally:
+        await first.close()
+        await second.close()
+    assert [r.decision for r in first.core.replies] == ["accept"]
+    assert [r.decision for r in second.core.replies] == ["reject"]
+    tokens = {p.reply_token for p in recorder.prompts}
+    assert {first.core.replies[0].reply_token, second.core.replies[0].reply_token} == tokens
+
+
+async def test_an_expired_question_is_void_and_refused() -> None:
+    server = await start_producer("timeout")
+    recorder = Recorder()
+    session = _session([_source("ws", server)])
+    session.subscribe(recorder)
+    try:
+        async with running(session):
+            prompt = await recorder.wait_prompt()
+            await recorder.wait_text("nothing was archived")
+            await recorder.wait_until(lambda: recorder.voided)
+            late = session.answer(UserAnswer(prompt.reply_token, decision="accept"))
+            assert not late.sent
+    finally:
+        await server.close()
+    assert server.core.replies == []
+
+
+async def test_the_synchronous_answer_used_by_the_full_screen_ui() -> None:
+    server = await start_producer("confirm")
+    recorder = Recorder()
+    session = _session([_source("sse", server)])
+    session.subscribe(recorder)
+    try:
+        async with running(session):
+            prompt = await recorder.wait_prompt()
+            outcome = session.answer(UserAnswer(prompt.reply_token, decision="accept"))
+            assert outcome.sent and outcome.message == "Sending: accept."
+            assert not session.answer(UserAnswer(prompt.reply_token, decision="reject")).sent
+            await recorder.wait_text("Email sent.")
+    finally:
+        await server.close()
+    assert [r.decision for r in server.core.replies] == ["accept"]
+
+
+class StuckVoice:
+    """A speech backend that never finishes an utterance until stopped: the slowest TTS."""
+
+    name = "stuck"
+
+    def __init__(self) -> None:
+        from announcer.speech.backend import BackendCapabilities
+
+        self.capabilities = BackendCapabilities(can_interrupt=True)
+        self.started: list[str] = []
+        self._pending: list[Any] = []
+
+    def start(self) -> None:
+        return None
+
+    def speak(self, announcement: Any, voice: Any, on_done: Any) -> None:
+        self.started.append(announcement.text)
+        self._pending.append(on_done)
+
+    def stop(self) -> None:
+        pending, self._pending = self._pending, []
+        for done in pending:
+            done()
+
+    def is_speaking(self) -> bool:
+        return bool(self._pending)
+
+    def close(self) -> None:
+        self.stop()
+
+
+async def test_a_stuck_speech_backend_never_holds_back_a_confirmation() -> None:
+    from announcer.speech.driver import SpeechDriver
+
+    server = await start_producer("confirm")
+    voice = StuckVoice()
+    recorder = Recorder()
+    session = _session([_source("ws", server)], driver=SpeechDriver(voice))
+    session.subscribe(recorder)
+    try:
+        async with running(session):
+            prompt = await recorder.wait_prompt()  # opened although nothing finished speaking
+            outcome = await session.answer_async(UserAnswer(prompt.reply_token, decision="reject"))
+            assert outcome.sent
+            await wait_for(lambda: len(server.core.replies) == 1)
+            # The critical question barged in on the stuck utterance (§5.5.4).
+            await wait_for(lambda: any(t.startswith("Confirmation needed") for t in voice.started))
+    finally:
+        await server.close()
+
+
+def test_reconnection_delays_start_under_a_second_and_are_capped() -> None:
+    from announcer.runtime.backoff import Backoff
+
+    backoff = Backoff(rng=random.Random(1))
+    delays = [backoff.next_delay() for _ in range(20)]
+    assert 0 < delays[0] <= 1.0
+    assert max(delays) <= 30.0
+    assert delays[10] > delays[0]
+    backoff.reset()
+    assert backoff.next_delay() <= 1.0
+
+
+async def test_confirmation_over_a_unix_socket_and_over_stdio(tmp_path: Path) -> None:
+    """The same question answered over B.4 and B.6; the producer proceeds only on a valid token."""
+    import sys
+
+    sock = str(tmp_path / "p.sock")
+    server = await start_producer("confirm", unix_path=sock)
+    command = (
+        f"{sys.executable} -m announcer demo-producer --stdio --speed 0.05 "
+        f"--scenario {Path(__file__).parents[1] / 'producer' / 'scenarios' / 'confirm.json'}"
+    )
+    recorder = Recorder()
+    session = _session([f"unix:{sock}", f"stdio:{command}"])
+    session.subscribe(recorder)
+    try:
+        async with running(session):
+            await recorder.wait_until(lambda: len(recorder.prompts) == 2)
+            for prompt in recorder.prompts:
+                outcome = await session.answer_async(
+                    UserAnswer(prompt.reply_token, decision="accept")
+                )
+                assert outcome.sent, outcome.message
+            await recorder.wait_until(lambda: recorder.count("Email sent.") == 2)
+    finally:
+        await server.close()
+    assert [r.reply_token for r in server.core.replies] == [
+        p.reply_token for p in recorder.prompts if p.source_id.startswith("unix:")
+    ]
+
+
+async def test_a_frozen_websocket_producer_is_detected_by_ping() -> None:
+    import os
+    import signal
+
+    proc, port = start_producer_process("--scenario", "tests/producer/scenarios/ticker.json")
+    recorder = Recorder()
+    settings = UserSettings()
+    options = TransportOptions(stall_seconds=2.0)
+    session = LiveSession([f"ws://127.0.0.1:{port}/aaep/v1/ws"], settings, options)
+    session.subscribe(recorder)
+    try:
+        async with running(session):
+            await recorder.wait_prompt()
+            os.kill(proc.pid, signal.SIGSTOP)  # alive but silent: no frames, no pongs
+            try:
+                await recorder.wait_text("Connection to Test producer lost")
+            finally:
+                os.kill(proc.pid, signal.SIGCONT)
+            await recorder.wait_text("Reconnected")
+    finally:
+        stop_process(proc)

@@ -267,3 +267,71 @@ async def test_replay_reads_a_recorded_file() -> None:
     assert len(frames) == len(lines)
     with pytest.raises(TransportError, match="cannot take replies"):
         await transport.send({"type": "confirmation.reply"})
+
+
+@pytest.fixture
+def certificate(tmp_path: Path) -> tuple[str, str]:
+    """A throwaway self-signed certificate for 127.0.0.1, made with the openssl tool."""
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl tool is not installed")
+    cert, key = str(tmp_path / "cert.pem"), str(tmp_path / "key.pem")
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            key,
+            "-out",
+            cert,
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+@pytest.mark.parametrize("scheme", ["wss", "https"])
+async def test_tls_is_verified_and_a_private_ca_can_be_trusted(
+    scheme: str, certificate: tuple[str, str]
+) -> None:
+    import ssl
+
+    from announcer.producer.core import ProducerCore, ProducerOptions
+    from announcer.producer.scenario import load_scenario
+    from announcer.producer.server import ProducerServer
+
+    cert, key = certificate
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    core = ProducerCore(load_scenario(scenario_path("confirm")), ProducerOptions(speed=0.05))
+    server = ProducerServer(core, "127.0.0.1", 0, ssl_context=context)
+    await server.start()
+    path = "/aaep/v1/ws" if scheme == "wss" else ""
+    url = f"{scheme}://127.0.0.1:{server.port}{path}"
+    try:
+        untrusted = open_transport(url, TransportOptions(connect_timeout=TIMEOUT))
+        with pytest.raises(TransportError):  # verified by default: a self-signed cert fails
+            await untrusted.connect()
+            await untrusted.handshake(_request(), TIMEOUT)
+        await untrusted.close()
+        trusted = open_transport(url, TransportOptions(ca_file=cert))
+        await trusted.connect()
+        outcome = await trusted.handshake(_request(), TIMEOUT)
+        assert outcome.response is not None
+        assert outcome.response["type"] == "subscription.accepted"
+        await trusted.close()
+    finally:
+        await server.close()

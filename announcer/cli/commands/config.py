@@ -86,8 +86,9 @@ def render_settings(loaded: LoadedConfig) -> str:
     """The settings in force as TOML, each field commented with where its value came from."""
     t = translator(loaded.ui_language)
     document = tomlkit.document()
-    document.add(tomlkit.comment(t.gettext("Settings in force; file: {path}").format(
-        path=loaded.path)))
+    document.add(
+        tomlkit.comment(t.gettext("Settings in force; file: {path}").format(path=loaded.path))
+    )
     tables: list[tuple[str, Any]] = []
     for name in UserSettings.model_fields:
         value = _toml_value(getattr(loaded.settings, name))
@@ -96,8 +97,11 @@ def render_settings(loaded: LoadedConfig) -> str:
             tables.append((name, value))
             continue
         if value is None:
-            document.add(tomlkit.comment(
-                t.gettext("{name} is not set ({source})").format(name=name, source=source)))
+            document.add(
+                tomlkit.comment(
+                    t.gettext("{name} is not set ({source})").format(name=name, source=source)
+                )
+            )
             continue
         item = tomlkit.item(value)
         item.comment(source)
@@ -136,19 +140,28 @@ def _edit(args: argparse.Namespace) -> int:
     t = translator(_language())
     command = _editor_command(args.editor)
     if command is None:
-        print(t.gettext("No editor found. Set EDITOR, or edit this file: {path}").format(path=path),
-              file=sys.stderr)
+        print(
+            t.gettext("No editor found. Set EDITOR, or edit this file: {path}").format(path=path),
+            file=sys.stderr,
+        )
         return 1
     status = subprocess.call([*command, str(path)])
     if status != 0:
-        print(t.gettext("The editor exited with status {status}.").format(status=status),
-              file=sys.stderr)
+        print(
+            t.gettext("The editor exited with status {status}.").format(status=status),
+            file=sys.stderr,
+        )
     loaded = load_config(path)
     _report(loaded)
     if loaded.problems:
         t = translator(loaded.ui_language)
-        print(t.gettext("Run 'announcer config edit' again to fix the problems above; "
-                        "until then the defaults are used for those settings."), file=sys.stderr)
+        print(
+            t.gettext(
+                "Run 'announcer config edit' again to fix the problems above; "
+                "until then the defaults are used for those settings."
+            ),
+            file=sys.stderr,
+        )
         return 1
     print(t.gettext("Settings file is valid: {path}").format(path=path))
     return 0
@@ -159,18 +172,29 @@ def _reset(args: argparse.Namespace) -> int:
     t = translator(_language())
     if path.exists() and not args.yes:
         if not sys.stdin.isatty():
-            print(t.gettext("Not resetting without confirmation: run 'announcer config reset "
-                            "--yes' to replace {path}.").format(path=path), file=sys.stderr)
+            print(
+                t.gettext(
+                    "Not resetting without confirmation: run 'announcer config reset "
+                    "--yes' to replace {path}."
+                ).format(path=path),
+                file=sys.stderr,
+            )
             return 1
-        answer = input(t.gettext("Replace {path} with the default settings? A copy is kept. "
-                                 "Type yes to confirm: ").format(path=path))
+        answer = input(
+            t.gettext(
+                "Replace {path} with the default settings? A copy is kept. Type yes to confirm: "
+            ).format(path=path)
+        )
         if answer.strip().casefold() not in {"yes", "y", t.gettext("yes").casefold()}:
             print(t.gettext("Nothing changed."))
             return 1
     backup = reset_file(path)
     if backup is not None:
-        print(t.gettext("Settings reset to defaults; your old file is at {backup}").format(
-            backup=backup))
+        print(
+            t.gettext("Settings reset to defaults; your old file is at {backup}").format(
+                backup=backup
+            )
+        )
     else:
         print(t.gettext("Created the default settings file: {path}").format(path=path))
     return 0

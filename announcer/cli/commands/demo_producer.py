@@ -13,6 +13,7 @@ import contextlib
 import ipaddress
 import logging
 import os
+import ssl
 import sys
 
 from announcer.producer.core import ProducerCore, ProducerOptions
@@ -47,6 +48,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--retry-after", type=int, default=1, metavar="SECONDS")
     parser.add_argument("--heartbeat", type=float, default=15.0, metavar="SECONDS")
     parser.add_argument("--loop", action="store_true", help="run the scenario again and again")
+    parser.add_argument("--tls-cert", metavar="PEM", help="serve wss:// and https:// with this")
+    parser.add_argument("--tls-key", metavar="PEM", help="private key for --tls-cert")
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.set_defaults(func=run)
 
@@ -98,6 +101,10 @@ async def _serve(args: argparse.Namespace, core: ProducerCore) -> None:
     if args.stdio:
         await serve_stdio(core)
         return
+    ssl_context = None
+    if args.tls_cert:
+        ssl_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ssl_context.load_cert_chain(args.tls_cert, args.tls_key)
     server = ProducerServer(
         core,
         args.host,
@@ -106,11 +113,13 @@ async def _serve(args: argparse.Namespace, core: ProducerCore) -> None:
         unix_framing=args.unix_framing,
         paths="reference" if args.reference_paths else "aaep",
         heartbeat_seconds=args.heartbeat,
+        ssl_context=ssl_context,
     )
     await server.start()
     lines = [f"announcer demo producer listening on {server.base_url}"]
     if not args.reference_paths:
-        lines.append(f"  WebSocket: ws://{args.host}:{server.port}/aaep/v1/ws")
+        ws = "wss" if ssl_context else "ws"
+        lines.append(f"  WebSocket: {ws}://{args.host}:{server.port}/aaep/v1/ws")
     if args.unix:
         lines.append(f"  Unix socket: unix:{args.unix}")
     print("\n".join(lines), file=sys.stderr, flush=True)

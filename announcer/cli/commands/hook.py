@@ -43,7 +43,7 @@ DEFAULT_WAIT_SECONDS = 55.0
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "hook",
-        help="coding-agent hook bridge: approve Claude Code tool calls from the announcer",
+        help="coding-agent hook bridge: approve Claude Code and Codex tool calls by keyboard",
         description="Hook commands for coding agents (see docs/hooks.md).",
     )
     inner = parser.add_subparsers(dest="hook_command", metavar="AGENT")

@@ -11,10 +11,10 @@ import argparse
 import asyncio
 import contextlib
 import importlib
-import json
 import logging
 import signal
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def add_listen_options(parser: argparse.ArgumentParser) -> None:
     ui = parser.add_argument_group("interface")
-    ui.add_argument("--ui", choices=_ui_choices(), default="plain")
+    ui.add_argument("--ui", choices=ui_choices(), default="plain")
     ui.add_argument(
         "--speech",
         default="auto",
@@ -74,7 +74,7 @@ def add_listen_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="log diagnostics to stderr")
 
 
-def _ui_choices() -> list[str]:
+def ui_choices() -> list[str]:
     choices = ["plain", "none"]
     with contextlib.suppress(ImportError):
         importlib.import_module("announcer.ui.tui")
@@ -141,83 +141,81 @@ def format_adapter(name: str) -> Callable[[str], list[dict[str, Any]]] | None:
         raise SystemExit(
             f"announcer: --format {name} needs the format adapters, which this build lacks"
         ) from None
-    try:
-        adapter = get_adapter(name)
-    except (KeyError, ValueError, LookupError) as exc:
-        raise SystemExit(f"announcer: unknown --format {name!r}: {exc}") from None
-    convert = adapter if callable(adapter) else None
-    for method in ("feed", "convert", "feed_line"):
-        if convert is None and callable(getattr(adapter, method, None)):
-            convert = getattr(adapter, method)
-    if convert is None:
-        raise SystemExit(f"announcer: the {name} adapter cannot convert lines")
+    if name.startswith("mapping:"):
+        # --format mapping:FILE: an AEP mapping file makes any agent's hook payloads audible
+        path = name.removeprefix("mapping:")
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise SystemExit(
+                f"announcer: --format {name}: cannot read {path}: {exc.strerror}"
+            ) from None
+        try:
+            mapping = formats.parse_mapping(text)
+        except formats.MappingError as exc:
+            raise SystemExit(f"announcer: --format {name}: {exc}") from None
+        adapter = get_adapter(f"{mapping.agent}-hooks", mapping=mapping)
+    else:
+        try:
+            adapter = get_adapter(name)
+        except (KeyError, ValueError, LookupError) as exc:
+            raise SystemExit(f"announcer: unknown --format {name!r}: {exc}") from None
 
+    # FormatAdapter (announcer.formats): feed(line, now) -> AdapterOutput(events, diagnostics);
+    # finish(now) closes what the stream left open (runtime.session calls it at the end).
     def to_events(line: str) -> list[dict[str, Any]]:
-        result = convert(line)
-        if result is None:
-            return []
-        if isinstance(result, dict):
-            return [result]
-        events = []
-        for item in result:
-            if isinstance(item, dict):
-                events.append(item)
-            elif hasattr(item, "model_dump"):
-                events.append(item.model_dump(mode="json", by_alias=True, exclude_none=True))
-            elif isinstance(item, str):
-                events.append(json.loads(item))
-        return events
+        out = adapter.feed(line, time.time())
+        for diagnostic in out.diagnostics:
+            log.warning("--format %s: line not announced: %s", name, diagnostic)
+        return list(out.events)
 
+    def finish() -> list[dict[str, Any]]:
+        return list(adapter.finish(time.time()).events)
+
+    to_events.finish = finish  # type: ignore[attr-defined]
     return to_events
 
 
-def make_driver(spec: str) -> Any:
+def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str | None = None) -> Any:
     """A speech driver for ``--speech``; ``None`` means print only.
 
-    ``jsonl:PATH`` records every speech decision (the format tests rely on), ``text``
-    writes spoken lines to standard error, ``auto`` uses a voice backend when one is
-    installed and otherwise prints only.
+    ``auto`` tries a screen reader, speech-dispatcher, then pyttsx3 (and, without the
+    plain UI, text output); ``jsonl:PATH`` records every speech decision; ``text``
+    writes spoken lines to standard error. ``none`` prints announcements only.
     """
     if spec == "none":
         return None
+    from announcer.speech.auto import FallbackBackend
+    from announcer.speech.backends import create_backend
     from announcer.speech.driver import SpeechDriver
+    from announcer.speech.registry import backend_factory, user_voice
 
-    backend = _make_backend(spec)
-    if backend is None:
-        return None
-    try:
-        backend.start()
-    except Exception as exc:
-        if spec != "auto":
-            raise SystemExit(f"announcer: speech backend unavailable: {exc}") from None
-        print(f"announcer: no speech ({exc}); printing only", file=sys.stderr)
-        return None
-    return SpeechDriver(backend)
-
-
-def _make_backend(spec: str) -> Any:
     name, _, argument = spec.partition(":")
-    if name == "jsonl":
-        from announcer.speech.jsonl import JsonlBackend
-
-        if not argument:
-            raise SystemExit("announcer: --speech jsonl:PATH needs a file path")
-        return JsonlBackend(open(argument, "w", encoding="utf-8"))
-    if name == "text":
-        from announcer.speech.text import TextBackend
-
-        return TextBackend(sys.stderr)
-    if name == "auto":
-        with contextlib.suppress(ImportError, AttributeError):
-            module = importlib.import_module("announcer.speech.backends")
-            return module.create_backend("auto")
+    backend: Any
+    try:
+        if name == "auto" and ui == "plain":
+            # The plain UI already prints every line; a text "voice" would print it twice.
+            order = ["screenreader", "speechd", "pyttsx3"]
+            backend = FallbackBackend(
+                [(n, backend_factory(n, settings, speechd_autospawn=False)) for n in order]
+            )
+        elif name == "jsonl":
+            if not argument:
+                raise SystemExit("announcer: --speech jsonl:PATH needs a file path")
+            stream = open(argument, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as we do)
+            backend = create_backend("jsonl", settings, stream=stream)
+        else:
+            backend = create_backend(name, settings)  # text goes to stderr
+        backend.start()
+    except ValueError as exc:
+        raise SystemExit(f"announcer: --speech: {exc}") from None
+    except Exception as exc:
+        if name != "auto":
+            raise SystemExit(f"announcer: speech backend unavailable: {exc}") from None
+        print(f"announcer: no speech here ({exc}); printing only", file=sys.stderr)
         return None
-    with contextlib.suppress(ImportError, AttributeError):
-        module = importlib.import_module("announcer.speech.backends")
-        return module.create_backend(name)
-    raise SystemExit(
-        f"announcer: unknown speech backend {spec!r}: use auto, none, text, jsonl:PATH"
-    )
+    return SpeechDriver(backend, user_voice(settings))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -229,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     options = options_from_args(args)
     adapter = format_adapter(args.format)
-    driver = make_driver(args.speech)
+    driver = make_driver(args.speech, settings, ui=args.ui)
     try:
         session = LiveSession(
             list(args.sources),

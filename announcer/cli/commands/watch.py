@@ -84,7 +84,7 @@ FORMAT_BY_COMMAND = {
 }
 # the flag each agent needs to print JSON Lines; we remind the user, never rewrite their command
 JSON_FLAGS = {
-    "claude-code": ("--output-format", "stream-json"),
+    "claude-code": ("-p", "--output-format", "stream-json", "--verbose"),
     "codex": ("--json",),
     "gemini": ("--output-format", "stream-json"),
     "opencode": ("--format", "json"),
@@ -217,7 +217,7 @@ def run_watch(args: argparse.Namespace) -> int:
         )
         return 2
     flags = JSON_FLAGS.get(fmt) if args.format is None else None
-    if flags and flags[-1] not in command:
+    if flags and not all(flag in command for flag in flags if flag.startswith("-")):
         print(
             f"announcer watch: {command[0]} prints JSON only with {' '.join(flags)}; "
             "without it there is little to announce.",
