@@ -15,7 +15,7 @@ import sys
 from importlib import resources
 from typing import Any
 
-from announcer.cli.commands.listen import make_driver, run_session, ui_choices
+from announcer.cli.commands.listen import default_ui, make_driver, run_session, ui_choices
 from announcer.cli.commands.replay import add_replay_options, replay, report_problems
 from announcer.cli.commands.replay import settings_from_args as replay_settings
 from announcer.engine.settings import UserSettings
@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     live = parser.add_argument_group("live demo")
     live.add_argument("--recorded", action="store_true", help="replay the recorded session")
     live.add_argument("--scenario", default="tour", help="demo producer scenario name or file")
-    live.add_argument("--ui", choices=ui_choices(), default="plain")
+    live.add_argument("--ui", choices=ui_choices(), default=default_ui())
     live.add_argument("--speech", default="auto", metavar="BACKEND")
     live.add_argument("--auto-reject", action="store_true", help="reject every confirmation")
     parser.set_defaults(func=run)

@@ -36,7 +36,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def add_listen_options(parser: argparse.ArgumentParser) -> None:
     ui = parser.add_argument_group("interface")
-    ui.add_argument("--ui", choices=ui_choices(), default="plain")
+    ui.add_argument(
+        "--ui",
+        choices=ui_choices(),
+        default=default_ui(),
+        help="tui (full screen, the default on an interactive terminal), plain, or none",
+    )
     ui.add_argument(
         "--speech",
         default="auto",
@@ -80,6 +85,12 @@ def ui_choices() -> list[str]:
         importlib.import_module("announcer.ui.tui")
         choices.insert(0, "tui")
     return choices
+
+
+def default_ui() -> str:
+    """The Textual UI on an interactive terminal; the plain line UI for pipes and scripts."""
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    return "tui" if interactive and "tui" in ui_choices() else "plain"
 
 
 def settings_from_args(args: argparse.Namespace) -> UserSettings:

@@ -1,0 +1,596 @@
+"""The Textual app: a calm transcript, one status line, and prompts as modals.
+
+Nothing here is only drawn: every change the user must know about is spoken
+through the session, because Textual has no screen-reader layer. The screen
+stays linear and predictable: an append-only transcript, a status line that
+changes only on real changes, no animation, no spinners, no blinking.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.events import DescendantFocus
+from textual.screen import Screen
+from textual.widgets import Footer, RichLog, Static
+
+from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.settings import UserSettings
+from announcer.ui.tui.accessibility import cursor_offset, spoken_name
+from announcer.ui.tui.messages import (
+    AnnouncementArrived,
+    PromptOpened,
+    PromptVoided,
+    StatusChanged,
+)
+from announcer.ui.tui.prompt_view import (
+    ConfirmationView,
+    prompt_title,
+    reminder_marks,
+    speakable_duration,
+)
+from announcer.ui.tui.session import AnswerOutcome, UiSession, UiStatus
+from announcer.ui.tui.text import (
+    N_,
+    _,
+    localize_bindings,
+    ngettext,
+    one_line,
+    printable,
+    set_language,
+)
+
+# The kind the runtime gives what ``UiSession.speak`` says.
+UI_SPEECH_KIND = "system.ui"
+HISTORY_SIZE = 5000
+VERBOSITY_CYCLE = ("terse", "normal", "detailed")
+
+
+@dataclass(slots=True)
+class HistoryEntry:
+    """One line of what happened: an announcement, or a prompt and its outcome."""
+
+    text: str
+    kind: str = "announcement"
+    reply_token: str | None = None
+    outcome: str | None = None
+
+    @property
+    def line(self) -> str:
+        return f"{self.text} — {self.outcome}" if self.outcome else self.text
+
+
+@dataclass(slots=True)
+class PromptState:
+    prompt: PendingPrompt
+    spoken_marks: set[float] = field(default_factory=set)
+    deferred: bool = False
+
+
+_KEY_WORDS = {
+    "?": N_("question mark"),
+    "↑": N_("up"),
+    "↓": N_("down"),
+    "⏎": N_("Enter"),
+    "esc": N_("Escape"),
+}
+
+
+def speakable_key(display: str) -> str:
+    """'^q' reads as 'Control q' aloud; symbols get their names."""
+    if display.startswith("^") and len(display) > 1:
+        return _("Control {key}").format(key=display[1:])
+    if len(display) > 1 and display[0] == "f" and display[1:].isdigit():
+        return display.upper()
+    return _(_KEY_WORDS.get(display, display))
+
+
+def status_line(status: UiStatus) -> str:
+    producers = ", ".join(one_line(p) for p in status.producers) or _("no producer")
+    return _("{connection} · {producers} · {state} · {count} pending").format(
+        connection=one_line(status.connection),
+        producers=producers,
+        state=one_line(status.session_state),
+        count=status.pending_prompts,
+    )
+
+
+def spoken_status(status: UiStatus, pending: int) -> str:
+    producers = ", ".join(one_line(p) for p in status.producers) or _("no producer")
+    return ngettext(
+        "Connection {connection}. Producer {producers}. Session {state}. {count} pending question.",
+        "Connection {connection}. Producer {producers}. Session {state}. "
+        "{count} pending questions.",
+        pending,
+    ).format(
+        connection=one_line(status.connection),
+        producers=producers,
+        state=one_line(status.session_state),
+        count=pending,
+    )
+
+
+class Transcript(RichLog):
+    """The append-only transcript: wrapped (no sideways scrolling), literal, bounded.
+
+    ``entries`` keeps each logical line as written, for history and tests;
+    what is drawn is the same text wrapped to the width.
+    """
+
+    def __init__(self, max_lines: int, **kwargs: object) -> None:
+        super().__init__(
+            max_lines=max_lines,
+            min_width=20,  # wrap to the real width, however narrow (magnified screens)
+            wrap=True,
+            markup=False,
+            highlight=False,
+            auto_scroll=True,
+            **kwargs,  # type: ignore[arg-type]
+        )
+        self.entries: deque[str] = deque(maxlen=max_lines)
+
+    def write_entry(self, text: str) -> None:
+        self.entries.append(text)
+        self.write(Text(text))  # a Text object is never parsed as markup
+
+
+class MainScreen(Screen[None]):
+    """Transcript, status line, Footer; low cognitive load keeps only the transcript."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="status", markup=False)
+        transcript = Transcript(HISTORY_SIZE, id="transcript")
+        transcript.accessible_name = _("Transcript")  # type: ignore[attr-defined]
+        yield transcript
+        yield Footer(show_command_palette=False, compact=True)
+
+    def on_mount(self) -> None:
+        localize_bindings(self)
+        self.focus_spoken = self.transcript  # the welcome is spoken instead of "Transcript"
+        self.app.main_screen_ready()  # type: ignore[attr-defined]
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one("#transcript", Transcript)
+
+    @property
+    def status_widget(self) -> Static:
+        return self.query_one("#status", Static)
+
+
+class AnnouncerApp(App[None]):
+    """Hear an agent and answer it from the keyboard."""
+
+    TITLE = "announcer"
+    ENABLE_COMMAND_PALETTE = False
+    CSS = """
+    Screen { background: $background; }
+    #status { height: 1; padding: 0 1; background: $panel; }
+    #transcript { height: 1fr; border: none; }
+    /* Low cognitive load: only the transcript and the prompts, no borders. */
+    .-low-load #status, .-low-load #heading { display: none; }
+    .-low-load MainScreen Footer { display: none; }
+    .-low-load #dialog { border: none; padding: 0; }
+    .-low-load .field { margin-bottom: 0; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("l", "repeat_last", _("Repeat")),
+        Binding("s", "stop_speech", _("Stop speech")),
+        Binding("w", "where_am_i", _("Where am I")),
+        Binding("v", "cycle_verbosity", _("Verbosity")),
+        Binding("c", "toggle_low_load", _("Low load")),
+        Binding("p", "list_prompts", _("Pending")),
+        Binding("h", "history", _("History")),
+        Binding("o", "settings", _("Settings")),
+        Binding("question_mark,f1", "help", _("Help"), key_display="?"),
+        Binding("ctrl+q", "quit", _("Quit"), priority=True),  # also from inside dialogs
+    ]
+
+    def __init__(
+        self,
+        session: UiSession,
+        *,
+        save_settings: Callable[[UserSettings], object] | None = None,
+        theme: str = "ansi-dark",
+    ) -> None:
+        super().__init__()
+        self.session = session
+        # Persists what the user changes (announcer.config); None when the session does it.
+        self.save_settings = save_settings
+        # Issue 6 §7: no animation anywhere.
+        self.animation_level = "none"
+        self.theme = theme
+        # Bounded like the transcript: a session may run for days.
+        self.history: deque[HistoryEntry] = deque(maxlen=HISTORY_SIZE)
+        self.prompts: dict[str, PromptState] = {}
+        self.active_token: str | None = None
+        self.ui_status = session.status
+        self._producers_seen: set[str] = set()
+        self._main = MainScreen(id="main")
+        self._previous_load = (
+            "medium"
+            if session.settings.cognitive_load == "low"
+            else (session.settings.cognitive_load)
+        )
+
+    # -- life cycle -------------------------------------------------------
+
+    def get_default_screen(self) -> Screen[None]:
+        return self._main
+
+    def on_mount(self) -> None:
+        set_language(self._language())
+        localize_bindings(self)
+        self.set_interval(0.5, self.check_deadlines)
+
+    def main_screen_ready(self) -> None:
+        """Called once the transcript exists: only then may the session talk to us."""
+        self._apply_load_class()
+        self._show_status(self.session.status, announce=False)
+        self.say(_("announcer is listening. Press question mark for help."))
+        self.session.subscribe(self)
+
+    @property
+    def settings(self) -> UserSettings:
+        return self.session.settings
+
+    @property
+    def main_screen(self) -> MainScreen:
+        return self._main
+
+    # -- UiListener: any thread -------------------------------------------
+
+    def announcement_made(self, announcement: Announcement) -> None:
+        self.post_message(AnnouncementArrived(announcement))
+
+    def prompt_opened(self, prompt: PendingPrompt) -> None:
+        self.post_message(PromptOpened(prompt))
+
+    def prompt_voided(self, reply_token: str, reason: str) -> None:
+        self.post_message(PromptVoided(reply_token, reason))
+
+    def status_changed(self, status: UiStatus) -> None:
+        self.post_message(StatusChanged(status))
+
+    # -- speech helpers ---------------------------------------------------
+
+    def say(self, text: str, urgency: Urgency = Urgency.NORMAL, interrupt: bool = False) -> None:
+        self.session.speak(text, urgency, interrupt)
+
+    def write_transcript(self, line: str) -> None:
+        """Append producer or UI text literally (never interpreted as markup)."""
+        self.main_screen.transcript.write_entry(line)
+
+    # -- session events ---------------------------------------------------
+
+    @on(AnnouncementArrived)
+    def _announcement(self, message: AnnouncementArrived) -> None:
+        announcement = message.announcement
+        if announcement.kind == UI_SPEECH_KIND:
+            return  # our own words, echoed back by the runtime: not producer news
+        if announcement.producer_id:
+            self._producers_seen.add(announcement.producer_id)
+        text = one_line(announcement.text)
+        if announcement.producer_id and self._several_producers():
+            text = f"{text} — {one_line(announcement.producer_id)}"
+        self.history.append(HistoryEntry(text, kind=announcement.kind))
+        self.write_transcript(text)
+
+    def _several_producers(self) -> bool:
+        """Subscribers' Guide §9: name the producer only when there is more than one."""
+        return len(self._producers_seen) > 1 or len(self.ui_status.producers) > 1
+
+    @on(StatusChanged)
+    def _status(self, message: StatusChanged) -> None:
+        self._show_status(message.status)
+
+    def _show_status(self, status: UiStatus, announce: bool = True) -> None:
+        old_connection = self.ui_status.connection
+        self.ui_status = status
+        widget = self.main_screen.status_widget
+        line = status_line(status)
+        if str(widget.content) != line:  # changes only on real changes
+            widget.update(line)
+        if announce and status.connection != old_connection:
+            self.say(_("Connection: {state}.").format(state=one_line(status.connection)))
+
+    @on(PromptOpened)
+    def _prompt_opened(self, message: PromptOpened) -> None:
+        prompt = message.prompt
+        if prompt.reply_token in self.prompts:
+            return
+        self.prompts[prompt.reply_token] = PromptState(prompt)
+        title = prompt_title(prompt)
+        self.history.append(HistoryEntry(title, kind=prompt.kind, reply_token=prompt.reply_token))
+        self.write_transcript(title)
+        if self.active_token is None:
+            self.open_prompt(prompt.reply_token)
+        else:
+            self.say(
+                _("Another question is waiting. {count} pending. Press P to list them.").format(
+                    count=len(self.prompts)
+                ),
+                Urgency.CRITICAL,
+            )
+
+    @on(PromptVoided)
+    def _prompt_voided(self, message: PromptVoided) -> None:
+        self.void_prompt(message.reply_token, message.reason)
+
+    # -- prompts ----------------------------------------------------------
+
+    def open_prompt(self, reply_token: str) -> None:
+        """Show one pending prompt as a modal; the modal speaks it."""
+        from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen
+
+        state = self.prompts.get(reply_token)
+        if state is None or self.active_token is not None:
+            return
+        state.deferred = False
+        self.active_token = reply_token
+        screen = (
+            ConfirmScreen(state.prompt)
+            if state.prompt.kind == "confirmation"
+            else ClarifyScreen(state.prompt)
+        )
+        self.push_screen(screen, callback=self._prompt_closed)
+
+    def _prompt_closed(self, result: object = None) -> None:
+        self.active_token = None
+        self.call_after_refresh(self.open_next_prompt)
+
+    def open_next_prompt(self) -> None:
+        if self.active_token is not None:
+            return
+        for token, state in self.prompts.items():
+            if not state.deferred:
+                self.open_prompt(token)
+                return
+
+    def defer_prompt(self, reply_token: str) -> None:
+        """Escape on a clarification: leave it pending, unanswered."""
+        state = self.prompts.get(reply_token)
+        if state is not None:
+            state.deferred = True
+            self.say(
+                _("Question left for later. {count} pending. Press P to list them.").format(
+                    count=len(self.prompts)
+                )
+            )
+
+    def submit_answer(self, prompt: PendingPrompt, answer: UserAnswer, described: str) -> None:
+        """Send an answer once; the outcome is spoken and recorded when it is known.
+
+        A session on this event loop (the live runtime) is awaited through its
+        ``answer_async`` so the user hears whether the reply really went out.
+        """
+        if self.prompts.pop(prompt.reply_token, None) is None:
+            self.say(_("This question is no longer open."), Urgency.CRITICAL)
+            return
+        answer_async = getattr(self.session, "answer_async", None)
+        if answer_async is None:
+            self._report_outcome(prompt, described, self.session.answer(answer))
+            return
+
+        async def send() -> None:
+            try:
+                outcome = await answer_async(answer)
+            except Exception as error:  # the runtime failed: say so, never retry silently
+                outcome = AnswerOutcome(False, printable(str(error)))
+            self._report_outcome(prompt, described, outcome)
+
+        self.run_worker(send(), group="answers")
+
+    def _report_outcome(
+        self, prompt: PendingPrompt, described: str, outcome: AnswerOutcome
+    ) -> None:
+        if outcome.sent:
+            result = _("{answer}. Sent.").format(answer=described)
+        else:
+            reason = one_line(outcome.message) or _("no reason given")
+            result = _("Your answer was not sent. {reason}").format(
+                reason=reason[:1].upper() + reason[1:]
+            )
+        self._set_outcome(prompt.reply_token, result)
+        self.write_transcript(result)
+        self.say(result, Urgency.CRITICAL)
+
+    def _set_outcome(self, reply_token: str, outcome: str) -> None:
+        for entry in reversed(self.history):
+            if entry.reply_token == reply_token:
+                entry.outcome = outcome
+                return
+
+    def void_prompt(self, reply_token: str, reason: str) -> None:
+        """§6.8: a cancelled, timed-out or orphaned prompt closes and the user is told why."""
+        state = self.prompts.pop(reply_token, None)
+        if state is None:
+            return
+        reason = one_line(reason)
+        text = _("Question withdrawn: {title}. Reason: {reason}.").format(
+            title=prompt_title(state.prompt), reason=reason
+        )
+        self._set_outcome(reply_token, _("withdrawn: {reason}").format(reason=reason))
+        self.write_transcript(text)
+        self.say(text, Urgency.CRITICAL, interrupt=True)
+        # The dialog is normally on top; if not, a key pressed in it later only
+        # hears "no longer open" and closes it: nothing can be sent for a void token.
+        if (
+            self.active_token == reply_token
+            and getattr(self.screen, "prompt", None) is state.prompt
+        ):
+            self.screen.dismiss(None)
+
+    def check_deadlines(self) -> None:
+        """Speak the time left at half and at ten seconds; close prompts whose time is up."""
+        now = self.session.now()
+        for token, state in list(self.prompts.items()):
+            remaining = state.prompt.deadline - now
+            if remaining <= 0:
+                view_default = (
+                    ConfirmationView.of(state.prompt).default_decision
+                    if state.prompt.kind == "confirmation"
+                    else None
+                )
+                if view_default == "accept":
+                    reason = _("time ran out; by default the agent goes ahead")
+                elif view_default:
+                    reason = _("time ran out; by default it is rejected")
+                else:
+                    reason = _("time ran out")
+                self.void_prompt(token, reason)
+                continue
+            for mark in reminder_marks(state.prompt.timeout_seconds):
+                if remaining <= mark and mark not in state.spoken_marks:
+                    state.spoken_marks.update(
+                        m for m in reminder_marks(state.prompt.timeout_seconds) if m >= mark
+                    )
+                    self.say(
+                        _("{time} left to answer: {title}").format(
+                            time=speakable_duration(remaining, self._language()),
+                            title=prompt_title(state.prompt),
+                        ),
+                        Urgency.CRITICAL,
+                    )
+                    break
+
+    def _language(self) -> str:
+        return self.settings.languages[0] if self.settings.languages else "en"
+
+    # -- focus follows the cursor -----------------------------------------
+
+    @on(DescendantFocus)
+    def _focus_moved(self, event: DescendantFocus) -> None:
+        """Move the terminal cursor onto the control and say its name (once per move)."""
+        widget = event.widget
+        self.call_after_refresh(self._place_cursor, widget)
+        screen = widget.screen
+        previous = getattr(screen, "focus_spoken", None)
+        if previous is widget:
+            return
+        screen.focus_spoken = widget  # type: ignore[attr-defined]
+        if previous is not None and previous.parent is widget:
+            return  # back from a Select's own list: the choice was already spoken
+        self.say(spoken_name(widget))
+
+    def _place_cursor(self, widget: object) -> None:
+        from textual.widget import Widget
+        from textual.widgets import Input
+
+        if isinstance(widget, Input):
+            self.cursor_position = widget.cursor_screen_offset
+        elif isinstance(widget, Widget):
+            self.cursor_position = cursor_offset(widget)
+
+    # -- settings ---------------------------------------------------------
+
+    def apply_settings(self, settings: UserSettings, spoken: str | None = None) -> None:
+        """Apply, persist and renegotiate through the session, then tell the user."""
+        try:
+            self.session.update_settings(settings)
+        except Exception as error:  # a store or a producer refused it
+            self.say(_("Setting not changed: {error}").format(error=printable(str(error))))
+            return
+        set_language(self._language())
+        self._apply_load_class()
+        for node in (self, *self.screen_stack):
+            localize_bindings(node)
+        self.refresh_bindings()
+        if spoken:
+            self.say(spoken)
+        if self.save_settings is not None:
+            try:
+                self.save_settings(settings)
+            except Exception as error:  # e.g. the file is not valid TOML: nothing written
+                self.say(
+                    _("Applied for now, but not saved: {error}").format(error=printable(str(error)))
+                )
+
+    def _apply_load_class(self) -> None:
+        low = self.settings.cognitive_load == "low"
+        for screen in self.screen_stack:
+            screen.set_class(low, "-low-load")
+        self.set_class(low, "-low-load")
+
+    # -- actions ----------------------------------------------------------
+
+    def action_help_quit(self) -> None:
+        """Ctrl+C does not quit (it copies in text fields); say how to quit, not only show it."""
+        self.say(_("To quit, press Control Q."))
+
+    def action_repeat_last(self) -> None:
+        self.session.repeat_last()
+
+    def action_stop_speech(self) -> None:
+        self.session.stop_speech()
+
+    def action_where_am_i(self) -> None:
+        screen = getattr(self.screen, "spoken_title", "") or _("Main screen")
+        self.say(f"{screen}. {spoken_status(self.ui_status, len(self.prompts))}")
+
+    def action_cycle_verbosity(self) -> None:
+        current = self.settings.verbosity
+        index = VERBOSITY_CYCLE.index(current) if current in VERBOSITY_CYCLE else 0
+        new = VERBOSITY_CYCLE[(index + 1) % len(VERBOSITY_CYCLE)]
+        self.apply_settings(
+            self.settings.model_copy(update={"verbosity": new}),
+            _("Verbosity {level}.").format(level=_(new)),
+        )
+
+    def action_toggle_low_load(self) -> None:
+        if self.settings.cognitive_load == "low":
+            new, spoken = self._previous_load, _("Low cognitive load off.")
+        else:
+            self._previous_load = self.settings.cognitive_load
+            new, spoken = "low", _("Low cognitive load on.")
+        self.apply_settings(self.settings.model_copy(update={"cognitive_load": new}), spoken)
+
+    def action_list_prompts(self) -> None:
+        from announcer.ui.tui.screens import PromptListScreen
+
+        if not self.prompts:
+            self.say(_("No pending questions."))
+            return
+        self.push_screen(PromptListScreen())
+
+    def action_history(self) -> None:
+        from announcer.ui.tui.screens import HistoryScreen
+
+        self.push_screen(HistoryScreen())
+
+    def action_settings(self) -> None:
+        from announcer.ui.tui.screens import SettingsScreen
+
+        self.push_screen(SettingsScreen())
+
+    def action_help(self) -> None:
+        self.say(self.help_text())
+
+    def help_text(self) -> str:
+        """The keys the Footer shows for the current screen, as a sentence."""
+        return " ".join(self.key_help(self.screen.active_bindings.values()))
+
+    def key_help(self, active: Iterable[object]) -> list[str]:
+        lines: list[str] = []
+        seen: set[str] = set()
+        for item in active:
+            binding = item.binding  # type: ignore[attr-defined]
+            if not binding.show or not binding.description:
+                continue
+            entry = _("{key}: {description}.").format(
+                key=speakable_key(self.get_key_display(binding)),
+                description=binding.description,
+            )
+            if entry not in seen:
+                seen.add(entry)
+                lines.append(entry)
+        return lines

@@ -1,0 +1,179 @@
+"""A :class:`UiSession` around the real sans-I/O :class:`Engine`, in this process.
+
+Frames go into ``Engine.receive``; the speech commands it returns are carried
+out by a :class:`SpeechDriver`; prompts the engine opens or closes reach the UI
+as ``prompt_opened`` / ``prompt_voided``; answers become the engine's protocol
+replies, handed to ``send_reply`` (the connection, or a test). The UI's own
+words go through the engine's scheduler too, so they queue and interrupt by
+the same urgency rules as everything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.pipeline import Engine, TranscriptEntry
+from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.replies import ReplyReady
+from announcer.engine.settings import UserSettings
+from announcer.engine.speech_commands import SpeechCommand
+from announcer.speech.backend import SpeechBackend
+from announcer.speech.driver import SpeechDriver
+from announcer.ui.tui.local_session import LocalSession, SettingsSaver
+from announcer.ui.tui.session import AnswerOutcome
+
+WireSender = Callable[[PendingPrompt, dict[str, object]], AnswerOutcome]
+Frame = bytes | str | Mapping[str, Any]
+
+
+def _nowhere(prompt: PendingPrompt, reply: dict[str, object]) -> AnswerOutcome:
+    return AnswerOutcome(False, "there is no connection to send the answer on")
+
+
+class EngineSession(LocalSession):
+    # The engine's policy speaks every prompt (critical); the dialog adds who asks and the keys.
+    announces_prompts = True
+
+    def __init__(
+        self,
+        engine: Engine,
+        speech: SpeechBackend,
+        *,
+        send_reply: WireSender = _nowhere,
+        save_settings: SettingsSaver | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(speech, engine.settings, save_settings=save_settings, clock=clock)
+        self.engine = engine
+        self._send_wire = send_reply
+        self.driver = SpeechDriver(speech, notify=self._wake)
+        self._seen_entry: TranscriptEntry | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self.sent: list[dict[str, object]] = []
+
+    # -- inputs -------------------------------------------------------------------------
+
+    def receive(self, frame: Frame, source_id: str = "local") -> None:
+        """One frame from a producer: announce, speak, open or close prompts."""
+        self._after(self.engine.receive(frame, source_id, self.now()))
+
+    def source_closed(self, source_id: str) -> None:
+        self._after(self.engine.source_closed(source_id, self.now()))
+
+    def tick(self) -> None:
+        self._after(self.engine.tick(self.now()))
+
+    # -- UiSession ------------------------------------------------------------------------
+
+    def subscribe(self, listener: Any) -> None:
+        super().subscribe(listener)
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
+        self._schedule_tick()
+
+    def speak(self, text: str, urgency: Urgency = Urgency.NORMAL, interrupt: bool = False) -> None:
+        language = self.settings.languages[0] if self.settings.languages else "en"
+        announcement = Announcement(text, language, urgency, interrupt, kind="system.ui")
+        self._run(self.engine.scheduler.submit(announcement, self.now()))
+
+    def say(self, announcement: Announcement) -> None:
+        self._run(self.engine.scheduler.submit(announcement, self.now()))
+
+    def stop_speech(self) -> None:
+        self._run(self.engine.silence(self.now()))
+
+    def repeat_last(self) -> None:
+        for entry in reversed(self.engine.transcript()):
+            if not entry.announcement.kind.startswith("system.ui"):
+                self.say(entry.announcement)
+                return
+        self.speak("Nothing has been announced yet.")
+
+    def answer(self, answer: UserAnswer) -> AnswerOutcome:
+        outcome = self.engine.answer(answer, self.now())
+        self._prompts.pop(answer.reply_token, None)
+        if not isinstance(outcome, ReplyReady):
+            self._sync_prompts()
+            return AnswerOutcome(False, outcome.message)
+        wire = outcome.to_wire()
+        self.sent.append(wire)
+        result = self._send_wire(outcome.prompt, wire)
+        self._publish_status()
+        return result
+
+    def update_settings(self, settings: UserSettings) -> None:
+        self.engine.update_settings(settings)
+        super().update_settings(settings)
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def _after(self, commands: list[SpeechCommand]) -> None:
+        self._show_new_entries()
+        self._run(commands)
+        self._sync_prompts()
+        self._schedule_tick()
+
+    def _run(self, commands: list[SpeechCommand]) -> None:
+        self.driver.run(
+            commands, lambda utterance: self.engine.on_speech_done(utterance, self.now())
+        )
+
+    def _wake(self) -> None:
+        """A backend finished an utterance, maybe on its own thread."""
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        for utterance in self.driver.take_completed():
+            self._run(self.engine.on_speech_done(utterance, self.now()))
+
+    def _schedule_tick(self) -> None:
+        if self._loop is None or self._loop.is_closed():
+            return
+        wakeup = self.engine.next_wakeup()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if wakeup is not None:
+            delay = min(max(0.0, wakeup - self.now()), 60.0)
+            self._timer = self._loop.call_later(delay, self.tick)
+
+    def _show_new_entries(self) -> None:
+        """Everything the engine decided to announce goes to the transcript, in order."""
+        entries = self.engine.transcript()
+        start = 0
+        if self._seen_entry is not None:
+            for index in range(len(entries) - 1, -1, -1):
+                if entries[index] is self._seen_entry:
+                    start = index + 1
+                    break
+        for entry in entries[start:]:
+            if entry.announcement.kind != "system.ui":
+                self.announce(entry.announcement, speak=False)
+        if entries:
+            self._seen_entry = entries[-1]
+
+    def _sync_prompts(self) -> None:
+        pending = {p.reply_token: p for p in self.engine.pending_prompts()}
+        for token in [t for t in self._prompts if t not in pending]:
+            self.void_prompt(token, self._void_reason(self._prompts[token]))
+        for token, prompt in pending.items():
+            if token not in self._prompts:
+                self.open_prompt(prompt)
+
+    def _void_reason(self, prompt: PendingPrompt) -> str:
+        for entry in reversed(self.engine.transcript()):
+            announcement = entry.announcement
+            if (
+                announcement.kind.startswith("system.prompt")
+                and announcement.event_id == prompt.event_id
+            ):
+                return announcement.text
+        return "it is no longer open"

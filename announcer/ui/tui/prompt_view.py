@@ -1,0 +1,240 @@
+"""Read what the UI shows and says out of a pending prompt's AAEP event.
+
+``PendingPrompt.event`` is the validated model from ``announcer.protocol``;
+this module reads it by field name (the chapter 4 names, §4.4.1 and §4.4.2)
+so the screens do not depend on the model classes, and a plain mapping works
+too. Every string taken from the event is made printable here, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from enum import Enum
+
+from babel.dates import format_timedelta
+
+from announcer.engine.prompts import PendingPrompt
+from announcer.ui.tui.text import _, one_line, printable
+
+RESPONSE_KINDS = ("multiple_choice", "yes_no", "numeric", "freetext")
+
+
+def _field(event: object, name: str) -> object:
+    if isinstance(event, Mapping):
+        value = event.get(name)
+    else:
+        # The protocol model keeps JSON-LD ``@context`` as ``context`` and the
+        # clarification's free-text ``context`` (§4.4.2) as ``context_``.
+        fields = getattr(type(event), "model_fields", {})
+        attribute = f"{name}_" if f"{name}_" in fields else name
+        value = getattr(event, attribute, None)
+    if isinstance(value, Enum):
+        return value.value
+    return value
+
+
+def _text(event: object, name: str) -> str | None:
+    value = _field(event, name)
+    return printable(str(value)) if value is not None else None
+
+
+def producer_identity(prompt: PendingPrompt) -> str:
+    """Agent name and id, so a user notices a producer asking out of turn."""
+    agent_id = one_line(prompt.producer_id)
+    name = one_line(prompt.producer_name) if prompt.producer_name else ""
+    if name and name != agent_id:
+        return f"{name} ({agent_id})"
+    return agent_id
+
+
+def speakable_duration(seconds: float, language: str = "en") -> str:
+    """'2 minutes 30 seconds', '10 seconds' in the user's language (babel).
+
+    Two units at most, the smaller rounded to 5 seconds or 1 minute: precise
+    enough to act on, short enough to hear.
+    """
+    locale = language.replace("-", "_")
+    total = max(1, round(seconds))
+    if total >= 90:
+        total = round(total / 5) * 5 if total < 3600 else round(total / 60) * 60
+    parts: list[str] = []
+    for unit, size in (("hour", 3600), ("minute", 60), ("second", 1)):
+        amount, total = divmod(total, size)
+        if amount:
+            parts.append(
+                str(
+                    format_timedelta(
+                        timedelta(seconds=amount * size),
+                        granularity=unit,
+                        threshold=100000,
+                        locale=locale,
+                    )
+                )
+            )
+    return " ".join(parts[:2])
+
+
+def reminder_marks(timeout_seconds: float) -> list[float]:
+    """Seconds remaining at which the time left is spoken: at half and at ten (§6.4.3).
+
+    Marks closer than two seconds to each other are said once.
+    """
+    marks: list[float] = []
+    for remaining in sorted({timeout_seconds / 2, 10.0}, reverse=True):
+        if 0 < remaining < timeout_seconds and all(abs(remaining - m) >= 2 for m in marks):
+            marks.append(remaining)
+    return marks
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmationView:
+    prompt: PendingPrompt
+    action: str
+    consequence: str
+    risk_level: str | None
+    irreversible: bool
+    reversibility: str | None
+    default_decision: str | None
+
+    @classmethod
+    def of(cls, prompt: PendingPrompt) -> ConfirmationView:
+        event = prompt.event
+        action = _text(event, "action") or _text(event, "summary_normal") or _("(no action given)")
+        return cls(
+            prompt=prompt,
+            action=action,
+            consequence=_text(event, "consequence") or _("(no consequence given)"),
+            risk_level=_text(event, "risk_level"),
+            irreversible=bool(_field(event, "irreversible")),
+            reversibility=_text(event, "reversibility"),
+            default_decision=_text(event, "default_decision"),
+        )
+
+    @property
+    def is_risky(self) -> bool:
+        """Anything but a known low-risk, reversible action keeps focus on Reject."""
+        return (
+            self.risk_level != "low"
+            or self.irreversible
+            or self.reversibility not in (None, "reversible")
+        )
+
+    def risk_phrase(self) -> str:
+        return _("Risk {level}").format(level=self.risk_level or _("not stated"))
+
+    def reversibility_phrase(self) -> str:
+        if self.irreversible or self.reversibility == "irreversible":
+            return _("Cannot be undone")
+        if self.reversibility == "reversible_with_effort":
+            return _("Can be undone only with effort")
+        if self.reversibility == "reversible":
+            return _("Can be undone")
+        return _("Reversibility not stated")
+
+    def default_phrase(self, language: str = "en") -> str:
+        within = speakable_duration(self.prompt.timeout_seconds, language)
+        if self.default_decision == "accept":
+            return _("If you do not answer within {time}, the agent will go ahead.").format(
+                time=within
+            )
+        return _("If you do not answer within {time}, it will be rejected.").format(time=within)
+
+    def spoken_question(self, language: str = "en") -> str:
+        return " ".join(
+            [
+                _("Confirmation requested by {producer}").format(
+                    producer=producer_identity(self.prompt)
+                )
+                + ".",
+                _("Action: {action}").format(action=self.action.rstrip(".")) + ".",
+                _("Consequence: {consequence}").format(consequence=self.consequence.rstrip("."))
+                + ".",
+                self.risk_phrase() + ".",
+                self.reversibility_phrase() + ".",
+                self.default_phrase(language),
+                _("Press A to accept, or R to reject."),
+            ]
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    value: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClarificationView:
+    prompt: PendingPrompt
+    question: str
+    context: str | None
+    kinds: tuple[str, ...]
+    choices: tuple[Choice, ...]
+
+    @classmethod
+    def of(cls, prompt: PendingPrompt) -> ClarificationView:
+        event = prompt.event
+        raw_kinds = _field(event, "accepted_response_kinds") or ["freetext"]
+        kinds = [
+            str(k.value if isinstance(k, Enum) else k)
+            for k in raw_kinds  # type: ignore[attr-defined]
+        ]
+        choices: list[Choice] = []
+        for raw in _field(event, "choices") or []:  # type: ignore[attr-defined]
+            value, label = _field(raw, "value"), _field(raw, "label")
+            if value is not None:
+                choices.append(Choice(str(value), one_line(str(label or value))))
+        if "multiple_choice" in kinds and not choices:
+            kinds.remove("multiple_choice")  # §4.4.2: choices are required for it
+        ordered = tuple(k for k in RESPONSE_KINDS if k in kinds) or ("freetext",)
+        question = _text(event, "question") or _text(event, "summary_normal") or _("(no question)")
+        return cls(prompt, question, _text(event, "context"), ordered, tuple(choices))
+
+    def keys_phrase(self) -> str:
+        parts: list[str] = []
+        if "multiple_choice" in self.kinds:
+            parts.append(_("Choose with the arrows or digits 1 to 9, then press Enter."))
+        if "yes_no" in self.kinds:
+            parts.append(_("Press Y for yes or N for no."))
+        if "numeric" in self.kinds and "freetext" not in self.kinds:
+            parts.append(_("Type a number and press Enter."))
+        if "freetext" in self.kinds:
+            parts.append(_("Type your answer and press Enter."))
+        parts.append(_("Escape leaves the question for later."))
+        return " ".join(parts)
+
+    def spoken_question(self, language: str = "en") -> str:
+        parts = [
+            _("Question from {producer}").format(producer=producer_identity(self.prompt)) + ":",
+            self.question,
+        ]
+        if self.context:
+            parts.append(self.context)
+        if "multiple_choice" in self.kinds:
+            parts.append(
+                _("Choices: {choices}.").format(
+                    choices="; ".join(f"{i}, {c.label}" for i, c in enumerate(self.choices, 1))
+                )
+            )
+        parts.append(
+            _("Answer within {time}.").format(
+                time=speakable_duration(self.prompt.timeout_seconds, language)
+            )
+        )
+        parts.append(self.keys_phrase())
+        return " ".join(parts)
+
+
+def prompt_title(prompt: PendingPrompt) -> str:
+    """One line naming a prompt, for the pending list and the transcript."""
+    if prompt.kind == "confirmation":
+        view = ConfirmationView.of(prompt)
+        return _("Confirm: {action} (from {producer})").format(
+            action=one_line(view.action), producer=producer_identity(prompt)
+        )
+    clar = ClarificationView.of(prompt)
+    return _("Question: {question} (from {producer})").format(
+        question=one_line(clar.question), producer=producer_identity(prompt)
+    )

@@ -1,0 +1,70 @@
+"""Run the Textual app and a live session on one event loop.
+
+The runtime's ``LiveSession`` is asyncio code; Textual runs on asyncio too, so
+both share the loop and the session's callbacks reach the app without threads.
+Quitting the app closes the subscriptions (§5.8); a session that ends on its
+own (``--exit-when-done``) closes the app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+from collections.abc import Callable
+from typing import Protocol, cast
+
+from announcer.engine.settings import UserSettings
+from announcer.ui.tui.app import AnnouncerApp
+from announcer.ui.tui.session import UiSession
+from announcer.ui.tui.text import _
+
+
+class RunnableSession(UiSession, Protocol):
+    async def run(self) -> int: ...
+
+    def stop(self) -> None: ...
+
+
+def settings_saver(in_force: UserSettings) -> Callable[[UserSettings], object] | None:
+    """Comment-preserving saves through announcer.config, when this build has it.
+
+    Only what the user changes is written: values that came from flags or the
+    environment for this run stay out of the file.
+    """
+    try:
+        config = importlib.import_module("announcer.config")
+        store = config.SettingsStore.load()
+    except (ImportError, AttributeError):
+        return None
+    store.settings = in_force
+    return cast("Callable[[UserSettings], object]", store.save)
+
+
+async def run_with_session(
+    session: RunnableSession,
+    *,
+    headless: bool = False,
+    save_settings: Callable[[UserSettings], object] | None = None,
+) -> int:
+    """Show ``session`` in the Textual app until the user quits or the session ends."""
+    saver = save_settings if save_settings is not None else settings_saver(session.settings)
+    app = AnnouncerApp(session, save_settings=saver)
+    runner: asyncio.Task[int] = asyncio.ensure_future(session.run())
+
+    def session_over(_task: asyncio.Task[int]) -> None:
+        if getattr(session, "exit_when_done", False):
+            app.exit()  # the user asked to stop when the sessions end
+        elif app.is_running:
+            app.say(_("Listening has stopped. Press Control Q to quit."))
+
+    runner.add_done_callback(session_over)
+    try:
+        await app.run_async(headless=headless)
+    finally:
+        session.stop()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(asyncio.shield(runner), timeout=10)
+    if runner.done() and not runner.cancelled() and runner.exception() is None:
+        return int(runner.result() or 0)
+    return 1

@@ -1,0 +1,319 @@
+"""Pending prompts, history and settings screens.
+
+Each is a plain vertical list or form the user moves through with arrows and
+Tab; each speaks its name when it opens and Escape always goes back.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, cast
+
+from pydantic import ValidationError
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Checkbox, Footer, Input, Label, OptionList, Select, Static
+from textual.widgets.option_list import Option
+
+from announcer.engine.announcement import Urgency
+from announcer.speech.registry import BACKEND_NAMES
+from announcer.ui.tui.accessibility import SteadyInput, option_text
+from announcer.ui.tui.prompt_view import prompt_title
+from announcer.ui.tui.text import N_, _, localize_bindings, one_line
+
+if TYPE_CHECKING:
+    from announcer.ui.tui.app import AnnouncerApp
+
+# DEFAULT_CSS is scoped to the screen class that declares it (Textual), so selectors
+# here name only what is inside the screen.
+SCREEN_CSS = """
+OptionList#list { height: 1fr; border: none; padding: 0 1; }
+#heading { height: 1; padding: 0 1; background: $panel; }
+.row { height: 1; margin: 0 1; }
+.row Label { width: 28; }
+.row Select, .row Input { width: 32; }
+"""
+
+
+class AnnouncerScreen(Screen[None]):
+    DEFAULT_CSS = SCREEN_CSS
+    AUTO_FOCUS = ""  # each screen focuses its first control itself
+    title_msgid = ""
+
+    @property
+    def spoken_title(self) -> str:
+        return _(self.title_msgid) if self.title_msgid else ""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", _("Back"))]
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    @property
+    def announcer(self) -> AnnouncerApp:
+        return cast("AnnouncerApp", self.app)
+
+    def on_mount(self) -> None:
+        localize_bindings(self)
+        self.set_class(self.announcer.settings.cognitive_load == "low", "-low-load")
+
+    def action_back(self) -> None:
+        self.dismiss(None)
+        self.announcer.say(_("Back."))
+
+
+class ListScreen(AnnouncerScreen):
+    """A heading and one OptionList; the highlighted row is spoken."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._speak_highlight = False
+
+    def rows(self) -> list[Option]:
+        raise NotImplementedError
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.spoken_title, id="heading", markup=False)
+        options = OptionList(*self.rows(), id="list", compact=True)
+        options.accessible_name = self.spoken_title  # type: ignore[attr-defined]
+        yield options
+        yield Footer(show_command_palette=False, compact=True)
+
+    def on_mount(self) -> None:
+        options = self.query_one("#list", OptionList)
+        if options.option_count:
+            options.highlighted = options.option_count - 1 if self.newest_last else 0
+        self.focus_spoken = options
+        options.focus()
+        self.announcer.say(f"{self.spoken_title}. {self.summary()} {option_text(options)}")
+        self.call_after_refresh(self._start_speaking_highlight)
+
+    newest_last = False
+
+    def summary(self) -> str:
+        return ""
+
+    def _start_speaking_highlight(self) -> None:
+        self._speak_highlight = True
+
+    @on(OptionList.OptionHighlighted)
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if self._speak_highlight:
+            self.announcer.say(option_text(event.option_list), interrupt=True)
+
+
+class PromptListScreen(ListScreen):
+    """Pending questions, oldest first; Enter opens one."""
+
+    title_msgid = N_("Pending questions")
+
+    def rows(self) -> list[Option]:
+        return [
+            Option(Content(prompt_title(state.prompt)), id=token)
+            for token, state in self.announcer.prompts.items()
+        ]
+
+    def summary(self) -> str:
+        return _("{count} pending.").format(count=len(self.announcer.prompts))
+
+    @on(OptionList.OptionSelected)
+    def _open(self, event: OptionList.OptionSelected) -> None:
+        token = event.option.id
+        self.dismiss(None)
+        if token and token in self.announcer.prompts:
+            if self.announcer.active_token is None:
+                self.announcer.open_prompt(token)
+        else:
+            self.announcer.say(_("This question is no longer open."), Urgency.CRITICAL)
+
+
+class HistoryScreen(ListScreen):
+    """Past announcements and prompts with their answers; Enter says one again."""
+
+    title_msgid = N_("History")
+    newest_last = True
+
+    def rows(self) -> list[Option]:
+        return [
+            Option(Content(entry.line), id=str(index))
+            for index, entry in enumerate(self.announcer.history)
+        ]
+
+    def summary(self) -> str:
+        return _("{count} entries, newest last.").format(count=len(self.announcer.history))
+
+    @on(OptionList.OptionSelected)
+    def _respeak(self, event: OptionList.OptionSelected) -> None:
+        entry = self.announcer.history[event.option_index]
+        self.announcer.say(entry.line, interrupt=True)
+
+
+LEVEL_LABELS = {
+    "terse": N_("terse"),
+    "normal": N_("normal"),
+    "detailed": N_("detailed"),
+    "low": N_("low"),
+    "medium": N_("medium"),
+    "high": N_("high"),
+}
+
+# Backends a listener can pick without extra arguments (wav and jsonl need a path);
+# a name set in the config file but not listed here is kept.
+BACKENDS = tuple(name for name in BACKEND_NAMES if name not in ("wav", "jsonl"))
+
+
+class SettingsScreen(AnnouncerScreen):
+    """Every change is applied at once, persisted, spoken and renegotiated."""
+
+    title_msgid = N_("Settings")
+
+    def compose(self) -> ComposeResult:
+        settings = self.announcer.settings
+        yield Static(self.spoken_title, id="heading", markup=False)
+        with VerticalScroll():
+            yield from self._row(
+                _("Verbosity"),
+                Select(
+                    [(_(LEVEL_LABELS[v]), v) for v in ("terse", "normal", "detailed")],
+                    value=settings.verbosity,
+                    allow_blank=False,
+                    compact=True,
+                    id="verbosity",
+                ),
+            )
+            yield from self._row(
+                _("Cognitive load"),
+                Select(
+                    [(_(LEVEL_LABELS[v]), v) for v in ("low", "medium", "high")],
+                    value=settings.cognitive_load,
+                    allow_blank=False,
+                    compact=True,
+                    id="cognitive_load",
+                ),
+            )
+            backends = list(BACKENDS)
+            if settings.backend not in backends:
+                backends.append(settings.backend)
+            yield from self._row(
+                _("Speech backend"),
+                Select(
+                    [(b, b) for b in backends],
+                    value=settings.backend,
+                    allow_blank=False,
+                    compact=True,
+                    id="backend",
+                ),
+            )
+            language = settings.languages[0] if settings.languages else "en"
+            yield from self._row(
+                _("Voice"), SteadyInput(settings.voices.get(language, ""), id="voice", compact=True)
+            )
+            yield from self._row(
+                _("Rate, words per minute"),
+                SteadyInput(
+                    str(settings.rate_wpm or ""), type="integer", id="rate_wpm", compact=True
+                ),
+            )
+            yield from self._row(
+                _("Earcons"), Checkbox(_("Earcons"), settings.earcons, id="earcons", compact=True)
+            )
+            yield from self._row(
+                _("Do not interrupt"),
+                Checkbox(
+                    _("Do not interrupt"),
+                    settings.do_not_interrupt,
+                    id="do_not_interrupt",
+                    compact=True,
+                ),
+            )
+            yield from self._row(
+                _("Languages, first preferred"),
+                SteadyInput(", ".join(settings.languages), id="languages", compact=True),
+            )
+        yield Footer(show_command_palette=False, compact=True)
+
+    def _row(self, label: str, control: Any) -> ComposeResult:
+        """One setting per line: its name, then the control (checkboxes carry their own)."""
+        control.accessible_name = label
+        with Horizontal(classes="row"):
+            if not isinstance(control, Checkbox):
+                yield Label(label, markup=False)
+            yield control
+
+    def on_mount(self) -> None:
+        first = self.query_one("#verbosity", Select)
+        self.focus_spoken = first
+        first.focus()
+        self.announcer.say(
+            _("Settings. Tab moves between settings; changes apply at once. Escape goes back.")
+        )
+
+    def _update(self, field: str, value: object, spoken: str) -> None:
+        current = self.announcer.settings
+        if getattr(current, field) == value:
+            return
+        try:
+            new = current.model_copy(update={field: value})
+            type(current).model_validate(new.model_dump())
+        except ValidationError as error:
+            problem = error.errors()[0]
+            self.announcer.say(
+                _("{field} not changed: {reason}").format(field=field, reason=problem["msg"])
+            )
+            return
+        self.announcer.apply_settings(new, spoken)
+
+    @on(OptionList.OptionHighlighted)
+    def _select_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        """Arrowing through an open Select list says each option."""
+        if event.option_list.has_focus:
+            self.announcer.say(option_text(event.option_list), interrupt=True)
+
+    @on(Select.Changed)
+    def _select_changed(self, event: Select.Changed) -> None:
+        control = event.select
+        if control.id is None or event.value is Select.NULL:
+            return
+        label = str(getattr(control, "accessible_name", control.id))
+        value = str(event.value)
+        spoken = f"{label}: {_(LEVEL_LABELS.get(value, value))}."
+        if control.id == "backend":
+            # The running session keeps its speech output; the saved choice applies next start.
+            spoken += " " + _("This takes effect the next time announcer starts.")
+        self._update(control.id, value, spoken)
+
+    @on(Checkbox.Changed)
+    def _checkbox_changed(self, event: Checkbox.Changed) -> None:
+        control = event.checkbox
+        label = str(getattr(control, "accessible_name", control.id))
+        state = _("on") if event.value else _("off")
+        self._update(str(control.id), event.value, f"{label}: {state}.")
+
+    @on(Input.Submitted)
+    def _input_submitted(self, event: Input.Submitted) -> None:
+        control = event.input
+        label = str(getattr(control, "accessible_name", control.id))
+        text = one_line(event.value)
+        settings = self.announcer.settings
+        if control.id == "rate_wpm":
+            value: object = int(text) if text.strip("+-") else None
+            spoken = f"{label}: {text or _('default')}."
+        elif control.id == "languages":
+            value = [part.strip() for part in text.split(",") if part.strip()] or ["en"]
+            spoken = f"{label}: {', '.join(value)}."  # type: ignore[arg-type]
+        elif control.id == "voice":
+            language = settings.languages[0] if settings.languages else "en"
+            voices = dict(settings.voices)
+            if text:
+                voices[language] = text
+            else:
+                voices.pop(language, None)
+            value, spoken = voices, f"{label}: {text or _('default')}."
+            self._update("voices", value, spoken)
+            return
+        else:
+            return
+        self._update(str(control.id), value, spoken)

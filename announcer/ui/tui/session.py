@@ -1,0 +1,81 @@
+"""The narrow interface between the Textual app and whatever feeds it.
+
+Textual has no screen-reader layer, so the UI speaks every change itself
+through ``UiSession.speak``; everything a producer says reaches it as an
+:class:`Announcement`, and every question as a :class:`PendingPrompt`.
+Implementations call the listener from any thread; the app marshals the
+calls onto its own event loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.settings import UserSettings
+
+
+@dataclass(frozen=True, slots=True)
+class UiStatus:
+    """What "where am I" speaks and the status line shows."""
+
+    connection: str = "not connected"
+    producers: tuple[str, ...] = ()
+    session_state: str = "idle"
+    pending_prompts: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerOutcome:
+    """Whether an answer went out; ``message`` is a sentence for the user."""
+
+    sent: bool
+    message: str = ""
+
+
+class UiListener(Protocol):
+    """What a session tells the UI. Called from any thread."""
+
+    def announcement_made(self, announcement: Announcement) -> None: ...
+
+    def prompt_opened(self, prompt: PendingPrompt) -> None: ...
+
+    def prompt_voided(self, reply_token: str, reason: str) -> None: ...
+
+    def status_changed(self, status: UiStatus) -> None: ...
+
+
+@runtime_checkable
+class UiSession(Protocol):
+    """Everything the Textual app needs from the engine, runtime and speech."""
+
+    @property
+    def settings(self) -> UserSettings: ...
+
+    @property
+    def status(self) -> UiStatus: ...
+
+    # Optional attribute ``announces_prompts`` (default True): the engine already
+    # spoke each prompt, so a dialog only adds who asks and the keys.
+
+    def subscribe(self, listener: UiListener) -> None:
+        """Register the UI; pending prompts already open are re-sent to it."""
+
+    def now(self) -> float:
+        """The clock ``PendingPrompt.received_at`` was measured with."""
+
+    def answer(self, answer: UserAnswer) -> AnswerOutcome:
+        """Send the user's answer on the prompt's connection (§6)."""
+
+    def speak(self, text: str, urgency: Urgency = Urgency.NORMAL, interrupt: bool = False) -> None:
+        """Say a UI message (focus, key help, confirmations of the user's own actions)."""
+
+    def stop_speech(self) -> None: ...
+
+    def repeat_last(self) -> None:
+        """Say the last producer announcement again."""
+
+    def update_settings(self, settings: UserSettings) -> None:
+        """Apply at once, persist, and renegotiate with connected producers (§5.6)."""

@@ -1,0 +1,87 @@
+"""Producer text made safe to draw, and the UI's translated phrases.
+
+Producer text is data, never markup: widgets that render it are given plain
+``rich.text.Text`` objects or ``markup=False`` widgets, and terminal control
+sequences are removed first so a producer cannot move the cursor, retitle the
+window or hide text (§10 security; issue 6 "Safety").
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+
+from announcer.i18n.translate import translator
+
+# ESC-introduced sequences: CSI (ESC [ ... final), OSC/DCS/PM/APC/SOS strings up to
+# BEL or ST, and two-byte escapes; then the 8-bit C1 equivalents of CSI and OSC.
+_ESCAPE_SEQUENCE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b[\]PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[ -/]*[0-~]?"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+    r"|[\x90\x9d\x98\x9e\x9f][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+)
+# Remaining C0 controls (tab and newline are handled apart), DEL and C1 controls.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Remove terminal control sequences; keep letters of every script as they are."""
+    text = _ESCAPE_SEQUENCE.sub("", text)
+    text = text.replace("\r\n", "\n").replace("\t", " ")
+    return _CONTROL.sub("", text)
+
+
+def one_line(text: str) -> str:
+    """A producer string for a one-line place (status, list rows)."""
+    return " ".join(printable(text).split())
+
+
+def literal(text: str) -> Text:
+    """A Rich ``Text`` that shows ``text`` verbatim: ``[b]`` stays ``[b]``."""
+    return Text(printable(text), no_wrap=False)
+
+
+_language = "en"
+
+
+def set_language(language: str) -> None:
+    """Follow the user's first language for the UI's own phrases."""
+    global _language
+    _language = language
+
+
+def _(message: str) -> str:
+    """Translate one of the UI's own phrases (never producer text)."""
+    return translator(_language).gettext(message)
+
+
+def ngettext(singular: str, plural: str, count: int) -> str:
+    """Translate a phrase with a count, with the language's plural forms."""
+    return translator(_language).ngettext(singular, plural, count)
+
+
+def N_(message: str) -> str:
+    """Mark a string kept in a table; it is translated where it is used."""
+    return message
+
+
+def localize_bindings(node: object) -> None:
+    """Show a node's key descriptions in the user's language (Footer and spoken help).
+
+    Descriptions are written as English msgids in ``BINDINGS``; each node gets
+    translated copies, so changing language later translates from the originals.
+    """
+    import dataclasses
+
+    originals = getattr(type(node), "_merged_bindings", None)
+    current = getattr(node, "_bindings", None)
+    if originals is None or current is None:
+        return
+    for key, bindings in originals.key_to_bindings.items():
+        current.key_to_bindings[key] = [
+            dataclasses.replace(b, description=_(b.description)) if b.description else b
+            for b in bindings
+        ]

@@ -1,0 +1,110 @@
+"""End to end in a real terminal: `announcer listen --ui tui` inside tmux, answered by a keystroke.
+
+The demo producer runs in this test's event loop on a free loopback port; the
+listener runs as a child process in a detached tmux session, exactly as a user
+would start it. The confirmation is accepted with `tmux send-keys a`, and the
+test checks at the producer that the reply echoed the token it issued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("announcer.producer.server", reason="the demo producer is not on this branch")
+
+from announcer.producer.core import ProducerCore, ProducerOptions
+from announcer.producer.scenario import load_scenario
+from announcer.producer.server import ProducerServer
+
+WORKTREE = Path(__file__).resolve().parents[2]
+SCENARIO = Path(__file__).parent / "scenarios" / "tui_confirm.json"
+TIMEOUT = 90.0
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(
+        ["tmux", *args], check=True, capture_output=True, text=True, timeout=30
+    ).stdout
+
+
+async def wait_for(condition: Callable[[], bool], what: str) -> None:
+    """Poll a condition while the producer keeps running in this loop."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TIMEOUT
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        await asyncio.sleep(0.2)
+
+
+def issued_tokens(core: ProducerCore) -> list[str]:
+    tokens = []
+    for subscription in core.subscriptions.values():
+        for _index, event in subscription.log:
+            if event.get("type") == "aaep:agent.awaiting.confirmation":
+                tokens.append(event["reply_token"])
+    return tokens
+
+
+async def test_accept_a_confirmation_with_a_keystroke_in_tmux(tmp_path: Path) -> None:
+    core = ProducerCore(load_scenario(str(SCENARIO)), ProducerOptions(speed=0.05))
+    server = ProducerServer(core, "127.0.0.1", 0, paths="aaep")
+    await server.start()
+    session = f"announcer-e2e-{uuid.uuid4().hex[:8]}"
+    speech_log = tmp_path / "speech.jsonl"
+    command = (
+        f"cd {WORKTREE} && exec {sys.executable} -m announcer listen "
+        f"ws://127.0.0.1:{server.port}/aaep/v1/ws --ui tui --speech jsonl:{speech_log}"
+    )
+    env = {**os.environ, "TERM": "xterm-256color"}
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "32", command],
+        check=True,
+        env=env,
+        timeout=30,
+    )
+
+    def screen() -> str:
+        return tmux("capture-pane", "-p", "-t", session)
+
+    try:
+        await wait_for(lambda: "Accept (A)" in screen(), "the confirmation modal")
+        shown = screen()
+        assert "Confirmation requested by TUI test producer (tui-e2e-producer)" in shown
+        assert "Action: Send the quarterly report to Alice" in shown
+        assert core.replies == []  # nothing answered before the key
+        tmux("send-keys", "-t", session, "a")
+        await wait_for(lambda: bool(core.replies), "the reply at the producer")
+        [reply] = core.replies
+        assert reply.type == "confirmation.reply"
+        assert reply.decision == "accept"
+        assert issued_tokens(core) == [reply.reply_token]
+        assert reply.message["reply_token"] == reply.reply_token  # echoed byte for byte
+        await wait_for(lambda: "Report sent." in screen(), "the producer's follow-up")
+        after = screen()
+        assert "Accepted: Send the quarterly report to Alice. Sent." in after
+        assert "Drafting [b]the[/b] email." in after  # producer markup shown literally
+        spoken = [
+            json.loads(line)["text"]
+            for line in speech_log.read_text(encoding="utf-8").splitlines()
+            if '"speak"' in line
+        ]
+        assert any(
+            text.startswith("Confirmation requested by TUI test producer") for text in spoken
+        )
+        assert "Accepted: Send the quarterly report to Alice. Sent." in spoken
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], timeout=30, check=False)
+        await server.close()
