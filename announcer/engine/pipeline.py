@@ -394,6 +394,7 @@ class Engine:
             timeout_seconds=float(event.timeout_seconds),
             event=event,
         )
+        first = self.book.get(prompt.reply_token)
         problem = self.book.open(prompt)
         if problem is not None:
             self._log_note(
@@ -401,6 +402,7 @@ class Engine:
                 source_id,
                 now,
             )
+            return self._refuse_reused(prompt, first, source_id, now)
         commands: list[SpeechCommand] = []
         for announcement in self.policy.decide(event, session, source_id, now):
             commands += self._submit(announcement, source_id, now)
@@ -410,6 +412,38 @@ class Engine:
             and self.settings.reply_policy == "auto_reject"
         ):
             commands += self._auto_reject(prompt, source_id, now)
+        return commands
+
+    def _refuse_reused(
+        self, prompt: PendingPrompt, first: PendingPrompt | None, source_id: str, now: float
+    ) -> list[SpeechCommand]:
+        """§6.2.2: a reused token makes any reply ambiguous, so no question stays open.
+
+        The user is told plainly (critical: a question was asked and will get no
+        answer) instead of hearing answer keys that could only be refused.
+        """
+        self.tracker.prompt_closed(source_id, prompt.session_id, prompt.reply_token)
+        commands: list[SpeechCommand] = []
+        tr = translator(self.policy.phrase_language)
+        if first is not None:
+            notice = tr.gettext(
+                "The agent reused its reply token, so no answer can be sent to: {what}"
+            ).format(what=self._prompt_subject(first))
+            commands += self._withdraw(
+                first,
+                self._system_announcement(
+                    notice, first, kind="system.prompt_voided", critical=True
+                ),
+                now,
+            )
+        text = tr.gettext(
+            "The agent reused an old reply token, so this question cannot be answered: {what}"
+        ).format(what=self._prompt_subject(prompt))
+        commands += self._submit(
+            self._system_announcement(text, prompt, kind="system.prompt_refused", critical=True),
+            source_id,
+            now,
+        )
         return commands
 
     def _auto_reject(

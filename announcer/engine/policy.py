@@ -14,6 +14,7 @@ Every generated phrase is an English msgid with named placeholders that goes thr
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from functools import lru_cache
 from typing import Final, NamedTuple
@@ -81,6 +82,9 @@ _CRITICAL_CLASSES: Final = (
 )
 _URGENCIES: Final = {urgency.value: urgency for urgency in Urgency}
 
+
+# Producer text often lacks a final stop ("Book the 9:04 train"); speech needs one between parts.
+_SENTENCE_END = (".", "!", "?", "…", ":", ";", "。", "！", "？", "؟", "।", "۔")
 
 class Spoken(NamedTuple):
     """Text chosen for an event and the language it is in."""
@@ -344,7 +348,12 @@ class Policy:
         return Spoken(text, self.phrase_language)
 
     def _join(self, *parts: str | None) -> str:
-        return " ".join(part.strip() for part in parts if part and part.strip())
+        """Join spoken parts so each one ends as a sentence: a voice pauses between them."""
+        kept = [part.strip() for part in parts if part and part.strip()]
+        return " ".join(
+            part if part.endswith(_SENTENCE_END) or index == len(kept) - 1 else part + "."
+            for index, part in enumerate(kept)
+        )
 
     def _producer_text(self, event: AaepEvent, field_name: str) -> str | None:
         text = event.text(field_name, self.language)
@@ -366,7 +375,7 @@ class Policy:
         extra = None
         if level == "detailed":
             extra = self._producer_text(event, "output_summary")
-        if _already_says(spoken.text, ("done", "finished", "complete", "completed")):
+        if _already_says(spoken.text, _COMPLETION_WORDS, lead):
             lead = ""
         return Spoken(self._join(lead, spoken.text, extra), spoken.language)
 
@@ -399,7 +408,7 @@ class Policy:
         }
         lead = self._phrase(who.get(event.cancelled_by, N_("Cancelled.")))
         spoken = self.summary(event)
-        if spoken is None or _already_says(spoken.text, ("cancelled", "canceled")):
+        if spoken is None or _already_says(spoken.text, ("cancelled", "canceled"), lead):
             if spoken is None:
                 return self._own(lead)
             return spoken
@@ -605,6 +614,28 @@ def _capitalised(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _already_says(text: str, words: tuple[str, ...]) -> bool:
-    first = text.lower().lstrip("\"'“(").split(" ", 1)[0].rstrip(".,!:;")
-    return first in words
+_WORD = re.compile(r"\w+(?:['’]\w+)*")
+_NEGATIONS: Final = frozenset({"not", "never", "no", "cannot", "unable", "nothing", "yet"})
+
+
+def _already_says(text: str, words: tuple[str, ...], lead: str = "") -> bool:
+    """Whether the producer's summary already conveys the outcome our lead would name.
+
+    "Codex finished." or "All done." needs no "Finished." before it; "Could not finish"
+    does (a word negated within the three before it conveys the opposite; in doubt we
+    keep the lead, which is merely redundant). ``lead`` is our own phrase in the
+    user's language: a translated summary that repeats its first word counts too.
+    """
+    wanted = set(words) | set(_WORD.findall(lead.lower())[:1])
+    tokens = _WORD.findall(text.lower())
+    for index, token in enumerate(tokens):
+        if token in wanted and not any(
+            word in _NEGATIONS or word.endswith(("n't", "n’t"))
+            for word in tokens[max(0, index - 3) : index]
+        ):
+            return True
+    return False
+
+
+# Words that already tell the user a session completed (Level 1 requirement 4).
+_COMPLETION_WORDS: Final = ("done", "finished", "complete", "completed", "finishes", "completes")

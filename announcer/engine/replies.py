@@ -4,6 +4,8 @@ Each confirmation can authorise a real, irreversible action, so the rules are st
 
 * Nothing is ever accepted on the user's behalf. The only automatic decision is a
   rejection, and only when the user chose the ``auto_reject`` policy.
+* A prompt is answered once. A token the producer reused for another prompt
+  (§6.2.2) cannot be answered at all, since the reply would be ambiguous.
 * A prompt is answered once. A second answer to the same token, an answer to a
   prompt the producer cancelled (§6.8), or one after its timeout is refused with a
   plain sentence, and no message is built.
@@ -24,7 +26,7 @@ from announcer.protocol.events import AwaitingClarification, AwaitingConfirmatio
 from announcer.protocol.replies import ClarificationReply, ConfirmationReply
 
 ReplyMessage = ConfirmationReply | ClarificationReply
-ClosedReason = Literal["answered", "voided", "expired", "superseded"]
+ClosedReason = Literal["answered", "voided", "expired", "superseded", "reused"]
 
 CLOSED_TOKENS_LIMIT: Final = 10_000
 OPEN_PROMPTS_LIMIT: Final = 1_000
@@ -85,12 +87,25 @@ class ReplyBook:
     # -- changes -----------------------------------------------------------------------
 
     def open(self, prompt: PendingPrompt) -> str | None:
-        """Record a new prompt; return a diagnostic sentence if it cannot be used."""
+        """Record a new prompt; return a diagnostic sentence if it cannot be used.
+
+        §6.2.2: a token is never reused. When a second prompt (another ``event_id``)
+        carries a token already seen, a reply would be ambiguous: the user's "accept"
+        could authorise the other action. So neither prompt may be answered: the open
+        one is closed as ``"reused"`` and the new one is never opened, the same verdict
+        as :class:`announcer.protocol.stream.StreamChecker`'s ``reply_token.reused``.
+        The same prompt delivered again (same ``event_id``) is not a reuse.
+        """
         token = prompt.reply_token
-        if token in self._open or token in self._closed:
-            # §6.2.2: tokens are never reused; the first prompt keeps the token.
+        first = self._open.get(token)
+        if first is not None and first.event_id == prompt.event_id:
+            return None  # a redelivery: the prompt stays open as it was
+        if first is not None or token in self._closed:
+            self._open.pop(token, None)
+            self._close(token, "reused")
             return (
-                "reply_token reused by a second prompt; the second one cannot be answered (§6.2.2)"
+                "reply_token reused by a second prompt; a reply would be ambiguous, "
+                "so no answer can be sent to either (§6.2.2)"
             )
         self._open[token] = prompt
         if len(self._open) > OPEN_PROMPTS_LIMIT:
@@ -220,6 +235,14 @@ def _refusal_for_closed(reason: ClosedReason | None) -> Refusal:
     if reason == "expired":
         return Refusal(
             "expired", N_("Too late: this question timed out and the agent applied its default.")
+        )
+    if reason == "reused":
+        return Refusal(
+            "reused",
+            N_(
+                "The agent used this question's reply token twice; an answer would be ambiguous, "
+                "so nothing was sent."
+            ),
         )
     if reason == "superseded":
         return Refusal("superseded", N_("Too many questions were waiting; this one was set aside."))

@@ -6,6 +6,12 @@ RFC 8259 and §3.8 forbid (NaN, Infinity, duplicate keys, integers beyond 2^53),
 nesting is caught as a RecursionError from the decoder, and the nine steps of §3.9 run
 in order. Envelope checks are hand-written so each diagnostic names its own section;
 payload shapes are checked by the pydantic models.
+
+Hand-written rather than delegated to ``jsonschema`` over the official schemas because
+``benchmarks/validate.py`` shows this path 12-19 times faster (about 50,000 against
+3,000-4,400 events/s on the 2-core machine) while also enforcing the prose rules the
+schemas cannot express. The JSON hooks cost ~1.5 µs of ~18 µs per event; a regex
+pre-scan to skip them measured slower than the hooks themselves.
 """
 
 from __future__ import annotations

@@ -49,6 +49,9 @@ MAX_QUEUED_FRAMES = 2000
 SEEN_EVENT_IDS = 4096
 TICK_SECONDS = 0.25
 DONE_GRACE_SECONDS = 2.0
+# Once every source has ended, queued speech may take this long to finish before exit
+# (a backend that never reports the end of an utterance must not keep us forever).
+DRAIN_SECONDS = 120.0
 # Replies are validated by the engine, which needs a subscription id; a producer that
 # never answered the handshake (Level 1/2, like the public reference producers) gave
 # none. The engine gets this stand-in, and it is removed before the reply is sent.
@@ -159,6 +162,7 @@ class LiveSession:
         self._stopping = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._last_frame_at = clock()
+        self._drain_since: float | None = None
         self._session_state = "idle"
         self.last_announcement: Announcement | None = None
         self._tasks: list[asyncio.Task[Any]] = []
@@ -728,13 +732,28 @@ class LiveSession:
             self._sync_prompts()
             self._check_done()
 
+    def _speech_pending(self) -> bool:
+        status = self.engine.status()
+        return bool(status.queued or status.speaking)
+
+    def _drain_started(self) -> float:
+        """When the sources were first seen all finished (the drain's deadline counts from it)."""
+        if self._drain_since is None:
+            self._drain_since = self.clock()
+        return self._drain_since
+
     def _check_done(self) -> None:
         if self._stopping.is_set() or self._inbound:
             return
         if self.driver is not None and self.driver.backend.is_speaking():
             return
         if all(s.finished for s in self.states):
-            self.stop()  # every source ended or was given up: nothing more will come
+            # Every source ended or was given up: nothing more will come. Let what is
+            # queued be spoken first: between two utterances the backend is silent while
+            # the engine still holds the next one (or has not heard the last one end).
+            if self._speech_pending() and self.clock() - self._drain_started() < DRAIN_SECONDS:
+                return
+            self.stop()
             return
         if not self.exit_when_done or self.engine.pending_prompts():
             return

@@ -194,6 +194,20 @@ def test_a_confirmation_says_action_consequence_risk_reversibility_timeout_and_k
     assert announcement.urgency is Urgency.CRITICAL and announcement.interrupt
 
 
+def test_producer_parts_without_a_final_stop_are_spoken_as_separate_sentences() -> None:
+    listener = listen()
+    said = listener.feed(
+        confirmation(
+            action="Add travel insurance for 12 euros",
+            consequence="12 euros added to the total",
+            timeout_seconds=60,
+        )
+    )
+    assert said[0].startswith(
+        "Confirmation needed. Add travel insurance for 12 euros. 12 euros added to the total. "
+    )
+
+
 def test_a_clarification_lists_its_choices() -> None:
     listener = listen()
     assert listener.feed(clarification()) == [
@@ -299,7 +313,7 @@ def test_filters_and_mutes_never_hide_critical_events() -> None:
     )
     assert len(said) == 2
     assert said[0].startswith("Confirmation needed.")
-    assert said[1] == "Finished. All done."
+    assert said[1] == "All done."
     assert listener.engine.policy.suppressed == {"excluded by filter": 1, "producer muted": 1}
 
 
@@ -662,3 +676,94 @@ def test_a_withdrawn_question_is_not_read_out_or_is_cut_off() -> None:
     assert isinstance(commands[0], Cancel) and commands[0].reason == "withdrawn by producer"
     assert isinstance(commands[1], Speak)
     assert commands[1].announcement.text.startswith("No answer needed any more")
+
+
+@pytest.mark.parametrize(
+    ("summary", "expected"),
+    [
+        ("Codex finished.", "Codex finished."),
+        ("Codex finished the turn.", "Codex finished the turn."),
+        ("The transfer is complete.", "The transfer is complete."),
+        ("Plan ready to review.", "Finished. Plan ready to review."),
+        # A negated completion word says the opposite: keep our own lead.
+        ("Could not finish the export.", "Finished. Could not finish the export."),
+        ("The upload was not completed.", "Finished. The upload was not completed."),
+        (
+            "Codex session ended, after 2 minutes.",
+            "Finished. Codex session ended, after 2 minutes.",
+        ),
+    ],
+)
+def test_completion_is_not_announced_twice(summary: str, expected: str) -> None:
+    listener = listen()
+    said = listener.feed(frame("agent.session.completed", summary_normal=summary))
+    assert said == [expected]
+
+
+def test_cancellation_is_not_announced_twice() -> None:
+    listener = listen()
+    said = listener.feed(
+        frame("agent.session.cancelled", cancelled_by="user", summary_normal="You cancelled it."),
+        frame(
+            "agent.session.cancelled",
+            session="sess_other",
+            cancelled_by="user",
+            summary_normal="Nothing was cancelled yet; the export stopped early.",
+        ),
+    )
+    assert said == [
+        "You cancelled it.",
+        "Cancelled at your request. Nothing was cancelled yet; the export stopped early.",
+    ]
+
+
+def test_a_reused_reply_token_leaves_no_question_answerable() -> None:
+    """§6.2.2, as StreamChecker judges it: a second prompt with the same token is an
+    error, and a reply to that token would be ambiguous, so neither prompt is answered."""
+    from announcer.protocol.decode import decode_frame
+    from announcer.protocol.stream import StreamChecker
+
+    first = confirmation("rpl_twice1")
+    second = confirmation("rpl_twice1", action="Delete the savings account.")
+    checker = StreamChecker()
+    verdicts = [checker.feed(decode_frame(raw).event) for raw in (started(), first, second)]
+    assert [d.code for d in verdicts[2]] == ["reply_token.reused"]
+
+    listener = listen()
+    listener.feed(SUB, started(), first)
+    assert [p.reply_token for p in listener.engine.pending_prompts()] == ["rpl_twice1"]
+    said = listener.feed(second)
+    assert said == [
+        "The agent reused its reply token, so no answer can be sent to: "
+        "Transfer $500.00 from checking to savings.",
+        "The agent reused an old reply token, so this question cannot be answered: "
+        "Delete the savings account.",
+    ]
+    assert listener.spoken[-1].announcement.urgency is Urgency.CRITICAL
+    assert listener.engine.pending_prompts() == []
+    outcome = listener.engine.answer(UserAnswer("rpl_twice1", decision="accept"), 1.0)
+    assert isinstance(outcome, Refusal) and outcome.code == "reused"
+    assert "reply_token.reused" in listener.engine.diagnostics.counts()
+
+
+def test_a_token_reused_after_its_answer_is_refused_and_a_redelivery_is_not_a_reuse() -> None:
+    listener = listen()
+    listener.feed(SUB, started(), confirmation("rpl_once1", event_id="evt_ask1"))
+    answered = listener.engine.answer(UserAnswer("rpl_once1", decision="reject"), 1.0)
+    assert isinstance(answered, ReplyReady)
+    said = listener.feed(confirmation("rpl_once1", action="Close the account."))
+    assert said == [
+        "The agent reused an old reply token, so this question cannot be answered: "
+        "Close the account."
+    ]
+    assert listener.engine.pending_prompts() == []
+    again = listener.engine.answer(UserAnswer("rpl_once1", decision="accept"), 2.0)
+    assert isinstance(again, Refusal) and again.code == "reused"
+
+    # The same prompt delivered twice (same event_id) stays one answerable question.
+    fresh = listen()
+    ask = confirmation("rpl_same1", event_id="evt_same1")
+    fresh.feed(SUB, started(), ask, ask)
+    assert [p.reply_token for p in fresh.engine.pending_prompts()] == ["rpl_same1"]
+    outcome = fresh.engine.answer(UserAnswer("rpl_same1", decision="reject"), 1.0)
+    assert isinstance(outcome, ReplyReady)

@@ -147,7 +147,7 @@ def test_replay_text_backend_is_plain_lines() -> None:
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "Harbor Bank Assistant is moving $500 from checking to savings for you."
-    assert lines[-1] == "Finished. All done. $500 is now in your savings account."
+    assert lines[-1] == "All done. $500 is now in your savings account."
     assert any(line.startswith("Error. The statement export failed") for line in lines)
     assert not any(line.startswith("{") for line in lines)
 

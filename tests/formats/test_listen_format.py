@@ -57,7 +57,7 @@ def spoken_texts(records: list[dict]) -> list[str]:
                 "Codex started.",
                 "Running shell: bash -lc ls.",
                 "Yep — there’s a README.md in the repository root.",
-                "Finished. Codex finished.",
+                "Codex finished.",
             ],
         ),
         (

@@ -60,7 +60,7 @@ def test_watch_announces_the_codex_stream_and_keeps_the_exit_status(tmp_path: Pa
     assert said[0] == "Codex started."
     assert "Running shell: bash -lc ls." in said
     assert "Yep — there’s a README.md in the repository root." in said
-    assert said[-1] == "Finished. Codex finished."
+    assert said[-1] == "Codex finished."
     assert all(r["session_id"] == records[0]["session_id"] for r in records)
     assert "progress noise on stderr" in result.stderr  # the agent's stderr passes through
     written = [json.loads(line) for line in events.read_text().splitlines()]

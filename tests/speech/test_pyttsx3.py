@@ -98,6 +98,10 @@ def test_a_critical_announcement_cuts_a_long_one_and_plays_next(
     assert wait_for(lambda: heard_frames(first_heard) > 4410)
     playback = backend._current.playback if backend._current else None
     assert playback is not None
+    # The sink starts playing from its standby process while the playback thread is
+    # still spawning the next standby; only then does it record the process. On a
+    # loaded machine that can outlast the 0.2 s above, so wait for the real condition.
+    assert wait_for(lambda: playback.process is not None)  # type: ignore[attr-defined]
     long_player = playback.process  # type: ignore[attr-defined]
     assert long_player is not None and long_player.poll() is None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import importlib
 import logging
 import signal
@@ -252,6 +253,10 @@ def run(args: argparse.Namespace) -> int:
     except TransportError as exc:
         print(f"announcer: {exc}", file=sys.stderr)
         return 2
+    # Modules, models and settings live as long as the process: keep the garbage
+    # collector from rescanning them while events stream in.
+    gc.collect()
+    gc.freeze()
     return asyncio.run(run_session(session, args.ui))
 
 

@@ -415,7 +415,7 @@ class AnnouncerApp(App[None]):
         state = self.prompts.pop(reply_token, None)
         if state is None:
             return
-        reason = one_line(reason)
+        reason = one_line(reason).rstrip(" .")
         text = _("Question withdrawn: {title}. Reason: {reason}.").format(
             title=prompt_title(state.prompt), reason=reason
         )
