@@ -11,6 +11,7 @@ from announcer.config.loader import (
     find_producer,
     load_config,
     load_settings,
+    resolve_source,
     system_languages,
 )
 from announcer.config.paths import config_path
@@ -36,6 +37,7 @@ __all__ = [
     "load_config",
     "load_settings",
     "reset_file",
+    "resolve_source",
     "save_setting",
     "save_settings",
     "system_languages",

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ValidationError
 from announcer.config.paths import config_path
 from announcer.engine.settings import SavedProducer, UserSettings
 from announcer.i18n.tags import normalize_tag
-from announcer.i18n.translate import catalog_language, translator
+from announcer.i18n.translate import N_, catalog_language, translator
 
 logger = logging.getLogger("announcer.config")
 
@@ -38,6 +38,8 @@ ENV_PREFIX = "ANNOUNCER_"
 # Flag spellings that differ from the field names (argparse dests).
 FLAG_ALIASES = {"language": "languages", "rate": "rate_wpm", "pace": "pace_wpm", "voice": "voices"}
 _NONE_WORDS = {"", "none", "null", "default", "unset"}
+# What "Using ... instead" says for an optional setting left unset.
+NO_VALUE = N_("the engine's default")
 _MAX_TOML_REPAIRS = 50
 
 
@@ -50,30 +52,51 @@ class ConfigProblem:
     message: str  # what is wrong, in the validator's words
     used: str | None = None  # what is used instead, filled in once all layers are merged
     explained: bool = False  # the message already says what happens to the value
+    # The message as an English template and its values, so it can be said in any language.
+    template: str | None = None
+    values: dict[str, str] = field(default_factory=dict)
+
+    def problem_text(self, language: str = "en") -> str:
+        """What is wrong, translated where our catalog has the words (validator text stays)."""
+        if self.template is None:
+            return self.message
+        t = translator(language)
+        values = dict(self.values)
+        if "problem" in values and "problem_template" in values:
+            values["problem"] = t.gettext(values.pop("problem_template")).format(**values)
+        values.pop("problem_template", None)
+        return t.gettext(self.template).format(**values)
 
     def describe(self, language: str = "en") -> str:
         """One sentence for the user, in their language where a catalog has it."""
         t = translator(language)
+        problem = self.problem_text(language)
         if self.field and self.explained:
             return t.gettext("{location}: setting '{field}': {problem}.").format(
-                location=self.location, field=self.field, problem=self.message
+                location=self.location, field=self.field, problem=problem
             )
         if self.field and self.used is not None:
+            used = t.gettext(NO_VALUE) if self.used == NO_VALUE else self.used
             return t.gettext(
                 "{location}: setting '{field}': {problem}. Using {value} instead."
-            ).format(
-                location=self.location, field=self.field, problem=self.message, value=self.used
-            )
+            ).format(location=self.location, field=self.field, problem=problem, value=used)
         if self.field:
             return t.gettext("{location}: setting '{field}': {problem}. It is ignored.").format(
-                location=self.location, field=self.field, problem=self.message
+                location=self.location, field=self.field, problem=problem
             )
-        return t.gettext("{location}: {problem}.").format(
-            location=self.location, problem=self.message
-        )
+        return t.gettext("{location}: {problem}.").format(location=self.location, problem=problem)
 
     def __str__(self) -> str:
         return self.describe("en")
+
+
+def _problem(
+    location: str, setting: str, template: str, *, explained: bool = False, **values: str
+) -> ConfigProblem:
+    """A problem whose message is one of our own templates (translated when described)."""
+    return ConfigProblem(
+        location, setting, template.format(**values), None, explained, template, values
+    )
 
 
 @dataclass
@@ -154,11 +177,11 @@ def read_file(path: Path, problems: list[ConfigProblem]) -> tuple[dict[str, Any]
     except FileNotFoundError:
         return {}, []
     except UnicodeDecodeError:
-        problems.append(ConfigProblem(str(path), "", "the file is not UTF-8 text; it is ignored"))
+        problems.append(_problem(str(path), "", N_("the file is not UTF-8 text; it is ignored")))
         return {}, []
     except OSError as exc:
-        reason = f"cannot be read ({exc.strerror}); it is ignored"
-        problems.append(ConfigProblem(str(path), "", reason))
+        template = N_("it cannot be read ({reason}); it is ignored")
+        problems.append(_problem(str(path), "", template, reason=str(exc.strerror)))
         return {}, []
     lines = text.splitlines()
     work = list(lines)
@@ -171,20 +194,20 @@ def read_file(path: Path, problems: list[ConfigProblem]) -> tuple[dict[str, Any]
             if not 1 <= number <= len(work) or not work[number - 1].strip():
                 break
             problems.append(
-                ConfigProblem(
+                _problem(
                     f"{path}, line {number}",
                     _key_on_line(work, number),
-                    f"not valid TOML ({_toml_message(exc)}); the line is skipped",
+                    N_("not valid TOML ({error}); the line is skipped"),
                     explained=True,
+                    error=_toml_message(exc),
                 )
             )
             work[number - 1] = ""
         except tomlkit.exceptions.TOMLKitError as exc:
-            problems.append(
-                ConfigProblem(str(path), "", f"not valid TOML ({_toml_message(exc)}); ignored")
-            )
+            template = N_("not valid TOML ({error}); the file is ignored")
+            problems.append(_problem(str(path), "", template, error=_toml_message(exc)))
             return {}, lines
-    problems.append(ConfigProblem(str(path), "", "not valid TOML; the file is ignored"))
+    problems.append(_problem(str(path), "", N_("not valid TOML; the file is ignored")))
     return {}, lines
 
 
@@ -219,16 +242,20 @@ def _drop(data: dict[str, Any], path: tuple[str, ...]) -> None:
         container.pop(path[-1], None)
 
 
-def _error_message(error: Mapping[str, Any], loc: tuple[str, ...]) -> str:
+def _error_message(error: Mapping[str, Any], loc: tuple[str, ...]) -> tuple[str, dict[str, str]]:
+    """Our template for a validation error and its values; pydantic's own words stay English."""
     if error.get("type") == "extra_forbidden":
         suggestions = difflib.get_close_matches(loc[-1], _field_names(loc), n=1)
-        hint = f" (did you mean '{suggestions[0]}'?)" if suggestions else ""
-        return f"unknown setting{hint}"
+        if suggestions:
+            return N_("unknown setting (did you mean '{suggestion}'?)"), {
+                "suggestion": suggestions[0]
+            }
+        return N_("unknown setting"), {}
     message = str(error.get("msg", "invalid value"))
     value = error.get("input")
     if error.get("type") != "missing" and not isinstance(value, dict | list):
-        return f"{message} (got {value!r})"
-    return message
+        return N_("{message} (got {value})"), {"message": message, "value": repr(value)}
+    return "{message}", {"message": message}
 
 
 def validate_layer(
@@ -251,11 +278,18 @@ def validate_layer(
                 if path in removed:
                     continue
                 removed.add(path)
-                message = _error_message(error, loc)
-                explained = len(path) > 1 and path != loc
-                if explained:
-                    message += f"; so [{'.'.join(path)}] is ignored"
-                problems.append(ConfigProblem(where(loc), ".".join(loc), message, None, explained))
+                template, values = _error_message(error, loc)
+                setting = ".".join(loc)
+                if len(path) > 1 and path != loc:
+                    # The whole table goes: say so, around the validator's message.
+                    values = {**values, "problem_template": template, "problem": "",
+                              "table": ".".join(path)}
+                    values["problem"] = template.format(**values)
+                    problems.append(_problem(where(loc), setting,
+                                             N_("{problem}; so [{table}] is ignored"),
+                                             explained=True, **values))
+                else:
+                    problems.append(_problem(where(loc), setting, template, **values))
                 _drop(layer, path)
             if not removed:
                 break
@@ -269,7 +303,8 @@ def validate_layer(
             if normal is None:
                 loc = ("languages", str(index))
                 problems.append(
-                    ConfigProblem(where(loc), "languages", f"{tag!r} is not a BCP 47 language tag")
+                    _problem(where(loc), "languages", N_("{tag} is not a BCP 47 language tag"),
+                             tag=repr(tag))
                 )
             elif normal not in kept:
                 kept.append(normal)
@@ -405,7 +440,7 @@ def _merge(into: dict[str, Any], layer: Mapping[str, Any]) -> None:
 
 def _shown(value: Any) -> str:
     if value is None:
-        return "no value (the engine's default)"
+        return NO_VALUE
     if isinstance(value, BaseModel):
         return repr(value.model_dump())
     return repr(value)
@@ -509,6 +544,18 @@ def find_producer(settings: UserSettings, name: str) -> SavedProducer | None:
         return settings.producers[name]
     folded = {key.casefold(): value for key, value in settings.producers.items()}
     return folded.get(name.casefold())
+
+
+def resolve_source(source: str, settings: UserSettings) -> tuple[str, str | None]:
+    """``announcer listen NAME``: a saved producer's (source, token_env); anything else as given.
+
+    A name wins only when no file of that name exists, so ``listen session.jsonl``
+    still replays that file even if a producer is called ``session.jsonl``.
+    """
+    saved = find_producer(settings, source)
+    if saved is None or Path(source).exists():
+        return source, None
+    return saved.source, saved.token_env
 
 
 def producer_names(settings: UserSettings) -> Iterable[str]:

@@ -3,7 +3,14 @@
 Some adapters look the loader up here; the implementation lives in ``loader`` and ``writer``.
 """
 
-from announcer.config.loader import find_producer, load_config, load_settings
+from announcer.config.loader import find_producer, load_config, load_settings, resolve_source
 from announcer.config.writer import save_setting, save_settings
 
-__all__ = ["find_producer", "load_config", "load_settings", "save_setting", "save_settings"]
+__all__ = [
+    "find_producer",
+    "load_config",
+    "load_settings",
+    "resolve_source",
+    "save_setting",
+    "save_settings",
+]

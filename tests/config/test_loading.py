@@ -191,6 +191,17 @@ def test_saved_producers(tmp_path: Path) -> None:
     assert "[producers.broken] is ignored" in problem.describe()
 
 
+def test_listen_name_resolves_to_a_saved_producer(tmp_path: Path) -> None:
+    from announcer.config import resolve_source
+
+    path = write(tmp_path, '[producers.tutor]\nsource = "unix:/run/tutor.sock"\n'
+                           'token_env = "TUTOR_TOKEN"\n')
+    settings = load_config(path, env=NO_ENV).settings
+    assert resolve_source("Tutor", settings) == ("unix:/run/tutor.sock", "TUTOR_TOKEN")
+    assert resolve_source("ws://127.0.0.1:9", settings) == ("ws://127.0.0.1:9", None)
+    assert resolve_source(str(path), settings) == (str(path), None)
+
+
 def test_reply_policy_can_never_be_accept(tmp_path: Path) -> None:
     loaded = load_config(write(tmp_path, 'reply_policy = "auto_accept"\n'), env=NO_ENV)
     assert loaded.settings.reply_policy == "ask"
@@ -263,3 +274,16 @@ def test_locate_key_finds_tables_dotted_and_inline_keys() -> None:
     assert locate_key(lines, ("producers", "my bot", "source")) == 5
     assert locate_key(lines, ("producers", "my bot")) == 4
     assert locate_key(lines, ("nothing",)) is None
+
+
+def test_problem_details_are_translated_too(tmp_path: Path) -> None:
+    path = write(tmp_path, 'languages = ["fr"]\nearcon = false\nrate_wpm = 5000\n')
+    said: list[str] = []
+    load_settings(path, env=NO_ENV, report=said.append)
+    assert said[0] == (
+        f"{path}, line 2 : réglage 'earcon' : réglage inconnu (vouliez-vous dire 'earcons' ?). "
+        "Il est ignoré."
+    )
+    assert said[1].endswith(
+        "(reçu : 5000). Valeur utilisée à la place : le réglage par défaut du moteur."
+    )

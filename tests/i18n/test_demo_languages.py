@@ -44,8 +44,9 @@ def _pattern(template: str) -> re.Pattern[str] | None:
         letters += sum(ch.isalpha() for ch in literal)
         if field is not None:
             pieces.append(r".+?")
-    if letters < 4:
-        return None
+    words = [w for w in re.split(r"\W+", "".join(pieces).replace("\\", " ")) if w]
+    if letters < 4 or len(words) < 2:
+        return None  # single words ("Enter", key names) also appear inside translations
     return re.compile("".join(pieces))
 
 
