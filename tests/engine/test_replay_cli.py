@@ -226,3 +226,28 @@ def test_replay_of_a_rejected_confirmation_warns_the_listener() -> None:
         == "An agent sent an urgent message that could not be read. See the diagnostics.\n"
     )
     assert "1 of 1 messages" in result.stderr
+
+
+def test_replay_and_demo_start_from_the_settings_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings_file = tmp_path / "config.toml"
+    settings_file.write_text('# mine\nverbosity = "terse"\n', encoding="utf-8")
+    monkeypatch.setenv("ANNOUNCER_CONFIG", str(settings_file))
+    assert spoken_texts(run_replay())[0] == "Banking assistant started."
+    # A flag wins over the file.
+    normal = spoken_texts(run_replay("--verbosity", "normal"))
+    assert normal[0].startswith("Harbor Bank Assistant is moving $500")
+    demo = cli("demo", "--no-delay")
+    assert demo.returncode == 0, demo.stderr
+    assert demo.stdout.splitlines()[0] == "Banking assistant started."
+    # The environment wins over the file; --config names another file.
+    monkeypatch.setenv("ANNOUNCER_VERBOSITY", "detailed")
+    assert spoken_texts(run_replay())[0].startswith(
+        "Harbor Bank Assistant is moving $500 from your"
+    )
+    monkeypatch.delenv("ANNOUNCER_VERBOSITY")
+    other = tmp_path / "other.toml"
+    other.write_text('verbosity = "detailed"\n', encoding="utf-8")
+    detailed = spoken_texts(run_replay("--config", str(other)))
+    assert detailed[0].startswith("Harbor Bank Assistant is moving $500 from your")

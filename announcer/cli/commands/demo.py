@@ -16,7 +16,12 @@ from importlib import resources
 from typing import Any
 
 from announcer.cli.commands.listen import default_ui, make_driver, run_session, ui_choices
-from announcer.cli.commands.replay import add_replay_options, replay, report_problems
+from announcer.cli.commands.replay import (
+    add_replay_options,
+    file_settings,
+    replay,
+    report_problems,
+)
 from announcer.cli.commands.replay import settings_from_args as replay_settings
 from announcer.engine.settings import UserSettings
 from announcer.producer.core import ProducerCore, ProducerOptions
@@ -61,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if args.recorded or args.no_delay or args.speed is not None:
         if args.speed is None:
             args.speed = RECORDED_SPEED
-        engine = replay(demo_lines(), args, sys.stdout)
+        engine = replay(demo_lines(), args, sys.stdout, file_settings(args))
         report_problems(engine, DEMO_SESSION)
         return 0
     try:
@@ -69,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     except ScenarioError as exc:
         print(f"announcer demo: {exc}", file=sys.stderr)
         return 2
-    settings = replay_settings(args)
+    settings = replay_settings(args, file_settings(args))
     if args.auto_reject:
         settings = settings.model_copy(update={"reply_policy": "auto_reject"})
     driver = make_driver(args.speech, settings, ui=args.ui)

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from announcer.config import resolve_source
 from announcer.engine.settings import UserSettings
 from announcer.runtime.session import LiveSession
 from announcer.transports import TransportError, TransportOptions
@@ -30,7 +31,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser(
         "listen", help="listen to live AAEP producers and answer them", description=__doc__
     )
-    parser.add_argument("sources", nargs="+", metavar="SOURCE")
+    parser.add_argument(
+        "sources",
+        nargs="+",
+        metavar="SOURCE",
+        help="a source, or the NAME of a producer saved in the settings file",
+    )
     add_listen_options(parser)
     parser.set_defaults(func=run)
 
@@ -127,11 +133,28 @@ def _load_user_settings() -> UserSettings:
     return loaded if isinstance(loaded, UserSettings) else UserSettings()
 
 
-def options_from_args(args: argparse.Namespace) -> TransportOptions:
+def resolve_sources(sources: list[str], settings: UserSettings) -> tuple[list[str], str | None]:
+    """Saved producer names become their sources; also the first saved ``token_env``.
+
+    One run shares one token option, so ``--token-env`` (when given) wins over the file.
+    """
+    resolved: list[str] = []
+    token_env: str | None = None
+    for source in sources:
+        target, saved_token_env = resolve_source(source, settings)
+        resolved.append(target)
+        if token_env is None and saved_token_env:
+            token_env = saved_token_env
+    return resolved, token_env
+
+
+def options_from_args(
+    args: argparse.Namespace, saved_token_env: str | None = None
+) -> TransportOptions:
     return TransportOptions(
         allow_insecure=args.allow_insecure,
         ca_file=args.ca_file,
-        token_env=args.token_env,
+        token_env=args.token_env or (None if args.token_file else saved_token_env),
         token_file=args.token_file,
         max_frame_bytes=args.max_frame_bytes,
         stall_seconds=args.stall_timeout,
@@ -237,12 +260,13 @@ def run(args: argparse.Namespace) -> int:
         format="announcer: %(message)s",
     )
     settings = settings_from_args(args)
-    options = options_from_args(args)
+    sources, saved_token_env = resolve_sources(list(args.sources), settings)
+    options = options_from_args(args, saved_token_env)
     adapter = format_adapter(args.format)
     driver = make_driver(args.speech, settings, ui=args.ui)
     try:
         session = LiveSession(
-            list(args.sources),
+            sources,
             settings,
             options,
             driver=driver,

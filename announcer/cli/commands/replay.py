@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from announcer.config import load_settings
 from announcer.engine.pipeline import Engine
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import SpeechCommand
@@ -48,6 +49,9 @@ def add_replay_options(parser: argparse.ArgumentParser, *, default_speed: float 
         default="text",
         help="text: one announcement per line; jsonl: every speech decision as JSON",
     )
+    parser.add_argument(
+        "--config", type=Path, default=None, metavar="PATH", help="settings file to use"
+    )
     parser.add_argument("--verbosity", choices=["terse", "normal", "detailed"], default=None)
     parser.add_argument("--cognitive-load", choices=["low", "medium", "high"], default=None)
     parser.add_argument("--language", default=None, help="preferred language, e.g. en or yo")
@@ -72,7 +76,13 @@ def add_replay_options(parser: argparse.ArgumentParser, *, default_speed: float 
     )
 
 
+def file_settings(args: argparse.Namespace) -> UserSettings:
+    """The user's settings file and ``ANNOUNCER_*`` variables; the flags go on top of these."""
+    return load_settings(getattr(args, "config", None))
+
+
 def settings_from_args(args: argparse.Namespace, base: UserSettings | None = None) -> UserSettings:
+    """Flags win over ``base`` (the file and environment), which wins over defaults."""
     settings = base or UserSettings()
     changes: dict[str, Any] = {}
     if args.verbosity:
@@ -233,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
     if args.speed is not None and args.speed <= 0:
         print("announcer replay: --speed: must be greater than 0", file=sys.stderr)
         return 2
-    engine = replay(read_lines(path), args, sys.stdout)
+    engine = replay(read_lines(path), args, sys.stdout, file_settings(args))
     report_problems(engine, path)
     return 0
 
