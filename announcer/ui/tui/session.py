@@ -9,42 +9,16 @@ calls onto its own event loop.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from announcer.engine.announcement import Announcement, Urgency
-from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.announcement import Urgency
+from announcer.engine.prompts import UserAnswer
 from announcer.engine.settings import UserSettings
+from announcer.runtime.session import AnswerOutcome, SessionListener, SessionStatus
 
-
-@dataclass(frozen=True, slots=True)
-class UiStatus:
-    """What "where am I" speaks and the status line shows."""
-
-    connection: str = "not connected"
-    producers: tuple[str, ...] = ()
-    session_state: str = "idle"
-    pending_prompts: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerOutcome:
-    """Whether an answer went out; ``message`` is a sentence for the user."""
-
-    sent: bool
-    message: str = ""
-
-
-class UiListener(Protocol):
-    """What a session tells the UI. Called from any thread."""
-
-    def announcement_made(self, announcement: Announcement) -> None: ...
-
-    def prompt_opened(self, prompt: PendingPrompt) -> None: ...
-
-    def prompt_voided(self, reply_token: str, reason: str) -> None: ...
-
-    def status_changed(self, status: UiStatus) -> None: ...
+# The runtime's types are the UI's: one definition of what a session reports.
+UiStatus = SessionStatus
+UiListener = SessionListener
 
 
 @runtime_checkable
