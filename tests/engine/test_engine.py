@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -14,8 +13,9 @@ from announcer.engine.replies import Refusal, ReplyReady
 from announcer.engine.settings import EventFilters, UserSettings
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
 from tests.engine.aaep import chunk, clarification, confirmation, frame, started
+from tests.shared_data import SHARED as SHARED_ROOT
 
-FIXTURES = Path("/work/shared/aaep/fixtures")
+FIXTURES = (SHARED_ROOT / "aaep/fixtures")
 SUB = json.dumps(
     {
         "type": "subscription.accepted",

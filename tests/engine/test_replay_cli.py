@@ -19,10 +19,11 @@ from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
 from announcer.speech.text import TextBackend
 from tests.engine.aaep import confirmation, frame
+from tests.shared_data import SHARED as SHARED_ROOT
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "announcer" / "data" / "banking_session.jsonl"
-FIXTURES = Path("/work/shared/aaep/fixtures")
+FIXTURES = (SHARED_ROOT / "aaep/fixtures")
 JSONL_KEYS = {"action", "text", "language", "urgency", "interrupt", "event_id", "session_id", "t"}
 
 

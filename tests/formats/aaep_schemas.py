@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
 from referencing import Registry, Resource
 
+from tests.shared_data import SHARED as SHARED_ROOT
+
 # the shared data (official schemas, peer fixtures) may live elsewhere on another machine
-SHARED = Path(os.environ.get("ANNOUNCER_SHARED", "/work/shared"))
+SHARED = SHARED_ROOT
 SCHEMAS = SHARED / "aaep" / "schemas"
 PEERS = SHARED / "peers"
 

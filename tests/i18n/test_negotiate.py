@@ -18,10 +18,11 @@ from announcer.i18n.negotiate import (
     pick_field_variant,
 )
 from announcer.i18n.tags import normalize_tag, parse_tag
+from tests.shared_data import SHARED as SHARED_ROOT
 
 # The official AAEP fixtures (shared/ beside the checkout); our own copies of the fields used
 # here stand in where shared/ is not present.
-_SHARED = [Path(__file__).resolve().parents[3] / "shared", Path("/work/shared")]
+_SHARED = [Path(__file__).resolve().parents[3] / "shared", SHARED_ROOT]
 FIXTURES = next(
     (p / "aaep/fixtures/valid" for p in _SHARED if (p / "aaep/fixtures/valid").is_dir()), None
 )

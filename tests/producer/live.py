@@ -28,9 +28,10 @@ from announcer.engine.prompts import PendingPrompt
 from announcer.producer.core import ProducerCore, ProducerOptions
 from announcer.producer.scenario import load_scenario
 from announcer.producer.server import ProducerServer
+from tests.shared_data import SHARED as SHARED_ROOT
 
 SCENARIOS = Path(__file__).parent / "scenarios"
-SCHEMAS = Path("/work/shared/aaep/schemas")
+SCHEMAS = (SHARED_ROOT / "aaep/schemas")
 WORKTREE = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.shared_data import SHARED as SHARED_ROOT
+
 # The shared AAEP fixtures, schemas and seed chapters; ANNOUNCER_SHARED points elsewhere.
-SHARED = Path(os.environ.get("ANNOUNCER_SHARED", "/work/shared"))
+SHARED = SHARED_ROOT
 FIXTURES = SHARED / "aaep" / "fixtures"
 SCHEMAS = SHARED / "aaep" / "schemas"
 SEEDS = SHARED / "seeds"

@@ -25,8 +25,9 @@ from tests.producer.live import (
     validate,
     wait_for,
 )
+from tests.shared_data import SHARED as SHARED_ROOT
 
-CAPTURE = Path("/work/shared/aaep/fixtures/captured-minimal-producer-run.jsonl")
+CAPTURE = (SHARED_ROOT / "aaep/fixtures/captured-minimal-producer-run.jsonl")
 
 
 def _source(kind: str, server: Any, sock: str | None = None) -> str:

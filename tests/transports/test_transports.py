@@ -23,6 +23,7 @@ from announcer.transports import (
 )
 from announcer.transports.sse import SseTransport
 from tests.producer.live import TIMEOUT, WORKTREE, scenario_path, start_producer, validate
+from tests.shared_data import SHARED as SHARED_ROOT
 
 
 def _request(can_reply: bool = False) -> dict[str, Any]:
@@ -257,7 +258,7 @@ async def test_websocket_without_the_subprotocol_is_refused() -> None:
 
 
 async def test_replay_reads_a_recorded_file() -> None:
-    path = "/work/shared/aaep/fixtures/captured-minimal-producer-run.jsonl"
+    path = str(SHARED_ROOT / "aaep/fixtures/captured-minimal-producer-run.jsonl")
     transport = open_transport(path, TransportOptions())
     await transport.connect()
     outcome = await transport.handshake(_request(), 1)

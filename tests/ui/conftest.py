@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,9 +14,10 @@ from announcer.protocol.decode import decode_frame
 from announcer.speech.backend import BackendCapabilities, VoiceSettings
 from announcer.ui.tui.local_session import LocalSession
 from announcer.ui.tui.session import AnswerOutcome
+from tests.shared_data import SHARED as SHARED_ROOT
 
-FIXTURES = Path("/work/shared/aaep/fixtures/valid")
-SCHEMA_DIR = Path("/work/shared/aaep/schemas/core")
+FIXTURES = (SHARED_ROOT / "aaep/fixtures/valid")
+SCHEMA_DIR = (SHARED_ROOT / "aaep/schemas/core")
 
 
 class RecordingBackend:
