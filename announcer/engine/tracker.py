@@ -339,20 +339,7 @@ class SessionTracker:
         sid = event.session_id
         if type(event) is OutputStreaming and state.lifecycle == "active":
             # The most frequent event by far gets the short path.
-            output_key = event.output_id or ""
-            if output_key in state.completed_outputs:
-                admission.notes.append(
-                    TrackerNote(
-                        "chunk_after_complete",
-                        "agent.output.streaming after complete: true for this output (§4.5.4)",
-                        sid,
-                        event.event_id,
-                    )
-                )
-            elif event.complete:
-                state.completed_outputs[output_key] = None
-                while len(state.completed_outputs) > CLOSED_OUTPUTS_LIMIT:
-                    state.completed_outputs.popitem(last=False)
+            self._track_output(state, event, sid, admission)
             admission.events.append(event)
             return
         if isinstance(event, SessionStarted):
@@ -411,20 +398,7 @@ class SessionTracker:
                     )
                 )
         elif isinstance(event, OutputStreaming):
-            output_key = event.output_id or ""
-            if output_key in state.completed_outputs:
-                admission.notes.append(
-                    TrackerNote(
-                        "chunk_after_complete",
-                        "agent.output.streaming after complete: true for this output (§4.5.4)",
-                        sid,
-                        event.event_id,
-                    )
-                )
-            elif event.complete:
-                state.completed_outputs[output_key] = None
-                while len(state.completed_outputs) > CLOSED_OUTPUTS_LIMIT:
-                    state.completed_outputs.popitem(last=False)
+            self._track_output(state, event, sid, admission)
         elif isinstance(event, _PROMPTS):
             state.open_prompts.add(event.reply_token)
             state.agent_state = "awaiting_input"
@@ -441,6 +415,25 @@ class SessionTracker:
             admission.voided_tokens.extend(sorted(state.open_prompts))
             state.open_prompts.clear()
         admission.events.append(event)
+
+    def _track_output(
+        self, state: SessionState, event: OutputStreaming, sid: str, admission: Admission
+    ) -> None:
+        """§4.5.4: an output ends once; chunks after its completion are noted, not hidden."""
+        output_key = event.output_id or ""
+        if output_key in state.completed_outputs:
+            admission.notes.append(
+                TrackerNote(
+                    "chunk_after_complete",
+                    "agent.output.streaming after complete: true for this output (§4.5.4)",
+                    sid,
+                    event.event_id,
+                )
+            )
+        elif event.complete:
+            state.completed_outputs[output_key] = None
+            while len(state.completed_outputs) > CLOSED_OUTPUTS_LIMIT:
+                state.completed_outputs.popitem(last=False)
 
     def prompt_closed(self, source_id: str, session_id: str, reply_token: str) -> None:
         """The user answered (or the prompt expired): it no longer needs voiding."""
