@@ -202,15 +202,8 @@ class AepAdapter(FormatAdapter):
             duration = get_path(env, "metrics", "duration_ms")
             if etype == "action.denied" and (action_id is None or action_id not in sess.open_tools):
                 reason = get_str(env, "decision", "reason") or get_str(env, "control", "message")
-                name = spoken_tool(tool_name or "a tool")
-                b.progress(
-                    sess,
-                    now,
-                    description=f"{name} denied",
-                    normal=f"{name} was denied" + (f": {reason}." if reason else "."),
-                    terse="Denied.",
-                    urgency="normal",
-                    at=at,
+                b.denied_before_request(
+                    sess, now, tool_name, detail=f": {reason}." if reason else ".", at=at
                 )
             elif etype == "action.denied":
                 reason = get_str(env, "decision", "reason") or get_str(env, "control", "message")
@@ -481,16 +474,7 @@ class AepAdapter(FormatAdapter):
         elif etype == "tool.denied" and (call is None or call not in sess.open_tools):
             # denied before it was ever requested here: it never ran, so no tool pair
             by = get_str(data, "by")
-            name = spoken_tool(tool or "a tool")
-            b.progress(
-                sess,
-                now,
-                description=f"{name} denied",
-                normal=f"{name} was denied" + (f" by {by}." if by else "."),
-                terse="Denied.",
-                urgency="normal",
-                at=at,
-            )
+            b.denied_before_request(sess, now, tool, detail=f" by {by}." if by else ".", at=at)
         elif etype == "tool.denied":
             by = get_str(data, "by")
             name = spoken_tool(tool or "the tool")

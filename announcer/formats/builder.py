@@ -560,6 +560,30 @@ class AaepBuilder:
             fields["accepted_response_kinds"] = ["freetext"]
         return self._emit(sess, "awaiting.clarification", now, fields, urgency="critical", at=at)
 
+    def denied_before_request(
+        self,
+        sess: SessionState,
+        now: float,
+        tool: str | None,
+        *,
+        detail: str,
+        at: float | None = None,
+    ) -> None:
+        """A denial of a call never requested here: it never ran, so no tool pair is opened.
+
+        ``detail`` ends the spoken sentence, e.g. ``": not allowed."`` or ``" by policy."``.
+        """
+        name = spoken_tool(tool or "a tool")
+        self.progress(
+            sess,
+            now,
+            description=f"{name} denied",
+            normal=f"{name} was denied{detail}",
+            terse="Denied.",
+            urgency="normal",
+            at=at,
+        )
+
     def progress(
         self,
         sess: SessionState,
