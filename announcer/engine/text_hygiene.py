@@ -43,6 +43,7 @@ _CONTROL: Final = re.compile(
 )
 _URL: Final = re.compile(r"\b(?:https?|ftp|wss?)://[^\s<>\"'`]+|\bwww\.[^\s<>\"'`]+", re.I)
 _URL_TRAILER: Final = ".,;:!?'\")]}"
+_FENCE_LINE: Final = re.compile(r"(?m)^ {0,3}(`{3,}|~{3,})([^\n`]*)$")
 _PARAGRAPH_BREAK: Final = re.compile(r"\n[ \t\r\f\v\xa0]*\n")
 _UNICODE_BULLET: Final = re.compile(r"(?m)^([ \t]*)•[ \t]+")
 _LINE_END_PUNCT: Final = tuple(".!?:;,…。！？؟।۔")
@@ -145,18 +146,49 @@ def clean_for_speech(
     else:
         text = strip_terminal_codes(text).replace("\r\n", "\n")
         limit = max(_PARSE_FACTOR * max_chars, 1_000)
-        cut = len(text) > limit
-        if cut:
-            end = text.rfind("\n", limit // 2, limit)
-            text = text[: end if end > 0 else limit]
+        cut_code = ""
+        if cut := len(text) > limit:
+            text, cut_code = _cut(text, limit, language)
         if _MARKUP.search(_URL.sub(" ", text)) is None:
             spoken = _shorten_urls(_plain(text))
         else:
             spoken = _render(text, language)
+        if cut_code:
+            spoken = _join([("paragraph", spoken), ("code", cut_code)])
         if cut and len(spoken) <= max_chars:
             note = translator(language).gettext("(shortened, full text in the transcript)")
             return spoken + " " + note
     return spoken if len(spoken) <= max_chars else _shorten(spoken, language, max_chars)
+
+
+def _cut(text: str, limit: int, language: str) -> tuple[str, str]:
+    """The head of a huge text to parse, and the phrase for a code block the cut falls
+    in (counted over the whole block, so a long listing is not under-reported)."""
+    opening: re.Match[str] | None = None
+    for fence in _FENCE_LINE.finditer(text):
+        if opening is None:
+            if fence.start() >= limit:
+                break
+            opening = fence
+        elif (
+            fence.group(1)[0] == opening.group(1)[0]
+            and len(fence.group(1)) >= len(opening.group(1))
+            and not fence.group(2).strip()
+        ):
+            if fence.start() >= limit:
+                body = text[opening.end() + 1 : fence.start()]
+                return text[: opening.start()], _describe_fence(body, opening, language)
+            opening = None
+    if opening is not None:  # an unclosed fence runs to the end (CommonMark §4.5)
+        body = text[opening.end() + 1 :]
+        return text[: opening.start()], _describe_fence(body, opening, language)
+    end = text.rfind("\n", limit // 2, limit)
+    return text[: end if end > 0 else limit], ""
+
+
+def _describe_fence(body: str, opening: re.Match[str], language: str) -> str:
+    info = opening.group(2).split()
+    return describe_code_block(body, info[0] if info else "", language)
 
 
 def _plain(text: str) -> str:
