@@ -102,7 +102,10 @@ class SessionListener(Protocol):
     def status_changed(self, status: SessionStatus) -> None: ...
 
 
+#: one input line -> AAEP event dicts; may carry ``finish() -> events`` for the stream's end
 FrameAdapter = Callable[[str], list[dict[str, Any]]]
+#: makes a fresh FrameAdapter for each source (adapters keep per-stream state)
+AdapterFactory = Callable[[], FrameAdapter]
 
 
 @dataclass(eq=False)
@@ -119,6 +122,8 @@ class SourceState:
     requested: dict[str, Any] | None = None
     honoured: dict[str, Any] | None = None
     producer_name: str | None = None
+    # this source's own format adapter: sessions and tool calls never mix across sources
+    adapter: FrameAdapter | None = None
 
     @property
     def name(self) -> str:
@@ -136,7 +141,7 @@ class LiveSession:
         engine: Engine | None = None,
         handshake_timeout: float = 5.0,
         exit_when_done: bool = False,
-        adapter: FrameAdapter | None = None,
+        adapter_factory: AdapterFactory | None = None,
         transports: list[Transport] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -146,14 +151,17 @@ class LiveSession:
         self.engine = engine or Engine(settings)
         self.handshake_timeout = handshake_timeout
         self.exit_when_done = exit_when_done
-        self.adapter = adapter
+        self.adapter_factory = adapter_factory
         self.clock = clock
         self._known_prompts: dict[str, PendingPrompt] = {}
         self._answered: set[str] = set()
         self._lost_tokens: dict[str, str] = {}
         self.listeners: list[SessionListener] = []
         made = transports or [open_transport(s, self.options) for s in sources]
-        self.states = [SourceState(t.source_id, t) for t in made]
+        self.states = [
+            SourceState(t.source_id, t, adapter=adapter_factory() if adapter_factory else None)
+            for t in made
+        ]
         # One queue in arrival order (prompts and the events that void them must not swap);
         # when full, the oldest non-critical frame goes, a critical one never (§5.6.2).
         self._inbound: deque[tuple[SourceState, str, bool]] = deque()
@@ -571,9 +579,9 @@ class LiveSession:
     def _enqueue(self, state: SourceState, raw: str) -> None:
         """Never blocks: critical frames always queue, others drop oldest when full."""
         frames = [raw]
-        if self.adapter is not None:
+        if state.adapter is not None:
             try:
-                frames = [json.dumps(event, ensure_ascii=False) for event in self.adapter(raw)]
+                frames = [json.dumps(event, ensure_ascii=False) for event in state.adapter(raw)]
             except Exception as exc:
                 self._count_drop(f"the format adapter refused a line ({exc})")
                 return
@@ -593,7 +601,7 @@ class LiveSession:
 
     def _finish_adapter(self, state: SourceState) -> None:
         """End of a finite stream: a format adapter closes what it left open (outputs, tools)."""
-        finish = getattr(self.adapter, "finish", None)
+        finish = getattr(state.adapter, "finish", None)
         if not callable(finish):
             return
         try:

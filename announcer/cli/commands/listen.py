@@ -21,7 +21,7 @@ from typing import Any
 
 from announcer.config import resolve_source
 from announcer.engine.settings import UserSettings
-from announcer.runtime.session import LiveSession
+from announcer.runtime.session import FrameAdapter, LiveSession
 from announcer.transports import TransportError, TransportOptions
 
 log = logging.getLogger("announcer.cli")
@@ -165,8 +165,13 @@ def options_from_args(
     )
 
 
-def format_adapter(name: str) -> Callable[[str], list[dict[str, Any]]] | None:
-    """``--format NAME``: input lines in another format, turned into AAEP event dicts."""
+def format_adapter(name: str) -> Callable[[], FrameAdapter] | None:
+    """``--format NAME``: a factory of per-source adapters turning input lines into AAEP dicts.
+
+    Each source gets its own adapter from the factory: an adapter keeps the stream's
+    sessions, sequence numbers and open tool calls, and two agents' streams must never
+    share them (one's tool result would close the other's tool call).
+    """
     if name == "aaep":
         return None
     try:
@@ -176,6 +181,8 @@ def format_adapter(name: str) -> Callable[[str], list[dict[str, Any]]] | None:
         raise SystemExit(
             f"announcer: --format {name} needs the format adapters, which this build lacks"
         ) from None
+    mapping: Any = None
+    adapter_name = name
     if name.startswith("mapping:"):
         # --format mapping:FILE: an AEP mapping file makes any agent's hook payloads audible
         path = name.removeprefix("mapping:")
@@ -190,15 +197,25 @@ def format_adapter(name: str) -> Callable[[str], list[dict[str, Any]]] | None:
             mapping = formats.parse_mapping(text)
         except formats.MappingError as exc:
             raise SystemExit(f"announcer: --format {name}: {exc}") from None
-        adapter = get_adapter(f"{mapping.agent}-hooks", mapping=mapping)
-    else:
-        try:
-            adapter = get_adapter(name)
-        except (KeyError, ValueError, LookupError) as exc:
-            raise SystemExit(f"announcer: unknown --format {name!r}: {exc}") from None
+        adapter_name = f"{mapping.agent}-hooks"
+    try:
+        get_adapter(adapter_name, mapping=mapping)  # refuse an unknown name before starting
+    except (KeyError, ValueError, LookupError) as exc:
+        raise SystemExit(f"announcer: unknown --format {name!r}: {exc}") from None
 
-    # FormatAdapter (announcer.formats): feed(line, now) -> AdapterOutput(events, diagnostics);
-    # finish(now) closes what the stream left open (runtime.session calls it at the end).
+    def new_adapter() -> FrameAdapter:
+        return _frame_adapter(name, get_adapter(adapter_name, mapping=mapping))
+
+    return new_adapter
+
+
+def _frame_adapter(name: str, adapter: Any) -> FrameAdapter:
+    """Wrap one FormatAdapter (announcer.formats) as the runtime's line -> events callable.
+
+    ``feed(line, now)`` gives events and diagnostics; ``finish(now)`` closes what the
+    stream left open (runtime.session calls it at the end of a finite source).
+    """
+
     def to_events(line: str) -> list[dict[str, Any]]:
         out = adapter.feed(line, time.time())
         for diagnostic in out.diagnostics:
@@ -262,7 +279,7 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     sources, saved_token_env = resolve_sources(list(args.sources), settings)
     options = options_from_args(args, saved_token_env)
-    adapter = format_adapter(args.format)
+    adapter_factory = format_adapter(args.format)
     driver = make_driver(args.speech, settings, ui=args.ui)
     try:
         session = LiveSession(
@@ -272,7 +289,7 @@ def run(args: argparse.Namespace) -> int:
             driver=driver,
             handshake_timeout=args.handshake_timeout,
             exit_when_done=args.exit_when_done,
-            adapter=adapter,
+            adapter_factory=adapter_factory,
         )
     except TransportError as exc:
         print(f"announcer: {exc}", file=sys.stderr)
