@@ -17,6 +17,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from announcer.config import resolve_source
@@ -83,6 +84,13 @@ def add_listen_options(parser: argparse.ArgumentParser) -> None:
     conn.add_argument("--events-path", metavar="PATH", help="SSE event stream path")
     conn.add_argument("--replies-path", metavar="PATH", help="reply POST path")
     conn.add_argument("--subscribe-path", metavar="PATH", help="subscription POST path")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="settings file to use instead of the usual one (also where the UI saves changes)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log diagnostics to stderr")
 
 
@@ -101,7 +109,8 @@ def default_ui() -> str:
 
 
 def settings_from_args(args: argparse.Namespace) -> UserSettings:
-    settings = _load_user_settings()
+    """Flags win over the settings file (``--config PATH`` or the usual one) and environment."""
+    settings = _load_user_settings(getattr(args, "config", None))
     update: dict[str, Any] = {}
     if args.verbosity:
         update["verbosity"] = args.verbosity
@@ -116,8 +125,11 @@ def settings_from_args(args: argparse.Namespace) -> UserSettings:
     return UserSettings.model_validate({**settings.model_dump(), **update})
 
 
-def _load_user_settings() -> UserSettings:
-    """The settings file when the config adapter is installed, else defaults."""
+def _load_user_settings(path: Path | None = None) -> UserSettings:
+    """The settings file when the config adapter is installed, else defaults.
+
+    ``path`` is ``--config PATH``; None means ``$ANNOUNCER_CONFIG`` or the platform's file.
+    """
     try:
         config = importlib.import_module("announcer.config.settings")
         loader = getattr(config, "load_settings", None)
@@ -125,8 +137,14 @@ def _load_user_settings() -> UserSettings:
         loader = None
     if loader is None:
         return UserSettings()
+    if path is not None and not path.is_file():
+        # a mistyped path must not look like the user's preferences were read
+        print(
+            f"announcer: --config {path}: no such file; using default settings",
+            file=sys.stderr,
+        )
     try:
-        loaded = loader()
+        loaded = loader(path)
     except Exception as exc:
         print(f"announcer: ignoring the settings file: {exc}", file=sys.stderr)
         return UserSettings()
@@ -298,10 +316,12 @@ def run(args: argparse.Namespace) -> int:
     # collector from rescanning them while events stream in.
     gc.collect()
     gc.freeze()
-    return asyncio.run(run_session(session, args.ui))
+    return asyncio.run(run_session(session, args.ui, config=args.config))
 
 
-async def run_session(session: LiveSession, ui_name: str, before: Any = None) -> int:
+async def run_session(
+    session: LiveSession, ui_name: str, before: Any = None, *, config: Path | None = None
+) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -311,15 +331,17 @@ async def run_session(session: LiveSession, ui_name: str, before: Any = None) ->
 
         PlainUi().attach(session)
     elif ui_name == "tui":
-        return await _run_tui(session)
+        return await _run_tui(session, config)
     return await session.run()
 
 
-async def _run_tui(session: LiveSession) -> int:
+async def _run_tui(session: LiveSession, config: Path | None = None) -> int:
     tui = importlib.import_module("announcer.ui.tui")
     runner = getattr(tui, "run_with_session", None)
     if runner is None:
         print("announcer: the full-screen UI cannot attach to a live session yet", file=sys.stderr)
         return 2
-    result = await runner(session)
+    saver_for = importlib.import_module("announcer.ui.tui.runner").settings_saver
+    # settings changed in the UI go back to the file they were read from (--config PATH)
+    result = await runner(session, save_settings=saver_for(session.settings, config))
     return int(result or 0)
