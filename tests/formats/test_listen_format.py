@@ -17,7 +17,11 @@ STREAMS = PEERS / "agent-cli-streams"
 
 
 def listen(
-    fmt: str, source: str | list[str], speech: Path, stdin: bytes | None = None
+    fmt: str,
+    source: str | list[str],
+    speech: Path,
+    stdin: bytes | None = None,
+    extra: list[str] | None = None,
 ) -> list[dict]:
     sources = [source] if isinstance(source, str) else source
     result = subprocess.run(
@@ -33,6 +37,7 @@ def listen(
             "--speech",
             f"jsonl:{speech}",
             "--exit-when-done",
+            *(extra or []),
             *sources,
         ],
         cwd=ROOT,

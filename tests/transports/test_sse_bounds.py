@@ -1,4 +1,4 @@
-"""§3.7 on SSE: a hostile producer's endless ``data:`` line is skipped as it arrives, never buffered."""
+"""§3.7 on SSE: an endless ``data:`` line is skipped as it arrives, never buffered."""
 
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from announcer.config import resolve_source
 from announcer.engine.settings import UserSettings
+from announcer.i18n.translate import catalog_language
 from announcer.runtime.session import FrameAdapter, LiveSession
 from announcer.transports import TransportError, TransportOptions
 
@@ -183,8 +184,10 @@ def options_from_args(
     )
 
 
-def format_adapter(name: str) -> Callable[[], FrameAdapter] | None:
+def format_adapter(name: str, language: str = "en") -> Callable[[], FrameAdapter] | None:
     """``--format NAME``: a factory of per-source adapters turning input lines into AAEP dicts.
+
+    ``language`` is the language of the sentences the adapters make up (the user's).
 
     Each source gets its own adapter from the factory: an adapter keeps the stream's
     sessions, sequence numbers and open tool calls, and two agents' streams must never
@@ -222,7 +225,7 @@ def format_adapter(name: str) -> Callable[[], FrameAdapter] | None:
         raise SystemExit(f"announcer: unknown --format {name!r}: {exc}") from None
 
     def new_adapter() -> FrameAdapter:
-        return _frame_adapter(name, get_adapter(adapter_name, mapping=mapping))
+        return _frame_adapter(name, get_adapter(adapter_name, mapping=mapping, language=language))
 
     return new_adapter
 
@@ -297,7 +300,7 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     sources, saved_token_env = resolve_sources(list(args.sources), settings)
     options = options_from_args(args, saved_token_env)
-    adapter_factory = format_adapter(args.format)
+    adapter_factory = format_adapter(args.format, catalog_language(settings.languages))
     driver = make_driver(args.speech, settings, ui=args.ui)
     try:
         session = LiveSession(
