@@ -185,6 +185,13 @@ def _too_big(size: int) -> DecodeResult:
 
 def _text_of(raw: bytes | bytearray | memoryview | str | Mapping[str, Any]) -> str | DecodeResult:
     """The frame as text, refusing oversized or non-UTF-8 input before any parsing."""
+    # The common case: ASCII holds no surrogate and no byte-order mark, and its length
+    # is its size in bytes.
+    if type(raw) is str:
+        if len(raw) <= MAX_EVENT_BYTES and raw.isascii():
+            return raw
+    elif type(raw) is bytes and len(raw) <= MAX_EVENT_BYTES and raw.isascii():
+        return raw.decode("ascii")
     if isinstance(raw, bytes | bytearray | memoryview):
         data = raw if type(raw) is bytes else bytes(raw)
         if len(data) > MAX_EVENT_BYTES:
