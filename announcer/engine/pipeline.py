@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any, Final, NamedTuple
 
 from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
 from announcer.engine.outputs import OutputStreams, Released
 from announcer.engine.phrases import N_
 from announcer.engine.policy import Policy
@@ -122,6 +123,10 @@ class Engine:
     ``paced=True`` suits backends that report completion at once (text, screen
     readers without callbacks): speech then keeps the user's ``pace_wpm`` and
     :meth:`next_wakeup` says when the next utterance is due.
+
+    ``answer_keys`` are the keys a spoken question names: those of the UI the user
+    answers in (:mod:`announcer.engine.answer_keys`); a UI that attaches later calls
+    :meth:`set_answer_keys`.
     """
 
     def __init__(
@@ -132,11 +137,12 @@ class Engine:
         diagnostics: DiagnosticsLog | None = None,
         transcript_size: int = TRANSCRIPT_SIZE,
         scheduler: SpeechScheduler | None = None,
+        answer_keys: AnswerKeys = KEY_PRESS_ANSWER_KEYS,
     ) -> None:
         self.settings = settings or UserSettings()
         self.diagnostics = diagnostics or DiagnosticsLog()
         self.tracker = SessionTracker()
-        self.policy = Policy(self.settings)
+        self.policy = Policy(self.settings, answer_keys=answer_keys)
         self.outputs = OutputStreams()
         self.book = ReplyBook()
         self.scheduler = scheduler or SpeechScheduler(self.settings, paced=paced)
@@ -249,6 +255,10 @@ class Engine:
     def set_subscription(self, source_id: str, subscription_id: str) -> None:
         """Record the subscription a connection negotiated (replies must carry it)."""
         self._subscriptions[source_id] = subscription_id
+
+    def set_answer_keys(self, answer_keys: AnswerKeys) -> None:
+        """The UI the user answers in: questions name its keys, or none if it says them."""
+        self.policy.answer_keys = answer_keys
 
     def update_settings(self, settings: UserSettings) -> None:
         self.settings = settings

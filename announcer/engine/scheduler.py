@@ -21,6 +21,10 @@ Rules, in order of precedence:
 
 Every dropped announcement is counted by reason in :attr:`drops` and recorded,
 without its text, in :attr:`drop_log`.
+
+A message split by language arrives as consecutive announcements, the later ones
+marked ``continues``: the parts are dropped together or kept together, and once the
+first part has been spoken the rest is never skipped as stale or surplus.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from typing import Final
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
+from announcer.i18n.format import format_integer
 from announcer.i18n.translate import catalog_language, translator
 
 DEFAULT_MAX_QUEUE: Final = 64
@@ -61,6 +66,14 @@ _NEWS_RANKS: Final = {
 
 def _news_rank(item: _Queued) -> int:
     return _NEWS_RANKS.get(item.announcement.kind, 2)
+
+
+def _message_end(queue: deque[_Queued], start: int) -> int:
+    """The index after the last part of the message that starts at ``start``."""
+    end = start + 1
+    while end < len(queue) and queue[end].announcement.continues:
+        end += 1
+    return end
 
 
 @dataclass(slots=True)
@@ -291,6 +304,10 @@ class SpeechScheduler:
             self._queues[interrupted.urgency].appendleft(_Queued(interrupted, now, current.seconds))
         else:
             self._drop(interrupted, "interrupted", now)
+            # The rest of an interrupted message goes with it: half a message helps nobody.
+            rest = self._queues[interrupted.urgency]
+            while rest and rest[0].announcement.continues:
+                self._drop(rest.popleft().announcement, "interrupted", now)
             for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
                 if urgency.rank < incoming.urgency.rank:
                     queue = self._queues[urgency]
@@ -306,11 +323,24 @@ class SpeechScheduler:
         background = self._queues[Urgency.BACKGROUND]
         while len(normal) + len(background) > self.max_queue:
             if background:
-                self._drop(background.popleft().announcement, "queue full", now)
+                self._drop_message(background, "queue full", now)
             else:
-                dropped = normal.popleft().announcement
-                self._drop(dropped, "queue full", now)
-                self._note_skipped(dropped)
+                self._note_skipped(self._drop_message(normal, "queue full", now)[0].announcement)
+
+    def _drop_message(self, queue: deque[_Queued], reason: str, now: float) -> list[_Queued]:
+        """Drop the oldest whole message not yet begun (or, failing that, the head)."""
+        start = 0
+        while start < len(queue) and queue[start].announcement.continues:
+            start += 1  # the rest of a message already being heard
+        if start == len(queue):
+            start = 0
+        end = _message_end(queue, start)
+        parts = [queue[index] for index in range(start, end)]
+        for _ in parts:
+            del queue[start]
+        for part in parts:
+            self._drop(part.announcement, reason, now)
+        return parts
 
     def _note_skipped(self, announcement: Announcement) -> None:
         self._skipped_pending += 1
@@ -322,37 +352,48 @@ class SpeechScheduler:
         stale_after = self.stale_after_seconds
         for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
             queue = self._queues[urgency]
-            while queue and now - queue[0].queued_at > stale_after:
-                item = queue.popleft()
-                self._drop(item.announcement, "stale", now)
+            while (
+                queue
+                and now - queue[0].queued_at > stale_after
+                and not queue[0].announcement.continues  # its first part was heard
+            ):
+                dropped = self._drop_message(queue, "stale", now)
                 if urgency is Urgency.NORMAL:
-                    self._note_skipped(item.announcement)
+                    self._note_skipped(dropped[0].announcement)
         normal = self._queues[Urgency.NORMAL]
         background = self._queues[Urgency.BACKGROUND]
         budget = self.max_queued_speech_seconds
         total = sum(item.seconds for item in normal) + sum(item.seconds for item in background)
         while total > budget and background:
-            item = background.popleft()
-            total -= item.seconds
-            self._drop(item.announcement, "too much queued speech", now)
+            dropped = self._drop_message(background, "too much queued speech", now)
+            total -= sum(item.seconds for item in dropped)
         if total <= budget or len(normal) < 2:
             return
         # Over budget: let go of the least informative news first (state chatter before
-        # results), oldest first within a rank; the newest item always stays.
+        # results), oldest first within a rank; the newest message always stays, and a
+        # message is dropped whole (never the rest of one already begun).
+        messages: list[range] = []
+        start = 0
+        while start < len(normal):
+            end = _message_end(normal, start)
+            messages.append(range(start, end))
+            start = end
         candidates = sorted(
-            range(len(normal) - 1), key=lambda index: (_news_rank(normal[index]), index)
+            (m for m in messages[:-1] if not normal[m.start].announcement.continues),
+            key=lambda message: (_news_rank(normal[message.start]), message.start),
         )
         doomed: set[int] = set()
-        for index in candidates:
+        for message in candidates:
             if total <= budget:
                 break
-            doomed.add(index)
-            total -= normal[index].seconds
+            doomed.update(message)
+            total -= sum(normal[index].seconds for index in message)
         kept: deque[_Queued] = deque()
         for index, item in enumerate(normal):
             if index in doomed:
                 self._drop(item.announcement, "too much queued speech", now)
-                self._note_skipped(item.announcement)
+                if not item.announcement.continues:
+                    self._note_skipped(item.announcement)
             else:
                 kept.append(item)
         self._queues[Urgency.NORMAL] = kept
@@ -365,6 +406,11 @@ class SpeechScheduler:
             item = critical.popleft()
             return [self._speak(item.announcement, item.seconds, now)]
         self._drop_stale(now)
+        normal = self._queues[Urgency.NORMAL]
+        if normal and normal[0].announcement.continues:
+            # The rest of the message just heard comes before any summary of skipped news.
+            item = normal.popleft()
+            return [self._speak(item.announcement, item.seconds, now)]
         if self._skipped_pending:
             count = self._skipped_pending
             self._skipped_pending = 0
@@ -373,7 +419,7 @@ class SpeechScheduler:
             text = (
                 translator(language)
                 .ngettext("{count} more update skipped.", "{count} more updates skipped.", count)
-                .format(count=count)
+                .format(count=format_integer(count, language))
             )
             summary = Announcement(text=text, language=language, kind="system.skipped")
             return [self._speak(summary, estimated_seconds(text, self.settings.pace_wpm), now)]

@@ -13,6 +13,7 @@ import re
 from typing import Final
 from urllib.parse import urlsplit
 
+from announcer.i18n.format import format_integer
 from announcer.i18n.translate import translator
 
 # ESC-based sequences: CSI (colours, cursor), OSC (titles, hyperlinks), and two-byte escapes.
@@ -111,9 +112,9 @@ def describe_code_block(code: str, language_tag: str, language: str) -> str:
     if name:
         return tr.ngettext(
             "code block, {count} line, {name}", "code block, {count} lines, {name}", lines
-        ).format(count=lines, name=name)
+        ).format(count=format_integer(lines, language), name=name)
     return tr.ngettext("code block, {count} line", "code block, {count} lines", lines).format(
-        count=lines
+        count=format_integer(lines, language)
     )
 
 
