@@ -697,7 +697,7 @@ _COMPLETION_WORDS: Final = N_("done, finished, finishes, complete, completed, co
 # Translators: words that, in an agent's summary, already say a session was cancelled, so
 # announcer does not add its own "Cancelled..." before it. Comma-separated, lower case, every
 # form a summary may use. Not spoken.
-_CANCELLATION_WORDS: Final = N_("cancelled, canceled, cancels, cancel")
+_CANCELLATION_WORDS: Final = N_("cancelled, canceled")
 # Translators: words that, up to three words before "finished" or "cancelled", turn it into
 # its opposite ("could not finish"). Comma-separated, lower case. Not spoken.
 _NEGATION_WORDS: Final = N_("not, never, no, cannot, unable, nothing, yet")
