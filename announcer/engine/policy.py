@@ -90,6 +90,7 @@ _URGENCIES: Final = {urgency.value: urgency for urgency in Urgency}
 # Producer text often lacks a final stop ("Book the 9:04 train"); speech needs one between parts.
 _SENTENCE_END = (".", "!", "?", "…", ":", ";", "。", "！", "？", "؟", "।", "۔")
 
+
 class Spoken(NamedTuple):
     """Text chosen for an event and the language it is in."""
 
@@ -459,9 +460,7 @@ class Policy:
             partial = self._producer_text(event, "partial_result")
         return [p for p in (self._own(lead), spoken, partial) if p]
 
-    def _state_changed(
-        self, event: StateChanged, session: SessionState, now: float
-    ) -> Wording:
+    def _state_changed(self, event: StateChanged, session: SessionState, now: float) -> Wording:
         quiet = (
             self.settings.cognitive_load != "high"
             and event.to_state in CYCLE_STATES
@@ -620,7 +619,7 @@ class Policy:
         return self._phrase("If you do not answer within {time}, it will be rejected.", time=amount)
 
     def _choices(self, event: AwaitingClarification, language: str) -> str:
-        """"1: Savings; 2: Checking", numbered and punctuated as ``language`` does."""
+        """Numbered labels ("1: Savings; 2: Checking") punctuated as ``language`` does."""
         tr = translator(language)
         return "; ".join(
             tr.gettext("{number}: {label}").format(
@@ -748,9 +747,13 @@ def already_says(
     tokens = words_of(text)
     for index in range(len(tokens)):
         for phrase in phrases:
-            if phrase and tokens[index : index + len(phrase)] == phrase and not any(
-                word in negations or word.endswith(("n't", "n’t"))
-                for word in tokens[max(0, index - 3) : index]
+            if (
+                phrase
+                and tokens[index : index + len(phrase)] == phrase
+                and not any(
+                    word in negations or word.endswith(("n't", "n’t"))
+                    for word in tokens[max(0, index - 3) : index]
+                )
             ):
                 return True
     return False
