@@ -113,7 +113,7 @@ def format_number_for(value: float, language: str) -> str:
     return format_number(value, language)
 
 
-def _same_language(left: str, right: str) -> bool:
+def same_language(left: str, right: str) -> bool:
     """One voice reads both: ``en`` and ``en-GB`` yes, ``es`` and ``en`` no."""
     return left == right or primary_subtag(left) == primary_subtag(right)
 
@@ -134,7 +134,7 @@ def by_language(parts: list[Spoken]) -> list[Spoken]:
         text = part.text
         if index < len(kept) - 1 and not _ends_sentence(text):
             text += "."
-        if merged and _same_language(merged[-1].language, part.language):
+        if merged and same_language(merged[-1].language, part.language):
             previous = merged[-1]
             tag = max(previous.language, part.language, key=len)
             merged[-1] = Spoken(f"{previous.text} {text}", tag)
@@ -392,8 +392,11 @@ class Policy:
         """The declared language of the producer's text; undeclared, the user's (§11.1.3)."""
         return event.primary_language or self.language
 
-    def _producer_text(self, event: AaepEvent, field_name: str) -> Spoken | None:
+    def producer_text(self, event: AaepEvent, field_name: str) -> Spoken | None:
         """A producer text field in the user's language if offered, tagged with its own."""
+        return self._producer_text(event, field_name)
+
+    def _producer_text(self, event: AaepEvent, field_name: str) -> Spoken | None:
         text = event.text(field_name, self.language)
         if not text:
             return None
@@ -640,7 +643,7 @@ class Policy:
             parts.append(Spoken(clean_for_speech(event.context_, language), language))
         if event.choices:
             labels = self._text_language(event)
-            if _same_language(labels, self.phrase_language):
+            if same_language(labels, self.phrase_language):
                 choices = self._choices(event, self.phrase_language)
                 parts.append(self._own_phrase("Choices: {choices}.", choices=choices))
             else:

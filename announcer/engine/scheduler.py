@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter, deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -217,15 +218,19 @@ class SpeechScheduler:
         return None
 
     def withdraw(
-        self, event_id: str, now: float, notice: Announcement | None = None
+        self,
+        event_id: str,
+        now: float,
+        notice: Announcement | Sequence[Announcement] | None = None,
     ) -> list[SpeechCommand]:
         """The producer cancelled what ``event_id`` asked (§6.8): do not read it out.
 
         Queued speech for it is dropped (counted as "withdrawn by producer"); if it is
         being spoken it is cut off, so the user is not asked to answer a void question,
         and ``notice`` (why it stopped) is said at once. Otherwise ``notice`` queues as
-        usual.
+        usual. A notice in several parts (languages) is said in order, kept together.
         """
+        notices = [notice] if isinstance(notice, Announcement) else list(notice or ())
         for urgency, queue in self._queues.items():
             if any(item.announcement.event_id == event_id for item in queue):
                 kept: deque[_Queued] = deque()
@@ -241,13 +246,20 @@ class SpeechScheduler:
             self._current = None
             self._done_early = False
             commands: list[SpeechCommand] = [Cancel(current.utterance_id, "withdrawn by producer")]
-            if notice is not None:
-                seconds = estimated_seconds(notice.text, self.settings.pace_wpm)
-                commands.append(self._speak(notice, seconds, now))
+            if notices:
+                pace = self.settings.pace_wpm
+                first, rest = notices[0], notices[1:]
+                commands.append(self._speak(first, estimated_seconds(first.text, pace), now))
+                for part in reversed(rest):  # next in line, ahead of anything queued
+                    seconds = estimated_seconds(part.text, pace)
+                    self._queues[part.urgency].appendleft(_Queued(part, now, seconds))
             else:
                 commands += self._start_next(now)
             return commands
-        return self.submit(notice, now) if notice is not None else []
+        submitted: list[SpeechCommand] = []
+        for part in notices:
+            submitted += self.submit(part, now)
+        return submitted
 
     def drop_obsolete(self, session_id: str, now: float) -> None:
         """A session ended: its queued state chatter and background news are moot."""

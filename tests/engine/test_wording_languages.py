@@ -333,3 +333,29 @@ def test_the_yoruba_demo_says_it_finished_once() -> None:
         ("yo", "Ó ti parí. $500 ti wà nínú àkáǹtì ìfowópamọ́ rẹ báyìí.", False)
     ]
     assert sum(a.text.count("Ó ti parí") for a in heard.spoken) == 1
+
+
+def test_a_withdrawn_question_is_named_in_its_own_language() -> None:
+    """§6.8: the notice is our phrase (Spanish) and the action as the producer wrote it."""
+    heard = Heard("es")
+    heard.feed(localized(confirmation(timeout_seconds=60), "en"))
+    cancelled = frame(
+        "agent.session.cancelled", cancelled_by="producer", summary_normal="Stopped.", at=1.0
+    )
+    said = heard.feed(localized(cancelled, "en"), now=1.0)
+    notice = [a for a in said if a.kind == "system.prompt_voided"]
+    assert parts(notice) == [
+        ("es", "Ya no hace falta responder:", False),
+        ("en", "Transfer $500.00 from checking to savings.", True),
+    ]
+    assert {a.event_id for a in notice} == {heard.spoken[0].event_id}
+
+
+def test_an_expired_question_in_the_listeners_language_stays_one_sentence() -> None:
+    heard = Heard("es")
+    question = clarification(question="¿Qué cuenta?", timeout_seconds=5)
+    heard.feed(localized(question, "es"))
+    heard.run(heard.engine.tick(10.0), 10.0)
+    [expired] = [a for a in heard.spoken if a.kind == "system.prompt_expired"]
+    assert (expired.language, expired.continues) == ("es", False)
+    assert expired.text.endswith("¿Qué cuenta?")

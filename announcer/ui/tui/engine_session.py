@@ -181,11 +181,17 @@ class EngineSession(LocalSession):
                 self.open_prompt(prompt)
 
     def _void_reason(self, prompt: PendingPrompt) -> str:
+        """The engine's notice about this prompt, every part of it (one per language)."""
+        parts: list[str] = []
         for entry in reversed(self.engine.transcript()):
             announcement = entry.announcement
             if (
                 announcement.kind.startswith("system.prompt")
                 and announcement.event_id == prompt.event_id
             ):
-                return announcement.text
-        return "it is no longer open"
+                parts.insert(0, announcement.text)
+                if not announcement.continues:
+                    return " ".join(parts)
+            elif parts:
+                break
+        return " ".join(parts) or "it is no longer open"
