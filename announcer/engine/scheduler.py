@@ -132,6 +132,8 @@ class SpeechScheduler:
             Urgency.BACKGROUND: deque(),
         }
         self._current: _Current | None = None
+        # The parts of the message being heard that have started (one split by language).
+        self._heard_parts: list[_Queued] = []
         # Paced mode: the backend reported the current utterance done before its time.
         self._done_early = False
         self._next_id = 1
@@ -312,8 +314,12 @@ class SpeechScheduler:
         self._current = None
         self._done_early = False
         if self.settings.after_interrupt == "resume":
-            # Said again from the start: half a sentence helps nobody.
-            self._queues[interrupted.urgency].appendleft(_Queued(interrupted, now, current.seconds))
+            # Said again from the start: half a sentence helps nobody (nor half a message).
+            queue = self._queues[interrupted.urgency]
+            queue.appendleft(_Queued(interrupted, now, current.seconds))
+            if interrupted.continues:
+                for part in reversed(self._heard_parts[:-1]):
+                    queue.appendleft(_Queued(part.announcement, now, part.seconds))
         else:
             self._drop(interrupted, "interrupted", now)
             # The rest of an interrupted message goes with it: half a message helps nobody.
@@ -415,6 +421,7 @@ class SpeechScheduler:
             return []
         critical = self._queues[Urgency.CRITICAL]
         if critical:
+            self._restart_split_message(now)
             item = critical.popleft()
             return [self._speak(item.announcement, item.seconds, now)]
         self._drop_stale(now)
@@ -442,6 +449,22 @@ class SpeechScheduler:
                 return [self._speak(item.announcement, item.seconds, now)]
         return []
 
+    def _restart_split_message(self, now: float) -> None:
+        """Critical speech goes between two parts of a message: say that one again whole."""
+        heard = self._heard_parts
+        if not heard or heard[-1].announcement.urgency is Urgency.CRITICAL:
+            return
+        last = heard[-1].announcement
+        queue = self._queues[last.urgency]
+        if (
+            queue
+            and queue[0].announcement.continues
+            and queue[0].announcement.event_id == last.event_id
+        ):
+            for part in reversed(heard):
+                queue.appendleft(_Queued(part.announcement, now, part.seconds))
+            self._heard_parts = []
+
     def _finish_current(self, now: float) -> list[SpeechCommand]:
         self._current = None
         self._done_early = False
@@ -452,6 +475,10 @@ class SpeechScheduler:
         utterance_id = self._next_id
         self._next_id += 1
         self._current = _Current(utterance_id, announcement, now, seconds)
+        if announcement.continues and self._heard_parts:
+            self._heard_parts.append(_Queued(announcement, now, seconds))
+        else:
+            self._heard_parts = [_Queued(announcement, now, seconds)]
         return Speak(utterance_id, announcement)
 
     def _drop(self, announcement: Announcement, reason: str, now: float) -> None:

@@ -16,7 +16,7 @@ import pytest
 from announcer.cli.commands.demo import demo_lines
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.pipeline import Engine
-from announcer.engine.scheduler import SpeechScheduler
+from announcer.engine.scheduler import SpeechScheduler, _Queued
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
 from tests.engine.aaep import clarification, confirmation, frame
@@ -359,3 +359,41 @@ def test_an_expired_question_in_the_listeners_language_stays_one_sentence() -> N
     [expired] = [a for a in heard.spoken if a.kind == "system.prompt_expired"]
     assert (expired.language, expired.continues) == ("es", False)
     assert expired.text.endswith("¿Qué cuenta?")
+
+
+def test_critical_speech_between_two_parts_makes_the_message_start_again() -> None:
+    """Resume after a barge-in, or a critical turn between parts: the whole message again."""
+    first = Announcement("Terminado.", "es", event_id="e5")
+    second = Announcement("Plan ready to review.", "en", event_id="e5", continues=True)
+    urgent = Announcement("Error.", "en", urgency=Urgency.CRITICAL, event_id="e6")
+
+    def heard_after(scheduler: SpeechScheduler, now: float) -> list[str]:
+        said: list[str] = []
+        while (current := scheduler.speaking_id) is not None:
+            commands = scheduler.on_done(current, now)
+            said += [c.announcement.text for c in commands if isinstance(c, Speak)]
+        return said
+
+    # Barge-in on the second part, resume mode: both parts again, in order.
+    scheduler = SpeechScheduler(UserSettings(after_interrupt="resume"))
+    scheduler.submit(first, 0.0)
+    scheduler.submit(second, 0.0)
+    done = scheduler.speaking_id
+    assert done is not None
+    scheduler.on_done(done, 1.0)  # now saying the second part
+    commands = scheduler.submit(urgent, 1.5)
+    assert isinstance(commands[0], Cancel)
+    assert heard_after(scheduler, 2.0) == ["Terminado.", "Plan ready to review."]
+
+    # A critical message queued while the first part is said goes next; then the whole message.
+    scheduler = SpeechScheduler()
+    scheduler.submit(Announcement("Critical first", urgency=Urgency.CRITICAL), 0.0)
+    scheduler.submit(first, 0.0)
+    scheduler.submit(second, 0.0)
+    assert heard_after(scheduler, 1.0) == ["Terminado.", "Plan ready to review."]
+    scheduler = SpeechScheduler()
+    scheduler.submit(first, 0.0)
+    scheduler.submit(second, 0.0)
+    # Arrived exactly as the first part ended (a paced backend, a replay's clock).
+    scheduler._queues[Urgency.CRITICAL].append(_Queued(urgent, 0.5, 1.0))
+    assert heard_after(scheduler, 1.0) == ["Error.", "Terminado.", "Plan ready to review."]
