@@ -10,8 +10,11 @@ payload shapes are checked by the pydantic models.
 Hand-written rather than delegated to ``jsonschema`` over the official schemas because
 ``benchmarks/validate.py`` shows this path 12-19 times faster (about 50,000 against
 3,000-4,400 events/s on the 2-core machine) while also enforcing the prose rules the
-schemas cannot express. The JSON hooks cost ~1.5 µs of ~18 µs per event; a regex
-pre-scan to skip them measured slower than the hooks themselves.
+schemas cannot express.
+
+Clean core events, the common case, are first read by ``jiter`` (pydantic's Rust JSON
+parser) and validated by their model (:func:`_quick_event`); anything in doubt is
+decoded again the careful way, which gives every diagnostic.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import jiter
 from pydantic import BaseModel, ValidationError
 
 from announcer.protocol import rules
@@ -280,6 +284,14 @@ def _decode(raw: bytes | bytearray | str | Mapping[str, Any]) -> DecodeResult:
     text = _text_of(raw)
     if isinstance(text, DecodeResult):
         return text
+    quick = _quick_event(text)
+    if quick is not None:
+        return quick
+    return _decode_carefully(text)
+
+
+def _decode_carefully(text: str) -> DecodeResult:
+    """Every check in order, with a diagnostic for each problem found."""
     try:
         data = _DECODER.decode(text)
     except _Refused as refused:
@@ -305,7 +317,7 @@ def _decode(raw: bytes | bytearray | str | Mapping[str, Any]) -> DecodeResult:
     limits: list[Diagnostic] = []
     check_depth = text.count("{") + text.count("[") > MAX_DEPTH
     check_strings = len(text) > MAX_STRING_CHARS
-    check_surrogates = "\\u" in text and ("\\ud" in text or "\\uD" in text)
+    check_surrogates = _may_hold_surrogates(text)
     if check_depth or check_strings or check_surrogates:
         walk = _walk(data, check_strings, check_surrogates)
         if walk.depth > MAX_DEPTH:
@@ -443,6 +455,48 @@ _TYPE_MODELS: dict[str, type[AaepEvent]] = {
     **{CORE_TYPE_BASE + name: model for name, model in CORE_EVENT_TYPES.items()},
 }
 _REQUIRED_KEYS = frozenset(key for key, _ in REQUIRED_ENVELOPE)
+
+
+def _may_hold_surrogates(text: str) -> bool:
+    # One-character searches are the cheap ones; most frames hold no backslash at all.
+    return "\\" in text and "\\u" in text and ("\\ud" in text or "\\uD" in text)
+
+
+# Payload objects that are free-form: their numbers are typed by no model.
+_FREE_FORM_FIELDS = ("extensions", "extra_context", "packaged_context")
+
+
+def _quick_event(text: str) -> DecodeResult | None:
+    """A clean core event read by jiter and validated by its model, or None for the careful way.
+
+    jiter refuses duplicate keys, NaN and Infinity as the careful decoder does, but reads
+    integers beyond 2^53 and floats that overflow. Those can only sit in typed fields
+    here (events with free-form objects go the careful way), where the models bound
+    them (``Count``, ``Ordinal``, ``percent``), so the event fails validation and the
+    careful decoder reads the text again and explains it. Texts long or nested enough
+    to need the §3.7 limit checks, or holding escaped surrogates, go the careful way at
+    once. tests/protocol/test_protocol_json_reading.py checks with hypothesis that both
+    ways give the same result. Measured on benchmark frames: jiter about 4 µs against
+    6-8 µs for the standard decoder with hooks.
+    """
+    if (
+        len(text) > MAX_STRING_CHARS
+        or text.count("{") + text.count("[") > MAX_DEPTH
+        or _may_hold_surrogates(text)
+    ):
+        return None
+    try:
+        data = jiter.from_json(
+            text.encode(), allow_inf_nan=False, catch_duplicate_keys=True, cache_mode="keys"
+        )
+    except ValueError:
+        return None
+    if type(data) is not dict:
+        return None
+    for name in _FREE_FORM_FIELDS:
+        if name in data:
+            return None
+    return _fast_path(data)
 
 
 def _fast_path(data: dict[str, Any]) -> DecodeResult | None:

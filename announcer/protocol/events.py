@@ -48,6 +48,10 @@ ToolName = Annotated[
 ]
 StateName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 Duration = Annotated[int, Field(ge=0, le=86_400_000)]
+# §3.8: integers stay within ±2^53; bounded here too, so a model never holds a count
+# the careful JSON decoder would have refused (protocol/decode.py reads quickly first).
+Count = Annotated[int, Field(ge=0, le=2**53)]
+Ordinal = Annotated[int, Field(ge=1, le=2**53)]
 Timeout = Annotated[int, Field(ge=1, le=86_400)]
 SemVer = Annotated[str, StringConstraints(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.\-]+)?$")]
 
@@ -152,7 +156,7 @@ class AaepEvent(TimestampedModel):
     type: Annotated[str, StringConstraints(min_length=1)]
     event_id: EventId
     session_id: SessionId
-    sequence_number: Annotated[int, Field(ge=0)] | None = None
+    sequence_number: Count | None = None
     producer: Producer
     verbosity: Verbosity | None = None
     urgency: Urgency = "normal"
@@ -257,7 +261,7 @@ class SessionCompleted(AaepEvent):
 
     summary_normal: Text
     duration_ms: Duration | None = None
-    tool_invocations_count: Annotated[int, Field(ge=0)] | None = None
+    tool_invocations_count: Count | None = None
     output_summary: AnyText | None = None
     result_uri: Uri | None = None
 
@@ -301,8 +305,8 @@ class Progress(WireModel):
     """§4.2.2: at least one of the four fields."""
 
     percent: Annotated[float, Field(ge=0, le=100)] | None = None
-    step: Annotated[int, Field(ge=1)] | None = None
-    total_steps: Annotated[int, Field(ge=1)] | None = None
+    step: Ordinal | None = None
+    total_steps: Ordinal | None = None
     description: ShortText | None = None
 
     @model_validator(mode="after")
@@ -355,7 +359,7 @@ class OutputStreaming(AaepEvent):
     SECTION = "§4.3.3"
 
     chunk: AnyText
-    position: Annotated[int, Field(ge=0)]
+    position: Count
     complete: bool
     coalesce_hint: CoalesceHint | None = None
     output_id: OutputId | None = None

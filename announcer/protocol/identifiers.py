@@ -19,9 +19,12 @@ TOOL_CALL_ID = re.compile(rf"call_{ID_BODY}")
 OUTPUT_ID = re.compile(rf"out_{ID_BODY}")
 
 # §3.2.5: date T time, no fraction or exactly 3 or 6 digits, then Z or ±HH:MM.
-TIMESTAMP = re.compile(
-    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{3}|\.\d{6})?(?:Z|[+-]\d{2}:\d{2})"
+# §3.2.5, in syntax both Python's re and pydantic-core's Rust regex read alike.
+TIMESTAMP_GRAMMAR = (
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{3}|\.[0-9]{6})?"
+    r"(?:Z|[+-][0-9]{2}:[0-9]{2})"
 )
+TIMESTAMP = re.compile(TIMESTAMP_GRAMMAR)
 # The BCP 47 shape the official schemas use (§11.1.2).
 LANGUAGE_TAG = re.compile(r"[a-zA-Z]{1,8}(?:-[a-zA-Z0-9]{1,8})*")
 SEMVER = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+(?:-[A-Za-z0-9.-]+)?")

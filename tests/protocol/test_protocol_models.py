@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from protocol_samples import FIXTURES, SEEDS, spec_examples
 from pydantic import ValidationError
 
@@ -365,3 +367,37 @@ def test_identifiers_and_timestamps() -> None:
         "2026-05-24T15:22:11.342123+01:00"
     )
     assert timestamp_from_epoch(0) == "1970-01-01T00:00:00.000Z"
+
+
+# -- §3.2.5 timestamps are checked inside pydantic-core; they must agree with ours -------
+
+_timestamps = st.builds(
+    lambda y, mo, d, h, mi, s, frac, zone: (
+        f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}{frac}{zone}"
+    ),
+    st.integers(0, 9999),
+    st.integers(0, 13),
+    st.integers(0, 32),
+    st.integers(0, 25),
+    st.integers(0, 61),
+    st.integers(0, 61),
+    st.sampled_from(["", ".000", ".342", ".999999", ".5", ".1234", ".1234567"]),
+    st.sampled_from(
+        ["Z", "z", "+00:00", "-00:00", "+01:00", "+23:59", "+24:00", "-12:30", "", "+0100"]
+    ),
+)
+
+
+@settings(max_examples=500)
+@given(_timestamps | st.text(max_size=30))
+def test_model_timestamps_agree_with_parse_timestamp(text: str) -> None:
+    expected = parse_timestamp(text)
+    try:
+        moment = SessionStarted.from_wire({**STARTED, "timestamp": text}).timestamp
+    except ValidationError as exc:
+        assert expected is None, (text, exc)
+        assert exc.errors()[0]["type"] == "timestamp_format"
+    else:
+        assert expected is not None, text
+        assert moment == expected and moment.utcoffset() == expected.utcoffset()
+        assert format_timestamp(moment) == format_timestamp(expected)
