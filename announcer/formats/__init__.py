@@ -26,6 +26,7 @@ from announcer.formats.hooks import (
 )
 from announcer.formats.mapping import Mapping, MappingError, parse_mapping
 from announcer.formats.wrapper import AgentWrapperAdapter
+from announcer.i18n.translate import SOURCE_LANGUAGE
 
 
 class AaepPassthrough(FormatAdapter):
@@ -53,14 +54,24 @@ _FACTORIES: dict[str, Callable[[], FormatAdapter]] = {
 FORMAT_NAMES: tuple[str, ...] = tuple(_FACTORIES)
 
 
-def get_adapter(name: str, *, mapping: Mapping | None = None) -> FormatAdapter:
-    """A fresh adapter for one stream; ``mapping`` makes native hook payloads audible."""
+def get_adapter(
+    name: str, *, mapping: Mapping | None = None, language: str = SOURCE_LANGUAGE
+) -> FormatAdapter:
+    """A fresh adapter for one stream; ``mapping`` makes native hook payloads audible.
+
+    ``language`` (a BCP 47 tag, e.g. the user's first language) is the language of the
+    sentences the adapter makes up; the nearest shipped catalog is used, else English.
+    """
+    adapter: FormatAdapter
     if mapping is not None:
-        return MappedHookAdapter(mapping, name)
-    factory = _FACTORIES.get(name)
-    if factory is None:
-        raise ValueError(f"unknown format {name!r}; known formats: {', '.join(FORMAT_NAMES)}")
-    return factory()
+        adapter = MappedHookAdapter(mapping, name)
+    else:
+        factory = _FACTORIES.get(name)
+        if factory is None:
+            raise ValueError(f"unknown format {name!r}; known formats: {', '.join(FORMAT_NAMES)}")
+        adapter = factory()
+    adapter.set_language(language)
+    return adapter
 
 
 __all__ = [

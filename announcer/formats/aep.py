@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from announcer.formats.base import FormatAdapter, JsonObject, get_path, get_str
-from announcer.formats.builder import AaepBuilder, SessionState, parse_time, spoken_tool
+from announcer.formats.builder import AaepBuilder, SessionState, parse_time
 from announcer.formats.speakable import (
     clip,
     command_words,
@@ -30,6 +30,7 @@ from announcer.formats.speakable import (
     speak_folder,
     speak_value,
 )
+from announcer.i18n.translate import SOURCE_LANGUAGE
 
 ANNOUNCER_EXTENSION = "x-announcer"  # where mapping files leave display styles for us
 
@@ -41,7 +42,7 @@ def _styles(envelope: JsonObject) -> dict[str, str]:
     return {}
 
 
-def content_text(envelope: JsonObject, *kinds: str) -> str | None:
+def content_text(envelope: JsonObject, *kinds: str, language: str = SOURCE_LANGUAGE) -> str | None:
     """Speakable text of the ``content`` blocks (optionally only some block types)."""
     blocks = envelope.get("content")
     if isinstance(blocks, dict):
@@ -58,7 +59,11 @@ def content_text(envelope: JsonObject, *kinds: str) -> str | None:
         style = block.get("style") or block.get("display_style")
         if value is None or value == "":
             continue
-        parts.append(speak_value(value, style if isinstance(style, str) else None, limit=600))
+        parts.append(
+            speak_value(
+                value, style if isinstance(style, str) else None, limit=600, language=language
+            )
+        )
     return " ".join(parts) or None
 
 
@@ -76,11 +81,20 @@ class AepAdapter(FormatAdapter):
     def builder(self, slug: str, display_name: str | None = None) -> AaepBuilder:
         b = self.builders.get(slug)
         if b is None:
-            b = AaepBuilder(slug, display_name or slug.replace("-", " ").replace("_", " ").title())
+            b = AaepBuilder(
+                slug,
+                display_name or slug.replace("-", " ").replace("_", " ").title(),
+                language=self.language,
+            )
             self.builders[slug] = b
         elif display_name:
             b.agent_name = display_name
         return b
+
+    def set_language(self, language: str) -> None:
+        super().set_language(language)
+        for b in self.builders.values():
+            b.language = self.language
 
     def _flush(self) -> None:
         for b in self.builders.values():
@@ -122,7 +136,7 @@ class AepAdapter(FormatAdapter):
         at = parse_time(env.get("time"))
         styles = _styles(env)
         who = b.agent_name
-        text = content_text(env)
+        text = content_text(env, language=self.language)
         action_id = get_str(env, "action", "id")
         tool_name = get_str(env, "tool", "name")
         opened = sess.open_tools.get(action_id) if action_id else None
@@ -135,18 +149,32 @@ class AepAdapter(FormatAdapter):
 
         if etype in ("session.start", "session.started", "session.resume"):
             cwd = get_str(env, "workspace", "cwd")
-            where = f" in {speak_folder(cwd)}" if cwd else ""
+            started = (
+                self._t("{agent} session started in {folder}.").format(
+                    agent=who, folder=speak_folder(cwd)
+                )
+                if cwd
+                else self._t("{agent} session started.").format(agent=who)
+            )
             b.session_started(
-                sess, now, normal=f"{who} session started{where}.", terse=f"{who} started.", at=at
+                sess,
+                now,
+                normal=started,
+                terse=self._t("{agent} started.").format(agent=who),
+                at=at,
             )
         elif etype in ("session.end", "session.ended"):
             reason = get_str(env, "session", "end_reason") or get_str(env, "reason")
             b.session_completed(
                 sess,
                 now,
-                normal=f"{who} session ended.",
-                terse="Ended.",
-                detailed=f"{who} session ended: {reason}." if reason else None,
+                normal=self._t("{agent} session ended.").format(agent=who),
+                terse=self._t("Ended."),
+                detailed=self._t("{agent} session ended: {reason}.").format(
+                    agent=who, reason=reason
+                )
+                if reason
+                else None,
                 at=at,
             )
         elif etype in ("prompt.submitted",):
@@ -154,9 +182,11 @@ class AepAdapter(FormatAdapter):
                 sess,
                 now,
                 "thinking",
-                normal=f"{who} is working on your prompt.",
-                terse="Thinking.",
-                detailed=f"{who} got your prompt: {text}" if text else None,
+                normal=self._t("{agent} is working on your prompt.").format(agent=who),
+                terse=self._t("Thinking."),
+                detailed=self._t("{agent} got your prompt: {text}").format(agent=who, text=text)
+                if text
+                else None,
                 at=at,
             )
         elif etype in ("model.thought", "thought"):
@@ -164,8 +194,10 @@ class AepAdapter(FormatAdapter):
                 sess,
                 now,
                 "thinking",
-                normal=f"Thinking: {text}" if text else "Thinking.",
-                terse="Thinking.",
+                normal=self._t("Thinking: {text}").format(text=text)
+                if text
+                else self._t("Thinking."),
+                terse=self._t("Thinking."),
                 at=at,
                 force=bool(text),
             )
@@ -182,18 +214,25 @@ class AepAdapter(FormatAdapter):
             b.progress(
                 sess,
                 now,
-                description=clip(text or "Plan updated.", 4096),
-                normal=f"Plan: {text}" if text else "Plan updated.",
-                terse="Plan.",
+                description=clip(text or self._t("Plan updated."), 4096),
+                normal=self._t("Plan: {text}").format(text=text)
+                if text
+                else self._t("Plan updated."),
+                terse=self._t("Plan."),
                 urgency="normal",
                 at=at,
             )
         elif etype == "action.requested":
             args = command_words(
-                env.get("action", {}).get("input") if isinstance(env.get("action"), dict) else None
+                env.get("action", {}).get("input") if isinstance(env.get("action"), dict) else None,
+                self.language,
             )
             if args is None and "action.input" in styles:
-                args = speak_value(get_path(env, "action", "input"), styles["action.input"])
+                args = speak_value(
+                    get_path(env, "action", "input"),
+                    styles["action.input"],
+                    language=self.language,
+                )
             b.tool_invoked(sess, now, action_id, tool_name, args_summary=args, at=at, detailed=text)
         elif etype in ("action.completed", "action.failed", "action.denied"):
             status = get_str(env, "action", "status")
@@ -202,22 +241,26 @@ class AepAdapter(FormatAdapter):
             duration = get_path(env, "metrics", "duration_ms")
             if etype == "action.denied" and (action_id is None or action_id not in sess.open_tools):
                 reason = get_str(env, "decision", "reason") or get_str(env, "control", "message")
-                b.denied_before_request(
-                    sess, now, tool_name, detail=f": {reason}." if reason else ".", at=at
-                )
+                b.denied_before_request(sess, now, tool_name, reason=reason, at=at)
             elif etype == "action.denied":
                 reason = get_str(env, "decision", "reason") or get_str(env, "control", "message")
-                name = spoken_tool(tool_name or "the tool")
+                name = b.spoken_tool(tool_name) if tool_name else self._t("the tool")
                 b.tool_completed(
                     sess,
                     now,
                     action_id,
                     "error",
                     tool_name=tool_name,
-                    normal=f"Denied: {reason}." if reason else "Denied.",
-                    detailed=f"{name} was denied" + (f": {reason}." if reason else "."),
-                    terse="Denied.",
-                    error_message=reason or "denied",
+                    normal=self._t("Denied: {reason}.").format(reason=reason)
+                    if reason
+                    else self._t("Denied."),
+                    detailed=self._t("{tool} was denied: {reason}.").format(
+                        tool=name, reason=reason
+                    )
+                    if reason
+                    else self._t("{tool} was denied.").format(tool=name),
+                    terse=self._t("Denied."),
+                    error_message=reason or self._t("denied"),
                     at=at,
                 )
             else:
@@ -235,32 +278,34 @@ class AepAdapter(FormatAdapter):
                 )
         elif etype in ("subagent.start", "subagent.started"):
             name = (
-                get_str(env, "subagent", "type") or get_str(env, "subagent", "name") or "a subagent"
+                get_str(env, "subagent", "type")
+                or get_str(env, "subagent", "name")
+                or self._t("a subagent")
             )
             b.progress(
                 sess,
                 now,
-                description=f"Started {name}",
-                normal=f"{who} started {name}.",
-                terse="Subagent started.",
+                description=self._t("Started {name}").format(name=name),
+                normal=self._t("{agent} started {name}.").format(agent=who, name=name),
+                terse=self._t("Subagent started."),
                 at=at,
             )
         elif etype in ("subagent.stop", "subagent.stopped", "subagent.end"):
             b.progress(
                 sess,
                 now,
-                description="Subagent finished",
-                normal="A subagent finished.",
-                terse="Subagent done.",
+                description=self._t("Subagent finished"),
+                normal=self._t("A subagent finished."),
+                terse=self._t("Subagent done."),
                 at=at,
             )
         elif etype == "context.compacted":
             b.progress(
                 sess,
                 now,
-                description="Context compacted",
-                normal=f"{who} compacted its context.",
-                terse="Compacted.",
+                description=self._t("Context compacted"),
+                normal=self._t("{agent} compacted its context.").format(agent=who),
+                terse=self._t("Compacted."),
                 at=at,
             )
         elif etype in ("agent.stop", "turn.completed", "stop"):
@@ -268,8 +313,8 @@ class AepAdapter(FormatAdapter):
                 sess,
                 now,
                 "idle",
-                normal=f"{who} finished responding.",
-                terse="Done.",
+                normal=self._t("{agent} finished responding.").format(agent=who),
+                terse=self._t("Done."),
                 urgency="normal",
                 at=at,
                 force=True,
@@ -279,8 +324,10 @@ class AepAdapter(FormatAdapter):
                 sess,
                 now,
                 description=clip(text or etype, 4096),
-                normal=f"{who}: {text}" if text else f"{who} sent a notification.",
-                terse="Notification.",
+                normal=self._t("{agent}: {text}").format(agent=who, text=text)
+                if text
+                else self._t("{agent} sent a notification.").format(agent=who),
+                terse=self._t("Notification."),
                 urgency="normal",
                 at=at,
             )
@@ -291,20 +338,20 @@ class AepAdapter(FormatAdapter):
                 sess,
                 now,
                 "thinking",
-                normal="The question was answered.",
-                terse="Answered.",
+                normal=self._t("The question was answered."),
+                terse=self._t("Answered."),
                 urgency="normal",
                 at=at,
                 force=True,
             )
         elif etype in ("error", "agent.error", "session.error"):
-            message = text or get_str(env, "error", "message") or "an error"
+            message = text or get_str(env, "error", "message") or self._t("an error")
             b.progress(
                 sess,
                 now,
                 description=clip(message, 4096),
-                normal=f"{who} error: {message}",
-                terse="Error.",
+                normal=self._t("{agent} error: {message}").format(agent=who, message=message),
+                terse=self._t("Error."),
                 urgency="normal",
                 at=at,
             )
@@ -314,7 +361,7 @@ class AepAdapter(FormatAdapter):
                 sess,
                 now,
                 description=clip(text, 4096),
-                normal=f"{who}: {text}",
+                normal=self._t("{agent}: {text}").format(agent=who, text=text),
                 at=at,
                 urgency="normal",
             )
@@ -330,7 +377,7 @@ class AepAdapter(FormatAdapter):
         at: float | None,
         text: str | None,
     ) -> None:
-        question = content_text(env, "question", "prompt") or text
+        question = content_text(env, "question", "prompt", language=self.language) or text
         if not question:
             self.diagnose("empty_content", "a question without text; not announced")
             return
@@ -355,9 +402,13 @@ class AepAdapter(FormatAdapter):
                 now,
                 token_seed=seed,
                 action=plain(question),
-                consequence=f"{b.agent_name} goes ahead only if you accept.",
-                normal=f"{b.agent_name} asks: {plain(question)}",
-                terse=title or "Permission needed.",
+                consequence=self._t("{agent} goes ahead only if you accept.").format(
+                    agent=b.agent_name
+                ),
+                normal=self._t("{agent} asks: {question}").format(
+                    agent=b.agent_name, question=plain(question)
+                ),
+                terse=title or self._t("Permission needed."),
                 at=at,
             )
         else:
@@ -366,7 +417,9 @@ class AepAdapter(FormatAdapter):
                 now,
                 token_seed=seed,
                 question=plain(question),
-                normal=f"{b.agent_name} asks: {plain(question)}",
+                normal=self._t("{agent} asks: {question}").format(
+                    agent=b.agent_name, question=plain(question)
+                ),
                 terse=title,
                 at=at,
             )
@@ -400,44 +453,69 @@ class AepAdapter(FormatAdapter):
             b.model = get_str(data, "gen_ai.request.model") or b.model
             b.agent_version = get_str(data, "client", "version") or b.agent_version
             b.session_started(
-                sess, now, normal=f"{who} session started.", terse=f"{who} started.", at=at
+                sess,
+                now,
+                normal=self._t("{agent} session started.").format(agent=who),
+                terse=self._t("{agent} started.").format(agent=who),
+                at=at,
             )
         elif etype == "session.ended":
             reason = get_str(data, "reason")
-            took = f", after {speak_duration_ms(duration_ms)}" if duration_ms is not None else ""
+            took = (
+                speak_duration_ms(duration_ms, self.language) if duration_ms is not None else None
+            )
+            if took:
+                ended = self._t("{agent} session ended, after {duration}.")
+                ended_why = self._t("{agent} session ended ({reason}), after {duration}.")
+            else:
+                ended = self._t("{agent} session ended.")
+                ended_why = self._t("{agent} session ended ({reason}).")
             b.session_completed(
                 sess,
                 now,
-                normal=f"{who} session ended{took}.",
-                terse="Ended.",
-                detailed=f"{who} session ended ({reason}){took}." if reason else None,
+                normal=ended.format(agent=who, duration=took),
+                terse=self._t("Ended."),
+                detailed=ended_why.format(agent=who, reason=reason, duration=took)
+                if reason
+                else None,
                 duration_ms=duration_ms,
                 at=at,
             )
         elif etype == "run.started":
             b.state_changed(
-                sess, now, "thinking", normal=f"{who} is working.", terse="Working.", at=at
+                sess,
+                now,
+                "thinking",
+                normal=self._t("{agent} is working.").format(agent=who),
+                terse=self._t("Working."),
+                at=at,
             )
         elif etype == "run.finished":
-            took = f" in {speak_duration_ms(duration_ms)}" if duration_ms is not None else ""
+            finished = (
+                self._t("{agent} finished in {duration}.").format(
+                    agent=who, duration=speak_duration_ms(duration_ms, self.language)
+                )
+                if duration_ms is not None
+                else self._t("{agent} finished.").format(agent=who)
+            )
             b.state_changed(
                 sess,
                 now,
                 "idle",
-                normal=f"{who} finished{took}.",
-                terse="Done.",
+                normal=finished,
+                terse=self._t("Done."),
                 urgency="normal",
                 at=at,
                 force=True,
             )
         elif etype == "run.failed":
-            reason = (get_str(data, "reason") or "unknown reason").replace("_", " ")
+            reason = (get_str(data, "reason") or self._t("unknown reason")).replace("_", " ")
             b.state_changed(
                 sess,
                 now,
                 "idle",
-                normal=f"{who} run failed: {reason}.",
-                terse="Run failed.",
+                normal=self._t("{agent} run failed: {reason}.").format(agent=who, reason=reason),
+                terse=self._t("Run failed."),
                 urgency="normal",
                 at=at,
                 force=True,
@@ -448,8 +526,10 @@ class AepAdapter(FormatAdapter):
                 sess,
                 now,
                 "idle",
-                normal=f"{who} run cancelled" + (f": {reason}." if reason else "."),
-                terse="Cancelled.",
+                normal=self._t("{agent} run cancelled: {reason}.").format(agent=who, reason=reason)
+                if reason
+                else self._t("{agent} run cancelled.").format(agent=who),
+                terse=self._t("Cancelled."),
                 urgency="normal",
                 at=at,
                 force=True,
@@ -474,20 +554,22 @@ class AepAdapter(FormatAdapter):
         elif etype == "tool.denied" and (call is None or call not in sess.open_tools):
             # denied before it was ever requested here: it never ran, so no tool pair
             by = get_str(data, "by")
-            b.denied_before_request(sess, now, tool, detail=f" by {by}." if by else ".", at=at)
+            b.denied_before_request(sess, now, tool, by=by, at=at)
         elif etype == "tool.denied":
             by = get_str(data, "by")
-            name = spoken_tool(tool or "the tool")
+            name = b.spoken_tool(tool) if tool else self._t("the tool")
             b.tool_completed(
                 sess,
                 now,
                 call,
                 "error",
                 tool_name=tool,
-                normal=f"Denied by {by}." if by else "Denied.",
-                detailed=f"{name} was denied" + (f" by {by}." if by else "."),
-                terse="Denied.",
-                error_message=get_str(data, "rule") or "denied",
+                normal=self._t("Denied by {who}.").format(who=by) if by else self._t("Denied."),
+                detailed=self._t("{tool} was denied by {who}.").format(tool=name, who=by)
+                if by
+                else self._t("{tool} was denied.").format(tool=name),
+                terse=self._t("Denied."),
+                error_message=get_str(data, "rule") or self._t("denied"),
                 at=at,
             )
         elif etype == "attention.requested":
@@ -499,8 +581,10 @@ class AepAdapter(FormatAdapter):
                     sess,
                     now,
                     "thinking",
-                    normal=f"Answered: {option}." if option else "The request was answered.",
-                    terse="Answered.",
+                    normal=self._t("Answered: {option}.").format(option=option)
+                    if option
+                    else self._t("The request was answered."),
+                    terse=self._t("Answered."),
                     urgency="normal",
                     at=at,
                     force=True,
@@ -510,25 +594,24 @@ class AepAdapter(FormatAdapter):
                 sess,
                 now,
                 "idle",
-                normal="Nobody answered the request in time.",
-                terse="Request timed out.",
+                normal=self._t("Nobody answered the request in time."),
+                terse=self._t("Request timed out."),
                 urgency="normal",
                 at=at,
                 force=True,
             )
         elif etype == "error.raised":
-            message = error or "an error"
+            message = error or self._t("an error")
+            said = self._t("{agent} error: {message}").format(agent=who, message=message)
             if data.get("fatal") is True:
-                b.session_errored(
-                    sess, now, normal=f"{who} error: {message}", terse="Error.", at=at
-                )
+                b.session_errored(sess, now, normal=said, terse=self._t("Error."), at=at)
             else:
                 b.progress(
                     sess,
                     now,
                     description=clip(message, 4096),
-                    normal=f"{who} error: {message}",
-                    terse="Error.",
+                    normal=said,
+                    terse=self._t("Error."),
                     urgency="normal",
                     at=at,
                 )
@@ -546,7 +629,9 @@ class AepAdapter(FormatAdapter):
                     now,
                     description=status_text,
                     percent=pct,
-                    normal=status_text.capitalize() + "." if status_text else f"{pct:.0f} percent.",
+                    normal=status_text.capitalize() + "."
+                    if status_text
+                    else self._t("{percent} percent.").format(percent=f"{pct:.0f}"),
                     at=at,
                 )
             else:
@@ -554,52 +639,73 @@ class AepAdapter(FormatAdapter):
                     "empty_content", "progress.status without message or percent; not announced"
                 )
         elif etype in ("progress.task.planned", "progress.task.completed"):
-            title = get_str(data, "task", "title") or "a task"
+            title = get_str(data, "task", "title") or self._t("a task")
             done = etype.endswith("completed")
             b.progress(
                 sess,
                 now,
                 description=title,
-                normal=("Done: " if done else "Planned: ") + title + ".",
+                normal=(self._t("Done: {task}.") if done else self._t("Planned: {task}.")).format(
+                    task=title
+                ),
                 at=at,
             )
         elif etype == "progress.artifact.produced":
-            name = get_str(data, "artifact", "name") or "a file"
+            name = get_str(data, "artifact", "name") or self._t("a file")
             b.progress(
-                sess, now, description=f"Produced {name}", normal=f"{who} produced {name}.", at=at
+                sess,
+                now,
+                description=self._t("Produced {name}").format(name=name),
+                normal=self._t("{agent} produced {name}.").format(agent=who, name=name),
+                at=at,
             )
         elif etype in ("run.step.started", "run.step.finished"):
             step_name = get_str(data, "name")
             if step_name:
-                b.progress(sess, now, description=step_name, normal=f"Step: {step_name}.", at=at)
+                b.progress(
+                    sess,
+                    now,
+                    description=step_name,
+                    normal=self._t("Step: {step}.").format(step=step_name),
+                    at=at,
+                )
         elif etype.startswith("delegation.subagent."):
-            kind = get_str(data, "agent_type") or "subagent"
-            started = etype.endswith("started")
+            kind = get_str(data, "agent_type") or self._t("subagent")
+            if etype.endswith("started"):
+                description = self._t("{kind} subagent started")
+                said = self._t("{agent} started subagent {kind}.")
+            else:
+                description = self._t("{kind} subagent finished")
+                said = self._t("{agent} finished subagent {kind}.")
             b.progress(
                 sess,
                 now,
-                description=f"{kind} subagent {'started' if started else 'finished'}",
-                normal=f"{who} {'started' if started else 'finished'} subagent {kind}.",
+                description=description.format(kind=kind),
+                normal=said.format(agent=who, kind=kind),
                 at=at,
             )
         elif etype == "session.compacted":
             b.progress(
                 sess,
                 now,
-                description="Context compacted",
-                normal=f"{who} compacted its context.",
-                terse="Compacted.",
+                description=self._t("Context compacted"),
+                normal=self._t("{agent} compacted its context.").format(agent=who),
+                terse=self._t("Compacted."),
                 at=at,
             )
         elif etype == "agent.health":
-            status = get_str(data, "status") or "unknown"
+            status = get_str(data, "status") or self._t("unknown")
             if status != "ok" and status != "healthy":
                 detail = get_str(data, "detail")
                 b.progress(
                     sess,
                     now,
-                    description=f"health {status}",
-                    normal=f"{who} health: {status}" + (f", {detail}." if detail else "."),
+                    description=self._t("health {status}").format(status=status),
+                    normal=self._t("{agent} health: {status}, {detail}.").format(
+                        agent=who, status=status, detail=detail
+                    )
+                    if detail
+                    else self._t("{agent} health: {status}.").format(agent=who, status=status),
                     urgency="normal",
                     at=at,
                 )
@@ -608,8 +714,8 @@ class AepAdapter(FormatAdapter):
                 sess,
                 now,
                 "awaiting_input",
-                normal=f"{who} is waiting for you.",
-                terse="Waiting.",
+                normal=self._t("{agent} is waiting for you.").format(agent=who),
+                terse=self._t("Waiting."),
                 urgency="normal",
                 at=at,
             )
@@ -635,7 +741,7 @@ class AepAdapter(FormatAdapter):
         at: float | None,
     ) -> None:
         kind = get_str(data, "kind") or "question"
-        prompt = get_str(data, "prompt") or "The agent needs your attention."
+        prompt = get_str(data, "prompt") or self._t("The agent needs your attention.")
         seed = get_str(env, "id") or prompt
         if kind == "permission":
             b.confirmation(
@@ -643,9 +749,13 @@ class AepAdapter(FormatAdapter):
                 now,
                 token_seed=seed,
                 action=prompt,
-                consequence=f"{b.agent_name} goes ahead only if you accept.",
-                normal=f"{b.agent_name} asks: {prompt}",
-                terse="Permission needed.",
+                consequence=self._t("{agent} goes ahead only if you accept.").format(
+                    agent=b.agent_name
+                ),
+                normal=self._t("{agent} asks: {question}").format(
+                    agent=b.agent_name, question=prompt
+                ),
+                terse=self._t("Permission needed."),
                 at=at,
             )
             return
@@ -665,8 +775,8 @@ class AepAdapter(FormatAdapter):
             now,
             token_seed=seed,
             question=question,
-            normal=f"{b.agent_name} asks: {prompt}",
-            terse="Question.",
+            normal=self._t("{agent} asks: {question}").format(agent=b.agent_name, question=prompt),
+            terse=self._t("Question."),
             choices=choices,
             at=at,
         )

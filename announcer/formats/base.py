@@ -14,6 +14,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
+from announcer.i18n.translate import SOURCE_LANGUAGE, catalog_language, translator
+
 JsonObject = dict[str, Any]
 
 
@@ -52,10 +54,24 @@ class FormatAdapter(ABC):
 
     #: the name ``get_adapter`` knows this adapter by
     name: str = ""
+    #: the catalog language our own sentences are generated in (``set_language``)
+    language: str = SOURCE_LANGUAGE
 
     def __init__(self) -> None:
         self.line_number = 0
         self._out = AdapterOutput()
+
+    def set_language(self, language: str) -> None:
+        """Say our sentences in the shipped catalog nearest ``language`` (English if none).
+
+        Events carry that language in ``localization_hints.primary_language``
+        (Chapter 11). Subclasses pass it on to their builders.
+        """
+        self.language = catalog_language([language])
+
+    def _t(self, message: str) -> str:
+        """One of our sentences in the adapter's language (gettext)."""
+        return translator(self.language).gettext(message)
 
     # -- public contract -------------------------------------------------
 

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from announcer.formats.speakable import clip
+from announcer.i18n.translate import SOURCE_LANGUAGE, translator
 
 AAEP_CONTEXT = "https://aaep-protocol.org/context/v1"
 # §4.3.3 schema: chunk maxLength
@@ -102,15 +103,16 @@ def tool_identifier(name: str | None) -> str:
     return cleaned
 
 
-def spoken_tool(name: str) -> str:
+def spoken_tool(name: str, language: str = SOURCE_LANGUAGE) -> str:
     """``mcp__github__create_issue`` or ``github.create_issue`` -> ``create issue from github``."""
+    from_server = translator(language).gettext("{tool} from {server}")
     if name.startswith("mcp__"):
         parts = name.split("__")
         if len(parts) >= 3:
-            return f"{parts[2].replace('_', ' ')} from {parts[1]}"
+            return from_server.format(tool=parts[2].replace("_", " "), server=parts[1])
     server, dot, tool = name.partition(".")
     if dot and server and tool and "." not in tool:  # Codex's "server.tool" for MCP calls
-        return f"{tool.replace('_', ' ')} from {server.replace('_', ' ')}"
+        return from_server.format(tool=tool.replace("_", " "), server=server.replace("_", " "))
     return name.replace("_", " ")
 
 
@@ -165,9 +167,16 @@ def summaries(normal: str, terse: str | None = None, detailed: str | None = None
 
 
 class AaepBuilder:
-    """Makes AAEP events for one input stream of one agent."""
+    """Makes AAEP events for one input stream of one agent.
 
-    def __init__(self, agent_id: str, agent_name: str, *, salt: str = "") -> None:
+    ``language`` is the catalog language of our own sentences (Chapter 11): they are
+    generated through gettext in it, and events say so in ``localization_hints``.
+    """
+
+    def __init__(
+        self, agent_id: str, agent_name: str, *, salt: str = "", language: str = SOURCE_LANGUAGE
+    ) -> None:
+        self.language = language
         self.agent_id = agent_id
         self.agent_name = agent_name
         self.agent_version: str | None = None
@@ -213,6 +222,13 @@ class AaepBuilder:
             return cur  # keep the ids already spoken consistent within this stream
         return self.session(native_id)
 
+    def _t(self, message: str) -> str:
+        """One of our sentences in the stream's language (gettext)."""
+        return translator(self.language).gettext(message)
+
+    def spoken_tool(self, name: str) -> str:
+        return spoken_tool(name, self.language)
+
     def take(self) -> list[Event]:
         out, self.events = self.events, []
         return out
@@ -252,9 +268,9 @@ class AaepBuilder:
             "urgency": urgency,
         }
         if type_ != "output.streaming":
-            # our summaries are English sentences (Chapter 11: say which language text is in);
-            # streamed output is the agent's own text, in a language we do not know
-            event["localization_hints"] = {"primary_language": "en"}
+            # our summaries are in the user's language (Chapter 11: say which language text
+            # is in); streamed output is the agent's own text, in a language we do not know
+            event["localization_hints"] = {"primary_language": self.language}
         event.update(fields)
         sess.next_seq += 1
         self.events.append(event)
@@ -282,8 +298,8 @@ class AaepBuilder:
         sess.started, sess.ended, sess.state = True, False, "idle"
         sess.started_at = at if at is not None else now
         fields = summaries(
-            normal or f"{self.agent_name} session started.",
-            terse or f"{self.agent_name} started.",
+            normal or self._t("{agent} session started.").format(agent=self.agent_name),
+            terse or self._t("{agent} started.").format(agent=self.agent_name),
             detailed,
         )
         fields.update(extra or {})
@@ -333,7 +349,7 @@ class AaepBuilder:
         self, sess: SessionState, now: float, *, normal: str, by: str, at: float | None = None
     ) -> None:
         self._close_open(sess, now, at)
-        fields: dict[str, Any] = summaries(normal, "Cancelled.")
+        fields: dict[str, Any] = summaries(normal, self._t("Cancelled."))
         fields["cancelled_by"] = by
         self._emit(sess, "session.cancelled", now, fields, at=at)
         sess.ended = True
@@ -387,12 +403,16 @@ class AaepBuilder:
         call_id = "call_" + digest(self.salt, sess.session_id, key, length=24)
         sess.open_tools[key] = OpenTool(tool, call_id, at if at is not None else now)
         sess.tool_count += 1
-        spoken = spoken_tool(tool_name or tool)
+        spoken = self.spoken_tool(tool_name or tool)
         fields: dict[str, Any] = {"tool": tool, "tool_call_id": call_id}
+        running = (
+            self._t("Running {tool}: {details}.").format(tool=spoken, details=args_summary)
+            if args_summary
+            else self._t("Running {tool}.").format(tool=spoken)
+        )
         fields.update(
             summaries(
-                normal
-                or (f"Running {spoken}: {args_summary}." if args_summary else f"Running {spoken}."),
+                normal or running,
                 terse or f"{spoken}.",
                 detailed,
             )
@@ -424,19 +444,19 @@ class AaepBuilder:
             # a result without its call (the stream started mid-way): announce the call
             # quietly first so the pair stays whole (§4.5.2), then say the result
             key = key or f"orphan-{sess.next_seq}"
-            spoken = spoken_tool(tool_name) if tool_name else "A tool"
+            spoken = self.spoken_tool(tool_name) if tool_name else self._t("A tool")
             self.tool_invoked(
                 sess,
                 now,
                 key,
                 tool_name,
-                normal=f"{spoken} was running.",
+                normal=self._t("{tool} was running.").format(tool=spoken),
                 at=at,
                 urgency="background",
             )
             opened = sess.open_tools.pop(key)
         else:
-            spoken = spoken_tool(opened.tool)
+            spoken = self.spoken_tool(opened.tool)
             if duration_ms is None:
                 elapsed = (at if at is not None else now) - opened.started
                 duration_ms = int(elapsed * 1000) if elapsed >= 0 else None
@@ -445,20 +465,27 @@ class AaepBuilder:
         # status), so a failure's summary says why, without naming the tool again.
         if normal is None:
             if status == "success":
-                normal = f"{spoken} finished."
+                normal = self._t("{tool} finished.").format(tool=spoken)
             elif status == "timeout":
-                normal = "It did not finish in time."
+                normal = self._t("It did not finish in time.")
             else:
-                normal = sentence(error_message) if error_message else "It reported an error."
+                normal = (
+                    sentence(error_message) if error_message else self._t("It reported an error.")
+                )
             if status != "success" and detailed is None:
-                detailed = f"{spoken} {'timed out' if status == 'timeout' else 'failed'}: {normal}"
+                detailed = (
+                    self._t("{tool} timed out: {reason}")
+                    if status == "timeout"
+                    else self._t("{tool} failed: {reason}")
+                ).format(tool=spoken, reason=normal)
         fields: dict[str, Any] = {"tool": tool, "status": status, "tool_call_id": call_id}
-        fields.update(
-            summaries(normal, terse or ("Done." if status == "success" else "Failed."), detailed)
-        )
+        done = self._t("Done.") if status == "success" else self._t("Failed.")
+        fields.update(summaries(normal, terse or done, detailed))
         if status != "success":
             # §4.3.2: a failure explains itself, even when the agent gave no reason we may say
-            fields["error_message"] = clip(error_message or f"{spoken} did not succeed", 4096)
+            fields["error_message"] = clip(
+                error_message or self._t("{tool} did not succeed").format(tool=spoken), 4096
+            )
         if duration_ms is not None and 0 <= duration_ms <= 86_400_000:
             fields["duration_ms"] = duration_ms
         # a failed tool matters to the user; a succeeded one is background news
@@ -566,20 +593,28 @@ class AaepBuilder:
         now: float,
         tool: str | None,
         *,
-        detail: str,
+        reason: str | None = None,
+        by: str | None = None,
         at: float | None = None,
     ) -> None:
         """A denial of a call never requested here: it never ran, so no tool pair is opened.
 
-        ``detail`` ends the spoken sentence, e.g. ``": not allowed."`` or ``" by policy."``.
+        The sentence gives the ``reason`` ("was denied: not allowed.") or who denied it
+        ("was denied by policy.").
         """
-        name = spoken_tool(tool or "a tool")
+        name = self.spoken_tool(tool) if tool else self._t("a tool")
+        if reason:
+            said = self._t("{tool} was denied: {reason}.").format(tool=name, reason=reason)
+        elif by:
+            said = self._t("{tool} was denied by {who}.").format(tool=name, who=by)
+        else:
+            said = self._t("{tool} was denied.").format(tool=name)
         self.progress(
             sess,
             now,
-            description=f"{name} denied",
-            normal=f"{name} was denied{detail}",
-            terse="Denied.",
+            description=self._t("{tool} denied").format(tool=name),
+            normal=said,
+            terse=self._t("Denied."),
             urgency="normal",
             at=at,
         )
@@ -608,7 +643,7 @@ class AaepBuilder:
         if description:
             progress["description"] = clip(description, 4096)
         if not progress:
-            progress["description"] = clip(normal or "Working.", 4096)
+            progress["description"] = clip(normal or self._t("Working."), 4096)
         fields: dict[str, Any] = {"progress": progress}
         if normal:
             fields.update(summaries(normal, terse))
@@ -626,8 +661,8 @@ class AaepBuilder:
                 now,
                 key,
                 "timeout",
-                normal="It never reported back before the stream ended.",
-                error_message="the stream ended before the tool reported a result",
+                normal=self._t("It never reported back before the stream ended."),
+                error_message=self._t("the stream ended before the tool reported a result"),
                 at=at,
             )
 

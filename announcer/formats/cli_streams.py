@@ -27,6 +27,7 @@ from announcer.formats.speakable import (
     speak_path,
 )
 from announcer.formats.wrapper import Hints, NativeStreamAdapter, tools_facet
+from announcer.i18n.translate import translator
 
 
 def _int(value: object) -> int | None:
@@ -92,8 +93,14 @@ class ClaudeCodeStreamAdapter(NativeStreamAdapter):
         hints.lifecycle = "session_started"
         hints.model = get_str(obj, "model")
         cwd = get_str(obj, "cwd")
-        hints.summary = "Claude Code started" + (f" in {speak_folder(cwd)}." if cwd else ".")
-        hints.terse = "Claude Code started."
+        hints.summary = (
+            self._t("{agent} started in {folder}.").format(
+                agent=self.agent_name, folder=speak_folder(cwd)
+            )
+            if cwd
+            else self._t("{agent} started.").format(agent=self.agent_name)
+        )
+        hints.terse = self._t("{agent} started.").format(agent=self.agent_name)
         self.push(
             self.wrapper("Status", channel="status", message="session started", hints=hints), now
         )
@@ -130,7 +137,7 @@ class ClaudeCodeStreamAdapter(NativeStreamAdapter):
                 )
             elif btype == "tool_use":
                 name = block.get("name") if isinstance(block.get("name"), str) else None
-                h.tool_label = command_words(block.get("input"))
+                h.tool_label = command_words(block.get("input"), self.language)
                 data = tools_facet(
                     "tool_use",
                     "start",
@@ -217,11 +224,19 @@ class ClaudeCodeStreamAdapter(NativeStreamAdapter):
         cost = obj.get("total_cost_usd")
         details = []
         if duration is not None:
-            details.append(f"took {speak_duration_ms(duration)}")
+            details.append(
+                self._t("took {duration}").format(
+                    duration=speak_duration_ms(duration, self.language)
+                )
+            )
         if turns is not None:
-            details.append(f"{turns} turns")
+            details.append(
+                translator(self.language)
+                .ngettext("{count} turn", "{count} turns", turns)
+                .format(count=turns)
+            )
         if isinstance(cost, int | float) and not isinstance(cost, bool):
-            details.append(f"cost {cost:.2f} dollars")
+            details.append(self._t("cost {amount} dollars").format(amount=f"{cost:.2f}"))
         hints.duration_ms = duration
         if failed:
             reason = (
@@ -230,21 +245,32 @@ class ClaudeCodeStreamAdapter(NativeStreamAdapter):
                 else None
             )
             hints.fatal = True
-            hints.summary = "Claude Code stopped with an error" + (
-                f": {reason}." if reason else "."
+            hints.summary = (
+                self._t("{agent} stopped with an error: {reason}.").format(
+                    agent=self.agent_name, reason=reason
+                )
+                if reason
+                else self._t("{agent} stopped with an error.").format(agent=self.agent_name)
             )
-            hints.terse = "Claude Code failed."
+            hints.terse = self._t("{agent} failed.").format(agent=self.agent_name)
             self.push(
                 self.wrapper("Error", channel="error", message=hints.summary, hints=hints), now
             )
             return
         hints.lifecycle = "session_completed"
-        hints.summary = "Claude Code finished."
-        hints.terse = "Done."
-        hints.detailed = "Claude Code finished" + (f", {', '.join(details)}." if details else ".")
+        hints.summary = self._t("{agent} finished.").format(agent=self.agent_name)
+        hints.terse = self._t("Done.")
+        hints.detailed = (
+            self._t("{agent} finished, {details}.").format(
+                agent=self.agent_name, details=", ".join(details)
+            )
+            if details
+            else hints.summary
+        )
         self.push(self.wrapper("Status", channel="status", message="finished", hints=hints), now)
 
 
+_GEMINI = "Gemini"  # the short name people say, beside the agent name "Gemini CLI"
 _CODEX_TOOL_KINDS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
 
 
@@ -270,35 +296,50 @@ class CodexExecAdapter(NativeStreamAdapter):
         if kind in ("thread.started", "thread.resumed"):
             hints.lifecycle = "session_started"
             resumed = kind == "thread.resumed"
-            hints.summary = "Codex resumed the session." if resumed else "Codex started."
-            hints.terse = "Codex resumed." if resumed else "Codex started."
+            who = self.agent_name
+            hints.summary = (
+                self._t("{agent} resumed the session.") if resumed else self._t("{agent} started.")
+            ).format(agent=who)
+            hints.terse = (
+                self._t("{agent} resumed.") if resumed else self._t("{agent} started.")
+            ).format(agent=who)
             self.push(
                 self.wrapper("Status", channel="status", message="session started", hints=hints),
                 now,
             )
         elif kind == "turn.started":
             hints.lifecycle = "turn_started"
-            hints.summary = "Codex is working."
+            hints.summary = self._t("{agent} is working.").format(agent=self.agent_name)
             self.push(
                 self.wrapper("Status", channel="status", message="turn started", hints=hints), now
             )
         elif kind == "turn.completed":
             hints.lifecycle = "turn_completed"
-            hints.summary = "Codex finished the turn."
+            hints.summary = self._t("{agent} finished the turn.").format(agent=self.agent_name)
             self.push(
                 self.wrapper("Status", channel="status", message="turn completed", hints=hints), now
             )
         elif kind == "turn.failed":
             message = (
-                get_str(obj, "error", "message") or get_str(obj, "message") or "the turn failed"
+                get_str(obj, "error", "message")
+                or get_str(obj, "message")
+                or self._t("the turn failed")
             )
             hints.fatal = True
-            hints.summary = f"Codex failed: {clip(message, 300)}"
-            hints.terse = "Codex failed."
+            hints.summary = self._t("{agent} failed: {reason}").format(
+                agent=self.agent_name, reason=clip(message, 300)
+            )
+            hints.terse = self._t("{agent} failed.").format(agent=self.agent_name)
             self.push(self.wrapper("Error", channel="error", message=message, hints=hints), now)
         elif kind == "error":
-            message = get_str(obj, "message") or get_str(obj, "error", "message") or "unknown error"
-            hints.summary = f"Codex error: {clip(message, 300)}"
+            message = (
+                get_str(obj, "message")
+                or get_str(obj, "error", "message")
+                or self._t("unknown error")
+            )
+            hints.summary = self._t("{agent} error: {message}").format(
+                agent=self.agent_name, message=clip(message, 300)
+            )
             self.push(self.wrapper("Error", channel="error", message=message, hints=hints), now)
         elif kind in (
             "item.started",
@@ -350,17 +391,27 @@ class CodexExecAdapter(NativeStreamAdapter):
                 finished = sum(
                     1 for i in items if isinstance(i, dict) and i.get("completed") is True
                 )
-                hints.summary = f"Plan: {len(items)} steps, {finished} done."
+                hints.summary = (
+                    translator(self.language)
+                    .ngettext(
+                        "Plan: {count} step, {done} done.",
+                        "Plan: {count} steps, {done} done.",
+                        len(items),
+                    )
+                    .format(count=len(items), done=finished)
+                )
                 self.push(
                     self.wrapper("Status", channel="status", message=hints.summary, hints=hints),
                     now,
                 )
             elif text:
-                hints.summary = f"Plan: {clip(plain(text), 200)}"
+                hints.summary = self._t("Plan: {text}").format(text=clip(plain(text), 200))
                 self.push(self.wrapper("Status", channel="status", message=text, hints=hints), now)
         elif item_type == "error":
-            message = get_str(item, "message") or text or "unknown error"
-            hints.summary = f"Codex error: {clip(message, 300)}"
+            message = get_str(item, "message") or text or self._t("unknown error")
+            hints.summary = self._t("{agent} error: {message}").format(
+                agent=self.agent_name, message=clip(message, 300)
+            )
             self.push(self.wrapper("Error", channel="error", message=message, hints=hints), now)
         else:
             self.diagnose("unknown_item", f"Codex item type {item_type!r}; not announced")
@@ -401,7 +452,11 @@ class CodexExecAdapter(NativeStreamAdapter):
         if item_type == "command_execution":
             name = "shell"
             label = clip(
-                get_str(item, "command") or command_words(item.get("input")) or text or "", 120
+                get_str(item, "command")
+                or command_words(item.get("input"), self.language)
+                or text
+                or "",
+                120,
             )
         elif item_type == "file_change":
             changes = item.get("changes")
@@ -415,13 +470,17 @@ class CodexExecAdapter(NativeStreamAdapter):
                 else []
             )
             if paths:
-                label = ", ".join(speak_path(p) for p in paths[:3]) + (
-                    " and more" if len(paths) > 3 else ""
-                )
-                hints.summary = f"Editing {label}."
+                label = ", ".join(speak_path(p, self.language) for p in paths[:3])
+                if len(paths) > 3:
+                    label = self._t("{names} and more").format(names=label)
+                hints.summary = self._t("Editing {files}.").format(files=label)
             else:
                 label = clip(text or "", 160)
-                hints.summary = f"Editing files: {label}." if label else "Editing files."
+                hints.summary = (
+                    self._t("Editing files: {files}.").format(files=label)
+                    if label
+                    else self._t("Editing files.")
+                )
             name = "apply_patch"
         elif item_type == "mcp_tool_call":
             server, tool = get_str(item, "server"), get_str(item, "tool")
@@ -475,7 +534,12 @@ class CodexExecAdapter(NativeStreamAdapter):
         for sess in self.builder.sessions.values():
             if sess.started and not sess.ended:
                 self.translator.finish(now)
-                self.builder.session_completed(sess, now, normal="Codex finished.", terse="Done.")
+                self.builder.session_completed(
+                    sess,
+                    now,
+                    normal=self._t("{agent} finished.").format(agent=self.agent_name),
+                    terse=self._t("Done."),
+                )
         super()._finish(now)
 
 
@@ -498,8 +562,8 @@ class GeminiStreamAdapter(NativeStreamAdapter):
         if kind == "init":
             hints.lifecycle = "session_started"
             hints.model = get_str(obj, "model")
-            hints.summary = "Gemini CLI started."
-            hints.terse = "Gemini started."
+            hints.summary = self._t("{agent} started.").format(agent=self.agent_name)
+            hints.terse = self._t("{agent} started.").format(agent=_GEMINI)
             self.push(
                 self.wrapper("Status", channel="status", message="session started", hints=hints),
                 now,
@@ -529,7 +593,7 @@ class GeminiStreamAdapter(NativeStreamAdapter):
             if tool_id and name:
                 self._tool_names[tool_id] = name
             self._message_seq += 1
-            hints.tool_label = command_words(obj.get("parameters"))
+            hints.tool_label = command_words(obj.get("parameters"), self.language)
             data = tools_facet(
                 "tool_use", "start", status="running", tool_name=name, tool_use_id=tool_id
             )
@@ -550,11 +614,14 @@ class GeminiStreamAdapter(NativeStreamAdapter):
                 now,
             )
         elif kind == "error":
-            message = get_str(obj, "message") or "unknown error"
+            message = get_str(obj, "message") or self._t("unknown error")
             severity = get_str(obj, "severity") or "error"
-            hints.summary = (
-                f"Gemini {'warning' if severity == 'warning' else 'error'}: {clip(message, 300)}"
+            said = (
+                self._t("{agent} warning: {message}")
+                if severity == "warning"
+                else self._t("{agent} error: {message}")
             )
+            hints.summary = said.format(agent=_GEMINI, message=clip(message, 300))
             self.push(self.wrapper("Error", channel="error", message=message, hints=hints), now)
         elif kind == "result":
             status = get_str(obj, "status")
@@ -562,21 +629,40 @@ class GeminiStreamAdapter(NativeStreamAdapter):
             hints.duration_ms = duration
             if status == "success":
                 hints.lifecycle = "session_completed"
-                hints.summary = "Gemini finished."
-                hints.terse = "Done."
+                hints.summary = self._t("{agent} finished.").format(agent=_GEMINI)
+                hints.terse = self._t("Done.")
                 calls = _int(get_path(obj, "stats", "tool_calls"))
-                parts = [f"took {speak_duration_ms(duration)}"] if duration is not None else []
+                parts = []
+                if duration is not None:
+                    parts.append(
+                        self._t("took {duration}").format(
+                            duration=speak_duration_ms(duration, self.language)
+                        )
+                    )
                 if calls is not None:
-                    parts.append(f"{calls} tool call" + ("" if calls == 1 else "s"))
-                hints.detailed = "Gemini finished" + (f", {', '.join(parts)}." if parts else ".")
+                    parts.append(
+                        translator(self.language)
+                        .ngettext("{count} tool call", "{count} tool calls", calls)
+                        .format(count=calls)
+                    )
+                hints.detailed = (
+                    self._t("{agent} finished, {details}.").format(
+                        agent=_GEMINI, details=", ".join(parts)
+                    )
+                    if parts
+                    else hints.summary
+                )
                 self.push(
                     self.wrapper("Status", channel="status", message="finished", hints=hints), now
                 )
             else:
-                message = get_str(obj, "error", "message") or "the run failed"
+                message = get_str(obj, "error", "message") or self._t("the run failed")
                 hints.fatal = True
-                hints.summary = f"Gemini stopped with an error: {clip(message, 300)}"
-                hints.terse = "Gemini failed."
+                # the agent's message carries its own punctuation
+                hints.summary = self._t("{agent} stopped with an error: {message}").format(
+                    agent=_GEMINI, message=clip(message, 300)
+                )
+                hints.terse = self._t("{agent} failed.").format(agent=_GEMINI)
                 self.push(self.wrapper("Error", channel="error", message=message, hints=hints), now)
         else:
             self.diagnose("unknown_type", f"unknown Gemini CLI event type {kind!r}; not announced")
@@ -604,13 +690,13 @@ class OpenCodeRunAdapter(NativeStreamAdapter):
         part: Any = obj.get("part") if isinstance(obj.get("part"), dict) else {}
         if kind == "step_start":
             hints.lifecycle = "turn_started"
-            hints.summary = "OpenCode is working."
+            hints.summary = self._t("{agent} is working.").format(agent=self.agent_name)
             self.push(
                 self.wrapper("Status", channel="status", message="step started", hints=hints), now
             )
         elif kind == "step_finish":
             hints.lifecycle = "turn_completed"
-            hints.summary = "OpenCode finished a step."
+            hints.summary = self._t("{agent} finished a step.").format(agent=self.agent_name)
             self.push(
                 self.wrapper("Status", channel="status", message="step finished", hints=hints), now
             )
@@ -628,7 +714,7 @@ class OpenCodeRunAdapter(NativeStreamAdapter):
             call = get_str(part, "callID") or get_str(part, "id")
             state = get_str(part, "state", "status") or "completed"
             hints.tool_label = get_str(part, "state", "title") or command_words(
-                get_path(part, "state", "input")
+                get_path(part, "state", "input"), self.language
             )
             start = tools_facet(
                 "tool_use", "start", status="running", tool_name=name, tool_use_id=call
@@ -659,9 +745,11 @@ class OpenCodeRunAdapter(NativeStreamAdapter):
                 get_str(obj, "error", "data", "message")
                 or get_str(obj, "error", "message")
                 or get_str(obj, "message")
-                or "unknown error"
+                or self._t("unknown error")
             )
-            hints.summary = f"OpenCode error: {clip(message, 300)}"
+            hints.summary = self._t("{agent} error: {message}").format(
+                agent=self.agent_name, message=clip(message, 300)
+            )
             self.push(self.wrapper("Error", channel="error", message=message, hints=hints), now)
         else:
             self.diagnose("unknown_type", f"unknown OpenCode event type {kind!r}; not announced")

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from announcer.formats.aep import AepAdapter
 from announcer.formats.base import AdapterOutput, FormatAdapter, JsonObject, get_str
-from announcer.formats.builder import AaepBuilder, spoken_tool
+from announcer.formats.builder import AaepBuilder
 from announcer.formats.mapping import Mapping, builtin_mapping
 from announcer.formats.speakable import command_words, speak_folder
 
@@ -33,6 +33,10 @@ class MappedHookAdapter(FormatAdapter):
         self.mapping = mapping
         self.name = name or f"{mapping.agent}-hooks"
         self.aep = AepAdapter()
+
+    def set_language(self, language: str) -> None:
+        super().set_language(language)
+        self.aep.set_language(self.language)
 
     def handle(self, obj: JsonObject, now: float) -> None:
         envelope = self.mapping.to_aep(obj, now)
@@ -69,7 +73,7 @@ class MappedHookAdapter(FormatAdapter):
             now,
             "thinking",
             normal=sentence,
-            terse="Not answered.",
+            terse=builder._t("Not answered."),
             urgency="normal",
             force=True,
         )
@@ -121,19 +125,41 @@ def hook_confirmation(
     without one it opens a session of its own (its session.started stays in the builder).
     """
     builder = builder or AaepBuilder("claude-code", "Claude Code")
+    _t = builder._t
     agent_name = builder.agent_name
     session = builder.session(get_str(payload, "session_id"))
-    tool = get_str(payload, "tool_name") or "a tool"
+    tool = get_str(payload, "tool_name") or _t("a tool")
     tool_input = payload.get("tool_input")
-    what = command_words(tool_input)
-    spoken = spoken_tool(tool)
+    what = command_words(tool_input, builder.language)
+    spoken = builder.spoken_tool(tool)
     cwd = get_str(payload, "cwd")
     action = f"{spoken}: {what}" if what else spoken
     # "run" a command; "use" any other tool (Write, an MCP tool...)
     runs = isinstance(tool_input, dict) and isinstance(tool_input.get("command"), str)
-    verb = "run" if runs else "use"
-    where = f" in {speak_folder(cwd)}" if cwd else ""
+    wants = (
+        _t("{agent} wants to run {action}.") if runs else _t("{agent} wants to use {action}.")
+    ).format(agent=agent_name, action=action)
+    wants_where = (
+        (
+            _t("{agent} wants to run {action} in {folder}.")
+            if runs
+            else _t("{agent} wants to use {action} in {folder}.")
+        ).format(agent=agent_name, action=action, folder=speak_folder(cwd))
+        if cwd
+        else wants
+    )
+    consequence = (
+        _t("{agent} goes ahead in {folder} once you accept; reject and it will not.").format(
+            agent=agent_name, folder=speak_folder(cwd)
+        )
+        if cwd
+        else _t("{agent} goes ahead once you accept; reject and it will not.").format(
+            agent=agent_name
+        )
+    )
     description = get_str(tool_input, "description") if isinstance(tool_input, dict) else None
+    allow = _t("Allow?")
+    says = _t("It says: {description}.").format(description=description) if description else ""
     # single-use tokens (§6.2): one per hook call, even when PreToolUse and
     # PermissionRequest both fire for the same tool_use_id
     seed = f"{payload.get('hook_event_name')}|{get_str(payload, 'tool_use_id') or now}|{tool}"
@@ -147,13 +173,11 @@ def hook_confirmation(
         session,
         now,
         token_seed=seed,
-        action=f"{agent_name} wants to {verb} {action}.",
-        consequence=f"{agent_name} goes ahead{where} once you accept; reject and it will not.",
-        normal=f"{agent_name} wants to {verb} {action}. Allow?",
-        terse=f"Allow {spoken}?",
-        detailed=f"{agent_name} wants to {verb} {action}{where}."
-        + (f" It says: {description}." if description else "")
-        + " Allow?",
+        action=wants,
+        consequence=consequence,
+        normal=f"{wants} {allow}",
+        terse=_t("Allow {tool}?").format(tool=spoken),
+        detailed=" ".join(part for part in (wants_where, says, allow) if part),
         timeout_seconds=timeout_seconds,
         extra_context=extra,
     )

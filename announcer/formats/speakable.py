@@ -12,6 +12,8 @@ import json
 import re
 from urllib.parse import urlsplit
 
+from announcer.i18n.translate import SOURCE_LANGUAGE, translator
+
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://\S+$")
 _PATH = re.compile(r"^(~|\.{1,2})?/[^\s]*$|^[A-Za-z]:\\")
 _MARKUP = re.compile(r"(\*\*|__|`{1,3})")
@@ -38,14 +40,16 @@ def plain(text: str) -> str:
     return _MARKUP.sub("", text)
 
 
-def speak_path(path: str) -> str:
+def speak_path(path: str, language: str = SOURCE_LANGUAGE) -> str:
     """``/work/project/src/lib.rs`` -> ``lib.rs in src``."""
     parts = [p for p in re.split(r"[\\/]", path.rstrip("/\\")) if p and p != "~"]
     if not parts:
         return path or "/"
     if len(parts) == 1:
         return parts[0]
-    return f"{parts[-1]} in {parts[-2]}"
+    return (
+        translator(language).gettext("{file} in {folder}").format(file=parts[-1], folder=parts[-2])
+    )
 
 
 def speak_folder(path: str) -> str:
@@ -54,61 +58,79 @@ def speak_folder(path: str) -> str:
     return parts[-1] if parts else path or "/"
 
 
-def speak_url(url: str) -> str:
+def speak_url(url: str, language: str = SOURCE_LANGUAGE) -> str:
     """``https://github.com/org/repo/pull/7`` -> ``a link to github.com``."""
+    t = translator(language)
     host = urlsplit(url).hostname
-    return f"a link to {host}" if host else "a link"
+    return t.gettext("a link to {host}").format(host=host) if host else t.gettext("a link")
 
 
-def speak_json(value: object) -> str:
+def speak_json(value: object, language: str = SOURCE_LANGUAGE) -> str:
     """Describe structured data by its shape and field names, never brace by brace."""
+    t = translator(language)
     if isinstance(value, dict):
         if not value:
-            return "no details"
-        keys = [str(k) for k in list(value)[:4]]
-        more = " and more" if len(value) > 4 else ""
-        noun = "field" if len(value) == 1 else "fields"
-        return f"{len(value)} {noun}: {', '.join(keys)}{more}"
+            return t.gettext("no details")
+        keys = ", ".join(str(k) for k in list(value)[:4])
+        if len(value) > 4:
+            return t.gettext("{count} fields: {names} and more").format(
+                count=len(value), names=keys
+            )
+        return t.ngettext("{count} field: {names}", "{count} fields: {names}", len(value)).format(
+            count=len(value), names=keys
+        )
     if isinstance(value, list):
-        noun = "item" if len(value) == 1 else "items"
-        return f"a list of {len(value)} {noun}"
+        return t.ngettext("a list of {count} item", "a list of {count} items", len(value)).format(
+            count=len(value)
+        )
     if isinstance(value, str):
-        return speak_value(value)
+        return speak_value(value, language=language)
     return json.dumps(value)
 
 
-def speak_value(value: object, style: str | None = None, limit: int = DEFAULT_LIMIT) -> str:
+def speak_value(
+    value: object,
+    style: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    language: str = SOURCE_LANGUAGE,
+) -> str:
     """Render one value for speech following an AEP ``display_style`` hint."""
     if not isinstance(value, str):
         if style in ("duration",) and isinstance(value, int | float):
-            return speak_duration_ms(float(value))
-        return speak_json(value)
+            return speak_duration_ms(float(value), language)
+        return speak_json(value, language)
     if style == "path" or (style is None and _PATH.match(value)):
-        return speak_path(value)
+        return speak_path(value, language)
     if style == "url" or (style is None and _URL.match(value)):
-        return speak_url(value)
+        return speak_url(value, language)
     if style in ("indented_json", "key_value"):
         try:
-            return speak_json(json.loads(value))
+            return speak_json(json.loads(value), language)
         except ValueError:
             pass
     if style in ("image", "video", "audio"):
-        return f"an {style} attachment" if style in ("image", "audio") else "a video attachment"
+        t = translator(language)
+        return {
+            "image": t.gettext("an image attachment"),
+            "audio": t.gettext("an audio attachment"),
+            "video": t.gettext("a video attachment"),
+        }[style]
     return clip(plain(value), limit)
 
 
-def speak_duration_ms(ms: float) -> str:
+def speak_duration_ms(ms: float, language: str = SOURCE_LANGUAGE) -> str:
+    t = translator(language)
     seconds = ms / 1000
     if seconds < 1:
-        return "under a second"
+        return t.gettext("under a second")
     if seconds < 90:
         n = round(seconds)
-        return f"{n} second" + ("" if n == 1 else "s")
+        return t.ngettext("{count} second", "{count} seconds", n).format(count=n)
     minutes = round(seconds / 60)
-    return f"{minutes} minute" + ("" if minutes == 1 else "s")
+    return t.ngettext("{count} minute", "{count} minutes", minutes).format(count=minutes)
 
 
-def command_words(tool_input: object) -> str | None:
+def command_words(tool_input: object, language: str = SOURCE_LANGUAGE) -> str | None:
     """The one argument of a tool call a listener wants to hear (command, path, query...)."""
     if not isinstance(tool_input, dict):
         return None
@@ -126,7 +148,7 @@ def command_words(tool_input: object) -> str | None:
     ):
         value = tool_input.get(key)
         if isinstance(value, str) and value.strip():
-            return speak_value(value, style, limit=120)
+            return speak_value(value, style, limit=120, language=language)
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
             return clip(" ".join(value), 120)
     return None

@@ -163,9 +163,11 @@ class WrapperTranslator:
                     sess,
                     now,
                     "thinking",
-                    normal="Working on your prompt.",
-                    terse="Thinking.",
-                    detailed=f"Working on your prompt: {clip(event.text or '', 200)}",
+                    normal=b._t("Working on your prompt."),
+                    terse=b._t("Thinking."),
+                    detailed=b._t("Working on your prompt: {text}").format(
+                        text=clip(event.text or "", 200)
+                    ),
                     at=at,
                 )
                 return []
@@ -175,8 +177,10 @@ class WrapperTranslator:
                     sess,
                     now,
                     "thinking",
-                    normal=f"Thinking: {thought}" if thought else "Thinking.",
-                    terse="Thinking.",
+                    normal=b._t("Thinking: {text}").format(text=thought)
+                    if thought
+                    else b._t("Thinking."),
+                    terse=b._t("Thinking."),
                     at=at,
                     force=bool(thought),
                 )
@@ -201,11 +205,18 @@ class WrapperTranslator:
             return self._status(event, sess, now)
         if event.kind == "Error":
             text = h.summary or (
-                f"Error: {event.message}" if event.message else "The agent reported an error."
+                b._t("Error: {message}").format(message=event.message)
+                if event.message
+                else b._t("The agent reported an error.")
             )
             if h.fatal:
                 b.session_errored(
-                    sess, now, normal=text, terse=h.terse or "Error.", detailed=h.detailed, at=at
+                    sess,
+                    now,
+                    normal=text,
+                    terse=h.terse or b._t("Error."),
+                    detailed=h.detailed,
+                    at=at,
                 )
             else:
                 b.progress(
@@ -213,7 +224,7 @@ class WrapperTranslator:
                     now,
                     description=clip(event.message or text, 4096),
                     normal=text,
-                    terse=h.terse or "Warning.",
+                    terse=h.terse or b._t("Warning."),
                     urgency="normal",
                     at=at,
                 )
@@ -295,23 +306,28 @@ class WrapperTranslator:
             b.session_completed(
                 sess,
                 now,
-                normal=h.summary or "Finished.",
-                terse=h.terse or "Done.",
+                normal=h.summary or b._t("Finished."),
+                terse=h.terse or b._t("Done."),
                 detailed=h.detailed,
                 duration_ms=h.duration_ms,
                 at=at,
             )
         elif h.lifecycle == "turn_started":
             b.state_changed(
-                sess, now, "thinking", normal=h.summary or "Working.", terse="Working.", at=at
+                sess,
+                now,
+                "thinking",
+                normal=h.summary or b._t("Working."),
+                terse=b._t("Working."),
+                at=at,
             )
         elif h.lifecycle == "turn_completed":
             b.state_changed(
                 sess,
                 now,
                 "idle",
-                normal=h.summary or "Turn finished.",
-                terse="Done.",
+                normal=h.summary or b._t("Turn finished."),
+                terse=b._t("Done."),
                 urgency="normal",
                 at=at,
             )
@@ -345,6 +361,10 @@ class NativeStreamAdapter(FormatAdapter):
         super().__init__()
         self.builder = AaepBuilder(self.agent_id, self.agent_name)
         self.translator = WrapperTranslator(self.builder)
+
+    def set_language(self, language: str) -> None:
+        super().set_language(language)
+        self.builder.language = self.language
 
     def push(self, event: WrapperEvent, now: float) -> None:
         for bounded in enforce_bounds(event):

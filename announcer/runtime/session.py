@@ -103,7 +103,12 @@ class SessionListener(Protocol):
     def status_changed(self, status: SessionStatus) -> None: ...
 
 
+#: one input line -> AAEP event dicts; may carry ``finish() -> events`` for the stream's end
 FrameAdapter = Callable[[str], list[dict[str, Any]]]
+#: builds (not starts) a speech backend by name, for a live switch of ``settings.backend``
+BackendFactory = Callable[[str, UserSettings], Any]
+#: makes a fresh FrameAdapter for each source (adapters keep per-stream state)
+AdapterFactory = Callable[[], FrameAdapter]
 
 
 @dataclass(eq=False)
@@ -120,13 +125,22 @@ class SourceState:
     requested: dict[str, Any] | None = None
     honoured: dict[str, Any] | None = None
     producer_name: str | None = None
+    # this source's own format adapter: sessions and tool calls never mix across sources
+    adapter: FrameAdapter | None = None
 
     @property
     def name(self) -> str:
         return self.producer_name or self.transport.description
 
 
+class SpeechSwitchFailed(RuntimeError):
+    """The speech backend the user chose could not start; the old one keeps speaking."""
+
+
 class LiveSession:
+    #: a change of ``settings.backend`` takes effect at once (the UI need not say "next start")
+    applies_backend_live = True
+
     def __init__(
         self,
         sources: list[str],
@@ -137,9 +151,10 @@ class LiveSession:
         engine: Engine | None = None,
         handshake_timeout: float = 5.0,
         exit_when_done: bool = False,
-        adapter: FrameAdapter | None = None,
+        adapter_factory: AdapterFactory | None = None,
         transports: list[Transport] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        backend_factory: BackendFactory | None = None,
     ) -> None:
         self.settings = settings
         self.options = options or TransportOptions()
@@ -147,14 +162,18 @@ class LiveSession:
         self.engine = engine or Engine(settings)
         self.handshake_timeout = handshake_timeout
         self.exit_when_done = exit_when_done
-        self.adapter = adapter
+        self.adapter_factory = adapter_factory
+        self.backend_factory = backend_factory
         self.clock = clock
         self._known_prompts: dict[str, PendingPrompt] = {}
         self._answered: set[str] = set()
         self._lost_tokens: dict[str, str] = {}
         self.listeners: list[SessionListener] = []
         made = transports or [open_transport(s, self.options) for s in sources]
-        self.states = [SourceState(t.source_id, t) for t in made]
+        self.states = [
+            SourceState(t.source_id, t, adapter=adapter_factory() if adapter_factory else None)
+            for t in made
+        ]
         # One queue in arrival order (prompts and the events that void them must not swap);
         # when full, the oldest non-critical frame goes, a critical one never (§5.6.2).
         self._inbound: deque[tuple[SourceState, str, bool]] = deque()
@@ -214,12 +233,45 @@ class LiveSession:
         self.engine.set_answer_keys(answer_keys)
 
     def update_settings(self, settings: UserSettings) -> None:
-        """Apply at once and renegotiate with every producer that shook hands (§5.7)."""
+        """Apply at once and renegotiate with every producer that shook hands (§5.7).
+
+        A new speech backend replaces the old one now; if it cannot start, nothing is
+        changed and :class:`SpeechSwitchFailed` says why.
+        """
+        if self.driver is not None and settings.backend != self.settings.backend:
+            self._switch_speech(settings)
         self.settings = settings
         self.engine.update_settings(settings)
         for state in self.states:
             if state.connected and state.subscription_id:
                 self._spawn(self._renegotiate(state))
+
+    def _switch_speech(self, settings: UserSettings) -> None:
+        """Start the chosen backend, then retire the old one (its queue moves to the new)."""
+        from announcer.speech.driver import SpeechDriver
+        from announcer.speech.registry import user_voice
+
+        factory = self.backend_factory or _create_backend
+        try:
+            backend = factory(settings.backend, settings)
+            backend.start()
+        except Exception as exc:
+            raise SpeechSwitchFailed(
+                self._t("the speech backend {name} could not start ({reason})").format(
+                    name=settings.backend, reason=exc
+                )
+            ) from None
+        old = self.driver
+        self.driver = SpeechDriver(backend, user_voice(settings), getattr(old, "_notify", None))
+        log.info("speech backend switched to %s", settings.backend)
+        # what the old backend was saying is cut; the engine hears it ended and goes on
+        with contextlib.suppress(Exception):
+            old.backend.stop()
+        ended = old.take_completed() + old.abandon()
+        with contextlib.suppress(Exception):
+            old.backend.close()
+        for utterance_id in ended:
+            self._run(self.engine.on_speech_done(utterance_id, self.clock()))
 
     async def _renegotiate(self, state: SourceState) -> None:
         capabilities = capabilities_from_settings(self.settings)
@@ -578,9 +630,9 @@ class LiveSession:
     def _enqueue(self, state: SourceState, raw: str) -> None:
         """Never blocks: critical frames always queue, others drop oldest when full."""
         frames = [raw]
-        if self.adapter is not None:
+        if state.adapter is not None:
             try:
-                frames = [json.dumps(event, ensure_ascii=False) for event in self.adapter(raw)]
+                frames = [json.dumps(event, ensure_ascii=False) for event in state.adapter(raw)]
             except Exception as exc:
                 self._count_drop(f"the format adapter refused a line ({exc})")
                 return
@@ -600,7 +652,7 @@ class LiveSession:
 
     def _finish_adapter(self, state: SourceState) -> None:
         """End of a finite stream: a format adapter closes what it left open (outputs, tools)."""
-        finish = getattr(self.adapter, "finish", None)
+        finish = getattr(state.adapter, "finish", None)
         if not callable(finish):
             return
         try:
@@ -775,6 +827,12 @@ class LiveSession:
             return
         if self.clock() - self._last_frame_at >= DONE_GRACE_SECONDS:
             self.stop()
+
+
+def _create_backend(name: str, settings: UserSettings) -> Any:
+    from announcer.speech.backends import create_backend
+
+    return create_backend(name, settings)
 
 
 def _what(wire: dict[str, Any]) -> str:

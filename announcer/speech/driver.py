@@ -58,6 +58,16 @@ class SpeechDriver:
         if self._notify is not None:
             self._notify()
 
+    def abandon(self) -> list[int]:
+        """Retire this driver (the user switched backends): the utterances still in flight.
+
+        Their ends will never be reported; the caller tells the engine they are over.
+        A late callback from the old backend is then ignored.
+        """
+        live = sorted(self._live)
+        self._live.clear()
+        return live
+
     def take_completed(self) -> list[int]:
         completed = self._completed
         done: list[int] = []

@@ -4,7 +4,9 @@ Paths come, in order, from the user's flags, the producer manifest
 (``/.well-known/aaep-manifest.json``, §5.10.2, B.7.1), the Appendix B paths
 (``POST /aaep/v1/subscriptions``, ``GET /aaep/v1/events``,
 ``POST /aaep/v1/replies``), and last the paths the public reference producers
-use (``GET /events``, ``POST /messages``). Parsing is left to ``httpx-sse``.
+use (``GET /events``, ``POST /messages``). Field parsing is left to ``httpx-sse``;
+the body is cut into lines by :mod:`announcer.transports.sse_lines`, which bounds
+the bytes held per event (§3.7) before anything is buffered.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import httpx
-from httpx_sse import EventSource, SSEError
 
+from announcer.protocol import MAX_EVENT_BYTES
 from announcer.transports.base import (
     HandshakeOutcome,
     ReplyNotDelivered,
@@ -25,6 +27,7 @@ from announcer.transports.base import (
     TransportOptions,
     check_plaintext_allowed,
 )
+from announcer.transports.sse_lines import BoundedSseReader, OversizeEvent
 
 log = logging.getLogger("announcer.transports")
 
@@ -35,6 +38,15 @@ APPENDIX_B = {
 }
 REFERENCE = {"subscribe": None, "events": "/events", "replies": "/messages"}
 _EVENT_NAMES = {"aaep.event", "message", ""}
+# §3.7: an event is at most MAX_EVENT_BYTES of JSON; on the wire SSE adds "data: " per line,
+# "event:", "id:" and line ends. 16 KiB covers a 64 KiB event split over ~2700 data lines.
+SSE_FRAMING_SLACK = 16 * 1024
+_STREAM_HEADERS = {
+    "Accept": "text/event-stream",
+    "Cache-Control": "no-cache",
+    # no compression: a small compressed chunk may inflate far past the per-event bound
+    "Accept-Encoding": "identity",
+}
 
 
 class SseTransport:
@@ -53,6 +65,10 @@ class SseTransport:
         self._accepted: dict[str, Any] | None = None
         self._client: httpx.AsyncClient | None = None
         self._ready: tuple[Any, httpx.Response] | None = None
+        #: bytes of one event held at most, framing included; bigger events are skipped
+        self.event_byte_limit = min(options.max_frame_bytes, MAX_EVENT_BYTES) + SSE_FRAMING_SLACK
+        #: the reader of the current event stream (its ``peak_buffered`` shows memory use)
+        self.reader: BoundedSseReader | None = None
 
     async def connect(self) -> None:
         if self._client is None:
@@ -123,7 +139,7 @@ class SseTransport:
         Keeping it open matters: a producer counts every stream as a listener, and a
         probe that comes and goes could make it apply defaults to pending prompts.
         """
-        headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
+        headers = dict(_STREAM_HEADERS)
         for candidate in (APPENDIX_B, REFERENCE):
             path = str(candidate["events"])
             stream, response = await self._open(path, headers)
@@ -183,7 +199,7 @@ class SseTransport:
             self._ready = None
         else:
             url = self.events_url or str(self.paths["events"])
-            headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
+            headers = dict(_STREAM_HEADERS)
             if self.last_event_id:
                 headers["Last-Event-ID"] = self.last_event_id  # B.1.5 resume
             stream, response = await self._open(url, headers)
@@ -193,20 +209,32 @@ class SseTransport:
                 raise TransportError("the producer no longer knows our subscription")
             if response.status_code != 200:
                 raise TransportError(f"the event stream answered HTTP {response.status_code}")
-            async for sse in EventSource(response).aiter_sse():
-                if sse.event not in _EVENT_NAMES:
-                    self.options.count_drop(f"SSE event named {sse.event!r}")
-                    continue
-                if len(sse.data.encode("utf-8")) > self.options.max_frame_bytes:
-                    self.options.count_drop(f"event over {self.options.max_frame_bytes} bytes")
-                    continue
-                if sse.id:
-                    self.last_event_id = sse.id
-                if sse.data.strip():
-                    yield sse.data
+            content_type = response.headers.get("content-type", "")
+            if not content_type.partition(";")[0].strip().lower() == "text/event-stream":
+                raise TransportError(f"the event stream is not text/event-stream: {content_type!r}")
+            reader = self.reader = BoundedSseReader(self.event_byte_limit)
+            async for chunk in response.aiter_bytes():
+                for sse in reader.feed(chunk):
+                    if isinstance(sse, OversizeEvent):
+                        # §3.7: skipped as it arrived; the next event is read normally
+                        self.options.count_drop(
+                            f"SSE event over {self.event_byte_limit} bytes (§3.7 limit "
+                            "plus framing), skipped to the next event"
+                        )
+                        continue
+                    if sse.event not in _EVENT_NAMES:
+                        self.options.count_drop(f"SSE event named {sse.event!r}")
+                        continue
+                    if len(sse.data.encode("utf-8")) > self.options.max_frame_bytes:
+                        self.options.count_drop(f"event over {self.options.max_frame_bytes} bytes")
+                        continue
+                    if sse.id:
+                        self.last_event_id = sse.id
+                    if sse.data.strip():
+                        yield sse.data
         except httpx.ReadTimeout:
             raise TransportError("the producer went silent (no events, no heartbeat)") from None
-        except (httpx.HTTPError, SSEError) as exc:
+        except httpx.HTTPError as exc:
             raise TransportError(f"the event stream broke: {_plain(exc)}") from None
         finally:
             with contextlib.suppress(Exception):

@@ -56,3 +56,82 @@ def test_saved_token_variable_is_used_unless_a_flag_names_one(tmp_path: Path) ->
     assert options_from_args(flagged, token_env).token_env == "MINE"
     # An unknown name is a source like any other.
     assert resolve_sources(["nobody"], settings) == (["nobody"], None)
+
+
+def listen_demo(tmp_path: Path, *flags: str, env: dict[str, str] | None = None) -> list[dict]:
+    speech = tmp_path / "speech.jsonl"
+    command = ["listen", "--ui", "none", "--speech", f"jsonl:{speech}", "--exit-when-done"]
+    result = subprocess.run(
+        [sys.executable, "-m", "announcer", *command, *flags, str(DEMO)],
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), **(env or {})),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return [json.loads(line) for line in speech.read_text(encoding="utf-8").splitlines()]
+
+
+def spoken(records: list[dict], event_id: str) -> str:
+    return next(r["text"] for r in records if r["event_id"] == event_id)
+
+
+def test_listen_config_flag_uses_that_files_verbosity(tmp_path: Path) -> None:
+    """``--config PATH`` wins over ``$ANNOUNCER_CONFIG``; a ``--verbosity`` flag wins over both."""
+    terse = tmp_path / "terse.toml"
+    terse.write_text('# brief please\nverbosity = "terse"\n', encoding="utf-8")
+    usual = tmp_path / "usual.toml"
+    usual.write_text('verbosity = "normal"\n', encoding="utf-8")
+    env = {"ANNOUNCER_CONFIG": str(usual)}
+
+    usual_run = listen_demo(tmp_path, env=env)
+    assert spoken(usual_run, "evt_demo0004bank") == "Your checking balance is $12,500.00."
+
+    terse_run = listen_demo(tmp_path, "--config", str(terse), env=env)
+    assert spoken(terse_run, "evt_demo0004bank") == "Balance found."
+
+    flag_run = listen_demo(tmp_path, "--config", str(terse), "--verbosity", "normal", env=env)
+    assert spoken(flag_run, "evt_demo0004bank") == "Your checking balance is $12,500.00."
+
+
+def test_listen_config_flag_names_a_missing_file(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.toml"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "announcer",
+            "listen",
+            "--ui",
+            "none",
+            "--config",
+            str(missing),
+            "--speech",
+            "none",
+            "--exit-when-done",
+            str(DEMO),
+        ],
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"--config {missing}: no such file" in result.stderr
+
+
+def test_the_ui_saves_changes_to_the_config_file_it_was_given(tmp_path: Path) -> None:
+    from announcer.ui.tui.runner import settings_saver
+
+    chosen = tmp_path / "chosen.toml"
+    chosen.write_text('# mine\nverbosity = "terse"\n', encoding="utf-8")
+    in_force = load_settings(chosen, env={}, report=None)
+    save = settings_saver(in_force, chosen)
+    assert save is not None
+    save(in_force.model_copy(update={"verbosity": "detailed"}))
+    assert load_settings(chosen, env={}, report=None).verbosity == "detailed"
+    assert chosen.read_text(encoding="utf-8").startswith("# mine")  # comments kept

@@ -16,7 +16,14 @@ ROOT = Path(__file__).resolve().parents[2]
 STREAMS = PEERS / "agent-cli-streams"
 
 
-def listen(fmt: str, source: str, speech: Path, stdin: bytes | None = None) -> list[dict]:
+def listen(
+    fmt: str,
+    source: str | list[str],
+    speech: Path,
+    stdin: bytes | None = None,
+    extra: list[str] | None = None,
+) -> list[dict]:
+    sources = [source] if isinstance(source, str) else source
     result = subprocess.run(
         [
             sys.executable,
@@ -30,7 +37,8 @@ def listen(fmt: str, source: str, speech: Path, stdin: bytes | None = None) -> l
             "--speech",
             f"jsonl:{speech}",
             "--exit-when-done",
-            source,
+            *(extra or []),
+            *sources,
         ],
         cwd=ROOT,
         env=dict(os.environ, PYTHONPATH=str(ROOT)),
@@ -88,6 +96,28 @@ def test_listen_format_stdin_and_the_stream_end_closes_open_output(tmp_path: Pat
     stream = (STREAMS / "gemini_cli__stream_json__v1__message.jsonl").read_bytes()
     said = spoken_texts(listen("gemini", "-", tmp_path / "speech.jsonl", stdin=stream))
     assert said[-1] == "OK"
+
+
+def test_two_claude_code_streams_keep_their_own_tool_calls_and_sessions(tmp_path: Path):
+    """Each source has its own adapter: one stream's tool result cannot close the other's call.
+
+    Both real fixtures use the native session ``sess-1`` and tool id ``t1``. Stream A calls
+    bash and never hears back; stream B reports a result for a ``t1`` it never started.
+    One shared adapter used to join them ("Bash finished.") and open only one session.
+    """
+    tool_use = STREAMS / "claude_code__stream_json__v1__assistant_message_tool_use.jsonl"
+    tool_result = STREAMS / "claude_code__stream_json__v1__assistant_message_tool_result.jsonl"
+    said = spoken_texts(
+        listen("claude-code", [str(tool_use), str(tool_result)], tmp_path / "speech.jsonl")
+    )
+    assert said.count("Claude Code session started.") == 2  # one session per stream
+    assert "Bash finished." not in said
+    # A: its own call stays open until its stream ends
+    assert said.index("Running bash.") < said.index(
+        "Bash timed out. It never reported back before the stream ended."
+    )
+    # B: a result for a call this stream never made names no tool
+    assert said.index("A tool was running.") < said.index("A tool finished.")
 
 
 def test_listen_unknown_format_is_refused(tmp_path: Path):

@@ -30,7 +30,7 @@ async def test_the_last_announcement_is_spoken_before_the_listener_exits(tmp_pat
             TransportOptions(),
             driver=SpeechDriver(backend),
             exit_when_done=True,
-            adapter=format_adapter("opencode"),
+            adapter_factory=format_adapter("opencode"),
         )
         assert await asyncio.wait_for(session.run(), 180) == 0
     finally:

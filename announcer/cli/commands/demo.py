@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import sys
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from announcer.cli.commands.listen import default_ui, make_driver, run_session, ui_choices
@@ -80,10 +81,12 @@ def run(args: argparse.Namespace) -> int:
     driver = make_driver(args.speech, settings, ui=args.ui)
     if args.ui == "plain":
         print(INTRO, flush=True)
-    return asyncio.run(_live(scenario, settings, driver, args.ui))
+    return asyncio.run(_live(scenario, settings, driver, args.ui, getattr(args, "config", None)))
 
 
-async def _live(scenario: Scenario, settings: UserSettings, driver: Any, ui: str) -> int:
+async def _live(
+    scenario: Scenario, settings: UserSettings, driver: Any, ui: str, config: Path | None = None
+) -> int:
     core = ProducerCore(scenario, ProducerOptions())
     server = ProducerServer(core, "127.0.0.1", 0)
     await server.start()
@@ -95,6 +98,6 @@ async def _live(scenario: Scenario, settings: UserSettings, driver: Any, ui: str
             driver=driver,
             exit_when_done=True,
         )
-        return await run_session(session, ui)
+        return await run_session(session, ui, config=config)
     finally:
         await server.close()

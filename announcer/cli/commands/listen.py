@@ -17,11 +17,13 @@ import signal
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from announcer.config import resolve_source
 from announcer.engine.settings import UserSettings
-from announcer.runtime.session import LiveSession
+from announcer.i18n.translate import catalog_language
+from announcer.runtime.session import FrameAdapter, LiveSession
 from announcer.transports import TransportError, TransportOptions
 
 log = logging.getLogger("announcer.cli")
@@ -83,6 +85,13 @@ def add_listen_options(parser: argparse.ArgumentParser) -> None:
     conn.add_argument("--events-path", metavar="PATH", help="SSE event stream path")
     conn.add_argument("--replies-path", metavar="PATH", help="reply POST path")
     conn.add_argument("--subscribe-path", metavar="PATH", help="subscription POST path")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="settings file to use instead of the usual one (also where the UI saves changes)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log diagnostics to stderr")
 
 
@@ -101,7 +110,8 @@ def default_ui() -> str:
 
 
 def settings_from_args(args: argparse.Namespace) -> UserSettings:
-    settings = _load_user_settings()
+    """Flags win over the settings file (``--config PATH`` or the usual one) and environment."""
+    settings = _load_user_settings(getattr(args, "config", None))
     update: dict[str, Any] = {}
     if args.verbosity:
         update["verbosity"] = args.verbosity
@@ -116,8 +126,11 @@ def settings_from_args(args: argparse.Namespace) -> UserSettings:
     return UserSettings.model_validate({**settings.model_dump(), **update})
 
 
-def _load_user_settings() -> UserSettings:
-    """The settings file when the config adapter is installed, else defaults."""
+def _load_user_settings(path: Path | None = None) -> UserSettings:
+    """The settings file when the config adapter is installed, else defaults.
+
+    ``path`` is ``--config PATH``; None means ``$ANNOUNCER_CONFIG`` or the platform's file.
+    """
     try:
         config = importlib.import_module("announcer.config.settings")
         loader = getattr(config, "load_settings", None)
@@ -125,8 +138,14 @@ def _load_user_settings() -> UserSettings:
         loader = None
     if loader is None:
         return UserSettings()
+    if path is not None and not path.is_file():
+        # a mistyped path must not look like the user's preferences were read
+        print(
+            f"announcer: --config {path}: no such file; using default settings",
+            file=sys.stderr,
+        )
     try:
-        loaded = loader()
+        loaded = loader(path)
     except Exception as exc:
         print(f"announcer: ignoring the settings file: {exc}", file=sys.stderr)
         return UserSettings()
@@ -165,8 +184,15 @@ def options_from_args(
     )
 
 
-def format_adapter(name: str) -> Callable[[str], list[dict[str, Any]]] | None:
-    """``--format NAME``: input lines in another format, turned into AAEP event dicts."""
+def format_adapter(name: str, language: str = "en") -> Callable[[], FrameAdapter] | None:
+    """``--format NAME``: a factory of per-source adapters turning input lines into AAEP dicts.
+
+    ``language`` is the language of the sentences the adapters make up (the user's).
+
+    Each source gets its own adapter from the factory: an adapter keeps the stream's
+    sessions, sequence numbers and open tool calls, and two agents' streams must never
+    share them (one's tool result would close the other's tool call).
+    """
     if name == "aaep":
         return None
     try:
@@ -176,6 +202,8 @@ def format_adapter(name: str) -> Callable[[str], list[dict[str, Any]]] | None:
         raise SystemExit(
             f"announcer: --format {name} needs the format adapters, which this build lacks"
         ) from None
+    mapping: Any = None
+    adapter_name = name
     if name.startswith("mapping:"):
         # --format mapping:FILE: an AEP mapping file makes any agent's hook payloads audible
         path = name.removeprefix("mapping:")
@@ -190,15 +218,25 @@ def format_adapter(name: str) -> Callable[[str], list[dict[str, Any]]] | None:
             mapping = formats.parse_mapping(text)
         except formats.MappingError as exc:
             raise SystemExit(f"announcer: --format {name}: {exc}") from None
-        adapter = get_adapter(f"{mapping.agent}-hooks", mapping=mapping)
-    else:
-        try:
-            adapter = get_adapter(name)
-        except (KeyError, ValueError, LookupError) as exc:
-            raise SystemExit(f"announcer: unknown --format {name!r}: {exc}") from None
+        adapter_name = f"{mapping.agent}-hooks"
+    try:
+        get_adapter(adapter_name, mapping=mapping)  # refuse an unknown name before starting
+    except (KeyError, ValueError, LookupError) as exc:
+        raise SystemExit(f"announcer: unknown --format {name!r}: {exc}") from None
 
-    # FormatAdapter (announcer.formats): feed(line, now) -> AdapterOutput(events, diagnostics);
-    # finish(now) closes what the stream left open (runtime.session calls it at the end).
+    def new_adapter() -> FrameAdapter:
+        return _frame_adapter(name, get_adapter(adapter_name, mapping=mapping, language=language))
+
+    return new_adapter
+
+
+def _frame_adapter(name: str, adapter: Any) -> FrameAdapter:
+    """Wrap one FormatAdapter (announcer.formats) as the runtime's line -> events callable.
+
+    ``feed(line, now)`` gives events and diagnostics; ``finish(now)`` closes what the
+    stream left open (runtime.session calls it at the end of a finite source).
+    """
+
     def to_events(line: str) -> list[dict[str, Any]]:
         out = adapter.feed(line, time.time())
         for diagnostic in out.diagnostics:
@@ -262,7 +300,7 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     sources, saved_token_env = resolve_sources(list(args.sources), settings)
     options = options_from_args(args, saved_token_env)
-    adapter = format_adapter(args.format)
+    adapter_factory = format_adapter(args.format, catalog_language(settings.languages))
     driver = make_driver(args.speech, settings, ui=args.ui)
     try:
         session = LiveSession(
@@ -272,7 +310,7 @@ def run(args: argparse.Namespace) -> int:
             driver=driver,
             handshake_timeout=args.handshake_timeout,
             exit_when_done=args.exit_when_done,
-            adapter=adapter,
+            adapter_factory=adapter_factory,
         )
     except TransportError as exc:
         print(f"announcer: {exc}", file=sys.stderr)
@@ -281,10 +319,12 @@ def run(args: argparse.Namespace) -> int:
     # collector from rescanning them while events stream in.
     gc.collect()
     gc.freeze()
-    return asyncio.run(run_session(session, args.ui))
+    return asyncio.run(run_session(session, args.ui, config=args.config))
 
 
-async def run_session(session: LiveSession, ui_name: str, before: Any = None) -> int:
+async def run_session(
+    session: LiveSession, ui_name: str, before: Any = None, *, config: Path | None = None
+) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -294,15 +334,17 @@ async def run_session(session: LiveSession, ui_name: str, before: Any = None) ->
 
         PlainUi().attach(session)
     elif ui_name == "tui":
-        return await _run_tui(session)
+        return await _run_tui(session, config)
     return await session.run()
 
 
-async def _run_tui(session: LiveSession) -> int:
+async def _run_tui(session: LiveSession, config: Path | None = None) -> int:
     tui = importlib.import_module("announcer.ui.tui")
     runner = getattr(tui, "run_with_session", None)
     if runner is None:
         print("announcer: the full-screen UI cannot attach to a live session yet", file=sys.stderr)
         return 2
-    result = await runner(session)
+    saver_for = importlib.import_module("announcer.ui.tui.runner").settings_saver
+    # settings changed in the UI go back to the file they were read from (--config PATH)
+    result = await runner(session, save_settings=saver_for(session.settings, config))
     return int(result or 0)

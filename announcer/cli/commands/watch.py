@@ -26,6 +26,7 @@ from announcer.engine.pipeline import Engine
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import SpeechCommand
 from announcer.formats import FORMAT_NAMES, AdapterOutput, get_adapter
+from announcer.i18n.translate import catalog_language
 from announcer.speech.backend import BackendUnavailable, SpeechBackend, VoiceSettings
 from announcer.speech.driver import SpeechDriver
 
@@ -237,7 +238,8 @@ def run_watch(args: argparse.Namespace) -> int:
     announcer = EngineAnnouncer(settings, lambda: inbox.put(("wake", None)))
     threading.Thread(target=_read_lines, args=(proc.stdout, inbox), daemon=True).start()
     events_file = args.events.open("w", encoding="utf-8") if args.events else None
-    adapter = get_adapter(fmt)
+    # our sentences about the agent's activity are in the user's language (Chapter 11)
+    adapter = get_adapter(fmt, language=catalog_language(settings.languages))
     dropped = 0
 
     def handle(out: AdapterOutput) -> None:

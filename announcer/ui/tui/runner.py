@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import importlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Protocol, cast
 
 from announcer.engine.settings import UserSettings
@@ -26,15 +27,19 @@ class RunnableSession(UiSession, Protocol):
     def stop(self) -> None: ...
 
 
-def settings_saver(in_force: UserSettings) -> Callable[[UserSettings], object] | None:
+def settings_saver(
+    in_force: UserSettings, path: Path | None = None
+) -> Callable[[UserSettings], object] | None:
     """Comment-preserving saves through announcer.config, when this build has it.
+
+    ``path`` is the file given with ``--config``; None means the usual settings file.
 
     Only what the user changes is written: values that came from flags or the
     environment for this run stay out of the file.
     """
     try:
         config = importlib.import_module("announcer.config")
-        store = config.SettingsStore.load()
+        store = config.SettingsStore.load(path)
     except (ImportError, AttributeError):
         return None
     store.settings = in_force

@@ -280,8 +280,11 @@ class SettingsScreen(AnnouncerScreen):
         label = str(getattr(control, "accessible_name", control.id))
         value = str(event.value)
         spoken = f"{label}: {_(LEVEL_LABELS.get(value, value))}."
-        if control.id == "backend":
-            # The running session keeps its speech output; the saved choice applies next start.
+        if control.id == "backend" and not getattr(
+            self.announcer.session, "applies_backend_live", False
+        ):
+            # This session keeps its speech output; the saved choice applies next start.
+            # (A live session switches at once and says this through the new backend.)
             spoken += " " + _("This takes effect the next time announcer starts.")
         self._update(control.id, value, spoken)
 
