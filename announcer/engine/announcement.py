@@ -35,6 +35,9 @@ class Announcement:
     ``kind`` is the AAEP short event type (``agent.tool.invoked``) or a
     product-level kind such as ``system.connection`` or ``system.skipped``.
     ``earcon`` names a sound in ``voices/earcons`` (``session_started`` ...).
+    ``continues`` marks a later part of one message split by language (our own
+    phrase in the listener's language, the producer's text in its own, §11.5):
+    the scheduler keeps the parts in order and drops or keeps them together.
     """
 
     text: str
@@ -46,3 +49,4 @@ class Announcement:
     producer_id: str | None = None
     kind: str = "system"
     earcon: str | None = None
+    continues: bool = False

@@ -6,17 +6,18 @@ translated where it is used, with ``translator(language).gettext``.
 
 from __future__ import annotations
 
-from announcer.i18n.translate import translator
+from announcer.i18n.format import format_duration
 
 
 def N_(message: str) -> str:
     return message
 
 
-def duration_phrase(seconds: int, language: str) -> str:
-    """A prompt timeout as people say it: "5 minutes", "90 seconds"."""
-    tr = translator(language)
-    if seconds >= 120 and seconds % 60 == 0:
-        minutes = seconds // 60
-        return tr.ngettext("{count} minute", "{count} minutes", minutes).format(count=minutes)
-    return tr.ngettext("{count} second", "{count} seconds", seconds).format(count=seconds)
+def duration_phrase(seconds: float, language: str) -> str:
+    """An exact duration as people say it, in ``language`` with its plural rules.
+
+    "1 minute", "2 minutes", "1 minute and 30 seconds", "dos minutos", "ìṣẹ́jú 2": babel's
+    CLDR units, or our catalog where CLDR lacks full unit names
+    (:func:`announcer.i18n.format.format_duration`). Never "1 minutes".
+    """
+    return format_duration(seconds, language, approximate=False, list_style="standard")

@@ -10,6 +10,7 @@ hand it the user's answers.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,9 +18,10 @@ from datetime import datetime
 from typing import Any, Final, NamedTuple
 
 from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
 from announcer.engine.outputs import OutputStreams, Released
 from announcer.engine.phrases import N_
-from announcer.engine.policy import Policy
+from announcer.engine.policy import Policy, Spoken, by_language, same_language
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.replies import ReplyBook, ReplyOutcome, ReplyReady
 from announcer.engine.scheduler import SpeechScheduler
@@ -122,6 +124,10 @@ class Engine:
     ``paced=True`` suits backends that report completion at once (text, screen
     readers without callbacks): speech then keeps the user's ``pace_wpm`` and
     :meth:`next_wakeup` says when the next utterance is due.
+
+    ``answer_keys`` are the keys a spoken question names: those of the UI the user
+    answers in (:mod:`announcer.engine.answer_keys`); a UI that attaches later calls
+    :meth:`set_answer_keys`.
     """
 
     def __init__(
@@ -132,11 +138,12 @@ class Engine:
         diagnostics: DiagnosticsLog | None = None,
         transcript_size: int = TRANSCRIPT_SIZE,
         scheduler: SpeechScheduler | None = None,
+        answer_keys: AnswerKeys = KEY_PRESS_ANSWER_KEYS,
     ) -> None:
         self.settings = settings or UserSettings()
         self.diagnostics = diagnostics or DiagnosticsLog()
         self.tracker = SessionTracker()
-        self.policy = Policy(self.settings)
+        self.policy = Policy(self.settings, answer_keys=answer_keys)
         self.outputs = OutputStreams()
         self.book = ReplyBook()
         self.scheduler = scheduler or SpeechScheduler(self.settings, paced=paced)
@@ -203,13 +210,10 @@ class Engine:
             commands += self._say_output(released, None, now)
         for prompt in self.book.expire(now):
             self.tracker.prompt_closed(prompt.source_id, prompt.session_id, prompt.reply_token)
-            commands += self._submit(
-                self._system_announcement(
-                    self._expired_phrase(prompt), prompt, kind="system.prompt_expired"
-                ),
-                prompt.source_id,
-                now,
-            )
+            for part in self._notice(
+                self._expired_msgid(prompt), prompt, kind="system.prompt_expired"
+            ):
+                commands += self._submit(part, prompt.source_id, now)
         commands += self.scheduler.tick(now)
         return commands
 
@@ -231,16 +235,12 @@ class Engine:
         for prompt in self.book.pending():
             if prompt.source_id == source_id:
                 self.book.void(prompt.reply_token)
-                phrase = (
-                    translator(self.policy.phrase_language)
-                    .gettext("Connection lost; the agent will apply its default for: {what}")
-                    .format(what=self._prompt_subject(prompt))
-                )
-                commands += self._withdraw(
+                notice = self._notice(
+                    N_("Connection lost; the agent will apply its default for: {what}"),
                     prompt,
-                    self._system_announcement(phrase, prompt, kind="system.prompt_voided"),
-                    now,
+                    kind="system.prompt_voided",
                 )
+                commands += self._withdraw(prompt, notice, now)
         return commands
 
     def silence(self, now: float) -> list[SpeechCommand]:
@@ -249,6 +249,10 @@ class Engine:
     def set_subscription(self, source_id: str, subscription_id: str) -> None:
         """Record the subscription a connection negotiated (replies must carry it)."""
         self._subscriptions[source_id] = subscription_id
+
+    def set_answer_keys(self, answer_keys: AnswerKeys) -> None:
+        """The UI the user answers in: questions name its keys, or none if it says them."""
+        self.policy.answer_keys = answer_keys
 
     def update_settings(self, settings: UserSettings) -> None:
         self.settings = settings
@@ -313,8 +317,8 @@ class Engine:
         for token in admission.voided_tokens:
             prompt = self.book.void(token)
             if prompt is not None:
-                notice = self._system_announcement(
-                    self._withdrawn_phrase(prompt), prompt, kind="system.prompt_voided"
+                notice = self._notice(
+                    N_("No answer needed any more: {what}"), prompt, kind="system.prompt_voided"
                 )
                 commands += self._withdraw(prompt, notice, now)
         for event in admission.events:
@@ -424,26 +428,22 @@ class Engine:
         """
         self.tracker.prompt_closed(source_id, prompt.session_id, prompt.reply_token)
         commands: list[SpeechCommand] = []
-        tr = translator(self.policy.phrase_language)
         if first is not None:
-            notice = tr.gettext(
-                "The agent reused its reply token, so no answer can be sent to: {what}"
-            ).format(what=self._prompt_subject(first))
-            commands += self._withdraw(
+            notice = self._notice(
+                N_("The agent reused its reply token, so no answer can be sent to: {what}"),
                 first,
-                self._system_announcement(
-                    notice, first, kind="system.prompt_voided", critical=True
-                ),
-                now,
+                kind="system.prompt_voided",
+                critical=True,
             )
-        text = tr.gettext(
-            "The agent reused an old reply token, so this question cannot be answered: {what}"
-        ).format(what=self._prompt_subject(prompt))
-        commands += self._submit(
-            self._system_announcement(text, prompt, kind="system.prompt_refused", critical=True),
-            source_id,
-            now,
+            commands += self._withdraw(first, notice, now)
+        refusal = self._notice(
+            N_("The agent reused an old reply token, so this question cannot be answered: {what}"),
+            prompt,
+            kind="system.prompt_refused",
+            critical=True,
         )
+        for part in refusal:
+            commands += self._submit(part, source_id, now)
         return commands
 
     def _auto_reject(
@@ -493,10 +493,11 @@ class Engine:
         return self._submit(announcement, source_id, now)
 
     def _withdraw(
-        self, prompt: PendingPrompt, notice: Announcement, now: float
+        self, prompt: PendingPrompt, notice: list[Announcement], now: float
     ) -> list[SpeechCommand]:
         """Stop reading a void question and say why, in the transcript too."""
-        self._transcript.append(TranscriptEntry(now, notice, prompt.source_id))
+        for part in notice:
+            self._transcript.append(TranscriptEntry(now, part, prompt.source_id))
         return self.scheduler.withdraw(prompt.event_id, now, notice)
 
     def _submit(
@@ -519,35 +520,64 @@ class Engine:
             kind=kind,
         )
 
-    def _prompt_subject(self, prompt: PendingPrompt) -> str:
+    def _prompt_subject(self, prompt: PendingPrompt) -> Spoken:
+        """What the question was about, in the language the producer wrote it in."""
         event = prompt.event
-        if isinstance(event, AwaitingConfirmation):
-            subject = event.action
-        elif isinstance(event, AwaitingClarification):
-            subject = event.question
-        else:
-            subject = ""
-        return clean_for_speech(subject, self.policy.phrase_language, max_chars=160)
-
-    def _withdrawn_phrase(self, prompt: PendingPrompt) -> str:
-        return (
-            translator(self.policy.phrase_language)
-            .gettext("No answer needed any more: {what}")
-            .format(what=self._prompt_subject(prompt))
+        field = "action" if isinstance(event, AwaitingConfirmation) else "question"
+        spoken = (
+            self.policy.producer_text(event, field)
+            if isinstance(event, (AwaitingConfirmation, AwaitingClarification))
+            else None
+        )
+        if spoken is None:
+            return Spoken("", self.policy.phrase_language)
+        return Spoken(
+            clean_for_speech(spoken.text, spoken.language, max_chars=160), spoken.language
         )
 
-    def _expired_phrase(self, prompt: PendingPrompt) -> str:
-        tr = translator(self.policy.phrase_language)
+    def _notice(
+        self, msgid: str, prompt: PendingPrompt, *, kind: str, critical: bool = False
+    ) -> list[Announcement]:
+        """Our phrase about a question, naming it by its subject (``{what}``).
+
+        A subject in another language than our phrase is its own part, read by its
+        own voice (§11.5); the parts are one message (``continues``).
+        """
+        template = translator(self.policy.phrase_language).gettext(msgid)
+        subject = self._prompt_subject(prompt)
+        phrase_language = self.policy.phrase_language
+        if same_language(subject.language, phrase_language) or template.count("{what}") != 1:
+            texts = [Spoken(template.format(what=subject.text), phrase_language)]
+        else:
+            before, after = template.split("{what}")
+            if not any(char.isalnum() for char in after):  # a closing stop stays with it
+                subject, after = Spoken(subject.text + after, subject.language), ""
+            texts = by_language(
+                [
+                    Spoken(before, phrase_language),
+                    subject,
+                    Spoken(after, phrase_language),
+                ]
+            )
+        return [
+            dataclasses.replace(
+                self._system_announcement(part.text, prompt, kind=kind, critical=critical),
+                language=part.language,
+                continues=index > 0,
+            )
+            for index, part in enumerate(texts)
+        ]
+
+    @staticmethod
+    def _expired_msgid(prompt: PendingPrompt) -> str:
         event = prompt.event
         if isinstance(event, AwaitingConfirmation):
-            msgid = (
+            return (
                 N_("Time is up; the agent goes ahead with: {what}")
                 if event.default_decision == "accept"
                 else N_("Time is up; the agent rejected: {what}")
             )
-        else:
-            msgid = N_("Time is up; the agent stopped waiting for: {what}")
-        return tr.gettext(msgid).format(what=self._prompt_subject(prompt))
+        return N_("Time is up; the agent stopped waiting for: {what}")
 
     def _notice_unreadable(
         self, result: DecodeResult, source_id: str, now: float

@@ -9,24 +9,30 @@ silencing every state change. Streaming output is coalesced in
 :mod:`announcer.engine.outputs`; this module handles every other event.
 
 Every generated phrase is an English msgid with named placeholders that goes through
-``translator(language).gettext``; numbers and percentages are formatted with babel.
+``translator(language).gettext``; numbers, percentages and durations are formatted with
+babel (:mod:`announcer.i18n.format`). A message mixing our phrases with the producer's
+text in another language is spoken as separate announcements, one per language, so
+each is read by a voice for its language (§11.5); the parts share urgency and ids and
+the later ones are marked ``continues``.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from functools import lru_cache
 from typing import Final, NamedTuple
 
-from babel import Locale, UnknownLocaleError
-from babel.numbers import format_decimal, format_percent
-
 from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
 from announcer.engine.phrases import N_, duration_phrase
 from announcer.engine.settings import UserSettings
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.engine.tracker import CYCLE_STATES, SessionState
+from announcer.i18n.format import format_integer, format_number, format_percent
+from announcer.i18n.tags import primary_subtag
+from announcer.i18n.text import comparison_key
 from announcer.i18n.translate import catalog_language, translator
 from announcer.protocol.events import (
     AaepEvent,
@@ -59,8 +65,6 @@ _LEVEL_ORDER: Final = {
 STATE_CYCLE_QUIET_SECONDS: Final = 3.0
 # Progress is spoken at most this often per session, except for 100 percent.
 PROGRESS_MIN_INTERVAL_SECONDS: Final = 5.0
-# Confirmations read out the keys the line UI and the Textual UI both bind.
-DEFAULT_ANSWER_KEYS_HINT: Final = N_("Press Y to accept or N to reject.")
 
 
 # Sounds in voices/earcons that mark an event before its words.
@@ -86,6 +90,7 @@ _URGENCIES: Final = {urgency.value: urgency for urgency in Urgency}
 # Producer text often lacks a final stop ("Book the 9:04 train"); speech needs one between parts.
 _SENTENCE_END = (".", "!", "?", "…", ":", ";", "。", "！", "？", "؟", "।", "۔")
 
+
 class Spoken(NamedTuple):
     """Text chosen for an event and the language it is in."""
 
@@ -93,26 +98,49 @@ class Spoken(NamedTuple):
     language: str
 
 
-@lru_cache(maxsize=64)
-def _babel_locale(language: str) -> Locale:
-    tag = language.replace("-", "_")
-    for candidate in (tag, tag.split("_", 1)[0], "en"):
-        try:
-            return Locale.parse(candidate)
-        except (UnknownLocaleError, ValueError):
-            continue
-    return Locale.parse("en")
+# What a wording method returns: one part, or parts in order (maybe in several languages).
+Wording = Spoken | list[Spoken] | None
 
 
 @lru_cache(maxsize=1024)
 def format_percent_for(percent: float, language: str) -> str:
     """AAEP ``percent`` is 0-100; babel wants a fraction."""
-    return str(format_percent(percent / 100.0, locale=_babel_locale(language)))
+    return format_percent(percent / 100.0, language)
 
 
 @lru_cache(maxsize=1024)
 def format_number_for(value: float, language: str) -> str:
-    return str(format_decimal(value, locale=_babel_locale(language)))
+    return format_number(value, language)
+
+
+def same_language(left: str, right: str) -> bool:
+    """One voice reads both: ``en`` and ``en-GB`` yes, ``es`` and ``en`` no."""
+    return left == right or primary_subtag(left) == primary_subtag(right)
+
+
+def _ends_sentence(text: str) -> bool:
+    return text.endswith(_SENTENCE_END)
+
+
+def by_language(parts: list[Spoken]) -> list[Spoken]:
+    """Parts as sentences, adjacent ones in the same language joined into one utterance.
+
+    Each part but the last ends as a sentence so a voice pauses between them; a merged
+    utterance keeps the most specific tag of its parts (``en-GB`` over ``en``).
+    """
+    kept = [Spoken(part.text.strip(), part.language) for part in parts if part.text.strip()]
+    merged: list[Spoken] = []
+    for index, part in enumerate(kept):
+        text = part.text
+        if index < len(kept) - 1 and not _ends_sentence(text):
+            text += "."
+        if merged and same_language(merged[-1].language, part.language):
+            previous = merged[-1]
+            tag = max(previous.language, part.language, key=len)
+            merged[-1] = Spoken(f"{previous.text} {text}", tag)
+        else:
+            merged.append(Spoken(text, part.language))
+    return merged
 
 
 def matches_filter(pattern: str, event_type: str) -> bool:
@@ -128,10 +156,11 @@ class Policy:
     """Decides the announcements for one validated, tracked event."""
 
     def __init__(
-        self, settings: UserSettings, *, answer_keys_hint: str = DEFAULT_ANSWER_KEYS_HINT
+        self, settings: UserSettings, *, answer_keys: AnswerKeys = KEY_PRESS_ANSWER_KEYS
     ) -> None:
         self.settings = settings
-        self.answer_keys_hint = answer_keys_hint
+        # The keys the answering UI binds; empty when that UI speaks its own key help.
+        self.answer_keys = answer_keys
         self.suppressed: Counter[str] = Counter()
         self._rate_tokens: dict[str, tuple[float, float]] = {}
         self._last_progress: dict[str, float] = {}
@@ -250,22 +279,31 @@ class Policy:
             if reason is not None:
                 self.suppressed[reason] += 1
                 return []
-        spoken = self._compose(event, session, urgency, now)
-        if spoken is None or not spoken.text:
+        wording = self._compose(event, session, urgency, now)
+        if wording is None:
             return []
+        if isinstance(wording, Spoken):
+            if not wording.text:
+                return []
+            parts = [wording]
+        else:
+            parts = by_language(wording)
         kind = type(event).SHORT_TYPE or event.short_type
+        earcon = _EARCONS.get(kind)
         return [
             Announcement(
-                text=spoken.text,
-                language=spoken.language,
+                text=part.text,
+                language=part.language,
                 urgency=urgency,
                 interrupt=urgency is Urgency.CRITICAL,
                 event_id=event.event_id,
                 session_id=event.session_id,
                 producer_id=event.producer.agent_id,
                 kind=kind,
-                earcon=_EARCONS.get(kind),
+                earcon=earcon if index == 0 else None,
+                continues=index > 0,
             )
+            for index, part in enumerate(parts)
         ]
 
     # -- wording -----------------------------------------------------------------------
@@ -286,7 +324,7 @@ class Policy:
             for field_name in _LEVEL_FIELDS.get(wanted, _LEVEL_FIELDS["normal"]):
                 plain: str | None = getattr(event, field_name)
                 if plain:
-                    language = event.primary_language or "en"
+                    language = self._text_language(event)
                     return Spoken(clean_for_speech(plain, language), language)
             return None
         variants = event.language_variants()
@@ -315,7 +353,7 @@ class Policy:
 
     def _compose(
         self, event: AaepEvent, session: SessionState, urgency: Urgency, now: float
-    ) -> Spoken | None:
+    ) -> Wording:
         # The most frequent types first.
         if isinstance(event, ToolInvoked):
             return self._tool_invoked(event)
@@ -347,49 +385,57 @@ class Policy:
     def _own(self, text: str) -> Spoken:
         return Spoken(text, self.phrase_language)
 
-    def _join(self, *parts: str | None) -> str:
-        """Join spoken parts so each one ends as a sentence: a voice pauses between them."""
-        kept = [part.strip() for part in parts if part and part.strip()]
-        return " ".join(
-            part if part.endswith(_SENTENCE_END) or index == len(kept) - 1 else part + "."
-            for index, part in enumerate(kept)
-        )
+    def _own_phrase(self, msgid: str, **values: object) -> Spoken:
+        return self._own(self._phrase(msgid, **values))
 
-    def _producer_text(self, event: AaepEvent, field_name: str) -> str | None:
+    def _text_language(self, event: AaepEvent) -> str:
+        """The declared language of the producer's text; undeclared, the user's (§11.1.3)."""
+        return event.primary_language or self.language
+
+    def producer_text(self, event: AaepEvent, field_name: str) -> Spoken | None:
+        """A producer text field in the user's language if offered, tagged with its own."""
+        return self._producer_text(event, field_name)
+
+    def _producer_text(self, event: AaepEvent, field_name: str) -> Spoken | None:
         text = event.text(field_name, self.language)
-        return clean_for_speech(text, event.primary_language or self.language) if text else None
+        if not text:
+            return None
+        language = (
+            self._language_of(event, field_name, event.language_variants())
+            if event.model_extra
+            else self._text_language(event)
+        )
+        return Spoken(clean_for_speech(text, language), language)
 
-    def _started(self, event: SessionStarted, session: SessionState) -> Spoken:
+    def _started(self, event: SessionStarted, session: SessionState) -> Wording:
         spoken = self.summary(event)
         if spoken is not None:
             return spoken
-        return self._own(self._phrase("{agent} started.", agent=session.display_name))
+        return self._own_phrase("{agent} started.", agent=session.display_name)
 
-    def _completed(self, event: SessionCompleted, session: SessionState) -> Spoken:
+    def _completed(self, event: SessionCompleted, session: SessionState) -> Wording:
         # Level 1 requirement 4: completed, errored and cancelled must sound different.
         spoken = self.summary(event)
-        level = self.level_for(event)
-        lead = self._phrase("Finished.")
         if spoken is None:
-            return self._own(self._phrase("{agent} finished.", agent=session.display_name))
+            return self._own_phrase("{agent} finished.", agent=session.display_name)
+        lead = self._phrase("Finished.")
         extra = None
-        if level == "detailed":
+        if self.level_for(event) == "detailed":
             extra = self._producer_text(event, "output_summary")
-        if _already_says(spoken.text, _COMPLETION_WORDS, lead):
-            lead = ""
-        return Spoken(self._join(lead, spoken.text, extra), spoken.language)
+        if self._already_says(spoken, _COMPLETION_WORDS, lead):
+            return [spoken, extra] if extra else spoken
+        return [p for p in (self._own(lead), spoken, extra) if p]
 
-    def _errored(self, event: SessionErrored) -> Spoken:
+    def _errored(self, event: SessionErrored) -> Wording:
         spoken = self.summary(event)
-        text = spoken.text if spoken else self._category_phrase(event.error_category)
-        language = spoken.language if spoken else self.phrase_language
+        text = spoken or self._own(self._category_phrase(event.error_category))
+        parts = [self._own_phrase("Error."), text]
         hint = self._producer_text(event, "remediation_hint")
-        parts = [self._phrase("Error."), text]
-        if hint and hint not in text:
+        if hint and hint.text not in text.text:
             parts.append(hint)
         if self.settings.verbosity == "detailed" and event.error_code:
-            parts.append(self._phrase("Code {code}.", code=event.error_code))
-        return Spoken(self._join(*parts), language)
+            parts.append(self._own_phrase("Code {code}.", code=event.error_code))
+        return parts
 
     def _category_phrase(self, category: str) -> str:
         phrases = {
@@ -399,7 +445,7 @@ class Policy:
         }
         return self._phrase(phrases.get(category, N_("The agent stopped because of an error.")))
 
-    def _cancelled(self, event: SessionCancelled) -> Spoken:
+    def _cancelled(self, event: SessionCancelled) -> Wording:
         who = {
             "user": N_("Cancelled at your request."),
             "producer": N_("Cancelled by the agent."),
@@ -408,18 +454,16 @@ class Policy:
         }
         lead = self._phrase(who.get(event.cancelled_by, N_("Cancelled.")))
         spoken = self.summary(event)
-        if spoken is None or _already_says(spoken.text, ("cancelled", "canceled"), lead):
-            if spoken is None:
-                return self._own(lead)
+        if spoken is None:
+            return self._own(lead)
+        if self._already_says(spoken, _CANCELLATION_WORDS, lead):
             return spoken
         partial = None
         if self.level_for(event) == "detailed":
             partial = self._producer_text(event, "partial_result")
-        return Spoken(self._join(lead, spoken.text, partial), spoken.language)
+        return [p for p in (self._own(lead), spoken, partial) if p]
 
-    def _state_changed(
-        self, event: StateChanged, session: SessionState, now: float
-    ) -> Spoken | None:
+    def _state_changed(self, event: StateChanged, session: SessionState, now: float) -> Wording:
         quiet = (
             self.settings.cognitive_load != "high"
             and event.to_state in CYCLE_STATES
@@ -446,10 +490,10 @@ class Policy:
         }
         msgid = names.get(event.to_state)
         if msgid is not None:
-            return self._own(self._phrase(msgid))
-        return self._own(self._phrase("Now {state}.", state=event.to_state.replace("_", " ")))
+            return self._own_phrase(msgid)
+        return self._own_phrase("Now {state}.", state=event.to_state.replace("_", " "))
 
-    def _progress(self, event: ProgressUpdated, session: SessionState, now: float) -> Spoken | None:
+    def _progress(self, event: ProgressUpdated, session: SessionState, now: float) -> Wording:
         progress = event.progress
         finished = progress.percent is not None and progress.percent >= 100
         last = self._last_progress.get(session.session_id)
@@ -463,16 +507,16 @@ class Policy:
         if spoken is not None:
             return spoken
         language = self.phrase_language
-        parts: list[str] = []
+        parts: list[Spoken] = []
         if progress.percent is not None:
             parts.append(
-                self._phrase(
+                self._own_phrase(
                     "{percent} done.", percent=format_percent_for(progress.percent, language)
                 )
             )
         if progress.step is not None and progress.total_steps is not None:
             parts.append(
-                self._phrase(
+                self._own_phrase(
                     "Step {step} of {total}.",
                     step=format_number_for(progress.step, language),
                     total=format_number_for(progress.total_steps, language),
@@ -480,28 +524,30 @@ class Policy:
             )
         elif progress.step is not None:
             parts.append(
-                self._phrase("Step {step}.", step=format_number_for(progress.step, language))
+                self._own_phrase("Step {step}.", step=format_number_for(progress.step, language))
             )
         if progress.description and self.level_for(event) != "terse":
-            parts.append(clean_for_speech(progress.description, event.primary_language or language))
-        return self._own(self._join(*parts)) if parts else None
+            described = self._text_language(event)
+            parts.append(Spoken(clean_for_speech(progress.description, described), described))
+        return parts or None
 
-    def _tool_invoked(self, event: ToolInvoked) -> Spoken:
+    def _tool_invoked(self, event: ToolInvoked) -> Wording:
         spoken = self.summary(event)
-        level = self.level_for(event)
         risk = None
         if event.irreversible:
-            risk = self._phrase("This cannot be undone.")
+            risk = self._own_phrase("This cannot be undone.")
         elif event.risk_level == "high":
-            risk = self._phrase("High risk.")
+            risk = self._own_phrase("High risk.")
         if spoken is None:
-            text = self._phrase("Calling {tool}.", tool=_tool_name(event.tool))
-            if level == "detailed" and event.args_summary:
-                text = self._join(text, clean_for_speech(event.args_summary, self.language))
-            return self._own(self._join(text, risk))
-        return Spoken(self._join(spoken.text, risk), spoken.language)
+            parts: list[Spoken | None] = [
+                self._own_phrase("Calling {tool}.", tool=_tool_name(event.tool))
+            ]
+            if self.level_for(event) == "detailed" and event.args_summary:
+                parts.append(self._producer_text(event, "args_summary"))
+            return [p for p in (*parts, risk) if p]
+        return [spoken, risk] if risk else spoken
 
-    def _tool_completed(self, event: ToolCompleted) -> Spoken:
+    def _tool_completed(self, event: ToolCompleted) -> Wording:
         spoken = self.summary(event)
         tool = _tool_name(event.tool)
         if event.status == "success":
@@ -513,10 +559,10 @@ class Policy:
             if event.status == "error"
             else _capitalised(self._phrase("{tool} timed out.", tool=tool))
         )
-        detail = spoken.text if spoken else self._producer_text(event, "error_message")
-        return self._own(self._join(lead, detail))
+        detail = spoken or self._producer_text(event, "error_message")
+        return [self._own(lead), detail] if detail else self._own(lead)
 
-    def _handoff(self, event: HandoffRequested) -> Spoken:
+    def _handoff(self, event: HandoffRequested) -> Wording:
         spoken = self.summary(event)
         if spoken is not None:
             return spoken
@@ -526,24 +572,30 @@ class Policy:
             "escalation_queue": N_("Handing off to an escalation queue."),
         }
         reason = self._producer_text(event, "reason")
-        return self._own(self._join(self._phrase(targets[event.target_kind]), reason))
+        target = self._own_phrase(targets[event.target_kind])
+        return [target, reason] if reason else target
 
-    def _confirmation(self, event: AwaitingConfirmation) -> Spoken:
+    def _keys(self, msgid: str) -> Spoken | None:
+        """The answering UI's key help, unless that UI speaks its own."""
+        return self._own_phrase(msgid) if msgid else None
+
+    def _confirmation(self, event: AwaitingConfirmation) -> Wording:
         """Action, consequence, risk, reversibility, timeout and keys (chapter 6)."""
         level = self.level_for(event)
-        language = event.primary_language or self.language
-        action = self._producer_text(event, "action")
-        consequence = self._producer_text(event, "consequence")
-        parts: list[str | None] = [self._phrase("Confirmation needed.")]
+        parts: list[Spoken | None] = [self._own_phrase("Confirmation needed.")]
         if level == "terse":
-            terse = event.text("summary_terse", self.language)
-            parts.append(clean_for_speech(terse, language) if terse else action)
+            parts.append(
+                self._producer_text(event, "summary_terse") or self._producer_text(event, "action")
+            )
         else:
-            parts += [action, consequence]
+            parts += [
+                self._producer_text(event, "action"),
+                self._producer_text(event, "consequence"),
+            ]
         if event.risk_level == "high":
-            parts.append(self._phrase("High risk."))
+            parts.append(self._own_phrase("High risk."))
         elif event.risk_level == "medium":
-            parts.append(self._phrase("Medium risk."))
+            parts.append(self._own_phrase("Medium risk."))
         reversibility = {
             "irreversible": N_("This cannot be undone."),
             "reversible_with_effort": N_("Undoing this takes effort."),
@@ -551,15 +603,15 @@ class Policy:
         }
         if event.reversibility is not None:
             how_reversible = reversibility[event.reversibility]
-            parts.append(self._phrase(how_reversible))
+            parts.append(self._own_phrase(how_reversible))
         elif event.irreversible:
             cannot_undo = reversibility["irreversible"]
-            parts.append(self._phrase(cannot_undo))
+            parts.append(self._own_phrase(cannot_undo))
         if level == "detailed":
             parts.append(self._producer_text(event, "summary_detailed"))
-        parts.append(self._timeout_phrase(event.timeout_seconds, event.default_decision))
-        parts.append(self._phrase(self.answer_keys_hint))
-        return Spoken(self._join(*parts), language)
+        parts.append(self._own(self._timeout_phrase(event.timeout_seconds, event.default_decision)))
+        parts.append(self._keys(self.answer_keys.confirmation))
+        return [part for part in parts if part]
 
     def _timeout_phrase(self, seconds: int, default: str) -> str:
         amount = duration_phrase(seconds, self.phrase_language)
@@ -569,40 +621,66 @@ class Policy:
             )
         return self._phrase("If you do not answer within {time}, it will be rejected.", time=amount)
 
-    def _clarification(self, event: AwaitingClarification) -> Spoken:
-        language = event.primary_language or self.language
+    def _choices(self, event: AwaitingClarification, language: str) -> str:
+        """Numbered labels ("1: Savings; 2: Checking") punctuated as ``language`` does."""
+        tr = translator(language)
+        return "; ".join(
+            tr.gettext("{number}: {label}").format(
+                number=format_integer(index, language),
+                label=clean_for_speech(choice.label, language),
+            )
+            for index, choice in enumerate(event.choices or [], start=1)
+        )
+
+    def _clarification(self, event: AwaitingClarification) -> Wording:
         level = self.level_for(event)
-        question = self._producer_text(event, "question")
-        parts: list[str | None] = [self._phrase("Question."), question]
+        parts: list[Spoken | None] = [
+            self._own_phrase("Question."),
+            self._producer_text(event, "question"),
+        ]
         if level == "detailed" and event.context_:
-            parts.append(clean_for_speech(event.context_, language))
+            language = self._text_language(event)
+            parts.append(Spoken(clean_for_speech(event.context_, language), language))
         if event.choices:
-            labels = [
-                self._phrase(
-                    "{number}: {label}",
-                    number=index,
-                    label=clean_for_speech(choice.label, language),
-                )
-                for index, choice in enumerate(event.choices, start=1)
-            ]
-            parts.append(self._phrase("Choices: {choices}.", choices="; ".join(labels)))
+            labels = self._text_language(event)
+            if same_language(labels, self.phrase_language):
+                choices = self._choices(event, self.phrase_language)
+                parts.append(self._own_phrase("Choices: {choices}.", choices=choices))
+            else:
+                # Our word in our voice, the producer's labels in theirs.
+                parts.append(self._own_phrase("Choices."))
+                parts.append(Spoken(self._choices(event, labels) + ".", labels))
         parts.append(
-            self._phrase(
+            self._own_phrase(
                 "Answer within {time}.",
                 time=duration_phrase(event.timeout_seconds, self.phrase_language),
             )
         )
-        # The same key hints the answer dialogs give (announcer.ui).
+        # The key help of the UI the user answers in (announcer.engine.answer_keys).
+        keys = self.answer_keys
         kinds = event.accepted_response_kinds or ["freetext"]
         if "multiple_choice" in kinds and event.choices:
-            parts.append(self._phrase("Choose with the arrows or digits 1 to 9, then press Enter."))
+            parts.append(self._keys(keys.multiple_choice))
         if "yes_no" in kinds:
-            parts.append(self._phrase("Press Y for yes or N for no."))
+            parts.append(self._keys(keys.yes_no))
         if "numeric" in kinds and "freetext" not in kinds:
-            parts.append(self._phrase("Type a number and press Enter."))
+            parts.append(self._keys(keys.numeric))
         if "freetext" in kinds:
-            parts.append(self._phrase("Type your answer and press Enter."))
-        return Spoken(self._join(*parts), language)
+            parts.append(self._keys(keys.freetext))
+        return [part for part in parts if part]
+
+    def _already_says(self, spoken: Spoken, words_msgid: str, lead: str) -> bool:
+        """Whether the producer's text already conveys the outcome our ``lead`` names.
+
+        The outcome words and the negations come from the catalog of the text's own
+        language (a Yoruba summary is read with Yoruba words); our translated lead
+        phrase itself counts too.
+        """
+        return already_says(
+            spoken.text,
+            outcome_words(words_msgid, spoken.language) | {words_of(lead)},
+            negation_words(spoken.language),
+        )
 
 
 def _tool_name(tool: str) -> str:
@@ -614,28 +692,71 @@ def _capitalised(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-_WORD = re.compile(r"\w+(?:['’]\w+)*")
-_NEGATIONS: Final = frozenset({"not", "never", "no", "cannot", "unable", "nothing", "yet"})
+# Translators: words that, in an agent's summary, already say a session finished, so
+# announcer does not add its own "Finished." before it. Comma-separated, lower case, every
+# form a summary may use; a phrase of several words is allowed. Not spoken.
+_COMPLETION_WORDS: Final = N_("done, finished, finishes, complete, completed, completes")
+# Translators: words that, in an agent's summary, already say a session was cancelled, so
+# announcer does not add its own "Cancelled..." before it. Comma-separated, lower case, every
+# form a summary may use. Not spoken.
+_CANCELLATION_WORDS: Final = N_("cancelled, canceled")
+# Translators: words that, up to three words before "finished" or "cancelled", turn it into
+# its opposite ("could not finish"). Comma-separated, lower case. Not spoken.
+_NEGATION_WORDS: Final = N_("not, never, no, cannot, unable, nothing, yet")
+_LIST_SEPARATORS: Final = re.compile(r"[,،、;؛]")
 
 
-def _already_says(text: str, words: tuple[str, ...], lead: str = "") -> bool:
-    """Whether the producer's summary already conveys the outcome our lead would name.
+def words_of(text: str) -> tuple[str, ...]:
+    """Words to compare, in NFC and case-folded, combining marks kept (§11.3.2).
+
+    ``\\w`` alone would cut a Yoruba "ẹ̀" or an Arabic word with harakat in two.
+    """
+    words: list[str] = []
+    current: list[str] = []
+    for char in comparison_key(text):
+        inside = char in "'’" and bool(current)
+        if inside or char.isalnum() or char == "_" or unicodedata.category(char)[0] == "M":
+            current.append(char)
+        elif current:
+            words.append("".join(current).rstrip("'’"))
+            current = []
+    if current:
+        words.append("".join(current).rstrip("'’"))
+    return tuple(words)
+
+
+@lru_cache(maxsize=256)
+def outcome_words(msgid: str, language: str) -> frozenset[tuple[str, ...]]:
+    """The catalog's word list ``msgid`` for ``language``, each entry as its words."""
+    listed = translator(language).gettext(msgid)
+    entries = (words_of(entry) for entry in _LIST_SEPARATORS.split(listed))
+    return frozenset(entry for entry in entries if entry)
+
+
+@lru_cache(maxsize=64)
+def negation_words(language: str) -> frozenset[str]:
+    return frozenset(word for entry in outcome_words(_NEGATION_WORDS, language) for word in entry)
+
+
+def already_says(
+    text: str, phrases: frozenset[tuple[str, ...]] | set[tuple[str, ...]], negations: frozenset[str]
+) -> bool:
+    """Whether ``text`` contains one of ``phrases``, not negated in the three words before.
 
     "Codex finished." or "All done." needs no "Finished." before it; "Could not finish"
-    does (a word negated within the three before it conveys the opposite; in doubt we
-    keep the lead, which is merely redundant). ``lead`` is our own phrase in the
-    user's language: a translated summary that repeats its first word counts too.
+    does: a negated word conveys the opposite, and in doubt we keep our lead, which is
+    merely redundant.
     """
-    wanted = set(words) | set(_WORD.findall(lead.lower())[:1])
-    tokens = _WORD.findall(text.lower())
-    for index, token in enumerate(tokens):
-        if token in wanted and not any(
-            word in _NEGATIONS or word.endswith(("n't", "n’t"))
-            for word in tokens[max(0, index - 3) : index]
-        ):
-            return True
+    tokens = words_of(text)
+    for index in range(len(tokens)):
+        for phrase in phrases:
+            if (
+                phrase
+                and tokens[index : index + len(phrase)] == phrase
+                and not any(
+                    word in negations or word.endswith(("n't", "n’t"))
+                    for word in tokens[max(0, index - 3) : index]
+                )
+            ):
+                return True
     return False
-
-
-# Words that already tell the user a session completed (Level 1 requirement 4).
-_COMPLETION_WORDS: Final = ("done", "finished", "complete", "completed", "finishes", "completes")

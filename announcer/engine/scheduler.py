@@ -21,18 +21,24 @@ Rules, in order of precedence:
 
 Every dropped announcement is counted by reason in :attr:`drops` and recorded,
 without its text, in :attr:`drop_log`.
+
+A message split by language arrives as consecutive announcements, the later ones
+marked ``continues``: the parts are dropped together or kept together, and once the
+first part has been spoken the rest is never skipped as stale or surplus.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections import Counter, deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
+from announcer.i18n.format import format_integer
 from announcer.i18n.translate import catalog_language, translator
 
 DEFAULT_MAX_QUEUE: Final = 64
@@ -61,6 +67,14 @@ _NEWS_RANKS: Final = {
 
 def _news_rank(item: _Queued) -> int:
     return _NEWS_RANKS.get(item.announcement.kind, 2)
+
+
+def _message_end(queue: deque[_Queued], start: int) -> int:
+    """The index after the last part of the message that starts at ``start``."""
+    end = start + 1
+    while end < len(queue) and queue[end].announcement.continues:
+        end += 1
+    return end
 
 
 @dataclass(slots=True)
@@ -118,6 +132,8 @@ class SpeechScheduler:
             Urgency.BACKGROUND: deque(),
         }
         self._current: _Current | None = None
+        # The parts of the message being heard that have started (one split by language).
+        self._heard_parts: list[_Queued] = []
         # Paced mode: the backend reported the current utterance done before its time.
         self._done_early = False
         self._next_id = 1
@@ -204,15 +220,19 @@ class SpeechScheduler:
         return None
 
     def withdraw(
-        self, event_id: str, now: float, notice: Announcement | None = None
+        self,
+        event_id: str,
+        now: float,
+        notice: Announcement | Sequence[Announcement] | None = None,
     ) -> list[SpeechCommand]:
         """The producer cancelled what ``event_id`` asked (§6.8): do not read it out.
 
         Queued speech for it is dropped (counted as "withdrawn by producer"); if it is
         being spoken it is cut off, so the user is not asked to answer a void question,
         and ``notice`` (why it stopped) is said at once. Otherwise ``notice`` queues as
-        usual.
+        usual. A notice in several parts (languages) is said in order, kept together.
         """
+        notices = [notice] if isinstance(notice, Announcement) else list(notice or ())
         for urgency, queue in self._queues.items():
             if any(item.announcement.event_id == event_id for item in queue):
                 kept: deque[_Queued] = deque()
@@ -228,13 +248,20 @@ class SpeechScheduler:
             self._current = None
             self._done_early = False
             commands: list[SpeechCommand] = [Cancel(current.utterance_id, "withdrawn by producer")]
-            if notice is not None:
-                seconds = estimated_seconds(notice.text, self.settings.pace_wpm)
-                commands.append(self._speak(notice, seconds, now))
+            if notices:
+                pace = self.settings.pace_wpm
+                first, rest = notices[0], notices[1:]
+                commands.append(self._speak(first, estimated_seconds(first.text, pace), now))
+                for part in reversed(rest):  # next in line, ahead of anything queued
+                    seconds = estimated_seconds(part.text, pace)
+                    self._queues[part.urgency].appendleft(_Queued(part, now, seconds))
             else:
                 commands += self._start_next(now)
             return commands
-        return self.submit(notice, now) if notice is not None else []
+        submitted: list[SpeechCommand] = []
+        for part in notices:
+            submitted += self.submit(part, now)
+        return submitted
 
     def drop_obsolete(self, session_id: str, now: float) -> None:
         """A session ended: its queued state chatter and background news are moot."""
@@ -287,10 +314,18 @@ class SpeechScheduler:
         self._current = None
         self._done_early = False
         if self.settings.after_interrupt == "resume":
-            # Said again from the start: half a sentence helps nobody.
-            self._queues[interrupted.urgency].appendleft(_Queued(interrupted, now, current.seconds))
+            # Said again from the start: half a sentence helps nobody (nor half a message).
+            queue = self._queues[interrupted.urgency]
+            queue.appendleft(_Queued(interrupted, now, current.seconds))
+            if interrupted.continues:
+                for part in reversed(self._heard_parts[:-1]):
+                    queue.appendleft(_Queued(part.announcement, now, part.seconds))
         else:
             self._drop(interrupted, "interrupted", now)
+            # The rest of an interrupted message goes with it: half a message helps nobody.
+            rest = self._queues[interrupted.urgency]
+            while rest and rest[0].announcement.continues:
+                self._drop(rest.popleft().announcement, "interrupted", now)
             for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
                 if urgency.rank < incoming.urgency.rank:
                     queue = self._queues[urgency]
@@ -306,11 +341,24 @@ class SpeechScheduler:
         background = self._queues[Urgency.BACKGROUND]
         while len(normal) + len(background) > self.max_queue:
             if background:
-                self._drop(background.popleft().announcement, "queue full", now)
+                self._drop_message(background, "queue full", now)
             else:
-                dropped = normal.popleft().announcement
-                self._drop(dropped, "queue full", now)
-                self._note_skipped(dropped)
+                self._note_skipped(self._drop_message(normal, "queue full", now)[0].announcement)
+
+    def _drop_message(self, queue: deque[_Queued], reason: str, now: float) -> list[_Queued]:
+        """Drop the oldest whole message not yet begun (or, failing that, the head)."""
+        start = 0
+        while start < len(queue) and queue[start].announcement.continues:
+            start += 1  # the rest of a message already being heard
+        if start == len(queue):
+            start = 0
+        end = _message_end(queue, start)
+        parts = [queue[index] for index in range(start, end)]
+        for _ in parts:
+            del queue[start]
+        for part in parts:
+            self._drop(part.announcement, reason, now)
+        return parts
 
     def _note_skipped(self, announcement: Announcement) -> None:
         self._skipped_pending += 1
@@ -322,37 +370,48 @@ class SpeechScheduler:
         stale_after = self.stale_after_seconds
         for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
             queue = self._queues[urgency]
-            while queue and now - queue[0].queued_at > stale_after:
-                item = queue.popleft()
-                self._drop(item.announcement, "stale", now)
+            while (
+                queue
+                and now - queue[0].queued_at > stale_after
+                and not queue[0].announcement.continues  # its first part was heard
+            ):
+                dropped = self._drop_message(queue, "stale", now)
                 if urgency is Urgency.NORMAL:
-                    self._note_skipped(item.announcement)
+                    self._note_skipped(dropped[0].announcement)
         normal = self._queues[Urgency.NORMAL]
         background = self._queues[Urgency.BACKGROUND]
         budget = self.max_queued_speech_seconds
         total = sum(item.seconds for item in normal) + sum(item.seconds for item in background)
         while total > budget and background:
-            item = background.popleft()
-            total -= item.seconds
-            self._drop(item.announcement, "too much queued speech", now)
+            dropped = self._drop_message(background, "too much queued speech", now)
+            total -= sum(item.seconds for item in dropped)
         if total <= budget or len(normal) < 2:
             return
         # Over budget: let go of the least informative news first (state chatter before
-        # results), oldest first within a rank; the newest item always stays.
+        # results), oldest first within a rank; the newest message always stays, and a
+        # message is dropped whole (never the rest of one already begun).
+        messages: list[range] = []
+        start = 0
+        while start < len(normal):
+            end = _message_end(normal, start)
+            messages.append(range(start, end))
+            start = end
         candidates = sorted(
-            range(len(normal) - 1), key=lambda index: (_news_rank(normal[index]), index)
+            (m for m in messages[:-1] if not normal[m.start].announcement.continues),
+            key=lambda message: (_news_rank(normal[message.start]), message.start),
         )
         doomed: set[int] = set()
-        for index in candidates:
+        for message in candidates:
             if total <= budget:
                 break
-            doomed.add(index)
-            total -= normal[index].seconds
+            doomed.update(message)
+            total -= sum(normal[index].seconds for index in message)
         kept: deque[_Queued] = deque()
         for index, item in enumerate(normal):
             if index in doomed:
                 self._drop(item.announcement, "too much queued speech", now)
-                self._note_skipped(item.announcement)
+                if not item.announcement.continues:
+                    self._note_skipped(item.announcement)
             else:
                 kept.append(item)
         self._queues[Urgency.NORMAL] = kept
@@ -362,9 +421,15 @@ class SpeechScheduler:
             return []
         critical = self._queues[Urgency.CRITICAL]
         if critical:
+            self._restart_split_message(now)
             item = critical.popleft()
             return [self._speak(item.announcement, item.seconds, now)]
         self._drop_stale(now)
+        normal = self._queues[Urgency.NORMAL]
+        if normal and normal[0].announcement.continues:
+            # The rest of the message just heard comes before any summary of skipped news.
+            item = normal.popleft()
+            return [self._speak(item.announcement, item.seconds, now)]
         if self._skipped_pending:
             count = self._skipped_pending
             self._skipped_pending = 0
@@ -373,7 +438,7 @@ class SpeechScheduler:
             text = (
                 translator(language)
                 .ngettext("{count} more update skipped.", "{count} more updates skipped.", count)
-                .format(count=count)
+                .format(count=format_integer(count, language))
             )
             summary = Announcement(text=text, language=language, kind="system.skipped")
             return [self._speak(summary, estimated_seconds(text, self.settings.pace_wpm), now)]
@@ -383,6 +448,22 @@ class SpeechScheduler:
                 item = queue.popleft()
                 return [self._speak(item.announcement, item.seconds, now)]
         return []
+
+    def _restart_split_message(self, now: float) -> None:
+        """Critical speech goes between two parts of a message: say that one again whole."""
+        heard = self._heard_parts
+        if not heard or heard[-1].announcement.urgency is Urgency.CRITICAL:
+            return
+        last = heard[-1].announcement
+        queue = self._queues[last.urgency]
+        if (
+            queue
+            and queue[0].announcement.continues
+            and queue[0].announcement.event_id == last.event_id
+        ):
+            for part in reversed(heard):
+                queue.appendleft(_Queued(part.announcement, now, part.seconds))
+            self._heard_parts = []
 
     def _finish_current(self, now: float) -> list[SpeechCommand]:
         self._current = None
@@ -394,6 +475,10 @@ class SpeechScheduler:
         utterance_id = self._next_id
         self._next_id += 1
         self._current = _Current(utterance_id, announcement, now, seconds)
+        if announcement.continues and self._heard_parts:
+            self._heard_parts.append(_Queued(announcement, now, seconds))
+        else:
+            self._heard_parts = [_Queued(announcement, now, seconds)]
         return Speak(utterance_id, announcement)
 
     def _drop(self, announcement: Announcement, reason: str, now: float) -> None:

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from announcer.i18n.format import format_integer
 from announcer.i18n.translate import translator
 
 # ESC-based sequences: CSI (colours, cursor), OSC (titles, hyperlinks), and two-byte escapes.
@@ -122,9 +123,9 @@ def describe_code_block(code: str, language_tag: str, language: str) -> str:
     if name:
         return tr.ngettext(
             "code block, {count} line, {name}", "code block, {count} lines, {name}", lines
-        ).format(count=lines, name=name)
+        ).format(count=format_integer(lines, language), name=name)
     return tr.ngettext("code block, {count} line", "code block, {count} lines", lines).format(
-        count=lines
+        count=format_integer(lines, language)
     )
 
 

@@ -102,6 +102,11 @@ def format_percent(fraction: float, language: str) -> str:
     )
 
 
+ListStyle = Literal[
+    "standard", "standard-short", "or", "or-short", "unit", "unit-short", "unit-narrow"
+]
+
+
 def _has_long_units(locale: Locale) -> bool:
     patterns = locale._data["unit_patterns"]
     for unit in ("duration-second", "duration-minute", "duration-hour"):
@@ -142,11 +147,18 @@ def _rounded(seconds: float) -> tuple[int, str]:
     return max(1, round(seconds / 3600)), "hour"
 
 
-def format_duration(seconds: float, language: str, *, approximate: bool = True) -> str:
+def format_duration(
+    seconds: float,
+    language: str,
+    *,
+    approximate: bool = True,
+    list_style: ListStyle = "unit",
+) -> str:
     """``about 30 seconds``, ``about 4 minutes``; exact: ``1 minute, 5 seconds``.
 
     Approximate durations are for estimates (AAEP ``estimated_remaining``);
-    exact ones for elapsed times the user asked for.
+    exact ones for elapsed times the user asked for. ``list_style="standard"``
+    joins exact units as a sentence does: ``1 minute and 5 seconds``.
     """
     t = translator(language)
     if not math.isfinite(seconds) or seconds < 0:
@@ -166,7 +178,7 @@ def format_duration(seconds: float, language: str, *, approximate: bool = True) 
         for value, unit in ((hours, "hour"), (minutes, "minute"), (secs, "second"))
         if value
     ]
-    return format_list(parts, language, style="unit")
+    return format_list(parts, language, style=list_style)
 
 
 def format_date(value: _dt.date | _dt.datetime, language: str, *, length: str = "long") -> str:
@@ -184,20 +196,27 @@ def format_datetime(value: _dt.datetime, language: str, *, length: str = "medium
     return babel_dates.format_datetime(value, format=length, locale=babel_locale(language))
 
 
-ListStyle = Literal[
-    "standard", "standard-short", "or", "or-short", "unit", "unit-short", "unit-narrow"
-]
-
-
 def format_list(items: Sequence[str], language: str, *, style: ListStyle = "standard") -> str:
     """``a, b and c`` / ``a, b y c`` / ``a وb وc``."""
     if not items:
         return ""
     locale = babel_locale(language)
     try:
-        return babel_lists.format_list(list(items), style=style, locale=locale)
+        joined = babel_lists.format_list(list(items), style=style, locale=locale)
     except KeyError:  # some locales' CLDR data lacks the unit list patterns
-        return babel_lists.format_list(list(items), style="standard", locale=locale)
+        joined = babel_lists.format_list(list(items), style="standard", locale=locale)
+    if len(items) > 1 and locale.language in _GLUED_CONJUNCTIONS:
+        # CLDR writes Yoruba "{0} àti{1}": a voice then reads "àtiìṣẹ́jú" as one word.
+        glued = _GLUED_CONJUNCTIONS[locale.language]
+        last = items[-1]
+        if joined.endswith(glued + last):
+            joined = joined[: -len(glued + last)] + glued + " " + last
+    return joined
+
+
+# Conjunctions CLDR glues to the next item though they are words of their own
+# (Arabic "و" is a real proclitic and stays attached).
+_GLUED_CONJUNCTIONS = {"yo": "àti"}
 
 
 def language_name(tag: str, in_language: str) -> str:

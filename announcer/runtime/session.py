@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.answer_keys import AnswerKeys
 from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.replies import ReplyReady
@@ -184,6 +185,8 @@ class LiveSession:
         self._drain_since: float | None = None
         self._session_state = "idle"
         self.last_announcement: Announcement | None = None
+        # Every part of the last message (one split by language has several), for repeat.
+        self._last_message: list[Announcement] = []
         self._tasks: list[asyncio.Task[Any]] = []
 
     # ---- the UI-facing interface ---------------------------------------------------
@@ -222,8 +225,12 @@ class LiveSession:
         self._run(self.engine.silence(self.clock()))
 
     def repeat_last(self) -> None:
-        if self.last_announcement is not None:
-            self._say(self.last_announcement)
+        for part in list(self._last_message):
+            self._say(part)
+
+    def set_answer_keys(self, answer_keys: AnswerKeys) -> None:
+        """The UI that answers: the engine's questions name its keys (or none)."""
+        self.engine.set_answer_keys(answer_keys)
 
     def update_settings(self, settings: UserSettings) -> None:
         """Apply at once and renegotiate with every producer that shook hands (§5.7).
@@ -711,7 +718,13 @@ class LiveSession:
             follow: list[SpeechCommand] = []
             for command in pending:
                 if isinstance(command, Speak):
-                    self.last_announcement = command.announcement
+                    announcement = command.announcement
+                    self.last_announcement = announcement
+                    if announcement.kind != "system.ui":  # the UI's own words are not news
+                        if announcement.continues and self._last_message:
+                            self._last_message.append(announcement)
+                        else:
+                            self._last_message = [announcement]
                     self._tell(command.announcement)
                     if self.driver is None:
                         follow.extend(

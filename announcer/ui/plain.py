@@ -3,7 +3,9 @@
 For screen-reader users who prefer a shell to a full-screen UI, and for
 scripts. Output is append-only and never redraws. Confirmations ask
 ``Accept or reject? [a/r]``; clarifications ask by kind (free text, yes/no,
-numbered choices, numbers checked before sending). Lines starting with ``:``
+numbered choices, numbers checked before sending), and the engine's spoken
+questions name these typed answers (``TYPED_LINE_ANSWER_KEYS``), not the
+Textual dialogs' single keys. Lines starting with ``:``
 are commands (``:help``). Producer text is printed literally, with terminal
 control characters removed so a producer cannot drive the terminal.
 """
@@ -20,6 +22,7 @@ from collections import deque
 from typing import Any, Protocol, TextIO
 
 from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.answer_keys import TYPED_LINE_ANSWER_KEYS
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.i18n.translate import catalog_language, translator
@@ -67,6 +70,10 @@ class PlainUi:
     def attach(self, session: _Session) -> None:
         self.session = session
         self._loop = asyncio.get_running_loop()
+        # Spoken questions say "Type A to accept or R to reject, then press Enter."
+        set_answer_keys = getattr(session, "set_answer_keys", None)
+        if set_answer_keys is not None:
+            set_answer_keys(TYPED_LINE_ANSWER_KEYS)
         session.subscribe(self)
         thread = threading.Thread(target=self._read_lines, name="plain-ui-input", daemon=True)
         thread.start()
@@ -182,7 +189,7 @@ class PlainUi:
     def _parse(self, prompt: PendingPrompt, text: str) -> UserAnswer | None:
         lowered = text.lower()
         if prompt.kind == "confirmation":
-            # y/n too: the spoken prompt says "Press Y to accept or N to reject".
+            # a/r as printed and spoken; y/n too, as the Textual dialog also takes them.
             if lowered in ("a", "accept", "y"):
                 return UserAnswer(prompt.reply_token, decision="accept")
             if lowered in ("r", "reject", "n"):

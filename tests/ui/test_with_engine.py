@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
+
+import pytest
+from textual.binding import Binding
 
 from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import PendingPrompt
@@ -75,7 +79,7 @@ async def test_captured_run_confirmation_accepted_with_one_key() -> None:
         )
         # The engine announced the question once; the dialog added who asks and the keys.
         assert h.spoken()[-1] == (
-            "Confirmation requested by AAEP Minimal Producer (aaep-minimal-producer). "
+            "Asked by AAEP Minimal Producer (aaep-minimal-producer). "
             "Press A to accept, or R to reject. F2 says the question again."
         )
         assert sum("Call send_email" in text for text in h.spoken()) == 1
@@ -183,3 +187,66 @@ async def test_an_answer_the_engine_refuses_is_reported_and_the_question_stays()
         assert h.said("Your answer was not sent.")
         assert isinstance(app.screen, ConfirmScreen)  # still pending, asked again
         assert list(app.prompts) == ["rpl_4f8a2e7d9c1b6a3f"]
+
+
+def _keys_named(texts: list[str]) -> list[tuple[str, str]]:
+    return [
+        (match.group(1), match.group(2))
+        for text in texts
+        for match in re.finditer(r"Press (\w) to accept,? or (\w) to reject", text)
+    ]
+
+
+@pytest.mark.parametrize(("key", "decision"), [("a", "accept"), ("r", "reject")])
+async def test_one_confirmation_is_read_once_with_the_keys_that_work(
+    key: str, decision: str
+) -> None:
+    """The official confirmation fixture: the question once, one set of keys, and they work."""
+    h = EngineHarness()
+    h.subscribe("local")
+    app = AnnouncerApp(h.session)
+    event = load_event("agent.awaiting.confirmation.json")
+    async with app.run_test() as pilot:
+        h.session.receive(json.dumps(event))
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        spoken = h.spoken()
+        action = event["action"].rstrip(".")
+        assert sum(action in text for text in spoken) == 1  # the engine read it; once
+        assert not any("Press Y" in text or "Y to accept" in text for text in spoken)
+        assert _keys_named(spoken) == [("A", "R")]  # one set of keys, said once
+        # The keys named are bound by the dialog.
+        bound = {
+            binding.action: set(binding.key.split(","))
+            for binding in app.screen.BINDINGS
+            if isinstance(binding, Binding)
+        }
+        assert "a" in bound["accept"] and "r" in bound["reject"]
+        await pilot.press("f2")  # F2 still reads the whole question, keys included
+        assert action in h.spoken()[-1] and "Press A to accept, or R to reject." in h.spoken()[-1]
+        await pilot.press(key)
+        await pilot.pause()
+        [(_, reply)] = h.wire
+        assert reply["decision"] == decision
+        assert reply["reply_token"] == event["reply_token"]
+
+
+async def test_a_question_opened_after_another_is_read_whole_when_its_turn_comes() -> None:
+    """The engine read the second question while the first dialog was open: read it again."""
+    h = EngineHarness()
+    h.subscribe("local")
+    app = AnnouncerApp(h.session)
+    confirmation = load_event("agent.awaiting.confirmation.json")
+    question = schema_example("agent.awaiting.clarification", 1)
+    async with app.run_test() as pilot:
+        h.session.receive(json.dumps(confirmation))
+        h.session.receive(json.dumps(question))
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, ClarifyScreen)
+        spoken = h.spoken()
+        assert spoken[-1].startswith("Question from")
+        assert question["question"] in spoken[-1]

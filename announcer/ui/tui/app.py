@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, RichLog, Static
 
 from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.answer_keys import UI_SPEAKS_KEYS
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.ui.tui.accessibility import cursor_offset, spoken_name
@@ -204,6 +205,11 @@ class AnnouncerApp(App[None]):
     ) -> None:
         super().__init__()
         self.session = session
+        # The dialogs say who asks and their own keys; the engine's question must not name
+        # keys as well (announcer.engine.answer_keys): one set of keys, said once.
+        set_answer_keys = getattr(session, "set_answer_keys", None)
+        if set_answer_keys is not None and getattr(session, "announces_prompts", True):
+            set_answer_keys(UI_SPEAKS_KEYS)
         # Persists what the user changes (announcer.config); None when the session does it.
         self.save_settings = save_settings
         # Issue 6 §7: no animation anywhere.
@@ -313,7 +319,7 @@ class AnnouncerApp(App[None]):
         self.history.append(HistoryEntry(title, kind=prompt.kind, reply_token=prompt.reply_token))
         self.write_transcript(title)
         if self.active_token is None:
-            self.open_prompt(prompt.reply_token)
+            self.open_prompt(prompt.reply_token, just_announced=True)
         else:
             self.say(
                 _("Another question is waiting. {count} pending. Press P to list them.").format(
@@ -328,8 +334,12 @@ class AnnouncerApp(App[None]):
 
     # -- prompts ----------------------------------------------------------
 
-    def open_prompt(self, reply_token: str) -> None:
-        """Show one pending prompt as a modal; the modal speaks it."""
+    def open_prompt(self, reply_token: str, *, just_announced: bool = False) -> None:
+        """Show one pending prompt as a modal; the modal speaks it.
+
+        ``just_announced``: the engine has this moment read the question out, so the
+        modal adds only who asks and the keys; a question opened later is read whole.
+        """
         from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen
 
         state = self.prompts.get(reply_token)
@@ -338,9 +348,9 @@ class AnnouncerApp(App[None]):
         state.deferred = False
         self.active_token = reply_token
         screen = (
-            ConfirmScreen(state.prompt)
+            ConfirmScreen(state.prompt, just_announced=just_announced)
             if state.prompt.kind == "confirmation"
-            else ClarifyScreen(state.prompt)
+            else ClarifyScreen(state.prompt, just_announced=just_announced)
         )
         self.push_screen(screen, callback=self._prompt_closed)
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.answer_keys import AnswerKeys
 from announcer.engine.pipeline import Engine, TranscriptEntry
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.replies import ReplyReady
@@ -37,6 +38,10 @@ def _nowhere(prompt: PendingPrompt, reply: dict[str, object]) -> AnswerOutcome:
 class EngineSession(LocalSession):
     # The engine's policy speaks every prompt (critical); the dialog adds who asks and the keys.
     announces_prompts = True
+
+    def set_answer_keys(self, answer_keys: AnswerKeys) -> None:
+        """The keys the engine's questions name (the app passes none: its dialogs say them)."""
+        self.engine.set_answer_keys(answer_keys)
 
     def __init__(
         self,
@@ -90,11 +95,18 @@ class EngineSession(LocalSession):
         self._run(self.engine.silence(self.now()))
 
     def repeat_last(self) -> None:
+        """The last message again, every part of one split by language."""
+        parts: list[Announcement] = []
         for entry in reversed(self.engine.transcript()):
-            if not entry.announcement.kind.startswith("system.ui"):
-                self.say(entry.announcement)
-                return
-        self.speak("Nothing has been announced yet.")
+            if entry.announcement.kind.startswith("system.ui"):
+                continue
+            parts.insert(0, entry.announcement)
+            if not entry.announcement.continues:
+                break
+        if not parts:
+            self.speak("Nothing has been announced yet.")
+        for part in parts:
+            self.say(part)
 
     def answer(self, answer: UserAnswer) -> AnswerOutcome:
         outcome = self.engine.answer(answer, self.now())
@@ -169,11 +181,17 @@ class EngineSession(LocalSession):
                 self.open_prompt(prompt)
 
     def _void_reason(self, prompt: PendingPrompt) -> str:
+        """The engine's notice about this prompt, every part of it (one per language)."""
+        parts: list[str] = []
         for entry in reversed(self.engine.transcript()):
             announcement = entry.announcement
             if (
                 announcement.kind.startswith("system.prompt")
                 and announcement.event_id == prompt.event_id
             ):
-                return announcement.text
-        return "it is no longer open"
+                parts.insert(0, announcement.text)
+                if not announcement.continues:
+                    return " ".join(parts)
+            elif parts:
+                break
+        return " ".join(parts) or "it is no longer open"

@@ -3,7 +3,9 @@
 A confirmation may authorise a real, irreversible action, so nothing here
 ever answers on the user's behalf: Accept needs ``a``, ``y`` or a press of
 the Accept button, and for risky actions the focus starts on Reject. The
-question is spoken with its keys when the modal opens.
+question is spoken once with one set of keys: when the engine has just read
+it out (without keys, the app tells it so), the modal adds who asks and its
+keys; otherwise the modal reads it whole. F2 always reads it whole.
 """
 
 from __future__ import annotations
@@ -61,10 +63,12 @@ class PromptScreen(ModalScreen[None]):
         *Screen.BINDINGS,  # Tab and Shift+Tab move focus
     ]
 
-    def __init__(self, prompt: PendingPrompt) -> None:
+    def __init__(self, prompt: PendingPrompt, *, just_announced: bool = False) -> None:
         super().__init__()
         self.prompt = prompt
         self.answered = False
+        # The engine read the question out this moment (AnnouncerApp.open_prompt).
+        self.just_announced = just_announced
 
     @property
     def announcer(self) -> AnnouncerApp:
@@ -74,9 +78,9 @@ class PromptScreen(ModalScreen[None]):
         # Subclasses must not define on_mount: Textual calls every on_mount in the MRO.
         localize_bindings(self)
         self.set_class(self.announcer.settings.cognitive_load == "low", "-low-load")
-        # A session whose engine already announced the question (the live runtime)
-        # gets who asks and the keys; otherwise the whole question is said here.
-        if getattr(self.announcer.session, "announces_prompts", True):
+        # A question the engine has just read out (the live runtime) gets who asks and
+        # the keys; otherwise (no engine, or opened later) the whole question is said here.
+        if self.just_announced and getattr(self.announcer.session, "announces_prompts", True):
             self.announcer.say(self.spoken_intro(), Urgency.CRITICAL)
         else:
             self.announcer.say(self.spoken_question(), Urgency.CRITICAL)
@@ -124,8 +128,8 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         *PromptScreen.BINDINGS,
     ]
 
-    def __init__(self, prompt: PendingPrompt) -> None:
-        super().__init__(prompt)
+    def __init__(self, prompt: PendingPrompt, *, just_announced: bool = False) -> None:
+        super().__init__(prompt, just_announced=just_announced)
         self.view = ConfirmationView.of(prompt)
         self.spoken_title = _("Confirmation")
 
@@ -175,10 +179,7 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
     def spoken_intro(self) -> str:
         return " ".join(
             [
-                _("Confirmation requested by {producer}").format(
-                    producer=producer_identity(self.prompt)
-                )
-                + ".",
+                _("Asked by {producer}.").format(producer=producer_identity(self.prompt)),
                 _("Press A to accept, or R to reject."),
                 _("F2 says the question again."),
             ]
@@ -228,8 +229,8 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
         *PromptScreen.BINDINGS,
     ]
 
-    def __init__(self, prompt: PendingPrompt) -> None:
-        super().__init__(prompt)
+    def __init__(self, prompt: PendingPrompt, *, just_announced: bool = False) -> None:
+        super().__init__(prompt, just_announced=just_announced)
         self.view = ClarificationView.of(prompt)
         self.spoken_title = _("Question")
         self._quiet_highlight = True
@@ -299,7 +300,7 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
     def spoken_intro(self) -> str:
         return " ".join(
             [
-                _("Question from {producer}").format(producer=producer_identity(self.prompt)) + ".",
+                _("Asked by {producer}.").format(producer=producer_identity(self.prompt)),
                 self.view.keys_phrase(),
                 _("F2 says the question again."),
             ]

@@ -33,6 +33,8 @@ class UiSession(Protocol):
 
     # Optional attribute ``announces_prompts`` (default True): the engine already
     # spoke each prompt, so a dialog only adds who asks and the keys.
+    # Optional method ``set_answer_keys(AnswerKeys)``: which keys the engine's spoken
+    # questions name (announcer.engine.answer_keys); the app sets "none".
 
     def subscribe(self, listener: UiListener) -> None:
         """Register the UI; pending prompts already open are re-sent to it."""

@@ -1,0 +1,48 @@
+"""What a spoken question says about the keys that answer it.
+
+The keys belong to the interface the user answers in, not to the engine: the
+Textual dialogs take single key presses, the plain line UI takes a typed line.
+Each interface hands its :class:`AnswerKeys` to the engine
+(``Engine.set_answer_keys``) so the question names keys that really work; an
+interface that speaks its own key help (the Textual dialogs) hands
+:data:`UI_SPEAKS_KEYS`, so the user hears one set of keys, once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from announcer.engine.phrases import N_
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerKeys:
+    """English msgids read after a question, one per answer kind; "" says nothing."""
+
+    confirmation: str
+    multiple_choice: str
+    yes_no: str
+    numeric: str
+    freetext: str
+
+
+# The Textual dialogs bind these (announcer/ui/tui/modals.py): A or Y accepts, R, N or Escape
+# rejects, as the buttons "Accept (A)" and "Reject (R)" show.
+KEY_PRESS_ANSWER_KEYS: Final = AnswerKeys(
+    confirmation=N_("Press A to accept, or R to reject."),
+    multiple_choice=N_("Choose with the arrows or digits 1 to 9, then press Enter."),
+    yes_no=N_("Press Y for yes or N for no."),
+    numeric=N_("Type a number and press Enter."),
+    freetext=N_("Type your answer and press Enter."),
+)
+# The plain line UI (announcer/ui/plain.py) reads whole lines: a or r, y or n, a number.
+TYPED_LINE_ANSWER_KEYS: Final = AnswerKeys(
+    confirmation=N_("Type A to accept or R to reject, then press Enter."),
+    multiple_choice=N_("Type the number of your choice, then press Enter."),
+    yes_no=N_("Type Y for yes or N for no, then press Enter."),
+    numeric=N_("Type a number and press Enter."),
+    freetext=N_("Type your answer and press Enter."),
+)
+# For an interface that speaks its own key help when it shows the question.
+UI_SPEAKS_KEYS: Final = AnswerKeys("", "", "", "", "")
