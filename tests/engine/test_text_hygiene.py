@@ -178,11 +178,11 @@ def test_text_nested_past_the_parser_limit_is_still_read_in_full() -> None:
 def test_a_huge_code_block_is_counted_whole_and_the_cut_is_said() -> None:
     listing = "Intro\n```py\n" + "x = 1\n" * 50_000 + "```\nDone."
     assert clean_for_speech(listing) == (
-        "Intro. code block, 50000 lines, Python. (shortened, full text in the transcript)"
+        "Intro. code block, 50,000 lines, Python. (shortened, full text in the transcript)"
     )
     unclosed = "Output:\n~~~\n" + "ok\n" * 40_000
     assert clean_for_speech(unclosed) == (
-        "Output: code block, 40000 lines. (shortened, full text in the transcript)"
+        "Output: code block, 40,000 lines. (shortened, full text in the transcript)"
     )
 
 
