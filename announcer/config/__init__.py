@@ -4,7 +4,12 @@
 comments. See docs/configuration.md for every field.
 """
 
-from announcer.config.flags import add_settings_flags, flags_from_args
+from announcer.config.flags import (
+    add_language_flag,
+    add_settings_flags,
+    flags_from_args,
+    parse_language_list,
+)
 from announcer.config.loader import (
     ConfigProblem,
     LoadedConfig,
@@ -29,6 +34,7 @@ __all__ = [
     "ConfigProblem",
     "LoadedConfig",
     "SettingsStore",
+    "add_language_flag",
     "add_settings_flags",
     "config_path",
     "ensure_file",
@@ -36,6 +42,7 @@ __all__ = [
     "flags_from_args",
     "load_config",
     "load_settings",
+    "parse_language_list",
     "reset_file",
     "resolve_source",
     "save_setting",

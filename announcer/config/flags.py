@@ -8,8 +8,12 @@ environment and the file.
 from __future__ import annotations
 
 import argparse
+import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+
+from announcer.i18n.tags import normalize_tag
 
 # argparse dest -> UserSettings field (see loader.FLAG_ALIASES for the spelling differences).
 SETTINGS_FLAG_DESTS = (
@@ -29,6 +33,65 @@ SETTINGS_FLAG_DESTS = (
 )
 
 
+LANGUAGE_FLAG_HELP = (
+    "languages you understand, most preferred first: comma-separated BCP 47 tags "
+    "(e.g. yo-NG,en); may be repeated"
+)
+
+
+def parse_language_list(values: str | Iterable[str]) -> list[str]:
+    """``yo-NG,en`` (or several such values) as canonical tags, most preferred first.
+
+    The one parser for every ``--language`` flag, so ``listen``, ``replay``,
+    ``demo``, ``watch`` and ``hook serve`` agree. Raises ValueError naming the
+    first tag that is not BCP 47.
+    """
+    items = [values] if isinstance(values, str) else list(values)
+    tags: list[str] = []
+    for item in items:
+        for text in re.split(r"[,\s]+", str(item).strip()):
+            if not text:
+                continue
+            tag = normalize_tag(text)
+            if tag is None:
+                raise ValueError(f"{text!r} is not a BCP 47 language tag (e.g. yo-NG,en)")
+            if tag not in tags:
+                tags.append(tag)
+    return tags
+
+
+class LanguageListAction(argparse.Action):
+    """``--language yo-NG,en``: a list of tags; repeating the flag adds to it."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        try:
+            tags = parse_language_list([] if values is None else values)
+        except ValueError as exc:
+            parser.error(f"argument {option_string or self.dest}: {exc}")
+        if not tags:
+            parser.error(f"argument {option_string or self.dest}: give at least one language tag")
+        current = getattr(namespace, self.dest, None) or []
+        setattr(namespace, self.dest, [*current, *(t for t in tags if t not in current)])
+
+
+def add_language_flag(parser: argparse.ArgumentParser | Any, dest: str = "language") -> None:
+    """Add the shared ``--language`` flag (to a parser or an argument group)."""
+    parser.add_argument(
+        "--language",
+        dest=dest,
+        action=LanguageListAction,
+        default=None,
+        metavar="TAGS",
+        help=LANGUAGE_FLAG_HELP,
+    )
+
+
 def add_settings_flags(parser: argparse.ArgumentParser) -> None:
     """Add ``--language``, ``--verbosity``... and ``--config`` to a subcommand's parser.
 
@@ -42,12 +105,8 @@ def add_settings_flags(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(option, default=None, **kwargs)
 
     add("--config", type=Path, metavar="PATH", help="settings file to use instead of the usual one")
-    add(
-        "--language",
-        metavar="TAGS",
-        help="languages you understand, most preferred first, "
-        "comma-separated BCP 47 tags (e.g. yo-NG,en)",
-    )
+    if "--language" not in taken:
+        add_language_flag(parser)
     add("--verbosity", choices=["terse", "normal", "detailed"], help="how much to say")
     add(
         "--cognitive-load",

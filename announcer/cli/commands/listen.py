@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from announcer.config import resolve_source
+from announcer.config import add_language_flag, resolve_source
 from announcer.engine.settings import UserSettings
 from announcer.i18n.translate import catalog_language
 from announcer.runtime.session import FrameAdapter, LiveSession
@@ -65,7 +65,7 @@ def add_listen_options(parser: argparse.ArgumentParser) -> None:
     ui.add_argument("--exit-when-done", action="store_true", help="stop when sessions end")
     prefs = parser.add_argument_group("what to hear (sent to producers as capabilities)")
     prefs.add_argument("--verbosity", choices=["terse", "normal", "detailed"])
-    prefs.add_argument("--language", action="append", metavar="TAG", dest="languages")
+    add_language_flag(prefs, dest="languages")
     prefs.add_argument("--cognitive-load", choices=["low", "medium", "high"])
     prefs.add_argument("--max-events-per-second", type=float, metavar="N")
     prefs.add_argument("--format", default="aaep", metavar="NAME", help="input format adapter")

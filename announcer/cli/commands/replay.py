@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from announcer.config import load_settings
+from announcer.config import add_language_flag, load_settings
 from announcer.engine.pipeline import Engine
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import SpeechCommand
@@ -54,7 +54,7 @@ def add_replay_options(parser: argparse.ArgumentParser, *, default_speed: float 
     )
     parser.add_argument("--verbosity", choices=["terse", "normal", "detailed"], default=None)
     parser.add_argument("--cognitive-load", choices=["low", "medium", "high"], default=None)
-    parser.add_argument("--language", default=None, help="preferred language, e.g. en or yo")
+    add_language_flag(parser)
     parser.add_argument(
         "--after-interrupt",
         choices=["resume", "drop"],
@@ -90,10 +90,8 @@ def settings_from_args(args: argparse.Namespace, base: UserSettings | None = Non
     if args.cognitive_load:
         changes["cognitive_load"] = args.cognitive_load
     if args.language:
-        changes["languages"] = [
-            args.language,
-            *[x for x in settings.languages if x != args.language],
-        ]
+        # already split and checked by the shared --language parser, as in ``listen``
+        changes["languages"] = args.language
     if args.after_interrupt:
         changes["after_interrupt"] = args.after_interrupt
     if args.pace_wpm:

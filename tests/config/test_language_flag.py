@@ -1,0 +1,92 @@
+"""Every command's ``--language`` reads ``yo-NG,en`` the same way (one shared parser)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from announcer.cli.main import build_parser
+from announcer.config import parse_language_list
+from tests.shared_data import SHARED
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIRMATION_RUN = SHARED / "aaep/fixtures/captured-minimal-producer-confirmation-run.jsonl"
+
+
+def announcer(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "announcer", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "LANG": "C.UTF-8"},
+    )
+
+
+def spoken(stdout: str) -> list[dict[str, object]]:
+    return [r for r in map(json.loads, stdout.splitlines()) if r["action"] == "speak"]
+
+
+def test_replay_reads_a_comma_list_and_speaks_our_phrases_in_yoruba() -> None:
+    done = announcer(
+        "replay",
+        "--no-delay",
+        "--backend",
+        "jsonl",
+        "--language",
+        "yo-NG,en",
+        str(CONFIRMATION_RUN),
+    )
+    assert done.returncode == 0, done.stderr
+    records = spoken(done.stdout)
+    question = next(r for r in records if r["urgency"] == "critical")
+    # Our own words come from the Yoruba catalog, not English.
+    assert str(question["text"]).startswith("A nílò ìjẹ́rìísí.")
+    assert "Confirmation needed" not in done.stdout
+    assert str(question["language"]).split("-")[0] == "yo"
+    assert all(r["language"] != "yo-NG,en" for r in records)
+
+
+def test_demo_recorded_reads_the_same_comma_list() -> None:
+    done = announcer(
+        "demo", "--recorded", "--no-delay", "--backend", "jsonl", "--language", "yo-NG,en"
+    )
+    assert done.returncode == 0, done.stderr
+    languages = {str(r["language"]) for r in spoken(done.stdout)}
+    assert "yo-NG,en" not in languages
+    assert any(tag.startswith("yo") for tag in languages)
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "dest"),
+    [
+        (["listen"], ["ws://127.0.0.1:9/aaep/v1/ws"], "languages"),
+        (["replay"], ["x.jsonl"], "language"),
+        (["demo", "--recorded"], [], "language"),
+        (["watch"], ["true"], "language"),
+        (["config", "show"], [], "language"),
+    ],
+)
+def test_every_command_parses_language_the_same_way(
+    before: list[str], after: list[str], dest: str
+) -> None:
+    flags = ["--language", "yo-NG, en", "--language", "fr"]
+    args = build_parser().parse_args([*before, *flags, *after])
+    assert getattr(args, dest) == ["yo-NG", "en", "fr"]
+
+
+def test_a_bad_tag_is_a_clear_error_naming_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args(["replay", "x.jsonl", "--language", "yo-NG,not a tag!"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "--language" in err and "BCP 47" in err
+
+
+def test_parser_normalises_and_dedupes() -> None:
+    assert parse_language_list(["pt_br,EN", "en"]) == ["pt-BR", "en"]
