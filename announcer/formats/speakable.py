@@ -9,9 +9,11 @@ which kind of value we hold; without a hint we guess from the value's shape.
 from __future__ import annotations
 
 import json
+import math
 import re
 from urllib.parse import urlsplit
 
+from announcer.i18n.format import format_duration
 from announcer.i18n.translate import SOURCE_LANGUAGE, translator
 
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://\S+$")
@@ -119,15 +121,16 @@ def speak_value(
 
 
 def speak_duration_ms(ms: float, language: str = SOURCE_LANGUAGE) -> str:
-    t = translator(language)
-    seconds = ms / 1000
-    if seconds < 1:
-        return t.gettext("under a second")
-    if seconds < 90:
-        n = round(seconds)
-        return t.ngettext("{count} second", "{count} seconds", n).format(count=n)
-    minutes = round(seconds / 60)
-    return t.ngettext("{count} minute", "{count} minutes", minutes).format(count=minutes)
+    """How long something took, in the user's language with its plural rules.
+
+    Kept brief for speech: whole seconds under 90 s, whole minutes (and hours)
+    beyond. The words come from :func:`announcer.i18n.format.format_duration`,
+    as the engine's own do, so no language ever hears "1 minutes".
+    """
+    seconds = ms / 1000 if math.isfinite(ms) else 0.0
+    if seconds >= 90:
+        seconds = round(seconds / 60) * 60.0
+    return format_duration(seconds, language, approximate=False, list_style="standard")
 
 
 def command_words(tool_input: object, language: str = SOURCE_LANGUAGE) -> str | None:
