@@ -11,7 +11,8 @@ announces), and stays silent instead of "ask" so Codex shows its own approval.
 
 ``announcer hook serve`` is the announcer side with the plain line UI: it
 prints what the agent does and asks each confirmation on the terminal
-(y = allow, n = deny). The full runtime can host the same bridge.
+(y = allow, n = deny), in the user's language (``--language`` or the settings
+file). The full runtime can host the same bridge.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from announcer.config import add_language_flag, load_settings
 from announcer.formats import get_adapter
 from announcer.formats.hooks import HOOK_AGENTS, MappedHookAdapter, hook_output, is_blocking
+from announcer.i18n.translate import catalog_language, translator
 from announcer.transports.hook_bridge import (
     NO_ANNOUNCER,
     NO_ANSWER,
@@ -59,6 +62,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         hook.set_defaults(func=run_hook, agent=agent)
     serve = inner.add_parser("serve", help="listen for hooks and answer them on this terminal")
     serve.add_argument("--socket", type=Path, default=None, help="hook bridge socket path")
+    serve.add_argument(
+        "--config", type=Path, default=None, metavar="PATH", help="settings file to use"
+    )
+    add_language_flag(serve)
     serve.set_defaults(func=run_serve)
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
 
@@ -96,8 +103,9 @@ def run_hook(args: argparse.Namespace) -> int:
 class PlainHookUi:
     """The plain line UI for the bridge: one line per announcement, y/n for confirmations."""
 
-    def __init__(self, adapters: dict[str, MappedHookAdapter]) -> None:
+    def __init__(self, adapters: dict[str, MappedHookAdapter], language: str = "en") -> None:
         self.adapters = adapters
+        self._ = translator(language).gettext  # our own words, in the user's language
         self.lock = asyncio.Lock()
         self.lines: asyncio.Queue[str | None] = asyncio.Queue()
         self.closed = False
@@ -128,7 +136,7 @@ class PlainHookUi:
         try:
             return await asyncio.wait_for(self._ask(adapter, payload, now, timeout), timeout=budget)
         except TimeoutError:
-            print("No answer in time: the agent will ask you itself.", flush=True)
+            print(self._("No answer in time: the agent will ask you itself."), flush=True)
             return None
 
     async def _ask(
@@ -140,7 +148,7 @@ class PlainHookUi:
                 return None
             out = adapter.confirm(payload, now, timeout_seconds=int(timeout))
             self.say(out.events)
-            print("Press y then Enter to allow, n then Enter to deny.", flush=True)
+            print(self._("Press y then Enter to allow, n then Enter to deny."), flush=True)
             return await self._answer()
 
     def _drop_typed_ahead(self) -> None:
@@ -157,30 +165,34 @@ class PlainHookUi:
                 return None  # input closed: no decision, so the hook answers ask
             key = line.strip().lower()
             if key in ("y", "yes", "a", "allow", "accept"):
-                print("Allowed.", flush=True)
+                print(self._("Allowed."), flush=True)
                 return HookAnswer("allow", "Allowed by the user in announcer.")
             if key in ("n", "no", "d", "deny", "r", "reject"):
-                print("Denied.", flush=True)
+                print(self._("Denied."), flush=True)
                 return HookAnswer("deny", "Denied by the user in announcer.")
-            print("Please type y to allow or n to deny.", flush=True)
+            print(self._("Please type y to allow or n to deny."), flush=True)
 
 
-async def _serve(path: Path) -> None:
+async def _serve(path: Path, language: str) -> None:
     adapters = {}
     for agent in HOOK_AGENTS:
-        adapter = get_adapter(f"{agent}-hooks")
+        adapter = get_adapter(f"{agent}-hooks", language=language)
         assert isinstance(adapter, MappedHookAdapter)
         adapters[agent] = adapter
-    ui = PlainHookUi(adapters)
+    ui = PlainHookUi(adapters, language)
     async with HookBridgeServer(ui.handle, path) as server:
-        print(f"Listening for Claude Code and Codex hooks on {server.path}.", flush=True)
+        listening = translator(language).gettext(
+            "Listening for Claude Code and Codex hooks on {path}."
+        )
+        print(listening.format(path=server.path), flush=True)
         await asyncio.Event().wait()
 
 
 def run_serve(args: argparse.Namespace) -> int:
     path = args.socket or default_socket_path()
+    settings = load_settings(args.config, flags={"language": args.language})
     try:
-        asyncio.run(_serve(path))
+        asyncio.run(_serve(path, catalog_language(settings.languages)))
     except KeyboardInterrupt:
         return 0
     return 0
