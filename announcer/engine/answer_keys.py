@@ -46,3 +46,7 @@ TYPED_LINE_ANSWER_KEYS: Final = AnswerKeys(
 )
 # For an interface that speaks its own key help when it shows the question.
 UI_SPEAKS_KEYS: Final = AnswerKeys("", "", "", "", "")
+# No interface can answer (``listen --ui none``): no key is named, since nobody could press
+# it; the runtime says instead, right after each question, that it cannot be answered here
+# and which default the agent applies (announcer/ui/no_answer.py). Never answered for the user.
+NO_ANSWERING_UI_KEYS: Final = AnswerKeys("", "", "", "", "")

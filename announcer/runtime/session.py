@@ -228,6 +228,27 @@ class LiveSession:
         for part in list(self._last_message):
             self._say(part)
 
+    def say_after_question(self, prompt: PendingPrompt, text: str) -> None:
+        """Our own sentence about a question, said right after it and kept with it.
+
+        Queued as a later part of the question's message (``continues``) at the
+        question's urgency, so it neither interrupts the question nor is skipped
+        as stale once the question has been heard.
+        """
+        urgency = getattr(prompt.event, "urgency", "critical")
+        self._say(
+            Announcement(
+                text=text,
+                language=catalog_language(self.settings.languages),
+                urgency=Urgency.CRITICAL if urgency == "critical" else Urgency.NORMAL,
+                event_id=prompt.event_id,
+                session_id=prompt.session_id,
+                producer_id=prompt.producer_id,
+                kind="system.ui",
+                continues=True,
+            )
+        )
+
     def set_answer_keys(self, answer_keys: AnswerKeys) -> None:
         """The UI that answers: the engine's questions name its keys (or none)."""
         self.engine.set_answer_keys(answer_keys)

@@ -335,6 +335,11 @@ async def run_session(
         PlainUi().attach(session)
     elif ui_name == "tui":
         return await _run_tui(session, config)
+    else:
+        from announcer.ui.no_answer import NoAnswerUi
+
+        # Nothing can answer: each question says so and names the agent's default.
+        NoAnswerUi().attach(session)
     return await session.run()
 
 
