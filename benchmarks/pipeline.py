@@ -198,7 +198,7 @@ def frame_stream(total: int, seed: int = 5) -> Iterator[tuple[str, bool]]:
         session += 1
 
 
-def throughput(count: int, repeats: int = 3) -> dict[str, float]:
+def throughput(count: int, repeats: int = 5) -> dict[str, float]:
     """Best of ``repeats`` runs: a shared 2-core machine adds noise, never speed."""
     frames = [raw for raw, _ in frame_stream(count)]
     # As `announcer listen` does after start-up: what exists now lives for the whole run,
