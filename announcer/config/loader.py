@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import difflib
 import logging
 import os
@@ -54,7 +55,8 @@ class ConfigProblem:
     explained: bool = False  # the message already says what happens to the value
     # The message as an English template and its values, so it can be said in any language.
     template: str | None = None
-    values: dict[str, str] = field(default_factory=dict)
+    # dataclasses.field by its full name: the ``field`` attribute above shadows it in this body.
+    values: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def problem_text(self, language: str = "en") -> str:
         """What is wrong, translated where our catalog has the words (validator text stays)."""
@@ -94,8 +96,20 @@ def _problem(
     location: str, setting: str, template: str, *, explained: bool = False, **values: str
 ) -> ConfigProblem:
     """A problem whose message is one of our own templates (translated when described)."""
+    return _problem_from(location, setting, template, values, explained=explained)
+
+
+def _problem_from(
+    location: str,
+    setting: str,
+    template: str,
+    values: Mapping[str, str],
+    *,
+    explained: bool = False,
+) -> ConfigProblem:
+    """:func:`_problem` for values gathered in a mapping (a validator's, with any keys)."""
     return ConfigProblem(
-        location, setting, template.format(**values), None, explained, template, values
+        location, setting, template.format(**values), None, explained, template, dict(values)
     )
 
 
@@ -285,11 +299,11 @@ def validate_layer(
                     values = {**values, "problem_template": template, "problem": "",
                               "table": ".".join(path)}
                     values["problem"] = template.format(**values)
-                    problems.append(_problem(where(loc), setting,
-                                             N_("{problem}; so [{table}] is ignored"),
-                                             explained=True, **values))
+                    problems.append(_problem_from(where(loc), setting,
+                                                  N_("{problem}; so [{table}] is ignored"),
+                                                  values, explained=True))
                 else:
-                    problems.append(_problem(where(loc), setting, template, **values))
+                    problems.append(_problem_from(where(loc), setting, template, values))
                 _drop(layer, path)
             if not removed:
                 break

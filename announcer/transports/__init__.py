@@ -41,7 +41,7 @@ def open_transport(source: str, options: TransportOptions) -> Transport:
         from announcer.transports.hook_bridge import HookBridgeTransport
 
         path = source.removeprefix("hooks").removeprefix(":")
-        return HookBridgeTransport(Path(path) if path else None)  # type: ignore[return-value]
+        return HookBridgeTransport(Path(path) if path else None)
     if "://" in source:
         scheme = source.split("://", 1)[0]
         raise TransportError(
