@@ -382,6 +382,22 @@ class AaepBuilder:
         sess.state = to_state
         self._emit(sess, "state.changed", now, fields, urgency=urgency, at=at)
 
+    def thinking(
+        self, sess: SessionState, now: float, thought: str | None, *, at: float | None = None
+    ) -> None:
+        """A model's thought: each new one is spoken, a bare 'thinking' only on a change."""
+        self.state_changed(
+            sess,
+            now,
+            "thinking",
+            normal=self._t("Thinking: {text}").format(text=thought)
+            if thought
+            else self._t("Thinking."),
+            terse=self._t("Thinking."),
+            at=at,
+            force=bool(thought),
+        )
+
     def tool_invoked(
         self,
         sess: SessionState,
