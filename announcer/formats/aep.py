@@ -306,22 +306,12 @@ class AepAdapter(FormatAdapter):
                 b.denied_before_request(sess, now, tool_name, reason=reason, at=at)
             elif etype == "action.denied":
                 reason = get_str(env, "decision", "reason") or get_str(env, "control", "message")
-                name = b.spoken_tool(tool_name) if tool_name else self._t("the tool")
-                b.tool_completed(
+                b.tool_denied(
                     sess,
                     now,
                     action_id,
-                    "error",
-                    tool_name=tool_name,
-                    normal=self._t("Denied: {reason}.").format(reason=reason)
-                    if reason
-                    else self._t("Denied."),
-                    detailed=self._t("{tool} was denied: {reason}.").format(
-                        tool=name, reason=reason
-                    )
-                    if reason
-                    else self._t("{tool} was denied.").format(tool=name),
-                    terse=self._t("Denied."),
+                    tool_name,
+                    reason=reason,
                     error_message=reason or self._t("denied"),
                     at=at,
                 )
@@ -583,19 +573,12 @@ class AepAdapter(FormatAdapter):
             by = get_str(data, "by")
             b.denied_before_request(sess, now, tool, by=by, at=at)
         elif etype == "tool.denied":
-            by = get_str(data, "by")
-            name = b.spoken_tool(tool) if tool else self._t("the tool")
-            b.tool_completed(
+            b.tool_denied(
                 sess,
                 now,
                 call,
-                "error",
-                tool_name=tool,
-                normal=self._t("Denied by {who}.").format(who=by) if by else self._t("Denied."),
-                detailed=self._t("{tool} was denied by {who}.").format(tool=name, who=by)
-                if by
-                else self._t("{tool} was denied.").format(tool=name),
-                terse=self._t("Denied."),
+                tool,
+                by=get_str(data, "by"),
                 error_message=get_str(data, "rule") or self._t("denied"),
                 at=at,
             )

@@ -619,6 +619,45 @@ class AaepBuilder:
             fields["accepted_response_kinds"] = ["freetext"]
         return self._emit(sess, "awaiting.clarification", now, fields, urgency="critical", at=at)
 
+    def tool_denied(
+        self,
+        sess: SessionState,
+        now: float,
+        native_call_id: str | None,
+        tool: str | None,
+        *,
+        error_message: str,
+        reason: str | None = None,
+        by: str | None = None,
+        at: float | None = None,
+    ) -> None:
+        """A requested call the user or a policy denied: it ends the tool pair as an error.
+
+        The sentence gives the ``reason`` or who denied it, like ``denied_before_request``.
+        """
+        name = self.spoken_tool(tool) if tool else self._t("the tool")
+        if reason:
+            normal = self._t("Denied: {reason}.").format(reason=reason)
+            detailed = self._t("{tool} was denied: {reason}.").format(tool=name, reason=reason)
+        elif by:
+            normal = self._t("Denied by {who}.").format(who=by)
+            detailed = self._t("{tool} was denied by {who}.").format(tool=name, who=by)
+        else:
+            normal = self._t("Denied.")
+            detailed = self._t("{tool} was denied.").format(tool=name)
+        self.tool_completed(
+            sess,
+            now,
+            native_call_id,
+            "error",
+            tool_name=tool,
+            normal=normal,
+            detailed=detailed,
+            terse=self._t("Denied."),
+            error_message=error_message,
+            at=at,
+        )
+
     def denied_before_request(
         self,
         sess: SessionState,
