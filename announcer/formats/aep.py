@@ -116,6 +116,78 @@ class AepAdapter(FormatAdapter):
             return
         self._flush()
 
+    # -- sentences both drafts say alike -------------------------------------
+
+    def _settled(
+        self,
+        b: AaepBuilder,
+        sess: SessionState,
+        now: float,
+        to_state: str,
+        *,
+        normal: str,
+        terse: str,
+        at: float | None,
+    ) -> None:
+        """An end of work or an answer: heard even when the state does not change."""
+        b.state_changed(
+            sess, now, to_state, normal=normal, terse=terse, urgency="normal", at=at, force=True
+        )
+
+    def _compacted(self, b: AaepBuilder, sess: SessionState, now: float, at: float | None) -> None:
+        b.progress(
+            sess,
+            now,
+            description=self._t("Context compacted"),
+            normal=self._t("{agent} compacted its context.").format(agent=b.agent_name),
+            terse=self._t("Compacted."),
+            at=at,
+        )
+
+    def _error_said(self, b: AaepBuilder, message: str) -> str:
+        return self._t("{agent} error: {message}").format(agent=b.agent_name, message=message)
+
+    def _error(
+        self, b: AaepBuilder, sess: SessionState, now: float, message: str, at: float | None
+    ) -> None:
+        """A non-fatal error: spoken as progress, the session goes on."""
+        b.progress(
+            sess,
+            now,
+            description=clip(message, 4096),
+            normal=self._error_said(b, message),
+            terse=self._t("Error."),
+            urgency="normal",
+            at=at,
+        )
+
+    def _asks(self, b: AaepBuilder, question: str) -> str:
+        return self._t("{agent} asks: {question}").format(agent=b.agent_name, question=question)
+
+    def _permission(
+        self,
+        b: AaepBuilder,
+        sess: SessionState,
+        now: float,
+        *,
+        seed: str,
+        action: str,
+        terse: str,
+        at: float | None,
+    ) -> None:
+        b.confirmation(
+            sess,
+            now,
+            token_seed=seed,
+            action=action,
+            consequence=self._t("{agent} goes ahead only if you accept.").format(
+                agent=b.agent_name
+            ),
+            normal=self._asks(b, action),
+            terse=terse,
+            at=at,
+        )
+
     # -- the seed's draft (aep_version) -------------------------------------
 
     def handle_seed(self, env: JsonObject, now: float) -> None:
@@ -190,17 +262,7 @@ class AepAdapter(FormatAdapter):
                 at=at,
             )
         elif etype in ("model.thought", "thought"):
-            b.state_changed(
-                sess,
-                now,
-                "thinking",
-                normal=self._t("Thinking: {text}").format(text=text)
-                if text
-                else self._t("Thinking."),
-                terse=self._t("Thinking."),
-                at=at,
-                force=bool(text),
-            )
+            b.thinking(sess, now, text, at=at)
         elif etype in ("model.response", "response", "response.completed", "model.message"):
             if text:
                 b.output(sess, now, get_str(env, "id") or "response", text, complete=True, at=at)
@@ -244,22 +306,12 @@ class AepAdapter(FormatAdapter):
                 b.denied_before_request(sess, now, tool_name, reason=reason, at=at)
             elif etype == "action.denied":
                 reason = get_str(env, "decision", "reason") or get_str(env, "control", "message")
-                name = b.spoken_tool(tool_name) if tool_name else self._t("the tool")
-                b.tool_completed(
+                b.tool_denied(
                     sess,
                     now,
                     action_id,
-                    "error",
-                    tool_name=tool_name,
-                    normal=self._t("Denied: {reason}.").format(reason=reason)
-                    if reason
-                    else self._t("Denied."),
-                    detailed=self._t("{tool} was denied: {reason}.").format(
-                        tool=name, reason=reason
-                    )
-                    if reason
-                    else self._t("{tool} was denied.").format(tool=name),
-                    terse=self._t("Denied."),
+                    tool_name,
+                    reason=reason,
                     error_message=reason or self._t("denied"),
                     at=at,
                 )
@@ -300,24 +352,16 @@ class AepAdapter(FormatAdapter):
                 at=at,
             )
         elif etype == "context.compacted":
-            b.progress(
-                sess,
-                now,
-                description=self._t("Context compacted"),
-                normal=self._t("{agent} compacted its context.").format(agent=who),
-                terse=self._t("Compacted."),
-                at=at,
-            )
+            self._compacted(b, sess, now, at)
         elif etype in ("agent.stop", "turn.completed", "stop"):
-            b.state_changed(
+            self._settled(
+                b,
                 sess,
                 now,
                 "idle",
                 normal=self._t("{agent} finished responding.").format(agent=who),
                 terse=self._t("Done."),
-                urgency="normal",
                 at=at,
-                force=True,
             )
         elif etype in ("notification", "notification.sent"):
             b.progress(
@@ -334,27 +378,18 @@ class AepAdapter(FormatAdapter):
         elif etype in ("question.asked", "question"):
             self._seed_question(env, b, sess, now, at, text)
         elif etype in ("question.answered", "answer"):
-            b.state_changed(
+            self._settled(
+                b,
                 sess,
                 now,
                 "thinking",
                 normal=self._t("The question was answered."),
                 terse=self._t("Answered."),
-                urgency="normal",
                 at=at,
-                force=True,
             )
         elif etype in ("error", "agent.error", "session.error"):
             message = text or get_str(env, "error", "message") or self._t("an error")
-            b.progress(
-                sess,
-                now,
-                description=clip(message, 4096),
-                normal=self._t("{agent} error: {message}").format(agent=who, message=message),
-                terse=self._t("Error."),
-                urgency="normal",
-                at=at,
-            )
+            self._error(b, sess, now, message, at)
         elif text:
             # unknown types are announced from their content text (issue 8)
             b.progress(
@@ -397,17 +432,12 @@ class AepAdapter(FormatAdapter):
         )
         seed = get_str(env, "id") or question
         if any("permission" in k or "approval" in k for k in kinds):
-            b.confirmation(
+            self._permission(
+                b,
                 sess,
                 now,
-                token_seed=seed,
+                seed=seed,
                 action=plain(question),
-                consequence=self._t("{agent} goes ahead only if you accept.").format(
-                    agent=b.agent_name
-                ),
-                normal=self._t("{agent} asks: {question}").format(
-                    agent=b.agent_name, question=plain(question)
-                ),
                 terse=title or self._t("Permission needed."),
                 at=at,
             )
@@ -417,9 +447,7 @@ class AepAdapter(FormatAdapter):
                 now,
                 token_seed=seed,
                 question=plain(question),
-                normal=self._t("{agent} asks: {question}").format(
-                    agent=b.agent_name, question=plain(question)
-                ),
+                normal=self._asks(b, plain(question)),
                 terse=title,
                 at=at,
             )
@@ -498,31 +526,22 @@ class AepAdapter(FormatAdapter):
                 if duration_ms is not None
                 else self._t("{agent} finished.").format(agent=who)
             )
-            b.state_changed(
-                sess,
-                now,
-                "idle",
-                normal=finished,
-                terse=self._t("Done."),
-                urgency="normal",
-                at=at,
-                force=True,
-            )
+            self._settled(b, sess, now, "idle", normal=finished, terse=self._t("Done."), at=at)
         elif etype == "run.failed":
             reason = (get_str(data, "reason") or self._t("unknown reason")).replace("_", " ")
-            b.state_changed(
+            self._settled(
+                b,
                 sess,
                 now,
                 "idle",
                 normal=self._t("{agent} run failed: {reason}.").format(agent=who, reason=reason),
                 terse=self._t("Run failed."),
-                urgency="normal",
                 at=at,
-                force=True,
             )
         elif etype == "run.cancelled":
             reason = get_str(data, "reason")
-            b.state_changed(
+            self._settled(
+                b,
                 sess,
                 now,
                 "idle",
@@ -530,9 +549,7 @@ class AepAdapter(FormatAdapter):
                 if reason
                 else self._t("{agent} run cancelled.").format(agent=who),
                 terse=self._t("Cancelled."),
-                urgency="normal",
                 at=at,
-                force=True,
             )
         elif etype == "tool.requested":
             b.tool_invoked(sess, now, call, tool, at=at)
@@ -556,19 +573,12 @@ class AepAdapter(FormatAdapter):
             by = get_str(data, "by")
             b.denied_before_request(sess, now, tool, by=by, at=at)
         elif etype == "tool.denied":
-            by = get_str(data, "by")
-            name = b.spoken_tool(tool) if tool else self._t("the tool")
-            b.tool_completed(
+            b.tool_denied(
                 sess,
                 now,
                 call,
-                "error",
-                tool_name=tool,
-                normal=self._t("Denied by {who}.").format(who=by) if by else self._t("Denied."),
-                detailed=self._t("{tool} was denied by {who}.").format(tool=name, who=by)
-                if by
-                else self._t("{tool} was denied.").format(tool=name),
-                terse=self._t("Denied."),
+                tool,
+                by=get_str(data, "by"),
                 error_message=get_str(data, "rule") or self._t("denied"),
                 at=at,
             )
@@ -577,7 +587,8 @@ class AepAdapter(FormatAdapter):
         elif etype in ("attention.answered", "attention.resolved"):
             if etype == "attention.answered":
                 option = get_str(data, "answer", "option")
-                b.state_changed(
+                self._settled(
+                    b,
                     sess,
                     now,
                     "thinking",
@@ -585,36 +596,25 @@ class AepAdapter(FormatAdapter):
                     if option
                     else self._t("The request was answered."),
                     terse=self._t("Answered."),
-                    urgency="normal",
                     at=at,
-                    force=True,
                 )
         elif etype == "attention.timeout":
-            b.state_changed(
+            self._settled(
+                b,
                 sess,
                 now,
                 "idle",
                 normal=self._t("Nobody answered the request in time."),
                 terse=self._t("Request timed out."),
-                urgency="normal",
                 at=at,
-                force=True,
             )
         elif etype == "error.raised":
             message = error or self._t("an error")
-            said = self._t("{agent} error: {message}").format(agent=who, message=message)
             if data.get("fatal") is True:
+                said = self._error_said(b, message)
                 b.session_errored(sess, now, normal=said, terse=self._t("Error."), at=at)
             else:
-                b.progress(
-                    sess,
-                    now,
-                    description=clip(message, 4096),
-                    normal=said,
-                    terse=self._t("Error."),
-                    urgency="normal",
-                    at=at,
-                )
+                self._error(b, sess, now, message, at)
         elif etype == "progress.status":
             status_text = get_str(data, "message")
             percent = data.get("percent")
@@ -685,14 +685,7 @@ class AepAdapter(FormatAdapter):
                 at=at,
             )
         elif etype == "session.compacted":
-            b.progress(
-                sess,
-                now,
-                description=self._t("Context compacted"),
-                normal=self._t("{agent} compacted its context.").format(agent=who),
-                terse=self._t("Compacted."),
-                at=at,
-            )
+            self._compacted(b, sess, now, at)
         elif etype == "agent.health":
             status = get_str(data, "status") or self._t("unknown")
             if status != "ok" and status != "healthy":
@@ -744,19 +737,8 @@ class AepAdapter(FormatAdapter):
         prompt = get_str(data, "prompt") or self._t("The agent needs your attention.")
         seed = get_str(env, "id") or prompt
         if kind == "permission":
-            b.confirmation(
-                sess,
-                now,
-                token_seed=seed,
-                action=prompt,
-                consequence=self._t("{agent} goes ahead only if you accept.").format(
-                    agent=b.agent_name
-                ),
-                normal=self._t("{agent} asks: {question}").format(
-                    agent=b.agent_name, question=prompt
-                ),
-                terse=self._t("Permission needed."),
-                at=at,
+            self._permission(
+                b, sess, now, seed=seed, action=prompt, terse=self._t("Permission needed."), at=at
             )
             return
         choices: list[tuple[str, str]] = []
@@ -775,7 +757,7 @@ class AepAdapter(FormatAdapter):
             now,
             token_seed=seed,
             question=question,
-            normal=self._t("{agent} asks: {question}").format(agent=b.agent_name, question=prompt),
+            normal=self._asks(b, prompt),
             terse=self._t("Question."),
             choices=choices,
             at=at,

@@ -316,13 +316,11 @@ class AaepBuilder:
         duration_ms: int | None = None,
         at: float | None = None,
     ) -> None:
-        self._close_open(sess, now, at)
         fields: dict[str, Any] = summaries(normal, terse, detailed)
         fields["tool_invocations_count"] = sess.tool_count
         if duration_ms is not None and 0 <= duration_ms <= 86_400_000:
             fields["duration_ms"] = duration_ms
-        self._emit(sess, "session.completed", now, fields, at=at)
-        sess.ended = True
+        self._end_session(sess, "session.completed", now, fields, at=at)
 
     def session_errored(
         self,
@@ -336,22 +334,33 @@ class AaepBuilder:
         recoverable: bool | None = None,
         at: float | None = None,
     ) -> None:
-        self._close_open(sess, now, at)
         fields: dict[str, Any] = summaries(normal, terse, detailed)
         fields["error_category"] = category
         if recoverable is not None:
             fields["recoverable"] = recoverable
         # §4.1.3: errored sessions are always critical
-        self._emit(sess, "session.errored", now, fields, urgency="critical", at=at)
-        sess.ended = True
+        self._end_session(sess, "session.errored", now, fields, urgency="critical", at=at)
 
     def session_cancelled(
         self, sess: SessionState, now: float, *, normal: str, by: str, at: float | None = None
     ) -> None:
-        self._close_open(sess, now, at)
         fields: dict[str, Any] = summaries(normal, self._t("Cancelled."))
         fields["cancelled_by"] = by
-        self._emit(sess, "session.cancelled", now, fields, at=at)
+        self._end_session(sess, "session.cancelled", now, fields, at=at)
+
+    def _end_session(
+        self,
+        sess: SessionState,
+        type_: str,
+        now: float,
+        fields: dict[str, Any],
+        *,
+        urgency: str = "normal",
+        at: float | None = None,
+    ) -> None:
+        """§4.5.1: what is open is closed before the terminal event, and nothing follows it."""
+        self._close_open(sess, now, at)
+        self._emit(sess, type_, now, fields, urgency=urgency, at=at)
         sess.ended = True
 
     def state_changed(
@@ -381,6 +390,22 @@ class AaepBuilder:
             fields.update(summaries(normal, terse, detailed))
         sess.state = to_state
         self._emit(sess, "state.changed", now, fields, urgency=urgency, at=at)
+
+    def thinking(
+        self, sess: SessionState, now: float, thought: str | None, *, at: float | None = None
+    ) -> None:
+        """A model's thought: each new one is spoken, a bare 'thinking' only on a change."""
+        self.state_changed(
+            sess,
+            now,
+            "thinking",
+            normal=self._t("Thinking: {text}").format(text=thought)
+            if thought
+            else self._t("Thinking."),
+            terse=self._t("Thinking."),
+            at=at,
+            force=bool(thought),
+        )
 
     def tool_invoked(
         self,
@@ -546,8 +571,7 @@ class AaepBuilder:
         fields: dict[str, Any] = {
             "action": clip(action, MAX_SUMMARY),
             "consequence": clip(consequence, MAX_SUMMARY),
-            "reply_token": "rpl_" + digest(self.salt, sess.session_id, token_seed),
-            "timeout_seconds": max(1, min(int(timeout_seconds), 86_400)),
+            **self._reply_fields(sess, token_seed, timeout_seconds),
             "default_decision": "reject",
             "risk_level": risk_level,
             "irreversible": irreversible,
@@ -557,6 +581,15 @@ class AaepBuilder:
         if extra_context:
             fields["extra_context"] = extra_context
         return self._emit(sess, "awaiting.confirmation", now, fields, urgency="critical", at=at)
+
+    def _reply_fields(
+        self, sess: SessionState, token_seed: str, timeout_seconds: int
+    ) -> dict[str, Any]:
+        """The reply token (stable for one prompt of one session) and a bounded timeout."""
+        return {
+            "reply_token": "rpl_" + digest(self.salt, sess.session_id, token_seed),
+            "timeout_seconds": max(1, min(int(timeout_seconds), 86_400)),
+        }
 
     def clarification(
         self,
@@ -573,8 +606,7 @@ class AaepBuilder:
     ) -> Event:
         fields: dict[str, Any] = {
             "question": clip(question, MAX_SUMMARY),
-            "reply_token": "rpl_" + digest(self.salt, sess.session_id, token_seed),
-            "timeout_seconds": max(1, min(int(timeout_seconds), 86_400)),
+            **self._reply_fields(sess, token_seed, timeout_seconds),
         }
         fields.update(summaries(normal or question, terse))
         unique = list(dict.fromkeys(choices or []))
@@ -586,6 +618,45 @@ class AaepBuilder:
         else:
             fields["accepted_response_kinds"] = ["freetext"]
         return self._emit(sess, "awaiting.clarification", now, fields, urgency="critical", at=at)
+
+    def tool_denied(
+        self,
+        sess: SessionState,
+        now: float,
+        native_call_id: str | None,
+        tool: str | None,
+        *,
+        error_message: str,
+        reason: str | None = None,
+        by: str | None = None,
+        at: float | None = None,
+    ) -> None:
+        """A requested call the user or a policy denied: it ends the tool pair as an error.
+
+        The sentence gives the ``reason`` or who denied it, like ``denied_before_request``.
+        """
+        name = self.spoken_tool(tool) if tool else self._t("the tool")
+        if reason:
+            normal = self._t("Denied: {reason}.").format(reason=reason)
+            detailed = self._t("{tool} was denied: {reason}.").format(tool=name, reason=reason)
+        elif by:
+            normal = self._t("Denied by {who}.").format(who=by)
+            detailed = self._t("{tool} was denied by {who}.").format(tool=name, who=by)
+        else:
+            normal = self._t("Denied.")
+            detailed = self._t("{tool} was denied.").format(tool=name)
+        self.tool_completed(
+            sess,
+            now,
+            native_call_id,
+            "error",
+            tool_name=tool,
+            normal=normal,
+            detailed=detailed,
+            terse=self._t("Denied."),
+            error_message=error_message,
+            at=at,
+        )
 
     def denied_before_request(
         self,

@@ -53,7 +53,62 @@ def _exit_code(text: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-class ClaudeCodeStreamAdapter(NativeStreamAdapter):
+class _CliStreamAdapter(NativeStreamAdapter):
+    """What the four CLI streams announce alike; each adapter passes only its own words."""
+
+    def _status(self, message: str, hints: Hints, now: float) -> None:
+        self.push(self.wrapper("Status", channel="status", message=message, hints=hints), now)
+
+    def _error(self, message: str, hints: Hints, now: float) -> None:
+        self.push(self.wrapper("Error", channel="error", message=message, hints=hints), now)
+
+    def _started(self, hints: Hints, now: float, *, summary: str, terse: str) -> None:
+        hints.lifecycle = "session_started"
+        hints.summary = summary
+        hints.terse = terse
+        self._status("session started", hints, now)
+
+    def _turn(self, lifecycle: str, summary: str, message: str, hints: Hints, now: float) -> None:
+        hints.lifecycle = lifecycle
+        hints.summary = summary
+        self._status(message, hints, now)
+
+    def _agent_error(
+        self, message: str, hints: Hints, now: float, *, said: str | None = None, agent: str = ""
+    ) -> None:
+        """A non-fatal error or warning line, spoken with the agent's own message clipped."""
+        said = said or self._t("{agent} error: {message}")
+        hints.summary = said.format(agent=agent or self.agent_name, message=clip(message, 300))
+        self._error(message, hints, now)
+
+    def _failed(
+        self, summary: str, message: str, hints: Hints, now: float, *, agent: str = ""
+    ) -> None:
+        hints.fatal = True
+        hints.summary = summary
+        hints.terse = self._t("{agent} failed.").format(agent=agent or self.agent_name)
+        self._error(message, hints, now)
+
+    def _took(self, duration: int | None) -> list[str]:
+        if duration is None:
+            return []
+        return [
+            self._t("took {duration}").format(duration=speak_duration_ms(duration, self.language))
+        ]
+
+    def _finished(self, details: list[str], hints: Hints, now: float, *, agent: str) -> None:
+        hints.lifecycle = "session_completed"
+        hints.summary = self._t("{agent} finished.").format(agent=agent)
+        hints.terse = self._t("Done.")
+        hints.detailed = (
+            self._t("{agent} finished, {details}.").format(agent=agent, details=", ".join(details))
+            if details
+            else hints.summary
+        )
+        self._status("finished", hints, now)
+
+
+class ClaudeCodeStreamAdapter(_CliStreamAdapter):
     name = "claude-code"
     agent_kind = "claude_code"
     agent_id = "claude-code"
@@ -90,19 +145,18 @@ class ClaudeCodeStreamAdapter(NativeStreamAdapter):
         if subtype != "init":
             self.diagnose("ignored", f"system line subtype {subtype!r} has nothing to announce")
             return
-        hints.lifecycle = "session_started"
         hints.model = get_str(obj, "model")
         cwd = get_str(obj, "cwd")
-        hints.summary = (
-            self._t("{agent} started in {folder}.").format(
+        started = self._t("{agent} started.").format(agent=self.agent_name)
+        self._started(
+            hints,
+            now,
+            summary=self._t("{agent} started in {folder}.").format(
                 agent=self.agent_name, folder=speak_folder(cwd)
             )
             if cwd
-            else self._t("{agent} started.").format(agent=self.agent_name)
-        )
-        hints.terse = self._t("{agent} started.").format(agent=self.agent_name)
-        self.push(
-            self.wrapper("Status", channel="status", message="session started", hints=hints), now
+            else started,
+            terse=started,
         )
 
     def _message(self, obj: JsonObject, hints: Hints, now: float, *, assistant: bool) -> None:
@@ -222,13 +276,7 @@ class ClaudeCodeStreamAdapter(NativeStreamAdapter):
         duration = _int(obj.get("duration_ms"))
         turns = _int(obj.get("num_turns"))
         cost = obj.get("total_cost_usd")
-        details = []
-        if duration is not None:
-            details.append(
-                self._t("took {duration}").format(
-                    duration=speak_duration_ms(duration, self.language)
-                )
-            )
+        details = self._took(duration)
         if turns is not None:
             details.append(
                 translator(self.language)
@@ -244,37 +292,23 @@ class ClaudeCodeStreamAdapter(NativeStreamAdapter):
                 if subtype.startswith("error_")
                 else None
             )
-            hints.fatal = True
-            hints.summary = (
+            summary = (
                 self._t("{agent} stopped with an error: {reason}.").format(
                     agent=self.agent_name, reason=reason
                 )
                 if reason
                 else self._t("{agent} stopped with an error.").format(agent=self.agent_name)
             )
-            hints.terse = self._t("{agent} failed.").format(agent=self.agent_name)
-            self.push(
-                self.wrapper("Error", channel="error", message=hints.summary, hints=hints), now
-            )
+            self._failed(summary, summary, hints, now)
             return
-        hints.lifecycle = "session_completed"
-        hints.summary = self._t("{agent} finished.").format(agent=self.agent_name)
-        hints.terse = self._t("Done.")
-        hints.detailed = (
-            self._t("{agent} finished, {details}.").format(
-                agent=self.agent_name, details=", ".join(details)
-            )
-            if details
-            else hints.summary
-        )
-        self.push(self.wrapper("Status", channel="status", message="finished", hints=hints), now)
+        self._finished(details, hints, now, agent=self.agent_name)
 
 
 _GEMINI = "Gemini"  # the short name people say, beside the agent name "Gemini CLI"
 _CODEX_TOOL_KINDS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
 
 
-class CodexExecAdapter(NativeStreamAdapter):
+class CodexExecAdapter(_CliStreamAdapter):
     name = "codex"
     agent_kind = "codex"
     agent_id = "codex"
@@ -294,53 +328,43 @@ class CodexExecAdapter(NativeStreamAdapter):
             self._thread = thread
         hints = Hints(session=self._thread)
         if kind in ("thread.started", "thread.resumed"):
-            hints.lifecycle = "session_started"
             resumed = kind == "thread.resumed"
             who = self.agent_name
-            hints.summary = (
-                self._t("{agent} resumed the session.") if resumed else self._t("{agent} started.")
-            ).format(agent=who)
-            hints.terse = (
-                self._t("{agent} resumed.") if resumed else self._t("{agent} started.")
-            ).format(agent=who)
-            self.push(
-                self.wrapper("Status", channel="status", message="session started", hints=hints),
+            self._started(
+                hints,
                 now,
+                summary=(
+                    self._t("{agent} resumed the session.")
+                    if resumed
+                    else self._t("{agent} started.")
+                ).format(agent=who),
+                terse=(
+                    self._t("{agent} resumed.") if resumed else self._t("{agent} started.")
+                ).format(agent=who),
             )
         elif kind == "turn.started":
-            hints.lifecycle = "turn_started"
-            hints.summary = self._t("{agent} is working.").format(agent=self.agent_name)
-            self.push(
-                self.wrapper("Status", channel="status", message="turn started", hints=hints), now
-            )
+            summary = self._t("{agent} is working.").format(agent=self.agent_name)
+            self._turn("turn_started", summary, "turn started", hints, now)
         elif kind == "turn.completed":
-            hints.lifecycle = "turn_completed"
-            hints.summary = self._t("{agent} finished the turn.").format(agent=self.agent_name)
-            self.push(
-                self.wrapper("Status", channel="status", message="turn completed", hints=hints), now
-            )
+            summary = self._t("{agent} finished the turn.").format(agent=self.agent_name)
+            self._turn("turn_completed", summary, "turn completed", hints, now)
         elif kind == "turn.failed":
             message = (
                 get_str(obj, "error", "message")
                 or get_str(obj, "message")
                 or self._t("the turn failed")
             )
-            hints.fatal = True
-            hints.summary = self._t("{agent} failed: {reason}").format(
+            summary = self._t("{agent} failed: {reason}").format(
                 agent=self.agent_name, reason=clip(message, 300)
             )
-            hints.terse = self._t("{agent} failed.").format(agent=self.agent_name)
-            self.push(self.wrapper("Error", channel="error", message=message, hints=hints), now)
+            self._failed(summary, message, hints, now)
         elif kind == "error":
             message = (
                 get_str(obj, "message")
                 or get_str(obj, "error", "message")
                 or self._t("unknown error")
             )
-            hints.summary = self._t("{agent} error: {message}").format(
-                agent=self.agent_name, message=clip(message, 300)
-            )
-            self.push(self.wrapper("Error", channel="error", message=message, hints=hints), now)
+            self._agent_error(message, hints, now)
         elif kind in (
             "item.started",
             "item.created",
@@ -400,19 +424,13 @@ class CodexExecAdapter(NativeStreamAdapter):
                     )
                     .format(count=len(items), done=finished)
                 )
-                self.push(
-                    self.wrapper("Status", channel="status", message=hints.summary, hints=hints),
-                    now,
-                )
+                self._status(hints.summary, hints, now)
             elif text:
                 hints.summary = self._t("Plan: {text}").format(text=clip(plain(text), 200))
-                self.push(self.wrapper("Status", channel="status", message=text, hints=hints), now)
+                self._status(text, hints, now)
         elif item_type == "error":
             message = get_str(item, "message") or text or self._t("unknown error")
-            hints.summary = self._t("{agent} error: {message}").format(
-                agent=self.agent_name, message=clip(message, 300)
-            )
-            self.push(self.wrapper("Error", channel="error", message=message, hints=hints), now)
+            self._agent_error(message, hints, now)
         else:
             self.diagnose("unknown_item", f"Codex item type {item_type!r}; not announced")
 
@@ -543,7 +561,7 @@ class CodexExecAdapter(NativeStreamAdapter):
         super()._finish(now)
 
 
-class GeminiStreamAdapter(NativeStreamAdapter):
+class GeminiStreamAdapter(_CliStreamAdapter):
     name = "gemini"
     agent_kind = "gemini_cli"
     agent_id = "gemini-cli"
@@ -560,13 +578,12 @@ class GeminiStreamAdapter(NativeStreamAdapter):
         self._session = get_str(obj, "session_id") or self._session
         hints = Hints(session=self._session, at=parse_time(obj.get("timestamp")))
         if kind == "init":
-            hints.lifecycle = "session_started"
             hints.model = get_str(obj, "model")
-            hints.summary = self._t("{agent} started.").format(agent=self.agent_name)
-            hints.terse = self._t("{agent} started.").format(agent=_GEMINI)
-            self.push(
-                self.wrapper("Status", channel="status", message="session started", hints=hints),
+            self._started(
+                hints,
                 now,
+                summary=self._t("{agent} started.").format(agent=self.agent_name),
+                terse=self._t("{agent} started.").format(agent=_GEMINI),
             )
         elif kind == "message":
             content = obj.get("content")
@@ -621,54 +638,33 @@ class GeminiStreamAdapter(NativeStreamAdapter):
                 if severity == "warning"
                 else self._t("{agent} error: {message}")
             )
-            hints.summary = said.format(agent=_GEMINI, message=clip(message, 300))
-            self.push(self.wrapper("Error", channel="error", message=message, hints=hints), now)
+            self._agent_error(message, hints, now, said=said, agent=_GEMINI)
         elif kind == "result":
             status = get_str(obj, "status")
             duration = _int(get_path(obj, "stats", "duration_ms"))
             hints.duration_ms = duration
             if status == "success":
-                hints.lifecycle = "session_completed"
-                hints.summary = self._t("{agent} finished.").format(agent=_GEMINI)
-                hints.terse = self._t("Done.")
                 calls = _int(get_path(obj, "stats", "tool_calls"))
-                parts = []
-                if duration is not None:
-                    parts.append(
-                        self._t("took {duration}").format(
-                            duration=speak_duration_ms(duration, self.language)
-                        )
-                    )
+                parts = self._took(duration)
                 if calls is not None:
                     parts.append(
                         translator(self.language)
                         .ngettext("{count} tool call", "{count} tool calls", calls)
                         .format(count=calls)
                     )
-                hints.detailed = (
-                    self._t("{agent} finished, {details}.").format(
-                        agent=_GEMINI, details=", ".join(parts)
-                    )
-                    if parts
-                    else hints.summary
-                )
-                self.push(
-                    self.wrapper("Status", channel="status", message="finished", hints=hints), now
-                )
+                self._finished(parts, hints, now, agent=_GEMINI)
             else:
                 message = get_str(obj, "error", "message") or self._t("the run failed")
-                hints.fatal = True
                 # the agent's message carries its own punctuation
-                hints.summary = self._t("{agent} stopped with an error: {message}").format(
+                summary = self._t("{agent} stopped with an error: {message}").format(
                     agent=_GEMINI, message=clip(message, 300)
                 )
-                hints.terse = self._t("{agent} failed.").format(agent=_GEMINI)
-                self.push(self.wrapper("Error", channel="error", message=message, hints=hints), now)
+                self._failed(summary, message, hints, now, agent=_GEMINI)
         else:
             self.diagnose("unknown_type", f"unknown Gemini CLI event type {kind!r}; not announced")
 
 
-class OpenCodeRunAdapter(NativeStreamAdapter):
+class OpenCodeRunAdapter(_CliStreamAdapter):
     name = "opencode"
     agent_kind = "opencode"
     agent_id = "opencode"
@@ -689,17 +685,11 @@ class OpenCodeRunAdapter(NativeStreamAdapter):
         hints = Hints(session=self._session, at=parse_time(obj.get("timestamp")))
         part: Any = obj.get("part") if isinstance(obj.get("part"), dict) else {}
         if kind == "step_start":
-            hints.lifecycle = "turn_started"
-            hints.summary = self._t("{agent} is working.").format(agent=self.agent_name)
-            self.push(
-                self.wrapper("Status", channel="status", message="step started", hints=hints), now
-            )
+            summary = self._t("{agent} is working.").format(agent=self.agent_name)
+            self._turn("turn_started", summary, "step started", hints, now)
         elif kind == "step_finish":
-            hints.lifecycle = "turn_completed"
-            hints.summary = self._t("{agent} finished a step.").format(agent=self.agent_name)
-            self.push(
-                self.wrapper("Status", channel="status", message="step finished", hints=hints), now
-            )
+            summary = self._t("{agent} finished a step.").format(agent=self.agent_name)
+            self._turn("turn_completed", summary, "step finished", hints, now)
         elif kind == "text":
             text = get_path(obj, "text")
             if not isinstance(text, str):
@@ -747,9 +737,6 @@ class OpenCodeRunAdapter(NativeStreamAdapter):
                 or get_str(obj, "message")
                 or self._t("unknown error")
             )
-            hints.summary = self._t("{agent} error: {message}").format(
-                agent=self.agent_name, message=clip(message, 300)
-            )
-            self.push(self.wrapper("Error", channel="error", message=message, hints=hints), now)
+            self._agent_error(message, hints, now)
         else:
             self.diagnose("unknown_type", f"unknown OpenCode event type {kind!r}; not announced")

@@ -172,18 +172,7 @@ class WrapperTranslator:
                 )
                 return []
             if event.channel in ("reasoning", "thinking"):
-                thought = clip(plain(event.text or ""), 200)
-                b.state_changed(
-                    sess,
-                    now,
-                    "thinking",
-                    normal=b._t("Thinking: {text}").format(text=thought)
-                    if thought
-                    else b._t("Thinking."),
-                    terse=b._t("Thinking."),
-                    at=at,
-                    force=bool(thought),
-                )
+                b.thinking(sess, now, clip(plain(event.text or ""), 200), at=at)
                 return []
             key = h.item or self._open_text.get(sess.native_id)
             if key is None:

@@ -163,7 +163,53 @@ class _Playlist:
         return self._queue.get()
 
 
-class _ProcessPlayback:
+class _ThreadPlayback:
+    """A playlist played on a thread of its own; ``on_finished`` hears the outcome once.
+
+    Subclasses say how to play (``_play``) and how to stop; they start the thread
+    with ``_start`` once their own state is set.
+    """
+
+    def __init__(
+        self,
+        paths: Sequence[Path],
+        on_finished: Callable[[PlaybackResult], None],
+        open_ended: bool,
+    ) -> None:
+        self._playlist = _Playlist(paths, open_ended)
+        self._on_finished = on_finished
+        self._done = threading.Event()
+
+    def _start(self) -> threading.Thread:
+        thread = threading.Thread(target=self._run, name="announcer-playback", daemon=True)
+        thread.start()
+        return thread
+
+    def _run(self) -> None:
+        result = PlaybackResult(PlaybackOutcome.FINISHED)
+        try:
+            result = self._play()
+        finally:
+            self._done.set()
+            self._on_finished(result)
+
+    def _play(self) -> PlaybackResult:
+        raise NotImplementedError
+
+    def append(self, path: Path) -> None:
+        self._playlist.append(path)
+
+    def end(self) -> None:
+        self._playlist.end()
+
+    def is_active(self) -> bool:
+        return not self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._done.wait(timeout)
+
+
+class _ProcessPlayback(_ThreadPlayback):
     """One player process per file; ``stop`` kills the current one and waits for it."""
 
     def __init__(
@@ -174,60 +220,48 @@ class _ProcessPlayback:
         player_name: str,
         open_ended: bool = False,
     ) -> None:
-        self._playlist = _Playlist(paths, open_ended)
+        super().__init__(paths, on_finished, open_ended)
         self._start_process = start_process
-        self._on_finished = on_finished
         self._player_name = player_name
         self._lock = threading.Lock()
         self._stopped = False
-        self._done = threading.Event()
         self.process: subprocess.Popen[bytes] | None = None
         self.processes: list[subprocess.Popen[bytes]] = []
-        self._thread = threading.Thread(target=self._run, name="announcer-playback", daemon=True)
-        self._thread.start()
+        self._thread = self._start()
 
-    def _run(self) -> None:
+    def _play(self) -> PlaybackResult:
         result = PlaybackResult(PlaybackOutcome.FINISHED)
-        try:
-            while True:
-                path = self._playlist.next()
-                with self._lock:
-                    if self._stopped or path is None:
-                        break
-                    try:
-                        process = self._start_process(path)
-                    except OSError as exc:
-                        result = PlaybackResult(
-                            PlaybackOutcome.FAILED, f"{self._player_name} could not start: {exc}"
-                        )
-                        break
-                    self.process = process
-                    self.processes.append(process)
-                stderr = process.stderr.read() if process.stderr is not None else b""
-                process.wait()
-                with self._lock:
-                    if self._stopped:
-                        break
-                if process.returncode != 0:
-                    detail = _last_line(stderr.decode("utf-8", "replace"))
+        while True:
+            path = self._playlist.next()
+            with self._lock:
+                if self._stopped or path is None:
+                    break
+                try:
+                    process = self._start_process(path)
+                except OSError as exc:
                     result = PlaybackResult(
-                        PlaybackOutcome.FAILED,
-                        f"{self._player_name} failed (exit status {process.returncode})"
-                        + (f": {detail}" if detail else ""),
+                        PlaybackOutcome.FAILED, f"{self._player_name} could not start: {exc}"
                     )
                     break
+                self.process = process
+                self.processes.append(process)
+            stderr = process.stderr.read() if process.stderr is not None else b""
+            process.wait()
             with self._lock:
                 if self._stopped:
-                    result = PlaybackResult(PlaybackOutcome.STOPPED)
-        finally:
-            self._done.set()
-            self._on_finished(result)
-
-    def append(self, path: Path) -> None:
-        self._playlist.append(path)
-
-    def end(self) -> None:
-        self._playlist.end()
+                    break
+            if process.returncode != 0:
+                detail = _last_line(stderr.decode("utf-8", "replace"))
+                result = PlaybackResult(
+                    PlaybackOutcome.FAILED,
+                    f"{self._player_name} failed (exit status {process.returncode})"
+                    + (f": {detail}" if detail else ""),
+                )
+                break
+        with self._lock:
+            if self._stopped:
+                result = PlaybackResult(PlaybackOutcome.STOPPED)
+        return result
 
     def stop(self) -> None:
         with self._lock:
@@ -237,12 +271,6 @@ class _ProcessPlayback:
         if process is not None and process.poll() is None:
             process.kill()
             process.wait()
-
-    def is_active(self) -> bool:
-        return not self._done.is_set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self._done.wait(timeout)
 
 
 class CommandPlayer:
@@ -346,7 +374,7 @@ class SinkPlayer(CommandPlayer):
                     stream.close()
 
 
-class _WinsoundPlayback:
+class _WinsoundPlayback(_ThreadPlayback):
     """Windows: winsound plays asynchronously; purging stops it at once."""
 
     def __init__(
@@ -357,47 +385,33 @@ class _WinsoundPlayback:
     ) -> None:
         import winsound  # type: ignore[import-not-found,unused-ignore]
 
+        super().__init__(paths, on_finished, open_ended)
         self._winsound: Any = winsound
-        self._playlist = _Playlist(paths, open_ended)
-        self._on_finished = on_finished
         self._stop = threading.Event()
-        self._done = threading.Event()
-        threading.Thread(target=self._run, name="announcer-playback", daemon=True).start()
+        self._start()
 
-    def _run(self) -> None:
+    def _play(self) -> PlaybackResult:
         ws = self._winsound
         result = PlaybackResult(PlaybackOutcome.FINISHED)
-        try:
-            while True:
-                path = self._playlist.next()
-                if path is None or self._stop.is_set():
-                    break
-                try:
-                    ws.PlaySound(str(path), ws.SND_FILENAME | ws.SND_ASYNC | ws.SND_NODEFAULT)
-                except RuntimeError as exc:
-                    result = PlaybackResult(PlaybackOutcome.FAILED, f"winsound failed: {exc}")
-                    break
-                self._stop.wait(wav_info(path).duration_s)
-            if self._stop.is_set():
-                result = PlaybackResult(PlaybackOutcome.STOPPED)
-        finally:
-            self._done.set()
-            self._on_finished(result)
-
-    def append(self, path: Path) -> None:
-        self._playlist.append(path)
-
-    def end(self) -> None:
-        self._playlist.end()
+        while True:
+            path = self._playlist.next()
+            if path is None or self._stop.is_set():
+                break
+            try:
+                ws.PlaySound(str(path), ws.SND_FILENAME | ws.SND_ASYNC | ws.SND_NODEFAULT)
+            except RuntimeError as exc:
+                result = PlaybackResult(PlaybackOutcome.FAILED, f"winsound failed: {exc}")
+                break
+            self._stop.wait(wav_info(path).duration_s)
+        if self._stop.is_set():
+            result = PlaybackResult(PlaybackOutcome.STOPPED)
+        return result
 
     def stop(self) -> None:
         self._stop.set()
         self._playlist.end()
         ws = self._winsound
         ws.PlaySound(None, ws.SND_PURGE)
-
-    def is_active(self) -> bool:
-        return not self._done.is_set()
 
 
 class WinsoundPlayer:

@@ -495,27 +495,28 @@ class Pyttsx3Backend:
             log.warning("pyttsx3 backend: %s", reason)
             self._finish(utterance)
             return
-        with self._lock:
-            if utterance.finished:
-                return
-            utterance.finished = True
-            if self._current is utterance:
-                self._current = None
-        self._discard(utterance)
+        if not self._close(utterance):
+            return
         listener(utterance.announcement, BackendFailed(reason))
 
     def _finish(self, utterance: _Utterance) -> None:
-        with self._lock:
-            if utterance.finished:
-                return
-            utterance.finished = True
-            if self._current is utterance:
-                self._current = None
-        self._discard(utterance)
+        if not self._close(utterance):
+            return
         try:
             utterance.on_done()
         except Exception:
             log.exception("on_done callback failed")
+
+    def _close(self, utterance: _Utterance) -> bool:
+        """Ends an utterance exactly once; False when it had already ended (no second report)."""
+        with self._lock:
+            if utterance.finished:
+                return False
+            utterance.finished = True
+            if self._current is utterance:
+                self._current = None
+        self._discard(utterance)
+        return True
 
     @staticmethod
     def _discard(utterance: _Utterance) -> None:
