@@ -296,12 +296,22 @@ def validate_layer(
                 setting = ".".join(loc)
                 if len(path) > 1 and path != loc:
                     # The whole table goes: say so, around the validator's message.
-                    values = {**values, "problem_template": template, "problem": "",
-                              "table": ".".join(path)}
+                    values = {
+                        **values,
+                        "problem_template": template,
+                        "problem": "",
+                        "table": ".".join(path),
+                    }
                     values["problem"] = template.format(**values)
-                    problems.append(_problem_from(where(loc), setting,
-                                                  N_("{problem}; so [{table}] is ignored"),
-                                                  values, explained=True))
+                    problems.append(
+                        _problem_from(
+                            where(loc),
+                            setting,
+                            N_("{problem}; so [{table}] is ignored"),
+                            values,
+                            explained=True,
+                        )
+                    )
                 else:
                     problems.append(_problem_from(where(loc), setting, template, values))
                 _drop(layer, path)
@@ -317,8 +327,12 @@ def validate_layer(
             if normal is None:
                 loc = ("languages", str(index))
                 problems.append(
-                    _problem(where(loc), "languages", N_("{tag} is not a BCP 47 language tag"),
-                             tag=repr(tag))
+                    _problem(
+                        where(loc),
+                        "languages",
+                        N_("{tag} is not a BCP 47 language tag"),
+                        tag=repr(tag),
+                    )
                 )
             elif normal not in kept:
                 kept.append(normal)

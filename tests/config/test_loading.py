@@ -194,8 +194,9 @@ def test_saved_producers(tmp_path: Path) -> None:
 def test_listen_name_resolves_to_a_saved_producer(tmp_path: Path) -> None:
     from announcer.config import resolve_source
 
-    path = write(tmp_path, '[producers.tutor]\nsource = "unix:/run/tutor.sock"\n'
-                           'token_env = "TUTOR_TOKEN"\n')
+    path = write(
+        tmp_path, '[producers.tutor]\nsource = "unix:/run/tutor.sock"\ntoken_env = "TUTOR_TOKEN"\n'
+    )
     settings = load_config(path, env=NO_ENV).settings
     assert resolve_source("Tutor", settings) == ("unix:/run/tutor.sock", "TUTOR_TOKEN")
     assert resolve_source("ws://127.0.0.1:9", settings) == ("ws://127.0.0.1:9", None)

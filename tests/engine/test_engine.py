@@ -15,7 +15,7 @@ from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
 from tests.engine.aaep import chunk, clarification, confirmation, frame, started
 from tests.shared_data import SHARED as SHARED_ROOT
 
-FIXTURES = (SHARED_ROOT / "aaep/fixtures")
+FIXTURES = SHARED_ROOT / "aaep/fixtures"
 SUB = json.dumps(
     {
         "type": "subscription.accepted",

@@ -23,7 +23,7 @@ from tests.shared_data import SHARED as SHARED_ROOT
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "announcer" / "data" / "banking_session.jsonl"
-FIXTURES = (SHARED_ROOT / "aaep/fixtures")
+FIXTURES = SHARED_ROOT / "aaep/fixtures"
 JSONL_KEYS = {"action", "text", "language", "urgency", "interrupt", "event_id", "session_id", "t"}
 
 

@@ -31,7 +31,7 @@ from announcer.producer.server import ProducerServer
 from tests.shared_data import SHARED as SHARED_ROOT
 
 SCENARIOS = Path(__file__).parent / "scenarios"
-SCHEMAS = (SHARED_ROOT / "aaep/schemas")
+SCHEMAS = SHARED_ROOT / "aaep/schemas"
 WORKTREE = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
 

@@ -14,7 +14,7 @@ from announcer.speech.pyttsx3_backend import Pyttsx3Backend
 from announcer.transports import TransportOptions
 from tests.shared_data import SHARED as SHARED_ROOT
 
-STEP_FINISH = (SHARED_ROOT / "peers/agent-cli-streams/opencode__run_json__v1__step_finish.jsonl")
+STEP_FINISH = SHARED_ROOT / "peers/agent-cli-streams/opencode__run_json__v1__step_finish.jsonl"
 
 
 async def test_the_last_announcement_is_spoken_before_the_listener_exits(tmp_path: Path) -> None:

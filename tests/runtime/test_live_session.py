@@ -27,7 +27,7 @@ from tests.producer.live import (
 )
 from tests.shared_data import SHARED as SHARED_ROOT
 
-CAPTURE = (SHARED_ROOT / "aaep/fixtures/captured-minimal-producer-run.jsonl")
+CAPTURE = SHARED_ROOT / "aaep/fixtures/captured-minimal-producer-run.jsonl"
 
 
 def _source(kind: str, server: Any, sock: str | None = None) -> str:

@@ -16,8 +16,8 @@ from announcer.ui.tui.local_session import LocalSession
 from announcer.ui.tui.session import AnswerOutcome
 from tests.shared_data import SHARED as SHARED_ROOT
 
-FIXTURES = (SHARED_ROOT / "aaep/fixtures/valid")
-SCHEMA_DIR = (SHARED_ROOT / "aaep/schemas/core")
+FIXTURES = SHARED_ROOT / "aaep/fixtures/valid"
+SCHEMA_DIR = SHARED_ROOT / "aaep/schemas/core"
 
 
 class RecordingBackend:
