@@ -10,6 +10,7 @@ player process that ``stop`` kills (``announcer.speech.audio``).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import itertools
 import logging
@@ -131,7 +132,23 @@ class Synthesizer:
     def _run(self) -> None:
         while True:
             _, _, job = self._jobs.get()
+            if job is _STOP:
+                # Let go of the engine on the thread that made it, before the process ends.
+                self._engine = None
+                return
             job()
+
+    def shut_down(self, timeout: float = 2.0) -> None:
+        """End the engine thread once queued work has run (called at process exit).
+
+        Left to the interpreter's teardown, a daemon thread still holding the espeak
+        engine could leave the process hanging after its work was done.
+        """
+        thread = self._thread
+        if thread is None or not thread.is_alive() or threading.current_thread() is thread:
+            return
+        self._jobs.put((3, next(self._order), _STOP))
+        thread.join(timeout)
 
     def submit(
         self,
@@ -256,6 +273,10 @@ class Synthesizer:
             self.submit(lambda: None, priority=2).result(timeout=timeout)
 
 
+def _STOP() -> None:
+    """Marks the end of the engine thread's work (see Synthesizer.shut_down)."""
+
+
 _shared: Synthesizer | None = None
 _shared_lock = threading.Lock()
 
@@ -266,6 +287,7 @@ def shared_synthesizer() -> Synthesizer:
     with _shared_lock:
         if _shared is None:
             _shared = Synthesizer()
+            atexit.register(_shared.shut_down)
         return _shared
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +13,7 @@ from announcer.engine.announcement import Announcement, Urgency
 from announcer.speech.audio import SinkPlayer, wav_info, wav_rms
 from announcer.speech.backend import BackendUnavailable, SpeechBackend, VoiceSettings
 from announcer.speech.earcons import earcon_path
-from announcer.speech.pyttsx3_backend import Pyttsx3Backend, shared_synthesizer
+from announcer.speech.pyttsx3_backend import Pyttsx3Backend, Synthesizer, shared_synthesizer
 
 from .helpers import Done, heard_frames, wait_for
 
@@ -259,3 +261,35 @@ def test_stopping_a_long_text_stops_its_later_parts_too(
     backend.speak(Announcement("Next."), VoiceSettings(), after)
     assert after.wait()
     assert [src.name for src, _ in sink.played] == ["utterance-1.wav", "utterance-2.wav"]
+
+
+def test_a_process_that_spoke_ends_its_engine_thread_before_it_exits() -> None:
+    """The shared engine thread is shut down at exit, so the process never hangs there."""
+    script = (
+        "import atexit, threading\n"
+        # Registered first, so it runs after the synthesizer's own exit handler.
+        "atexit.register(lambda: print('alive at exit:', any(\n"
+        "    t.name == 'announcer-pyttsx3' and t.is_alive() for t in threading.enumerate())))\n"
+        "from announcer.speech.pyttsx3_backend import shared_synthesizer\n"
+        "synth = shared_synthesizer()\n"
+        "synth.start()\n"
+        "synth.submit(lambda: None).result(timeout=30)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "alive at exit: False" in done.stdout
+
+
+def test_shut_down_ends_the_engine_thread_after_queued_work() -> None:
+    synth = Synthesizer()
+    synth.start()
+    ran = synth.submit(lambda: "queued before the shutdown")
+    synth.shut_down()
+    assert ran.result(timeout=5) == "queued before the shutdown"
+    assert synth._thread is not None and not synth._thread.is_alive()
