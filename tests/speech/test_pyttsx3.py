@@ -13,7 +13,7 @@ from announcer.engine.announcement import Announcement, Urgency
 from announcer.speech.audio import SinkPlayer, wav_info, wav_rms
 from announcer.speech.backend import BackendUnavailable, SpeechBackend, VoiceSettings
 from announcer.speech.earcons import earcon_path
-from announcer.speech.pyttsx3_backend import Pyttsx3Backend, Synthesizer, shared_synthesizer
+from announcer.speech.pyttsx3_backend import Pyttsx3Backend, shared_synthesizer
 
 from .helpers import Done, heard_frames, wait_for
 
@@ -284,12 +284,3 @@ def test_a_process_that_spoke_ends_its_engine_thread_before_it_exits() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "alive at exit: False" in done.stdout
-
-
-def test_shut_down_ends_the_engine_thread_after_queued_work() -> None:
-    synth = Synthesizer()
-    synth.start()
-    ran = synth.submit(lambda: "queued before the shutdown")
-    synth.shut_down()
-    assert ran.result(timeout=5) == "queued before the shutdown"
-    assert synth._thread is not None and not synth._thread.is_alive()
