@@ -1,6 +1,7 @@
 """The hand-written regex text hygiene the engine used before markdown-it-py, kept
 verbatim (git history: announcer/engine/text_hygiene.py before the switch) so
-benchmarks/text_hygiene.py can show why it was replaced.
+benchmarks/text_hygiene.py can show why it was replaced. The pieces the engine still
+uses unchanged (terminal codes, URL hosts, language names) are imported from it.
 
 Make producer text fit for the ear before it is spoken.
 
@@ -15,21 +16,17 @@ from __future__ import annotations
 
 import re
 from typing import Final
-from urllib.parse import urlsplit
 
+from announcer.engine.text_hygiene import (
+    _LANGUAGE_NAMES,
+    _LINE_END_PUNCT,
+    DEFAULT_MAX_SPOKEN_CHARS,
+    _end_sentence,
+    strip_terminal_codes,
+    url_host,
+)
 from announcer.i18n.translate import translator
 
-# ESC-based sequences: CSI (colours, cursor), OSC (titles, hyperlinks), and two-byte escapes.
-_ANSI: Final = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
-    r"|\x1b[@-Z\\-_]"
-    r"|\x9b[0-?]*[ -/]*[@-~]"
-)
-_CONTROL: Final = re.compile(
-    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]"
-)
 _FENCE: Final = re.compile(
     r"(?ms)^[ \t]*(```|~~~)[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:^[ \t]*\1[ \t]*$|\Z)"
 )
@@ -51,49 +48,8 @@ _ITALIC_UNDERSCORE: Final = re.compile(r"(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![
 _STRIKE: Final = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~", re.S)
 _INLINE_CODE: Final = re.compile(r"`+([^`]+)`+")
 _SPACES: Final = re.compile(r"[ \t\r\f\v\xa0]+")
-_LINE_END_PUNCT: Final = tuple(".!?:;,…。！？؟।۔")
 
-_LANGUAGE_NAMES: Final = {
-    "py": "Python",
-    "python": "Python",
-    "python3": "Python",
-    "js": "JavaScript",
-    "javascript": "JavaScript",
-    "ts": "TypeScript",
-    "typescript": "TypeScript",
-    "sh": "shell",
-    "bash": "shell",
-    "shell": "shell",
-    "zsh": "shell",
-    "console": "shell",
-    "json": "JSON",
-    "yaml": "YAML",
-    "yml": "YAML",
-    "toml": "TOML",
-    "html": "HTML",
-    "css": "CSS",
-    "sql": "SQL",
-    "rust": "Rust",
-    "rs": "Rust",
-    "go": "Go",
-    "java": "Java",
-    "c": "C",
-    "cpp": "C++",
-    "c++": "C++",
-    "csharp": "C#",
-    "cs": "C#",
-    "ruby": "Ruby",
-    "rb": "Ruby",
-    "diff": "diff",
-    "xml": "XML",
-    "markdown": "Markdown",
-    "md": "Markdown",
-    "kotlin": "Kotlin",
-    "swift": "Swift",
-    "php": "PHP",
-}
 
-DEFAULT_MAX_SPOKEN_CHARS: Final = 1_500
 # Plain prose (most summaries and sentences) needs none of the rewriting below.
 _NEEDS_WORK: Final = re.compile(
     r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069*_#\[`|~>]|://|www\."
@@ -101,11 +57,6 @@ _NEEDS_WORK: Final = re.compile(
 )
 # Marks a list item or table row while lines are joined (a private-use character).
 _ITEM: Final = "\ue000"
-
-
-def strip_terminal_codes(text: str) -> str:
-    """Remove ANSI/VT escape sequences and control characters; keep newlines and tabs."""
-    return _CONTROL.sub("", _ANSI.sub("", text))
 
 
 def describe_code_block(code: str, language_tag: str, language: str) -> str:
@@ -119,17 +70,6 @@ def describe_code_block(code: str, language_tag: str, language: str) -> str:
     return tr.ngettext("code block, {count} line", "code block, {count} lines", lines).format(
         count=lines
     )
-
-
-def url_host(url: str) -> str:
-    candidate = url if "://" in url else "http://" + url
-    try:
-        host = urlsplit(candidate).hostname or ""
-    except ValueError:
-        host = ""
-    if host.startswith("www."):
-        host = host[4:]
-    return host or url
 
 
 def clean_for_speech(
@@ -181,11 +121,6 @@ def _shorten(spoken: str, language: str, max_chars: int) -> str:
     cut = spoken.rfind(" ", 0, max_chars)
     spoken = spoken[: cut if cut > max_chars // 2 else max_chars].rstrip(" ,;:")
     return spoken + " " + translator(language).gettext("(shortened, full text in the transcript)")
-
-
-def _end_sentence(line: str) -> str:
-    line = line.strip()
-    return line if not line or line.endswith(_LINE_END_PUNCT) else line + "."
 
 
 def _table_row(line: str) -> str:
