@@ -11,6 +11,7 @@ writes it only when allowed. The prompt picks the scenario:
 - ``wait``: asks permission and then waits to be cancelled (the client stops the turn);
 - ``think``: a thought in several chunks, then an answer;
 - ``burst N``: N message chunks and N/20 tool calls, for the benchmark;
+- ``ask N``: N permission requests in a row, each answer's arrival time logged;
 - anything else: a short answer in three chunks.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +129,16 @@ class ScriptedAgent:
             for piece in ("The user wants ", "a greeting, ", "so I will greet them."):
                 await self.conn.session_update(session_id, acp.update_agent_thought_text(piece))
             await self.say(session_id, "Hello there.")
+        elif text.startswith("ask"):
+            # ``ask N``: N permission requests in a row; each answer's arrival time (the
+            # system-wide monotonic clock) is appended to ``answers.txt`` for the benchmark.
+            count = int(text.split()[1])
+            with (self.cwd / "answers.txt").open("a") as log:
+                for index in range(count):
+                    call = f"ask-{index}"
+                    choice = await self.ask(session_id, call, f"touch f{index}", "edit")
+                    log.write(f"{time.monotonic()} {choice}\n")
+                    log.flush()
         elif text.startswith("burst"):
             count = int(text.split()[1])
             for index in range(count):
