@@ -65,6 +65,27 @@ class BackendFailed(RuntimeError):
 
 FailureListener = Callable[[Announcement, BackendFailed], None]
 
+# A standard "word" is 5 letters and a space; speech rates are quoted in such words.
+CHARS_PER_WORD = 6
+DEFAULT_RATE_WPM = 175
+# Time allowed beyond the words themselves: an earcon, a player starting, a loaded machine.
+UTTERANCE_SLACK_S = 10.0
+
+
+def speaking_seconds(text: str, rate_wpm: int | None = None) -> float:
+    """How long ``text`` takes to say at ``rate_wpm`` (an estimate from its length)."""
+    rate = min(max(rate_wpm or DEFAULT_RATE_WPM, 60), 1000)
+    return max(1.0, len(text) / CHARS_PER_WORD) * 60.0 / rate
+
+
+def utterance_deadline_s(text: str, rate_wpm: int | None = None) -> float:
+    """The longest a working backend may take to say ``text``: past this it is hung.
+
+    Twice the speaking time plus slack, so a slow voice or a busy machine is not
+    mistaken for a hang, while a hang still ends in seconds for a short message.
+    """
+    return UTTERANCE_SLACK_S + 2.0 * speaking_seconds(text, rate_wpm)
+
 
 @runtime_checkable
 class ReportsFailures(Protocol):

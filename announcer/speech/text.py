@@ -42,3 +42,31 @@ class TextBackend:
 
     def close(self) -> None:
         self._stream.flush()
+
+
+class PrintedBackend:
+    """The last resort of an interface that prints every announcement itself (plain UI).
+
+    When no speech output is left, the words are still on screen: this backend ends
+    each utterance at once, so the queue keeps moving and nothing waits on silence.
+    """
+
+    name = "printed"
+    capabilities = BackendCapabilities(can_interrupt=True, supports_braille=True)
+
+    def start(self) -> None:
+        """Nothing to acquire: the interface prints."""
+
+    def speak(
+        self, announcement: Announcement, voice: VoiceSettings, on_done: Callable[[], None]
+    ) -> None:
+        on_done()
+
+    def stop(self) -> None:
+        """Nothing is playing."""
+
+    def is_speaking(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        """Nothing to release."""

@@ -269,9 +269,13 @@ def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str | No
     try:
         if name == "auto" and ui == "plain":
             # The plain UI already prints every line; a text "voice" would print it twice.
+            # When every voice has failed, the printed lines are all that is left.
+            from announcer.speech.text import PrintedBackend
+
             order = ["screenreader", "speechd", "pyttsx3"]
             backend = FallbackBackend(
                 [(n, backend_factory(n, settings, speechd_autospawn=False)) for n in order]
+                + [("printed", PrintedBackend)]
             )
         elif name == "jsonl":
             if not argument:
