@@ -13,6 +13,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -94,6 +95,11 @@ def full_disk(parent: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
+def _words(line: str) -> str:
+    """A printed line without the plain UI's marks ("! ", "[done] "): the words spoken."""
+    return re.sub(r"^(! )?(\[[a-z ]+\] )?", "", line)
+
+
 def records(backend: WavBackend) -> list[dict[str, Any]]:
     return [json.loads(line) for line in backend.record_path.read_text().splitlines()]
 
@@ -137,7 +143,7 @@ async def test_the_plain_ui_prints_everything_after_the_last_speech_output_fails
     # the fix it stopped at the first failure).
     assert {line for line in lines if not line.endswith("updates skipped.")} <= set(baseline)
     assert len(lines) >= len(baseline) // 2
-    assert lines[-1] == baseline[-1] == "All done. $500 is now in your savings account."
+    assert lines[-1] == baseline[-1] == "[done] All done. $500 is now in your savings account."
     assert "Accept or reject? [a/r] (Harbor Bank Assistant)" in lines
     assert lines.index("The transfer went through.") > lines.index(
         "Accept or reject? [a/r] (Harbor Bank Assistant)"
@@ -201,7 +207,7 @@ async def test_after_a_full_speech_disk_every_later_announcement_is_heard(
         finally:
             auto.close()
     heard = spoken(wav)
-    printed = [line.removeprefix("! ") for line in out.getvalue().splitlines()]
+    printed = [_words(line) for line in out.getvalue().splitlines()]
     assert heard[0] in printed  # the utterance pyttsx3 failed on, said again
     announced_after = [line for line in printed[printed.index(heard[0]) :] if line in heard]
     assert announced_after == heard
