@@ -47,7 +47,7 @@ from announcer.speech.backend import (
     speaking_seconds,
 )
 from announcer.speech.earcons import earcon_path
-from announcer.speech.voices import VoiceResolver, match_language
+from announcer.speech.voices import VoiceResolver, match_language, speakable_text
 
 log = logging.getLogger(__name__)
 
@@ -485,6 +485,14 @@ class Pyttsx3Backend:
                 )
         return choice.settings
 
+    def text_for(self, text: str, language: str) -> str:
+        """``text`` as this engine's voice for ``language`` can read it (voices.speakable_text)."""
+        if self._resolver is None:
+            raise BackendUnavailable("the pyttsx3 backend was not started")
+        profile = self._resolver.choose(language).profile
+        spoken = [lang for v in self._synth.voices for lang in v.languages]
+        return speakable_text(text, language, profile, spoken)
+
     # ---------------------------------------------------------------- speaking
 
     def speak(
@@ -499,7 +507,7 @@ class Pyttsx3Backend:
         earcon = earcon_path(announcement.earcon) if self.earcons else None
         if earcon is not None:
             utterance.files.append(earcon)
-        chunks = speech_chunks(announcement.text)
+        chunks = speech_chunks(self.text_for(announcement.text, announcement.language))
         if chunks:
             utterance.wav = self._work_dir / f"utterance-{utterance.number}.wav"
             utterance.settings = self.voice_for(announcement.language, voice)
