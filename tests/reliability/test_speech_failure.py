@@ -30,7 +30,12 @@ from announcer.speech.audio import CommandPlayer, SinkPlayer, wav_rms
 from announcer.speech.auto import FallbackBackend
 from announcer.speech.backend import VoiceSettings, speaking_seconds, utterance_deadline_s
 from announcer.speech.driver import SpeechDriver
-from announcer.speech.pyttsx3_backend import Pyttsx3Backend
+from announcer.speech.pyttsx3_backend import (
+    SYNTHESIS_SLACK_S,
+    Pyttsx3Backend,
+    Synthesizer,
+    _guard_synth_callback,
+)
 from announcer.speech.text import PrintedBackend
 from announcer.speech.wav import WavBackend
 from announcer.transports import TransportOptions
@@ -308,3 +313,83 @@ def test_printed_is_the_last_resort_and_never_waits() -> None:
     auto.speak(Announcement("Build failed."), VoiceSettings(), done)
     assert done.calls == 1 and not auto.is_speaking()
     auto.close()
+
+
+class HangsOnce(Synthesizer):
+    """pyttsx3 as it was: its own espeak callback, whose failed WAV write (a full disk)
+    leaves pyttsx3's loop waiting for ever. Used once, for the text ``containing``."""
+
+    def __init__(self, containing: str) -> None:
+        super().__init__()
+        self.containing = containing
+        self.hung = 0
+
+    def _render(self, text: str, path: Path) -> None:
+        if self.containing not in text or self.hung:
+            super()._render(text, path)
+            return
+        self.hung += 1
+        from pyttsx3.drivers import _espeak  # type: ignore[import-untyped]
+
+        driver = self._driver
+        path.symlink_to("/dev/full")  # the write fails with ENOSPC, as on a full disk
+        _espeak.SetSynthCallback(driver._onSynth)
+        try:
+            super()._render(text, path)
+        finally:
+            path.unlink()
+            driver._announcer_guarded = False
+            _guard_synth_callback(_espeak, driver)
+
+
+# pyttsx3's own callback raising is the point of this test (Python reports it as unraisable)
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_hung_synthesis_is_ended_by_its_watchdog_and_the_engine_speaks_again(
+    tmp_path: Path, sink: SinkPlayer
+) -> None:
+    synth = HangsOnce("production")
+    synth.start()
+    # pyttsx3's loop waits for espeak-ng's callback from its second message on
+    synth.synthesize("Ready.", VoiceSettings(), tmp_path / "ready.wav").result(timeout=60)
+    wav = WavBackend(tmp_path / "audio", synthesizer=synth)
+    told: list[str] = []
+    auto = FallbackBackend(
+        [("pyttsx3", lambda: Pyttsx3Backend(sink, synthesizer=synth)), ("wav", lambda: wav)],
+        notify=told.append,
+    )
+    auto.start()
+    try:
+        done = Done()
+        started = time.monotonic()
+        auto.speak(Announcement("Deploy to production now?"), VoiceSettings(), done)
+        assert done.wait(60) and done.calls == 1
+        elapsed = time.monotonic() - started
+        # the same engine, freed from the hang, says the next words
+        after = Done()
+        auto.speak(Announcement("Deployment started."), VoiceSettings(), after)
+        assert after.wait()
+    finally:
+        auto.close()
+        synth.shut_down()
+    assert synth.hung == 1
+    assert spoken(wav) == ["Deploy to production now?", "Deployment started."]
+    assert all(wav_rms(path) > 0.02 for path in sorted(wav.audio_dir.glob("0*.wav")))
+    assert told[-1].startswith("pyttsx3 failed (speech synthesis failed: speech synthesis did")
+    assert told[-1].endswith("switching to wav")
+    bound = SYNTHESIS_SLACK_S + speaking_seconds("Deploy to production now?")
+    assert bound - 2 <= elapsed < bound + 20  # ended by the watchdog, and only then
+
+
+def test_listen_with_the_plain_ui_ends_its_chain_in_printing() -> None:
+    """``listen --ui plain --speech auto``: when every voice is gone, the printed lines stay."""
+    from announcer.cli.commands.listen import make_driver
+
+    driver = make_driver("auto", UserSettings(), ui="plain")
+    assert driver is not None and isinstance(driver.backend, FallbackBackend)
+    try:
+        assert [name for name, _ in driver.backend._factories][-1] == "printed"
+        done = Done()
+        driver.backend.speak(Announcement("Build finished."), VoiceSettings(), done)
+        assert done.wait()
+    finally:
+        driver.backend.close()
