@@ -51,7 +51,7 @@ class PrintedBackend:
     each utterance at once, so the queue keeps moving and nothing waits on silence.
     """
 
-    name = "printed"
+    name = "printed text"
     capabilities = BackendCapabilities(can_interrupt=True, supports_braille=True)
 
     def start(self) -> None:

@@ -287,12 +287,16 @@ def test_a_killed_player_mid_sentence_moves_on_without_a_stray_traceback(
         process = _playing(pyttsx3_backend)
         assert process is not None
         time.sleep(1.0)  # into the sentence, with the next parts being read ahead
+        current = pyttsx3_backend._current
+        assert current is not None and current.pending  # later parts still to synthesise
+        read_ahead_at = current.audio_ends_at  # when the next part's timer would fire
         process.kill()
         assert done.wait(120) and done.calls == 1
         assert auto.active_name == "wav"
         assert [r["event_id"] for r in records(wav)] == ["evt_long"]
         assert told[-1].startswith("pyttsx3 failed (sink failed (exit status")
-        time.sleep(2.0)  # past any read-ahead timer the killed utterance had set
+        # past the read-ahead timer the killed utterance had set (it raised AssertionError)
+        time.sleep(max(0.0, read_ahead_at - time.monotonic()) + 1.0)
     finally:
         auto.close()
     assert thread_errors == []
