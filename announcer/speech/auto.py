@@ -28,6 +28,7 @@ from announcer.speech.backend import (
     ReportsFailures,
     SpeechBackend,
     VoiceSettings,
+    Watchdog,
     utterance_deadline_s,
 )
 
@@ -48,7 +49,6 @@ class _InFlight:
     done: bool = False
     # the backend saying it now: an end reported by any other (one given up on) is ignored
     backend: SpeechBackend | None = None
-    watchdog: threading.Timer | None = None
 
 
 class FallbackBackend:
@@ -73,6 +73,8 @@ class FallbackBackend:
         self.skipped: list[tuple[str, str]] = []  # (backend, why) in the order tried
         self._in_flight: _InFlight | None = None
         self._deadline = deadline
+        self._watchdog = Watchdog()
+        self._watched: _InFlight | None = None  # the flight the watchdog is armed for
         self.exhausted = False  # every backend failed: announcements are completed unspoken
 
     @property
@@ -186,8 +188,9 @@ class FallbackBackend:
             flight.done = True
             if self._in_flight is flight:
                 self._in_flight = None
-            if flight.watchdog is not None:
-                flight.watchdog.cancel()
+            if self._watched is flight:
+                self._watched = None
+                self._watchdog.disarm()
         flight.on_done()
 
     def _speak_on_active(self, flight: _InFlight) -> None:
@@ -199,18 +202,12 @@ class FallbackBackend:
                     self._complete(flight)
                     return
                 flight.backend = backend
-                if flight.watchdog is not None:
-                    flight.watchdog.cancel()
                 seconds = self._deadline(flight.announcement.text, flight.voice.rate_wpm)
-                watchdog = threading.Timer(seconds, self._expired, (flight, backend, seconds))
-                watchdog.daemon = True
-                flight.watchdog = watchdog
             try:
                 backend.speak(
                     flight.announcement, flight.voice, partial(self._complete, flight, backend)
                 )
             except Exception as exc:
-                watchdog.cancel()
                 with self._lock:
                     flight.backend = None
                 try:
@@ -220,8 +217,9 @@ class FallbackBackend:
                     return
                 continue
             with self._lock:
-                if not flight.done and flight.watchdog is watchdog:
-                    watchdog.start()
+                if not flight.done and flight.backend is backend:
+                    self._watched = flight
+                    self._watchdog.arm(seconds, partial(self._expired, flight, backend, seconds))
             return
 
     def speak(
@@ -246,6 +244,8 @@ class FallbackBackend:
     def close(self) -> None:
         with self._lock:
             backend, self.active = self.active, None
+            self._watched = None
+            self._watchdog.disarm()
         if backend is not None:
             backend.close()
 

@@ -44,6 +44,7 @@ from announcer.speech.backend import (
     BackendUnavailable,
     FailureListener,
     VoiceSettings,
+    Watchdog,
     speaking_seconds,
 )
 from announcer.speech.earcons import earcon_path
@@ -116,7 +117,7 @@ class Synthesizer:
         self._changed = False
         self._espeak_busy: Callable[[], Any] | None = None
         self._driver: Any = None  # pyttsx3's espeak driver, when that is the engine
-        self._watchdog = _Watchdog()
+        self._watchdog = Watchdog()
 
     def start(self) -> None:
         with self._lock:
@@ -331,53 +332,6 @@ class Synthesizer:
             return
         with contextlib.suppress(Exception):
             self.submit(lambda: None, priority=2).result(timeout=timeout)
-
-
-class _Watchdog:
-    """One thread that calls ``on_expire`` if the armed deadline passes before ``disarm``.
-
-    Armed and disarmed around every synthesis: a lock and a notify, where a timer thread
-    per job would cost a thread start on the path to the first sample.
-    """
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._deadline: float | None = None
-        self._on_expire: Callable[[], None] | None = None
-        self._thread: threading.Thread | None = None
-
-    def arm(self, seconds: float, on_expire: Callable[[], None]) -> None:
-        with self._cond:
-            self._deadline = time.monotonic() + seconds
-            self._on_expire = on_expire
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="announcer-synthesis-watchdog", daemon=True
-                )
-                self._thread.start()
-            self._cond.notify()
-
-    def disarm(self) -> None:
-        with self._cond:
-            self._deadline = None
-            self._on_expire = None
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                if self._deadline is None:
-                    self._cond.wait()
-                    continue
-                remaining = self._deadline - time.monotonic()
-                if remaining > 0:
-                    self._cond.wait(remaining)
-                    continue
-                on_expire, self._on_expire, self._deadline = self._on_expire, None, None
-            if on_expire is not None:
-                try:
-                    on_expire()
-                except Exception:
-                    log.exception("the synthesis watchdog failed")
 
 
 def _STOP() -> None:

@@ -28,7 +28,12 @@ from announcer.engine.settings import UserSettings
 from announcer.runtime.session import LiveSession
 from announcer.speech.audio import CommandPlayer, SinkPlayer, wav_rms
 from announcer.speech.auto import FallbackBackend
-from announcer.speech.backend import VoiceSettings, speaking_seconds, utterance_deadline_s
+from announcer.speech.backend import (
+    VoiceSettings,
+    Watchdog,
+    speaking_seconds,
+    utterance_deadline_s,
+)
 from announcer.speech.driver import SpeechDriver
 from announcer.speech.pyttsx3_backend import (
     SYNTHESIS_SLACK_S,
@@ -397,3 +402,18 @@ def test_listen_with_the_plain_ui_ends_its_chain_in_printing() -> None:
         assert done.wait()
     finally:
         driver.backend.close()
+
+
+def test_a_watchdog_fires_once_when_its_deadline_passes_and_never_after_disarm() -> None:
+    watchdog = Watchdog()
+    fired: list[str] = []
+    first = threading.Event()
+    watchdog.arm(0.05, lambda: (fired.append("hung"), first.set()))
+    assert first.wait(30)
+    watchdog.arm(0.05, lambda: fired.append("finished in time"))
+    watchdog.disarm()
+    watchdog.arm(30.0, lambda: fired.append("re-armed"))
+    watchdog.arm(0.2, lambda: fired.append("replaced"))
+    time.sleep(0.5)
+    watchdog.disarm()
+    assert fired[0] == "hung" and "finished in time" not in fired and "re-armed" not in fired
