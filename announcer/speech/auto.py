@@ -62,6 +62,7 @@ class FallbackBackend:
         *,
         notify: Callable[[str], None] = notify_stderr,
         deadline: Callable[[str, int | None], float] = utterance_deadline_s,
+        translate: Callable[[str], str] | None = None,
     ) -> None:
         if not factories:
             raise ValueError("factories: at least one backend is needed")
@@ -73,6 +74,8 @@ class FallbackBackend:
         self.skipped: list[tuple[str, str]] = []  # (backend, why) in the order tried
         self._in_flight: _InFlight | None = None
         self._deadline = deadline
+        # the user's catalog for the sentences said about switching (English by default)
+        self._t: Callable[[str], str] = translate or (lambda message: message)
         self._watchdog = Watchdog()
         self._watched: _InFlight | None = None  # the flight the watchdog is armed for
         self.exhausted = False  # every backend failed: announcements are completed unspoken
@@ -118,7 +121,10 @@ class FallbackBackend:
         with self._lock:
             self._start_next()
             assert self.active is not None
-            self._notify(f"speaking through {self.active.name}" + self._skipped_note())
+            self._notify(
+                self._t("speaking through {name}").format(name=self._t(self.active.name))
+                + self._skipped_note()
+            )
 
     def _skipped_note(self) -> str:
         if not self.skipped:
@@ -140,12 +146,21 @@ class FallbackBackend:
                 self._start_next()
             except BackendUnavailable:
                 self.exhausted = True
-                self._notify(f"{old_name} failed ({reason}); no other speech output works")
+                self._notify(
+                    self._t("{name} failed ({reason}); no other speech output works").format(
+                        name=self._t(old_name), reason=reason
+                    )
+                )
                 raise
             assert self.active is not None
             also = self.skipped[first_skip:]
             extra = (" (" + "; ".join(f"{n}: {w}" for n, w in also) + ")") if also else ""
-            self._notify(f"{old_name} failed ({reason}); switching to {self.active.name}{extra}")
+            self._notify(
+                self._t("{name} failed ({reason}); switching to {new}").format(
+                    name=self._t(old_name), reason=reason, new=self._t(self.active.name)
+                )
+                + extra
+            )
 
     def _on_failure(self, announcement: Announcement, failure: BackendFailed) -> None:
         """A backend failed mid-session: say the same announcement on the next one."""
@@ -177,7 +192,8 @@ class FallbackBackend:
             if flight.done or flight.backend is not backend or self.active is not backend:
                 return
             log.warning("%s hung: no end of speech within %.0f s", backend.name, seconds)
-            self._fail_over(flight, f"no end of speech within {seconds:.0f} s")
+            reason = self._t("no end of speech within {seconds} s").format(seconds=round(seconds))
+            self._fail_over(flight, reason)
 
     # ---------------------------------------------------------------- speaking
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from announcer.engine.announcement import Announcement
+from announcer.engine.phrases import N_
 from announcer.speech.backend import BackendCapabilities, VoiceSettings
 
 
@@ -51,7 +52,8 @@ class PrintedBackend:
     each utterance at once, so the queue keeps moving and nothing waits on silence.
     """
 
-    name = "printed text"
+    # Translators: the last speech output, when every voice failed: the lines on screen.
+    name = N_("printed text")
     capabilities = BackendCapabilities(can_interrupt=True, supports_braille=True)
 
     def start(self) -> None:

@@ -417,3 +417,25 @@ def test_a_watchdog_fires_once_when_its_deadline_passes_and_never_after_disarm()
     time.sleep(0.5)
     watchdog.disarm()
     assert fired[0] == "hung" and "finished in time" not in fired and "re-armed" not in fired
+
+
+def test_a_spanish_listener_is_told_of_the_switch_in_spanish() -> None:
+    from announcer.speech.registry import catalog_gettext
+
+    told: list[str] = []
+    broken = CommandPlayer("aplay", ["aplay", "-q", "-D", "no_such_device_here"])
+    auto = FallbackBackend(
+        [("pyttsx3", lambda: Pyttsx3Backend(broken)), ("printed", PrintedBackend)],
+        notify=told.append,
+        translate=catalog_gettext(UserSettings(languages=["es"])),
+    )
+    auto.start()
+    try:
+        done = Done()
+        auto.speak(Announcement("¿Borrar la rama?", language="es"), VoiceSettings(), done)
+        assert done.wait() and done.calls == 1
+    finally:
+        auto.close()
+    assert told[0] == "hablando con pyttsx3"
+    assert told[-1].startswith("pyttsx3 falló (aplay failed")
+    assert told[-1].endswith("; se cambia a texto impreso")

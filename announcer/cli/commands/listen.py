@@ -262,7 +262,7 @@ def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str | No
     from announcer.speech.auto import FallbackBackend
     from announcer.speech.backends import create_backend
     from announcer.speech.driver import SpeechDriver
-    from announcer.speech.registry import backend_factory, user_voice
+    from announcer.speech.registry import backend_factory, catalog_gettext, user_voice
 
     name, _, argument = spec.partition(":")
     backend: Any
@@ -275,7 +275,8 @@ def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str | No
             order = ["screenreader", "speechd", "pyttsx3"]
             backend = FallbackBackend(
                 [(n, backend_factory(n, settings, speechd_autospawn=False)) for n in order]
-                + [("printed", PrintedBackend)]
+                + [("printed", PrintedBackend)],
+                translate=catalog_gettext(settings),
             )
         elif name == "jsonl":
             if not argument:
