@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from announcer.engine.announcement import Announcement
 from announcer.engine.earcons import EARCON_FOR_EVENT, EARCON_LABELS, Earcon, earcon_label
 from announcer.engine.settings import UserSettings
 from announcer.runtime.session import LiveSession
@@ -79,15 +80,21 @@ async def test_a_real_session_plays_the_sounds_and_the_plain_ui_shows_them(
         driver=SpeechDriver(wav),
         exit_when_done=True,
     )
-    heard_earcons: list[str] = []
-    original = wav.speak
+    ui = PlainUi(out=out, inp=io.StringIO(""))
+    heard_earcons: list[str] = []  # every utterance sent to speech, in order
 
-    def speak(announcement, voice, on_done):  # type: ignore[no-untyped-def]
-        heard_earcons.append(announcement.earcon or "")
-        original(announcement, voice, on_done)
+    class Listener:
+        def announcement_made(self, announcement: Announcement) -> None:
+            heard_earcons.append(announcement.earcon or "")
 
-    wav.speak = speak  # type: ignore[method-assign]
-    PlainUi(out=out, inp=io.StringIO("")).attach(session)
+        def prompt_opened(self, prompt: object) -> None: ...
+
+        def prompt_voided(self, reply_token: str, reason: str) -> None: ...
+
+        def status_changed(self, status: object) -> None: ...
+
+    ui.attach(session)
+    session.subscribe(Listener())
     try:
         assert await asyncio.wait_for(session.run(), 240) == 0
     finally:
