@@ -29,6 +29,7 @@ from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import SpeechCommand
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.engine.tracker import Admission, SessionState, SessionTracker, TrackerNote
+from announcer.i18n.format import format_integer
 from announcer.i18n.translate import translator
 from announcer.protocol.decode import DecodeResult, decode_frame
 from announcer.protocol.diagnostics import Diagnostic
@@ -48,6 +49,13 @@ _TERMINAL: Final = (SessionCompleted, SessionErrored, SessionCancelled)
 _PROMPTS: Final = (AwaitingConfirmation, AwaitingClarification)
 TRANSCRIPT_SIZE: Final = 1_000
 _URGENCY_OF: Final = {urgency.value: urgency for urgency in Urgency}
+# §2.2.9 critical news is never dropped in silence, but a flood of it cannot all be
+# said: once this many urgent messages from one producer wait to be spoken, the rest
+# are folded into one spoken count ("40 more urgent messages from X"), each counted
+# in the diagnostics. Questions and our own notices are never folded.
+CRITICAL_BACKLOG_PER_PRODUCER: Final = 3
+_NEVER_FOLDED: Final = ("agent.awaiting.", "system.")
+FOLDED_KIND: Final = "system.folded"
 # An unreadable frame that looked urgent is mentioned at most this often per source.
 UNREADABLE_NOTICE_INTERVAL_SECONDS: Final = 10.0
 _TRACKER_SECTIONS: Final = {
@@ -93,6 +101,7 @@ class EngineStatus:
     duplicates: int
     speech_drops: dict[str, int]
     suppressed: dict[str, int]
+    folded: int = 0
 
 
 class Engine:
@@ -152,6 +161,10 @@ class Engine:
         self._subscriptions: dict[str, str] = {}
         self._outgoing: deque[OutgoingReply] = deque(maxlen=10_000)
         self._last_unreadable_notice: dict[str, float] = {}
+        # producer_id -> [urgent messages folded since the last spoken count, its name]
+        self._folded: dict[str, list[Any]] = {}
+        self._folding_event: str | None = None
+        self.folded_total = 0
         self.frames = 0
         self.events = 0
         self.invalid_frames = 0
@@ -200,7 +213,10 @@ class Engine:
         return self._process(admission, source_id, now)
 
     def on_speech_done(self, utterance_id: int, now: float) -> list[SpeechCommand]:
-        return self.scheduler.on_done(utterance_id, now)
+        commands = self.scheduler.on_done(utterance_id, now)
+        if self._folded:
+            commands += self._say_folded(now)
+        return commands
 
     def tick(self, now: float) -> list[SpeechCommand]:
         commands: list[SpeechCommand] = []
@@ -215,6 +231,8 @@ class Engine:
             ):
                 commands += self._submit(part, prompt.source_id, now)
         commands += self.scheduler.tick(now)
+        if self._folded:
+            commands += self._say_folded(now)
         return commands
 
     def next_wakeup(self) -> float | None:
@@ -303,6 +321,7 @@ class Engine:
             duplicates=self.tracker.duplicates,
             speech_drops=dict(self.scheduler.drops),
             suppressed=dict(self.policy.suppressed),
+            folded=self.folded_total,
         )
 
     # -- internals -------------------------------------------------------------------------
@@ -503,8 +522,97 @@ class Engine:
     def _submit(
         self, announcement: Announcement, source_id: str | None, now: float
     ) -> list[SpeechCommand]:
+        if announcement.urgency is Urgency.CRITICAL and self._fold(announcement, source_id, now):
+            return []
         self._transcript.append(TranscriptEntry(now, announcement, source_id))
         return self.scheduler.submit(announcement, now)
+
+    def _fold(self, announcement: Announcement, source_id: str | None, now: float) -> bool:
+        """Fold an urgent message into its producer's spoken count if too many wait.
+
+        True when folded: it is counted (per producer, and in the diagnostics with its
+        envelope fields only) instead of queued. The later parts of a folded message
+        go with it.
+        """
+        producer_id = announcement.producer_id
+        if producer_id is None or announcement.kind.startswith(_NEVER_FOLDED):
+            return False
+        if announcement.continues:
+            return announcement.event_id is not None and announcement.event_id == (
+                self._folding_event
+            )
+        waiting = sum(
+            1
+            for queued in self.scheduler.queued_announcements()
+            if queued.urgency is Urgency.CRITICAL
+            and queued.producer_id == producer_id
+            and not queued.continues
+            and (queued.kind == FOLDED_KIND or not queued.kind.startswith(_NEVER_FOLDED))
+        )
+        if waiting < CRITICAL_BACKLOG_PER_PRODUCER:
+            self._folding_event = None
+            return False
+        self._folding_event = announcement.event_id
+        entry = self._folded.get(producer_id)
+        if entry is None:
+            session = (
+                self.tracker.session(source_id, announcement.session_id)
+                if source_id is not None and announcement.session_id is not None
+                else None
+            )
+            entry = self._folded[producer_id] = [
+                0,
+                session.display_name if session is not None else producer_id,
+            ]
+        entry[0] += 1
+        self.folded_total += 1
+        self.diagnostics.record_drop(
+            "critical.folded",
+            f"urgent message folded into a spoken count: {CRITICAL_BACKLOG_PER_PRODUCER} "
+            "from the same producer were already waiting to be said",
+            section="§2.2.9",
+            envelope={
+                "type": announcement.kind,
+                "event_id": announcement.event_id,
+                "session_id": announcement.session_id,
+                "producer": {"agent_id": producer_id},
+            },
+            source=source_id,
+            now=now,
+        )
+        return True
+
+    def _say_folded(self, now: float) -> list[SpeechCommand]:
+        """Say each producer's count of folded urgent messages once its backlog is heard."""
+        waiting = {
+            queued.producer_id
+            for queued in self.scheduler.queued_announcements()
+            if queued.urgency is Urgency.CRITICAL
+        }
+        commands: list[SpeechCommand] = []
+        for producer_id in [p for p in self._folded if p not in waiting]:
+            count, name = self._folded.pop(producer_id)
+            language = self.policy.phrase_language
+            text = (
+                translator(language)
+                .ngettext(
+                    "{count} more urgent message from {name}.",
+                    "{count} more urgent messages from {name}.",
+                    count,
+                )
+                .format(count=format_integer(count, language), name=name)
+            )
+            summary = Announcement(
+                text=clean_for_speech(text, language),
+                language=language,
+                urgency=Urgency.CRITICAL,
+                interrupt=True,
+                producer_id=producer_id,
+                kind=FOLDED_KIND,
+            )
+            self._transcript.append(TranscriptEntry(now, summary, None))
+            commands += self.scheduler.submit(summary, now)
+        return commands
 
     def _system_announcement(
         self, text: str, prompt: PendingPrompt, *, kind: str, critical: bool = False

@@ -3,9 +3,13 @@
 One :class:`LiveSession` runs every source the user named (Subscribers' Guide
 §9). Each source has a supervisor that connects, shakes hands (Level 3,
 chapter 5), reads frames, and reconnects with backoff and jitter when the
-connection breaks. Frames go through bounded queues to one processor, so a
-slow speech backend or UI never makes a socket reader fall behind; critical
-events have their own queue and are never dropped. User interfaces are
+connection breaks. Frames go in arrival order through one queue to one processor;
+each source may have at most ``SOURCE_QUEUE_LIMIT`` frames waiting, after which its
+reader pauses (the transport's own flow control then slows the producer), so a
+flood costs bounded memory and drops nothing here. Speech decides what a flood
+sounds like (the engine folds excess urgent messages into spoken counts), and
+every frame that is dropped anywhere is counted in the engine's diagnostics with
+its reason (:meth:`LiveSession.diagnostics_report`). User interfaces are
 pluggable listeners (``announcement_made``, ``prompt_opened``,
 ``prompt_voided``, ``status_changed``) and answer through :meth:`answer`.
 """
@@ -46,7 +50,12 @@ from announcer.transports import (
 
 log = logging.getLogger("announcer.runtime")
 
-MAX_QUEUED_FRAMES = 2000
+# Frames one source may have waiting for the processor before its reader pauses.
+SOURCE_QUEUE_LIMIT = 1000
+# The reader resumes once its backlog is down to this many.
+SOURCE_QUEUE_RESUME = SOURCE_QUEUE_LIMIT // 2
+# Ctrl-C: saying goodbye to producers (§5.8) may take at most this long in all.
+SHUTDOWN_SECONDS = 1.5
 SEEN_EVENT_IDS = 4096
 TICK_SECONDS = 0.25
 DONE_GRACE_SECONDS = 2.0
@@ -127,6 +136,9 @@ class SourceState:
     producer_name: str | None = None
     # this source's own format adapter: sessions and tool calls never mix across sources
     adapter: FrameAdapter | None = None
+    # frames of this source waiting for the processor; its reader pauses at the limit
+    queued: int = 0
+    room: asyncio.Event | None = None
 
     @property
     def name(self) -> str:
@@ -174,9 +186,9 @@ class LiveSession:
             SourceState(t.source_id, t, adapter=adapter_factory() if adapter_factory else None)
             for t in made
         ]
-        # One queue in arrival order (prompts and the events that void them must not swap);
-        # when full, the oldest non-critical frame goes, a critical one never (§5.6.2).
-        self._inbound: deque[tuple[SourceState, str, bool]] = deque()
+        # One queue in arrival order (prompts and the events that void them must not
+        # swap); bounded per source by pausing that source's reader, never by dropping.
+        self._inbound: deque[tuple[SourceState, str]] = deque()
         self.dropped: dict[str, int] = {}
         self._wake = asyncio.Event()
         self._stopping = asyncio.Event()
@@ -371,12 +383,15 @@ class LiveSession:
     def _sync_prompts(self) -> None:
         """Tell the UIs about prompts the engine opened or closed since last time."""
         current = {p.reply_token: p for p in self.engine.pending_prompts()}
+        changed = False
         for token, prompt in current.items():
             if token not in self._known_prompts:
                 self._known_prompts[token] = prompt
+                changed = True
                 for listener in list(self.listeners):
                     listener.prompt_opened(prompt)
         for token in [t for t in self._known_prompts if t not in current]:
+            changed = True
             del self._known_prompts[token]
             if token in self._answered:
                 self._answered.discard(token)
@@ -388,7 +403,8 @@ class LiveSession:
             )
             for listener in list(self.listeners):
                 listener.prompt_voided(token, reason)
-        self._status_changed()
+        if changed:  # not once per frame: a flood must not flood the UI too
+            self._status_changed()
 
     async def _send_outgoing(self) -> None:
         """Replies the engine made on the user's standing order (``auto_reject`` only)."""
@@ -404,6 +420,9 @@ class LiveSession:
     def stop(self) -> None:
         self._stopping.set()
         self._wake.set()
+        for state in self.states:
+            if state.room is not None:
+                state.room.set()
 
     async def run(self) -> int:
         """Run until stopped, or until every source is done with ``exit_when_done``."""
@@ -418,7 +437,9 @@ class LiveSession:
         try:
             await self._stopping.wait()
         finally:
-            await self._shutdown()
+            # Goodbyes are bounded: Ctrl-C under any flood ends within a couple of seconds.
+            with contextlib.suppress(TimeoutError, Exception):
+                await asyncio.wait_for(self._shutdown(), SHUTDOWN_SECONDS)
             for task in (processor, ticker, *self._tasks):
                 task.cancel()
             for task in (processor, ticker, *self._tasks):
@@ -484,6 +505,8 @@ class LiveSession:
                     self._enqueue(state, raw)
                 async for raw in transport.frames():
                     self._enqueue(state, raw)
+                    if state.queued >= SOURCE_QUEUE_LIMIT:
+                        await self._wait_for_room(state)
                 if getattr(transport, "finite", False):
                     self._finish_adapter(state)
                     state.finished = True
@@ -649,27 +672,37 @@ class LiveSession:
     # ---- inbound frames ---------------------------------------------------------------
 
     def _enqueue(self, state: SourceState, raw: str) -> None:
-        """Never blocks: critical frames always queue, others drop oldest when full."""
-        frames = [raw]
+        """Queue a frame in O(1); :meth:`_wait_for_room` is the reader's bound."""
         if state.adapter is not None:
             try:
-                frames = [json.dumps(event, ensure_ascii=False) for event in state.adapter(raw)]
+                events = state.adapter(raw)
             except Exception as exc:
-                self._count_drop(f"the format adapter refused a line ({exc})")
+                self._count_drop(
+                    "adapter.refused", f"the format adapter refused a line ({exc})", state
+                )
                 return
-        for frame in frames:
-            # A cheap over-approximation: anything that might be critical is kept.
-            critical = '"critical"' in frame or '"subscription.' in frame
-            if len(self._inbound) >= MAX_QUEUED_FRAMES:
-                victim = next((item for item in self._inbound if not item[2]), None)
-                if victim is not None:
-                    self._inbound.remove(victim)
-                    self._count_drop("queue full: the oldest non-critical frame was dropped")
-                elif not critical:
-                    self._count_drop("queue full of critical frames: a non-critical frame dropped")
-                    continue
-            self._inbound.append((state, frame, critical))
+            for event in events:
+                self._inbound.append((state, json.dumps(event, ensure_ascii=False)))
+            state.queued += len(events)
+        else:
+            self._inbound.append((state, raw))
+            state.queued += 1
         self._wake.set()
+
+    async def _wait_for_room(self, state: SourceState) -> None:
+        """Pause this source's reader while too many of its frames wait (flow control)."""
+        if state.queued < SOURCE_QUEUE_LIMIT or self._stopping.is_set():
+            return
+        if state.room is None:
+            state.room = asyncio.Event()
+        state.room.clear()
+        stopping = asyncio.ensure_future(self._stopping.wait())
+        room = asyncio.ensure_future(state.room.wait())
+        try:
+            await asyncio.wait((stopping, room), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+            room.cancel()
 
     def _finish_adapter(self, state: SourceState) -> None:
         """End of a finite stream: a format adapter closes what it left open (outputs, tools)."""
@@ -679,14 +712,21 @@ class LiveSession:
         try:
             events = finish()
         except Exception as exc:
-            self._count_drop(f"the format adapter could not finish the stream ({exc})")
+            self._count_drop(
+                "adapter.finish", f"the format adapter could not finish the stream ({exc})", state
+            )
             return
         for event in events:
-            self._inbound.append((state, json.dumps(event, ensure_ascii=False), True))
+            self._inbound.append((state, json.dumps(event, ensure_ascii=False)))
+        state.queued += len(events)
         self._wake.set()
 
-    def _count_drop(self, reason: str) -> None:
+    def _count_drop(self, code: str, reason: str, state: SourceState | None = None) -> None:
+        """Every drop is counted and kept in the diagnostics the user can read."""
         self.dropped[reason] = self.dropped.get(reason, 0) + 1
+        self.engine.diagnostics.record_drop(
+            code, reason, source=state.source if state else None, now=self.clock()
+        )
         log.warning("dropped: %s (%d so far)", reason, self.dropped[reason])
 
     async def _process(self) -> None:
@@ -695,14 +735,20 @@ class LiveSession:
             self._wake.clear()
             self._drain_speech()
             budget = 200  # yield now and then so timers and the UI keep running
-            while self._inbound and budget:
+            stopping = self._stopping
+            while self._inbound and budget and not stopping.is_set():
                 budget -= 1
-                state, raw, _critical = self._inbound.popleft()
+                state, raw = self._inbound.popleft()
+                state.queued -= 1
+                if state.room is not None and state.queued <= SOURCE_QUEUE_RESUME:
+                    state.room.set()
                 try:
                     self._handle_frame(state, raw)
                 except Exception:
                     log.exception("a frame from %s could not be handled", state.source)
-                    self._count_drop("a frame could not be handled")
+                    self._count_drop("frame.unhandled", "a frame could not be handled", state)
+            if stopping.is_set():
+                return
             if self._inbound:
                 self._wake.set()
                 await asyncio.sleep(0)
@@ -712,8 +758,9 @@ class LiveSession:
         """One frame: handshake answers are ours; everything else goes to the engine."""
         now = self.clock()
         self._last_frame_at = now
-        if len(raw.encode("utf-8")) > self.options.max_frame_bytes:
-            self._count_drop("frame over the size limit")
+        limit = self.options.max_frame_bytes
+        if len(raw) * 4 > limit and len(raw.encode("utf-8", "surrogatepass")) > limit:
+            self._count_drop("limits.frame_bytes", "frame over the size limit", state)
             return
         if '"subscription.' in raw[:200] or '"subscription.' in raw:
             with contextlib.suppress(ValueError):
