@@ -541,19 +541,28 @@ class Engine:
             return announcement.event_id is not None and announcement.event_id == (
                 self._folding_event
             )
-        waiting = sum(
-            1
-            for queued in self.scheduler.queued_announcements()
-            if queued.urgency is Urgency.CRITICAL
-            and queued.producer_id == producer_id
-            and not queued.continues
-            and (queued.kind == FOLDED_KIND or not queued.kind.startswith(_NEVER_FOLDED))
-        )
-        if waiting < CRITICAL_BACKLOG_PER_PRODUCER:
+        bound = CRITICAL_BACKLOG_PER_PRODUCER
+        waiting = 0
+        if self.scheduler.queued(Urgency.CRITICAL) >= bound:
+            for queued in self.scheduler.queued_announcements():
+                if queued.urgency is not Urgency.CRITICAL:
+                    break  # critical speech comes first in that list
+                if (
+                    queued.producer_id == producer_id
+                    and not queued.continues
+                    and (queued.kind == FOLDED_KIND or not queued.kind.startswith(_NEVER_FOLDED))
+                ):
+                    waiting += 1
+        if waiting < bound:
             self._folding_event = None
             return False
         self._folding_event = announcement.event_id
+        self.folded_total += 1
         entry = self._folded.get(producer_id)
+        if entry is not None:
+            entry[0] += 1
+            self.diagnostics.count_drop("critical.folded")  # the run's first is on record
+            return True
         if entry is None:
             session = (
                 self.tracker.session(source_id, announcement.session_id)
@@ -565,11 +574,10 @@ class Engine:
                 session.display_name if session is not None else producer_id,
             ]
         entry[0] += 1
-        self.folded_total += 1
         self.diagnostics.record_drop(
             "critical.folded",
-            f"urgent message folded into a spoken count: {CRITICAL_BACKLOG_PER_PRODUCER} "
-            "from the same producer were already waiting to be said",
+            f"urgent message folded into a spoken count: {bound} from the same producer "
+            "were already waiting to be said; the rest of this run is counted",
             section="§2.2.9",
             envelope={
                 "type": announcement.kind,

@@ -24,6 +24,8 @@ MAX_FIELD_CHARS = 80
 def _clean(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
+    if len(value) <= MAX_FIELD_CHARS and value.isprintable():
+        return value  # the usual case, without a walk per character (floods record many)
     printable = "".join(ch if ch.isprintable() else "?" for ch in value[:MAX_FIELD_CHARS])
     return printable + ("…" if len(value) > MAX_FIELD_CHARS else "")
 
@@ -126,6 +128,14 @@ class DiagnosticsLog:
         """A frame dropped for a reason outside validation (rate limit, queue full...)."""
         diagnostic = Diagnostic(reason, "", section or "-", message)
         return self._add("dropped", [diagnostic], _envelope(envelope), source, now)
+
+    def count_drop(self, reason: str) -> None:
+        """One more drop for a reason already on record, without a record of its own.
+
+        For floods: the first of a run is recorded with its envelope, the rest counted.
+        """
+        self.dropped += 1
+        self._counts[reason] += 1
 
     def _add(
         self,

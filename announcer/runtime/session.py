@@ -54,6 +54,8 @@ log = logging.getLogger("announcer.runtime")
 SOURCE_QUEUE_LIMIT = 1000
 # The reader resumes once its backlog is down to this many.
 SOURCE_QUEUE_RESUME = SOURCE_QUEUE_LIMIT // 2
+# The processor hands the loop back after this long (keys stay answered in a flood).
+BATCH_SECONDS = 0.005
 # Ctrl-C: saying goodbye to producers (§5.8) may take at most this long in all.
 SHUTDOWN_SECONDS = 1.5
 SEEN_EVENT_IDS = 4096
@@ -503,10 +505,14 @@ class LiveSession:
                 backoff.reset()
                 for raw in early:
                     self._enqueue(state, raw)
+                read = 0
                 async for raw in transport.frames():
                     self._enqueue(state, raw)
+                    read += 1
                     if state.queued >= SOURCE_QUEUE_LIMIT:
                         await self._wait_for_room(state)
+                    elif read % 64 == 0:
+                        await asyncio.sleep(0)  # buffered frames never starve the loop
                 if getattr(transport, "finite", False):
                     self._finish_adapter(state)
                     state.finished = True
@@ -734,10 +740,14 @@ class LiveSession:
             await self._wake.wait()
             self._wake.clear()
             self._drain_speech()
-            budget = 200  # yield now and then so timers and the UI keep running
+            # Yield every few milliseconds so keys, timers and Ctrl-C are answered at once.
+            budget = 200
+            until = time.perf_counter() + BATCH_SECONDS
             stopping = self._stopping
             while self._inbound and budget and not stopping.is_set():
                 budget -= 1
+                if budget % 8 == 0 and time.perf_counter() > until:
+                    break
                 state, raw = self._inbound.popleft()
                 state.queued -= 1
                 if state.room is not None and state.queued <= SOURCE_QUEUE_RESUME:
