@@ -10,7 +10,7 @@ the ``announcer.diagnostics`` logger; this module itself does no I/O.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +90,8 @@ class DiagnosticsLog:
 
     def __init__(self, capacity: int = 500) -> None:
         self._records: deque[DiagnosticRecord] = deque(maxlen=capacity)
+        # Called with each new record (an adapter writes them to the diagnostics file).
+        self.listeners: list[Callable[[DiagnosticRecord], None]] = []
         self._counts: Counter[str] = Counter()
         self.dropped = 0
         self.warned = 0
@@ -162,6 +164,8 @@ class DiagnosticsLog:
         else:
             self.warned += 1
         self._counts.update(record.reasons)
+        for listener in self.listeners:
+            listener(record)
         return record
 
     def counts(self) -> dict[str, int]:

@@ -24,6 +24,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from announcer.engine.announcement import Announcement, Urgency
@@ -35,6 +36,7 @@ from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
 from announcer.i18n.translate import catalog_language, translator
 from announcer.runtime.backoff import Backoff
+from announcer.runtime.diagnostics import DiagnosticsFile, attach_log_file, diagnostics_report
 from announcer.runtime.capabilities import (
     capabilities_from_settings,
     honoured_differences,
@@ -169,6 +171,7 @@ class LiveSession:
         transports: list[Transport] | None = None,
         clock: Callable[[], float] = time.monotonic,
         backend_factory: BackendFactory | None = None,
+        diagnostics_file: Path | None = None,
     ) -> None:
         self.settings = settings
         self.options = options or TransportOptions()
@@ -202,6 +205,12 @@ class LiveSession:
         # Every part of the last message (one split by language has several), for repeat.
         self._last_message: list[Announcement] = []
         self._tasks: list[asyncio.Task[Any]] = []
+        # every record of the engine's diagnostics also goes to this file (state dir)
+        self.log_file: DiagnosticsFile | None = (
+            attach_log_file(self.engine.diagnostics, diagnostics_file)
+            if diagnostics_file is not None
+            else None
+        )
 
     # ---- the UI-facing interface ---------------------------------------------------
 
@@ -261,6 +270,19 @@ class LiveSession:
                 kind="system.ui",
                 continues=True,
             )
+        )
+
+    def diagnostics_report(self) -> list[str]:
+        """Every drop so far, by reason, and the newest records: readable without ``-v``."""
+        status = self.engine.status()
+        return diagnostics_report(
+            counts=self.engine.diagnostics.counts(),
+            recent=self.engine.diagnostics.recent(),
+            speech_drops=status.speech_drops,
+            suppressed=status.suppressed,
+            transport_drops=dict(self.options.dropped),
+            log_file=self.log_file,
+            tr=self._t,
         )
 
     def set_answer_keys(self, answer_keys: AnswerKeys) -> None:

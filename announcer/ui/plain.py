@@ -23,12 +23,16 @@ from typing import Any, Protocol, TextIO
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import TYPED_LINE_ANSWER_KEYS
+from announcer.engine.phrases import N_
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.i18n.translate import catalog_language, translator
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-HELP = "Commands: :verbosity terse|normal|detailed, :load low|medium|high, :status, :repeat, :quit"
+HELP = N_(
+    "Commands: :verbosity terse|normal|detailed, :load low|medium|high, :status, :repeat, "
+    ":diagnostics, :quit"
+)
 
 
 class _Session(Protocol):
@@ -231,7 +235,7 @@ class PlainUi:
     def _command(self, words: list[str]) -> None:
         session = self.session
         if session is None or not words:
-            self._print(HELP)
+            self._print(self._tr(HELP))
             return
         name, args = words[0].lower(), words[1:]
         if name in ("quit", "q", "exit"):
@@ -244,18 +248,23 @@ class PlainUi:
             )
         elif name == "repeat":
             session.repeat_last()
+        elif name in ("diagnostics", "diag"):
+            report = getattr(session, "diagnostics_report", None)
+            lines = report() if callable(report) else []
+            for line in lines or [self._tr("Diagnostics: nothing has been dropped.")]:
+                self._print(_CONTROL.sub(" ", line).rstrip())
         elif name in ("verbosity", "load") and args:
             key = "verbosity" if name == "verbosity" else "cognitive_load"
             try:
                 updated = session.settings.model_copy(update={key: args[0]})
                 updated = UserSettings.model_validate(updated.model_dump())
             except ValueError:
-                self._print(f"Unknown {name} {args[0]!r}. {HELP}")
+                self._print(f"Unknown {name} {args[0]!r}. {self._tr(HELP)}")
                 return
             session.update_settings(updated)
             self._print(f"{name.capitalize()} is now {args[0]}.")
         else:
-            self._print(HELP)
+            self._print(self._tr(HELP))
 
 
 def event_field(event: object, name: str) -> Any:
