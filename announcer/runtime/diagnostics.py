@@ -112,7 +112,7 @@ def diagnostics_report(
     suppressed: Mapping[str, int],
     transport_drops: Mapping[str, int],
     log_file: DiagnosticsFile | None,
-    tr: _Translate,
+    _t: _Translate,
 ) -> list[str]:
     """Plain lines, most useful first: totals by reason, then the newest records.
 
@@ -121,28 +121,28 @@ def diagnostics_report(
     """
     lines: list[str] = []
     if not (counts or speech_drops or suppressed or transport_drops):
-        lines.append(tr("Diagnostics: nothing has been dropped."))
+        lines.append(_t("Diagnostics: nothing has been dropped."))
     if counts:
-        lines.append(tr("Frames dropped, folded or warned about, by reason:"))
+        lines.append(_t("Frames dropped, folded or warned about, by reason:"))
         lines += [f"  {reason}: {count}" for reason, count in counts.items()]
     if transport_drops:
-        lines.append(tr("Frames the connection dropped, by reason:"))
+        lines.append(_t("Frames the connection dropped, by reason:"))
         lines += [f"  {reason}: {count}" for reason, count in transport_drops.items()]
     if speech_drops:
-        lines.append(tr("Speech skipped, by reason:"))
+        lines.append(_t("Speech skipped, by reason:"))
         lines += [f"  {reason}: {count}" for reason, count in speech_drops.items()]
     if suppressed:
-        lines.append(tr("Not announced because of your settings, by reason:"))
+        lines.append(_t("Not announced because of your settings, by reason:"))
         lines += [f"  {reason}: {count}" for reason, count in suppressed.items()]
     if recent:
-        lines.append(tr("Most recent, newest last:"))
+        lines.append(_t("Most recent, newest last:"))
         lines += [f"  {record.log_line()}" for record in recent[-RECENT_LINES:]]
     if log_file is not None:
         if log_file.error is None:
-            lines.append(tr("Log file: {path}").format(path=log_file.path))
+            lines.append(_t("Log file: {path}").format(path=log_file.path))
         else:
             lines.append(
-                tr("The log file {path} cannot be written: {error}").format(
+                _t("The log file {path} cannot be written: {error}").format(
                     path=log_file.path, error=log_file.error
                 )
             )

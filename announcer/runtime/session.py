@@ -282,7 +282,7 @@ class LiveSession:
             suppressed=status.suppressed,
             transport_drops=dict(self.options.dropped),
             log_file=self.log_file,
-            tr=self._t,
+            _t=self._t,
         )
 
     def set_answer_keys(self, answer_keys: AnswerKeys) -> None:

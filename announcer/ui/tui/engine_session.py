@@ -74,7 +74,7 @@ class EngineSession(LocalSession):
             suppressed=status.suppressed,
             transport_drops={},
             log_file=None,
-            tr=_,
+            _t=_,
         )
 
     # -- inputs -------------------------------------------------------------------------
