@@ -282,7 +282,11 @@ async def run_case(strategy: str, flood: str, frames: int, seconds: float) -> di
 
     producer = Producer(frames, seconds, flood)
     server = await ws_server.serve(
-        producer.handle, "127.0.0.1", 0, max_size=None, subprotocols=["aaep.v1"]  # type: ignore[list-item]
+        producer.handle,
+        "127.0.0.1",
+        0,
+        max_size=None,
+        subprotocols=["aaep.v1"],  # type: ignore[list-item]
     )
     port = server.sockets[0].getsockname()[1]
     with tempfile.TemporaryDirectory() as folder:

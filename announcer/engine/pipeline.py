@@ -161,8 +161,8 @@ class Engine:
         self._subscriptions: dict[str, str] = {}
         self._outgoing: deque[OutgoingReply] = deque(maxlen=10_000)
         self._last_unreadable_notice: dict[str, float] = {}
-        # producer_id -> [urgent messages folded since the last spoken count, its name]
-        self._folded: dict[str, list[Any]] = {}
+        # producer_id -> (the count of folded urgent messages waiting to be said, how many)
+        self._folded: dict[str, tuple[Announcement, int]] = {}
         self._folding_event: str | None = None
         self.folded_total = 0
         self.frames = 0
@@ -213,10 +213,7 @@ class Engine:
         return self._process(admission, source_id, now)
 
     def on_speech_done(self, utterance_id: int, now: float) -> list[SpeechCommand]:
-        commands = self.scheduler.on_done(utterance_id, now)
-        if self._folded:
-            commands += self._say_folded(now)
-        return commands
+        return self.scheduler.on_done(utterance_id, now)
 
     def tick(self, now: float) -> list[SpeechCommand]:
         commands: list[SpeechCommand] = []
@@ -231,8 +228,6 @@ class Engine:
             ):
                 commands += self._submit(part, prompt.source_id, now)
         commands += self.scheduler.tick(now)
-        if self._folded:
-            commands += self._say_folded(now)
         return commands
 
     def next_wakeup(self) -> float | None:
@@ -522,58 +517,58 @@ class Engine:
     def _submit(
         self, announcement: Announcement, source_id: str | None, now: float
     ) -> list[SpeechCommand]:
-        if announcement.urgency is Urgency.CRITICAL and self._fold(announcement, source_id, now):
-            return []
+        if announcement.urgency is Urgency.CRITICAL:
+            folded = self._fold(announcement, source_id, now)
+            if folded is not None:
+                return folded
         self._transcript.append(TranscriptEntry(now, announcement, source_id))
         return self.scheduler.submit(announcement, now)
 
-    def _fold(self, announcement: Announcement, source_id: str | None, now: float) -> bool:
+    def _fold(
+        self, announcement: Announcement, source_id: str | None, now: float
+    ) -> list[SpeechCommand] | None:
         """Fold an urgent message into its producer's spoken count if too many wait.
 
-        True when folded: it is counted (per producer, and in the diagnostics with its
-        envelope fields only) instead of queued. The later parts of a folded message
-        go with it.
+        None when it is to be queued as usual. Otherwise it is counted (per producer,
+        and in the diagnostics with its envelope fields only) instead of queued: the
+        first of a run queues "1 more urgent message from X" in its place, in order,
+        and each later one raises that count while it waits. The later parts of a
+        folded message go with it.
         """
         producer_id = announcement.producer_id
         if producer_id is None or announcement.kind.startswith(_NEVER_FOLDED):
-            return False
+            return None
         if announcement.continues:
-            return announcement.event_id is not None and announcement.event_id == (
-                self._folding_event
-            )
+            folding = announcement.event_id is not None
+            return [] if folding and announcement.event_id == self._folding_event else None
         bound = CRITICAL_BACKLOG_PER_PRODUCER
+        if self.scheduler.queued(Urgency.CRITICAL) < bound:
+            self._folding_event = None
+            return None
         waiting = 0
-        if self.scheduler.queued(Urgency.CRITICAL) >= bound:
-            for queued in self.scheduler.queued_announcements():
-                if queued.urgency is not Urgency.CRITICAL:
-                    break  # critical speech comes first in that list
-                if (
-                    queued.producer_id == producer_id
-                    and not queued.continues
-                    and (queued.kind == FOLDED_KIND or not queued.kind.startswith(_NEVER_FOLDED))
-                ):
-                    waiting += 1
+        waiting_count: Announcement | None = None
+        current = self._folded.get(producer_id)
+        for queued in self.scheduler.queued_announcements():
+            if queued.urgency is not Urgency.CRITICAL:
+                break  # critical speech comes first in that list
+            if queued.producer_id != producer_id or queued.continues:
+                continue
+            if current is not None and queued is current[0]:
+                waiting_count = queued
+                waiting += 1
+            elif not queued.kind.startswith(_NEVER_FOLDED):
+                waiting += 1
         if waiting < bound:
             self._folding_event = None
-            return False
+            return None
         self._folding_event = announcement.event_id
         self.folded_total += 1
-        entry = self._folded.get(producer_id)
-        if entry is not None:
-            entry[0] += 1
+        if current is not None and waiting_count is not None:
+            count = current[1] + 1
+            waiting_count.text = self._folded_phrase(count, producer_id, source_id, announcement)
+            self._folded[producer_id] = (waiting_count, count)
             self.diagnostics.count_drop("critical.folded")  # the run's first is on record
-            return True
-        if entry is None:
-            session = (
-                self.tracker.session(source_id, announcement.session_id)
-                if source_id is not None and announcement.session_id is not None
-                else None
-            )
-            entry = self._folded[producer_id] = [
-                0,
-                session.display_name if session is not None else producer_id,
-            ]
-        entry[0] += 1
+            return []
         self.diagnostics.record_drop(
             "critical.folded",
             f"urgent message folded into a spoken count: {bound} from the same producer "
@@ -588,39 +583,41 @@ class Engine:
             source=source_id,
             now=now,
         )
-        return True
+        language = self.policy.phrase_language
+        summary = Announcement(
+            text=self._folded_phrase(1, producer_id, source_id, announcement),
+            language=language,
+            urgency=Urgency.CRITICAL,
+            interrupt=True,
+            session_id=announcement.session_id,
+            producer_id=producer_id,
+            kind=FOLDED_KIND,
+        )
+        self._folded[producer_id] = (summary, 1)
+        self._transcript.append(TranscriptEntry(now, summary, source_id))
+        return self.scheduler.submit(summary, now)
 
-    def _say_folded(self, now: float) -> list[SpeechCommand]:
-        """Say each producer's count of folded urgent messages once its backlog is heard."""
-        waiting = {
-            queued.producer_id
-            for queued in self.scheduler.queued_announcements()
-            if queued.urgency is Urgency.CRITICAL
-        }
-        commands: list[SpeechCommand] = []
-        for producer_id in [p for p in self._folded if p not in waiting]:
-            count, name = self._folded.pop(producer_id)
-            language = self.policy.phrase_language
-            text = (
-                translator(language)
-                .ngettext(
-                    "{count} more urgent message from {name}.",
-                    "{count} more urgent messages from {name}.",
-                    count,
-                )
-                .format(count=format_integer(count, language), name=name)
+    def _folded_phrase(
+        self, count: int, producer_id: str, source_id: str | None, announcement: Announcement
+    ) -> str:
+        """ "40 more urgent messages from X", X as the session names its producer."""
+        session = (
+            self.tracker.session(source_id, announcement.session_id)
+            if source_id is not None and announcement.session_id is not None
+            else None
+        )
+        name = session.display_name if session is not None else producer_id
+        language = self.policy.phrase_language
+        text = (
+            translator(language)
+            .ngettext(
+                "{count} more urgent message from {name}.",
+                "{count} more urgent messages from {name}.",
+                count,
             )
-            summary = Announcement(
-                text=clean_for_speech(text, language),
-                language=language,
-                urgency=Urgency.CRITICAL,
-                interrupt=True,
-                producer_id=producer_id,
-                kind=FOLDED_KIND,
-            )
-            self._transcript.append(TranscriptEntry(now, summary, None))
-            commands += self.scheduler.submit(summary, now)
-        return commands
+            .format(count=format_integer(count, language), name=name)
+        )
+        return clean_for_speech(text, language)
 
     def _system_announcement(
         self, text: str, prompt: PendingPrompt, *, kind: str, critical: bool = False

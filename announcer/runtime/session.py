@@ -36,12 +36,12 @@ from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
 from announcer.i18n.translate import catalog_language, translator
 from announcer.runtime.backoff import Backoff
-from announcer.runtime.diagnostics import DiagnosticsFile, attach_log_file, diagnostics_report
 from announcer.runtime.capabilities import (
     capabilities_from_settings,
     honoured_differences,
     subscription_request,
 )
+from announcer.runtime.diagnostics import DiagnosticsFile, attach_log_file, diagnostics_report
 from announcer.transports import (
     InsecureTransportRefused,
     Transport,
