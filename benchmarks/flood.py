@@ -69,7 +69,7 @@ def run_subscriber(strategy: str, source: str, record: str) -> int:
     from announcer.transports import TransportOptions
 
     if strategy == "plain_fifo":
-        session_module.SOURCE_QUEUE_LIMIT = 10**12  # type: ignore[misc]
+        session_module.SOURCE_QUEUE_LIMIT = 10**12
         pipeline.CRITICAL_BACKLOG_PER_PRODUCER = 10**12  # type: ignore[misc]
     settings = UserSettings()
     driver = make_driver(f"jsonl:{record}", settings)

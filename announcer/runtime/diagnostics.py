@@ -88,7 +88,7 @@ class DiagnosticsFile:
                 "(too many at once); all are counted in the diagnostics"
             )
             self._unreported = 0
-        lines.append(f"{stamp} {record.log_line()}")
+        lines.append(f"{stamp} [{' '.join(record.reasons)}] {record.log_line()}")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self.path.exists() and self.path.stat().st_size > self._max_bytes:
