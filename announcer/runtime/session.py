@@ -477,24 +477,26 @@ class LiveSession:
         self._tasks.append(task)
 
     async def _shutdown(self) -> None:
-        """§5.8: say goodbye to every producer we shook hands with."""
-        for state in self.states:
-            if state.connected and state.subscription_id:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(
-                        state.transport.send(
-                            {
-                                "type": "subscription.close",
-                                "subscription_id": state.subscription_id,
-                                "reason_code": "subscriber_shutdown",
-                                "reason_message": "The listener is closing.",
-                            }
-                        ),
-                        3,
-                    )
-            state.connected = False
+        """§5.8: say goodbye to every producer we shook hands with, all at once."""
+        await asyncio.gather(*(self._goodbye(state) for state in self.states))
+
+    async def _goodbye(self, state: SourceState) -> None:
+        if state.connected and state.subscription_id:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(state.transport.close("subscriber_shutdown"), 5)
+                await asyncio.wait_for(
+                    state.transport.send(
+                        {
+                            "type": "subscription.close",
+                            "subscription_id": state.subscription_id,
+                            "reason_code": "subscriber_shutdown",
+                            "reason_message": "The listener is closing.",
+                        }
+                    ),
+                    3,
+                )
+        state.connected = False
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(state.transport.close("subscriber_shutdown"), 5)
 
     async def _sleep_or_stop(self, seconds: float) -> bool:
         """Sleep; True when asked to stop meanwhile."""

@@ -213,3 +213,40 @@ async def test_a_normal_event_after_a_burst_of_questions_is_heard(tmp_path: Path
     assert session.dropped == {}
     assert "dropped" not in " ".join(session.engine.diagnostics.counts())
     assert len({p.reply_token for p in recorder.prompts}) == burst  # every question kept
+
+
+def test_the_engine_folds_per_producer_and_never_folds_a_question() -> None:
+    """On an injected clock with paced speech: the fold rules, without any network."""
+    engine = Engine(UserSettings(pace_wpm=600), paced=True)
+    flooder = [event(0, "agent.session.started", summary_normal="Go."), *critical_flood(200)]
+    quiet = json.loads(event(0, "agent.session.started", summary_normal="Other starts."))
+    quiet.update(session_id="sess_quiet", producer={"agent_id": "quiet", "agent_name": "Quiet"})
+    warning = dict(
+        quiet,
+        type="aaep:agent.state.changed",
+        event_id="evt_q1",
+        sequence_number=1,
+        urgency="critical",
+        from_state="idle",
+        to_state="working",
+        summary_normal="Quiet needs attention.",
+    )
+    now = 0.0
+    for frame in flooder:
+        engine.receive(frame, "a", now)
+    engine.receive(json.dumps(quiet), "b", now)
+    engine.receive(json.dumps(warning), "b", now)
+    engine.receive(confirmation(201, "rpl_keep"), "a", now)
+    waiting = [
+        a.text for a in engine.scheduler.queued_announcements() if a.urgency.value == "critical"
+    ]
+    # Flooder: three alerts and one rising count; Quiet's own urgent message is not
+    # folded into Flooder's; the question is kept, after the count.
+    assert waiting[-1].startswith("Confirmation needed") or "Delete the build folder" in waiting[-1]
+    assert "Quiet needs attention." in waiting
+    [count] = [text for text in waiting if FOLDED.match(text)]
+    assert count == "196 more urgent messages from Flooder."
+    assert waiting.index(count) < len(waiting) - 1
+    assert engine.folded_total == 196 == engine.diagnostics.counts()["critical.folded"]
+    assert len(engine.diagnostics.recent()) < 5  # the run's first is recorded, the rest counted
+    assert [p.reply_token for p in engine.pending_prompts()] == ["rpl_keep"]
