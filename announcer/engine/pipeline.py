@@ -157,12 +157,14 @@ class Engine:
         self.book = ReplyBook()
         self.scheduler = scheduler or SpeechScheduler(self.settings, paced=paced)
         self.scheduler.update_settings(self.settings)
+        self.scheduler.on_start = self._word_count
         self._transcript: deque[TranscriptEntry] = deque(maxlen=transcript_size)
         self._subscriptions: dict[str, str] = {}
         self._outgoing: deque[OutgoingReply] = deque(maxlen=10_000)
         self._last_unreadable_notice: dict[str, float] = {}
-        # producer_id -> (the count of folded urgent messages waiting to be said, how many)
-        self._folded: dict[str, tuple[Announcement, int]] = {}
+        # producer_id -> [the count of folded urgent messages waiting to be said, how many,
+        # the source it came from]; its words are set when it is said (:meth:`_with_counts`)
+        self._folded: dict[str, list[Any]] = {}
         self._folding_event: str | None = None
         self.folded_total = 0
         self.frames = 0
@@ -564,9 +566,7 @@ class Engine:
         self._folding_event = announcement.event_id
         self.folded_total += 1
         if current is not None and waiting_count is not None:
-            count = current[1] + 1
-            waiting_count.text = self._folded_phrase(count, producer_id, source_id, announcement)
-            self._folded[producer_id] = (waiting_count, count)
+            current[1] += 1
             self.diagnostics.count_drop("critical.folded")  # the run's first is on record
             return []
         self.diagnostics.record_drop(
@@ -593,9 +593,24 @@ class Engine:
             producer_id=producer_id,
             kind=FOLDED_KIND,
         )
-        self._folded[producer_id] = (summary, 1)
+        self._folded[producer_id] = [summary, 1, source_id]
         self._transcript.append(TranscriptEntry(now, summary, source_id))
         return self.scheduler.submit(summary, now)
+
+    def _word_count(self, announcement: Announcement) -> None:
+        """A count about to be said gets its words now: the number it reached meanwhile.
+
+        The scheduler calls this as each utterance starts; once said, a count is closed
+        and the next folded message starts a new one.
+        """
+        if announcement.kind != FOLDED_KIND:
+            return
+        entry = self._folded.get(announcement.producer_id or "")
+        if entry is not None and entry[0] is announcement:
+            del self._folded[announcement.producer_id or ""]
+            announcement.text = self._folded_phrase(
+                entry[1], announcement.producer_id or "", entry[2], announcement
+            )
 
     def _folded_phrase(
         self, count: int, producer_id: str, source_id: str | None, announcement: Announcement

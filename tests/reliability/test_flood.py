@@ -21,6 +21,7 @@ from announcer.engine.announcement import Urgency
 from announcer.engine.pipeline import CRITICAL_BACKLOG_PER_PRODUCER, Engine
 from announcer.engine.prompts import UserAnswer
 from announcer.engine.settings import UserSettings
+from announcer.engine.speech_commands import Speak
 from announcer.runtime.session import SOURCE_QUEUE_LIMIT, LiveSession
 from announcer.transports import TransportOptions
 from tests.producer.live import Recorder, running
@@ -216,8 +217,8 @@ async def test_a_normal_event_after_a_burst_of_questions_is_heard(tmp_path: Path
 
 
 def test_the_engine_folds_per_producer_and_never_folds_a_question() -> None:
-    """On an injected clock with paced speech: the fold rules, without any network."""
-    engine = Engine(UserSettings(pace_wpm=600), paced=True)
+    """On an injected clock: the fold rules, without any network."""
+    engine = Engine(UserSettings(pace_wpm=600))
     flooder = [event(0, "agent.session.started", summary_normal="Go."), *critical_flood(200)]
     quiet = json.loads(event(0, "agent.session.started", summary_normal="Other starts."))
     quiet.update(session_id="sess_quiet", producer={"agent_id": "quiet", "agent_name": "Quiet"})
@@ -231,22 +232,27 @@ def test_the_engine_folds_per_producer_and_never_folds_a_question() -> None:
         to_state="working",
         summary_normal="Quiet needs attention.",
     )
-    now = 0.0
+    said: list[str] = []
+
+    def run(commands: list[Any]) -> None:
+        said.extend(c.announcement.text for c in commands if isinstance(c, Speak))
+
     for frame in flooder:
-        engine.receive(frame, "a", now)
-    engine.receive(json.dumps(quiet), "b", now)
-    engine.receive(json.dumps(warning), "b", now)
-    engine.receive(confirmation(201, "rpl_keep"), "a", now)
-    waiting = [
-        a.text for a in engine.scheduler.queued_announcements() if a.urgency.value == "critical"
-    ]
-    # Flooder: three alerts and one rising count; Quiet's own urgent message is not
-    # folded into Flooder's; the question is kept, after the count.
-    assert waiting[-1].startswith("Confirmation needed") or "Delete the build folder" in waiting[-1]
-    assert "Quiet needs attention." in waiting
-    [count] = [text for text in waiting if FOLDED.match(text)]
-    assert count == "196 more urgent messages from Flooder."
-    assert waiting.index(count) < len(waiting) - 1
+        run(engine.receive(frame, "a", 0.0))
+    run(engine.receive(json.dumps(quiet), "b", 0.0))
+    run(engine.receive(json.dumps(warning), "b", 0.0))
+    run(engine.receive(confirmation(201, "rpl_keep"), "a", 0.0))
     assert engine.folded_total == 196 == engine.diagnostics.counts()["critical.folded"]
     assert len(engine.diagnostics.recent()) < 5  # the run's first is recorded, the rest counted
-    assert [p.reply_token for p in engine.pending_prompts()] == ["rpl_keep"]
+    assert [p.reply_token for p in engine.pending_prompts()] == ["rpl_keep"]  # kept
+    for step in range(1, 30):
+        if engine.scheduler.speaking_id is None:
+            break
+        run(engine.on_speech_done(engine.scheduler.speaking_id, float(step)))
+    # Flooder: three alerts waited, then one count of all the rest, said in order and
+    # before the question; Quiet's urgent message is not folded into Flooder's count.
+    assert "196 more urgent messages from Flooder." in said
+    assert "Quiet needs attention." in said
+    question = next(i for i, text in enumerate(said) if "Delete the build folder" in text)
+    assert said.index("196 more urgent messages from Flooder.") < question
+    assert sum(bool(ALERT.match(text)) for text in said) == 4
