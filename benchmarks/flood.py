@@ -24,7 +24,7 @@ Strategies, side by side in the same run:
 Targets (issue 13): peak < 150 MB, key p99 < 200 ms, shutdown < 2 s, question presented
 within 2 s of the flood's end. Every loop is bounded in count and time.
 
-Usage: python benchmarks/flood.py [--frames 40000] [--seconds 40]
+Usage: python benchmarks/flood.py [--frames 150000] [--seconds 40]
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ def run_subscriber(strategy: str, source: str, record: str) -> int:
 
     if strategy == "plain_fifo":
         session_module.SOURCE_QUEUE_LIMIT = 10**12
+        session_module.SOURCE_QUEUE_HARD_LIMIT = 10**12
         pipeline.CRITICAL_BACKLOG_PER_PRODUCER = 10**12  # type: ignore[misc]
     settings = UserSettings()
     driver = make_driver(f"jsonl:{record}", settings)
@@ -378,7 +379,7 @@ async def run_all(frames: int, seconds: float) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--frames", type=int, default=40_000, help="frames per flood")
+    parser.add_argument("--frames", type=int, default=150_000, help="frames per flood")
     parser.add_argument("--seconds", type=float, default=40.0, help="time bound per flood")
     parser.add_argument("--subscriber", nargs=3, metavar=("STRATEGY", "SOURCE", "RECORD"))
     args = parser.parse_args()

@@ -23,18 +23,23 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import jiter
+
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import AnswerKeys
-from announcer.engine.pipeline import Engine
+from announcer.engine.pipeline import FOLDED_KIND, Engine
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.replies import ReplyReady
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
+from announcer.engine.text_hygiene import clean_for_speech
+from announcer.i18n.format import format_integer
 from announcer.i18n.translate import catalog_language, translator
+from announcer.protocol.events import short_type_of
 from announcer.runtime.backoff import Backoff
 from announcer.runtime.capabilities import (
     capabilities_from_settings,
@@ -52,10 +57,27 @@ from announcer.transports import (
 
 log = logging.getLogger("announcer.runtime")
 
-# Frames one source may have waiting for the processor before its reader pauses.
+# Frames of news (not questions, not lifecycle) one source may have waiting for the
+# processor; beyond it such frames are skipped as they arrive and said as counts.
 SOURCE_QUEUE_LIMIT = 1000
+# All frames one source may have waiting; beyond it its reader pauses (flow control).
+SOURCE_QUEUE_HARD_LIMIT = 4 * SOURCE_QUEUE_LIMIT
 # The reader resumes once its backlog is down to this many.
 SOURCE_QUEUE_RESUME = SOURCE_QUEUE_LIMIT // 2
+# Never skipped in a flood: questions, what ends or starts a session, handoffs, and
+# streamed text (a chunk skipped would garble a sentence); they wait their turn.
+_NEVER_SKIPPED = frozenset(
+    {
+        "agent.awaiting.confirmation",
+        "agent.awaiting.clarification",
+        "agent.session.started",
+        "agent.session.completed",
+        "agent.session.errored",
+        "agent.session.cancelled",
+        "agent.handoff.requested",
+        "agent.output.streaming",
+    }
+)
 # The processor hands the loop back after this long (keys stay answered in a flood).
 BATCH_SECONDS = 0.005
 # Ctrl-C: saying goodbye to producers (§5.8) may take at most this long in all.
@@ -125,6 +147,16 @@ AdapterFactory = Callable[[], FrameAdapter]
 
 
 @dataclass(eq=False)
+class Skipped:
+    """Frames of one producer skipped in a flood, said as one count where they were."""
+
+    urgent: bool
+    producer_id: str
+    name: str
+    count: int = 0
+
+
+@dataclass(eq=False)
 class SourceState:
     source: str
     transport: Transport
@@ -142,7 +174,11 @@ class SourceState:
     adapter: FrameAdapter | None = None
     # frames of this source waiting for the processor; its reader pauses at the limit
     queued: int = 0
+    # how many of those could be skipped in a flood (news, not questions)
+    queued_news: int = 0
     room: asyncio.Event | None = None
+    # (urgent, producer_id) -> the count of frames skipped since its sentence was queued
+    skipping: dict[tuple[bool, str], Skipped] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -193,7 +229,8 @@ class LiveSession:
         ]
         # One queue in arrival order (prompts and the events that void them must not
         # swap); bounded per source by pausing that source's reader, never by dropping.
-        self._inbound: deque[tuple[SourceState, str]] = deque()
+        self._inbound: deque[tuple[SourceState, str | Skipped, bool]] = deque()
+        self.skipped_total = 0
         self.dropped: dict[str, int] = {}
         self._wake = asyncio.Event()
         self._stopping = asyncio.Event()
@@ -533,9 +570,9 @@ class LiveSession:
                 async for raw in transport.frames():
                     self._enqueue(state, raw)
                     read += 1
-                    if state.queued >= SOURCE_QUEUE_LIMIT:
+                    if state.queued >= SOURCE_QUEUE_HARD_LIMIT:
                         await self._wait_for_room(state)
-                    elif read % 64 == 0:
+                    elif read % 256 == 0:
                         await asyncio.sleep(0)  # buffered frames never starve the loop
                 if getattr(transport, "finite", False):
                     self._finish_adapter(state)
@@ -702,7 +739,14 @@ class LiveSession:
     # ---- inbound frames ---------------------------------------------------------------
 
     def _enqueue(self, state: SourceState, raw: str) -> None:
-        """Queue a frame in O(1); :meth:`_wait_for_room` is the reader's bound."""
+        """Queue a frame in O(1), or skip it as part of a flood (counted, said, logged).
+
+        Its class comes from the decoded fields (type, urgency, producer), never from
+        the text. News beyond ``SOURCE_QUEUE_LIMIT`` waiting is skipped as it arrives, so
+        the reader keeps up with any producer and a question sent after a flood is
+        reached at once; questions and lifecycle events are never skipped, and
+        :meth:`_wait_for_room` bounds them.
+        """
         if state.adapter is not None:
             try:
                 events = state.adapter(raw)
@@ -712,16 +756,74 @@ class LiveSession:
                 )
                 return
             for event in events:
-                self._inbound.append((state, json.dumps(event, ensure_ascii=False)))
+                self._inbound.append((state, json.dumps(event, ensure_ascii=False), False))
             state.queued += len(events)
         else:
-            self._inbound.append((state, raw))
+            news = _news_of(raw)
+            if news is None:
+                self._inbound.append((state, raw, False))
+            elif state.queued_news >= SOURCE_QUEUE_LIMIT:
+                self._skip(state, news)
+                return
+            else:
+                self._inbound.append((state, raw, True))
+                state.queued_news += 1
             state.queued += 1
         self._wake.set()
 
+    def _skip(self, state: SourceState, news: tuple[bool, str, str, dict[str, Any]]) -> None:
+        urgent, producer_id, name, envelope = news
+        run = state.skipping.get((urgent, producer_id))
+        code = "critical.folded" if urgent else "flood.skipped"
+        if run is None:
+            run = state.skipping[(urgent, producer_id)] = Skipped(urgent, producer_id, name)
+            self._inbound.append((state, run, False))  # its sentence comes in order
+            state.queued += 1
+            self.engine.diagnostics.record_drop(
+                code,
+                f"skipped in a flood: {SOURCE_QUEUE_LIMIT} frames of news from this "
+                "connection were already waiting; the rest of this run is counted and said",
+                section="§2.2.9" if urgent else "§5.5",
+                envelope=envelope,
+                source=state.source,
+                now=self.clock(),
+            )
+        else:
+            self.engine.diagnostics.count_drop(code)
+        run.count += 1
+        self.skipped_total += 1
+
+    def _say_skipped(self, state: SourceState, run: Skipped) -> None:
+        """ "40 more urgent messages from X" / "40 more updates skipped", where they were."""
+        if state.skipping.get((run.urgent, run.producer_id)) is run:
+            del state.skipping[(run.urgent, run.producer_id)]
+        language = catalog_language(self.settings.languages)
+        tr = translator(language)
+        count = format_integer(run.count, language)
+        if run.urgent:
+            text = tr.ngettext(
+                "{count} more urgent message from {name}.",
+                "{count} more urgent messages from {name}.",
+                run.count,
+            ).format(count=count, name=run.name)
+        else:
+            text = tr.ngettext(
+                "{count} more update skipped.", "{count} more updates skipped.", run.count
+            ).format(count=count)
+        self._say(
+            Announcement(
+                text=clean_for_speech(text, language),
+                language=language,
+                urgency=Urgency.CRITICAL if run.urgent else Urgency.NORMAL,
+                interrupt=run.urgent,
+                producer_id=run.producer_id,
+                kind=FOLDED_KIND if run.urgent else "system.skipped",
+            )
+        )
+
     async def _wait_for_room(self, state: SourceState) -> None:
         """Pause this source's reader while too many of its frames wait (flow control)."""
-        if state.queued < SOURCE_QUEUE_LIMIT or self._stopping.is_set():
+        if state.queued < SOURCE_QUEUE_HARD_LIMIT or self._stopping.is_set():
             return
         if state.room is None:
             state.room = asyncio.Event()
@@ -747,7 +849,7 @@ class LiveSession:
             )
             return
         for event in events:
-            self._inbound.append((state, json.dumps(event, ensure_ascii=False)))
+            self._inbound.append((state, json.dumps(event, ensure_ascii=False), False))
         state.queued += len(events)
         self._wake.set()
 
@@ -772,10 +874,15 @@ class LiveSession:
                 budget -= 1
                 if budget % 8 == 0 and time.perf_counter() > until:
                     break
-                state, raw = self._inbound.popleft()
+                state, raw, news = self._inbound.popleft()
                 state.queued -= 1
+                if news:
+                    state.queued_news -= 1
                 if state.room is not None and state.queued <= SOURCE_QUEUE_RESUME:
                     state.room.set()
+                if isinstance(raw, Skipped):
+                    self._say_skipped(state, raw)
+                    continue
                 try:
                     self._handle_frame(state, raw)
                 except Exception:
@@ -949,3 +1056,36 @@ def _spoken_response(response: Any) -> str:
     if isinstance(response, bool):
         return "yes" if response else "no"
     return str(response)
+
+
+def _news_of(raw: str) -> tuple[bool, str, str, dict[str, Any]] | None:
+    """(urgent, producer id, producer name, the frame) for news a flood may skip, else None.
+
+    Decoded with jiter (a few microseconds); urgency is the ``urgency`` field. Anything
+    not plainly an event with a producer (handshake messages, replies, broken frames)
+    is None: the engine reads it and reports what is wrong.
+    """
+    try:
+        data = jiter.from_json(raw.encode(), allow_inf_nan=False, cache_mode="keys")
+    except ValueError:
+        return None
+    if type(data) is not dict:
+        return None
+    kind = data.get("type")
+    producer = data.get("producer")
+    if type(kind) is not str or type(producer) is not dict:
+        return None
+    short = short_type_of(kind)
+    if short in _NEVER_SKIPPED or kind.startswith(("subscription.", "confirmation.")):
+        return None
+    if short == "agent.state.changed" and "awaiting_input" in (
+        data.get("from_state"),
+        data.get("to_state"),
+    ):
+        return None  # §6.8: leaving awaiting_input withdraws a question; never skipped
+    producer_id = producer.get("agent_id")
+    if type(producer_id) is not str or not producer_id:
+        return None
+    name = producer.get("agent_name")
+    shown = name if type(name) is str and name.strip() else producer_id
+    return data.get("urgency") == "critical", producer_id, shown, data

@@ -139,10 +139,13 @@ async def test_a_critical_flood_is_folded_into_counts_and_the_next_question_is_a
     # Every urgent message was either said, counted aloud, still waiting, or in a count
     # still to be said: none lost in silence.
     assert len(spoken_alerts) + sum(counts) + len(still_waiting) + pending_count == FLOOD
-    assert engine.folded_total == sum(counts) + pending_count
-    assert engine.diagnostics.counts()["critical.folded"] == engine.folded_total
+    assert engine.folded_total + session.skipped_total == sum(counts) + pending_count
+    assert (
+        engine.diagnostics.counts()["critical.folded"]
+        == engine.folded_total + session.skipped_total
+    )
     # Bounded: frames waiting for the processor, urgent speech waiting for the voice.
-    assert peaks["inbound"] <= SOURCE_QUEUE_LIMIT
+    assert peaks["inbound"] <= SOURCE_QUEUE_LIMIT + 10  # + a few counts waiting in order
     assert peaks["critical_speech"] <= CRITICAL_BACKLOG_PER_PRODUCER + 2  # + count + question
 
 

@@ -13,7 +13,7 @@ import pytest
 from announcer.engine.prompts import UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.protocol import AwaitingClarification, AwaitingConfirmation
-from announcer.runtime.session import SOURCE_QUEUE_LIMIT, LiveSession
+from announcer.runtime.session import SOURCE_QUEUE_HARD_LIMIT, LiveSession
 from announcer.transports import TransportOptions
 from tests.producer.live import (
     Recorder,
@@ -248,11 +248,11 @@ async def test_a_full_queue_pauses_the_reader_and_drops_nothing() -> None:
     critical = json.dumps({"type": "aaep:agent.session.errored", "urgency": "critical"})
     session._enqueue(state, normal)
     session._enqueue(state, critical)
-    for _ in range(SOURCE_QUEUE_LIMIT + 10):
+    for _ in range(SOURCE_QUEUE_HARD_LIMIT + 10):
         session._enqueue(state, normal)
     queued = list(session._inbound)
-    assert len(queued) == SOURCE_QUEUE_LIMIT + 12 == state.queued  # in arrival order
-    assert [frame for _s, frame in queued[:2]] == [normal, critical]
+    assert len(queued) == SOURCE_QUEUE_HARD_LIMIT + 12 == state.queued  # in arrival order
+    assert [frame for _s, frame, _news in queued[:2]] == [normal, critical]
     assert session.dropped == {}
     waiting = asyncio.ensure_future(session._wait_for_room(state))
     await asyncio.sleep(0.05)
