@@ -3,12 +3,13 @@
 One :class:`LiveSession` runs every source the user named (Subscribers' Guide
 §9). Each source has a supervisor that connects, shakes hands (Level 3,
 chapter 5), reads frames, and reconnects with backoff and jitter when the
-connection breaks. Frames go in arrival order through one queue to one processor;
-each source may have at most ``SOURCE_QUEUE_LIMIT`` frames waiting, after which its
-reader pauses (the transport's own flow control then slows the producer), so a
-flood costs bounded memory and drops nothing here. Speech decides what a flood
-sounds like (the engine folds excess urgent messages into spoken counts), and
-every frame that is dropped anywhere is counted in the engine's diagnostics with
+connection breaks. Frames go in arrival order through one queue to one processor.
+In a flood, news beyond ``SOURCE_QUEUE_LIMIT`` waiting frames of a source is skipped
+as it arrives and said as a count where it was (questions, lifecycle events and
+streamed text never are), so the reader keeps up with any producer; at
+``SOURCE_QUEUE_HARD_LIMIT`` the reader pauses and the transport's flow control slows
+the producer. The engine folds urgent speech beyond a small backlog into spoken
+counts. Every frame dropped anywhere is counted in the engine's diagnostics with
 its reason (:meth:`LiveSession.diagnostics_report`). User interfaces are
 pluggable listeners (``announcement_made``, ``prompt_opened``,
 ``prompt_voided``, ``status_changed``) and answer through :meth:`answer`.
@@ -567,13 +568,17 @@ class LiveSession:
                 for raw in early:
                     self._enqueue(state, raw)
                 read = 0
+                since = time.perf_counter()
                 async for raw in transport.frames():
                     self._enqueue(state, raw)
                     read += 1
                     if state.queued >= SOURCE_QUEUE_HARD_LIMIT:
                         await self._wait_for_room(state)
-                    elif read % 256 == 0:
-                        await asyncio.sleep(0)  # buffered frames never starve the loop
+                    elif read % 32 == 0 and time.perf_counter() - since > BATCH_SECONDS:
+                        # Buffered frames never starve the loop; reading gets the same
+                        # turns as processing, so a flood is skipped rather than queued.
+                        await asyncio.sleep(0)
+                        since = time.perf_counter()
                 if getattr(transport, "finite", False):
                     self._finish_adapter(state)
                     state.finished = True
