@@ -163,7 +163,7 @@ class Engine:
         self._outgoing: deque[OutgoingReply] = deque(maxlen=10_000)
         self._last_unreadable_notice: dict[str, float] = {}
         # producer_id -> [the count of folded urgent messages waiting to be said, how many,
-        # the source it came from]; its words are set when it is said (:meth:`_with_counts`)
+        # the source it came from]; its words are set when it is said (:meth:`_word_count`)
         self._folded: dict[str, list[Any]] = {}
         self._folding_event: str | None = None
         self.folded_total = 0
