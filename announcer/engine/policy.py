@@ -271,6 +271,15 @@ class Policy:
                 self.suppressed[reason] += 1
                 return []
         wording = self._compose(event, session, urgency, now)
+        if urgency is Urgency.CRITICAL and (
+            wording is None or (isinstance(wording, Spoken) and not wording.text)
+        ):
+            # §9.3.2(7): critical news is never suppressed, even when it brings no words.
+            wording = self._own_phrase(
+                "Urgent {type} from {agent}.",
+                type=event.short_type.replace("_", " "),
+                agent=session.display_name,
+            )
         if wording is None:
             return []
         if isinstance(wording, Spoken):

@@ -299,6 +299,7 @@ def run(args: argparse.Namespace) -> int:
             handshake_timeout=args.handshake_timeout,
             exit_when_done=args.exit_when_done,
             adapter_factory=adapter_factory,
+            diagnostics_file=_diagnostics_path(),
         )
     except TransportError as exc:
         print(f"announcer: {exc}", file=sys.stderr)
@@ -308,6 +309,17 @@ def run(args: argparse.Namespace) -> int:
     gc.collect()
     gc.freeze()
     return asyncio.run(run_session(session, args.ui, config=args.config))
+
+
+def _diagnostics_path() -> Path | None:
+    """Where every dropped frame is logged (envelope fields only), in the state directory."""
+    try:
+        from announcer.runtime.diagnostics import default_log_path
+
+        return default_log_path()
+    except Exception as exc:  # no state directory: the diagnostics screen still counts
+        log.error("no diagnostics log file: %s", exc)
+        return None
 
 
 async def run_session(
