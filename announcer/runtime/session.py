@@ -969,6 +969,7 @@ class LiveSession:
         # (§8.2.3), decides what to say and opens prompts; invalid frames are logged there.
         self._run(self.engine.receive(raw, state.source, now))
         self._sync_prompts()
+        self._refresh_session_state()
         if self.settings.reply_policy == "auto_reject":
             self._spawn(self._send_outgoing())
 
@@ -1046,6 +1047,21 @@ class LiveSession:
                 kind=kind,
             )
         )
+
+    def _refresh_session_state(self) -> None:
+        """The state "where am I" and the status line tell: that of the latest session.
+
+        An open session reports its agent state (§4.2, ``thinking``, ``awaiting_input``);
+        an ended one how it ended. English words; the UI translates them.
+        """
+        sessions = self.engine.sessions()
+        if not sessions:
+            return
+        latest = max(sessions, key=lambda s: s.last_activity)
+        word = latest.agent_state if latest.is_open else latest.lifecycle
+        if word != self._session_state:
+            self._session_state = word
+            self._status_changed()
 
     def _status_changed(self) -> None:
         status = self.status

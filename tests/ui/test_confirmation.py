@@ -161,8 +161,8 @@ async def test_time_left_is_spoken_at_half_and_at_ten_seconds_then_the_prompt_cl
         app.check_deadlines()
         half = [t for t in harness.backend.texts if " left to answer: " in t]
         assert half == [
-            "2 minutes 30 seconds left to answer: Confirm: Transfer $500.00 from checking-7821 to "
-            "savings-3344. (from banking-assistant)"
+            "2 minutes and 30 seconds left to answer: Confirm: Transfer $500.00 from "
+            "checking-7821 to savings-3344. (from banking-assistant)"
         ]
         harness.clock.now += 140  # 10 s left
         app.check_deadlines()

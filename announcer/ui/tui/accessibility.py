@@ -6,10 +6,11 @@ follow the terminal cursor, so every focus change moves it onto the control.
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
 from textual.geometry import Offset
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Button, Checkbox, Input, OptionList, RichLog, Select
+from textual.widgets import Button, Checkbox, Footer, Input, OptionList, RichLog, Select
 
 from announcer.ui.tui.text import _
 
@@ -20,9 +21,40 @@ class SteadyInput(Input):
     cursor_blink = reactive(False, init=False)
 
 
+FOOTER_KEYS_PER_ROW = 4
+
+
+class WrappingFooter(Footer):
+    """The keys of the screen, four to a row, so none runs off an 80-column terminal.
+
+    Textual's Footer puts every key on one row (one grid column each); in German or
+    Arabic the main screen's keys need about 110 columns.
+    """
+
+    DEFAULT_CSS = "WrappingFooter { layout: grid; grid-columns: 1fr; height: auto; }"
+
+    def __init__(self) -> None:
+        super().__init__(show_command_palette=False, compact=True)
+
+    def compose(self) -> ComposeResult:
+        yield from super().compose()
+        self.styles.grid_size_columns = FOOTER_KEYS_PER_ROW
+
+
 def cursor_offset(widget: Widget) -> Offset:
-    """The first cell of the control's content (an Input reports its own caret)."""
+    """Where the terminal cursor goes for a focused control.
+
+    An Input has its caret; a list its highlighted row (so braille and review
+    cursors follow the arrows); anything else the first cell of its content.
+    """
+    if isinstance(widget, Input):
+        return widget.cursor_screen_offset
     region = widget.content_region
+    if isinstance(widget, OptionList) and widget.highlighted is not None:
+        line = getattr(widget, "_index_to_line", {}).get(widget.highlighted)
+        if line is not None:
+            y = region.y + line - round(widget.scroll_offset.y)
+            return Offset(region.x, min(max(y, region.y), region.bottom - 1))
     return Offset(region.x, region.y)
 
 
@@ -34,6 +66,14 @@ def option_text(option_list: OptionList) -> str:
     return _("{label}, {position} of {count}").format(
         label=str(option.prompt), position=index + 1, count=option_list.option_count
     )
+
+
+def select_label(select: Select[object]) -> str:
+    """The words the Select shows for its value (translated), not the stored value."""
+    for label, value in getattr(select, "_options", ()):
+        if value == select.value:
+            return str(label)
+    return str(select.value)
 
 
 def spoken_name(widget: Widget) -> str:
@@ -48,7 +88,7 @@ def spoken_name(widget: Widget) -> str:
         state = _("checked") if widget.value else _("not checked")
         return _("{label}, check box, {state}").format(label=name or str(widget.label), state=state)
     if isinstance(widget, Select):
-        value = _("not set") if widget.is_blank() else str(widget.value)
+        value = _("not set") if widget.is_blank() else select_label(widget)
         return _("{label}, list, {value}").format(label=name, value=value)
     if isinstance(widget, OptionList):
         return f"{name}, {option_text(widget)}" if name else option_text(widget)

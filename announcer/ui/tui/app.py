@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import ClassVar
 
 from rich.text import Text
@@ -18,25 +17,34 @@ from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.events import DescendantFocus
+from textual.geometry import Offset
 from textual.screen import Screen
-from textual.widgets import Footer, RichLog, Static
+from textual.widgets import RichLog, Static
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import UI_SPEAKS_KEYS
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
-from announcer.ui.tui.accessibility import cursor_offset, spoken_name
+from announcer.ui.tui.accessibility import WrappingFooter, cursor_offset, spoken_name
+from announcer.ui.tui.host import HistoryEntry, PromptState
 from announcer.ui.tui.messages import (
     AnnouncementArrived,
     PromptOpened,
     PromptVoided,
     StatusChanged,
 )
+from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen
 from announcer.ui.tui.prompt_view import (
     ConfirmationView,
     prompt_title,
     reminder_marks,
     speakable_duration,
+)
+from announcer.ui.tui.screens import (
+    DiagnosticsScreen,
+    HistoryScreen,
+    PromptListScreen,
+    SettingsScreen,
 )
 from announcer.ui.tui.session import AnswerOutcome, UiSession, UiStatus
 from announcer.ui.tui.text import (
@@ -47,33 +55,13 @@ from announcer.ui.tui.text import (
     one_line,
     printable,
     set_language,
+    status_word,
 )
 
 # The kind the runtime gives what ``UiSession.speak`` says.
 UI_SPEECH_KIND = "system.ui"
 HISTORY_SIZE = 5000
 VERBOSITY_CYCLE = ("terse", "normal", "detailed")
-
-
-@dataclass(slots=True)
-class HistoryEntry:
-    """One line of what happened: an announcement, or a prompt and its outcome."""
-
-    text: str
-    kind: str = "announcement"
-    reply_token: str | None = None
-    outcome: str | None = None
-
-    @property
-    def line(self) -> str:
-        return f"{self.text} — {self.outcome}" if self.outcome else self.text
-
-
-@dataclass(slots=True)
-class PromptState:
-    prompt: PendingPrompt
-    spoken_marks: set[float] = field(default_factory=set)
-    deferred: bool = False
 
 
 _KEY_WORDS = {
@@ -96,10 +84,14 @@ def speakable_key(display: str) -> str:
 
 def status_line(status: UiStatus) -> str:
     producers = ", ".join(one_line(p) for p in status.producers) or _("no producer")
-    return _("{connection} · {producers} · {state} · {count} pending").format(
-        connection=one_line(status.connection),
+    return ngettext(
+        "{connection} · {producers} · {state} · {count} pending",
+        "{connection} · {producers} · {state} · {count} pending",
+        status.pending_prompts,
+    ).format(
+        connection=status_word(status.connection),
         producers=producers,
-        state=one_line(status.session_state),
+        state=status_word(status.session_state),
         count=status.pending_prompts,
     )
 
@@ -112,9 +104,9 @@ def spoken_status(status: UiStatus, pending: int) -> str:
         "{count} pending questions.",
         pending,
     ).format(
-        connection=one_line(status.connection),
+        connection=status_word(status.connection),
         producers=producers,
-        state=one_line(status.session_state),
+        state=status_word(status.session_state),
         count=pending,
     )
 
@@ -151,7 +143,7 @@ class MainScreen(Screen[None]):
         transcript = Transcript(HISTORY_SIZE, id="transcript")
         transcript.accessible_name = _("Transcript")  # type: ignore[attr-defined]
         yield transcript
-        yield Footer(show_command_palette=False, compact=True)
+        yield WrappingFooter()
 
     def on_mount(self) -> None:
         localize_bindings(self)
@@ -184,17 +176,17 @@ class AnnouncerApp(App[None]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("l", "repeat_last", _("Repeat")),
-        Binding("s", "stop_speech", _("Stop speech")),
-        Binding("w", "where_am_i", _("Where am I")),
-        Binding("v", "cycle_verbosity", _("Verbosity")),
-        Binding("c", "toggle_low_load", _("Low load")),
-        Binding("p", "list_prompts", _("Pending")),
-        Binding("h", "history", _("History")),
-        Binding("o", "settings", _("Settings")),
-        Binding("d", "diagnostics", _("Diagnostics")),
-        Binding("question_mark,f1", "help", _("Help"), key_display="?"),
-        Binding("ctrl+q", "quit", _("Quit"), priority=True),  # also from inside dialogs
+        Binding("l", "repeat_last", N_("Repeat")),
+        Binding("s", "stop_speech", N_("Stop speech")),
+        Binding("w", "where_am_i", N_("Where am I")),
+        Binding("v", "cycle_verbosity", N_("Verbosity")),
+        Binding("c", "toggle_low_load", N_("Low load")),
+        Binding("p", "list_prompts", N_("Pending")),
+        Binding("h", "history", N_("History")),
+        Binding("o", "settings", N_("Settings")),
+        Binding("d", "diagnostics", N_("Diagnostics")),
+        Binding("question_mark,f1", "help", N_("Help"), key_display="?"),
+        Binding("ctrl+q", "quit", N_("Quit"), priority=True),  # also from inside dialogs
     ]
 
     def __init__(
@@ -308,7 +300,7 @@ class AnnouncerApp(App[None]):
         if str(widget.content) != line:  # changes only on real changes
             widget.update(line)
         if announce and status.connection != old_connection:
-            self.say(_("Connection: {state}.").format(state=one_line(status.connection)))
+            self.say(_("Connection: {state}.").format(state=status_word(status.connection)))
 
     @on(PromptOpened)
     def _prompt_opened(self, message: PromptOpened) -> None:
@@ -323,9 +315,11 @@ class AnnouncerApp(App[None]):
             self.open_prompt(prompt.reply_token, just_announced=True)
         else:
             self.say(
-                _("Another question is waiting. {count} pending. Press P to list them.").format(
-                    count=len(self.prompts)
-                ),
+                ngettext(
+                    "Another question is waiting. {count} pending. Press P to list them.",
+                    "Another question is waiting. {count} pending. Press P to list them.",
+                    len(self.prompts),
+                ).format(count=len(self.prompts)),
                 Urgency.CRITICAL,
             )
 
@@ -341,7 +335,6 @@ class AnnouncerApp(App[None]):
         ``just_announced``: the engine has this moment read the question out, so the
         modal adds only who asks and the keys; a question opened later is read whole.
         """
-        from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen
 
         state = self.prompts.get(reply_token)
         if state is None or self.active_token is not None:
@@ -373,9 +366,11 @@ class AnnouncerApp(App[None]):
         if state is not None:
             state.deferred = True
             self.say(
-                _("Question left for later. {count} pending. Press P to list them.").format(
-                    count=len(self.prompts)
-                )
+                ngettext(
+                    "Question left for later. {count} pending. Press P to list them.",
+                    "Question left for later. {count} pending. Press P to list them.",
+                    len(self.prompts),
+                ).format(count=len(self.prompts))
             )
 
     def submit_answer(self, prompt: PendingPrompt, answer: UserAnswer, described: str) -> None:
@@ -495,12 +490,26 @@ class AnnouncerApp(App[None]):
 
     def _place_cursor(self, widget: object) -> None:
         from textual.widget import Widget
-        from textual.widgets import Input
 
-        if isinstance(widget, Input):
-            self.cursor_position = widget.cursor_screen_offset
-        elif isinstance(widget, Widget):
-            self.cursor_position = cursor_offset(widget)
+        if isinstance(widget, Widget):
+            self._cursor_widget = widget
+
+    # Textual draws the terminal cursor at ``cursor_position`` on every update; computed
+    # from the focused control at that moment, it follows the highlighted row and any
+    # layout change (a footer growing, a dialog re-centred), not only focus changes.
+    @property  # type: ignore[override]
+    def cursor_position(self) -> Offset:
+        widget = getattr(self, "_cursor_widget", None)
+        if widget is not None and widget.is_attached and widget.screen is self.screen:
+            try:
+                return cursor_offset(widget)
+            except Exception:  # a control mid-removal: keep the last place
+                pass
+        return getattr(self, "_cursor_fallback", Offset(0, 0))
+
+    @cursor_position.setter
+    def cursor_position(self, value: Offset) -> None:
+        self._cursor_fallback = value
 
     # -- settings ---------------------------------------------------------
 
@@ -566,7 +575,6 @@ class AnnouncerApp(App[None]):
         self.apply_settings(self.settings.model_copy(update={"cognitive_load": new}), spoken)
 
     def action_list_prompts(self) -> None:
-        from announcer.ui.tui.screens import PromptListScreen
 
         if not self.prompts:
             self.say(_("No pending questions."))
@@ -574,19 +582,16 @@ class AnnouncerApp(App[None]):
         self.push_screen(PromptListScreen())
 
     def action_history(self) -> None:
-        from announcer.ui.tui.screens import HistoryScreen
 
         self.push_screen(HistoryScreen())
 
     def action_diagnostics(self) -> None:
         """What was dropped and why, readable without a debug flag."""
-        from announcer.ui.tui.screens import DiagnosticsScreen
 
         report = getattr(self.session, "diagnostics_report", None)
         self.push_screen(DiagnosticsScreen(report() if callable(report) else []))
 
     def action_settings(self) -> None:
-        from announcer.ui.tui.screens import SettingsScreen
 
         self.push_screen(SettingsScreen())
 

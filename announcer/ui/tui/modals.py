@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import ClassVar, cast
 
 from textual import on
 from textual.app import ComposeResult
@@ -21,17 +21,15 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
-from textual.widgets import Button, Footer, Input, OptionList, Static
+from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from announcer.engine.announcement import Urgency
 from announcer.engine.prompts import PendingPrompt, UserAnswer
-from announcer.ui.tui.accessibility import SteadyInput, option_text
+from announcer.ui.tui.accessibility import SteadyInput, WrappingFooter, option_text
+from announcer.ui.tui.host import AnnouncerHost
 from announcer.ui.tui.prompt_view import ClarificationView, ConfirmationView, producer_identity
 from announcer.ui.tui.text import _, localize_bindings, one_line
-
-if TYPE_CHECKING:
-    from announcer.ui.tui.app import AnnouncerApp
 
 _NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
 
@@ -71,8 +69,8 @@ class PromptScreen(ModalScreen[None]):
         self.just_announced = just_announced
 
     @property
-    def announcer(self) -> AnnouncerApp:
-        return cast("AnnouncerApp", self.app)
+    def announcer(self) -> AnnouncerHost:
+        return cast("AnnouncerHost", self.app)
 
     def on_mount(self) -> None:
         # Subclasses must not define on_mount: Textual calls every on_mount in the MRO.
@@ -167,7 +165,7 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
             with Horizontal(id="buttons"):
                 yield Button(_("Accept (A)"), id="accept", variant="warning", compact=True)
                 yield Button(_("Reject (R)"), id="reject", variant="primary", compact=True)
-        yield Footer(show_command_palette=False, compact=True)
+        yield WrappingFooter()
 
     def focus_initial(self) -> None:
         safe = "#reject" if self.view.is_risky else "#accept"
@@ -204,7 +202,7 @@ class NumericInput(SteadyInput):
     """A number field that says why a key was refused instead of beeping."""
 
     def restricted(self) -> None:
-        app = cast("AnnouncerApp", self.app)
+        app = cast("AnnouncerHost", self.app)
         app.say(_("Only a number is accepted here, for example 42."))
 
 
@@ -281,7 +279,7 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
                 number.accessible_name = _("A number")  # type: ignore[attr-defined]
                 yield number
             yield Static(view.keys_phrase(), markup=False, id="keys", classes="field")
-        yield Footer(show_command_palette=False, compact=True)
+        yield WrappingFooter()
 
     def focus_initial(self) -> None:
         for selector in ("#choices", "#no", "#answer"):

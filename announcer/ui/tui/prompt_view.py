@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import timedelta
 from enum import Enum
 
-from babel.dates import format_timedelta
-
 from announcer.engine.prompts import PendingPrompt
-from announcer.ui.tui.text import _, one_line, printable
+from announcer.i18n.format import format_duration
+from announcer.ui.tui.text import N_, _, current_language, one_line, printable
+
+# §4.4.1 risk_level values, translated where they are shown.
+RISK_WORDS = {"low": N_("low"), "medium": N_("medium"), "high": N_("high")}
 
 RESPONSE_KINDS = ("multiple_choice", "yes_no", "numeric", "freetext")
 
@@ -49,31 +50,19 @@ def producer_identity(prompt: PendingPrompt) -> str:
     return agent_id
 
 
-def speakable_duration(seconds: float, language: str = "en") -> str:
-    """'2 minutes 30 seconds', '10 seconds' in the user's language (babel).
+def speakable_duration(seconds: float, language: str | None = None) -> str:
+    """'2 minutes and 30 seconds', '10 seconds' in the user's language.
 
-    Two units at most, the smaller rounded to 5 seconds or 1 minute: precise
-    enough to act on, short enough to hear.
+    Rounded to 5 seconds from a minute and a half on, and to the minute from an hour:
+    precise enough to act on, short enough to hear. Words and plurals come from CLDR
+    or our catalogs (announcer.i18n.format), never from English.
     """
-    locale = language.replace("-", "_")
     total = max(1, round(seconds))
     if total >= 90:
         total = round(total / 5) * 5 if total < 3600 else round(total / 60) * 60
-    parts: list[str] = []
-    for unit, size in (("hour", 3600), ("minute", 60), ("second", 1)):
-        amount, total = divmod(total, size)
-        if amount:
-            parts.append(
-                str(
-                    format_timedelta(
-                        timedelta(seconds=amount * size),
-                        granularity=unit,
-                        threshold=100000,
-                        locale=locale,
-                    )
-                )
-            )
-    return " ".join(parts[:2])
+    return format_duration(
+        total, language or current_language(), approximate=False, list_style="standard"
+    )
 
 
 def reminder_marks(timeout_seconds: float) -> list[float]:
@@ -122,7 +111,9 @@ class ConfirmationView:
         )
 
     def risk_phrase(self) -> str:
-        return _("Risk {level}").format(level=self.risk_level or _("not stated"))
+        level = self.risk_level
+        word = _(RISK_WORDS[level]) if level in RISK_WORDS else (level or _("not stated"))
+        return _("Risk {level}").format(level=word)
 
     def reversibility_phrase(self) -> str:
         if self.irreversible or self.reversibility == "irreversible":
@@ -133,7 +124,7 @@ class ConfirmationView:
             return _("Can be undone")
         return _("Reversibility not stated")
 
-    def default_phrase(self, language: str = "en") -> str:
+    def default_phrase(self, language: str | None = None) -> str:
         within = speakable_duration(self.prompt.timeout_seconds, language)
         if self.default_decision == "accept":
             return _("If you do not answer within {time}, the agent will go ahead.").format(

@@ -6,7 +6,7 @@ Tab; each speaks its name when it opens and Escape always goes back.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import Any, ClassVar, cast
 
 from pydantic import ValidationError
 from textual import on
@@ -15,17 +15,15 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Checkbox, Footer, Input, Label, OptionList, Select, Static
+from textual.widgets import Checkbox, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from announcer.engine.announcement import Urgency
 from announcer.speech.registry import BACKEND_NAMES
-from announcer.ui.tui.accessibility import SteadyInput, option_text
+from announcer.ui.tui.accessibility import SteadyInput, WrappingFooter, option_text
+from announcer.ui.tui.host import AnnouncerHost
 from announcer.ui.tui.prompt_view import prompt_title
-from announcer.ui.tui.text import N_, _, localize_bindings, one_line
-
-if TYPE_CHECKING:
-    from announcer.ui.tui.app import AnnouncerApp
+from announcer.ui.tui.text import N_, _, localize_bindings, ngettext, one_line
 
 # DEFAULT_CSS is scoped to the screen class that declares it (Textual), so selectors
 # here name only what is inside the screen.
@@ -47,14 +45,14 @@ class AnnouncerScreen(Screen[None]):
     def spoken_title(self) -> str:
         return _(self.title_msgid) if self.title_msgid else ""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", _("Back"))]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", N_("Back"))]
 
     def __init__(self) -> None:
         super().__init__()
 
     @property
-    def announcer(self) -> AnnouncerApp:
-        return cast("AnnouncerApp", self.app)
+    def announcer(self) -> AnnouncerHost:
+        return cast("AnnouncerHost", self.app)
 
     def on_mount(self) -> None:
         localize_bindings(self)
@@ -80,7 +78,7 @@ class ListScreen(AnnouncerScreen):
         options = OptionList(*self.rows(), id="list", compact=True)
         options.accessible_name = self.spoken_title  # type: ignore[attr-defined]
         yield options
-        yield Footer(show_command_palette=False, compact=True)
+        yield WrappingFooter()
 
     def on_mount(self) -> None:
         options = self.query_one("#list", OptionList)
@@ -117,7 +115,8 @@ class PromptListScreen(ListScreen):
         ]
 
     def summary(self) -> str:
-        return _("{count} pending.").format(count=len(self.announcer.prompts))
+        count = len(self.announcer.prompts)
+        return ngettext("{count} pending.", "{count} pending.", count).format(count=count)
 
     @on(OptionList.OptionSelected)
     def _open(self, event: OptionList.OptionSelected) -> None:
@@ -143,7 +142,10 @@ class HistoryScreen(ListScreen):
         ]
 
     def summary(self) -> str:
-        return _("{count} entries, newest last.").format(count=len(self.announcer.history))
+        count = len(self.announcer.history)
+        return ngettext(
+            "{count} entry, newest last.", "{count} entries, newest last.", count
+        ).format(count=count)
 
     @on(OptionList.OptionSelected)
     def _respeak(self, event: OptionList.OptionSelected) -> None:
@@ -253,7 +255,7 @@ class SettingsScreen(AnnouncerScreen):
                 _("Languages, first preferred"),
                 SteadyInput(", ".join(settings.languages), id="languages", compact=True),
             )
-        yield Footer(show_command_palette=False, compact=True)
+        yield WrappingFooter()
 
     def _row(self, label: str, control: Any) -> ComposeResult:
         """One setting per line: its name, then the control (checkboxes carry their own)."""

@@ -1,0 +1,200 @@
+"""Every screen in every language: no English left over, no label cut off at 80 columns.
+
+Each screen and dialog is rendered by the real app (Pilot, 80 by 24) in each shipped
+language. What is drawn and what is spoken is compared with the English msgids that
+the language's catalog translates; producer text (the event's own strings, shown
+literally) is removed first. An English msgid found in what the user sees or hears
+means a string that bypassed the catalogs ("Riesgo medium", "Conexión: connected.").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from babel.messages.pofile import read_po
+from rich.cells import cell_len
+from textual.screen import Screen
+from textual.widgets import Button, Checkbox, Input, Label, OptionList, Static
+from textual.widgets._footer import FooterKey
+
+from announcer.ui.tui.app import AnnouncerApp
+from announcer.ui.tui.text import set_language
+from tests.ui.conftest import Harness, load_event, schema_example
+
+LOCALES = Path(__file__).resolve().parents[2] / "locales"
+LANGUAGES = {"es": "es", "fr": "fr", "de": "de", "pt-BR": "pt_BR", "ar": "ar", "yo": "yo"}
+WIDTH = 80
+CHOICE_OR_NUMBER = 1  # the schema example with choices and a number
+
+
+def _pattern(english: str) -> re.Pattern[str] | None:
+    """The msgid as a regex; placeholders match one or more words. None if too short to judge."""
+    parts = re.split(r"\{[a-z_]*\}", english)
+    letters = sum(ch.isalpha() for part in parts for ch in part)
+    if letters < 4:
+        return None
+    body = r".+?".join(re.escape(part) for part in parts)
+    start = r"\b" if english[:1].isalpha() else ""
+    end = r"\b" if english[-1:].isalpha() else ""
+    return re.compile(start + body + end)
+
+
+@cache
+def english_left_over(folder: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """English msgids this catalog translates differently, as patterns."""
+    with (LOCALES / folder / "LC_MESSAGES" / "announcer.po").open("rb") as file:
+        catalog = read_po(file)
+    found: list[tuple[str, re.Pattern[str]]] = []
+    for message in catalog:
+        if not message.id:
+            continue
+        ids = message.id if isinstance(message.id, tuple) else (message.id,)
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        for english in ids:
+            pattern = _pattern(english)
+            if pattern is None or any(pattern.search(s) for s in strings):
+                continue  # the translation itself reads like the English (a name, "normal")
+            found.append((english, pattern))
+    return tuple(found)
+
+
+def producer_strings(event: dict[str, Any]) -> list[str]:
+    """Every string the producer sent: shown literally, never translated."""
+    out: list[str] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(event)
+    return sorted(out, key=len, reverse=True)
+
+
+def shown_texts(screen: Screen[Any]) -> list[str]:
+    """What the screen draws in words: labels, buttons, options, fields, footer keys."""
+    texts: list[str] = []
+    for widget in screen.query("*"):
+        if not widget.display:
+            continue
+        if isinstance(widget, FooterKey):
+            texts.append(widget.description)
+        elif isinstance(widget, Button | Checkbox):
+            texts.append(str(widget.label))
+        elif isinstance(widget, OptionList):
+            texts.extend(
+                str(widget.get_option_at_index(i).prompt) for i in range(widget.option_count)
+            )
+        elif isinstance(widget, Input):
+            texts.append(widget.placeholder)
+        elif isinstance(widget, Static):
+            texts.append(str(widget.render()))
+    return [t for t in texts if t.strip()]
+
+
+def cut_off(screen: Screen[Any]) -> list[str]:
+    """One-line labels wider than the room they have, and footer keys past the edge."""
+    problems: list[str] = []
+    for widget in screen.query("*"):
+        if not widget.display or widget.region.width == 0:
+            continue
+        if isinstance(widget, FooterKey):
+            needed = cell_len(widget.key_display or widget.key) + 1 + cell_len(widget.description)
+            if widget.region.right > WIDTH or needed > widget.region.width:
+                problems.append(f"footer key {widget.description!r} cut off")
+            continue
+        if isinstance(widget, Label | Button) or widget.id == "status":
+            text = str(widget.label) if isinstance(widget, Button) else str(widget.render())
+            room = widget.content_region.width
+            if widget.content_region.height <= 1 and cell_len(text) > room:
+                problems.append(f"{text!r} needs {cell_len(text)} columns, has {room}")
+    return problems
+
+
+def untranslated(texts: list[str], folder: str, producer: list[str]) -> list[str]:
+    found: list[str] = []
+    for text in texts:
+        for literal in producer:
+            if literal:
+                text = text.replace(literal, " ")
+        for english, pattern in english_left_over(folder):
+            if pattern.search(text):
+                found.append(f"{english!r} in {text!r}")
+    return found
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+async def test_every_screen_is_in_the_users_language_and_fits_80_columns(
+    harness: Harness, language: str
+) -> None:
+    folder = LANGUAGES[language]
+    confirmation = load_event("agent.awaiting.confirmation.json")
+    clarification = schema_example("agent.awaiting.clarification", CHOICE_OR_NUMBER)
+    producer = producer_strings(confirmation) + producer_strings(clarification)
+    harness.session.update_settings(
+        harness.session.settings.model_copy(update={"languages": [language]})
+    )
+    harness.session.set_status(connection="connected", session_state="awaiting_input")
+    app = AnnouncerApp(harness.session)
+    problems: list[str] = []
+
+    async def check(name: str) -> None:
+        await pilot.pause()
+        spoken_since = harness.backend.texts[heard:]
+        for problem in untranslated(shown_texts(app.screen), folder, producer):
+            problems.append(f"{name} shows {problem}")
+        for problem in untranslated(spoken_since, folder, producer):
+            problems.append(f"{name} says {problem}")
+        problems.extend(f"{name}: {p}" for p in cut_off(app.screen))
+
+    try:
+        async with app.run_test(size=(WIDTH, 24)) as pilot:
+            heard = 0
+            await pilot.press("w", "question_mark")
+            await check("main screen")
+            for key, name in (("h", "history"), ("o", "settings"), ("d", "diagnostics")):
+                heard = len(harness.backend.texts)
+                await pilot.press(key)
+                await pilot.press("question_mark", "tab", "w")
+                await check(name)
+                await pilot.press("escape")
+            heard = len(harness.backend.texts)
+            harness.open(confirmation)
+            await pilot.pause()
+            await pilot.press("f3")
+            await check("confirmation")
+            await pilot.press("r")
+            heard = len(harness.backend.texts)
+            harness.open(clarification)
+            await pilot.pause()
+            await pilot.press("down", "f3")
+            await check("question")
+            await pilot.press("escape")
+            heard = len(harness.backend.texts)
+            await pilot.press("p")
+            await check("pending list")
+            await pilot.press("escape")
+            harness.clock.now += 120
+            await pilot.pause(0.6)  # the reminder of time left is spoken
+            heard = len(harness.backend.texts)
+            await pilot.press("h")
+            await check("history after answers")
+    finally:
+        set_language("en")
+    assert not problems, json.dumps(problems, ensure_ascii=False, indent=1)
+
+
+def test_the_check_finds_english_words_the_issue_reported() -> None:
+    """The detector itself: Spanish screens once showed these."""
+    found = untranslated(["Riesgo medium", "Conexión: connected.", "Riesgo media"], "es", [])
+    assert [f.split(" in ")[1] for f in found] == ["'Riesgo medium'", "'Conexión: connected.'"]
