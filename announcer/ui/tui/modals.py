@@ -19,6 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.events import Key
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets import Button, Input, OptionList, Static
@@ -29,7 +30,7 @@ from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.ui.tui.accessibility import SteadyInput, WrappingFooter, option_text
 from announcer.ui.tui.host import AnnouncerHost
 from announcer.ui.tui.prompt_view import ClarificationView, ConfirmationView, producer_identity
-from announcer.ui.tui.text import _, localize_bindings, one_line
+from announcer.ui.tui.text import _, localize_bindings, ngettext, one_line
 
 _NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
 
@@ -57,7 +58,7 @@ class PromptScreen(ModalScreen[None]):
         Binding("f2", "repeat_question", _("Say again")),
         Binding("ctrl+s", "app.stop_speech", _("Stop speech")),
         Binding("f3,ctrl+w", "app.where_am_i", _("Where am I")),
-        Binding("f1", "app.help", _("Help")),
+        Binding("f1,question_mark", "app.help", _("Help"), key_display="?"),
         *Screen.BINDINGS,  # Tab and Shift+Tab move focus
     ]
 
@@ -103,6 +104,33 @@ class PromptScreen(ModalScreen[None]):
 
     def spoken_intro(self) -> str:
         raise NotImplementedError
+
+    def answer_keys_phrase(self) -> str:
+        """The dialog's answer keys, said after a key that answers nothing."""
+        raise NotImplementedError
+
+    def refuse_key(self, event: Key) -> bool:
+        """A printable key that answers nothing here is told why at once, never ignored.
+
+        Keys bound on this screen or the app (answers, help, where am I) and keys typed
+        into a text field are not refused. True when the key was refused.
+        """
+        if isinstance(self.focused, Input) or not event.is_printable or not event.character:
+            return False
+        if event.key in self.active_bindings or event.character == " ":
+            return False
+        event.stop()
+        self.announcer.say(
+            " ".join(
+                [
+                    _("{key} is not an answer here.").format(key=event.character),
+                    self.answer_keys_phrase(),
+                ]
+            ),
+            Urgency.CRITICAL,
+            interrupt=True,
+        )
+        return True
 
     def action_repeat_question(self) -> None:
         self.announcer.say(self.spoken_question(), Urgency.CRITICAL, interrupt=True)
@@ -182,6 +210,12 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
                 _("F2 says the question again."),
             ]
         )
+
+    def answer_keys_phrase(self) -> str:
+        return _("Press A to accept, or R to reject.")
+
+    def on_key(self, event: Key) -> None:
+        self.refuse_key(event)
 
     @on(Button.Pressed, "#accept")
     def action_accept(self) -> None:
@@ -304,23 +338,41 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
             ]
         )
 
-    def on_key(self, event: object) -> None:
-        """Digits 1-9 pick a choice and y/n answer, unless the user is typing."""
-        from textual.events import Key
+    def answer_keys_phrase(self) -> str:
+        return self.view.keys_phrase()
 
-        if not isinstance(event, Key) or isinstance(self.focused, Input):
+    def on_key(self, event: Key) -> None:
+        """Digits 1-9 pick a choice and y/n answer, unless the user is typing.
+
+        Any other printable key is refused with its reason ("9 is not a choice; there
+        are 3"), at once: a silent key leaves the user guessing.
+        """
+        if isinstance(self.focused, Input):
             return
         key = event.key
-        if key.isdigit() and key != "0" and "multiple_choice" in self.view.kinds:
+        if key.isdigit() and "multiple_choice" in self.view.kinds:
             index = int(key) - 1
-            if index < len(self.view.choices):
+            count = len(self.view.choices)
+            event.stop()
+            if 0 <= index < count:
                 choices = self.query_one("#choices", OptionList)
                 choices.focus()
                 choices.highlighted = index
-                event.stop()
+            else:
+                self.announcer.say(
+                    ngettext(
+                        "{key} is not a choice; there is {count}.",
+                        "{key} is not a choice; there are {count}.",
+                        count,
+                    ).format(key=key, count=count),
+                    Urgency.CRITICAL,
+                    interrupt=True,
+                )
         elif key in ("y", "n") and "yes_no" in self.view.kinds:
             event.stop()
             self._send_yes_no(key == "y")
+        else:
+            self.refuse_key(event)
 
     @on(OptionList.OptionHighlighted, "#choices")
     def _choice_highlighted(self, event: OptionList.OptionHighlighted) -> None:
