@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import re
 import sys
 import threading
@@ -27,6 +26,8 @@ from announcer.engine.earcons import earcon_label
 from announcer.engine.phrases import N_
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
+from announcer.i18n.format import format_number
+from announcer.i18n.numbers import read_number
 from announcer.i18n.translate import catalog_language, translator
 
 # Typed answers to a question; never sent to an agent as a message (see _to_agent).
@@ -240,15 +241,21 @@ class PlainUi:
             )
             return None
         if kind == "numeric":
-            try:
-                number = float(text.replace(",", "."))
-            except ValueError:
-                number = math.nan
-            if not math.isfinite(number):
-                self._print(self._tr("That is not a number. Please type a number, like 3 or 2.5."))
+            # §6.5.2: a plain number as the user's language writes it; never 2.5e3.
+            languages = self.session.settings.languages if self.session is not None else ["en"]
+            language = catalog_language(languages)
+            reading = read_number(text, language)
+            if reading.value is None:
+                if reading.problem == "too_large":
+                    self._print(self._tr("That number is too large to send exactly."))
+                else:
+                    self._print(
+                        self._tr(
+                            "That is not a number. Please type a number, like 3 or {example}."
+                        ).format(example=format_number(2.5, language))
+                    )
                 return None
-            value: int | float = int(number) if number.is_integer() else number
-            return UserAnswer(prompt.reply_token, response=value)
+            return UserAnswer(prompt.reply_token, response=reading.value)
         if not text:
             self._print(self._tr("The answer is empty."))
             return None

@@ -6,6 +6,7 @@ from textual.widgets import Input, OptionList, Static
 
 from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.modals import ClarifyScreen, parse_number
+from announcer.ui.tui.text import set_language
 from tests.ui.conftest import Harness, schema_example
 
 FREETEXT = 2  # schema example: support agent, freetext
@@ -105,7 +106,7 @@ async def test_numeric_incomplete_number_is_refused_on_enter(harness: Harness) -
         await pilot.pause()
         await pilot.press("-", "enter")
         await pilot.pause()
-        assert harness.backend.texts[-1] == "- is not a number. Type a number, for example 42."
+        assert harness.backend.texts[-1] == "- is not a number. Type a number, for example 2.5."
         assert harness.replies == []
 
 
@@ -162,10 +163,47 @@ async def test_escape_leaves_the_question_pending_without_answering(harness: Har
         assert [p.reply_token for p in harness.session.pending] == ["rpl_5d8f1a2c9e3b6a4d"]
 
 
-def test_parse_number_follows_json_numbers() -> None:
+def test_parse_number_takes_plain_numbers_in_the_users_language() -> None:
     assert parse_number("65") == 65
     assert parse_number(" -3.25 ") == -3.25
-    assert parse_number("1e3") == 1000.0
-    assert parse_number("1_000") == 1000
-    for bad in ("", "-", ".", "nan", "inf", "1e999", "12a", "0x10"):
+    assert parse_number("1,000") == 1000
+    assert parse_number("2,5", "de") == 2.5
+    for bad in ("", "-", ".", "nan", "inf", "1e3", "2.5e3", "1e999", "12a", "0x10", "1_000"):
         assert parse_number(bad) is None, bad
+
+
+async def test_an_exponent_books_nothing_and_a_german_user_types_a_comma(
+    harness: Harness,
+) -> None:
+    """Issue 14: `2.5e3` once booked "2500.0 nights"."""
+    app = AnnouncerApp(harness.session)
+    async with app.run_test() as pilot:
+        harness.open(numeric_event())
+        await pilot.pause()
+        await pilot.press("2", ".", "5", "e")
+        await pilot.pause()
+        field = app.screen.query_one("#answer", Input)
+        assert field.value == "2.5"  # the e was refused as it was typed
+        assert harness.backend.said("Only a number is accepted here")
+        field.value = "2.5e3"  # pasted
+        await pilot.press("enter")
+        await pilot.pause()
+        assert harness.backend.texts[-1] == "2.5e3 is not a number. Type a number, for example 2.5."
+        field.value = "9007199254740993"
+        await pilot.press("enter")
+        assert "too large" in harness.backend.texts[-1]
+        assert harness.replies == []
+        await pilot.press("escape")
+    try:
+        harness.session.update_settings(
+            harness.session.settings.model_copy(update={"languages": ["de"]})
+        )
+        app = AnnouncerApp(harness.session)
+        async with app.run_test() as pilot:
+            await pilot.press("p", "enter")
+            await pilot.pause()
+            await pilot.press("2", ",", "5", "enter")
+            await pilot.pause()
+            assert [a.response for _, a in harness.replies] == [2.5]
+    finally:
+        set_language("en")

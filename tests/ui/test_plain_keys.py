@@ -73,3 +73,46 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
         finally:
             session.stop()
             await server.close()
+
+
+async def test_a_number_with_an_exponent_is_refused_in_the_line_ui() -> None:
+    """Issue 14: `2.5e3` once booked "2500.0 nights"; only plain numbers are sent."""
+    core = ProducerCore(
+        load_scenario(str(Path(__file__).parent / "scenarios" / "tui_clarify.json")),
+        ProducerOptions(speed=0.05),
+    )
+    server = ProducerServer(core, "127.0.0.1", 0, paths="aaep")
+    await server.start()
+    session = LiveSession(
+        [f"ws://127.0.0.1:{server.port}/aaep/v1/ws"],
+        UserSettings(),
+        driver=SpeechDriver(JsonlBackend(io.StringIO())),
+    )
+    read_end, write_end = os.pipe()
+    out = io.StringIO()
+
+    async def answer(waiting_for: str, line: str) -> None:
+        await until(lambda: waiting_for in out.getvalue(), waiting_for)
+        keyboard.write(line + "\n")
+        keyboard.flush()
+
+    with os.fdopen(read_end, encoding="utf-8") as typed, os.fdopen(write_end, "w") as keyboard:
+        ui = PlainUi(out=out, inp=typed)
+        try:
+            ui.attach(session)
+            runner = asyncio.ensure_future(session.run())
+            await answer("Type your answer and press Enter:", "Ada")
+            await answer("[y/n]", "y")
+            await answer("Choose a number from 1 to", "2")
+            await answer("Type a number:", "2.5e3")
+            await until(lambda: "That is not a number." in out.getvalue(), "the refusal")
+            assert len(core.replies) == 3
+            keyboard.write("3\n")
+            keyboard.flush()
+            await until(lambda: len(core.replies) == 4, "the number at the producer")
+            assert core.replies[-1].response == 3
+            session.stop()
+            await asyncio.wait_for(runner, TIMEOUT)
+        finally:
+            session.stop()
+            await server.close()

@@ -10,8 +10,6 @@ keys; otherwise the modal reads it whole. F2 always reads it whole.
 
 from __future__ import annotations
 
-import math
-import re
 from typing import ClassVar, cast
 
 from textual import on
@@ -27,12 +25,12 @@ from textual.widgets.option_list import Option
 
 from announcer.engine.announcement import Urgency
 from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.i18n.format import format_number
+from announcer.i18n.numbers import read_number, typing_pattern
 from announcer.ui.tui.accessibility import SteadyInput, WrappingFooter, option_text
 from announcer.ui.tui.host import AnnouncerHost
 from announcer.ui.tui.prompt_view import ClarificationView, ConfirmationView, producer_identity
-from announcer.ui.tui.text import _, localize_bindings, ngettext, one_line
-
-_NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
+from announcer.ui.tui.text import _, current_language, localize_bindings, ngettext, one_line
 
 MODAL_CSS = """
 PromptScreen { align: center middle; }
@@ -237,19 +235,24 @@ class NumericInput(SteadyInput):
 
     def restricted(self) -> None:
         app = cast("AnnouncerHost", self.app)
-        app.say(_("Only a number is accepted here, for example 42."))
+        app.say(_("Only a number is accepted here, for example 42."), Urgency.CRITICAL)
 
 
-def parse_number(text: str) -> int | float | None:
-    """§6.5.2: a numeric response is a JSON number; refuse anything else."""
-    text = text.strip().replace("_", "")
-    if not _NUMBER.fullmatch(text):
+def parse_number(text: str, language: str = "en") -> int | float | None:
+    """§6.5.2: a plain number as the user's language writes it; anything else is None."""
+    return read_number(text, language).value
+
+
+def number_refusal(text: str, language: str) -> str | None:
+    """Why a typed number cannot be sent, in words; None when it can."""
+    reading = read_number(text, language)
+    if reading.problem is None:
         return None
-    value = float(text)
-    if not math.isfinite(value):
-        return None
-    return (
-        int(value) if value.is_integer() and "." not in text and "e" not in text.lower() else value
+    shown = one_line(text) or _("Nothing")
+    if reading.problem == "too_large":
+        return _("{text} is too large to send exactly. Type a smaller number.").format(text=shown)
+    return _("{text} is not a number. Type a number, for example {example}.").format(
+        text=shown, example=format_number(2.5, language)
     )
 
 
@@ -305,7 +308,7 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
             elif "numeric" in view.kinds:
                 number = NumericInput(
                     placeholder=_("A number"),
-                    type="number",
+                    restrict=typing_pattern(current_language()),
                     id="answer",
                     classes="field",
                     compact=True,
@@ -413,13 +416,11 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
                 _("Answered: {answer}").format(answer=one_line(text)),
             )
             return
-        number = parse_number(text)
-        if number is None:
-            self.announcer.say(
-                _("{text} is not a number. Type a number, for example 42.").format(
-                    text=one_line(text) or _("Nothing")
-                )
-            )
+        language = current_language()
+        refusal = number_refusal(text, language)
+        number = read_number(text, language).value
+        if refusal is not None or number is None:
+            self.announcer.say(refusal or "", Urgency.CRITICAL, interrupt=True)
             return
         self.send(
             UserAnswer(self.prompt.reply_token, response=number),
