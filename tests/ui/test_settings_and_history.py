@@ -44,7 +44,7 @@ async def test_tab_speaks_each_setting_and_switches_toggle(harness: Harness) -> 
             "Speech backend, list, auto",
             "Voice, edit, blank",
             "Rate, words per minute, edit, blank",
-            "Earcons, check box, checked",
+            "Earcons, check box, on",
         ]
         assert screen.focused is screen.query_one("#earcons", Checkbox)
         focused = screen.focused
@@ -69,7 +69,9 @@ async def test_rate_is_validated_and_the_reason_spoken(harness: Harness) -> None
         await pilot.press("5", "enter")
         await pilot.pause()
         assert harness.session.settings.rate_wpm is None
-        assert harness.backend.texts[-1].startswith("rate_wpm not changed: Input should be")
+        assert harness.backend.texts[-1] == (
+            "Rate, words per minute not changed: it must be at least 60."
+        )
         await pilot.press("backspace", "2", "2", "0", "enter")
         await pilot.pause()
         assert harness.session.settings.rate_wpm == 220

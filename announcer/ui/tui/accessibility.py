@@ -85,7 +85,7 @@ def spoken_name(widget: Widget) -> str:
         value = widget.value or _("blank")
         return _("{label}, edit, {value}").format(label=name or widget.placeholder, value=value)
     if isinstance(widget, Checkbox):
-        state = _("checked") if widget.value else _("not checked")
+        state = _("on") if widget.value else _("off")
         return _("{label}, check box, {state}").format(label=name or str(widget.label), state=state)
     if isinstance(widget, Select):
         value = _("not set") if widget.is_blank() else select_label(widget)
@@ -94,4 +94,4 @@ def spoken_name(widget: Widget) -> str:
         return f"{name}, {option_text(widget)}" if name else option_text(widget)
     if isinstance(widget, RichLog):
         return name or _("Transcript")
-    return name or type(widget).__name__
+    return name or _("Scroll area")

@@ -6,6 +6,7 @@ Tab; each speaks its name when it opens and Escape always goes back.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, cast
 
 from pydantic import ValidationError
@@ -16,9 +17,11 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Checkbox, Input, Label, OptionList, Select, Static
+from textual.widgets._select import SelectOverlay
 from textual.widgets.option_list import Option
 
 from announcer.engine.announcement import Urgency
+from announcer.i18n.tags import parse_tag
 from announcer.speech.registry import BACKEND_NAMES
 from announcer.ui.tui.accessibility import SteadyInput, WrappingFooter, option_text
 from announcer.ui.tui.host import AnnouncerHost
@@ -173,6 +176,25 @@ class DiagnosticsScreen(ListScreen):
         self.announcer.say(one_line(self.lines[event.option_index]), interrupt=True)
 
 
+def validation_reason(problem: Mapping[str, Any]) -> str:
+    """A settings rule broken, in the user's words (pydantic's own text is English)."""
+    limits = problem.get("ctx") or {}
+    if "ge" in limits:
+        return _("it must be at least {limit}.").format(limit=limits["ge"])
+    if "le" in limits:
+        return _("it must be at most {limit}.").format(limit=limits["le"])
+    if "gt" in limits:
+        return _("it must be more than {limit}.").format(limit=limits["gt"])
+    if "lt" in limits:
+        return _("it must be less than {limit}.").format(limit=limits["lt"])
+    return _("that value is not allowed.")
+
+
+def toggle_label(label: str, value: bool) -> str:
+    """A check box's text with its state in words ("Earcons: on"), not a glyph alone."""
+    return _("{label}: {state}").format(label=label, state=_("on") if value else _("off"))
+
+
 LEVEL_LABELS = {
     "terse": N_("terse"),
     "normal": N_("normal"),
@@ -195,7 +217,9 @@ class SettingsScreen(AnnouncerScreen):
     def compose(self) -> ComposeResult:
         settings = self.announcer.settings
         yield Static(self.spoken_title, id="heading", markup=False)
-        with VerticalScroll():
+        # Not focusable: Tab goes from the last setting back to the first, never to the
+        # container itself (which had only its class name to say).
+        with VerticalScroll(can_focus=False):
             yield from self._row(
                 _("Verbosity"),
                 Select(
@@ -240,12 +264,18 @@ class SettingsScreen(AnnouncerScreen):
                 ),
             )
             yield from self._row(
-                _("Earcons"), Checkbox(_("Earcons"), settings.earcons, id="earcons", compact=True)
+                _("Earcons"),
+                Checkbox(
+                    toggle_label(_("Earcons"), settings.earcons),
+                    settings.earcons,
+                    id="earcons",
+                    compact=True,
+                ),
             )
             yield from self._row(
                 _("Do not interrupt"),
                 Checkbox(
-                    _("Do not interrupt"),
+                    toggle_label(_("Do not interrupt"), settings.do_not_interrupt),
                     settings.do_not_interrupt,
                     id="do_not_interrupt",
                     compact=True,
@@ -266,6 +296,11 @@ class SettingsScreen(AnnouncerScreen):
             yield control
 
     def on_mount(self) -> None:
+        # A Select's open list keeps its highlight messages to itself; watch the highlight
+        # so each item is spoken as the arrows move through it.
+        for select in self.query(Select):
+            for overlay in select.query(SelectOverlay):
+                self.watch(overlay, "highlighted", self._speak_overlay(overlay), init=False)
         first = self.query_one("#verbosity", Select)
         self.focus_spoken = first
         first.focus()
@@ -281,18 +316,24 @@ class SettingsScreen(AnnouncerScreen):
             new = current.model_copy(update={field: value})
             type(current).model_validate(new.model_dump())
         except ValidationError as error:
-            problem = error.errors()[0]
+            control = next(iter(self.query(f"#{field}")), None)
+            label = str(getattr(control, "accessible_name", "") or field)
             self.announcer.say(
-                _("{field} not changed: {reason}").format(field=field, reason=problem["msg"])
+                _("{field} not changed: {reason}").format(
+                    field=label, reason=validation_reason(error.errors()[0])
+                ),
+                Urgency.CRITICAL,
+                interrupt=True,
             )
             return
         self.announcer.apply_settings(new, spoken)
 
-    @on(OptionList.OptionHighlighted)
-    def _select_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        """Arrowing through an open Select list says each option."""
-        if event.option_list.has_focus:
-            self.announcer.say(option_text(event.option_list), interrupt=True)
+    def _speak_overlay(self, overlay: OptionList) -> Callable[[], None]:
+        def speak() -> None:
+            if overlay.has_focus:  # moving in the open list, not a value set from code
+                self.announcer.say(option_text(overlay), interrupt=True)
+
+        return speak
 
     @on(Select.Changed)
     def _select_changed(self, event: Select.Changed) -> None:
@@ -314,6 +355,7 @@ class SettingsScreen(AnnouncerScreen):
     def _checkbox_changed(self, event: Checkbox.Changed) -> None:
         control = event.checkbox
         label = str(getattr(control, "accessible_name", control.id))
+        control.label = toggle_label(label, event.value)  # the state in words, not colour
         state = _("on") if event.value else _("off")
         self._update(str(control.id), event.value, f"{label}: {state}.")
 
@@ -327,8 +369,22 @@ class SettingsScreen(AnnouncerScreen):
             value: object = int(text) if text.strip("+-") else None
             spoken = f"{label}: {text or _('default')}."
         elif control.id == "languages":
-            value = [part.strip() for part in text.split(",") if part.strip()] or ["en"]
-            spoken = f"{label}: {', '.join(value)}."  # type: ignore[arg-type]
+            tags = [part.strip() for part in text.split(",") if part.strip()] or ["en"]
+            bad = next((tag for tag in tags if parse_tag(tag) is None), None)
+            if bad is not None:
+                # Refused here: an unusable tag would be applied, then fail every later save.
+                control.value = ", ".join(settings.languages)
+                self.announcer.say(
+                    _(
+                        "Languages not changed: {tag} is not a language code "
+                        "such as en, es or pt-BR."
+                    ).format(tag=bad),
+                    Urgency.CRITICAL,
+                    interrupt=True,
+                )
+                return
+            value = tags
+            spoken = f"{label}: {', '.join(tags)}."
         elif control.id == "voice":
             language = settings.languages[0] if settings.languages else "en"
             voices = dict(settings.voices)
