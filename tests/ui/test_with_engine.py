@@ -17,6 +17,7 @@ import pytest
 from textual.binding import Binding
 
 from announcer.engine.pipeline import Engine
+from announcer.engine.settings import UserSettings
 from announcer.engine.prompts import PendingPrompt
 from announcer.speech.jsonl import JsonlBackend
 from announcer.ui.tui.app import AnnouncerApp
@@ -34,7 +35,8 @@ class EngineHarness:
         self.clock = ManualClock()
         self.wire: list[tuple[str, dict[str, object]]] = []
         self.session = EngineSession(
-            Engine(),
+            # The clock stands still: the keys' arming wait is off here (see conftest.Harness).
+            Engine(UserSettings(answer_arming_seconds=0)),
             JsonlBackend(self.records, clock=self.clock),
             send_reply=self._send,
             clock=self.clock,

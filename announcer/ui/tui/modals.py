@@ -25,6 +25,12 @@ from textual.widgets import Button, Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from announcer.engine.announcement import Urgency
+from announcer.engine.answer_guard import (
+    ACCEPT_WITHDRAWN,
+    CONFIRM_ACCEPT,
+    KeyVerdict,
+    accept_needs_two_keys,
+)
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.ui.tui.accessibility import SteadyInput, option_text
 from announcer.ui.tui.prompt_view import ClarificationView, ConfirmationView, producer_identity
@@ -67,6 +73,7 @@ class PromptScreen(ModalScreen[None]):
         super().__init__()
         self.prompt = prompt
         self.answered = False
+        self.closed = False
         # The engine read the question out this moment (AnnouncerApp.open_prompt).
         self.just_announced = just_announced
 
@@ -78,12 +85,19 @@ class PromptScreen(ModalScreen[None]):
         # Subclasses must not define on_mount: Textual calls every on_mount in the MRO.
         localize_bindings(self)
         self.set_class(self.announcer.settings.cognitive_load == "low", "-low-load")
+        app = self.announcer
+        token = self.prompt.reply_token
+        # From now on keys answer this question, once it is armed (answer_guard).
+        app.key_guard.present(token, app.session.now())
         # A question the engine has just read out (the live runtime) gets who asks and
         # the keys; otherwise (no engine, or opened later) the whole question is said here.
-        if self.just_announced and getattr(self.announcer.session, "announces_prompts", True):
-            self.announcer.say(self.spoken_intro(), Urgency.CRITICAL)
+        if self.just_announced and getattr(app.session, "announces_prompts", True):
+            started = app.speech_start_of(self.prompt.event_id)
+            if started is not None:
+                app.key_guard.speech_started(token, started)
+            app.say_about(self.prompt, self.spoken_intro())
         else:
-            self.announcer.say(self.spoken_question(), Urgency.CRITICAL)
+            app.say_about(self.prompt, self.spoken_question())
         self.focus_initial()
 
     def focus_initial(self) -> None:
@@ -107,23 +121,49 @@ class PromptScreen(ModalScreen[None]):
         raise NotImplementedError
 
     def action_repeat_question(self) -> None:
-        self.announcer.say(self.spoken_question(), Urgency.CRITICAL, interrupt=True)
+        self.announcer.say_about(self.prompt, self.spoken_question(), interrupt=True)
+
+    def now(self) -> float:
+        return self.announcer.session.now()
+
+    def refused(self, verdict: KeyVerdict) -> None:
+        """Say why a key did nothing; a key during arming hears the question again."""
+        reason = _(verdict.message)
+        if verdict.code == "arming" and not self.closed:
+            self.announcer.key_guard.restart_speech(self.prompt.reply_token)
+            self.announcer.say_about(
+                self.prompt, f"{reason} {self.spoken_question()}", interrupt=True
+            )
+        else:
+            self.announcer.say(reason, Urgency.CRITICAL, interrupt=True)
 
     def send(self, answer: UserAnswer, described: str) -> None:
         """Answer once; a second key press after the first is ignored."""
-        if self.answered:
+        if self.answered or self.closed:
             return
         self.answered = True
         self.announcer.submit_answer(self.prompt, answer, described)
-        self.dismiss(None)
+        self.close_dialog()
+
+    def close_dialog(self) -> None:
+        """Leave the screen and tell the app, which opens the next question."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.is_attached and self.app.screen is self:
+            self.dismiss(None)
+        self.announcer.prompt_dialog_closed(self.prompt.reply_token)
 
 
 class ConfirmScreen(PromptScreen, inherit_bindings=False):
-    """Accept with ``a``/``y``; reject with ``r``/``n``/Escape (§6.1)."""
+    """Accept with ``a``/``y`` (then Enter when risky); reject with ``r``/``n``/Escape (§6.1)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("a,y", "accept", _("Accept"), key_display="a"),
-        Binding("r,n,escape", "reject", _("Reject"), key_display="r"),
+        Binding("a,y", "accept('letter')", _("Accept"), key_display="a"),
+        Binding("r,n", "reject('letter')", _("Reject"), key_display="r"),
+        Binding("escape", "escape", _("Reject"), show=False),
+        # Enter confirms a pending accept whatever has focus; otherwise it presses the button.
+        Binding("enter", "enter", show=False, priority=True),
         Binding("i", "repeat_question", _("Say again"), show=False),
         *PromptScreen.BINDINGS,
     ]
@@ -132,6 +172,7 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         super().__init__(prompt, just_announced=just_announced)
         self.view = ConfirmationView.of(prompt)
         self.spoken_title = _("Confirmation")
+        self.two_keys = False  # set on mount, from the user's two_key_accept setting
 
     def compose(self) -> ComposeResult:
         view = self.view
@@ -167,37 +208,104 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
             with Horizontal(id="buttons"):
                 yield Button(_("Accept (A)"), id="accept", variant="warning", compact=True)
                 yield Button(_("Reject (R)"), id="reject", variant="primary", compact=True)
+            yield Static("", markup=False, id="step")
         yield Footer(show_command_palette=False, compact=True)
 
     def focus_initial(self) -> None:
-        safe = "#reject" if self.view.is_risky else "#accept"
+        safe = "#reject" if self.view.is_risky or self.two_keys else "#accept"
         self.focus_quietly(self.query_one(safe, Button))
 
     def spoken_question(self) -> str:
-        return self.view.spoken_question(self.announcer.settings.languages[0])
+        self.two_keys = self._needs_two_keys()
+        return self.view.spoken_question(self.announcer.settings.languages[0], self.two_keys)
+
+    def _needs_two_keys(self) -> bool:
+        return accept_needs_two_keys(self.prompt.event, self.announcer.settings.two_key_accept)
 
     def spoken_intro(self) -> str:
+        self.two_keys = self._needs_two_keys()
         return " ".join(
             [
                 _("Asked by {producer}.").format(producer=producer_identity(self.prompt)),
-                _("Press A to accept, or R to reject."),
+                self.view.keys_phrase(self.two_keys),
                 _("F2 says the question again."),
             ]
         )
 
-    @on(Button.Pressed, "#accept")
-    def action_accept(self) -> None:
-        self.send(
-            UserAnswer(self.prompt.reply_token, decision="accept"),
-            _("Accepted: {action}").format(action=one_line(self.view.action).rstrip(".")),
+    def _press(self, intent: str, key: str) -> KeyVerdict:
+        return self.announcer.key_guard.press(
+            self.prompt.reply_token,
+            intent,  # type: ignore[arg-type]
+            self.now(),
+            two_keys=self.two_keys,
+            key=key,
         )
 
+    def _action_words(self) -> str:
+        return one_line(self.view.action).rstrip(".")
+
+    @on(Button.Pressed, "#accept")
+    def _accept_button(self) -> None:
+        self.action_accept("enter")
+
     @on(Button.Pressed, "#reject")
-    def action_reject(self) -> None:
+    def _reject_button(self) -> None:
+        self.action_reject("enter")
+
+    def action_accept(self, key: str = "letter") -> None:
+        if self.answered or self.closed:
+            return
+        verdict = self._press("accept", key)
+        if verdict.kind == "confirm_step":
+            # Issue 12: an irreversible or risky accept takes a second, different key.
+            step = _(CONFIRM_ACCEPT).format(action=self._action_words())
+            self.query_one("#step", Static).update(step)
+            self.announcer.say(step, Urgency.CRITICAL, interrupt=True)
+        elif verdict.sends:
+            self._send_accept()
+        else:
+            self.refused(verdict)
+
+    def _send_accept(self) -> None:
+        self.send(
+            UserAnswer(self.prompt.reply_token, decision="accept"),
+            _("Accepted: {action}").format(action=self._action_words()),
+        )
+
+    def action_reject(self, key: str = "letter") -> None:
+        if self.answered or self.closed:
+            return
+        verdict = self._press("reject", key)
+        if not verdict.sends:
+            self.refused(verdict)
+            return
         self.send(
             UserAnswer(self.prompt.reply_token, decision="reject"),
-            _("Rejected: {action}").format(action=one_line(self.view.action).rstrip(".")),
+            _("Rejected: {action}").format(action=self._action_words()),
         )
+
+    def action_enter(self) -> None:
+        guard = self.announcer.key_guard
+        if guard.confirming and guard.shown == self.prompt.reply_token:
+            verdict = self._press("confirm", "enter")
+            if verdict.sends:
+                self._send_accept()
+            else:
+                self.refused(verdict)
+            return
+        focused = self.focused
+        if isinstance(focused, Button):
+            focused.press()
+
+    def action_escape(self) -> None:
+        guard = self.announcer.key_guard
+        if guard.confirming and guard.shown == self.prompt.reply_token:
+            verdict = self._press("back", "escape")
+            self.query_one("#step", Static).update("")
+            self.announcer.say(_(ACCEPT_WITHDRAWN), Urgency.CRITICAL, interrupt=True)
+            del verdict
+            return
+        self.action_reject("escape")
 
 
 class NumericInput(SteadyInput):
@@ -376,9 +484,19 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
             _("Answered: {answer}").format(answer=number),
         )
 
+    def send(self, answer: UserAnswer, described: str) -> None:
+        """Every answer key waits for the question to be armed (answer_guard)."""
+        if self.answered or self.closed:
+            return
+        verdict = self.announcer.key_guard.press(self.prompt.reply_token, "answer", self.now())
+        if not verdict.sends:
+            self.refused(verdict)
+            return
+        super().send(answer, described)
+
     def action_later(self) -> None:
-        if self.answered:
+        if self.answered or self.closed:
             return
         self.answered = True
         self.announcer.defer_prompt(self.prompt.reply_token)
-        self.dismiss(None)
+        self.close_dialog()

@@ -141,7 +141,13 @@ class ConfirmationView:
             )
         return _("If you do not answer within {time}, it will be rejected.").format(time=within)
 
-    def spoken_question(self, language: str = "en") -> str:
+    def keys_phrase(self, two_keys: bool) -> str:
+        """The keys, as the dialog takes them (two for a risky accept, issue 12)."""
+        if two_keys:
+            return _("Press A then Enter to accept, or R to reject.")
+        return _("Press A to accept, or R to reject.")
+
+    def spoken_question(self, language: str = "en", two_keys: bool = False) -> str:
         return " ".join(
             [
                 _("Confirmation requested by {producer}").format(
@@ -154,7 +160,7 @@ class ConfirmationView:
                 self.risk_phrase() + ".",
                 self.reversibility_phrase() + ".",
                 self.default_phrase(language),
-                _("Press A to accept, or R to reject."),
+                self.keys_phrase(two_keys),
             ]
         )
 
