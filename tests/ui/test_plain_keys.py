@@ -50,10 +50,15 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
     out = io.StringIO()
     with os.fdopen(read_end, encoding="utf-8") as typed, os.fdopen(write_end, "w") as keyboard:
         ui = PlainUi(out=out, inp=typed)
+
+        def armed() -> bool:
+            at = ui.guard.armed_at()
+            return at is not None and session.now() >= at
         try:
             ui.attach(session)
             runner = asyncio.ensure_future(session.run())
-            await until(lambda: "Accept or reject? [a/r]" in out.getvalue(), "the question")
+            line = "Accept or reject: Send the quarterly report to Alice? [a/r] (TUI test producer)"
+            await until(lambda: line in out.getvalue(), "the question, named on its prompt line")
             spoken = [
                 json.loads(line)["text"]
                 for line in records.getvalue().splitlines()
@@ -63,7 +68,13 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
             assert question.endswith("Type A to accept or R to reject, then press Enter.")
             assert "Press" not in question  # no single-key help the line UI does not take
             assert core.replies == []
+            await until(armed, "the keys to arm")
             keyboard.write("a\n")
+            keyboard.flush()
+            step = "Accept: Send the quarterly report to Alice? Type c then Enter to confirm"
+            await until(lambda: step in out.getvalue(), "the second step of an irreversible accept")
+            assert core.replies == []
+            keyboard.write("c\n")
             keyboard.flush()
             await until(lambda: bool(core.replies), "the reply at the producer")
             [reply] = core.replies
