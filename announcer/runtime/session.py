@@ -229,7 +229,9 @@ class LiveSession:
         event_id: str | None = None,
     ) -> None:
         """A UI sentence; ``event_id`` names the question it is about, if any."""
-        self._system(text, urgency=urgency, interrupt=interrupt, kind="system.ui", event_id=event_id)
+        self._system(
+            text, urgency=urgency, interrupt=interrupt, kind="system.ui", event_id=event_id
+        )
 
     def stop_speech(self) -> None:
         self._run(self.engine.silence(self.clock()))

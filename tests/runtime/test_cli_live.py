@@ -30,7 +30,6 @@ from tests.producer.live import (
     validate,
 )
 
-
 # A person answers after the arming interval (answer_arming_seconds, default 1 s);
 # waiting longer is always safe.
 ARMED_AFTER = 1.5
@@ -285,7 +284,9 @@ def test_a_key_meant_for_a_replaced_question_never_answers_the_new_one(
     )
     try:
         listener.wait_line("Accept or reject: Send 5 dollars to Alice? [a/r] (Hostile Agent)")
-        listener.wait_line("Accept or reject: Delete the production database? [a/r] (Hostile Agent)")
+        listener.wait_line(
+            "Accept or reject: Delete the production database? [a/r] (Hostile Agent)"
+        )
         listener.type("a")  # meant for the 5 dollars
         listener.wait_line("Nothing was sent: the question changed just before your key.")
         assert _get(producer, "/demo/replies") == []  # the producer received nothing

@@ -152,7 +152,9 @@ async def test_accepting_the_irreversible_takes_a_then_enter(armed_harness: Harn
         await pilot.press("a")
         await pilot.pause()
         assert h.replies == []
-        step = "Accept: Delete the production database? Press Enter to confirm, or Escape to go back."
+        step = (
+            "Accept: Delete the production database? Press Enter to confirm, or Escape to go back."
+        )
         assert h.backend.texts[-1] == step
         await pilot.press("a", "y")  # the same kind of key again is not the second key
         await pilot.pause()
@@ -208,7 +210,9 @@ async def test_reopening_a_question_from_the_pending_list_keeps_answering_workin
     h = Harness(arming=0.0)
     app = AnnouncerApp(h.session)
     freetext = schema_example("agent.awaiting.clarification", 0)
-    freetext.update(accepted_response_kinds=["freetext"], reply_token="rpl_text1", event_id="evt_t1")
+    freetext.update(
+        accepted_response_kinds=["freetext"], reply_token="rpl_text1", event_id="evt_t1"
+    )
     freetext.pop("choices", None)
     async with app.run_test() as pilot:
         h.open(low_risk())

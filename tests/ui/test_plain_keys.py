@@ -54,6 +54,7 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
         def armed() -> bool:
             at = ui.guard.armed_at()
             return at is not None and session.now() >= at
+
         try:
             ui.attach(session)
             runner = asyncio.ensure_future(session.run())

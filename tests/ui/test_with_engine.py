@@ -17,8 +17,8 @@ import pytest
 from textual.binding import Binding
 
 from announcer.engine.pipeline import Engine
-from announcer.engine.settings import UserSettings
 from announcer.engine.prompts import PendingPrompt
+from announcer.engine.settings import UserSettings
 from announcer.speech.jsonl import JsonlBackend
 from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.engine_session import EngineSession
@@ -228,7 +228,10 @@ async def test_one_confirmation_is_read_once_with_the_keys_that_work(
         }
         assert "a" in bound["accept"] and "r" in bound["reject"] and "enter" in bound["enter"]
         await pilot.press("f2")  # F2 still reads the whole question, keys included
-        assert action in h.spoken()[-1] and "Press A then Enter to accept, or R to reject." in h.spoken()[-1]
+        assert (
+            action in h.spoken()[-1]
+            and "Press A then Enter to accept, or R to reject." in h.spoken()[-1]
+        )
         await pilot.press(*keys)
         await pilot.pause()
         [(_, reply)] = h.wire

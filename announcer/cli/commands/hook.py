@@ -186,9 +186,7 @@ class PlainHookUi:
     def _keys_line(self, two_keys: bool) -> None:
         if two_keys:
             print(
-                self._(
-                    "Press y then Enter, then c then Enter, to allow; n then Enter to deny."
-                ),
+                self._("Press y then Enter, then c then Enter, to allow; n then Enter to deny."),
                 flush=True,
             )
         else:
