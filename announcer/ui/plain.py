@@ -310,14 +310,14 @@ class PlainUi:
         if typed in ("c", "confirm"):
             verdict = self.guard.press(token, "confirm", self._now(), key=typed)
             if verdict.sends:
-                return UserAnswer(token, decision="accept")
+                return UserAnswer(token, event_id=prompt.event_id, decision="accept")
             self._refused(prompt, verdict)
             return None
         if typed in ("r", "reject", "n"):
             self.guard.press(token, "back", self._now(), key=typed)
             verdict = self.guard.press(token, "reject", self._now(), key=typed)
             if verdict.sends:
-                return UserAnswer(token, decision="reject")
+                return UserAnswer(token, event_id=prompt.event_id, decision="reject")
             self._refused(prompt, verdict)
             return None
         self.guard.press(token, "back", self._now(), key=typed)
@@ -332,9 +332,9 @@ class PlainUi:
         if prompt.kind == "confirmation":
             # a/r as printed and spoken; y/n too, as the Textual dialog also takes them.
             if lowered in ("a", "accept", "y"):
-                return UserAnswer(prompt.reply_token, decision="accept")
+                return UserAnswer(prompt.reply_token, event_id=prompt.event_id, decision="accept")
             if lowered in ("r", "reject", "n"):
-                return UserAnswer(prompt.reply_token, decision="reject")
+                return UserAnswer(prompt.reply_token, event_id=prompt.event_id, decision="reject")
             self._print(
                 self._tr("Please type a to accept or r to reject: {action}").format(
                     action=_action(prompt.event)
@@ -345,15 +345,17 @@ class PlainUi:
         kind = _clarification_kind(event)
         if kind == "yes_no":
             if lowered in ("y", "yes"):
-                return UserAnswer(prompt.reply_token, response=True)
+                return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=True)
             if lowered in ("n", "no"):
-                return UserAnswer(prompt.reply_token, response=False)
+                return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=False)
             self._print(self._tr("Please type y for yes or n for no."))
             return None
         if kind == "multiple_choice":
             choices = _choices(event)
             if text.isdigit() and 1 <= int(text) <= len(choices):
-                return UserAnswer(prompt.reply_token, response=choices[int(text) - 1][0])
+                return UserAnswer(
+                    prompt.reply_token, event_id=prompt.event_id, response=choices[int(text) - 1][0]
+                )
             self._print(
                 self._tr("Please type a number from 1 to {count}.").format(count=len(choices))
             )
@@ -367,11 +369,11 @@ class PlainUi:
                 self._print(self._tr("That is not a number. Please type a number, like 3 or 2.5."))
                 return None
             value: int | float = int(number) if number.is_integer() else number
-            return UserAnswer(prompt.reply_token, response=value)
+            return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=value)
         if not text:
             self._print(self._tr("The answer is empty."))
             return None
-        return UserAnswer(prompt.reply_token, response=text)
+        return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=text)
 
     def _command(self, words: list[str]) -> None:
         session = self.session

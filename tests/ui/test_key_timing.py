@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from textual.widgets import Static
 
 from announcer.engine.settings import UserSettings
 from announcer.ui.tui.app import AnnouncerApp
@@ -156,6 +157,8 @@ async def test_accepting_the_irreversible_takes_a_then_enter(armed_harness: Harn
             "Accept: Delete the production database? Press Enter to confirm, or Escape to go back."
         )
         assert h.backend.texts[-1] == step
+        shown = screen.query_one("#step", Static)
+        assert shown.display and str(shown.content) == step  # on screen too
         await pilot.press("a", "y")  # the same kind of key again is not the second key
         await pilot.pause()
         assert h.replies == []
@@ -163,6 +166,7 @@ async def test_accepting_the_irreversible_takes_a_then_enter(armed_harness: Harn
         await pilot.pause()
         assert h.replies == []
         assert h.backend.texts[-1] == "Not accepted. The question is still open."
+        assert not shown.display
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("enter")  # focus is on Reject, and no accept is pending
         await pilot.pause()

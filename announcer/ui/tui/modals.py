@@ -208,7 +208,10 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
             with Horizontal(id="buttons"):
                 yield Button(_("Accept (A)"), id="accept", variant="warning", compact=True)
                 yield Button(_("Reject (R)"), id="reject", variant="primary", compact=True)
-            yield Static("", markup=False, id="step")
+            # The second step of an accept, shown only while it waits for Enter.
+            step = Static("", markup=False, id="step")
+            step.display = False
+            yield step
         yield Footer(show_command_palette=False, compact=True)
 
     def focus_initial(self) -> None:
@@ -259,16 +262,21 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         if verdict.kind == "confirm_step":
             # Issue 12: an irreversible or risky accept takes a second, different key.
             step = _(CONFIRM_ACCEPT).format(action=self._action_words())
-            self.query_one("#step", Static).update(step)
+            self._show_step(step)
             self.announcer.say(step, Urgency.CRITICAL, interrupt=True)
         elif verdict.sends:
             self._send_accept()
         else:
             self.refused(verdict)
 
+    def _show_step(self, text: str) -> None:
+        step = self.query_one("#step", Static)
+        step.update(text)
+        step.display = bool(text)
+
     def _send_accept(self) -> None:
         self.send(
-            UserAnswer(self.prompt.reply_token, decision="accept"),
+            UserAnswer(self.prompt.reply_token, event_id=self.prompt.event_id, decision="accept"),
             _("Accepted: {action}").format(action=self._action_words()),
         )
 
@@ -280,7 +288,7 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
             self.refused(verdict)
             return
         self.send(
-            UserAnswer(self.prompt.reply_token, decision="reject"),
+            UserAnswer(self.prompt.reply_token, event_id=self.prompt.event_id, decision="reject"),
             _("Rejected: {action}").format(action=self._action_words()),
         )
 
@@ -300,10 +308,9 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
     def action_escape(self) -> None:
         guard = self.announcer.key_guard
         if guard.confirming and guard.shown == self.prompt.reply_token:
-            verdict = self._press("back", "escape")
-            self.query_one("#step", Static).update("")
+            self._press("back", "escape")
+            self._show_step("")
             self.announcer.say(_(ACCEPT_WITHDRAWN), Urgency.CRITICAL, interrupt=True)
-            del verdict
             return
         self.action_reject("escape")
 
@@ -441,7 +448,9 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
     def _choice_selected(self, event: OptionList.OptionSelected) -> None:
         choice = self.view.choices[event.option_index]
         self.send(
-            UserAnswer(self.prompt.reply_token, response=choice.value),
+            UserAnswer(
+                self.prompt.reply_token, event_id=self.prompt.event_id, response=choice.value
+            ),
             _("Answered: {answer}").format(answer=choice.label),
         )
 
@@ -455,7 +464,7 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
 
     def _send_yes_no(self, value: bool) -> None:
         self.send(
-            UserAnswer(self.prompt.reply_token, response=value),
+            UserAnswer(self.prompt.reply_token, event_id=self.prompt.event_id, response=value),
             _("Answered: {answer}").format(answer=_("yes") if value else _("no")),
         )
 
@@ -467,7 +476,7 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
                 self.announcer.say(_("The answer is empty. Type something, then press Enter."))
                 return
             self.send(
-                UserAnswer(self.prompt.reply_token, response=text),
+                UserAnswer(self.prompt.reply_token, event_id=self.prompt.event_id, response=text),
                 _("Answered: {answer}").format(answer=one_line(text)),
             )
             return
@@ -480,7 +489,7 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
             )
             return
         self.send(
-            UserAnswer(self.prompt.reply_token, response=number),
+            UserAnswer(self.prompt.reply_token, event_id=self.prompt.event_id, response=number),
             _("Answered: {answer}").format(answer=number),
         )
 
