@@ -81,6 +81,7 @@ class PlainUi:
         self._speech_starts: OrderedDict[str, float] = OrderedDict()
         self._question_words: OrderedDict[str, str] = OrderedDict()
         self._own_words: deque[str] = deque(maxlen=32)
+        self._closed_at = float("-inf")  # when the last question left the screen
 
     # ---- wiring ------------------------------------------------------------------------
 
@@ -181,6 +182,7 @@ class PlainUi:
         self._queue = deque(p for p in self._queue if p.reply_token != reply_token)
         if self._current is not None and self._current.reply_token == reply_token:
             self.guard.hide(reply_token)
+            self._closed_at = self._now()
             self._current = None
             self._next_prompt()
 
@@ -193,7 +195,9 @@ class PlainUi:
         """Show the next waiting question; its answer keys arm from now (answer_guard).
 
         ``fresh``: it arrived this moment, so the engine is reading it out now; a
-        question shown later (after another closed) is read out again here.
+        question shown later (after another closed) is read out again here, unless the
+        engine presents one question at a time (``session.presented_prompt``) and reads
+        it itself when its turn comes.
         """
         self._current = self._queue.popleft() if self._queue else None
         prompt = self._current
@@ -201,10 +205,11 @@ class PlainUi:
             return
         self.guard.present(prompt.reply_token, self._now())
         started = self._speech_starts.get(prompt.event_id)
-        if fresh and started is not None:
-            self.guard.speech_started(prompt.reply_token, started)
+        engine_reads_it = callable(getattr(self.session, "presented_prompt", None))
+        if started is not None and (fresh or (engine_reads_it and started >= self._closed_at)):
+            self.guard.speech_started(prompt.reply_token, started)  # read out this turn
         line = self._ask(prompt)
-        if not fresh:
+        if not fresh and not engine_reads_it:
             words = self._question_words.get(prompt.event_id) or line
             self._speak(self._tr("Now answering: {question}").format(question=words), prompt)
 
@@ -285,6 +290,7 @@ class PlainUi:
         session = self.session
         self._current = None
         self.guard.hide(prompt.reply_token)
+        self._closed_at = self._now()
 
         async def send() -> None:
             outcome = await session.answer_async(answer)

@@ -229,6 +229,7 @@ class AnnouncerApp(App[None]):
             settings.answer_arming_seconds, settings.pace_wpm, settings.two_key_accept
         )
         self._speech_starts: OrderedDict[str, float] = OrderedDict()
+        self._dialog_closed_at = float("-inf")
         self.ui_status = session.status
         self._producers_seen: set[str] = set()
         self._main = MainScreen(id="main")
@@ -335,6 +336,9 @@ class AnnouncerApp(App[None]):
         state = self.prompts.get(self.key_guard.shown or "")
         if state is not None and state.prompt.event_id == event_id:
             self.key_guard.speech_started(state.prompt.reply_token, now)
+            screen = self.screen
+            if getattr(screen, "prompt", None) is state.prompt:
+                screen.engine_reading_started()  # type: ignore[attr-defined]
 
     def _several_producers(self) -> bool:
         """Subscribers' Guide §9: name the producer only when there is more than one."""
@@ -365,7 +369,7 @@ class AnnouncerApp(App[None]):
         self.write_transcript(title)
         if self.active_token is None:
             self.open_prompt(prompt.reply_token, just_announced=True)
-        else:
+        elif not self._engine_presents():  # an engine that presents says how many wait
             self.say(
                 _("Another question is waiting. {count} pending. Press P to list them.").format(
                     count=len(self.prompts)
@@ -383,7 +387,9 @@ class AnnouncerApp(App[None]):
         """Show one pending prompt as a modal; the modal speaks it.
 
         ``just_announced``: the engine has this moment read the question out, so the
-        modal adds only who asks and the keys; a question opened later is read whole.
+        modal adds only who asks and the keys. A question opened later is read whole,
+        by the modal, or by the engine when it presents one question at a time
+        (``session.presented_prompt``): then the modal adds who asks and the keys after.
         """
         from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen
 
@@ -392,18 +398,43 @@ class AnnouncerApp(App[None]):
             return
         state.deferred = False
         self.active_token = reply_token
+        engine_reads_next = False
+        if not just_announced and self._engine_presents():
+            just_announced, engine_reads_next = self._engine_reading(state.prompt)
+        reading = {"just_announced": just_announced, "engine_reads_next": engine_reads_next}
         screen = (
-            ConfirmScreen(state.prompt, just_announced=just_announced)
+            ConfirmScreen(state.prompt, **reading)
             if state.prompt.kind == "confirmation"
-            else ClarifyScreen(state.prompt, just_announced=just_announced)
+            else ClarifyScreen(state.prompt, **reading)
         )
         # No result callback: Textual runs it on whatever handled the message that opened
         # the dialog, and the pending list that opened it is gone by then (issue 14). The
         # dialog tells the app itself when it closes (prompt_dialog_closed).
         self.push_screen(screen)
 
+    def _engine_presents(self) -> bool:
+        """The engine presents one question at a time and reads each when its turn comes."""
+        return callable(getattr(self.session, "presented_prompt", None)) and getattr(
+            self.session, "announces_prompts", True
+        )
+
+    def _engine_reading(self, prompt: PendingPrompt) -> tuple[bool, bool]:
+        """(just read by the engine, to be read by the engine) for a dialog opening now."""
+        presented = self.session.presented_prompt()  # type: ignore[attr-defined]
+        if presented is not None and presented.reply_token == prompt.reply_token:
+            started = self.speech_start_of(prompt.event_id)
+            if started is not None and started >= self._dialog_closed_at:
+                return True, False  # its turn came and the engine read it already
+            return False, True
+        present = getattr(self.session, "present", None)
+        if not callable(present):
+            return False, False
+        present(prompt.reply_token)  # picked from the list: the engine reads this one now
+        return False, True
+
     def prompt_dialog_closed(self, reply_token: str) -> None:
         """A dialog closed (answered, withdrawn, put off): the next question may open."""
+        self._dialog_closed_at = self.session.now()
         self.key_guard.hide(reply_token)
         if self.active_token == reply_token:
             self.active_token = None

@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 _NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
 
+# How long a dialog waits for the engine to start reading its question before reading it.
+ENGINE_READING_WAIT = 3.0
+
 MODAL_CSS = """
 PromptScreen { align: center middle; }
 #dialog {
@@ -69,13 +72,23 @@ class PromptScreen(ModalScreen[None]):
         *Screen.BINDINGS,  # Tab and Shift+Tab move focus
     ]
 
-    def __init__(self, prompt: PendingPrompt, *, just_announced: bool = False) -> None:
+    def __init__(
+        self,
+        prompt: PendingPrompt,
+        *,
+        just_announced: bool = False,
+        engine_reads_next: bool = False,
+    ) -> None:
         super().__init__()
         self.prompt = prompt
         self.answered = False
         self.closed = False
         # The engine read the question out this moment (AnnouncerApp.open_prompt).
         self.just_announced = just_announced
+        # The engine reads a waiting question itself when its turn comes (it presents
+        # one question at a time): the dialog then adds who asks and the keys after it.
+        self.engine_reads_next = engine_reads_next
+        self.intro_pending = False
 
     @property
     def announcer(self) -> AnnouncerApp:
@@ -91,14 +104,31 @@ class PromptScreen(ModalScreen[None]):
         app.key_guard.present(token, app.session.now())
         # A question the engine has just read out (the live runtime) gets who asks and
         # the keys; otherwise (no engine, or opened later) the whole question is said here.
-        if self.just_announced and getattr(app.session, "announces_prompts", True):
+        engine_speaks = getattr(app.session, "announces_prompts", True)
+        if self.just_announced and engine_speaks:
             started = app.speech_start_of(self.prompt.event_id)
             if started is not None:
                 app.key_guard.speech_started(token, started)
             app.say_about(self.prompt, self.spoken_intro())
+        elif self.engine_reads_next and engine_speaks:
+            # Said when the engine's reading starts (AnnouncerApp._speech_began), so the
+            # user hears the question, then who asks and the keys; read here if it never does.
+            self.intro_pending = True
+            self.set_timer(ENGINE_READING_WAIT, self._read_if_engine_did_not)
         else:
             app.say_about(self.prompt, self.spoken_question())
         self.focus_initial()
+
+    def engine_reading_started(self) -> None:
+        """The engine began reading this question: now say who asks and the keys."""
+        if self.intro_pending and not self.closed:
+            self.intro_pending = False
+            self.announcer.say_about(self.prompt, self.spoken_intro())
+
+    def _read_if_engine_did_not(self) -> None:
+        if self.intro_pending and not self.closed:
+            self.intro_pending = False
+            self.announcer.say_about(self.prompt, self.spoken_question())
 
     def focus_initial(self) -> None:
         raise NotImplementedError
@@ -168,8 +198,8 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         *PromptScreen.BINDINGS,
     ]
 
-    def __init__(self, prompt: PendingPrompt, *, just_announced: bool = False) -> None:
-        super().__init__(prompt, just_announced=just_announced)
+    def __init__(self, prompt: PendingPrompt, **reading: bool) -> None:
+        super().__init__(prompt, **reading)
         self.view = ConfirmationView.of(prompt)
         self.spoken_title = _("Confirmation")
         self.two_keys = False  # set on mount, from the user's two_key_accept setting
@@ -344,8 +374,8 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
         *PromptScreen.BINDINGS,
     ]
 
-    def __init__(self, prompt: PendingPrompt, *, just_announced: bool = False) -> None:
-        super().__init__(prompt, just_announced=just_announced)
+    def __init__(self, prompt: PendingPrompt, **reading: bool) -> None:
+        super().__init__(prompt, **reading)
         self.view = ClarificationView.of(prompt)
         self.spoken_title = _("Question")
         self._quiet_highlight = True
