@@ -140,8 +140,14 @@ class PlainUi:
         while len(table) > SPEECH_KEPT:
             table.popitem(last=False)
 
-    def _speak(self, text: str, prompt: PendingPrompt | None = None) -> None:
-        """Say a sentence of ours at once (a key's answer); tied to its question if any."""
+    def _speak(
+        self, text: str, prompt: PendingPrompt | None = None, *, at_once: bool = True
+    ) -> None:
+        """Say a sentence of ours; tied to its question if any.
+
+        ``at_once``: the answer to the user's own line, cutting what is being said;
+        otherwise it follows what is being said (a question read again).
+        """
         speak = getattr(self.session, "speak", None)
         self._own_words.append(text)
         if not callable(speak):
@@ -149,9 +155,9 @@ class PlainUi:
                 self.guard.speech_started(prompt.reply_token, self._now())
             return
         if prompt is not None and getattr(self.session, "reports_speech_start", False):
-            speak(text, Urgency.CRITICAL, True, event_id=prompt.event_id)
+            speak(text, Urgency.CRITICAL, at_once, event_id=prompt.event_id)
             return
-        speak(text, Urgency.CRITICAL, True)
+        speak(text, Urgency.CRITICAL, at_once)
         if prompt is not None:
             self.guard.speech_started(prompt.reply_token, self._now())
 
@@ -216,7 +222,8 @@ class PlainUi:
         line = self._ask(prompt)
         if not fresh and not engine_reads_it:
             words = self._question_words.get(prompt.event_id) or line
-            self._speak(self._tr("Now answering: {question}").format(question=words), prompt)
+            now_answering = self._tr("Now answering: {question}").format(question=words)
+            self._speak(now_answering, prompt, at_once=False)
 
     def _ask(self, prompt: PendingPrompt) -> str:
         """Print the prompt line, which always names what it asks about."""
@@ -249,12 +256,12 @@ class PlainUi:
         """Say why a line did nothing; during arming the question is read again."""
         reason = self._tr(verdict.message)
         self._print(reason)
+        self._speak(reason)
         if verdict.code == "arming":
+            # Then the question again; its keys arm once this reading has begun.
             self.guard.restart_speech(prompt.reply_token)
             words = self._question_words.get(prompt.event_id) or self._ask(prompt)
-            self._speak(f"{reason} {words}", prompt)
-        else:
-            self._speak(reason)
+            self._speak(words, prompt, at_once=False)
 
     def _on_line(self, line: str) -> None:
         text = line.strip()

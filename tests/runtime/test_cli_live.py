@@ -310,4 +310,4 @@ def test_a_key_meant_for_a_replaced_question_never_answers_the_new_one(
     refusal = next(i for i, t in enumerate(heard) if t.startswith("Nothing was sent: the question"))
     step = next(i for i, t in enumerate(heard) if t.startswith("Accept: Delete the production"))
     assert question < refusal < step
-    assert "Delete the production database" in heard[refusal]  # the question, said again
+    assert "Delete the production database" in heard[refusal + 1]  # the question, again

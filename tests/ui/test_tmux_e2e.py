@@ -126,7 +126,9 @@ async def test_accept_a_confirmation_with_a_keystroke_in_tmux(tmp_path: Path) ->
         asked = [text for text in heard if "Send the quarterly report to Alice" in text]
         assert len(asked) == 4, asked
         assert "Press" not in asked[0]  # the dialog says the keys, the question does not
-        assert asked[1].startswith(JUST_APPEARED)
+        refusal = next(i for i, t in enumerate(heard) if t.startswith(JUST_APPEARED))
+        assert heard[refusal + 1] == asked[1]  # the refusal, then the whole question again
+        assert asked[1].startswith("Confirmation requested by TUI test producer")
         assert asked[2].startswith("Accept: Send the quarterly report to Alice? Press Enter")
         assert asked[3] == "Accepted: Send the quarterly report to Alice. Sent."
         keys = [text for text in heard if text.startswith("Asked by")]

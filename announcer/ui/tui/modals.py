@@ -158,14 +158,12 @@ class PromptScreen(ModalScreen[None]):
 
     def refused(self, verdict: KeyVerdict) -> None:
         """Say why a key did nothing; a key during arming hears the question again."""
-        reason = _(verdict.message)
+        # The answer to the user's own key, at once (no event_id: not news about it).
+        self.announcer.say(_(verdict.message), Urgency.CRITICAL, interrupt=True)
         if verdict.code == "arming" and not self.closed:
+            # Then the question again; its keys arm once this reading has begun.
             self.announcer.key_guard.restart_speech(self.prompt.reply_token)
-            self.announcer.say_about(
-                self.prompt, f"{reason} {self.spoken_question()}", interrupt=True
-            )
-        else:
-            self.announcer.say(reason, Urgency.CRITICAL, interrupt=True)
+            self.announcer.say_about(self.prompt, self.spoken_question())
 
     def send(self, answer: UserAnswer, described: str) -> None:
         """Answer once; a second key press after the first is ignored."""
