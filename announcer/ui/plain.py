@@ -229,6 +229,13 @@ class PlainUi:
         """Print the prompt line, which always names what it asks about."""
         event = prompt.event
         who = f" ({clean(prompt.producer_name)})" if prompt.producer_name else ""
+        if prompt.kind == "confirmation" and getattr(prompt, "malformed", False):
+            # §10.1.3: shown so it can be rejected; accept is never offered.
+            line = self._tr("Reject only, this request was malformed: {action}? [r]").format(
+                action=_action(event)
+            )
+            self._print(line + who)
+            return line + who
         if prompt.kind == "confirmation":
             line = self._tr("Accept or reject: {action}? [a/r]").format(action=_action(event))
             self._print(line + who)
@@ -363,6 +370,11 @@ class PlainUi:
         lowered = text.lower()
         if prompt.kind == "confirmation":
             # a/r as printed and spoken; y/n too, as the Textual dialog also takes them.
+            if lowered in ("a", "accept", "y") and getattr(prompt, "malformed", False):
+                refusal = self._tr("This request was malformed, so only reject is offered.")
+                self._print(refusal)
+                self._speak(refusal)
+                return None
             if lowered in ("a", "accept", "y"):
                 return UserAnswer(prompt.reply_token, event_id=prompt.event_id, decision="accept")
             if lowered in ("r", "reject", "n"):

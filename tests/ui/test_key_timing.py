@@ -6,15 +6,17 @@ and the tests do not depend on the machine's speed. Arming is the product defaul
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 from textual.widgets import Static
 
+from announcer.engine.prompts import PendingPrompt
 from announcer.engine.settings import UserSettings
 from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen
-from tests.ui.conftest import Harness, load_event, schema_example
+from tests.ui.conftest import Harness, load_event, prompt_from_event, schema_example
 
 FIXTURE = "agent.awaiting.confirmation.json"
 HIGH_RISK_TOKEN = "rpl_4f8a2e7d9c1b6a3f"
@@ -278,3 +280,37 @@ async def test_a_key_for_a_question_withdrawn_while_its_dialog_closes_sends_noth
         await pilot.pause()
         assert h.replies == []
         assert app.screen is app.main_screen
+
+
+@dataclasses.dataclass(frozen=True)
+class MalformedPrompt(PendingPrompt):
+    """A question the engine opened although it broke a rule (§10.1.3): reject only."""
+
+    @property
+    def malformed(self) -> bool:
+        return True
+
+
+async def test_a_malformed_question_offers_reject_only() -> None:
+    h = Harness(arming=0.0)
+    app = AnnouncerApp(h.session)
+    async with app.run_test() as pilot:
+        event = low_risk()
+        prompt = prompt_from_event(event, h.clock.now)
+        fields = {f.name: getattr(prompt, f.name) for f in dataclasses.fields(prompt)}
+        h.session.open_prompt(MalformedPrompt(**fields))
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ConfirmScreen)
+        assert not screen.query("#accept")  # no Accept button at all
+        assert screen.focused is screen.query_one("#reject")
+        assert h.backend.said(
+            "This request was malformed, so only reject is offered. Press R to reject."
+        )
+        await pilot.press("a")
+        await pilot.pause()
+        assert h.replies == []
+        assert h.backend.texts[-1] == "This request was malformed, so only reject is offered."
+        await pilot.press("r")
+        await pilot.pause()
+        assert decisions(h) == [("rpl_lowrisk01", "reject")]

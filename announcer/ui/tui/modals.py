@@ -234,7 +234,8 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
                 )
                 yield Static(view.default_phrase(), markup=False, id="time", classes="field")
             with Horizontal(id="buttons"):
-                yield Button(_("Accept (A)"), id="accept", variant="warning", compact=True)
+                if not view.malformed:  # a malformed request can only be rejected
+                    yield Button(_("Accept (A)"), id="accept", variant="warning", compact=True)
                 yield Button(_("Reject (R)"), id="reject", variant="primary", compact=True)
             # The second step of an accept, shown only while it waits for Enter.
             step = Static("", markup=False, id="step")
@@ -243,7 +244,8 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         yield Footer(show_command_palette=False, compact=True)
 
     def focus_initial(self) -> None:
-        safe = "#reject" if self.view.is_risky or self.two_keys else "#accept"
+        risky = self.view.is_risky or self.two_keys or self.view.malformed
+        safe = "#reject" if risky else "#accept"
         self.focus_quietly(self.query_one(safe, Button))
 
     def spoken_question(self) -> str:
@@ -285,6 +287,13 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
 
     def action_accept(self, key: str = "letter") -> None:
         if self.answered or self.closed:
+            return
+        if self.view.malformed:
+            self.announcer.say(
+                _("This request was malformed, so only reject is offered."),
+                Urgency.CRITICAL,
+                interrupt=True,
+            )
             return
         verdict = self._press("accept", key)
         if verdict.kind == "confirm_step":

@@ -141,8 +141,20 @@ class ConfirmationView:
             )
         return _("If you do not answer within {time}, it will be rejected.").format(time=within)
 
+    @property
+    def malformed(self) -> bool:
+        """§10.1.3: a question that broke a rule is shown so it can be rejected, never accepted."""
+        return bool(getattr(self.prompt, "malformed", False))
+
     def keys_phrase(self, two_keys: bool) -> str:
         """The keys, as the dialog takes them (two for a risky accept, issue 12)."""
+        if self.malformed:
+            return " ".join(
+                [
+                    _("This request was malformed, so only reject is offered."),
+                    _("Press R to reject."),
+                ]
+            )
         if two_keys:
             return _("Press A then Enter to accept, or R to reject.")
         return _("Press A to accept, or R to reject.")
