@@ -34,6 +34,8 @@ from announcer.engine.answer_guard import (
     accept_needs_two_keys,
 )
 from announcer.engine.answer_keys import TYPED_LINE_ANSWER_KEYS
+from announcer.engine.earcons import earcon_label
+from announcer.engine.phrases import N_
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.i18n.translate import catalog_language, translator
@@ -42,9 +44,10 @@ from announcer.i18n.translate import catalog_language, translator
 _ANSWER_WORDS = frozenset({"a", "r", "y", "n", "c", "accept", "reject", "yes", "no", "confirm"})
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 SPEECH_KEPT = 256
-HELP = (
+HELP = N_(
     "Commands: :verbosity terse|normal|detailed, :load low|medium|high, :status, :repeat, "
-    ":cancel (stop the agent's turn), :commands (the agent's slash commands), :quit"
+    ":diagnostics, :cancel (stop the agent's turn), :commands (the agent's slash commands), "
+    ":quit"
 )
 
 
@@ -176,6 +179,10 @@ class PlainUi:
             self._own_words.remove(announcement.text)
             return  # our own words, echoed back by the runtime: already printed
         text = clean(announcement.text)
+        label = earcon_label(announcement.earcon)
+        if label is not None and (self.session is None or self.session.settings.earcons):
+            # the earcon's text equivalent: "[needs you] Confirmation needed. …"
+            text = f"{self._tr(label)} {text}".strip()
         if not text:
             return
         if announcement.urgency is Urgency.CRITICAL and not announcement.kind.startswith(
@@ -422,7 +429,7 @@ class PlainUi:
     def _command(self, words: list[str]) -> None:
         session = self.session
         if session is None or not words:
-            self._print(HELP)
+            self._print(self._tr(HELP))
             return
         name, args = words[0].lower(), words[1:]
         if name in ("quit", "q", "exit"):
@@ -435,6 +442,11 @@ class PlainUi:
             )
         elif name == "repeat":
             session.repeat_last()
+        elif name in ("diagnostics", "diag"):
+            report = getattr(session, "diagnostics_report", None)
+            lines = report() if callable(report) else []
+            for line in lines or [self._tr("Diagnostics: nothing has been dropped.")]:
+                self._print(_CONTROL.sub(" ", line).rstrip())
         elif name == "cancel" and callable(getattr(session, "cancel_turn", None)):
             task = asyncio.ensure_future(session.cancel_turn())  # type: ignore[attr-defined]
             self._tasks.add(task)
@@ -451,12 +463,12 @@ class PlainUi:
                 updated = session.settings.model_copy(update={key: args[0]})
                 updated = UserSettings.model_validate(updated.model_dump())
             except ValueError:
-                self._print(f"Unknown {name} {args[0]!r}. {HELP}")
+                self._print(f"Unknown {name} {args[0]!r}. {self._tr(HELP)}")
                 return
             session.update_settings(updated)
             self._print(f"{name.capitalize()} is now {args[0]}.")
         else:
-            self._print(HELP)
+            self._print(self._tr(HELP))
 
 
 def event_field(event: object, name: str) -> Any:
