@@ -26,11 +26,11 @@ from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import AnswerKeys
 from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.reconnect import Notice, ReconnectPolicy, Retry
 from announcer.engine.replies import ReplyReady
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
 from announcer.i18n.translate import catalog_language, translator
-from announcer.runtime.backoff import Backoff
 from announcer.runtime.capabilities import (
     capabilities_from_settings,
     honoured_differences,
@@ -38,11 +38,13 @@ from announcer.runtime.capabilities import (
 )
 from announcer.transports import (
     InsecureTransportRefused,
+    SourceUnavailable,
     Transport,
     TransportError,
     TransportOptions,
     open_transport,
 )
+from announcer.transports.base import decode_handshake_answer
 
 log = logging.getLogger("announcer.runtime")
 
@@ -127,6 +129,9 @@ class SourceState:
     producer_name: str | None = None
     # this source's own format adapter: sessions and tool calls never mix across sources
     adapter: FrameAdapter | None = None
+    # when to retry and what to say about it (announcer.engine.reconnect)
+    policy: ReconnectPolicy | None = None
+    settle_timer: asyncio.TimerHandle | None = None
 
     @property
     def name(self) -> str:
@@ -458,7 +463,7 @@ class LiveSession:
         return self._stopping.is_set()
 
     async def _supervise(self, state: SourceState) -> None:
-        backoff = Backoff()
+        policy = state.policy = ReconnectPolicy(self.clock)
         transport = state.transport
         while not self._stopping.is_set():
             try:
@@ -478,11 +483,17 @@ class LiveSession:
                     early = outcome.early_frames
                 else:
                     early = []
-                self._connected(state)
-                backoff.reset()
+                if getattr(transport, "signals_open", False):
+                    # SSE: the handshake was a POST; the stream is open only once it answers.
+                    transport.on_open = lambda: self._opened(state)  # type: ignore[attr-defined]
+                else:
+                    self._opened(state)
                 for raw in early:
+                    self._delivered(state)
                     self._enqueue(state, raw)
                 async for raw in transport.frames():
+                    if not policy.up:
+                        self._delivered(state)
                     self._enqueue(state, raw)
                 if getattr(transport, "finite", False):
                     self._finish_adapter(state)
@@ -492,26 +503,33 @@ class LiveSession:
                     self._wake.set()
                     return
                 raise TransportError("the producer closed the connection")
-            except InsecureTransportRefused as exc:
+            except (InsecureTransportRefused, SourceUnavailable) as exc:
+                self._cancel_settle(state)
                 self._give_up(state, str(exc))
                 return
             except TransportError as exc:
+                self._cancel_settle(state)
                 if self._stopping.is_set():
                     return
-                self._lost(state, str(exc))
+                failure = policy.failed()
+                self._lost(state, str(exc), failure)
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(transport.close("reconnecting"), 5)
                 if getattr(transport, "finite", False):
                     self._give_up(state, str(exc))
                     return
-                if await self._sleep_or_stop(backoff.next_delay()):
+                if await self._sleep_or_stop(failure.delay):
                     return
             except Exception as exc:  # nothing a producer sends may crash us
                 log.exception("source %s failed", state.source)
+                self._cancel_settle(state)
                 if self._stopping.is_set():
                     return
-                self._lost(state, f"unexpected error: {exc}")
-                if await self._sleep_or_stop(backoff.next_delay()):
+                failure = policy.failed()
+                self._lost(state, f"unexpected error: {exc}", failure)
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(transport.close("reconnecting"), 5)
+                if await self._sleep_or_stop(failure.delay):
                     return
 
     def _after_handshake(self, state: SourceState, response: dict[str, Any] | None) -> float | None:
@@ -591,40 +609,78 @@ class LiveSession:
             state.subscription_id = None
             self._spawn(state.transport.close("renegotiation rejected"))
 
-    def _connected(self, state: SourceState) -> None:
+    def _opened(self, state: SourceState) -> None:
+        """The stream is open; it counts as up once it delivers or stays open a moment."""
         state.connected = True
         # The engine forgot the subscription when the connection dropped; a resumed
         # SSE stream keeps it, a producer without the handshake has none.
         self.engine.set_subscription(state.source, state.subscription_id or UNNEGOTIATED)
-        if state.lost_announced:
+        policy = state.policy
+        if policy is not None:
+            policy.opened()
+            self._cancel_settle(state)
+            if self._loop is not None:
+                state.settle_timer = self._loop.call_later(
+                    policy.settle_seconds, self._settled, state
+                )
+        self._status_changed()
+
+    def _delivered(self, state: SourceState) -> None:
+        if state.policy is not None and not state.policy.up:
+            self._cancel_settle(state)
+            self._announce_connection(state, state.policy.delivered())
+
+    def _settled(self, state: SourceState) -> None:
+        state.settle_timer = None
+        if state.policy is not None:
+            self._announce_connection(state, state.policy.settled())
+
+    def _cancel_settle(self, state: SourceState) -> None:
+        if state.settle_timer is not None:
+            state.settle_timer.cancel()
+            state.settle_timer = None
+
+    def _announce_connection(self, state: SourceState, notice: Notice | None) -> None:
+        if notice is Notice.RECONNECTED:
             self._system(self._t("Reconnected to {name}.").format(name=state.name))
-        elif not state.ever_connected:
+        elif notice is Notice.CONNECTED:
             self._system(
                 self._t("Connected to {name}.").format(name=state.name), urgency=Urgency.BACKGROUND
             )
-        state.ever_connected = True
-        state.lost_announced = False
-        self._status_changed()
+        if notice is not None:
+            state.ever_connected = True
+            state.lost_announced = False
+            self._status_changed()
 
-    def _lost(self, state: SourceState, reason: str) -> None:
-        was_connected = state.connected
+    def _lost(self, state: SourceState, reason: str, retry: Retry | None = None) -> None:
         state.connected = False
-        if not state.lost_announced:
+        notice = retry.notice if retry is not None else None
+        if notice is Notice.LOST:
             state.lost_announced = True
-            if was_connected or state.ever_connected:
-                self._system(
-                    self._t("Connection to {name} lost: {reason}. Reconnecting.").format(
-                        name=state.name, reason=reason
-                    ),
-                    urgency=Urgency.CRITICAL,
-                )
-            else:
-                self._system(
-                    self._t("Cannot connect to {name}: {reason}. Retrying.").format(
-                        name=state.name, reason=reason
-                    ),
-                    urgency=Urgency.CRITICAL,
-                )
+            self._system(
+                self._t("Connection to {name} lost: {reason}. Reconnecting.").format(
+                    name=state.name, reason=reason
+                ),
+                urgency=Urgency.CRITICAL,
+            )
+        elif notice is Notice.CANNOT_CONNECT:
+            state.lost_announced = True
+            self._system(
+                self._t("Cannot connect to {name}: {reason}. Retrying.").format(
+                    name=state.name, reason=reason
+                ),
+                urgency=Urgency.CRITICAL,
+            )
+        elif notice is Notice.STILL_FAILING:
+            self._system(
+                self._t(
+                    "Still trying to reach {name}: {reason}. To stop, quit announcer "
+                    "(Control+Q, or :quit in the line interface)."
+                ).format(name=state.name, reason=reason),
+                urgency=Urgency.NORMAL,
+            )
+        else:
+            log.info("%s: %s (retrying)", state.source, reason)
         # §5.8.2/§8.2.5: the producer applies its default to what we could not answer.
         reason = self._t("the connection was lost; the producer applies its default.")
         for prompt in self.engine.pending_prompts():
@@ -632,6 +688,7 @@ class LiveSession:
                 self._lost_tokens[prompt.reply_token] = reason
         self._run(self.engine.source_closed(state.source, self.clock()))
         self._sync_prompts()
+        self._status_changed()
 
     def _give_up(self, state: SourceState, reason: str, *, announce_as_is: bool = False) -> None:
         state.failed = True
@@ -715,13 +772,15 @@ class LiveSession:
         if len(raw.encode("utf-8")) > self.options.max_frame_bytes:
             self._count_drop("frame over the size limit")
             return
-        if '"subscription.' in raw[:200] or '"subscription.' in raw:
-            with contextlib.suppress(ValueError):
-                data = json.loads(raw)
-                if isinstance(data, dict) and str(data.get("type", "")).startswith("subscription."):
-                    self._handle_handshake_message(state, data)
-                    self._run(self.engine.receive(data, state.source, now))
-                    return
+        if '"subscription.' in raw:
+            # Handshake messages are read by the same decoder as events (duplicate keys,
+            # depth and number limits included); one it cannot read goes to the engine,
+            # which drops it with the reason like any invalid frame.
+            data = decode_handshake_answer(raw)
+            if data is not None:
+                self._handle_handshake_message(state, data)
+                self._run(self.engine.receive(data, state.source, now))
+                return
         # The engine decodes and validates (§3.9), drops duplicates (§8.2.4), reorders
         # (§8.2.3), decides what to say and opens prompts; invalid frames are logged there.
         self._run(self.engine.receive(raw, state.source, now))

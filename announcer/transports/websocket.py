@@ -5,10 +5,12 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+from collections import deque
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+from websockets.frames import Frame, Opcode
 
 from announcer.transports.base import (
     TransportError,
@@ -45,6 +47,21 @@ CLOSE_MEANINGS = {
 }
 
 
+class _AaepConnection(ClientConnection):
+    """Remembers, per message in arrival order, whether it came as a binary frame:
+    ``recv(decode=False)`` hands text and binary alike as bytes."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.binary_messages: deque[bool] = deque()
+
+    def process_event(self, event: Any) -> None:
+        starts_message = isinstance(event, Frame) and event.opcode in (Opcode.TEXT, Opcode.BINARY)
+        if self.response is not None and starts_message:
+            self.binary_messages.append(event.opcode is Opcode.BINARY)
+        super().process_event(event)
+
+
 class WebSocketTransport(MessageStreamTransport):
     def __init__(self, url: str, options: TransportOptions, source_id: str | None = None) -> None:
         super().__init__()
@@ -53,7 +70,7 @@ class WebSocketTransport(MessageStreamTransport):
         self.options = options
         self.source_id = source_id or url
         self.description = url
-        self._ws: ClientConnection | None = None
+        self._ws: _AaepConnection | None = None
         self.close_code: int | None = None
 
     async def connect(self) -> None:
@@ -62,7 +79,7 @@ class WebSocketTransport(MessageStreamTransport):
         wire_limit = self.options.max_frame_bytes * 4
         ping = max(1.0, self.options.stall_seconds / 2)
         try:
-            self._ws = await connect(
+            ws = await connect(
                 self.url,
                 subprotocols=[SUBPROTOCOL],  # type: ignore[list-item]
                 additional_headers=self.options.auth_headers(),
@@ -72,6 +89,7 @@ class WebSocketTransport(MessageStreamTransport):
                 ping_interval=ping,
                 ping_timeout=ping,  # §5 stall detection: no pong means a dead producer
                 logger=wire_log,
+                create_connection=_AaepConnection,
             )
         except InvalidStatus as exc:
             raise TransportError(
@@ -79,6 +97,8 @@ class WebSocketTransport(MessageStreamTransport):
             ) from None
         except (OSError, InvalidHandshake, TimeoutError) as exc:
             raise TransportError(f"cannot connect to {self.url}: {exc}") from None
+        assert isinstance(ws, _AaepConnection)
+        self._ws = ws
         if self._ws.subprotocol != SUBPROTOCOL:
             await self._ws.close()
             raise TransportError("the producer did not agree to the aaep.v1 subprotocol (B.2.1)")
@@ -88,22 +108,34 @@ class WebSocketTransport(MessageStreamTransport):
             return None
         while True:
             try:
-                data = await self._ws.recv()
+                # Text frames as bytes: UTF-8 is checked here, so a bad frame is dropped
+                # like on every other transport instead of closing the connection (1007).
+                data = await self._ws.recv(decode=False)
             except ConnectionClosed as exc:
                 code = exc.rcvd.code if exc.rcvd is not None else None
                 self.close_code = code
+                if exc.sent is not None and exc.sent.code == 1009:
+                    # Over the wire cap websockets cannot skip the frame: it must close.
+                    limit = self.options.max_frame_bytes
+                    self.options.drop_oversize()
+                    raise TransportError(
+                        f"the producer sent a message far over {limit} bytes"
+                    ) from None
                 if code in CLOSE_MEANINGS and code not in (4000, 4005):
                     raise TransportError(CLOSE_MEANINGS[code]) from None
                 if exc.rcvd is None or code not in (1000, 4000, 4005):
                     raise TransportError(f"the WebSocket connection broke ({exc})") from None
                 return None
-            if isinstance(data, bytes):
+            if self._ws.binary_messages and self._ws.binary_messages.popleft():
                 self.options.count_drop("binary WebSocket frame (B.2.2)")
                 continue
-            if len(data.encode("utf-8")) > self.options.max_frame_bytes:
-                self.options.count_drop(f"frame over {self.options.max_frame_bytes} bytes")
+            if len(data) > self.options.max_frame_bytes:
+                self.options.drop_oversize()
                 continue
-            return data
+            try:
+                return data.decode("utf-8")
+            except UnicodeDecodeError:
+                self.options.drop_not_utf8()
 
     async def _write(self, message: dict[str, Any]) -> None:
         if self._ws is None:
