@@ -31,6 +31,7 @@ from announcer.engine.replies import ReplyReady
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
 from announcer.i18n.translate import catalog_language, translator
+from announcer.protocol.sanitise import clean_speech, text_field
 from announcer.runtime.capabilities import (
     capabilities_from_settings,
     honoured_differences,
@@ -243,7 +244,8 @@ class LiveSession:
         urgency = getattr(prompt.event, "urgency", "critical")
         self._say(
             Announcement(
-                text=text,
+                # our sentences quote producer fields (name, languages, reasons): sanitised
+                text=clean_speech(text),
                 language=catalog_language(self.settings.languages),
                 urgency=Urgency.CRITICAL if urgency == "critical" else Urgency.NORMAL,
                 event_id=prompt.event_id,
@@ -546,12 +548,12 @@ class LiveSession:
             code = str(response.get("reason_code", "unknown"))
             words = _REJECTION_WORDS.get(code, "it gave no reason")
             retry_after = response.get("retry_after_seconds")
-            detail = response.get("reason_message")
+            detail = text_field(response.get("reason_message"), limit=500)
             sentence = self._t("{name} refused the subscription: {why}.").format(
                 name=state.name, why=self._t(words)
             )
-            if isinstance(detail, str) and detail.strip():
-                sentence += " " + self._t("It said: {detail}").format(detail=detail.strip())
+            if detail:
+                sentence += " " + self._t("It said: {detail}").format(detail=detail)
             if isinstance(retry_after, int | float) and retry_after >= 0:
                 again = self._t("Trying again in {seconds} seconds.").format(
                     seconds=f"{retry_after:g}"
@@ -577,7 +579,10 @@ class LiveSession:
             self.engine.set_subscription(state.source, state.subscription_id)
         producer = response.get("producer")
         if isinstance(producer, dict):
-            state.producer_name = producer.get("agent_name") or producer.get("agent_id")
+            # Only a string is a name ({"x": 1} or 12345 is not), and it is sanitised.
+            state.producer_name = text_field(producer.get("agent_name")) or text_field(
+                producer.get("agent_id")
+            )
         honoured = response.get("honored_capabilities")
         previous = state.honoured
         state.honoured = honoured if isinstance(honoured, dict) else {}
@@ -855,7 +860,8 @@ class LiveSession:
     ) -> None:
         self._say(
             Announcement(
-                text=text,
+                # our sentences quote producer fields (name, languages, reasons): sanitised
+                text=clean_speech(text),
                 language=catalog_language(self.settings.languages),
                 urgency=urgency,
                 interrupt=interrupt or urgency is Urgency.CRITICAL,

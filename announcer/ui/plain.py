@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-import re
 import sys
 import threading
 from collections import deque
@@ -26,8 +25,8 @@ from announcer.engine.answer_keys import TYPED_LINE_ANSWER_KEYS
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.i18n.translate import catalog_language, translator
+from announcer.protocol.sanitise import clean_display
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 HELP = "Commands: :verbosity terse|normal|detailed, :load low|medium|high, :status, :repeat, :quit"
 
 
@@ -52,7 +51,7 @@ class _Session(Protocol):
 
 def clean(text: str) -> str:
     """Producer text, literally, minus anything that could drive the terminal."""
-    return _CONTROL.sub(" ", text).strip()
+    return clean_display(text).strip()
 
 
 class PlainUi:
