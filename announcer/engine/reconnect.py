@@ -103,9 +103,8 @@ class ReconnectPolicy:
         return self._go_up()
 
     def settled(self) -> Notice | None:
-        """Called ``settle_seconds`` after :meth:`opened`: still open, so it is up."""
-        if self._opened_at is None or self.clock() - self._opened_at < self.settle_seconds:
-            return None
+        """The runtime's timer fired ``settle_seconds`` after :meth:`opened` and the stream is
+        still open: it is up, even if the producer has had nothing to say."""
         return self._go_up()
 
     def _go_up(self) -> Notice | None:
