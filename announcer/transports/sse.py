@@ -109,7 +109,9 @@ class SseTransport:
         if isinstance(endpoints, dict) and isinstance(endpoints.get("events"), str):
             log.info("paths from the producer manifest")
             return {
-                "subscribe": self._own_path(endpoints.get("subscriptions"), "subscriptions"),
+                # a refused endpoint falls back to the Appendix B path on the user's origin
+                "subscribe": self._own_path(endpoints.get("subscriptions"), "subscriptions")
+                or (APPENDIX_B["subscribe"] if endpoints.get("subscriptions") else None),
                 "events": self._own_path(endpoints["events"], "events") or APPENDIX_B["events"],
                 "replies": self._own_path(endpoints.get("replies"), "replies")
                 or APPENDIX_B["replies"],
@@ -130,10 +132,9 @@ class SseTransport:
         path = same_origin(url, self.origin)
         if path is None:
             self.refused_urls += 1
-            log.warning(
-                "the producer pointed %s at another origin; ignored (only %s is used)",
-                what,
-                self.origin,
+            # counted with the dropped frames, so the diagnostics show it without -v
+            self.options.count_drop(
+                f"the producer pointed {what} at another origin; only {self.origin} is used"
             )
         return path
 
