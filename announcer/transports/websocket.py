@@ -7,6 +7,7 @@ import json
 import logging
 from collections import deque
 from typing import Any
+from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
@@ -16,6 +17,7 @@ from announcer.transports.base import (
     TransportError,
     TransportOptions,
     check_plaintext_allowed,
+    same_origin,
 )
 from announcer.transports.stream import MessageStreamTransport
 
@@ -62,6 +64,24 @@ class _AaepConnection(ClientConnection):
         super().process_event(event)
 
 
+class _SameOriginConnect(connect):
+    """websockets follows HTTP redirects (stripping the token across origins); a producer
+    may only redirect within the origin the user named, or the replies would go elsewhere."""
+
+    def process_redirect(self, exc: Exception) -> Exception | str:
+        target = super().process_redirect(exc)
+        if isinstance(target, str) and same_origin(target, _origin(self.uri)) is None:
+            return TransportError(
+                "the producer redirected the connection to another origin; refused"
+            )
+        return target
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 class WebSocketTransport(MessageStreamTransport):
     def __init__(self, url: str, options: TransportOptions, source_id: str | None = None) -> None:
         super().__init__()
@@ -79,7 +99,7 @@ class WebSocketTransport(MessageStreamTransport):
         wire_limit = self.options.max_frame_bytes * 4
         ping = max(1.0, self.options.stall_seconds / 2)
         try:
-            ws = await connect(
+            ws = await _SameOriginConnect(
                 self.url,
                 subprotocols=[SUBPROTOCOL],  # type: ignore[list-item]
                 additional_headers=self.options.auth_headers(),

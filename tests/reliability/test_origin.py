@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 
@@ -146,3 +147,38 @@ async def test_the_stream_and_the_reply_never_go_to_another_origin(
     assert heard.count("Confirmation") >= 1
     transport = session.states[0].transport
     assert getattr(transport, "refused_urls", 0) >= 1
+
+
+async def test_a_websocket_redirect_to_another_origin_is_not_followed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from websockets.asyncio.server import serve
+
+    monkeypatch.setenv("ANNOUNCER_TEST_TOKEN", TOKEN)
+    elsewhere = await _elsewhere()
+    redirects = 0
+
+    def redirect(connection: Any, request: Any) -> Any:
+        nonlocal redirects
+        redirects += 1
+        response = connection.respond(302, "")
+        response.headers["Location"] = f"ws://127.0.0.1:{elsewhere.port}/aaep/v1/ws"
+        return response
+
+    async def never(ws: Any) -> None:
+        raise AssertionError("no WebSocket should open here")
+
+    server = await serve(never, "127.0.0.1", 0, process_request=redirect)
+    port = server.sockets[0].getsockname()[1]
+    options = TransportOptions(token_env="ANNOUNCER_TEST_TOKEN")
+    session, heard = listener([f"ws://127.0.0.1:{port}/aaep/v1/ws"], options)
+    try:
+        async with running(session):
+            await heard.hears("redirected the connection to another origin")
+            await asyncio.sleep(2.0)
+    finally:
+        server.close()
+        await elsewhere.close()
+    assert elsewhere.requests == []
+    assert 1 <= redirects <= 5  # retried with backoff, not in a loop
+    assert heard.count("Cannot connect") == 1
