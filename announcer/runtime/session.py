@@ -441,6 +441,7 @@ class LiveSession:
     async def _shutdown(self) -> None:
         """§5.8: say goodbye to every producer we shook hands with."""
         for state in self.states:
+            self._cancel_settle(state)
             if state.connected and state.subscription_id:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(

@@ -303,3 +303,22 @@ async def test_a_command_that_keeps_exiting_backs_off() -> None:
     assert heard.count("exited with status 0") == 1
     assert session.states[0].policy is not None
     assert 2 <= session.states[0].policy.failures <= 7
+
+
+async def test_while_it_keeps_failing_a_sparse_reminder_says_how_to_stop(tmp_path: Path) -> None:
+    """Nothing listens at the socket. The session's clock runs 30 times faster than the
+    loop's (the retry sleeps stay real), so six seconds are three minutes to the policy."""
+    import time
+
+    start = time.monotonic()
+    session, heard = listener(
+        [f"unix:{tmp_path / 'nobody.sock'}"], clock=lambda: start + (time.monotonic() - start) * 30
+    )
+    async with running(session):
+        await asyncio.sleep(WINDOW)
+    assert heard.count("Cannot connect to unix:") == 1, heard.spoken
+    reminders = [t for t in heard.spoken if t.startswith("Still trying to reach unix:")]
+    assert 1 <= len(reminders) <= 4, heard.spoken  # about one a minute of policy time
+    assert "To stop, quit announcer (Control+Q, or :quit in the line interface)." in reminders[0]
+    assert session.states[0].policy is not None
+    assert session.states[0].policy.failures <= 7  # real seconds: still a handful of tries
