@@ -24,6 +24,7 @@ from announcer.protocol import MAX_EVENT_BYTES
 from announcer.transports.base import (
     HandshakeOutcome,
     ReplyNotDelivered,
+    SourceUnavailable,
     TransportError,
     TransportOptions,
     check_plaintext_allowed,
@@ -204,6 +205,12 @@ class SseTransport:
         if self.paths is None:
             self.paths = dict(APPENDIX_B)
         answer = decode_handshake_answer(response.text)
+        if answer is None and response.status_code in (401, 403):
+            # Retrying with the same credentials cannot help: say so once and stop.
+            raise SourceUnavailable(
+                f"the producer refused the subscription (HTTP {response.status_code}): "
+                "check the token (--token-env or --token-file)"
+            )
         if answer is None:
             raise TransportError(
                 f"the producer answered the subscription with HTTP {response.status_code} "

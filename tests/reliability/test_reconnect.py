@@ -322,3 +322,22 @@ async def test_while_it_keeps_failing_a_sparse_reminder_says_how_to_stop(tmp_pat
     assert "To stop, quit announcer (Control+Q, or :quit in the line interface)." in reminders[0]
     assert session.states[0].policy is not None
     assert session.states[0].policy.failures <= 7  # real seconds: still a handful of tries
+
+
+async def test_a_refused_token_gives_up_instead_of_retrying() -> None:
+    async def handle(request: Request, writer: asyncio.StreamWriter) -> None:
+        if request.method == "POST":
+            await respond(writer, "401 Unauthorized", b'{"error": "invalid_token"}')
+        else:
+            await respond(writer, "404 Not Found")
+
+    producer = await HttpProducer(handle).start()
+    session, heard = listener([producer.origin])
+    try:
+        status = await asyncio.wait_for(session.run(), 20)
+    finally:
+        await producer.close()
+    assert status == 1
+    [sentence] = [t for t in heard.spoken if "HTTP 401" in t]
+    assert sentence.startswith("Giving up on ") and "check the token" in sentence
+    assert producer.paths("POST") == ["/aaep/v1/subscriptions"]
