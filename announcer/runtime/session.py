@@ -133,6 +133,7 @@ class SourceState:
     # when to retry and what to say about it (announcer.engine.reconnect)
     policy: ReconnectPolicy | None = None
     settle_timer: asyncio.TimerHandle | None = None
+    last_rejection: str | None = None
 
     @property
     def name(self) -> str:
@@ -480,7 +481,12 @@ class LiveSession:
                     retry = self._after_handshake(state, outcome.response)
                     if retry is not None:
                         await transport.close("rejected")
-                        if retry < 0 or await self._sleep_or_stop(retry):
+                        if retry < 0:
+                            return
+                        # the producer's delay, but never less than our backoff: a
+                        # producer that keeps rejecting with 0 seconds is no hot loop
+                        delay = max(retry, policy.failed().delay)
+                        if await self._sleep_or_stop(delay):
                             return
                         continue
                     early = outcome.early_frames
@@ -559,8 +565,10 @@ class LiveSession:
                 again = self._t("Trying again in {seconds} seconds.").format(
                     seconds=f"{retry_after:g}"
                 )
-                self._system(f"{sentence} {again}")
-                return float(retry_after)
+                if sentence != state.last_rejection:  # once, not at every retry
+                    state.last_rejection = sentence
+                    self._system(f"{sentence} {again}")
+                return float(min(retry_after, 24 * 3600))
             self._give_up(state, sentence, announce_as_is=True)
             return -1.0
         if response.get("type") == "subscription.accepted":
@@ -654,6 +662,7 @@ class LiveSession:
                 self._t("Connected to {name}.").format(name=state.name), urgency=Urgency.BACKGROUND
             )
         if notice is not None:
+            state.last_rejection = None
             state.ever_connected = True
             state.lost_announced = False
             self._status_changed()

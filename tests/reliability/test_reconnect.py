@@ -341,3 +341,25 @@ async def test_a_refused_token_gives_up_instead_of_retrying() -> None:
     [sentence] = [t for t in heard.spoken if "HTTP 401" in t]
     assert sentence.startswith("Giving up on ") and "check the token" in sentence
     assert producer.paths("POST") == ["/aaep/v1/subscriptions"]
+
+
+async def test_a_producer_rejecting_with_retry_after_zero_forever_is_no_hot_loop() -> None:
+    async def reject(ws: Any, producer: WsProducer) -> None:
+        await producer.take(ws)
+        rejected = {
+            "type": "subscription.rejected",
+            "aaep_version": "0.1.0",
+            "reason_code": "rate_limit",
+            "reason_message": "Busy.",
+            "retry_after_seconds": 0,
+        }
+        await ws.send(frame(rejected))
+        await ws.close(4001)
+
+    producer = await WsProducer(reject).start()
+    try:
+        heard = await _watch_storm(producer.url)
+    finally:
+        await producer.close()
+    assert 2 <= producer.connections <= 7, producer.connections
+    assert heard.count("refused the subscription") == 1, heard.spoken
