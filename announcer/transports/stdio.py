@@ -15,6 +15,7 @@ import logging
 import shlex
 from typing import Any
 
+from announcer.protocol.decode import loads_strict
 from announcer.transports.base import SourceUnavailable, TransportError, TransportOptions
 from announcer.transports.stream import MessageStreamTransport
 from announcer.transports.unix import UnixSocketTransport
@@ -84,9 +85,10 @@ class StdioTransport(MessageStreamTransport):
                 self.options.drop_not_utf8()
                 continue
             try:
-                envelope = json.loads(text)
-            except ValueError:
-                self.options.count_drop("stdio line is not JSON")
+                envelope = loads_strict(text)  # duplicate keys are not silently merged
+            except ValueError as exc:
+                log.info("stdio line refused: %s", exc)
+                self.options.count_drop("stdio line is not valid JSON")
                 continue
             if not isinstance(envelope, dict) or envelope.get("jsonrpc") != "2.0":
                 self.options.count_drop("stdio line is not JSON-RPC 2.0")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -208,3 +209,33 @@ async def test_handshake_messages_go_through_the_event_decoder() -> None:
     assert state.producer_name is None
     assert not state.failed
     assert heard.count("refused") == 0
+
+
+async def test_a_stdio_handshake_with_a_duplicate_type_key_is_not_an_acceptance(
+    tmp_path: Path,
+) -> None:
+    import sys
+    import textwrap
+
+    fields = json.dumps(ACCEPTED)[1:-1]
+    result = '{"type": "subscription.rejected", "reason_code": "unknown", ' + fields + "}"
+    script = tmp_path / "producer.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import json, sys, time
+            request = json.loads(sys.stdin.readline())
+            line = '{{"jsonrpc": "2.0", "id": %d, "result": %s}}' % (request["id"], {result!r})
+            print(line, flush=True)
+            event = {json.dumps(event("Still here."))!r}
+            print('{{"jsonrpc": "2.0", "method": "aaep.event", "params": %s}}' % event, flush=True)
+            time.sleep({BOUND})
+            """
+        )
+    )
+    session, heard = listener([f"stdio:{sys.executable} {script}"], handshake_timeout=1.0)
+    async with running(session):
+        await heard.hears("Still here.")
+    state = session.states[0]
+    assert state.subscription_id is None
+    assert session.options.dropped.get("stdio line is not valid JSON") == 1
