@@ -239,3 +239,29 @@ async def test_a_stdio_handshake_with_a_duplicate_type_key_is_not_an_acceptance(
     state = session.states[0]
     assert state.subscription_id is None
     assert session.options.dropped.get("stdio line is not valid JSON") == 1
+
+
+async def test_the_textual_ui_shows_hostile_text_clean() -> None:
+    from announcer.ui.tui.app import AnnouncerApp
+
+    serve = _serving(_accepted(agent_name=HOSTILE), summary=f"Done{OSC_CLIPBOARD}{RLO} now.")
+    producer = await WsProducer(serve).start()
+    session, heard = listener([producer.url])
+    app = AnnouncerApp(session)
+    try:
+        async with app.run_test() as pilot:
+            runner = asyncio.ensure_future(session.run())
+            try:
+                await heard.hears("Done now.")
+                await heard.hears("Connected to Evil")
+                await pilot.pause(0.3)
+                entries = app.main_screen.transcript.entries
+                status = str(app.main_screen.status_widget.render())
+            finally:
+                session.stop()
+                await asyncio.wait_for(runner, 30)
+    finally:
+        await producer.close()
+    assert any("Done now." in entry for entry in entries), entries
+    assert all(_clean(entry) for entry in entries), entries
+    assert "Evil" in status and _clean(status), repr(status)
