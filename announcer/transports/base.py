@@ -127,7 +127,8 @@ def same_origin(url: str, origin: str) -> str | None:
         return None
     if not same:
         return None
-    path = target.path or "/"
+    # one leading slash: "//host/x" would read as another host to an HTTP client
+    path = "/" + target.path.lstrip("/")
     return f"{path}?{target.query}" if target.query else path
 
 

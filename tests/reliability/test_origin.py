@@ -56,6 +56,7 @@ CONFIRMATION = {
     [
         ("/aaep/v1/events?subscription_id=sub_1", "/aaep/v1/events?subscription_id=sub_1"),
         ("events", "/events"),
+        ("https://127.0.0.1:8443//evil.example/x", "/evil.example/x"),  # stays a path
         ("https://127.0.0.1:8443/x", "/x"),
         ("https://127.0.0.1:8443/x?a=1", "/x?a=1"),
         ("http://127.0.0.1:8443/x", None),  # TLS downgrade
