@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from announcer.protocol.sanitise import clean_display, clean_speech, one_line, text_field
 from announcer.speech.driver import SpeechDriver
@@ -265,3 +267,25 @@ async def test_the_textual_ui_shows_hostile_text_clean() -> None:
     assert any("Done now." in entry for entry in entries), entries
     assert all(_clean(entry) for entry in entries), entries
     assert "Evil" in status and _clean(status), repr(status)
+
+
+_UNSAFE_CHARS = [chr(c) for c in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))]
+_UNSAFE_CHARS += list("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200b\u2060\ufeff")
+
+
+@given(
+    st.text(
+        alphabet=st.one_of(
+            st.sampled_from([*_UNSAFE_CHARS, "[", "]", ";", "\\", "P", "0", "5", "\n", "\t"]),
+            st.characters(),
+        ),
+        max_size=200,
+    )
+)
+@settings(max_examples=400, deadline=None)
+def test_no_text_gets_a_control_through_and_cleaning_twice_changes_nothing(text: str) -> None:
+    for clean in (clean_display, clean_speech, one_line):
+        cleaned = clean(text)
+        assert not any(ch in cleaned for ch in _UNSAFE_CHARS if ch != "\n"), repr(cleaned)
+        assert not any(0xE0000 <= ord(ch) <= 0xE007F for ch in cleaned)
+        assert clean(cleaned) == cleaned
