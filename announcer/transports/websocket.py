@@ -141,6 +141,12 @@ class WebSocketTransport(MessageStreamTransport):
                     raise TransportError(
                         f"the producer sent a message far over {limit} bytes"
                     ) from None
+                if exc.sent is not None and "keepalive ping timeout" in exc.sent.reason:
+                    # §8.2.5 stall: frozen, or trickling a frame so slowly no pong gets through
+                    raise TransportError(
+                        "the producer stalled: no answer to a ping for "
+                        f"{max(1.0, self.options.stall_seconds / 2):g} seconds"
+                    ) from None
                 if code in CLOSE_MEANINGS and code not in (4000, 4005):
                     raise TransportError(CLOSE_MEANINGS[code]) from None
                 if exc.rcvd is None or code not in (1000, 4000, 4005):

@@ -363,3 +363,25 @@ async def test_a_producer_rejecting_with_retry_after_zero_forever_is_no_hot_loop
         await producer.close()
     assert 2 <= producer.connections <= 7, producer.connections
     assert heard.count("refused the subscription") == 1, heard.spoken
+
+
+async def test_a_slow_loris_websocket_frame_is_reported_as_stalled() -> None:
+    """A frame whose header promises 1000 bytes that come one every 0.1 s: no pong can
+    pass inside it, so the ping/pong stall detector fires."""
+
+    async def trickle(ws: Any, producer: WsProducer) -> None:
+        await producer.take(ws)
+        await ws.send(frame(ACCEPTED))
+        ws.transport.write(b"\x81\x7e\x03\xe8")  # FIN text frame, 16-bit length 1000
+        for _ in range(300):
+            ws.transport.write(b" ")
+            await asyncio.sleep(0.1)
+
+    producer = await WsProducer(trickle).start()
+    session, heard = listener([producer.url], TransportOptions(stall_seconds=2.0))
+    try:
+        async with running(session):
+            await heard.hears("stalled", bound=20)
+    finally:
+        await producer.close()
+    assert heard.count("Connection to Hostile lost: the producer stalled") == 1, heard.spoken
