@@ -134,7 +134,7 @@ async def _watch_storm(source: str, options: TransportOptions | None = None) -> 
     return heard
 
 
-async def test_sse_events_path_answering_500_backs_off_and_never_says_connected() -> None:
+async def test_sse_events_answering_500_redirecting_or_ending_back_off_silently() -> None:
     for answer in ("500", "redirect", "ends"):
         producer = await _sse_producer(answer)
         try:
