@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-import re
 import sys
 import threading
 from collections import OrderedDict, deque
@@ -39,10 +38,10 @@ from announcer.engine.phrases import N_
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.i18n.translate import catalog_language, translator
+from announcer.protocol.sanitise import clean_display
 
 # Typed answers to a question; never sent to an agent as a message (see _to_agent).
 _ANSWER_WORDS = frozenset({"a", "r", "y", "n", "c", "accept", "reject", "yes", "no", "confirm"})
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 SPEECH_KEPT = 256
 HELP = N_(
     "Commands: :verbosity terse|normal|detailed, :load low|medium|high, :status, :repeat, "
@@ -72,7 +71,7 @@ class _Session(Protocol):
 
 def clean(text: str) -> str:
     """Producer text, literally, minus anything that could drive the terminal."""
-    return _CONTROL.sub(" ", text).strip()
+    return clean_display(text).strip()
 
 
 class PlainUi:
@@ -446,7 +445,7 @@ class PlainUi:
             report = getattr(session, "diagnostics_report", None)
             lines = report() if callable(report) else []
             for line in lines or [self._tr("Diagnostics: nothing has been dropped.")]:
-                self._print(_CONTROL.sub(" ", line).rstrip())
+                self._print(clean_display(line).rstrip())
         elif name == "cancel" and callable(getattr(session, "cancel_turn", None)):
             task = asyncio.ensure_future(session.cancel_turn())  # type: ignore[attr-defined]
             self._tasks.add(task)
