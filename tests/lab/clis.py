@@ -106,6 +106,7 @@ def _quiet_base(home: Path) -> dict[str, str]:
         "XDG_CACHE_HOME": str(home / ".cache"),
         "XDG_DATA_HOME": str(home / ".local" / "share"),
         "NO_COLOR": "1",
+        "NPM_CONFIG_UPDATE_NOTIFIER": "false",
         "CI": os.environ.get("CI", ""),
     }
 
