@@ -195,3 +195,36 @@ def test_watch_runs_claude_through_npx_and_env_and_says_so(lab: Lab, tmp_path):
     assert said.count("Bash failed. Exit code 2.") == 1
     assert said[-1] == "Claude Code finished."
     assert Counter(r["session_id"] for r in records).most_common(1)[0][1] == len(records)
+
+
+def test_watch_tells_claude_from_its_first_line_behind_a_script(lab: Lab, tmp_path):
+    """A wrapper script hides the agent's name: the stream's first line names it."""
+    script = tmp_path / "run-agent"
+    script.write_text('#!/bin/sh\nexec "$@"\n')
+    script.chmod(0o755)
+    env = claude_env(lab.server.anthropic_url, tmp_path / "home")
+    env["PYTHONPATH"] = str(ROOT)
+    command = claude_command(lab.clis, "lab:one-tool please")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "announcer",
+            "watch",
+            "--backend",
+            "jsonl",
+            "--",
+            str(script),
+            *command,
+        ],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    said = [json.loads(line)["text"] for line in done.stdout.splitlines()]
+    assert said[1:] == heard(lab, "one-tool")[1:]
+    assert "cannot tell" not in done.stderr and "turned on" not in done.stderr
