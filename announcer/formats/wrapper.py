@@ -260,7 +260,9 @@ class WrapperTranslator:
         )
         if failed:
             err = event.message or (
-                f"exit code {exit_code}" if isinstance(exit_code, int) else None
+                b._t("exit code {code}").format(code=exit_code)
+                if isinstance(exit_code, int)
+                else None
             )
             b.tool_completed(
                 sess,
