@@ -251,7 +251,8 @@ def run_watch(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     settings = settings_from(args)
-    env, told = quiet_mode_env(fmt, dict(os.environ))
+    # only when the command itself runs the agent (not a replay given --format)
+    env, told = quiet_mode_env(guess_format(command), dict(os.environ))
     if told:
         print(told, file=sys.stderr)
     try:
