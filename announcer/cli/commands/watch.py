@@ -129,7 +129,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--format",
         choices=FORMAT_NAMES,
         default=None,
-        help="the agent's stream format (guessed from the command name when absent)",
+        help=(
+            "the agent's stream format (when absent: from the command, also through npx, "
+            "npm exec, node or env, else from its first output line)"
+        ),
     )
     parser.add_argument(
         "--events",
