@@ -2,7 +2,7 @@
 
 Each scenario runs once (``lab`` caches it); the stream is then heard at several
 verbosities through the same adapter, engine and jsonl speech record as
-``announcer watch --backend jsonl``. Denials, failures and the end are checked
+``announcer watch --speech jsonl``. Denials, failures and the end are checked
 sentence for sentence; the rest by counts.
 """
 
@@ -181,7 +181,7 @@ def test_watch_runs_claude_through_npx_and_env_and_says_so(lab: Lab, tmp_path):
             "-m",
             "announcer",
             "watch",
-            "--backend",
+            "--speech",
             "jsonl",
             "--",
             *launcher,
@@ -217,7 +217,7 @@ def test_watch_tells_claude_from_its_first_line_behind_a_script(lab: Lab, tmp_pa
             "-m",
             "announcer",
             "watch",
-            "--backend",
+            "--speech",
             "jsonl",
             "--",
             str(script),

@@ -131,7 +131,7 @@ def test_watch_runs_codex_through_npx_without_a_quiet_mode_it_cannot_verify(lab:
             "-m",
             "announcer",
             "watch",
-            "--backend",
+            "--speech",
             "jsonl",
             "--",
             *launcher,
