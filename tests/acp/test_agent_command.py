@@ -28,12 +28,18 @@ ARMED_AFTER = 1.5
 class AgentRun:
     """``announcer agent`` with its stdin and stdout on pipes, read line by line."""
 
-    def __init__(self, tmp: Path, *extra: str) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        *extra: str,
+        agent: list[str] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.folder = tmp / "work"
-        self.folder.mkdir()
+        self.folder.mkdir(exist_ok=True)
         self.record = tmp / "speech.jsonl"
         env = {
-            **os.environ,
+            **(os.environ if env is None else env),
             "PYTHONPATH": str(ROOT),
             "ANNOUNCER_CONFIG": str(tmp / "none.toml"),
             "PYTHONIOENCODING": "utf-8",
@@ -52,9 +58,7 @@ class AgentRun:
                 str(self.folder),
                 *extra,
                 "--",
-                sys.executable,
-                "-m",
-                "tests.acp.sdk_agent",
+                *(agent or [sys.executable, "-m", "tests.acp.sdk_agent"]),
             ],
             cwd=ROOT,
             env=env,

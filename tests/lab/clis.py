@@ -23,7 +23,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the versions the lab's expectations were reviewed against; change them together
-PINNED = {"@anthropic-ai/claude-code": "2.1.330", "@openai/codex": "0.169.0"}
+PINNED = {
+    "@anthropic-ai/claude-code": "2.1.330",
+    "@openai/codex": "0.169.0",
+    # ACP adapters for ``announcer agent`` (tests/lab/test_acp_lab.py)
+    "@zed-industries/claude-code-acp": "0.16.2",
+    "@zed-industries/codex-acp": "0.16.0",
+}
+#: the commands the lab needs from node_modules/.bin
+COMMANDS = ("claude", "codex", "claude-code-acp", "codex-acp")
 INSTALL_TIMEOUT = 900.0
 
 
@@ -58,7 +66,7 @@ def _installed(folder: Path) -> bool:
                 return False
         except (OSError, ValueError):
             return False
-    return all((folder / "node_modules" / ".bin" / n).exists() for n in ("claude", "codex"))
+    return all((folder / "node_modules" / ".bin" / n).exists() for n in COMMANDS)
 
 
 def ensure_clis(*, install: bool = True) -> Clis:
@@ -109,6 +117,17 @@ def _quiet_base(home: Path) -> dict[str, str]:
         "NPM_CONFIG_UPDATE_NOTIFIER": "false",
         "CI": os.environ.get("CI", ""),
     }
+
+
+def acp_adapter(clis: Clis, name: str) -> Path:
+    """``claude-code-acp`` or ``codex-acp`` from the lab's node_modules."""
+    return clis.folder / "node_modules" / ".bin" / name
+
+
+def codex_sandbox_path(clis: Clis) -> str:
+    """codex-acp needs ``bwrap`` on PATH; the @openai/codex package ships one."""
+    found = sorted(clis.folder.glob("node_modules/@openai/codex-*/vendor/*/codex-resources/bwrap"))
+    return str(found[0].parent) if found else ""
 
 
 def claude_env(base_url: str, home: Path) -> dict[str, str]:
