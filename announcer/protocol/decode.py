@@ -170,6 +170,18 @@ _DECODER = json.JSONDecoder(
 )
 
 
+def loads_strict(text: str) -> Any:
+    """JSON as the decoder reads it (§3.8): no duplicate keys, no NaN or Infinity, numbers
+    within range. For framing that wraps AAEP messages (stdio's JSON-RPC envelope), so a
+    message inside is judged by the same rules as a bare one. Raises ValueError."""
+    try:
+        return _DECODER.decode(text)
+    except _Refused as refused:
+        raise ValueError(refused.message) from None
+    except RecursionError:
+        raise ValueError("nested far too deeply to read") from None
+
+
 def _invalid(code: str, pointer: str, section: str, message: str) -> DecodeResult:
     return DecodeResult("invalid", None, [Diagnostic(code, pointer, section, message)], None)
 

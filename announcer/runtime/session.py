@@ -34,6 +34,7 @@ from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import AnswerKeys
 from announcer.engine.pipeline import FOLDED_KIND, Engine
 from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.reconnect import Notice, ReconnectPolicy, Retry
 from announcer.engine.replies import ReplyReady
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
@@ -41,7 +42,7 @@ from announcer.engine.text_hygiene import clean_for_speech
 from announcer.i18n.format import format_integer
 from announcer.i18n.translate import catalog_language, translator
 from announcer.protocol.events import short_type_of
-from announcer.runtime.backoff import Backoff
+from announcer.protocol.sanitise import clean_speech, text_field
 from announcer.runtime.capabilities import (
     capabilities_from_settings,
     honoured_differences,
@@ -50,11 +51,13 @@ from announcer.runtime.capabilities import (
 from announcer.runtime.diagnostics import DiagnosticsFile, attach_log_file, diagnostics_report
 from announcer.transports import (
     InsecureTransportRefused,
+    SourceUnavailable,
     Transport,
     TransportError,
     TransportOptions,
     open_transport,
 )
+from announcer.transports.base import decode_handshake_answer
 
 log = logging.getLogger("announcer.runtime")
 
@@ -180,6 +183,10 @@ class SourceState:
     room: asyncio.Event | None = None
     # (urgent, producer_id) -> the count of frames skipped since its sentence was queued
     skipping: dict[tuple[bool, str], Skipped] = field(default_factory=dict)
+    # when to retry and what to say about it (announcer.engine.reconnect)
+    policy: ReconnectPolicy | None = None
+    settle_timer: asyncio.TimerHandle | None = None
+    last_rejection: str | None = None
 
     @property
     def name(self) -> str:
@@ -193,6 +200,9 @@ class SpeechSwitchFailed(RuntimeError):
 class LiveSession:
     #: a change of ``settings.backend`` takes effect at once (the UI need not say "next start")
     applies_backend_live = True
+    #: each utterance reaches the listeners (``announcement_made``) as it starts to play,
+    #: so a UI knows when a question's first words were spoken (answer_guard arming)
+    reports_speech_start = True
 
     def __init__(
         self,
@@ -279,8 +289,17 @@ class LiveSession:
             pending_prompts=len(self.engine.pending_prompts()),
         )
 
-    def speak(self, text: str, urgency: Urgency = Urgency.NORMAL, interrupt: bool = False) -> None:
-        self._system(text, urgency=urgency, interrupt=interrupt, kind="system.ui")
+    def speak(
+        self,
+        text: str,
+        urgency: Urgency = Urgency.NORMAL,
+        interrupt: bool = False,
+        event_id: str | None = None,
+    ) -> None:
+        """A UI sentence; ``event_id`` names the question it is about, if any."""
+        self._system(
+            text, urgency=urgency, interrupt=interrupt, kind="system.ui", event_id=event_id
+        )
 
     def stop_speech(self) -> None:
         self._run(self.engine.silence(self.clock()))
@@ -299,7 +318,8 @@ class LiveSession:
         urgency = getattr(prompt.event, "urgency", "critical")
         self._say(
             Announcement(
-                text=text,
+                # our sentences quote producer fields (name, languages, reasons): sanitised
+                text=clean_speech(text),
                 language=catalog_language(self.settings.languages),
                 urgency=Urgency.CRITICAL if urgency == "critical" else Urgency.NORMAL,
                 event_id=prompt.event_id,
@@ -569,6 +589,7 @@ class LiveSession:
         await asyncio.gather(*(self._goodbye(state) for state in self.states))
 
     async def _goodbye(self, state: SourceState) -> None:
+        self._cancel_settle(state)
         if state.connected and state.subscription_id:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(
@@ -593,7 +614,7 @@ class LiveSession:
         return self._stopping.is_set()
 
     async def _supervise(self, state: SourceState) -> None:
-        backoff = Backoff()
+        policy = state.policy = ReconnectPolicy(self.clock)
         transport = state.transport
         while not self._stopping.is_set():
             try:
@@ -607,19 +628,30 @@ class LiveSession:
                     retry = self._after_handshake(state, outcome.response)
                     if retry is not None:
                         await transport.close("rejected")
-                        if retry < 0 or await self._sleep_or_stop(retry):
+                        if retry < 0:
+                            return
+                        # the producer's delay, but never less than our backoff: a
+                        # producer that keeps rejecting with 0 seconds is no hot loop
+                        delay = max(retry, policy.failed().delay)
+                        if await self._sleep_or_stop(delay):
                             return
                         continue
                     early = outcome.early_frames
                 else:
                     early = []
-                self._connected(state)
-                backoff.reset()
+                if getattr(transport, "signals_open", False):
+                    # SSE: the handshake was a POST; the stream is open only once it answers.
+                    transport.on_open = lambda: self._opened(state)  # type: ignore[attr-defined]
+                else:
+                    self._opened(state)
                 for raw in early:
+                    self._delivered(state)
                     self._enqueue(state, raw)
                 read = 0
                 since = time.perf_counter()
                 async for raw in transport.frames():
+                    if not policy.up:
+                        self._delivered(state)
                     self._enqueue(state, raw)
                     read += 1
                     if state.queued >= SOURCE_QUEUE_HARD_LIMIT:
@@ -637,26 +669,33 @@ class LiveSession:
                     self._wake.set()
                     return
                 raise TransportError("the producer closed the connection")
-            except InsecureTransportRefused as exc:
+            except (InsecureTransportRefused, SourceUnavailable) as exc:
+                self._cancel_settle(state)
                 self._give_up(state, str(exc))
                 return
             except TransportError as exc:
+                self._cancel_settle(state)
                 if self._stopping.is_set():
                     return
-                self._lost(state, str(exc))
+                failure = policy.failed()
+                self._lost(state, str(exc), failure)
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(transport.close("reconnecting"), 5)
                 if getattr(transport, "finite", False):
                     self._give_up(state, str(exc))
                     return
-                if await self._sleep_or_stop(backoff.next_delay()):
+                if await self._sleep_or_stop(failure.delay):
                     return
             except Exception as exc:  # nothing a producer sends may crash us
                 log.exception("source %s failed", state.source)
+                self._cancel_settle(state)
                 if self._stopping.is_set():
                     return
-                self._lost(state, f"unexpected error: {exc}")
-                if await self._sleep_or_stop(backoff.next_delay()):
+                failure = policy.failed()
+                self._lost(state, f"unexpected error: {exc}", failure)
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(transport.close("reconnecting"), 5)
+                if await self._sleep_or_stop(failure.delay):
                     return
 
     def _after_handshake(self, state: SourceState, response: dict[str, Any] | None) -> float | None:
@@ -673,18 +712,20 @@ class LiveSession:
             code = str(response.get("reason_code", "unknown"))
             words = _REJECTION_WORDS.get(code, "it gave no reason")
             retry_after = response.get("retry_after_seconds")
-            detail = response.get("reason_message")
+            detail = text_field(response.get("reason_message"), limit=500)
             sentence = self._t("{name} refused the subscription: {why}.").format(
                 name=state.name, why=self._t(words)
             )
-            if isinstance(detail, str) and detail.strip():
-                sentence += " " + self._t("It said: {detail}").format(detail=detail.strip())
+            if detail:
+                sentence += " " + self._t("It said: {detail}").format(detail=detail)
             if isinstance(retry_after, int | float) and retry_after >= 0:
                 again = self._t("Trying again in {seconds} seconds.").format(
                     seconds=f"{retry_after:g}"
                 )
-                self._system(f"{sentence} {again}")
-                return float(retry_after)
+                if sentence != state.last_rejection:  # once, not at every retry
+                    state.last_rejection = sentence
+                    self._system(f"{sentence} {again}")
+                return float(min(retry_after, 24 * 3600))
             self._give_up(state, sentence, announce_as_is=True)
             return -1.0
         if response.get("type") == "subscription.accepted":
@@ -704,7 +745,10 @@ class LiveSession:
             self.engine.set_subscription(state.source, state.subscription_id)
         producer = response.get("producer")
         if isinstance(producer, dict):
-            state.producer_name = producer.get("agent_name") or producer.get("agent_id")
+            # Only a string is a name ({"x": 1} or 12345 is not), and it is sanitised.
+            state.producer_name = text_field(producer.get("agent_name")) or text_field(
+                producer.get("agent_id")
+            )
         honoured = response.get("honored_capabilities")
         previous = state.honoured
         state.honoured = honoured if isinstance(honoured, dict) else {}
@@ -736,40 +780,79 @@ class LiveSession:
             state.subscription_id = None
             self._spawn(state.transport.close("renegotiation rejected"))
 
-    def _connected(self, state: SourceState) -> None:
+    def _opened(self, state: SourceState) -> None:
+        """The stream is open; it counts as up once it delivers or stays open a moment."""
         state.connected = True
         # The engine forgot the subscription when the connection dropped; a resumed
         # SSE stream keeps it, a producer without the handshake has none.
         self.engine.set_subscription(state.source, state.subscription_id or UNNEGOTIATED)
-        if state.lost_announced:
+        policy = state.policy
+        if policy is not None:
+            policy.opened()
+            self._cancel_settle(state)
+            if self._loop is not None:
+                state.settle_timer = self._loop.call_later(
+                    policy.settle_seconds, self._settled, state
+                )
+        self._status_changed()
+
+    def _delivered(self, state: SourceState) -> None:
+        if state.policy is not None and not state.policy.up:
+            self._cancel_settle(state)
+            self._announce_connection(state, state.policy.delivered())
+
+    def _settled(self, state: SourceState) -> None:
+        state.settle_timer = None
+        if state.policy is not None:
+            self._announce_connection(state, state.policy.settled())
+
+    def _cancel_settle(self, state: SourceState) -> None:
+        if state.settle_timer is not None:
+            state.settle_timer.cancel()
+            state.settle_timer = None
+
+    def _announce_connection(self, state: SourceState, notice: Notice | None) -> None:
+        if notice is Notice.RECONNECTED:
             self._system(self._t("Reconnected to {name}.").format(name=state.name))
-        elif not state.ever_connected:
+        elif notice is Notice.CONNECTED:
             self._system(
                 self._t("Connected to {name}.").format(name=state.name), urgency=Urgency.BACKGROUND
             )
-        state.ever_connected = True
-        state.lost_announced = False
-        self._status_changed()
+        if notice is not None:
+            state.last_rejection = None
+            state.ever_connected = True
+            state.lost_announced = False
+            self._status_changed()
 
-    def _lost(self, state: SourceState, reason: str) -> None:
-        was_connected = state.connected
+    def _lost(self, state: SourceState, reason: str, retry: Retry | None = None) -> None:
         state.connected = False
-        if not state.lost_announced:
+        notice = retry.notice if retry is not None else None
+        if notice is Notice.LOST:
             state.lost_announced = True
-            if was_connected or state.ever_connected:
-                self._system(
-                    self._t("Connection to {name} lost: {reason}. Reconnecting.").format(
-                        name=state.name, reason=reason
-                    ),
-                    urgency=Urgency.CRITICAL,
-                )
-            else:
-                self._system(
-                    self._t("Cannot connect to {name}: {reason}. Retrying.").format(
-                        name=state.name, reason=reason
-                    ),
-                    urgency=Urgency.CRITICAL,
-                )
+            self._system(
+                self._t("Connection to {name} lost: {reason}. Reconnecting.").format(
+                    name=state.name, reason=reason
+                ),
+                urgency=Urgency.CRITICAL,
+            )
+        elif notice is Notice.CANNOT_CONNECT:
+            state.lost_announced = True
+            self._system(
+                self._t("Cannot connect to {name}: {reason}. Retrying.").format(
+                    name=state.name, reason=reason
+                ),
+                urgency=Urgency.CRITICAL,
+            )
+        elif notice is Notice.STILL_FAILING:
+            self._system(
+                self._t(
+                    "Still trying to reach {name}: {reason}. To stop, quit announcer "
+                    "(Control+Q, or :quit in the line interface)."
+                ).format(name=state.name, reason=reason),
+                urgency=Urgency.NORMAL,
+            )
+        else:
+            log.info("%s: %s (retrying)", state.source, reason)
         # §5.8.2/§8.2.5: the producer applies its default to what we could not answer.
         reason = self._t("the connection was lost; the producer applies its default.")
         for prompt in self.engine.pending_prompts():
@@ -777,6 +860,7 @@ class LiveSession:
                 self._lost_tokens[prompt.reply_token] = reason
         self._run(self.engine.source_closed(state.source, self.clock()))
         self._sync_prompts()
+        self._status_changed()
 
     def _give_up(self, state: SourceState, reason: str, *, announce_as_is: bool = False) -> None:
         state.failed = True
@@ -958,13 +1042,15 @@ class LiveSession:
         if len(raw) * 4 > limit and len(raw.encode("utf-8", "surrogatepass")) > limit:
             self._count_drop("limits.frame_bytes", "frame over the size limit", state)
             return
-        if '"subscription.' in raw[:200] or '"subscription.' in raw:
-            with contextlib.suppress(ValueError):
-                data = json.loads(raw)
-                if isinstance(data, dict) and str(data.get("type", "")).startswith("subscription."):
-                    self._handle_handshake_message(state, data)
-                    self._run(self.engine.receive(data, state.source, now))
-                    return
+        if '"subscription.' in raw:
+            # Handshake messages are read by the same decoder as events (duplicate keys,
+            # depth and number limits included); one it cannot read goes to the engine,
+            # which drops it with the reason like any invalid frame.
+            data = decode_handshake_answer(raw)
+            if data is not None:
+                self._handle_handshake_message(state, data)
+                self._run(self.engine.receive(data, state.source, now))
+                return
         # The engine decodes and validates (§3.9), drops duplicates (§8.2.4), reorders
         # (§8.2.3), decides what to say and opens prompts; invalid frames are logged there.
         self._run(self.engine.receive(raw, state.source, now))
@@ -1037,13 +1123,16 @@ class LiveSession:
         urgency: Urgency = Urgency.NORMAL,
         interrupt: bool = False,
         kind: str = "system.connection",
+        event_id: str | None = None,
     ) -> None:
         self._say(
             Announcement(
-                text=text,
+                # our sentences quote producer fields (name, languages, reasons): sanitised
+                text=clean_speech(text),
                 language=catalog_language(self.settings.languages),
                 urgency=urgency,
                 interrupt=interrupt or urgency is Urgency.CRITICAL,
+                event_id=event_id,
                 kind=kind,
             )
         )

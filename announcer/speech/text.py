@@ -12,6 +12,7 @@ from typing import TextIO
 
 from announcer.engine.announcement import Announcement
 from announcer.engine.phrases import N_
+from announcer.protocol.sanitise import one_line
 from announcer.speech.backend import BackendCapabilities, VoiceSettings
 
 
@@ -28,8 +29,9 @@ class TextBackend:
     def speak(
         self, announcement: Announcement, voice: VoiceSettings, on_done: Callable[[], None]
     ) -> None:
-        # One line per announcement, whatever the producer put in the text.
-        line = " ".join(announcement.text.split())
+        # One line per announcement, whatever the producer put in the text, and nothing
+        # in it that could drive the terminal (this is the fallback when no voice works).
+        line = one_line(announcement.text)
         if line:
             self._stream.write(line + "\n")
             self._stream.flush()
