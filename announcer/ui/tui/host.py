@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from announcer.engine.announcement import Urgency
+from announcer.engine.answer_guard import KeyGuard
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.ui.tui.session import UiSession
@@ -42,6 +43,7 @@ class AnnouncerHost(Protocol):
     """The part of ``AnnouncerApp`` its screens use."""
 
     session: UiSession
+    key_guard: KeyGuard
     history: deque[HistoryEntry]
     prompts: dict[str, PromptState]
     active_token: str | None
@@ -53,7 +55,17 @@ class AnnouncerHost(Protocol):
         self, text: str, urgency: Urgency = Urgency.NORMAL, interrupt: bool = False
     ) -> None: ...
 
+    def say_about(
+        self,
+        prompt: PendingPrompt,
+        text: str,
+        urgency: Urgency = Urgency.CRITICAL,
+        interrupt: bool = False,
+    ) -> None: ...
+
     def open_prompt(self, reply_token: str, *, just_announced: bool = False) -> None: ...
+
+    def prompt_dialog_closed(self, reply_token: str) -> None: ...
 
     def defer_prompt(self, reply_token: str) -> None: ...
 
