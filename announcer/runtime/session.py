@@ -49,6 +49,7 @@ from announcer.runtime.capabilities import (
     subscription_request,
 )
 from announcer.runtime.diagnostics import DiagnosticsFile, attach_log_file, diagnostics_report
+from announcer.runtime.failures import connection_failure
 from announcer.transports import (
     InsecureTransportRefused,
     SourceUnavailable,
@@ -826,6 +827,8 @@ class LiveSession:
 
     def _lost(self, state: SourceState, reason: str, retry: Retry | None = None) -> None:
         state.connected = False
+        log.info("%s: %s", state.source, reason)  # the full text, errno and all, for the log
+        reason = connection_failure(reason, catalog_language(self.settings.languages))
         notice = retry.notice if retry is not None else None
         if notice is Notice.LOST:
             state.lost_announced = True

@@ -1,0 +1,61 @@
+"""A connection failure is shown, kept in History and spoken in words, without errno text."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import socket
+
+from announcer.engine.settings import UserSettings
+from announcer.runtime.failures import connection_failure
+from announcer.runtime.session import LiveSession
+from announcer.speech.driver import SpeechDriver
+from announcer.speech.jsonl import JsonlBackend
+from announcer.ui.tui.app import AnnouncerApp
+
+TIMEOUT = 30.0
+
+
+def test_os_messages_become_causes_in_the_users_language() -> None:
+    refused = "cannot connect to ws://h/x: [Errno 111] Connect call failed ('127.0.0.1', 9)"
+    assert connection_failure(refused, "en") == "nothing is listening at that address"
+    assert connection_failure("[Errno -2] Name or service not known", "en") == (
+        "the host name was not found"
+    )
+    assert connection_failure(refused, "es") != "nothing is listening at that address"
+    assert "Errno" not in connection_failure("[Errno 99] odd thing happened", "en")
+
+
+async def test_a_refused_connection_is_on_screen_in_history_and_spoken_in_words() -> None:
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()  # nothing listens there now
+    records = io.StringIO()
+    session = LiveSession(
+        [f"ws://127.0.0.1:{port}/aaep/v1/ws"],
+        UserSettings(),
+        driver=SpeechDriver(JsonlBackend(records)),
+    )
+    app = AnnouncerApp(session)
+    async with app.run_test() as pilot:
+        runner = asyncio.ensure_future(session.run())
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + TIMEOUT
+        while not any("Cannot connect" in e for e in app.main_screen.transcript.entries):
+            assert loop.time() < deadline, "no failure shown"
+            await pilot.pause(0.05)
+        [shown] = [e for e in app.main_screen.transcript.entries if "Cannot connect" in e]
+        assert shown.endswith("nothing is listening at that address. Retrying.")
+        assert "Errno" not in shown and "127.0.0.1', " not in shown
+        assert any(entry.line == shown for entry in app.history)
+        spoken = [
+            json.loads(line)["text"]
+            for line in records.getvalue().splitlines()
+            if '"speak"' in line
+        ]
+        assert shown in spoken
+        assert "not connected" in str(app.main_screen.status_widget.content)
+        session.stop()
+        await asyncio.wait_for(runner, TIMEOUT)
