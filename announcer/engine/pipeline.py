@@ -115,7 +115,8 @@ class Engine:
 
     Answers: ``answer(UserAnswer, now)`` returns a :class:`ReplyReady` (send
     ``reply.to_wire()`` on ``reply.prompt.source_id``) or a :class:`Refusal` with a
-    sentence for the user. It never accepts on the user's behalf. Replies made by the
+    sentence for the user; then carry out :meth:`take_speech` (the answered question
+    stops being read out). It never accepts on the user's behalf. Replies made by the
     ``auto_reject`` policy wait in :meth:`take_outgoing`.
 
     Reading: :meth:`pending_prompts`, :meth:`transcript`, :meth:`status`,
@@ -152,6 +153,7 @@ class Engine:
         self._subscriptions: dict[str, str] = {}
         self._outgoing: deque[OutgoingReply] = deque(maxlen=10_000)
         self._last_unreadable_notice: dict[str, float] = {}
+        self._after_answer: list[SpeechCommand] = []
         self.frames = 0
         self.events = 0
         self.invalid_frames = 0
@@ -210,6 +212,7 @@ class Engine:
             commands += self._say_output(released, None, now)
         for prompt in self.book.expire(now):
             self.tracker.prompt_closed(prompt.source_id, prompt.session_id, prompt.reply_token)
+            commands += self.scheduler.question_ended(prompt.event_id, now, "question timed out")
             for part in self._notice(
                 self._expired_msgid(prompt), prompt, kind="system.prompt_expired"
             ):
@@ -271,7 +274,21 @@ class Engine:
             self.tracker.prompt_closed(
                 outcome.prompt.source_id, outcome.prompt.session_id, outcome.prompt.reply_token
             )
+            # Issue 14 c: no key hints or time left after the answer; cut the question off.
+            self._after_answer += self.scheduler.question_ended(outcome.prompt.event_id, now)
         return outcome
+
+    def take_speech(self) -> list[SpeechCommand]:
+        """Speech commands an :meth:`answer` left to carry out (cutting off its question)."""
+        commands, self._after_answer = self._after_answer, []
+        return commands
+
+    def question_started_at(self, prompt: PendingPrompt) -> float | None:
+        """When ``prompt``'s question began to be heard (``now`` scale), or None if not yet.
+
+        An answering UI arms its keys from this moment, not from when the dialog opened.
+        """
+        return self.scheduler.question_started_at(prompt.event_id)
 
     def take_outgoing(self) -> list[OutgoingReply]:
         """Replies made without the user (only ``auto_reject``), to send now."""

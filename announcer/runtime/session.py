@@ -338,6 +338,7 @@ class LiveSession:
         if token in self._lost_tokens:
             return AnswerOutcome(False, self._nothing_sent(self._lost_tokens[token]))
         outcome = self.engine.answer(answer, self.clock())
+        self._run(self.engine.take_speech())
         if isinstance(outcome, ReplyReady):
             self._answered.add(token)
         self._sync_prompts()

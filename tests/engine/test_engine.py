@@ -317,9 +317,11 @@ def test_filters_and_mutes_never_hide_critical_events() -> None:
     assert listener.engine.policy.suppressed == {"excluded by filter": 1, "producer muted": 1}
 
 
-def test_critical_interrupts_normal_speech_with_a_cancel() -> None:
+def test_critical_interrupts_another_sessions_normal_speech_with_a_cancel() -> None:
     engine = Engine()
-    first = engine.receive(frame("agent.tool.invoked", **TOOL, **SUMMARIES), "c", 0.0)
+    first = engine.receive(
+        frame("agent.tool.invoked", session="sess_other", **TOOL, **SUMMARIES), "c", 0.0
+    )
     assert isinstance(first[0], Speak)
     commands = engine.receive(confirmation(), "c", 0.1)
     assert isinstance(commands[0], Cancel)
@@ -327,6 +329,17 @@ def test_critical_interrupts_normal_speech_with_a_cancel() -> None:
         isinstance(commands[1], Speak)
         and commands[1].announcement.kind == "agent.awaiting.confirmation"
     )
+
+
+def test_a_question_waits_for_its_own_sessions_lead_up_to_finish() -> None:
+    """Issue 14 b: "Checking your balance" is heard whole before the question it leads to."""
+    engine = Engine()
+    first = engine.receive(frame("agent.tool.invoked", **TOOL, **SUMMARIES), "c", 0.0)
+    assert isinstance(first[0], Speak)
+    assert engine.receive(confirmation(), "c", 0.1) == []
+    after = engine.on_speech_done(first[0].utterance_id, 1.5)
+    assert isinstance(after[0], Speak)
+    assert after[0].announcement.kind == "agent.awaiting.confirmation"
 
 
 def test_duplicates_are_dropped_and_logged() -> None:

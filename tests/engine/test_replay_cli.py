@@ -68,7 +68,12 @@ def test_driver_turns_a_barge_in_into_a_cancel_line() -> None:
 
     driver = SpeechDriver(Slow(out, clock=lambda: clock[0]))
     driver.execute(
-        engine.receive(frame("agent.tool.invoked", tool="t", summary_normal="Working."), "c", 0.0)
+        # Another session's news: a question never cuts off its own session's lead-up.
+        engine.receive(
+            frame("agent.tool.invoked", session="sess_o", tool="t", summary_normal="Working."),
+            "c",
+            0.0,
+        )
     )
     clock[0] = 1.5
     driver.execute(engine.receive(confirmation("rpl_x1"), "c", 1.5))

@@ -81,7 +81,12 @@ class PromptScreen(ModalScreen[None]):
         # A question the engine has just read out (the live runtime) gets who asks and
         # the keys; otherwise (no engine, or opened later) the whole question is said here.
         if self.just_announced and getattr(self.announcer.session, "announces_prompts", True):
-            self.announcer.say(self.spoken_intro(), Urgency.CRITICAL)
+            # Kept with the question, so it is never said once the question has ended.
+            say_after = getattr(self.announcer.session, "say_after_question", None)
+            if say_after is not None:
+                say_after(self.prompt, self.spoken_intro())
+            else:
+                self.announcer.say(self.spoken_intro(), Urgency.CRITICAL)
         else:
             self.announcer.say(self.spoken_question(), Urgency.CRITICAL)
         self.focus_initial()
