@@ -77,7 +77,7 @@ class FifoScheduler(SpeechScheduler):
     ) -> list[SpeechCommand]:
         return []
 
-    def drop_obsolete(self, session_id: str, now: float) -> None:
+    def drop_obsolete(self, session_id: str, now: float, *, keep_start: bool = False) -> None:
         return None
 
     def queued(self, urgency: object = None) -> int:

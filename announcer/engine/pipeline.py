@@ -353,7 +353,9 @@ class Engine:
             # What the agent was still saying comes before how the session ended.
             for released in self.outputs.close_session(source_id, event.session_id):
                 commands += self._say_output(released, source_id, now)
-            self.scheduler.drop_obsolete(event.session_id, now)
+            self.scheduler.drop_obsolete(
+                event.session_id, now, keep_start=self.policy.urgency_of(event) is Urgency.CRITICAL
+            )
         if isinstance(event, _PROMPTS):
             commands += self._open_prompt(event, session, source_id, now)
             return commands

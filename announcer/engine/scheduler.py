@@ -135,6 +135,8 @@ class _Queued:
     order: int = 0
     # Brought forward as the lead-up to this critical event (its event id).
     lead_for: str | None = None
+    # Said right after the summary of skipped news: never skipped itself.
+    kept: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +204,7 @@ class SpeechScheduler:
         self._next_id = 1
         self._order = 0
         self._skipped_pending = 0
+        self._summary_count = 0
         # Questions answered, withdrawn or timed out (event ids, oldest first).
         self._ended_questions: dict[str, None] = {}
         # When each question was first heard (event id -> now), for the answering UI.
@@ -380,8 +383,12 @@ class SpeechScheduler:
             submitted += self.submit(part, now)
         return submitted
 
-    def drop_obsolete(self, session_id: str, now: float) -> None:
-        """A session ended: its queued state chatter and background news are moot."""
+    def drop_obsolete(self, session_id: str, now: float, *, keep_start: bool = False) -> None:
+        """A session ended: its queued state chatter and background news are moot.
+
+        So is its start, unless ``keep_start`` (the end is critical news, which is
+        never heard before its session's start, issue 14 a).
+        """
         for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
             queue = self._queues[urgency]
             if not queue:
@@ -390,7 +397,9 @@ class SpeechScheduler:
             for item in queue:
                 announcement = item.announcement
                 if announcement.session_id == session_id and (
-                    urgency is Urgency.BACKGROUND or _news_rank(item) == 0
+                    urgency is Urgency.BACKGROUND
+                    or _news_rank(item) == 0
+                    or (announcement.kind == _SESSION_STARTED and not keep_start)
                 ):
                     self._drop(announcement, "session ended", now)
                 else:
@@ -594,6 +603,10 @@ class SpeechScheduler:
         Ahead of its own session's critical speech if that waits, else first in its lane.
         """
         interrupted = current.announcement
+        if interrupted.kind == "system.skipped":
+            # Not said again as it was: the next summary counts what this one would have.
+            self._skipped_pending += self._summary_count
+            return
         parts = [_Queued(interrupted, now, current.seconds, current.order)]
         if interrupted.continues:
             parts = [
@@ -659,7 +672,7 @@ class SpeechScheduler:
             message = messages[index]
             head = message[0].announcement
             seconds = sum(part.seconds for part in message)
-            if head.continues or head.kind == _SESSION_STARTED:
+            if head.continues or head.kind == _SESSION_STARTED or message[0].kept:
                 keep.add(index)
             elif head.urgency is Urgency.BACKGROUND or (
                 head.kind in _CHATTER and index < len(messages) - 1
@@ -720,7 +733,7 @@ class SpeechScheduler:
                 queue
                 and now - queue[0].queued_at > stale_after
                 and not queue[0].announcement.continues  # its first part was heard
-                and queue[0].announcement.kind != _SESSION_STARTED
+                and not queue[0].kept
             ):
                 dropped = self._drop_message(queue, "stale", now)
                 if urgency is Urgency.NORMAL:
@@ -745,6 +758,7 @@ class SpeechScheduler:
                 for m in messages[:-1]
                 if not normal[m.start].announcement.continues
                 and normal[m.start].announcement.kind != _SESSION_STARTED
+                and not normal[m.start].kept
             ),
             key=lambda message: (_news_rank(normal[message.start]), message.start),
         )
@@ -785,7 +799,7 @@ class SpeechScheduler:
         for message in messages[:-1]:
             head = normal[message.start]
             announcement = head.announcement
-            if announcement.continues or announcement.kind == _SESSION_STARTED:
+            if announcement.continues or announcement.kind == _SESSION_STARTED or head.kept:
                 continue
             if (now - head.queued_at > max_delay and announcement.kind not in _KEPT_WHEN_LATE) or (
                 announcement.kind in _CHATTER
@@ -824,12 +838,14 @@ class SpeechScheduler:
             return [self._speak_item(critical.popleft(), now, held=True)]
         self._drop_stale(now)
         normal = self._queues[Urgency.NORMAL]
-        if normal and normal[0].announcement.continues:
-            # The rest of the message just heard comes before any summary of skipped news.
+        if normal and (normal[0].announcement.continues or normal[0].kept):
+            # The rest of the message just heard, or the news the summary of skipped news
+            # led to, comes before any new summary.
             return [self._speak_item(normal.popleft(), now)]
         if self._skipped_pending:
             count = self._skipped_pending
             self._skipped_pending = 0
+            self._summary_count = count
             # Our own phrase: in the listener's language, not the skipped text's.
             language = catalog_language(self.settings.languages or ["en"])
             text = (
@@ -838,6 +854,10 @@ class SpeechScheduler:
                 .format(count=format_integer(count, language))
             )
             summary = Announcement(text=text, language=language, kind="system.skipped")
+            if normal:
+                # What follows the summary is said after it, however long that takes:
+                # otherwise a flood would leave nothing but summaries.
+                normal[0].kept = True
             seconds = estimated_seconds(text, self.settings.pace_wpm)
             return [self._speak(summary, seconds, now, now, self._order)]
         if normal:
