@@ -59,6 +59,10 @@ DEFAULT_STALE_AFTER_SECONDS: Final = 45.0
 DEFAULT_MAX_QUEUED_SPEECH_SECONDS: Final = 30.0
 DEFAULT_MAX_DELAY_SECONDS: Final = 2.5
 DEFAULT_MAX_LEAD_IN_SECONDS: Final = 8.0
+# An utterance that critical speech waits for is cut off once it has taken this much
+# longer than estimated (a voice slower than ``pace_wpm``, or one that never finishes).
+OVERDUE_FACTOR: Final = 2.0
+OVERDUE_GRACE_SECONDS: Final = 1.0
 DROP_LOG_SIZE: Final = 256
 ENDED_QUESTIONS_REMEMBERED: Final = 1024
 # Time a synthesiser needs beyond the words themselves (pauses, start-up).
@@ -302,18 +306,38 @@ class SpeechScheduler:
         return self._finish_current(now)
 
     def tick(self, now: float) -> list[SpeechCommand]:
-        """Let time pass: ends paced utterances whose estimated time is up."""
+        """Let time pass: ends paced utterances whose estimated time is up, and cuts off
+        one far past its time that critical speech or a key's answer waits for."""
         current = self._current
-        if current is not None and self._done_early and now >= current.started_at + current.seconds:
+        if current is None:
+            return []
+        if self._done_early and now >= current.started_at + current.seconds:
             return self._finish_current(now)
+        overdue = self._overdue_at(current)
+        if overdue is not None and now >= overdue:
+            # A voice that never reports the end never holds back a question (§5.5.4).
+            self._drop(current.announcement, "overdue", now)
+            self._current = None
+            self._done_early = False
+            return [Cancel(current.utterance_id, "overdue"), *self._start_next(now)]
         return []
 
     def next_wakeup(self) -> float | None:
         """When :meth:`tick` next has something to do, if ever."""
         current = self._current
-        if current is not None and self._done_early:
+        if current is None:
+            return None
+        if self._done_early:
             return current.started_at + current.seconds
-        return None
+        return self._overdue_at(current)
+
+    def _overdue_at(self, current: _Current) -> float | None:
+        """When the utterance that critical speech or a key's answer waits for is overdue."""
+        if not self._queues[Urgency.CRITICAL] and not self._replies:
+            return None
+        if current.announcement.urgency is Urgency.CRITICAL and not current.held:
+            return None  # critical speech waits behind critical speech, as ever
+        return current.started_at + OVERDUE_FACTOR * current.seconds + OVERDUE_GRACE_SECONDS
 
     def question_ended(
         self, event_id: str, now: float, reason: str = "question answered"

@@ -339,3 +339,17 @@ def test_a_timed_out_question_is_not_read_on_after_its_time_is_up() -> None:
     queued = [a.kind for a in engine.scheduler.queued_announcements()]
     assert queued == ["system.prompt_expired"]
     assert engine.scheduler.drops["question timed out"] == 1
+
+
+def test_a_voice_that_never_finishes_never_holds_back_its_sessions_question() -> None:
+    scheduler = SpeechScheduler()
+    listener = Listener(scheduler)
+    listener.submit(news("Session started.", kind="agent.session.started"), 0.0)
+    listener.submit(critical("Confirmation needed.", TRIP, "agent.awaiting.confirmation"), 0.1)
+    assert listener.cancelled == []  # its own session's start is heard first...
+    wake = scheduler.next_wakeup()
+    assert wake is not None and wake < 5.0
+    assert scheduler.tick(wake - 0.01) == []
+    listener.take(scheduler.tick(wake))  # ...but a stuck voice is cut off when overdue
+    assert listener.cancelled == ["overdue"]
+    assert listener.heard[-1] == "Confirmation needed."
