@@ -301,7 +301,7 @@ class PacedUser:
         self,
         run: PacedRun,
         *,
-        send: Callable[[ReplyReady], None] | None = None,
+        send: Callable[[ReplyReady], object] | None = None,
         idle_keys: bool = True,
     ) -> None:
         self.run = run
