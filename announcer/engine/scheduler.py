@@ -660,8 +660,8 @@ class SpeechScheduler:
     def _bring_forward(self, incoming: Announcement, budget: float, now: float) -> None:
         """Critical speech for ``session_id`` arrives: its queued news goes first (issue 14 a, b).
 
-        Kept, in event order: the session's start, the rest of a message already begun,
-        and the newest whole normal messages that fit ``budget`` seconds (the lead-up
+        Kept, in event order: the session's start, why a question ended, the rest of a
+        message already begun, and the newest whole normal messages that fit ``budget`` seconds (the lead-up
         to a question). Older normal news is skipped and summarised; background news
         is dropped, and so is chatter with newer news of its session behind it. If the
         critical speech is withdrawn before it is said, its lead-up goes back in line
@@ -696,7 +696,12 @@ class SpeechScheduler:
             message = messages[index]
             head = message[0].announcement
             seconds = sum(part.seconds for part in message)
-            if head.continues or head.kind == _SESSION_STARTED or message[0].kept:
+            if (
+                head.continues
+                or head.kind == _SESSION_STARTED
+                or head.kind in QUESTION_END_KINDS
+                or message[0].kept
+            ):
                 keep.add(index)
             elif head.urgency is Urgency.BACKGROUND or (
                 head.kind in _CHATTER and index < len(messages) - 1

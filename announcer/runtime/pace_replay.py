@@ -120,6 +120,8 @@ class PaceReport:
     stale: list[str] = field(default_factory=list)
     out_of_order: list[str] = field(default_factory=list)
     heard: list[PacedUtterance] = field(default_factory=list)
+    # When each question ended (answered, withdrawn, timed out), by its event id.
+    ended: dict[str, float] = field(default_factory=dict)
     skipped_summaries: int = 0
 
     def percentile(self, fraction: float, values: list[float] | None = None) -> float:
@@ -251,7 +253,7 @@ class PacedRun:
     # -- measuring ---------------------------------------------------------------------
 
     def report(self) -> PaceReport:
-        report = PaceReport(heard=list(self.backend.utterances))
+        report = PaceReport(heard=list(self.backend.utterances), ended=dict(self.prompt_ended))
         first_start: dict[str, float] = {}
         last_index: dict[str, int] = {}
         for utterance in report.heard:
