@@ -208,6 +208,8 @@ class SpeechScheduler:
         self._next_id = 1
         self._order = 0
         self._skipped_pending = 0
+        # Chatter skipped since the last summary: counted in the next one, if any is said.
+        self._skipped_chatter = 0
         self._summary_count = 0
         # Questions answered, withdrawn or timed out (event ids, oldest first).
         self._ended_questions: dict[str, None] = {}
@@ -439,6 +441,7 @@ class SpeechScheduler:
         while self._replies:
             self._drop(self._replies.popleft().announcement, "silenced by user", now)
         self._skipped_pending = 0
+        self._skipped_chatter = 0
         if self._current is not None:
             commands.append(Cancel(self._current.utterance_id, "silenced by user"))
             self._current = None
@@ -609,7 +612,7 @@ class SpeechScheduler:
                         kept.append(item)
                 self._queues[Urgency.CRITICAL] = kept
             if not interrupted.continues:
-                self._skipped_pending += 1
+                self._note_skipped(interrupted)
             return
         if self.settings.after_interrupt == "resume":
             self._resume(current, now)
@@ -661,11 +664,11 @@ class SpeechScheduler:
         """Critical speech for ``session_id`` arrives: its queued news goes first (issue 14 a, b).
 
         Kept, in event order: the session's start, why a question ended, the rest of a
-        message already begun, and the newest whole normal messages that fit ``budget`` seconds (the lead-up
-        to a question). Older normal news is skipped and summarised; background news
-        is dropped, and so is chatter with newer news of its session behind it. If the
-        critical speech is withdrawn before it is said, its lead-up goes back in line
-        (:meth:`_release_lead_up`).
+        message already begun, and the newest whole normal messages that fit ``budget``
+        seconds (the lead-up to a question). Older normal news is skipped and
+        summarised; background news is dropped, and so is chatter with newer news of its
+        session behind it. If the critical speech is withdrawn before it is said, its
+        lead-up goes back in line (:meth:`_release_lead_up`).
         """
         session_id = incoming.session_id
         normal = self._queues[Urgency.NORMAL]
@@ -721,8 +724,9 @@ class SpeechScheduler:
                 continue
             for part in message:
                 self._drop(part.announcement, "skipped before critical news", now)
-            if message[0].announcement.urgency is not Urgency.BACKGROUND:
-                self._skipped_pending += 1
+            head = message[0].announcement
+            if head.urgency is not Urgency.BACKGROUND:
+                self._note_skipped(head)
 
     def _enforce_bound(self, now: float) -> None:
         normal = self._queues[Urgency.NORMAL]
@@ -749,7 +753,16 @@ class SpeechScheduler:
         return parts
 
     def _note_skipped(self, announcement: Announcement) -> None:
-        self._skipped_pending += 1
+        """Count skipped normal news for the spoken summary.
+
+        Chatter (a state change, progress, a tool starting) is only counted along with
+        real news: a lone "1 more update skipped." would take longer than the
+        "Running bash." it stands for, and tell less.
+        """
+        if announcement.kind in _CHATTER:
+            self._skipped_chatter += 1
+        else:
+            self._skipped_pending += 1
 
     def _drop_stale(self, now: float) -> None:
         """Skip speech the user would hear too late to matter."""
@@ -825,19 +838,25 @@ class SpeechScheduler:
         messages = _messages(normal)
         newest_of_session = {normal[m.start].announcement.session_id: m.start for m in messages}
         doomed: set[int] = set()
+        superseded: set[int] = set()
         for message in messages[:-1]:
             head = normal[message.start]
             announcement = head.announcement
             if announcement.continues or announcement.kind == _SESSION_STARTED or head.kept:
                 continue
-            if (now - head.queued_at > max_delay and announcement.kind not in _KEPT_WHEN_LATE) or (
+            if now - head.queued_at > max_delay and announcement.kind not in _KEPT_WHEN_LATE:
+                doomed.update(message)
+            elif (
                 announcement.kind in _CHATTER
+                and self.settings.cognitive_load != "high"  # who asked for every detail
                 and announcement.session_id is not None
                 and newest_of_session[announcement.session_id] != message.start
             ):
-                doomed.update(message)
+                superseded.update(message)
         if doomed:
             self._drop_indexes(doomed, "overtaken by newer news", now)
+        if superseded:
+            self._drop_indexes(superseded, "superseded by newer news", now)
 
     def _drop_indexes(self, doomed: set[int], reason: str, now: float) -> None:
         normal = self._queues[Urgency.NORMAL]
@@ -872,8 +891,9 @@ class SpeechScheduler:
             # led to, comes before any new summary.
             return [self._speak_item(normal.popleft(), now)]
         if self._skipped_pending:
-            count = self._skipped_pending
+            count = self._skipped_pending + self._skipped_chatter
             self._skipped_pending = 0
+            self._skipped_chatter = 0
             self._summary_count = count
             # Our own phrase: in the listener's language, not the skipped text's.
             language = catalog_language(self.settings.languages or ["en"])
@@ -903,8 +923,9 @@ class SpeechScheduler:
     def _earlier_background(self, item: _Queued, now: float) -> _Queued | None:
         """Background news of ``item``'s session that came before it (issue 14 a).
 
-        The oldest still fresh (``max_delay_seconds``) is returned to be said first;
-        the stale ones are moot and dropped.
+        Chatter (progress, a state change) is superseded by that newer news and dropped;
+        of the rest, the oldest still fresh (``max_delay_seconds``) is returned to be said
+        first, and the stale ones are moot and dropped.
         """
         session_id = item.announcement.session_id
         if session_id is None:
@@ -920,6 +941,13 @@ class SpeechScheduler:
         for waiting in background:
             if waiting.announcement.session_id != session_id or waiting.order > item.order:
                 kept.append(waiting)
+            elif (
+                waiting.announcement.kind in _CHATTER
+                and not waiting.announcement.continues
+                and self.settings.cognitive_load != "high"  # who asked for every detail
+            ):
+                # Progress or a state change is superseded by its session's newer news.
+                self._drop(waiting.announcement, "superseded by newer news", now)
             elif first is None and now - waiting.queued_at <= self.max_delay_seconds:
                 first = waiting
             elif now - waiting.queued_at <= self.max_delay_seconds:

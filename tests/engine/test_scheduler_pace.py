@@ -273,27 +273,45 @@ def test_chatter_is_skipped_once_newer_news_of_its_session_waits() -> None:
     listener.submit(news("Thinking.", kind="agent.state.changed"), 0.1)
     listener.submit(news("Searching trains.", kind="agent.tool.invoked"), 0.2)
     listener.submit(news("Found three trains."), 0.3)
-    listener.play_out(0.5)
-    assert listener.heard == ["Speaking.", "2 more updates skipped.", "Found three trains."]
+    listener.play_out(0.0, step=1.0)
+    # Not worth a "2 more updates skipped." of its own; counted, and in the next summary.
+    assert listener.heard == ["Speaking.", "Found three trains."]
+    assert listener.scheduler.drops["superseded by newer news"] == 2
 
 
 def test_background_news_is_said_before_its_sessions_later_news_or_not_at_all() -> None:
+    def background(text: str, kind: str = "agent.tool.completed") -> Announcement:
+        return news(text, kind=kind, urgency=Urgency.BACKGROUND)
+
     listener = Listener(SpeechScheduler())
     listener.submit(news("Speaking."), 0.0)
-    listener.submit(
-        news("Halfway.", kind="agent.progress.updated", urgency=Urgency.BACKGROUND), 0.1
-    )
+    listener.submit(background("Draft saved."), 0.1)
     listener.submit(news("Found three trains."), 0.2)
     listener.finish(1.0)
-    assert listener.heard[-1] == "Halfway."  # still fresh: said first, in order
+    assert listener.heard[-1] == "Draft saved."  # still fresh: said first, in order
     listener.play_out(1.0)
-    assert listener.heard == ["Speaking.", "Halfway.", "Found three trains."]
+    assert listener.heard == ["Speaking.", "Draft saved.", "Found three trains."]
     late = Listener(SpeechScheduler())
     late.submit(news("Speaking."), 0.0)
-    late.submit(news("Halfway.", kind="agent.progress.updated", urgency=Urgency.BACKGROUND), 0.1)
+    late.submit(background("Draft saved."), 0.1)
     late.submit(news("Found three trains."), 0.2)
     late.play_out(5.0)
     assert late.heard == ["Speaking.", "Found three trains."]  # too late: moot, not after
+    chatter = Listener(SpeechScheduler())
+    chatter.submit(news("Speaking."), 0.0)
+    chatter.submit(background("Halfway.", kind="agent.progress.updated"), 0.1)
+    chatter.submit(news("Found three trains."), 0.2)
+    chatter.play_out(1.0)
+    # Progress is superseded by its session's newer news, at once.
+    assert chatter.heard == ["Speaking.", "Found three trains."]
+    assert chatter.scheduler.drops["superseded by newer news"] == 1
+    # Who asked for every detail (high cognitive load) hears it, while it is fresh.
+    detail = Listener(SpeechScheduler(UserSettings(cognitive_load="high")))
+    detail.submit(news("Speaking."), 0.0)
+    detail.submit(background("Halfway.", kind="agent.progress.updated"), 0.1)
+    detail.submit(news("Found three trains."), 0.2)
+    detail.play_out(0.0, step=1.0)
+    assert detail.heard == ["Speaking.", "Halfway.", "Found three trains."]
 
 
 def test_the_answering_ui_learns_when_a_question_began_to_be_heard() -> None:
