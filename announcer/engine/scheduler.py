@@ -525,6 +525,9 @@ class SpeechScheduler:
         incoming = item.announcement
         critical = self._queues[Urgency.CRITICAL]
         current = self._current
+        # Other critical speech already waits: this one would not be next, so cutting off
+        # what is being said would gain it nothing.
+        behind_others = bool(critical)
         if incoming.session_id is not None and (
             self._queues[Urgency.NORMAL] or self._queues[Urgency.BACKGROUND]
         ):
@@ -535,12 +538,13 @@ class SpeechScheduler:
         if current is None:
             critical.append(item)
             return self._start_next(now)
-        if not self._critical_cuts_off(incoming, current, now):
+        if behind_others or not self._critical_cuts_off(incoming, current, now):
             critical.append(item)
             return []
         self.interruptions += 1
         commands: list[SpeechCommand] = [Cancel(current.utterance_id, "barge-in")]
         self._set_aside(current, incoming, now)
+        critical = self._queues[Urgency.CRITICAL]  # _set_aside may have rebuilt it
         if critical:
             # Its session's lead-up (or earlier critical speech) goes first.
             critical.append(item)

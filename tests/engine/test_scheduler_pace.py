@@ -371,3 +371,14 @@ def test_a_voice_that_never_finishes_never_holds_back_its_sessions_question() ->
     listener.take(scheduler.tick(wake))  # ...but a stuck voice is cut off when overdue
     assert listener.cancelled == ["overdue"]
     assert listener.heard[-1] == "Confirmation needed."
+
+
+def test_critical_news_that_would_wait_anyway_cuts_nothing_off() -> None:
+    listener = Listener(SpeechScheduler())
+    listener.submit(news("Found three trains."), 0.0)
+    listener.submit(critical("Book it?", TRIP, "agent.awaiting.confirmation"), 0.1)
+    # Another session's error waits behind that question: no point cutting the lead-up.
+    listener.submit(critical("Error. No weather.", WEATHER, "agent.session.errored"), 0.2)
+    assert listener.cancelled == []
+    listener.play_out(0.2)
+    assert listener.heard == ["Found three trains.", "Book it?", "Error. No weather."]
