@@ -857,17 +857,24 @@ class SpeechScheduler:
                 and newest_of_session[announcement.session_id] != message.start
             ):
                 superseded.update(message)
-        if doomed:
-            self._drop_indexes(doomed, "overtaken by newer news", now)
-        if superseded:
-            self._drop_indexes(superseded, "superseded by newer news", now)
+        if doomed or superseded:
+            # One pass: indexes are into the queue as it is now.
+            self._drop_indexes(doomed, "overtaken by newer news", now, superseded)
 
-    def _drop_indexes(self, doomed: set[int], reason: str, now: float) -> None:
+    def _drop_indexes(
+        self,
+        doomed: set[int],
+        reason: str,
+        now: float,
+        superseded: frozenset[int] | set[int] = frozenset(),
+    ) -> None:
+        """Drop the normal messages at ``doomed`` (and at ``superseded``, for that reason)."""
         normal = self._queues[Urgency.NORMAL]
         kept: deque[_Queued] = deque()
         for index, item in enumerate(normal):
-            if index in doomed:
-                self._drop(item.announcement, reason, now)
+            if index in doomed or index in superseded:
+                why = reason if index in doomed else "superseded by newer news"
+                self._drop(item.announcement, why, now)
                 if not item.announcement.continues:
                     self._note_skipped(item.announcement)
             else:

@@ -382,3 +382,19 @@ def test_critical_news_that_would_wait_anyway_cuts_nothing_off() -> None:
     assert listener.cancelled == []
     listener.play_out(0.2)
     assert listener.heard == ["Found three trains.", "Book it?", "Error. No weather."]
+
+
+def test_the_agents_own_words_survive_when_old_news_and_chatter_are_skipped_together() -> None:
+    listener = Listener(SpeechScheduler())
+    listener.submit(news("Speaking."), 0.0)
+    listener.submit(news("Old result.", kind="agent.tool.completed"), 0.1)
+    listener.submit(news("Running shell.", kind="agent.tool.invoked"), 2.0)
+    listener.submit(news("Ready to apply the diff.", kind="agent.output.streaming"), 2.1)
+    listener.submit(news("Finished the turn."), 2.2)
+    listener.finish(3.0)  # "Old result." is late; "Running shell." is superseded
+    listener.play_out(3.0)
+    assert "Ready to apply the diff." in listener.heard
+    assert "Old result." not in listener.heard and "Running shell." not in listener.heard
+    assert listener.heard[-1] == "Finished the turn."
+    assert listener.scheduler.drops["overtaken by newer news"] == 1
+    assert listener.scheduler.drops["superseded by newer news"] == 1
