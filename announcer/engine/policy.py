@@ -26,6 +26,7 @@ from typing import Final, NamedTuple
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
+from announcer.engine.earcons import EARCON_FOR_EVENT
 from announcer.engine.phrases import N_, duration_phrase
 from announcer.engine.settings import UserSettings
 from announcer.engine.text_hygiene import clean_for_speech
@@ -68,17 +69,6 @@ STATE_CYCLE_QUIET_SECONDS: Final = 3.0
 PROGRESS_MIN_INTERVAL_SECONDS: Final = 5.0
 
 
-# Sounds in voices/earcons that mark an event before its words.
-_EARCONS: Final = {
-    "agent.session.started": "session_started",
-    "agent.session.completed": "session_completed",
-    "agent.session.errored": "session_errored",
-    "agent.session.cancelled": "session_cancelled",
-    "agent.awaiting.confirmation": "confirmation",
-    "agent.awaiting.clarification": "clarification",
-    "agent.handoff.requested": "handoff",
-    "agent.tool.invoked": "tool",
-}
 _CRITICAL_CLASSES: Final = (
     SessionErrored,
     AwaitingConfirmation,
@@ -281,6 +271,15 @@ class Policy:
                 self.suppressed[reason] += 1
                 return []
         wording = self._compose(event, session, urgency, now)
+        if urgency is Urgency.CRITICAL and (
+            wording is None or (isinstance(wording, Spoken) and not wording.text)
+        ):
+            # §9.3.2(7): critical news is never suppressed, even when it brings no words.
+            wording = self._own_phrase(
+                "Urgent {type} from {agent}.",
+                type=event.short_type.replace("_", " "),
+                agent=session.display_name,
+            )
         if wording is None:
             return []
         if isinstance(wording, Spoken):
@@ -290,7 +289,7 @@ class Policy:
         else:
             parts = by_language(wording)
         kind = type(event).SHORT_TYPE or event.short_type
-        earcon = _EARCONS.get(kind)
+        earcon = EARCON_FOR_EVENT.get(kind)
         return [
             Announcement(
                 text=part.text,
@@ -478,6 +477,9 @@ class Policy:
             and event.from_state != event.to_state
             and event.to_state in CYCLE_STATES
             and event.from_state in CYCLE_STATES
+            # a new thought in the same state (thinking -> thinking, with its words) is
+            # news, not a cycle; without it a model's reasoning is never heard
+            and event.from_state != event.to_state
             and session.last_state_announced_at is not None
             and now - session.last_state_announced_at < STATE_CYCLE_QUIET_SECONDS
         )
@@ -569,6 +571,10 @@ class Policy:
             if event.status == "error"
             else _capitalised(self._phrase("{tool} timed out.", tool=tool))
         )
+        if spoken is not None and self._names_outcome(spoken, tool, lead):
+            # "Bash was denied by ..." or "Bash failed.": our lead would say it twice,
+            # or call a denial a failure
+            return spoken
         detail = spoken or self._producer_text(event, "error_message")
         return [self._own(lead), detail] if detail else self._own(lead)
 
@@ -685,6 +691,14 @@ class Policy:
             parts.append(self._keys(keys.freetext))
         return [part for part in parts if part]
 
+    def _names_outcome(self, spoken: Spoken, tool: str, lead: str) -> bool:
+        """Whether a failed tool's summary names the tool and says how it ended."""
+        named = words_of(tool)
+        tokens = words_of(spoken.text)
+        if not named or not any(tokens[i : i + len(named)] == named for i in range(len(tokens))):
+            return False
+        return self._already_says(spoken, _FAILURE_WORDS, lead)
+
     def _already_says(self, spoken: Spoken, words_msgid: str, lead: str) -> bool:
         """Whether the producer's text already conveys the outcome our ``lead`` names.
 
@@ -712,6 +726,12 @@ def _capitalised(text: str) -> str:
 # announcer does not add its own "Finished." before it. Comma-separated, lower case, every
 # form a summary may use; a phrase of several words is allowed. Not spoken.
 _COMPLETION_WORDS: Final = N_("done, finished, finishes, complete, completed, completes")
+# Translators: words that, in a summary naming a tool, already say how the call ended
+# badly ("Bash was denied by ..."), so announcer does not add its own "<tool> failed."
+# before it. Comma-separated, lower case, every form a summary may use. Not spoken.
+_FAILURE_WORDS: Final = N_(
+    "failed, fails, denied, declined, refused, rejected, blocked, timed out, cancelled"
+)
 # Translators: words that, in an agent's summary, already say a session was cancelled, so
 # announcer does not add its own "Cancelled..." before it. Comma-separated, lower case, every
 # form a summary may use. Not spoken.

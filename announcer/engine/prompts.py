@@ -44,9 +44,14 @@ class UserAnswer:
 
     For a confirmation ``decision`` is ``accept`` or ``reject``; for a
     clarification ``response`` holds the text, choice id, boolean or number.
+
+    ``event_id`` names the exact question the user was answering (the one on
+    screen when the key was pressed). When given, the engine refuses the answer
+    unless that very question is still open under ``reply_token``.
     """
 
     reply_token: str
     decision: str | None = None
     response: object = None
     decided_by: str = "user:local"
+    event_id: str | None = None

@@ -20,17 +20,26 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
+# A person answers after the arming interval (1 s and the question's first words);
+# waiting longer is always safe.
+ARMED_AFTER = 1.5
 
 
 class AgentRun:
     """``announcer agent`` with its stdin and stdout on pipes, read line by line."""
 
-    def __init__(self, tmp: Path, *extra: str) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        *extra: str,
+        agent: list[str] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.folder = tmp / "work"
-        self.folder.mkdir()
+        self.folder.mkdir(exist_ok=True)
         self.record = tmp / "speech.jsonl"
         env = {
-            **os.environ,
+            **(os.environ if env is None else env),
             "PYTHONPATH": str(ROOT),
             "ANNOUNCER_CONFIG": str(tmp / "none.toml"),
             "PYTHONIOENCODING": "utf-8",
@@ -49,9 +58,7 @@ class AgentRun:
                 str(self.folder),
                 *extra,
                 "--",
-                sys.executable,
-                "-m",
-                "tests.acp.sdk_agent",
+                *(agent or [sys.executable, "-m", "tests.acp.sdk_agent"]),
             ],
             cwd=ROOT,
             env=env,
@@ -81,6 +88,11 @@ class AgentRun:
             if text in line:
                 return line
         raise AssertionError(f"never printed {text!r}; printed: {self.seen}")
+
+    def answer(self, line: str) -> None:
+        """Type an answer once the question's keys are armed (answer_arming_seconds, 1 s)."""
+        time.sleep(ARMED_AFTER)
+        self.type(line)
 
     def type(self, line: str) -> None:
         assert self.proc.stdin is not None
@@ -120,8 +132,10 @@ def run(tmp_path: Path):  # type: ignore[no-untyped-def]
 def test_allow_lets_the_command_run_and_the_user_hears_it(run) -> None:  # type: ignore[no-untyped-def]
     agent = run()
     agent.type("write")
-    agent.wait_for("Accept or reject?")
-    agent.type("a")
+    agent.wait_for("Accept or reject: Scripted Agent wants to run: echo hello > out.txt?")
+    agent.answer("a")
+    agent.wait_for("Type c then Enter to confirm")  # not low risk: a second key
+    agent.type("c")
     agent.wait_for("Scripted Agent finished the turn.")
     assert (agent.folder / "out.txt").read_text() == "hello\n"
     assert agent.quit() == 0
@@ -135,8 +149,8 @@ def test_allow_lets_the_command_run_and_the_user_hears_it(run) -> None:  # type:
 def test_reject_stops_the_command(run) -> None:  # type: ignore[no-untyped-def]
     agent = run()
     agent.type("write")
-    agent.wait_for("Accept or reject?")
-    agent.type("r")
+    agent.wait_for("Accept or reject:")
+    agent.answer("r")
     agent.wait_for("Scripted Agent finished the turn.")
     assert not (agent.folder / "out.txt").exists()
     assert agent.quit() == 0
@@ -145,7 +159,7 @@ def test_reject_stops_the_command(run) -> None:  # type: ignore[no-untyped-def]
 def test_cancelling_the_turn_withdraws_the_open_question(run) -> None:  # type: ignore[no-untyped-def]
     agent = run()
     agent.type("wait")
-    agent.wait_for("Accept or reject?")
+    agent.wait_for("Accept or reject:")
     agent.type(":cancel")
     agent.wait_for("you cancelled it")
     # The agent's request was answered "cancelled", exactly once, and nothing ran.
@@ -160,8 +174,8 @@ def test_cancelling_the_turn_withdraws_the_open_question(run) -> None:  # type: 
 def test_a_message_while_the_agent_works_is_refused_with_the_reason(run) -> None:  # type: ignore[no-untyped-def]
     agent = run()
     agent.type("wait")
-    agent.wait_for("Accept or reject?")
-    agent.type("r")
+    agent.wait_for("Accept or reject:")
+    agent.answer("r")
     agent.wait_for("Sent: reject")
     agent.type(":cancel")
     agent.quit()

@@ -1,0 +1,95 @@
+"""``announcer agent`` with the real ACP adapters from npm, offline against the lab's fake model.
+
+claude-code-acp and codex-acp (pinned in tests/lab/clis.py) run as the user would start
+them; the fake Anthropic and OpenAI servers script the model. What the producer receives
+is what the agent really did on disk: allow lets ``rm -rf build`` remove the folder,
+reject and cancel leave it. What the user hears is the jsonl speech record.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tests.acp.test_agent_command import AgentRun
+from tests.lab.clis import Clis, acp_adapter, claude_env, codex_env, codex_sandbox_path
+from tests.lab.fake_model import FakeModelServer
+
+
+def claude_agent(tmp: Path, clis: Clis, fake_model: FakeModelServer) -> AgentRun:
+    env = {**os.environ, **claude_env(fake_model.anthropic_url, tmp / "home")}
+    run = AgentRun(tmp, agent=[str(acp_adapter(clis, "claude-code-acp"))], env=env)
+    (run.folder / "build").mkdir()
+    (run.folder / "build" / "keep.txt").write_text("built\n")
+    return run
+
+
+def test_claude_code_acp_allow_really_removes_the_folder(
+    tmp_path: Path, clis: Clis, fake_model: FakeModelServer
+) -> None:
+    agent = claude_agent(tmp_path, clis, fake_model)
+    try:
+        agent.wait_for("is ready.")
+        agent.type("lab:denied please")
+        question = agent.wait_for("Confirmation needed.")
+        assert "rm -rf build" in question and "High risk." in question
+        agent.wait_for("Accept or reject")
+        agent.answer("a")
+        agent.wait_for("to confirm")  # the second, confirming key is asked for
+        agent.type("c")
+        agent.wait_for("finished the turn.")
+        assert not (agent.folder / "build").exists()
+    finally:
+        assert agent.quit() == 0
+
+
+def test_claude_code_acp_reject_really_keeps_the_folder(
+    tmp_path: Path, clis: Clis, fake_model: FakeModelServer
+) -> None:
+    agent = claude_agent(tmp_path, clis, fake_model)
+    try:
+        agent.wait_for("is ready.")
+        agent.type("lab:denied please")
+        agent.wait_for("Accept or reject")
+        agent.answer("r")
+        agent.wait_for("finished the turn.")
+        assert (agent.folder / "build" / "keep.txt").exists()
+    finally:
+        assert agent.quit() == 0
+    heard = agent.heard()
+    assert any(t.startswith("Confirmation needed.") for t in heard)
+    # A refused call is not read out again as a failure afterwards.
+    assert not any("failed" in t.lower() for t in heard)
+
+
+def test_claude_code_acp_cancel_mid_turn_withdraws_the_question(
+    tmp_path: Path, clis: Clis, fake_model: FakeModelServer
+) -> None:
+    agent = claude_agent(tmp_path, clis, fake_model)
+    try:
+        agent.wait_for("is ready.")
+        agent.type("lab:denied please")
+        agent.wait_for("Accept or reject")
+        agent.type(":cancel")
+        agent.wait_for("you cancelled it")
+        assert (agent.folder / "build" / "keep.txt").exists()
+    finally:
+        assert agent.quit() == 0
+    assert "You stopped the turn, so the question was withdrawn." in " ".join(agent.heard())
+
+
+def test_codex_acp_is_heard_through_the_engine(
+    tmp_path: Path, clis: Clis, fake_model: FakeModelServer
+) -> None:
+    env = {**os.environ, **codex_env(fake_model.openai_url, tmp_path / "home")}
+    env["PATH"] = os.pathsep.join(p for p in (codex_sandbox_path(clis), env["PATH"]) if p)
+    agent = AgentRun(tmp_path, agent=[str(acp_adapter(clis, "codex-acp"))], env=env)
+    try:
+        agent.wait_for("is ready.")
+        agent.type("lab:one-tool please")
+        agent.wait_for("Codex finished the turn.")
+    finally:
+        assert agent.quit() == 0
+    heard = agent.heard()
+    assert "The command printed hello." in heard
+    assert any(t.startswith("Echo hello") for t in heard)
