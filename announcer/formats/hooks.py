@@ -5,24 +5,21 @@ Claude Code or Codex pass them to a hook command) into AEP with a mapping file,
 then into AAEP with :class:`AepAdapter`.
 
 For the blocking hooks (``PreToolUse``, ``PermissionRequest``) the bridge needs
-a confirmation the user answers: :func:`hook_confirmation` builds it, and
-:func:`claude_code_hook_output` writes Claude Code's hook output JSON for the
-decision. Without a decision the answer is ``ask`` (Claude Code shows its own
-prompt): nothing here ever allows by default.
+a confirmation the user answers: :func:`hook_confirmation` builds it. The hook
+process (``announcer/transports/hook_client.py``) writes the agent's hook output
+JSON for the decision; without a decision the answer is ``ask`` (the agent shows
+its own prompt): nothing here ever allows by default.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from announcer.formats.aep import AepAdapter
 from announcer.formats.base import AdapterOutput, FormatAdapter, JsonObject, get_str
 from announcer.formats.builder import AaepBuilder
 from announcer.formats.mapping import Mapping, builtin_mapping
 from announcer.formats.speakable import command_words, speak_folder
-
-BLOCKING_HOOKS = ("PreToolUse", "PermissionRequest")
-Decision = Literal["allow", "deny", "ask"]
 
 
 class MappedHookAdapter(FormatAdapter):
@@ -87,28 +84,9 @@ class MappedHookAdapter(FormatAdapter):
             self.emit(event)
 
 
-# Which hooks wait for the user, per agent. Codex's PreToolUse cannot answer "ask"
-# (it would run the call), so for Codex only PermissionRequest blocks; silence there
-# leaves Codex's own approval prompt in charge.
-BLOCKING_BY_AGENT = {"claude-code": BLOCKING_HOOKS, "codex": ("PermissionRequest",)}
-HOOK_AGENTS = tuple(BLOCKING_BY_AGENT)
-
-
-def is_blocking(payload: JsonObject, agent: str = "claude-code") -> bool:
-    return payload.get("hook_event_name") in BLOCKING_BY_AGENT.get(agent, ())
-
-
-def hook_output(
-    agent: str, hook_event_name: str, decision: Decision, reason: str
-) -> JsonObject | None:
-    """The hook's stdout for a decision, or None when it must print nothing.
-
-    Codex: PermissionRequest takes ``decision.behavior`` allow | deny like Claude
-    Code; with no decision ("ask") the hook stays quiet and Codex asks itself.
-    """
-    if agent == "codex" and (decision == "ask" or hook_event_name != "PermissionRequest"):
-        return None
-    return claude_code_hook_output(hook_event_name, decision, reason)
+# The agents whose hook payloads we map (the hook process itself, which decides what
+# blocks and prints the agent's answer, is transports/hook_client.py).
+HOOK_AGENTS = ("claude-code", "codex")
 
 
 def hook_confirmation(
@@ -181,30 +159,6 @@ def hook_confirmation(
         timeout_seconds=timeout_seconds,
         extra_context=extra,
     )
-
-
-def claude_code_hook_output(hook_event_name: str, decision: Decision, reason: str) -> JsonObject:
-    """Claude Code's hook output JSON for a decision.
-
-    PreToolUse: ``hookSpecificOutput.permissionDecision`` allow | deny | ask with
-    ``permissionDecisionReason``. PermissionRequest: ``hookSpecificOutput.decision``
-    with ``behavior`` allow | deny and a ``message``; it has no "ask", so "ask" is
-    an output without a decision and Claude Code shows its own permission dialog.
-    """
-    if hook_event_name == "PermissionRequest":
-        if decision == "ask":
-            return {"hookSpecificOutput": {"hookEventName": "PermissionRequest"}}
-        inner: JsonObject = {"behavior": decision}
-        if decision == "deny":
-            inner["message"] = reason
-        return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": inner}}
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": decision,
-            "permissionDecisionReason": reason,
-        }
-    }
 
 
 def claude_code_hooks_adapter() -> MappedHookAdapter:

@@ -7,77 +7,68 @@ and, for a blocking request, waits for ONE JSON line back:
 
 Only the user may talk to it: the socket lives in a directory of mode 0700, the
 socket itself is mode 0600, and the server checks the peer's uid (SO_PEERCRED)
-where the platform offers it. Nothing here ever answers "allow" on its own:
-no announcer, a refused connection, a timeout, or a garbled reply all give "ask".
+where the platform offers it. The hook's side (``hook_client``) checks the same
+from its end before it sends anything. Nothing here ever answers "allow" on its
+own: no announcer, a refused connection, a timeout, or a garbled reply all give "ask".
+A second announcer never takes over a live socket: the first holds a lock beside it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import os
-import socket
 import stat
-import struct
-import tempfile
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-PROTOCOL_VERSION = 1
-SOCKET_ENV = "ANNOUNCER_HOOK_SOCKET"
-MAX_REQUEST_BYTES = 1 << 20  # a hook payload is small; refuse anything huge
-DECISIONS = ("allow", "deny", "ask")
-KNOWN_AGENTS = ("claude-code", "codex")
+from announcer.transports.hook_client import (
+    DECISIONS,
+    KNOWN_AGENTS,
+    MAX_REQUEST_BYTES,
+    NO_ANNOUNCER,
+    NO_ANSWER,
+    PROTOCOL_VERSION,
+    SOCKET_ENV,
+    HookAnswer,
+    ask_announcer,
+    default_socket_path,
+    peer_uid,
+    shrink,
+)
 
-
-@dataclass(frozen=True, slots=True)
-class HookAnswer:
-    decision: str  # allow | deny | ask
-    reason: str
-
-
-NO_ANNOUNCER = HookAnswer("ask", "No announcer is running; the agent asks you itself.")
-NO_ANSWER = HookAnswer("ask", "No answer from the announcer in time; the agent asks you itself.")
-
-
-def default_socket_path() -> Path:
-    """$ANNOUNCER_HOOK_SOCKET, else $XDG_RUNTIME_DIR/announcer/hook.sock, else per-user tmp."""
-    override = os.environ.get(SOCKET_ENV)
-    if override:
-        return Path(override)
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    base = Path(runtime) if runtime else Path(tempfile.gettempdir()) / f"announcer-{os.getuid()}"
-    if runtime:
-        base = base / "announcer"
-    return base / "hook.sock"
+__all__ = [
+    "NO_ANNOUNCER",
+    "NO_ANSWER",
+    "PROTOCOL_VERSION",
+    "SOCKET_ENV",
+    "HookAnswer",
+    "HookBridgeServer",
+    "HookBridgeTransport",
+    "ask_announcer",
+    "default_socket_path",
+    "shrink",
+]
 
 
 def _prepare_directory(path: Path) -> None:
     directory = path.parent
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    info = directory.stat()
-    if info.st_uid != os.getuid():
+    info = os.lstat(directory)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
         raise PermissionError(
             f"{directory} belongs to another user; refusing to put the hook socket there"
         )
-    if stat.S_IMODE(info.st_mode) & 0o077 and directory.name.startswith("announcer"):
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        if not directory.name.startswith("announcer"):
+            raise PermissionError(
+                f"{directory} is open to other users (mode {stat.S_IMODE(info.st_mode):o});"
+                " the hook socket needs a directory of mode 700"
+            )
         os.chmod(directory, 0o700)
-
-
-def peer_uid(sock: socket.socket) -> int | None:
-    """The uid of the process at the other end, where the OS tells us (Linux SO_PEERCRED)."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return None
-    try:
-        raw = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    except OSError:
-        return None
-    _pid, uid, _gid = struct.unpack("3i", raw)
-    return int(uid)
 
 
 # -- the announcer's side ----------------------------------------------------
@@ -97,32 +88,50 @@ class HookBridgeServer:
         self.handler = handler
         self.path = path or default_socket_path()
         self._server: asyncio.AbstractServer | None = None
+        self._lock_fd: int | None = None
+        self._socket_id: tuple[int, int] | None = None
         self.dropped = (
             0  # requests refused (wrong user, garbled, oversize), each logged by the caller
         )
 
     async def start(self) -> None:
         _prepare_directory(self.path)
-        if self.path.is_socket():
-            if await _alive(self.path):
-                raise RuntimeError(f"another announcer already listens on {self.path}")
-            self.path.unlink()
-        old_umask = os.umask(0o177)  # the socket is born 0600
+        self._lock_fd = _take_lock(self.path)  # refuses while another announcer serves here
         try:
-            self._server = await asyncio.start_unix_server(
-                self._serve, path=str(self.path), limit=MAX_REQUEST_BYTES + 1
-            )
-        finally:
-            os.umask(old_umask)
-        os.chmod(self.path, 0o600)
+            if self.path.is_socket() and await _alive(self.path):  # one without the lock
+                raise RuntimeError(f"another announcer already listens on {self.path}")
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()  # a stale socket: its announcer is gone (it held no lock)
+            old_umask = os.umask(0o177)  # the socket is born 0600
+            try:
+                self._server = await asyncio.start_unix_server(
+                    self._serve, path=str(self.path), limit=MAX_REQUEST_BYTES + 1
+                )
+            finally:
+                os.umask(old_umask)
+            os.chmod(self.path, 0o600)
+            info = os.lstat(self.path)
+            self._socket_id = (info.st_dev, info.st_ino)
+        except BaseException:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+            raise
 
     async def close(self) -> None:
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
             self._server = None
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
+        if self._socket_id is not None:
+            # only the socket this server made: never another announcer's
+            with contextlib.suppress(OSError):
+                info = os.lstat(self.path)
+                if (info.st_dev, info.st_ino) == self._socket_id:
+                    self.path.unlink()
+            self._socket_id = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     async def __aenter__(self) -> HookBridgeServer:
         await self.start()
@@ -148,7 +157,7 @@ class HookBridgeServer:
                 return
             try:
                 request = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 self.dropped += 1
                 return
             payload = request.get("payload") if isinstance(request, dict) else None
@@ -176,6 +185,18 @@ class HookBridgeServer:
                 await writer.wait_closed()
 
 
+def _take_lock(path: Path) -> int:
+    """An exclusive lock on ``hook.sock.lock`` beside the socket, held while we serve."""
+    lock_path = path.with_name(path.name + ".lock")
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise RuntimeError(f"another announcer already listens on {path}") from None
+    return fd
+
+
 async def _alive(path: Path) -> bool:
     try:
         _reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), 1.0)
@@ -183,79 +204,6 @@ async def _alive(path: Path) -> bool:
         return False
     writer.close()
     return True
-
-
-# -- the hook's side (a short-lived synchronous process) ----------------------
-
-# Long strings in a payload (a Write's file content, a command's output) are never
-# spoken; only their start travels, so a big edit still reaches the announcer.
-MAX_FORWARDED_CHARS = 4096
-
-
-def shrink(value: Any, depth: int = 0) -> Any:
-    if isinstance(value, str):
-        return value if len(value) <= MAX_FORWARDED_CHARS else value[:MAX_FORWARDED_CHARS] + "…"
-    if depth > 32:
-        return None
-    if isinstance(value, dict):
-        return {str(k): shrink(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list):
-        return [shrink(v, depth + 1) for v in value[:1000]]
-    return value
-
-
-def ask_announcer(
-    payload: dict[str, Any],
-    *,
-    blocking: bool,
-    timeout: float,
-    path: Path | None = None,
-    agent: str = "claude-code",
-) -> HookAnswer | None:
-    """Send one hook payload; for a blocking one wait up to ``timeout`` seconds for the decision.
-
-    Returns None for a non-blocking send. Every failure becomes ``ask`` (never allow).
-    """
-    path = path or default_socket_path()
-    payload = shrink(payload)
-    request = {
-        "bridge": PROTOCOL_VERSION,
-        "agent": agent,
-        "payload": payload,
-        "blocking": blocking,
-        "timeout": timeout,
-    }
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(min(timeout, 5.0))
-            sock.connect(str(path))
-            sock.sendall(json.dumps(request).encode("utf-8") + b"\n")
-            if not blocking:
-                return None
-            sock.settimeout(timeout)
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = sock.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-                if len(data) > MAX_REQUEST_BYTES:
-                    return NO_ANSWER
-    except (FileNotFoundError, ConnectionRefusedError):
-        return NO_ANNOUNCER if blocking else None
-    except TimeoutError:
-        return NO_ANSWER if blocking else None
-    except OSError:
-        return NO_ANNOUNCER if blocking else None
-    try:
-        reply = json.loads(data)
-    except ValueError:
-        return NO_ANSWER
-    decision = reply.get("decision") if isinstance(reply, dict) else None
-    reason = reply.get("reason") if isinstance(reply, dict) else None
-    if decision not in DECISIONS:
-        return NO_ANSWER
-    return HookAnswer(str(decision), str(reason) if isinstance(reason, str) else "")
 
 
 # -- the bridge as a runtime transport ------------------------------------------

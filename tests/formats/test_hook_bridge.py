@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from announcer.formats import claude_code_hook_output
+from announcer.transports.hook_client import claude_code_hook_output
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60.0  # generous: a loaded 2-core machine

@@ -30,6 +30,8 @@ async def transport(tmp_path: Path):
     yield bridge
     await bridge.close()
     if path.parent.exists():
+        for child in path.parent.iterdir():  # the lock file stays beside the socket
+            child.unlink()
         path.parent.rmdir()
 
 

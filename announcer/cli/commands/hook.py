@@ -18,26 +18,23 @@ file). The full runtime can host the same bridge.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import sys
-import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from announcer.config import add_language_flag, load_settings
-from announcer.formats import get_adapter
-from announcer.formats.hooks import HOOK_AGENTS, MappedHookAdapter, hook_output, is_blocking
-from announcer.i18n.translate import catalog_language, translator
-from announcer.transports.hook_bridge import (
-    NO_ANNOUNCER,
-    NO_ANSWER,
-    HookAnswer,
-    HookBridgeServer,
-    ask_announcer,
-    default_socket_path,
-)
+from announcer.config.flags import add_language_flag
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from announcer.formats.hooks import MappedHookAdapter
+    from announcer.transports.hook_client import HookAnswer
+
+# Claude Code and Codex start `hook claude-code|codex` on every tool call and wait for
+# it: this module imports only what parsing needs; the hook itself is
+# `transports.hook_client` (standard library only) and `hook serve` imports the rest
+# when it starts (benchmarks/startup.py).
 
 # Claude Code's default command-hook timeout is 60 s; answer before it gives up.
 DEFAULT_WAIT_SECONDS = 55.0
@@ -71,39 +68,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_hook(args: argparse.Namespace) -> int:
-    agent: str = args.agent
-    raw = sys.stdin.buffer.read()
-    try:
-        payload = json.loads(raw)
-    except ValueError:
-        payload = None
-    if not isinstance(payload, dict):
-        # Without a payload we cannot tell which hook this is; no decision lets the
-        # agent carry on with its own permission rules.
-        print("announcer hook: the hook payload on stdin is not a JSON object", file=sys.stderr)
-        if agent == "claude-code":
-            print("{}")
-        return 0
-    event = str(payload.get("hook_event_name", ""))
-    blocking = is_blocking(payload, agent)
-    timeout = max(1.0, float(args.timeout))
-    answer = ask_announcer(
-        payload, blocking=blocking, timeout=timeout, path=args.socket, agent=agent
-    )
-    if not blocking:
-        return 0
-    if answer is None or answer.decision not in ("allow", "deny", "ask"):
-        answer = NO_ANSWER
-    output = hook_output(agent, event, answer.decision, answer.reason)  # type: ignore[arg-type]
-    if output is not None:
-        print(json.dumps(output))
-    return 0
+    from announcer.transports.hook_client import run_hook as ask_and_print
+
+    return ask_and_print(args.agent, timeout=float(args.timeout), path=args.socket)
 
 
 class PlainHookUi:
     """The plain line UI for the bridge: one line per announcement, y/n for confirmations."""
 
     def __init__(self, adapters: dict[str, MappedHookAdapter], language: str = "en") -> None:
+        import asyncio
+        import threading
+
+        from announcer.i18n.translate import translator
+
         self.adapters = adapters
         self._ = translator(language).gettext  # our own words, in the user's language
         self.lock = asyncio.Lock()
@@ -126,6 +104,8 @@ class PlainHookUi:
     async def handle(
         self, payload: dict[str, Any], blocking: bool, timeout: float, agent: str
     ) -> HookAnswer | None:
+        import asyncio
+
         now = time.time()
         adapter = self.adapters[agent]
         if not blocking:
@@ -164,6 +144,8 @@ class PlainHookUi:
                 self.closed = True
                 return None  # input closed: no decision, so the hook answers ask
             key = line.strip().lower()
+            from announcer.transports.hook_client import HookAnswer
+
             if key in ("y", "yes", "a", "allow", "accept"):
                 print(self._("Allowed."), flush=True)
                 return HookAnswer("allow", "Allowed by the user in announcer.")
@@ -174,6 +156,13 @@ class PlainHookUi:
 
 
 async def _serve(path: Path, language: str) -> None:
+    import asyncio
+
+    from announcer.formats import get_adapter
+    from announcer.formats.hooks import HOOK_AGENTS, MappedHookAdapter
+    from announcer.i18n.translate import translator
+    from announcer.transports.hook_bridge import HookBridgeServer
+
     adapters = {}
     for agent in HOOK_AGENTS:
         adapter = get_adapter(f"{agent}-hooks", language=language)
@@ -189,6 +178,12 @@ async def _serve(path: Path, language: str) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from announcer.config import load_settings
+    from announcer.i18n.translate import catalog_language
+    from announcer.transports.hook_client import default_socket_path
+
     path = args.socket or default_socket_path()
     settings = load_settings(args.config, flags={"language": args.language})
     try:
@@ -198,4 +193,4 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["NO_ANNOUNCER", "register"]
+__all__ = ["register"]
