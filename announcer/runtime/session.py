@@ -37,10 +37,10 @@ from announcer.runtime.capabilities import (
     subscription_request,
 )
 from announcer.transports import (
-    InsecureTransportRefused,
     Transport,
     TransportError,
     TransportOptions,
+    TransportRefused,
     open_transport,
 )
 
@@ -492,7 +492,7 @@ class LiveSession:
                     self._wake.set()
                     return
                 raise TransportError("the producer closed the connection")
-            except InsecureTransportRefused as exc:
+            except TransportRefused as exc:  # e.g. plaintext off loopback, a hook socket in use
                 self._give_up(state, str(exc))
                 return
             except TransportError as exc:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         Transport,
         TransportError,
         TransportOptions,
+        TransportRefused,
     )
 
 # `announcer hook` imports `transports.hook_client` on every agent tool call: this
@@ -29,6 +30,7 @@ _FROM_BASE = frozenset(
         "Transport",
         "TransportError",
         "TransportOptions",
+        "TransportRefused",
     )
 )
 
@@ -88,5 +90,6 @@ __all__ = [
     "Transport",
     "TransportError",
     "TransportOptions",
+    "TransportRefused",
     "open_transport",
 ]

@@ -29,7 +29,11 @@ class TransportError(RuntimeError):
     """The connection failed or broke; the message is a plain sentence for the user."""
 
 
-class InsecureTransportRefused(TransportError):
+class TransportRefused(TransportError):
+    """A source that retrying cannot fix; the runtime gives up on it and says why."""
+
+
+class InsecureTransportRefused(TransportRefused):
     """Plaintext to a host that is not loopback without ``--allow-insecure`` (§8.2.8)."""
 
 

@@ -236,12 +236,15 @@ class HookBridgeTransport:
         self._pending: dict[str, asyncio.Future[HookAnswer]] = {}
 
     async def connect(self) -> None:
-        from announcer.transports.base import TransportError
+        from announcer.transports.base import TransportRefused
 
         try:
             await self.server.start()
         except (OSError, RuntimeError) as exc:  # a foreign socket dir, another announcer
-            raise TransportError(f"cannot listen for hooks on {self.server.path}: {exc}") from None
+            # never retried: the other announcer keeps its socket, and the user hears why
+            raise TransportRefused(
+                f"cannot listen for hooks on {self.server.path}: {exc}"
+            ) from None
 
     async def handshake(self, request: dict[str, Any], timeout: float) -> Any:
         from announcer.transports.base import HandshakeOutcome  # the runtime's own type
