@@ -206,6 +206,10 @@ async def _alive(path: Path) -> bool:
     return True
 
 
+# A question withdrawn because the agent decided elsewhere (its own dialog, Stop).
+WITHDRAWN = HookAnswer("ask", "Decided in the agent itself.")
+
+
 # -- the bridge as a runtime transport ------------------------------------------
 
 
@@ -221,13 +225,15 @@ class HookBridgeTransport:
 
     def __init__(self, path: Path | None = None) -> None:
         from announcer.formats import get_adapter
-        from announcer.formats.hooks import MappedHookAdapter
+        from announcer.formats.hooks import HookDesk, MappedHookAdapter
 
-        self.adapters: dict[str, MappedHookAdapter] = {}
+        self.desks: dict[str, HookDesk] = {}
         for agent in KNOWN_AGENTS:
             adapter = get_adapter(f"{agent}-hooks")
             assert isinstance(adapter, MappedHookAdapter)
-            self.adapters[agent] = adapter
+            # Codex's PreToolUse cannot ask; it waits to hear whether a question follows
+            self.desks[agent] = HookDesk(adapter, hold_pre_tool_use=agent == "codex")
+        self._timer: asyncio.TimerHandle | None = None
         self.server = HookBridgeServer(self._handle, path)
         self.source_id = f"hooks:{self.server.path}"
         self.description = f"coding-agent hooks on {self.server.path}"
@@ -261,7 +267,8 @@ class HookBridgeTransport:
     async def send(self, message: dict[str, Any]) -> dict[str, Any] | None:
         if message.get("type") != "confirmation.reply":
             return None
-        future = self._pending.get(str(message.get("reply_token")))
+        token = str(message.get("reply_token"))
+        future = self._pending.get(token)
         if future is None or future.done():
             return None  # unknown or already used token (single-use, §6.2)
         decision = message.get("decision")
@@ -278,6 +285,9 @@ class HookBridgeTransport:
         return None
 
     async def close(self, reason: str = "subscriber_shutdown") -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         for future in self._pending.values():
             if not future.done():
                 future.set_result(NO_ANSWER)
@@ -293,34 +303,52 @@ class HookBridgeTransport:
     ) -> HookAnswer | None:
         import time
 
-        now = time.time()
-        adapter = self.adapters[agent]
+        desk = self.desks[agent]
         if not blocking:
-            self._queue(adapter.feed_object(payload, now).events)
+            events, withdrawn = desk.hook(payload, time.time())
+            self._queue(events)
+            for token in withdrawn:  # decided in the agent's own dialog: the hook may go
+                future = self._pending.get(token)
+                if future is not None and not future.done():
+                    future.set_result(WITHDRAWN)
+            self._schedule(desk)
             return None
         budget = max(0.5, timeout - 2)  # answer the hook before it gives up
-        out = adapter.confirm(payload, now, timeout_seconds=max(1, int(budget)))
-        token = next(
-            (
-                e["reply_token"]
-                for e in out.events
-                if e.get("type") == "aaep:agent.awaiting.confirmation"
-            ),
-            None,
-        )
+        token, events = desk.ask(payload, time.time(), timeout_seconds=max(1, int(budget)))
+        self._queue(events)
         if token is None:
             return None
         future: asyncio.Future[HookAnswer] = asyncio.get_running_loop().create_future()
         self._pending[token] = future
-        self._queue(out.events)
+        answer: HookAnswer | None = None
         try:
-            return await asyncio.wait_for(asyncio.shield(future), timeout=budget)
+            answer = await asyncio.wait_for(asyncio.shield(future), timeout=budget)
         except TimeoutError:
-            self._queue(
-                adapter.withdraw(
-                    payload, time.time(), "No answer in time: the agent asks you itself."
-                ).events
-            )
-            return None
+            answer = None
         finally:
             self._pending.pop(token, None)
+        if answer is WITHDRAWN:
+            return NO_ANSWER  # the agent has its answer; it no longer waits for ours
+        decision = answer.decision if answer is not None else None
+        self._queue(desk.answered(token, decision, time.time()))
+        return answer
+
+    def _schedule(self, desk: Any) -> None:
+        """Say held PreToolUse calls once their wait is over."""
+        import time
+
+        due = desk.next_due()
+        if due is None:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+
+        def release() -> None:
+            self._timer = None
+            for each in self.desks.values():
+                self._queue(each.due(time.time()))
+                if each.next_due() is not None:
+                    self._schedule(each)
+
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(max(0.0, due - time.time()) + 0.01, release)

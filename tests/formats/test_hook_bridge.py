@@ -124,7 +124,7 @@ def hook_output(proc: subprocess.Popen[str]) -> dict:
 def test_pre_tool_use_allowed_from_the_plain_ui(served: Served, sock: Path):
     hook = run_hook(PRE_TOOL_USE, sock)
     assert served.wait_for("Claude Code wants to run") == (
-        "Claude Code wants to run Bash: rm -rf build. Allow?"
+        "Claude Code wants to run Bash: rm -rf build. It says: Clean the build folder. Allow?"
     )
     served.wait_for("Press y")
     served.type("y\n")
@@ -288,7 +288,9 @@ CODEX_PERMISSION = {
 
 def test_codex_permission_request_allowed_from_the_plain_ui(served: Served, sock: Path):
     hook = run_codex_hook(CODEX_PERMISSION, sock)
-    assert served.wait_for("Codex wants") == "Codex wants to run Bash: rm -rf build. Allow?"
+    assert served.wait_for("Codex wants") == (
+        "Codex wants to run Bash: rm -rf build. It says: clean build dir. Allow?"
+    )
     served.wait_for("Press y")
     served.type("y\n")
     assert hook_output(hook) == {

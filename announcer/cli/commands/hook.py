@@ -28,7 +28,7 @@ from announcer.config.flags import add_language_flag
 if TYPE_CHECKING:
     import asyncio
 
-    from announcer.formats.hooks import MappedHookAdapter
+    from announcer.formats.hooks import HookDesk
     from announcer.transports.hook_client import HookAnswer
 
 # Claude Code and Codex start `hook claude-code|codex` on every tool call and wait for
@@ -76,18 +76,21 @@ def run_hook(args: argparse.Namespace) -> int:
 class PlainHookUi:
     """The plain line UI for the bridge: one line per announcement, y/n for confirmations."""
 
-    def __init__(self, adapters: dict[str, MappedHookAdapter], language: str = "en") -> None:
+    def __init__(self, desks: dict[str, HookDesk], language: str = "en") -> None:
         import asyncio
         import threading
 
         from announcer.i18n.translate import translator
 
-        self.adapters = adapters
+        self.desks = desks
         self._ = translator(language).gettext  # our own words, in the user's language
         self.lock = asyncio.Lock()
         self.lines: asyncio.Queue[str | None] = asyncio.Queue()
         self.closed = False
         self._loop = asyncio.get_running_loop()
+        # token -> set when the agent decided elsewhere (its own dialog, Stop)
+        self.withdrawn: dict[str, asyncio.Future[None]] = {}
+        self._timer: asyncio.TimerHandle | None = None
         threading.Thread(target=self._read_stdin, daemon=True).start()
 
     def _read_stdin(self) -> None:
@@ -107,27 +110,88 @@ class PlainHookUi:
         import asyncio
 
         now = time.time()
-        adapter = self.adapters[agent]
+        desk = self.desks[agent]
         if not blocking:
-            self.say(adapter.feed_object(payload, now).events)
+            events, withdrawn = desk.hook(payload, now)
+            self.say(events)
+            for token in withdrawn:
+                future = self.withdrawn.get(token)
+                if future is not None and not future.done():
+                    future.set_result(None)
+            self._schedule()
             return None
         # answer before the hook gives up, counting the wait for an earlier question too
         budget = max(0.5, timeout - 2)
+        asked: list[str] = []  # the question's token, once it is asked
+        withdrawn_here: asyncio.Future[None] = self._loop.create_future()
+        ask = asyncio.ensure_future(self._ask(desk, payload, now, timeout, asked, withdrawn_here))
         try:
-            return await asyncio.wait_for(self._ask(adapter, payload, now, timeout), timeout=budget)
-        except TimeoutError:
-            print(self._("No answer in time: the agent will ask you itself."), flush=True)
-            return None
+            done, _pending = await asyncio.wait(
+                {ask, withdrawn_here}, timeout=budget, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            for token in asked:
+                self.withdrawn.pop(token, None)
+        if ask in done:
+            answer = ask.result()
+            if asked and answer is not None:
+                # "Allowed." / "Denied." were printed with the key; say what follows
+                self.say(
+                    event
+                    for event in desk.answered(asked[0], answer.decision, time.time())
+                    if event.get("type") != "aaep:agent.state.changed"
+                )
+            return answer
+        ask.cancel()
+        if withdrawn_here.done():
+            return None  # said when it was withdrawn; the agent no longer waits
+        if asked:
+            self.say(desk.answered(asked[0], None, time.time()))
+        else:
+            agent_name = desk.builder.agent_name
+            print(
+                self._("No answer in time: {agent} will ask you itself.").format(agent=agent_name),
+                flush=True,
+            )
+        return None
+
+    def _schedule(self) -> None:
+        """Say held Codex PreToolUse calls once their wait is over."""
+        due = min(
+            (d for d in (desk.next_due() for desk in self.desks.values()) if d is not None),
+            default=None,
+        )
+        if due is None:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+
+        def release() -> None:
+            self._timer = None
+            for desk in self.desks.values():
+                self.say(desk.due(time.time()))
+            self._schedule()
+
+        self._timer = self._loop.call_later(max(0.0, due - time.time()) + 0.01, release)
 
     async def _ask(
-        self, adapter: MappedHookAdapter, payload: dict[str, Any], now: float, timeout: float
+        self,
+        desk: HookDesk,
+        payload: dict[str, Any],
+        now: float,
+        timeout: float,
+        asked: list[str],
+        withdrawn: asyncio.Future[None],
     ) -> HookAnswer | None:
         async with self.lock:  # one question at a time
             self._drop_typed_ahead()
-            if self.closed:
+            if self.closed or withdrawn.done():
                 return None
-            out = adapter.confirm(payload, now, timeout_seconds=int(timeout))
-            self.say(out.events)
+            token, events = desk.ask(payload, time.time(), timeout_seconds=int(timeout))
+            if token is not None:
+                asked.append(token)
+                self.withdrawn[token] = withdrawn
+            self.say(events)
             print(self._("Press y then Enter to allow, n then Enter to deny."), flush=True)
             return await self._answer()
 
@@ -159,16 +223,16 @@ async def _serve(path: Path, language: str) -> None:
     import asyncio
 
     from announcer.formats import get_adapter
-    from announcer.formats.hooks import HOOK_AGENTS, MappedHookAdapter
+    from announcer.formats.hooks import HOOK_AGENTS, HookDesk, MappedHookAdapter
     from announcer.i18n.translate import translator
     from announcer.transports.hook_bridge import HookBridgeServer
 
-    adapters = {}
+    desks = {}
     for agent in HOOK_AGENTS:
         adapter = get_adapter(f"{agent}-hooks", language=language)
         assert isinstance(adapter, MappedHookAdapter)
-        adapters[agent] = adapter
-    ui = PlainHookUi(adapters, language)
+        desks[agent] = HookDesk(adapter, hold_pre_tool_use=agent == "codex")
+    ui = PlainHookUi(desks, language)
     async with HookBridgeServer(ui.handle, path) as server:
         listening = translator(language).gettext(
             "Listening for Claude Code and Codex hooks on {path}."
