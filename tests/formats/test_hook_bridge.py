@@ -6,6 +6,7 @@ input all print ``ask``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -346,3 +347,66 @@ def test_listen_hooks_no_answer_in_time_is_ask(listening: Served, sock: Path):
     listening.wait_for("Accept or reject?")
     assert hook_output(hook)["hookSpecificOutput"]["permissionDecision"] == "ask"
     listening.wait_for("No answer in time")  # the question is withdrawn aloud
+
+
+@pytest.fixture
+def heard(sock: Path, tmp_path: Path) -> Iterator[tuple[Served, Path]]:
+    """`announcer listen hooks:PATH` with the plain UI, its speech in a jsonl record."""
+    record = tmp_path / "speech.jsonl"
+    server = Served(sock, "listen", f"hooks:{sock}", "--ui", "plain", "--speech", f"jsonl:{record}")
+    server.wait_for("Connected to coding-agent hooks")
+    yield server, record
+    server.stop()
+
+
+def spoken(record: Path) -> list[str]:
+    if not record.exists():
+        return []
+    lines = [json.loads(line) for line in record.read_text().splitlines() if line.strip()]
+    return [line["text"] for line in lines if line["action"] == "speak"]
+
+
+def wait_heard(record: Path, text: str) -> list[str]:
+    import time
+
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        said = spoken(record)
+        if any(text in line for line in said):
+            return said
+        time.sleep(0.1)
+    raise AssertionError(f"never heard {text!r}; heard {spoken(record)}")
+
+
+def test_a_question_answered_in_claude_codes_dialog_is_withdrawn_at_once(
+    heard: tuple[Served, Path], sock: Path
+):
+    import time
+
+    listening, record = heard
+    payload = dict(PRE_TOOL_USE, hook_event_name="PermissionRequest")
+    payload.pop("tool_use_id")
+    hook = run_hook(payload, sock, timeout=50)
+    listening.wait_for("Accept or reject?")
+    question = wait_heard(record, "Confirmation needed.")[-1]
+    assert "If you do not answer within" in question
+    assert "Claude Code will ask you itself." in question
+    assert "It says: Clean the build folder." in question
+    started = time.monotonic()
+    # the user allowed it in Claude Code's own dialog: the tool ran
+    done = run_hook(
+        dict(PRE_TOOL_USE, hook_event_name="PostToolUse", tool_response={"stdout": ""}), sock
+    )
+    assert done.communicate(timeout=WAIT)[0] == ""
+    assert hook_output(hook) == {"hookSpecificOutput": {"hookEventName": "PermissionRequest"}}
+    assert time.monotonic() - started < 30  # not the 50 s the hook would wait
+    said = wait_heard(record, "Answered in Claude Code itself.")
+    assert not any("will be rejected" in line or "No answer in time" in line for line in said)
+    wait_heard(record, "Bash finished.")
+    # a key now answers nothing: the stale question is gone
+    listening.type("a\n")
+    after = []
+    with contextlib.suppress(queue.Empty):
+        while True:
+            after.append(listening.lines.get(timeout=2))
+    assert not any("Sent" in line for line in after), after
