@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         walls: dict[str, list[float]] = {name: [] for name in sides}
         cpus: dict[str, list[float]] = {name: [] for name in sides}
-        for name, (command, stdin_bytes) in sides.items():  # warm the file cache
+        for command, stdin_bytes in sides.values():  # warm the file cache
             timed(command, stdin_bytes, env)
         for _ in range(runs):
             for name, (command, stdin_bytes) in sides.items():

@@ -148,7 +148,12 @@ MAX_FORWARDED_DEPTH = 32
 
 def shrink(value: Any, depth: int = 0) -> Any:
     if isinstance(value, str):
-        return value if len(value) <= MAX_FORWARDED_CHARS else value[:MAX_FORWARDED_CHARS] + "…"
+        if len(value) <= MAX_FORWARDED_CHARS:
+            return value
+        # Imported here: most strings are short, and this process starts on every hook call.
+        from announcer.i18n.text import grapheme_floor  # cut between characters (§11.3.3)
+
+        return value[: grapheme_floor(value, MAX_FORWARDED_CHARS)] + "…"
     if depth > MAX_FORWARDED_DEPTH:
         return None
     if isinstance(value, dict):

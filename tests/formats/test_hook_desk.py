@@ -137,7 +137,7 @@ def test_an_answer_moves_the_session_on_and_an_allowed_call_is_paired_with_its_r
         2.0,
     )
     assert withdrawn == []
-    assert said(done) == ["Bash finished."]  # the call said at "allow", not again
+    assert said(done) == ["Bash finished: rm -rf build."]  # "Running" was said at "allow"
     invoked = next(e for e in allowed if e["type"] == "aaep:agent.tool.invoked")
     completed = next(e for e in done if e["type"] == "aaep:agent.tool.completed")
     assert invoked["tool_call_id"] == completed["tool_call_id"]
@@ -255,7 +255,7 @@ def test_codex_pre_tool_use_with_no_question_is_said_after_the_hold():
         tool_input={"command": "pwd"},
         tool_response={},
     )
-    assert said(d.hook(post, 5.1)[0]) == ["Running Bash: pwd.", "Bash finished."]
+    assert said(d.hook(post, 5.1)[0]) == ["Running Bash: pwd.", "Bash finished: pwd."]
 
 
 def test_codex_interrupt_and_post_compact_are_heard():

@@ -34,8 +34,9 @@ def test_serve_in_spanish_from_the_settings_file(
         hook = run_hook(PRE_TOOL_USE, sock)
         question = served.wait_for("Claude Code quiere")
         assert question == (
-                "Claude Code quiere ejecutar Bash: rm -rf build. Dice: Clean the build folder. ¿Permitir?"
-            )
+            "Claude Code quiere ejecutar Bash: rm -rf build. Dice: Clean the build folder."
+            " ¿Permitir?"
+        )
         served.wait_for("Pulse y y luego Intro para permitir, o n y luego Intro para denegar.")
         served.type("¿qué?\n")  # not an answer: asked again in Spanish, nothing decided
         served.wait_for("Escriba y para permitir o n para denegar.")
