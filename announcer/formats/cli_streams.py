@@ -489,7 +489,13 @@ class ClaudeCodeStreamAdapter(_CliStreamAdapter):
 
 
 _GEMINI = "Gemini"  # the short name people say, beside the agent name "Gemini CLI"
-_CODEX_TOOL_KINDS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
+_CODEX_TOOL_KINDS = {
+    "command_execution",
+    "file_change",
+    "mcp_tool_call",
+    "web_search",
+    "collab_tool_call",
+}
 
 
 class CodexExecAdapter(_CliStreamAdapter):
@@ -731,6 +737,20 @@ class CodexExecAdapter(_CliStreamAdapter):
         elif item_type == "web_search":
             name = "web_search"
             label = clip(get_str(item, "query") or text or "", 120)
+        elif item_type == "collab_tool_call":
+            # Codex's subagents (multi_agent_v1): spawn_agent carries only the long prompt
+            # written for the subagent, so it is heard at detailed verbosity alone
+            name = get_str(item, "tool") or "collab_tool"
+            prompt = clip(get_str(item, "prompt") or "", 120)
+            if name == "spawn_agent":
+                hints.summary = self._t("Starting a subagent.")
+                hints.terse = self._t("Subagent.")
+                if prompt:
+                    hints.detailed = self._t("Starting a subagent: {description}.").format(
+                        description=prompt
+                    )
+            elif name == "wait_agent":
+                hints.summary = self._t("Waiting for the subagent.")
         thread = self._thread
         start = tools_facet(
             item_type,
@@ -758,6 +778,12 @@ class CodexExecAdapter(_CliStreamAdapter):
         )
         message = f"{status}" if status == "declined" else None
         done_hints = Hints(session=hints.session)
+        if item_type == "collab_tool_call" and not failed:
+            if name == "spawn_agent":
+                done_hints.summary = self._t("The subagent started.")
+            elif name == "wait_agent":
+                done_hints.summary = self._t("The subagent finished.")
+            done_hints.terse = done_hints.summary
         if status == "declined":
             # a reviewer (Codex's approval reviewer or the user) said no: not a failure
             spoken = self.builder.spoken_tool(name or item_type)

@@ -45,7 +45,7 @@ def test_watch_announces_the_codex_stream_and_keeps_the_exit_status(tmp_path: Pa
     result = watch(
         "--format",
         "codex",
-        "--backend",
+        "--speech",
         "jsonl",
         "--events",
         str(events),
@@ -72,7 +72,7 @@ def test_watch_announces_the_codex_stream_and_keeps_the_exit_status(tmp_path: Pa
 def test_watch_reports_unannounced_lines_and_exit_zero(tmp_path: Path):
     stream = PEERS / "agent-cli-streams" / "codex__versioned__0.61.0__malformed.jsonl"
     agent = fake_agent(tmp_path, stream, 0)
-    result = watch("--format", "codex", "--backend", "text", "--", sys.executable, str(agent))
+    result = watch("--format", "codex", "--speech", "text", "--", sys.executable, str(agent))
     assert result.returncode == 0
     assert "1 line(s)" in result.stderr
     assert result.stdout.splitlines()[0] == "Codex started."
@@ -81,25 +81,25 @@ def test_watch_reports_unannounced_lines_and_exit_zero(tmp_path: Path):
 def test_watch_passes_a_signal_death_through_as_128_plus_signal(tmp_path: Path):
     script = tmp_path / "die.py"
     script.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n")
-    result = watch("--format", "gemini", "--backend", "text", "--", sys.executable, str(script))
+    result = watch("--format", "gemini", "--speech", "text", "--", sys.executable, str(script))
     assert result.returncode == 128 + 15
 
 
 def test_watch_missing_command_and_unknown_format(tmp_path: Path):
-    assert watch("--format", "codex", "--backend", "text", "--", "/nonexistent/x").returncode == 127
+    assert watch("--format", "codex", "--speech", "text", "--", "/nonexistent/x").returncode == 127
     assert watch("--", "some-unknown-agent").returncode == 127
     assert watch().returncode == 2
     # neither the command nor its output tells the format: said, and the status kept
     script = tmp_path / "plain.py"
     script.write_text("print('hello, not JSON')\nraise SystemExit(4)\n")
-    result = watch("--backend", "text", "--", sys.executable, str(script))
+    result = watch("--speech", "text", "--", sys.executable, str(script))
     assert result.returncode == 4
     assert "cannot tell the stream format" in result.stderr and "--format" in result.stderr
 
 
 def test_watch_tells_the_format_from_the_first_line_when_the_command_does_not(tmp_path: Path):
     agent = fake_agent(tmp_path, PEERS / "codex-exec" / "exec-json-sample.jsonl", 0)
-    result = watch("--backend", "jsonl", "--", sys.executable, str(agent))
+    result = watch("--speech", "jsonl", "--", sys.executable, str(agent))
     assert result.returncode == 0, result.stderr
     said = [json.loads(line)["text"] for line in result.stdout.splitlines()]
     assert said[0] == "Codex started." and said[-1] == "Codex finished."
@@ -151,7 +151,7 @@ def test_drain_seconds_running_out_is_said(tmp_path: Path):
     result = watch(
         "--format",
         "codex",
-        "--backend",
+        "--speech",
         "text",
         "--drain-seconds",
         "0",

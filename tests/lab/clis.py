@@ -202,6 +202,9 @@ def main(argv: list[str]) -> int:
     if argv[1:] != ["install"]:
         print("usage: python -m tests.lab.clis install", file=sys.stderr)
         return 2
+    if not _installed(lab_dir()) and shutil.which("npm"):
+        wanted = ", ".join(f"{p}@{v}" for p, v in PINNED.items())
+        print(f"announcer setup: installing {wanted} for the agent lab (npm)", file=sys.stderr)
     try:
         clis = ensure_clis()
     except LabUnavailable as exc:

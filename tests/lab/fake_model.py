@@ -173,13 +173,13 @@ SCENARIOS: dict[str, Scenario] = {
                                     "subagent_type": "general-purpose",
                                 },
                             ),
-                            None,
+                            ("multi_agent_v1.spawn_agent", {"message": SUBAGENT_PROMPT}),
                         ),
                     )
                 ),
                 Turn(text="The helper counted the functions."),
             ),
-            "Claude Code's Agent tool starts a subagent (Claude Code only)",
+            "a subagent: Claude Code's Agent tool, Codex's spawn_agent (multi_agent_v1)",
         ),
         Scenario(
             "sub-inner",
@@ -499,16 +499,18 @@ def _responses_items(turn: Turn, cwd: str) -> list[dict[str, Any]]:
                 }
             )
         else:
-            items.append(
-                {
-                    "type": "function_call",
-                    "id": _id("fc"),
-                    "call_id": _id("call"),
-                    "name": name,
-                    "arguments": json.dumps(filled),
-                    "status": "completed",
-                }
-            )
+            call: dict[str, Any] = {
+                "type": "function_call",
+                "id": _id("fc"),
+                "call_id": _id("call"),
+                "name": name,
+                "arguments": json.dumps(filled),
+                "status": "completed",
+            }
+            namespace, dot, bare = name.rpartition(".")
+            if dot:  # a tool of a namespace (Codex's multi_agent_v1.spawn_agent)
+                call["namespace"], call["name"] = namespace, bare
+            items.append(call)
     return items
 
 

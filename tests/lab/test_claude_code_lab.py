@@ -2,20 +2,26 @@
 
 Each scenario runs once (``lab`` caches it); the stream is then heard at several
 verbosities through the same adapter, engine and jsonl speech record as
-``announcer watch --backend jsonl``. Denials, failures and the end are checked
+``announcer watch --speech jsonl``. Denials, failures and the end are checked
 sentence for sentence; the rest by counts.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from tests.lab.clis import claude_command, claude_env, run
-from tests.lab.conftest import Lab
+from tests.lab.conftest import Lab, on_ci
 from tests.lab.transcript import spoken
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -175,7 +181,7 @@ def test_watch_runs_claude_through_npx_and_env_and_says_so(lab: Lab, tmp_path):
             "-m",
             "announcer",
             "watch",
-            "--backend",
+            "--speech",
             "jsonl",
             "--",
             *launcher,
@@ -211,7 +217,7 @@ def test_watch_tells_claude_from_its_first_line_behind_a_script(lab: Lab, tmp_pa
             "-m",
             "announcer",
             "watch",
-            "--backend",
+            "--speech",
             "jsonl",
             "--",
             str(script),
@@ -228,3 +234,63 @@ def test_watch_tells_claude_from_its_first_line_behind_a_script(lab: Lab, tmp_pa
     said = [json.loads(line)["text"] for line in done.stdout.splitlines()]
     assert said[1:] == heard(lab, "one-tool")[1:]
     assert "cannot tell" not in done.stderr and "turned on" not in done.stderr
+
+
+def interactive_screen(lab: Lab, tmp_path: Path, name: str, extra_env: dict[str, str]) -> str:
+    """Claude Code's interactive screen in a real terminal (tmux), once its first dialog shows."""
+    if shutil.which("tmux") is None:
+        if on_ci():
+            pytest.fail("tmux is missing (scripts/bootstrap.sh test installs it)")
+        pytest.skip("tmux is not installed")
+    home, project = tmp_path / f"home-{name}", tmp_path / f"proj-{name}"
+    project.mkdir()
+    env = claude_env(lab.server.anthropic_url, home) | extra_env | {"TERM": "xterm-256color"}
+    # skip the first-run theme picker and the folder trust question
+    (home / ".claude.json").write_text(
+        json.dumps(
+            {
+                "hasCompletedOnboarding": True,
+                "theme": "dark",
+                "projects": {str(project): {"hasTrustDialogAccepted": True}},
+            }
+        )
+    )
+    session = f"announcer-lab-{name}-{os.getpid()}"
+    assignments = [shlex.quote(f"{k}={v}") for k, v in env.items()]
+    claude = [shlex.quote(str(lab.clis.claude)), "--model", "claude-sonnet-4-5"]
+    shell = " ".join(["env", "-i", *assignments, *claude])
+    size = ["-x", "100", "-y", "30"]
+    tmux = ["tmux", "-L", session]  # a server of our own, apart from anyone else's tmux
+    subprocess.run(
+        [*tmux, "new-session", "-d", "-s", session, *size, "-c", str(project), shell],
+        check=True,
+        timeout=30,
+    )
+    try:
+        screen = ""
+        for _ in range(120):  # up to 60 s for the first dialog
+            screen = subprocess.run(
+                [*tmux, "capture-pane", "-p", "-t", session],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            ).stdout
+            if "API key" in screen:
+                break
+            time.sleep(0.5)
+        return screen
+    finally:
+        subprocess.run([*tmux, "kill-server"], timeout=30, check=False)
+        socket_dir = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
+        (socket_dir / session).unlink(missing_ok=True)
+
+
+def test_the_screen_reader_mode_flattens_claude_codes_interactive_screen(lab: Lab, tmp_path):
+    """What watch's CLAUDE_AX_SCREEN_READER=1 does on the real CLI: flat text, no borders."""
+    plain = interactive_screen(lab, tmp_path, "plain", {})
+    flat = interactive_screen(lab, tmp_path, "ax", {"CLAUDE_AX_SCREEN_READER": "1"})
+    assert "API key" in plain and "API key" in flat, (plain, flat)
+    assert "─" in plain  # the usual screen draws borders
+    assert "Screen Reader Mode: on" in flat
+    assert "─" not in flat and "❯" not in flat

@@ -1,9 +1,7 @@
 """The real Codex CLI (``codex exec --json``) against the fake model: what a listener hears.
 
 Codex 0.169 with a model it has no metadata for reports that as an ``error`` item
-first: a warning, heard as one, never as "Codex error". The lab has no Codex
-subagent scenario (its multi-agent tools need a spawn/wait conversation the fake
-does not script).
+first: a warning, heard as one, never as "Codex error".
 """
 
 from __future__ import annotations
@@ -133,7 +131,7 @@ def test_watch_runs_codex_through_npx_without_a_quiet_mode_it_cannot_verify(lab:
             "-m",
             "announcer",
             "watch",
-            "--backend",
+            "--speech",
             "jsonl",
             "--",
             *launcher,
@@ -151,3 +149,15 @@ def test_watch_runs_codex_through_npx_without_a_quiet_mode_it_cannot_verify(lab:
     said = [json.loads(line)["text"] for line in done.stdout.splitlines()]
     assert said.count("Shell failed. Exit code 2.") == 1
     assert said[-1] == "Codex finished."
+
+
+def test_a_subagent_is_started_without_reading_its_prompt(lab: Lab):
+    """Codex's spawn_agent (multi_agent_v1) is a ``collab_tool_call`` item."""
+    result = lab.codex("subagent")
+    assert '"collab_tool_call"' in result.stdout
+    said = heard(lab, "subagent")
+    assert said[3:5] == ["Starting a subagent.", "The subagent started."]
+    assert not [s for s in said if "lab:sub-inner" in s]
+    assert said[-1] == "Codex finished."
+    # the subagent really ran: it asked the fake model with its own prompt
+    assert [r for r in lab.server.requests_for("sub-inner") if r.path.endswith("/responses")]

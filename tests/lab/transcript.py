@@ -1,7 +1,7 @@
 """What a listener hears from a captured agent stream: the jsonl speech record.
 
 The stream goes through the format adapter, the engine and the ``jsonl`` speech
-backend exactly as ``announcer watch --backend jsonl`` sends it (unpaced: every
+backend exactly as ``announcer watch --speech jsonl`` sends it (unpaced: every
 decision is recorded), so several verbosities can be heard from one CLI run.
 """
 
