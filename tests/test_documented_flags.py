@@ -31,6 +31,8 @@ FOREIGN_FLAGS = {
     "--output-format": "claude",
     "--include-partial-messages": "claude",
     "--ax-screen-reader": "claude",
+    "--experimental-acp": "gemini",
+    "--force": "git push",
 }
 
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]")

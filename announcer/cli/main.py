@@ -24,6 +24,10 @@ DEFAULT_ARGV: list[str] = ["demo"]
 
 # command -> (module defining register(subparsers), the help it registers)
 COMMANDS: dict[str, tuple[str, str]] = {
+    "agent": (
+        "announcer.cli.commands.agent",
+        "talk to an ACP agent (claude, codex, gemini, goose, or -- COMMAND)",
+    ),
     "config": (
         "announcer.cli.commands.config",
         "show or change where and how announcer keeps your settings",

@@ -480,11 +480,10 @@ class Policy:
     def _state_changed(self, event: StateChanged, session: SessionState, now: float) -> Wording:
         quiet = (
             self.settings.cognitive_load != "high"
+            # the same state again carries news (a new thought), not a cycle
+            and event.from_state != event.to_state
             and event.to_state in CYCLE_STATES
             and event.from_state in CYCLE_STATES
-            # a new thought in the same state (thinking -> thinking, with its words) is
-            # news, not a cycle; without it a model's reasoning is never heard
-            and event.from_state != event.to_state
             and session.last_state_announced_at is not None
             and now - session.last_state_announced_at < STATE_CYCLE_QUIET_SECONDS
         )
@@ -630,9 +629,15 @@ class Policy:
             parts.append(self._own_phrase(cannot_undo))
         if level == "detailed":
             parts.append(self._producer_text(event, "summary_detailed"))
-        parts.append(
-            self._own(self._timeout_phrase(event.timeout_seconds, event.default_decision, event))
-        )
+        if _waits_without_timeout(event):
+            # An ACP agent waits for the answer (formats/acp.py): no deadline to announce.
+            parts.append(self._own_phrase("The agent waits for your answer."))
+        else:
+            parts.append(
+                self._own(
+                    self._timeout_phrase(event.timeout_seconds, event.default_decision, event)
+                )
+            )
         parts.append(self._keys(self.answer_keys.confirmation))
         return [part for part in parts if part]
 
@@ -809,3 +814,9 @@ def already_says(
             ):
                 return True
     return False
+
+
+def _waits_without_timeout(event: AaepEvent) -> bool:
+    """announcer's own §7 extension marks a question whose agent has no deadline."""
+    ours = (event.extensions or {}).get("x-announcer")
+    return isinstance(ours, dict) and ours.get("no_timeout") is True

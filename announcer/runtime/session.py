@@ -399,6 +399,51 @@ class LiveSession:
                 continue
             await self._deliver(reply.source_id, wire)
 
+    # ---- talking to an agent (ACP sources: ``announcer agent``) ----------------------
+
+    def _agent(self) -> Any:
+        """The first source the user can type to, or None (AAEP producers take no prompts)."""
+        for state in self.states:
+            if callable(getattr(state.transport, "prompt", None)):
+                return state.transport
+        return None
+
+    @property
+    def takes_prompts(self) -> bool:
+        return self._agent() is not None
+
+    def send_prompt(self, text: str) -> str | None:
+        """Send the user's words to the agent; the sentence said back, or None with no agent."""
+        agent = self._agent()
+        if agent is None:
+            return None
+        name = agent.description
+        if agent.busy:
+            said = self._t("{agent} is still working. Type :cancel to stop it.").format(agent=name)
+        elif agent.prompt(text):
+            said = self._t("Sent to {agent}.").format(agent=name)
+        else:
+            said = self._t("{agent} is not ready for a message.").format(agent=name)
+        self.speak(said)
+        return said
+
+    async def cancel_turn(self) -> str | None:
+        """``session/cancel``: stop the agent's turn; the sentence said back."""
+        agent = self._agent()
+        if agent is None:
+            return None
+        if await agent.cancel_turn():
+            said = self._t("Stopping {agent}.").format(agent=agent.description)
+        else:
+            said = self._t("{agent} is not working on anything.").format(agent=agent.description)
+        self.speak(said, interrupt=True)
+        return said
+
+    def agent_commands(self) -> list[tuple[str, str]]:
+        """The agent's slash commands, as it last listed them."""
+        agent = self._agent()
+        return list(agent.commands()) if agent is not None else []
+
     # ---- running -----------------------------------------------------------------
 
     def stop(self) -> None:

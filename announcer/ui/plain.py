@@ -27,8 +27,13 @@ from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.i18n.translate import catalog_language, translator
 
+# Typed answers to a question; never sent to an agent as a message (see _to_agent).
+_ANSWER_WORDS = frozenset({"a", "r", "y", "n", "accept", "reject", "yes", "no"})
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-HELP = "Commands: :verbosity terse|normal|detailed, :load low|medium|high, :status, :repeat, :quit"
+HELP = (
+    "Commands: :verbosity terse|normal|detailed, :load low|medium|high, :status, :repeat, "
+    ":cancel (stop the agent's turn), :commands (the agent's slash commands), :quit"
+)
 
 
 class _Session(Protocol):
@@ -159,7 +164,9 @@ class PlainUi:
             return
         prompt = self._current
         if prompt is None:
-            if text:
+            # With an agent, the line is a message to it (its answer is announced, and so
+            # printed); otherwise there is nothing to answer.
+            if text and self._to_agent(text) is None:
                 self._print(self._tr("No question is waiting. Type :help for commands."))
             return
         answer = self._parse(prompt, text)
@@ -185,6 +192,18 @@ class PlainUi:
         task = asyncio.ensure_future(send())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def _to_agent(self, text: str) -> str | None:
+        """With an agent (``announcer agent``), a line with no question open is a message.
+
+        A lone answer word ("a", "reject") is never sent: it was meant for a question that
+        has just closed, and the user hears that none is waiting instead.
+        """
+        send = getattr(self.session, "send_prompt", None)
+        if not callable(send) or text.lower() in _ANSWER_WORDS:
+            return None
+        said: str | None = send(text)
+        return said
 
     def _parse(self, prompt: PendingPrompt, text: str) -> UserAnswer | None:
         lowered = text.lower()
@@ -244,6 +263,16 @@ class PlainUi:
             )
         elif name == "repeat":
             session.repeat_last()
+        elif name == "cancel" and callable(getattr(session, "cancel_turn", None)):
+            task = asyncio.ensure_future(session.cancel_turn())  # type: ignore[attr-defined]
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        elif name == "commands" and callable(getattr(session, "agent_commands", None)):
+            found = session.agent_commands()  # type: ignore[attr-defined]
+            if not found:
+                self._print(self._tr("The agent has listed no commands."))
+            for command, description in found:
+                self._print(clean(f"/{command}: {description}" if description else f"/{command}"))
         elif name in ("verbosity", "load") and args:
             key = "verbosity" if name == "verbosity" else "cognitive_load"
             try:
