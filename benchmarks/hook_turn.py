@@ -5,11 +5,12 @@ Runs the pinned Claude Code CLI from the agent lab (tests/lab: installed with np
 turn that calls four tools one after another, and times, in one run, round-robin:
 
 - ``none``: no hooks at all (the baseline);
-- ``documented``: the hook set docs/hooks.md tells users to register (``announcer hook
-  claude-code`` for PermissionRequest, PostToolUse, Notification, SessionStart,
-  UserPromptSubmit, Stop and SessionEnd), with ``announcer hook serve`` listening;
+- ``documented``: the hook set docs/hooks.md tells users to register (its first
+  ``json`` block, read from the file), with ``announcer hook serve`` listening;
 - ``documented_async``: the same, with ``"async": true`` on the announce-only hooks, so
   Claude Code need not wait for them;
+- ``python_floor``: the same hooks each running ``python -c pass`` with the same
+  interpreter: what any Python hook costs before it does anything;
 - ``http_floor``: the announce-only hooks as Claude Code HTTP hooks (``"type": "http"``,
   verified on this CLI) to a loopback receiver that only reads the payload. announcer
   does not serve HTTP hooks (docs/hooks.md says why: a loopback port has no owner); this
@@ -44,14 +45,7 @@ from tests.lab.fake_model import SCENARIOS, Call, FakeModelServer, Scenario, Tur
 
 TARGET = 1.3
 SCENARIO = "bench-four-tools"
-ANNOUNCE_ONLY = (
-    "PostToolUse",
-    "Notification",
-    "SessionStart",
-    "UserPromptSubmit",
-    "Stop",
-    "SessionEnd",
-)
+BLOCKING = ("PermissionRequest", "PreToolUse")
 
 
 def four_tools() -> Scenario:
@@ -71,21 +65,38 @@ def four_tools() -> Scenario:
     )
 
 
+def documented_hooks() -> dict[str, Any]:
+    """The first ``json`` block of docs/hooks.md: the set-up the docs tell users to register."""
+    text = (ROOT / "docs" / "hooks.md").read_text()
+    block = text.split("```json\n", 1)[1].split("```", 1)[0]
+    hooks: dict[str, Any] = json.loads(block)["hooks"]
+    return hooks
+
+
 def hook_settings(
-    announcer: list[str], sock: Path, *, asynchronous: bool = False, http_url: str = ""
+    announcer: list[str],
+    sock: Path,
+    *,
+    asynchronous: bool = False,
+    http_url: str = "",
+    command: str = "",
 ) -> dict[str, Any]:
-    command = " ".join([*announcer, "hook", "claude-code", "--socket", str(sock)])
+    """The documented hooks with our command (and socket); announce-only ones varied."""
+    command = command or " ".join([*announcer, "hook", "claude-code", "--socket", str(sock)])
     hooks: dict[str, Any] = {}
-    for event in ("PermissionRequest", *ANNOUNCE_ONLY):
-        handler: dict[str, Any] = {"type": "command", "command": command, "timeout": 60}
-        if asynchronous and event in ANNOUNCE_ONLY:
-            handler["async"] = True
-        if http_url and event in ANNOUNCE_ONLY:
-            handler = {"type": "http", "url": http_url, "timeout": 10}
-        entry: dict[str, Any] = {"hooks": [handler]}
-        if event in ("PermissionRequest", "PostToolUse"):
-            entry["matcher"] = "*"
-        hooks[event] = [entry]
+    for event, entries in documented_hooks().items():
+        hooks[event] = []
+        for entry in entries:
+            handlers = []
+            for handler in entry["hooks"]:
+                handler = dict(handler, command=command)
+                if event not in BLOCKING:
+                    if asynchronous:
+                        handler["async"] = True
+                    if http_url:
+                        handler = {"type": "http", "url": http_url, "timeout": 10}
+                handlers.append(handler)
+            hooks[event].append(dict(entry, hooks=handlers))
     return {"hooks": hooks}
 
 
@@ -192,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
                 variants = {
                     "documented": hook_settings(announcer, sock),
                     "documented_async": hook_settings(announcer, sock, asynchronous=True),
+                    "python_floor": hook_settings(
+                        announcer, sock, command=f"{sys.executable} -c pass"
+                    ),
                     "http_floor": hook_settings(announcer, sock, http_url=floor.url),
                 }
                 for name, hooks in variants.items():
