@@ -264,3 +264,34 @@ def test_codex_interrupt_and_post_compact_are_heard():
     assert heard[-1] == "Codex compacted its context."
     heard = said(d.hook(dict(CODEX, hook_event_name="Interrupt"), 1.0)[0])
     assert heard[-1] == "Codex stopped: the turn was interrupted."
+
+
+def test_the_engine_and_the_textual_ui_say_the_agent_asks_itself_never_rejected():
+    """What the user hears and reads for a hook question: the engine and the TUI's own line."""
+    import time
+
+    from announcer.engine.pipeline import Engine
+    from announcer.engine.speech_commands import Speak
+    from announcer.ui.tui.prompt_view import ConfirmationView
+
+    d = desk("codex")
+    now = time.time()
+    _token, events = d.ask(
+        dict(CODEX, hook_event_name="PermissionRequest", tool_name="Bash", tool_input=BASH), now, 23
+    )
+    engine = Engine()
+    spoken = []
+    for event in events:
+        spoken += [
+            c.announcement.text
+            for c in engine.receive(event, "hooks:test", now)
+            if isinstance(c, Speak)
+        ]
+    spoken += [c.announcement.text for c in engine.tick(now + 0.1) if isinstance(c, Speak)]
+    question = next(text for text in spoken if "Codex wants to run" in text)
+    assert "It says: Clean the build folder." in question
+    assert "If you do not answer within 23 seconds, Codex will ask you itself." in question
+    assert "rejected" not in question
+    [prompt] = engine.pending_prompts()
+    phrase = ConfirmationView.of(prompt).default_phrase("en")
+    assert phrase == "If you do not answer within 23 seconds, Codex will ask you itself."
