@@ -142,7 +142,12 @@ def hook_confirmation(
             agent=agent_name
         )
     )
-    description = get_str(tool_input, "description") if isinstance(tool_input, dict) else None
+    # the model's reason: `description` (Claude Code, Codex), `justification` (Codex escalation)
+    description = (
+        (get_str(tool_input, "description") or get_str(tool_input, "justification"))
+        if isinstance(tool_input, dict)
+        else None
+    )
     allow = _t("Allow?")
     says = _t("It says: {description}.").format(description=description) if description else ""
     # single-use tokens (§6.2): one per hook call, even when PreToolUse and
