@@ -79,11 +79,16 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"announcer {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    wanted = chosen_command(argv) if argv is not None else None
+    words = list(argv) if argv is not None else []
+    wanted = chosen_command(words) if argv is not None else None
+    # `announcer --help hook` prints the top-level help: it lists every command
+    top_help = wanted is not None and any(
+        word in ("-h", "--help") for word in words[: words.index(wanted)]
+    )
     for name, (module_name, help_text) in COMMANDS.items():
         if argv is None or name == wanted:
             importlib.import_module(module_name).register(subparsers)
-        elif wanted is None:  # for --help and "invalid choice": the name and help only
+        elif wanted is None or top_help:  # for --help and "invalid choice": name and help only
             subparsers.add_parser(name, help=help_text)
     return parser
 

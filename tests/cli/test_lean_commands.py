@@ -130,3 +130,12 @@ def test_the_command_is_found_after_top_level_options():
         ["hook", "codex", "--timeout", "5"]
     )
     assert (args.agent, args.timeout) == ("codex", 5.0)
+
+
+def test_help_before_a_command_still_lists_every_command():
+    parser = build_parser(["--help", "hook"])
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(sub.choices) == set(COMMANDS)
+    assert set(build_parser(["hook", "claude-code"])._subparsers._group_actions[0].choices) == {
+        "hook"
+    }
