@@ -196,6 +196,9 @@ def codex_hooks_adapter() -> MappedHookAdapter:
 HOLD_PRE_TOOL_USE_SECONDS = 1.0
 #: A Notification that only repeats "needs your permission" this soon after we asked.
 REDUNDANT_NOTICE_SECONDS = 10.0
+#: Calls and sessions remembered per agent; the oldest go first (a hook that never
+#: reports back must not grow memory for ever).
+MAX_REMEMBERED = 1024
 
 CallKey = tuple[str, str, str]
 
@@ -225,6 +228,11 @@ class _Question:
 class _Held:
     payload: JsonObject
     due: float
+
+
+def _bound(remembered: dict[Any, Any]) -> None:
+    while len(remembered) > MAX_REMEMBERED:
+        del remembered[next(iter(remembered))]
 
 
 @dataclass(slots=True)
@@ -282,7 +290,9 @@ class HookDesk:
             return None, events
         held = self.held.pop(key, None)
         self.questions[token] = _Question(key, payload, now, held.payload if held else None)
+        self.last_asked.pop(key[0], None)
         self.last_asked[key[0]] = now
+        _bound(self.last_asked)
         return token, events
 
     def answered(self, token: str, decision: str | None, now: float) -> list[JsonObject]:
@@ -349,6 +359,7 @@ class HookDesk:
             args_summary=command_words(payload.get("tool_input"), b.language),
         )
         self.opened[key] = native
+        _bound(self.opened)
         return b.take()
 
     # -- everything else ----------------------------------------------------------------
@@ -359,8 +370,11 @@ class HookDesk:
         key = call_key(payload)
         session = key[0]
         if hook == "PreToolUse" and self.hold_pre_tool_use:
+            events = self._release(now)
+            if len(self.held) >= MAX_REMEMBERED:  # said now rather than held
+                return events + self._feed(payload, now), []
             self.held[key] = _Held(payload, now + HOLD_PRE_TOOL_USE_SECONDS)
-            return self._release(now), []
+            return events, []
         if hook == "Notification" and self._redundant_notice(payload, now):
             self.dropped["repeats the question just asked"] = (
                 self.dropped.get("repeats the question just asked", 0) + 1

@@ -295,3 +295,23 @@ def test_the_engine_and_the_textual_ui_say_the_agent_asks_itself_never_rejected(
     [prompt] = engine.pending_prompts()
     phrase = ConfirmationView.of(prompt).default_phrase("en")
     assert phrase == "If you do not answer within 23 seconds, Codex will ask you itself."
+
+
+def test_what_the_desk_remembers_stays_bounded():
+    from announcer.formats.hooks import MAX_REMEMBERED
+
+    d = desk("claude-code")
+    for number in range(MAX_REMEMBERED + 50):
+        payload = dict(
+            CLAUDE,
+            session_id=f"s{number}",
+            hook_event_name="PermissionRequest",
+            tool_name="Bash",
+            tool_input={"command": f"echo {number}"},
+        )
+        token, _ = d.ask(payload, float(number), 50)
+        assert token is not None
+        d.answered(token, "allow", float(number))  # allowed calls that never report back
+    assert len(d.opened) <= MAX_REMEMBERED
+    assert len(d.last_asked) <= MAX_REMEMBERED
+    assert d.questions == {}
