@@ -200,9 +200,20 @@ class AcpAdapter(FormatAdapter):
         return self._run(step)
 
     def answer(self, reply_token: str, decision: str) -> str | None:
-        """The agent's option id for a reply, once: a token is used up by its first answer."""
+        """The agent's option id for a reply, once: a token is used up by its first answer.
+
+        A rejected call never runs: it is not announced afterwards (the user has just heard
+        their own "Sent: reject"), and its failure report is not read as a failure.
+        """
         permission = self.permissions.pop(reply_token, None)
-        return permission.option_for(decision) if permission is not None else None
+        if permission is None:
+            return None
+        option = permission.option_for(decision)
+        session = self.sessions.get(permission.session_id)
+        tool = session.tools.get(permission.tool_call_id or "") if session else None
+        if tool is not None and decision != "accept" and not tool.announced:
+            tool.announced = tool.finished = True
+        return option
 
     def commands(self, session_id: str) -> list[tuple[str, str]]:
         """The agent's slash commands (``available_commands_update``), name and description."""

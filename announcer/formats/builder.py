@@ -124,6 +124,7 @@ class OpenTool:
     call_id: str
     started: float
     label: str | None = None  # the spoken argument, to tell parallel calls apart
+    overlapped: bool = False  # another call of the same tool ran at the same time
 
 
 @dataclass(slots=True)
@@ -142,7 +143,6 @@ class SessionState:
     ended: bool = False
     started_at: float | None = None
     tool_count: int = 0
-    last_invoked: str | None = None
     open_tools: dict[str, OpenTool] = field(default_factory=dict)
     outputs: dict[str, OpenOutput] = field(default_factory=dict)
 
@@ -445,10 +445,11 @@ class AaepBuilder:
         if key in sess.open_tools:
             return  # the same call announced twice (start then update): say it once
         call_id = "call_" + digest(self.salt, sess.session_id, key, length=24)
-        sess.open_tools[key] = OpenTool(
-            tool, call_id, at if at is not None else now, label=label or args_summary
-        )
-        sess.last_invoked = key
+        opened = OpenTool(tool, call_id, at if at is not None else now, label=label or args_summary)
+        for other in sess.open_tools.values():
+            if other.tool == tool:  # parallel calls of one tool: each end must say which
+                other.overlapped = opened.overlapped = True
+        sess.open_tools[key] = opened
         sess.tool_count += 1
         spoken = self.spoken_tool(tool_name or tool)
         fields: dict[str, Any] = {"tool": tool, "tool_call_id": call_id}
@@ -511,9 +512,7 @@ class AaepBuilder:
                 duration_ms = int(elapsed * 1000) if elapsed >= 0 else None
         tool, call_id = opened.tool, opened.call_id
         # several calls of one tool at once: "Bash finished." three times says nothing
-        ambiguous = bool(opened.label) and (
-            any(o.tool == tool for o in sess.open_tools.values()) or sess.last_invoked != key
-        )
+        ambiguous = bool(opened.label) and opened.overlapped
         # Subscribers lead a failed completion with "<tool> failed." themselves (§4.3.2
         # status), so a failure's summary says why, without naming the tool again (at any
         # verbosity: "Bash failed. Bash failed: ..." is heard twice).

@@ -156,7 +156,6 @@ class ClaudeCodeStreamAdapter(_CliStreamAdapter):
         self._announced: set[str] = set()  # tool_use ids already said
         self._subagents: dict[str, str] = {}  # Agent/Task tool_use id -> its description
         self._denied: set[str] = set()  # tool_use ids said as denied
-        self._ended: set[str] = set()  # native session ids whose result was said
         self._last_session: str | None = None
 
     _SUBAGENT_TOOLS = ("Agent", "Task")
@@ -169,6 +168,13 @@ class ClaudeCodeStreamAdapter(_CliStreamAdapter):
             return
         hints = Hints(session=session)
         self._last_session = session or self._last_session
+        known = self.builder.sessions.get(session) if session else None
+        if known is not None and known.ended and kind != "result":
+            # Claude Code goes on after its result (a background subagent finished): the
+            # same session, resumed, not a new one
+            resumed = self._t("{agent} resumed the session.").format(agent=self.agent_name)
+            terse = self._t("{agent} resumed.").format(agent=self.agent_name)
+            self._started(Hints(session=session), now, summary=resumed, terse=terse)
         if kind == "system":
             self._system(obj, hints, now)
         elif kind == "assistant":
@@ -430,12 +436,12 @@ class ClaudeCodeStreamAdapter(_CliStreamAdapter):
         self._status(said, hints, now)
 
     def _result(self, obj: JsonObject, hints: Hints, now: float) -> None:
-        session = get_str(obj, "session_id") or ""
-        if session in self._ended:
-            # a background subagent makes Claude Code print a second result for the session
+        known = self.builder.sessions.get(get_str(obj, "session_id") or "")
+        if known is not None and known.ended:
+            # a background subagent makes Claude Code print a second result, with nothing
+            # between the two: the end was said
             self.diagnose("duplicate_result", "a second 'result' for the session; not announced")
             return
-        self._ended.add(session)
         subtype = get_str(obj, "subtype") or ""
         # is_error wins over a "success" subtype: an inconsistent result is not a success
         failed = obj.get("is_error") is True or subtype.startswith("error")

@@ -418,10 +418,15 @@ class LiveSession:
         if agent is None:
             return None
         name = agent.description
+        ready = getattr(agent, "ready", True)
         if agent.busy:
             said = self._t("{agent} is still working. Type :cancel to stop it.").format(agent=name)
         elif agent.prompt(text):
-            said = self._t("Sent to {agent}.").format(agent=name)
+            said = (
+                self._t("Sent to {agent}.")
+                if ready
+                else self._t("{agent} is starting; your message goes as soon as it is ready.")
+            ).format(agent=name)
         else:
             said = self._t("{agent} is not ready for a message.").format(agent=name)
         self.speak(said)

@@ -103,6 +103,7 @@ class AcpTransport:
         self._turn: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
+        self._early: str | None = None  # a message typed before the agent was ready
 
     # -- the runtime's Transport face ---------------------------------------------------
 
@@ -162,6 +163,9 @@ class AcpTransport:
             raise TransportError(self._failure(exc)) from None
         self.session_id = str(session.session_id)
         self._queue(self.adapter.session_opened(self.session_id, self.cwd, time.time()).events)
+        early, self._early = self._early, None
+        if early is not None:
+            self.prompt(early)
 
     async def handshake(self, request: dict[str, Any], timeout: float) -> HandshakeOutcome:
         return HandshakeOutcome(None)  # ACP has its own initialize; nothing to negotiate here
@@ -205,10 +209,23 @@ class AcpTransport:
         """A turn is under way (a prompt waits for its ``stopReason``)."""
         return self._turn is not None and not self._turn.done()
 
+    @property
+    def ready(self) -> bool:
+        """The agent answered ``session/new``: a message goes out at once."""
+        return self._conn is not None and self.session_id is not None and not self._closed
+
     def prompt(self, text: str) -> bool:
-        """Send the user's prompt; False when the agent is not ready for one."""
-        if self._conn is None or self.session_id is None or self._closed or self.busy:
+        """Send the user's message; one typed while the agent starts waits until it is ready.
+
+        False when it cannot be taken: a turn is under way, one message already waits, or
+        the agent is gone.
+        """
+        if self._closed or self.busy or self._early is not None:
             return False
+        if not self.ready:
+            self._early = text  # sent by connect() once the session is open
+            return True
+        assert self.session_id is not None
         self._queue(self.adapter.prompt_sent(self.session_id, time.time()).events)
         self._turn = self._spawn(self._run_turn(text))
         return True

@@ -321,3 +321,23 @@ def test_any_sequence_announces_each_call_once_and_answers_each_permission_once(
     assert all(count == 1 for count in answers.values())  # each question answered once
     sequence = [e["sequence_number"] for e in events if e["session_id"] == events[0]["session_id"]]
     assert sequence == sorted(sequence)
+
+
+def test_a_rejected_call_is_not_announced_or_read_as_a_failure_afterwards() -> None:
+    """claude-code-acp reports a refused call as failed "User refused permission"."""
+    heard = Heard()
+    heard.open()
+    heard.send(update("tool_call", toolCallId="t1", title="rm -rf build", kind="execute"))
+    params = {
+        "sessionId": "s1",
+        "toolCall": {"toolCallId": "t1", "title": "rm -rf build", "kind": "execute"},
+        "options": OPTIONS,
+    }
+    token = heard.take(heard.adapter.permission_requested("k", params, heard.now))[-1][
+        "reply_token"
+    ]
+    assert heard.adapter.answer(token, "reject") == "no"
+    before = list(heard.spoken)
+    failed = {"type": "content", "content": text("User refused permission to run tool")}
+    heard.send(update("tool_call_update", toolCallId="t1", status="failed", content=[failed]))
+    assert heard.spoken == before

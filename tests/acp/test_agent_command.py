@@ -211,3 +211,25 @@ def test_a_preset_that_is_not_installed_says_what_to_install(tmp_path: Path) -> 
     )
     assert done.returncode == 2
     assert "npm install -g @zed-industries/codex-acp" in done.stderr
+
+
+def test_a_message_typed_while_the_agent_starts_is_sent_once_it_is_ready(tmp_path: Path) -> None:
+    agent = AgentRun(tmp_path)
+    agent.type("hello")  # before "ready": the agent process is still starting
+    agent.wait_for("This is the scripted agent.")
+    agent.wait_for("Scripted Agent finished the turn.")
+    assert agent.quit() == 0
+
+
+def test_a_program_name_without_a_preset_is_started_as_the_agent(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "announcer", "agent", "no-such-agent-program"],
+        cwd=ROOT,
+        env={**os.environ, "ANNOUNCER_CONFIG": str(tmp_path / "x.toml")},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 2
+    assert "neither a preset" in done.stderr

@@ -17,6 +17,17 @@ def heard(fmt: str, lines: list[dict[str, object]], verbosity: str = "normal") -
     return [r["text"] for r in speech_of(events, verbosity=verbosity) if r["action"] == "speak"]
 
 
+def told(fmt: str, lines: list[dict[str, object]]) -> list[str]:
+    """Our sentences and the agent's text, event by event (before the engine's pacing)."""
+    events = run_stream(fmt, [json.dumps(line) for line in lines]).events
+    out = []
+    for event in events:
+        text = event.get("chunk") or event.get("summary_normal")
+        if text:
+            out.append(text)
+    return out
+
+
 def claude(*blocks: dict[str, object], role: str = "assistant", **extra: object) -> dict:
     return {
         "type": role,
@@ -193,3 +204,49 @@ def test_a_subagents_own_prompt_and_words_are_not_read_as_the_users():
     )
     assert said[1:3] == ["Starting a subagent: Find the bug.", "Subagent finished: Find the bug."]
     assert not [s for s in said if "prompt" in s.lower() or "I found it." in s]
+
+
+def test_claude_going_on_after_its_result_is_a_resumed_session_and_a_second_end():
+    notification = {
+        "type": "system",
+        "subtype": "task_notification",
+        "session_id": "s1",
+        "tool_use_id": "a1",
+        "status": "completed",
+        "description": "Find the bug",
+    }
+    said = told(
+        "claude-code",
+        [
+            INIT,
+            claude({"type": "text", "text": "Started a helper."}),
+            RESULT,
+            notification,
+            claude({"type": "text", "text": "The helper found it."}),
+            RESULT,
+            RESULT,  # back to back: the same end, said once
+        ],
+    )
+    assert said[1:] == [
+        "Started a helper.",
+        "Claude Code finished.",
+        "Claude Code resumed the session.",
+        "Subagent finished: Find the bug.",
+        "The helper found it.",
+        "Claude Code finished.",
+    ]
+
+
+def test_parallel_calls_name_every_end_whatever_order_they_finish_in():
+    def call(n: str) -> dict:
+        return claude(
+            {"type": "tool_use", "id": n, "name": "Bash", "input": {"command": f"echo {n}"}}
+        )
+
+    def done(n: str) -> dict:
+        return claude({"type": "tool_result", "tool_use_id": n, "content": n}, role="user")
+
+    said = told("claude-code", [INIT, call("a"), call("b"), done("b"), done("a"), RESULT])
+    assert said[3:5] == ["Bash finished: echo b.", "Bash finished: echo a."]
+    alone = told("claude-code", [INIT, call("a"), done("a"), call("b"), done("b"), RESULT])
+    assert alone.count("Bash finished.") == 2

@@ -51,16 +51,14 @@ def agent_command(args: argparse.Namespace) -> tuple[list[str], str] | str:
     from announcer.config.agents import AGENT_PRESETS, find_command
 
     command = [c for c in (args.command or []) if c != "--"]
-    if args.name and args.name not in AGENT_PRESETS and command:
-        # "agent -- python -m my_agent": argparse took the program as NAME
+    if args.name and args.name not in AGENT_PRESETS:
+        # "agent -- my-agent --flag" (argparse takes the program as NAME) or "agent my-agent"
         command, args.name = [args.name, *command], None
-    if args.name and args.name not in AGENT_PRESETS and not command:
-        # "agent my-agent --flag": a bare name that is no preset is the command itself
-        return (
-            f"announcer agent: no preset called {args.name!r}; the presets are "
-            f"{', '.join(AGENT_PRESETS)}, or give any agent after --: "
-            "announcer agent -- COMMAND"
-        )
+        if find_command(command[0]) is None and not Path(command[0]).exists():
+            return (
+                f"announcer agent: {command[0]!r} is neither a preset ({', '.join(AGENT_PRESETS)}) "
+                "nor a command found on PATH"
+            )
     if command:
         return command, args.name or Path(command[0]).name
     preset = AGENT_PRESETS.get(args.name or "claude")
