@@ -26,6 +26,7 @@ from typing import Final, NamedTuple
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
+from announcer.engine.earcons import EARCON_FOR_EVENT
 from announcer.engine.phrases import N_, duration_phrase
 from announcer.engine.settings import UserSettings
 from announcer.engine.text_hygiene import clean_for_speech
@@ -68,17 +69,6 @@ STATE_CYCLE_QUIET_SECONDS: Final = 3.0
 PROGRESS_MIN_INTERVAL_SECONDS: Final = 5.0
 
 
-# Sounds in voices/earcons that mark an event before its words.
-_EARCONS: Final = {
-    "agent.session.started": "session_started",
-    "agent.session.completed": "session_completed",
-    "agent.session.errored": "session_errored",
-    "agent.session.cancelled": "session_cancelled",
-    "agent.awaiting.confirmation": "confirmation",
-    "agent.awaiting.clarification": "clarification",
-    "agent.handoff.requested": "handoff",
-    "agent.tool.invoked": "tool",
-}
 _CRITICAL_CLASSES: Final = (
     SessionErrored,
     AwaitingConfirmation,
@@ -296,7 +286,7 @@ class Policy:
         else:
             parts = by_language(wording)
         kind = type(event).SHORT_TYPE or event.short_type
-        earcon = _EARCONS.get(kind)
+        earcon = EARCON_FOR_EVENT.get(kind)
         return [
             Announcement(
                 text=part.text,

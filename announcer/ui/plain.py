@@ -23,6 +23,7 @@ from typing import Any, Protocol, TextIO
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import TYPED_LINE_ANSWER_KEYS
+from announcer.engine.earcons import earcon_label
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.i18n.translate import catalog_language, translator
@@ -107,6 +108,10 @@ class PlainUi:
 
     def announcement_made(self, announcement: Announcement) -> None:
         text = clean(announcement.text)
+        label = earcon_label(announcement.earcon)
+        if label is not None and (self.session is None or self.session.settings.earcons):
+            # the earcon's text equivalent: "[needs you] Confirmation needed. …"
+            text = f"{self._tr(label)} {text}".strip()
         if not text:
             return
         if announcement.urgency is Urgency.CRITICAL and not announcement.kind.startswith(

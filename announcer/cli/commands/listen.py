@@ -238,7 +238,12 @@ def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str | No
     from announcer.speech.auto import FallbackBackend
     from announcer.speech.backends import backend_from_spec
     from announcer.speech.driver import SpeechDriver
-    from announcer.speech.registry import backend_factory, split_speech_spec, user_voice
+    from announcer.speech.registry import (
+        backend_factory,
+        catalog_gettext,
+        split_speech_spec,
+        user_voice,
+    )
 
     try:
         name, _ = split_speech_spec(spec)
@@ -248,9 +253,14 @@ def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str | No
     try:
         if name == "auto" and ui == "plain":
             # The plain UI already prints every line; a text "voice" would print it twice.
+            # When every voice has failed, the printed lines are all that is left.
+            from announcer.speech.text import PrintedBackend
+
             order = ["screenreader", "speechd", "pyttsx3"]
             backend = FallbackBackend(
                 [(n, backend_factory(n, settings, speechd_autospawn=False)) for n in order]
+                + [("printed", PrintedBackend)],
+                translate=catalog_gettext(settings),
             )
         else:
             backend = backend_from_spec(spec, settings)  # text goes to stderr
