@@ -137,7 +137,7 @@ def test_an_answer_moves_the_session_on_and_an_allowed_call_is_paired_with_its_r
         2.0,
     )
     assert withdrawn == []
-    assert said(done) == ["Bash finished: rm -rf build."]  # "Running" was said at "allow"
+    assert said(done) == ["Bash finished."]  # "Running Bash: rm -rf build." was said at "allow"
     invoked = next(e for e in allowed if e["type"] == "aaep:agent.tool.invoked")
     completed = next(e for e in done if e["type"] == "aaep:agent.tool.completed")
     assert invoked["tool_call_id"] == completed["tool_call_id"]
