@@ -50,11 +50,10 @@ from announcer.runtime.capabilities import (
 )
 from announcer.runtime.diagnostics import DiagnosticsFile, attach_log_file, diagnostics_report
 from announcer.transports import (
-    InsecureTransportRefused,
-    SourceUnavailable,
     Transport,
     TransportError,
     TransportOptions,
+    TransportRefused,
     open_transport,
 )
 from announcer.transports.base import decode_handshake_answer
@@ -670,8 +669,8 @@ class LiveSession:
                     self._wake.set()
                     return
                 raise TransportError("the producer closed the connection")
-            except (InsecureTransportRefused, SourceUnavailable) as exc:
-                self._cancel_settle(state)
+            except TransportRefused as exc:  # plaintext off loopback, a hook socket in use,
+                self._cancel_settle(state)  # a command that cannot start: retrying cannot help
                 self._give_up(state, str(exc))
                 return
             except TransportError as exc:
