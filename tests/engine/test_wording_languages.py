@@ -231,9 +231,8 @@ def test_confirmation_timeouts_use_the_languages_plural_rules(
 
 
 def test_no_timeout_is_ever_said_with_the_wrong_plural_in_english() -> None:
-    heard = Heard("en")
     texts = [
-        heard.feed(
+        Heard("en").feed(
             confirmation(f"rpl_t{seconds}", session=f"sess_{seconds}", timeout_seconds=seconds)
         )[0].text
         for seconds in (*range(1, 200), 3600, 3660, 7200, 86_400)
