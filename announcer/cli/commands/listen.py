@@ -311,6 +311,8 @@ def run(args: argparse.Namespace) -> int:
             handshake_timeout=args.handshake_timeout,
             exit_when_done=args.exit_when_done,
             adapter_factory=adapter_factory,
+            # §5.3.1.4: --ui none cannot answer; only --auto-reject replies there.
+            can_reply=args.ui != "none" or settings.reply_policy == "auto_reject",
         )
     except TransportError as exc:
         print(f"announcer: {exc}", file=sys.stderr)
