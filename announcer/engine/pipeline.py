@@ -181,6 +181,8 @@ class Engine:
         self._unreadable_questions: dict[str, tuple[str, int]] = {}
         # Per connection: recent (our wall clock - event timestamp) in seconds (§6.4 skew).
         self._clock_offsets: dict[str, deque[float]] = {}
+        # Connections whose producer closed the subscription (§5.8) until a new one.
+        self._closed_sources: set[str] = set()
         self.scheduler = scheduler or SpeechScheduler(self.settings, paced=paced)
         self.scheduler.update_settings(self.settings)
         self._transcript: deque[TranscriptEntry] = deque(maxlen=transcript_size)
@@ -293,6 +295,7 @@ class Engine:
         """
         commands: list[SpeechCommand] = []
         self._subscriptions.pop(source_id, None)
+        self._closed_sources.add(source_id)
         for prompt in self.book.pending():
             if prompt.source_id != source_id:
                 continue
@@ -332,6 +335,7 @@ class Engine:
     def set_subscription(self, source_id: str, subscription_id: str) -> None:
         """Record the subscription a connection negotiated (replies must carry it)."""
         self._subscriptions[source_id] = subscription_id
+        self._closed_sources.discard(source_id)
 
     def set_answer_keys(self, answer_keys: AnswerKeys) -> None:
         """The UI the user answers in: questions name its keys, or none if it says them."""
@@ -496,6 +500,17 @@ class Engine:
             event=event,
             late_by=self._lateness(event, source_id),
         )
+        if source_id in self._closed_sources:
+            # §5.8.2: after its subscription.close the producer applies defaults itself.
+            self.book.refuse(prompt.reply_token, "voided")
+            self.tracker.prompt_closed(source_id, prompt.session_id, prompt.reply_token)
+            commands: list[SpeechCommand] = []
+            notice = self._notice(
+                self._closed_msgid(prompt), prompt, kind="system.prompt_voided", critical=True
+            )
+            for part in notice:
+                commands += self._submit(part, source_id, now)
+            return commands
         if prompt.deadline <= now:
             return self._expired_on_arrival(prompt, now)
         first = self.book.get(prompt.reply_token)
@@ -517,9 +532,8 @@ class Engine:
             and source_id in self._subscriptions
         ):
             # Nobody waits on the user: say it and reject it now, on the standing order.
-            commands = self._say_prompt(prompt, session, now)
-            commands += self._auto_reject(prompt, source_id, now)
-            return commands
+            said = self._say_prompt(prompt, session, now)
+            return said + self._auto_reject(prompt, source_id, now)
         return self._present_or_wait(prompt, now)
 
     def _present_or_wait(self, prompt: PendingPrompt, now: float) -> list[SpeechCommand]:
