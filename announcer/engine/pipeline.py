@@ -179,8 +179,9 @@ class Engine:
         self.set_aside = 0
         self._set_aside_notice_id: str | None = None
         self._unreadable_questions: dict[str, tuple[str, int]] = {}
-        # Per connection: recent (our wall clock - event timestamp) in seconds (§6.4 skew).
-        self._clock_offsets: dict[str, deque[float]] = {}
+        # Per connection and producer (each has its own clock): recent (our wall clock -
+        # event timestamp) in seconds, to take clock skew out of lateness (§6.4).
+        self._clock_offsets: dict[tuple[str, str], deque[float]] = {}
         # Connections whose producer closed the subscription (§5.8) until a new one.
         self._closed_sources: set[str] = set()
         self.scheduler = scheduler or SpeechScheduler(self.settings, paced=paced)
@@ -737,12 +738,13 @@ class Engine:
         )
 
     def _observe_clock(self, event: AaepEvent, source_id: str) -> None:
-        """Remember how far behind our wall clock this connection's timestamps run."""
-        offsets = self._clock_offsets.get(source_id)
+        """Remember how far behind our wall clock this producer's timestamps run."""
+        key = (source_id, event.producer.agent_id)
+        offsets = self._clock_offsets.get(key)
         if offsets is None:
             if len(self._clock_offsets) > 1024:
                 self._clock_offsets.clear()
-            offsets = self._clock_offsets[source_id] = deque(maxlen=CLOCK_SAMPLES)
+            offsets = self._clock_offsets[key] = deque(maxlen=CLOCK_SAMPLES)
         offsets.append((self.wall_clock() - event.timestamp).total_seconds())
 
     def _lateness(self, event: AaepEvent, source_id: str) -> float:
@@ -750,10 +752,10 @@ class Engine:
 
         The smallest recent offset between our clock and the connection's timestamps
         estimates the clock skew plus the quickest delivery; what this event exceeds it
-        by is its delay. A question that is the first thing a connection sends cannot
-        be told from a slow clock, so it counts as on time.
+        by is its delay. A question that is the first thing a producer sends cannot be
+        told from a slow clock, so it counts as on time.
         """
-        offsets = self._clock_offsets.get(source_id)
+        offsets = self._clock_offsets.get((source_id, event.producer.agent_id))
         delay = (self.wall_clock() - event.timestamp).total_seconds()
         if not offsets:
             return 0.0
