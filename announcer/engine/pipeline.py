@@ -112,6 +112,8 @@ class EngineStatus:
     duplicates: int
     speech_drops: dict[str, int]
     suppressed: dict[str, int]
+    # Questions set aside because too many were waiting (said aloud when it happens).
+    questions_set_aside: int = 0
 
 
 class Engine:
@@ -395,6 +397,7 @@ class Engine:
             duplicates=self.tracker.duplicates,
             speech_drops=dict(self.scheduler.drops),
             suppressed=dict(self.policy.suppressed),
+            questions_set_aside=self.set_aside,
         )
 
     # -- internals -------------------------------------------------------------------------
