@@ -234,7 +234,8 @@ class Engine:
             return []
         self.invalid_frames += 1
         self.diagnostics.record(result, source=source_id, now=now)
-        return self._notice_unreadable(result, source_id, now)
+        commands = self._skip_sequence(result, source_id, now)
+        return commands + self._notice_unreadable(result, source_id, now)
 
     def receive_event(self, event: AaepEvent, source_id: str, now: float) -> list[SpeechCommand]:
         self.events += 1
@@ -688,16 +689,7 @@ class Engine:
         """§6.8: a question whose session ended (or that was cancelled) before it came."""
         prompt = self._prompt_for(event, source_id, now)
         self.book.refuse(event.reply_token, "ended" if reason == "ended" else "voided")
-        msgid = (
-            N_(
-                "The agent's session had already ended when this question came; "
-                "it cannot be answered: {what}"
-            )
-            if reason == "ended"
-            else N_(
-                "This question was already withdrawn when it came; it cannot be answered: {what}"
-            )
-        )
+        msgid = self._void_on_arrival_msgid(reason)
         commands: list[SpeechCommand] = []
         for part in self._notice(
             msgid, prompt, kind="system.prompt_void_on_arrival", critical=True
@@ -922,6 +914,15 @@ class Engine:
         ]
 
     @staticmethod
+    def _void_on_arrival_msgid(reason: str) -> str:
+        if reason == "ended":
+            return N_(
+                "The agent's session had already ended when this question came; "
+                "it cannot be answered: {what}"
+            )
+        return N_("This question was already withdrawn when it came; it cannot be answered: {what}")
+
+    @staticmethod
     def _closed_msgid(prompt: PendingPrompt) -> str:
         event = prompt.event
         if isinstance(event, AwaitingConfirmation):
@@ -975,6 +976,24 @@ class Engine:
         )
         return self._submit(announcement, source_id, now)
 
+    def _skip_sequence(
+        self, result: DecodeResult, source_id: str, now: float
+    ) -> list[SpeechCommand]:
+        """An invalid frame's sequence number is not waited for: later events go on."""
+        raw = result.raw or {}
+        session_id = raw.get("session_id")
+        sequence = raw.get("sequence_number")
+        if (
+            not isinstance(session_id, str)
+            or not isinstance(sequence, int)
+            or isinstance(sequence, bool)
+        ):
+            return []
+        admission = self.tracker.skip_sequence(source_id, session_id, sequence, now)
+        if not admission.events and not admission.voided_tokens and not admission.notes:
+            return []
+        return self._process(admission, source_id, now)
+
     def _unreadable_question(
         self,
         raw: Mapping[str, Any],
@@ -995,9 +1014,28 @@ class Engine:
             known = self.book.get(token)
             if known is not None and known.event_id == prompt.event_id:
                 return []  # the same frame again (§8.2.4)
+            sequence = raw.get("sequence_number")
+            void = self.tracker.void_reason(
+                source_id,
+                prompt.session_id,
+                sequence if isinstance(sequence, int) and not isinstance(sequence, bool) else None,
+            )
+            if known is None and void is not None:
+                self.book.refuse(token, "ended" if void == "ended" else "voided")
+                commands: list[SpeechCommand] = []
+                for part in self._notice(
+                    self._void_on_arrival_msgid(void),
+                    prompt,
+                    kind="system.prompt_void_on_arrival",
+                    critical=True,
+                ):
+                    commands += self._submit(part, source_id, now)
+                return commands
             if known is None and self.book.closed_reason(token) is None:
                 if self.book.open(prompt) is None:
-                    self.tracker.note_prompt(source_id, prompt.session_id, token)
+                    self.tracker.note_prompt(
+                        source_id, prompt.session_id, token, prompt.producer_id, now
+                    )
                     return self._present_or_wait(prompt, now)
                 return self._set_aside_notice(prompt, now)
         producer = raw.get("producer")

@@ -133,6 +133,13 @@ _ALWAYS_CRITICAL: Final = (
 )
 
 
+def _cancels_questions(event: AaepEvent) -> bool:
+    """Events that may void open questions (§6.8): terminal, or leaving awaiting_input."""
+    if isinstance(event, _TERMINAL):
+        return True
+    return isinstance(event, StateChanged) and event.from_state == AWAITING_INPUT
+
+
 def _tool_key(tool: str, tool_call_id: str | None) -> str:
     return tool_call_id if tool_call_id else f"tool:{tool}"
 
@@ -223,8 +230,13 @@ class SessionTracker:
             self._apply(state, event, now, admission)
             return admission
         if sequence > state.next_sequence:
-            if event.urgency == "critical" or isinstance(event, _ALWAYS_CRITICAL):
-                # Critical news is never held back waiting for a gap to fill (§5.5.4).
+            if (
+                event.urgency == "critical"
+                or isinstance(event, _ALWAYS_CRITICAL)
+                or _cancels_questions(event)
+            ):
+                # Critical news is never held back waiting for a gap to fill (§5.5.4), nor
+                # is what cancels a question (§6.8): an answer must not slip in meanwhile.
                 state.held[sequence] = (event, now)
                 self._release_critical(state, sequence, now, admission)
                 return admission
@@ -414,7 +426,7 @@ class SessionTracker:
         elif isinstance(event, OutputStreaming):
             self._track_output(state, event, sid, admission)
         elif isinstance(event, _PROMPTS):
-            void = self._void_before_arrival(state, event)
+            void = self._void_before_arrival(state, event.sequence_number)
             if void is not None:
                 admission.void_on_arrival[event.event_id] = void
             else:
@@ -468,10 +480,43 @@ class SessionTracker:
             if resolved and state.is_open:
                 state.resolutions_owed += 1
 
-    def note_prompt(self, source_id: str, session_id: str, reply_token: str) -> None:
-        """A question opened outside :meth:`admit` (a malformed one): void it with its session."""
+    def skip_sequence(
+        self, source_id: str, session_id: str, sequence: int, now: float
+    ) -> Admission:
+        """An invalid frame used this sequence number: do not wait for it (§3.4.1, §8.2.3).
+
+        Returns what that releases: events held back waiting for the number.
+        """
+        admission = Admission()
         state = self._sessions.get((source_id, session_id))
-        if state is not None and state.is_open:
+        if state is None or state.next_sequence is None or sequence < state.next_sequence:
+            return admission
+        if sequence - state.next_sequence > self.reorder_window:
+            return admission  # far off: not worth a placeholder
+        state.held.setdefault(sequence, (None, now))
+        self._drain(state, now, admission)
+        return admission
+
+    def note_prompt(
+        self, source_id: str, session_id: str, reply_token: str, producer_id: str, now: float
+    ) -> None:
+        """A question opened outside :meth:`admit` (a malformed one): void it with its session."""
+        key = (source_id, session_id)
+        state = self._sessions.get(key)
+        if state is None:
+            state = SessionState(
+                session_id=session_id,
+                source_id=source_id,
+                producer_id=producer_id,
+                producer_name=None,
+                first_seen=now,
+                last_activity=now,
+                state_since=now,
+            )
+            self._sessions[key] = state
+            if len(self._sessions) > self.sessions_limit:
+                self._evict_one()
+        if state.is_open:
             state.open_prompts.add(reply_token)
 
     @staticmethod
@@ -495,10 +540,15 @@ class SessionTracker:
         if event.sequence_number is not None:
             state.cancelled_through_sequence = event.sequence_number
 
-    @staticmethod
-    def _void_before_arrival(
-        state: SessionState, event: AwaitingConfirmation | AwaitingClarification
+    def void_reason(
+        self, source_id: str, session_id: str, sequence: int | None
     ) -> VoidReason | None:
+        """Why a question of this session would be void on arrival (see below), if it is."""
+        state = self._sessions.get((source_id, session_id))
+        return None if state is None else self._void_before_arrival(state, sequence)
+
+    @staticmethod
+    def _void_before_arrival(state: SessionState, sequence: int | None) -> VoidReason | None:
         """A question whose session ended, or that was cancelled, before it arrived (§6.8).
 
         Out-of-order delivery can bring a question after the terminal event (released
@@ -507,7 +557,6 @@ class SessionTracker:
         """
         if not state.is_open:
             return "ended"
-        sequence = event.sequence_number
         if sequence is None:
             return None
         if state.ended_at_sequence is not None and sequence < state.ended_at_sequence:

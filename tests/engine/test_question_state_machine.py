@@ -41,11 +41,7 @@ class QuestionMachine(RuleBasedStateMachine):
         super().__init__()
         self.now = 0.0
         self.engine = Engine(UserSettings(), wall_clock=lambda: BASE + timedelta(seconds=self.now))
-        self.engine.receive(
-            {"type": "subscription.accepted", "subscription_id": "sub_m1", "aaep_version": "1.0.0"},
-            SOURCE,
-            0.0,
-        )
+        self.engine.set_subscription(SOURCE, "sub_m1")
         self.serial = 0
         self.sequence = dict.fromkeys(SESSIONS, 0)
         self.sent: list[dict[str, Any]] = []
@@ -219,3 +215,17 @@ QuestionMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestQuestionSafety = QuestionMachine.TestCase
+
+
+def test_the_machine_really_replies() -> None:
+    """The invariants above are about replies: check the machine's keys do make some."""
+    machine = QuestionMachine()
+    machine.question(session="sess_a", timeout=60, malformed=False, hold=False)
+    machine.bind_key()
+    machine.question(session="sess_b", timeout=60, malformed=False, hold=False)
+    machine.key_now(decision="accept")
+    assert machine.replied == {"rpl_q1"}
+    machine.key_lands_later(decision="accept", index=0)  # the same question again: refused
+    machine.time_passes(seconds=0.1)
+    machine.key_now(decision="reject")
+    assert machine.replied == {"rpl_q1", "rpl_q3"}
