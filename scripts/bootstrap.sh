@@ -53,9 +53,12 @@ install_debian_packages() {
     fi
     log "installing Debian packages: ${missing[*]}"
     # A fresh machine may never have fetched the package lists.
+    log "fetching the Debian package lists"
     as_root apt-get update -qq >/dev/null
+    log "installing ${#missing[@]} Debian packages (this can take a minute)"
     as_root env DEBIAN_FRONTEND=noninteractive \
         apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    log "Debian packages installed"
 }
 
 pick_python() {
@@ -101,10 +104,15 @@ ensure_venv() {
         "$python" -m venv "$venv" || { rm -rf "$venv"; log "could not create .venv"; exit 1; }
     fi
     if ! stamp_satisfies "$stamp" "$digest" "$extras"; then
-        log "installing Python dependencies ($extras); the first time takes a few minutes"
+        log "step 1 of 2: updating pip"
         "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
-        "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "${root}[${extras}]"
+        log "step 2 of 2: installing Python dependencies ($extras); the first time takes a few minutes"
+        # A person at a terminal sees pip's progress; logs and CI get one line per step.
+        local quiet=(-q)
+        [ -t 2 ] && quiet=(--progress-bar on)
+        "$venv/bin/python" -m pip install "${quiet[@]}" --disable-pip-version-check -e "${root}[${extras}]" >&2
         echo "$digest-$extras" > "$stamp"
+        log "Python dependencies installed"
     fi
 }
 

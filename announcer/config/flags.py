@@ -1,4 +1,5 @@
-"""Command-line flags that override settings, shared by ``announcer``, ``listen`` and ``replay``.
+"""Command-line flags that override settings, shared by ``listen``, ``demo``, ``replay``,
+``watch`` and ``config show``.
 
 Every flag defaults to None ("not given") so that ``load_settings(flags=args)``
 can tell a flag the user typed from one they did not; flags win over the
@@ -27,11 +28,18 @@ SETTINGS_FLAG_DESTS = (
     "volume",
     "earcons",
     "do_not_interrupt",
+    "after_interrupt",
     "pace",
     "max_events_per_second",
     "reply_policy",
 )
 
+
+# One option names the speech output on every command that speaks (listen, demo, replay, watch).
+SPEECH_FLAG_HELP = (
+    "where speech goes: auto, pyttsx3, speechd, screenreader, text, jsonl (standard output), "
+    "jsonl:PATH, wav:DIR (one WAV per utterance), or none (print only)"
+)
 
 LANGUAGE_FLAG_HELP = (
     "languages you understand, most preferred first: comma-separated BCP 47 tags "
@@ -93,7 +101,7 @@ def add_language_flag(parser: argparse.ArgumentParser | Any, dest: str = "langua
 
 
 def add_settings_flags(parser: argparse.ArgumentParser) -> None:
-    """Add ``--language``, ``--verbosity``... and ``--config`` to a subcommand's parser.
+    """Add ``--language``, ``--verbosity``, ``--speech``, the voice flags and ``--config``.
 
     Flags another module already defined (same option string) are skipped, so
     a command may define its own ``--language`` and still call this.
@@ -115,9 +123,10 @@ def add_settings_flags(parser: argparse.ArgumentParser) -> None:
         help="low keeps announcements short and one at a time",
     )
     add(
-        "--backend",
-        metavar="NAME",
-        help="speech engine: auto, pyttsx3, espeak, speechd, screenreader, text, jsonl, wav",
+        "--speech",
+        dest="backend",
+        metavar="NAME[:ARG]",
+        help=SPEECH_FLAG_HELP,
     )
     add(
         "--voice",
@@ -138,6 +147,12 @@ def add_settings_flags(parser: argparse.ArgumentParser) -> None:
         dest="do_not_interrupt",
         action=argparse.BooleanOptionalAction,
         help="only critical announcements interrupt speech",
+    )
+    add(
+        "--after-interrupt",
+        dest="after_interrupt",
+        choices=["resume", "drop"],
+        help="what happens to queued speech after a critical interruption",
     )
     add("--pace", type=int, metavar="WPM", help="words per minute you can follow")
     add(

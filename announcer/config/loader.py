@@ -38,6 +38,8 @@ logger = logging.getLogger("announcer.config")
 ENV_PREFIX = "ANNOUNCER_"
 # Flag spellings that differ from the field names (argparse dests).
 FLAG_ALIASES = {"language": "languages", "rate": "rate_wpm", "pace": "pace_wpm", "voice": "voices"}
+# Flags whose option string is not their dest spelled with dashes.
+FLAG_OPTIONS = {"backend": "--speech"}
 _NONE_WORDS = {"", "none", "null", "default", "unset"}
 # What "Using ... instead" says for an optional setting left unset.
 NO_VALUE = N_("the engine's default")
@@ -429,7 +431,7 @@ def flag_layer(
         elif isinstance(value, list | tuple) and name == "languages":
             value = [tag for item in value for tag in _split_list(str(item))]
         data[name] = value
-        names[(name,)] = "--" + key.replace("_", "-")
+        names[(name,)] = FLAG_OPTIONS.get(key, "--" + key.replace("_", "-"))
     return data, names
 
 

@@ -27,8 +27,9 @@ TEMPLATE = """\
 # translation for. Unset: taken from your system's LANGUAGE / LANG, else English.
 # languages = ["en"]
 
-# Speech engine: "auto", "pyttsx3", "espeak", "speechd", "screenreader", "text",
-# "jsonl" or "wav". "auto" picks the best one installed.
+# Speech output (the --speech flag): "auto", "pyttsx3" (espeak-ng), "speechd",
+# "screenreader", "text", "jsonl:PATH", "wav:DIR" or "none". "auto" picks the best one
+# installed.
 # backend = "auto"
 
 # Speaking rate in words per minute (60-600); unset means the engine's default.

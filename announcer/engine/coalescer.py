@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from announcer.i18n.text import grapheme_floor
+
 # Characters that may end a sentence (Latin, CJK, Arabic, Devanagari, Urdu) or a line.
 _TERMINATORS: Final = ".!?…。！？؟।۔"
 _CASELESS_TERMINATORS: Final = frozenset("。！？؟।۔")
@@ -515,6 +517,8 @@ class Coalescer:
         if cut < 0:
             space = window.rfind(" ")
             cut = space if space >= limit * 0.4 else limit
+        # §11.3.3: never tear a mark from its base (Thai has no spaces to cut at).
+        cut = grapheme_floor(buf, cut, progress=True)
         piece = buf[:cut].strip()
         self._buf = buf[cut:].lstrip()
         self._scan_from = 0

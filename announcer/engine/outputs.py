@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from announcer.engine.coalescer import Coalescer
+from announcer.i18n.text import grapheme_floor
 from announcer.protocol.events import OutputStreaming
 
 OPEN_OUTPUTS_LIMIT: Final = 256
@@ -94,12 +95,13 @@ class OutputStreams:
         output.last_event_id = event.event_id
         chunk = event.chunk
         if hold_until_complete:
-            room = HELD_OUTPUT_LIMIT - output.held_chars
-            if room > 0:
-                output.held.append(chunk[:room])
-                output.held_chars += min(room, len(chunk))
-            if len(chunk) > room:
-                output.dropped_chars += len(chunk) - max(room, 0)
+            room = max(HELD_OUTPUT_LIMIT - output.held_chars, 0)
+            # §11.3.3: what is kept ends between grapheme clusters.
+            kept = chunk if len(chunk) <= room else chunk[: grapheme_floor(chunk, room)]
+            if kept:
+                output.held.append(kept)
+                output.held_chars += len(kept)
+            output.dropped_chars += len(chunk) - len(kept)
             if event.complete:
                 del self._open[key]
                 released += self._finish(key, output)

@@ -31,6 +31,7 @@ from announcer.engine.settings import UserSettings
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.engine.tracker import CYCLE_STATES, SessionState
 from announcer.i18n.format import format_integer, format_number, format_percent
+from announcer.i18n.negotiate import pick_field_variant
 from announcer.i18n.tags import primary_subtag
 from announcer.i18n.text import comparison_key
 from announcer.i18n.translate import catalog_language, translator
@@ -327,26 +328,35 @@ class Policy:
                     language = self._text_language(event)
                     return Spoken(clean_for_speech(plain, language), language)
             return None
-        variants = event.language_variants()
         for candidate in _LEVEL_ORDER.get(wanted, _LEVEL_ORDER["normal"]):
-            field_name = f"summary_{candidate}"
-            text = event.text(field_name, self.language)
-            if text:
-                language = self._language_of(event, field_name, variants)
-                return Spoken(clean_for_speech(text, language), language)
+            spoken = self._variant(event, f"summary_{candidate}")
+            if spoken is not None:
+                return spoken
         return None
 
-    def _language_of(
-        self, event: AaepEvent, field_name: str, variants: dict[str, dict[str, str]]
-    ) -> str:
-        """The language of the text :meth:`AaepEvent.text` picked for the user."""
-        wanted = self.language.lower()
-        base = wanted.split("-", 1)[0]
-        for tag in variants.get(field_name, {}):
-            lowered = tag.lower()
-            if lowered == wanted or lowered.split("-", 1)[0] == base:
-                return tag
-        return event.primary_language or "en"
+    def _variant(self, event: AaepEvent, field_name: str) -> Spoken | None:
+        """The best §11.5.1 variant of a text field for the user's whole language chain.
+
+        §11.1.3: each language of the chain in turn, then the producer's fallback chain,
+        so a user who speaks fr, then es, hears the Spanish variant rather than English.
+        Undeclared base text is taken to be in the user's first language (§11).
+        """
+        payload: dict[str, object] = dict(event.model_extra or {})
+        base = event.text(field_name)
+        if base:
+            payload[field_name] = base
+        hints = event.localization_hints
+        fallback = (hints.fallback_chain or []) if hints is not None else []
+        choice = pick_field_variant(
+            payload,
+            field_name,
+            self.settings.languages or [self.language],
+            fallback,
+            self._text_language(event),
+        )
+        if choice is None:
+            return None
+        return Spoken(clean_for_speech(choice.text, choice.language), choice.language)
 
     def _phrase(self, msgid: str, **values: object) -> str:
         return translator(self.phrase_language).gettext(msgid).format(**values)
@@ -397,14 +407,12 @@ class Policy:
         return self._producer_text(event, field_name)
 
     def _producer_text(self, event: AaepEvent, field_name: str) -> Spoken | None:
-        text = event.text(field_name, self.language)
+        if event.model_extra:
+            return self._variant(event, field_name)
+        text = event.text(field_name)
         if not text:
             return None
-        language = (
-            self._language_of(event, field_name, event.language_variants())
-            if event.model_extra
-            else self._text_language(event)
-        )
+        language = self._text_language(event)
         return Spoken(clean_for_speech(text, language), language)
 
     def _started(self, event: SessionStarted, session: SessionState) -> Wording:

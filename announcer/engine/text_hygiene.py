@@ -31,6 +31,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from announcer.i18n.format import format_integer
+from announcer.i18n.text import grapheme_floor
 from announcer.i18n.translate import translator
 
 # ESC-based sequences: CSI (colours, cursor), OSC (titles, hyperlinks), and two-byte escapes.
@@ -186,7 +187,7 @@ def _cut(text: str, limit: int, language: str) -> tuple[str, str]:
         body = text[opening.end() + 1 :]
         return text[: opening.start()], _describe_fence(body, opening, language)
     end = text.rfind("\n", limit // 2, limit)
-    return text[: end if end > 0 else limit], ""
+    return text[: end if end > 0 else grapheme_floor(text, limit, progress=True)], ""
 
 
 def _describe_fence(body: str, opening: re.Match[str], language: str) -> str:
@@ -321,7 +322,7 @@ def _join(blocks: list[tuple[str, str]]) -> str:
 def _shorten(spoken: str, language: str, max_chars: int) -> str:
     cut = spoken.rfind(" ", 0, max_chars)
     if cut < max_chars // 2:
-        cut = max_chars
+        cut = grapheme_floor(spoken, max_chars, progress=True)
     spoken = spoken[:cut].rstrip(" ,;:")
     return spoken + " " + translator(language).gettext("(shortened, full text in the transcript)")
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 
+from announcer.i18n.text import grapheme_floor
+
 CHANNEL_MAX_BYTES = 128
 MESSAGE_MAX_BYTES = 4096
 TEXT_MAX_BYTES = 65536
@@ -31,7 +33,9 @@ def cut_utf8(text: str, max_bytes: int) -> str:
     encoded = text.encode("utf-8")
     if len(encoded) <= max_bytes:
         return text
-    return encoded[:max_bytes].decode("utf-8", errors="ignore")
+    prefix = encoded[:max_bytes].decode("utf-8", errors="ignore")
+    # §11.3.3: and never inside a grapheme cluster (a mark stays with its base).
+    return text[: grapheme_floor(text, len(prefix))]
 
 
 def bound_channel(channel: str | None) -> str | None:
@@ -50,15 +54,15 @@ def bound_message(message: str | None, bound: int = MESSAGE_MAX_BYTES) -> str | 
 
 
 def split_text(text: str, bound: int = TEXT_MAX_BYTES) -> list[str]:
-    """Split into in-order pieces of at most ``bound`` bytes, never inside a character."""
+    """Split into in-order pieces of at most ``bound`` bytes, never inside a grapheme cluster."""
     if utf8_len(text) <= bound:
         return [text]
     pieces: list[str] = []
     rest = text
     while rest:
         piece = cut_utf8(rest, bound)
-        if not piece:  # bound smaller than one character: cannot happen for 65536
-            piece = rest[0]
+        if not piece:  # one cluster bigger than the bound: keep it whole rather than tear it
+            piece = rest[: grapheme_floor(rest, 1, progress=True)]
         pieces.append(piece)
         rest = rest[len(piece) :]
     return pieces

@@ -14,6 +14,7 @@ import re
 from urllib.parse import urlsplit
 
 from announcer.i18n.format import format_duration
+from announcer.i18n.text import grapheme_floor
 from announcer.i18n.translate import SOURCE_LANGUAGE, translator
 
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://\S+$")
@@ -30,7 +31,7 @@ def clip(text: str, limit: int = DEFAULT_LIMIT) -> str:
     text = _SPACE.sub(" ", text).strip()
     if len(text) <= limit:
         return text
-    cut = text[:limit]
+    cut = text[: grapheme_floor(text, limit, progress=True)]
     space = cut.rfind(" ")
     if space > limit // 2:
         cut = cut[:space]

@@ -26,6 +26,7 @@ __all__ = [
     "comparison_key",
     "first_strong_direction",
     "for_display",
+    "grapheme_floor",
     "graphemes",
     "isolate",
     "language_direction",
@@ -64,6 +65,29 @@ def graphemes(text: str) -> list[str]:
     """The user-perceived characters of ``text`` (extended grapheme clusters)."""
     found: list[str] = _GRAPHEME.findall(text)
     return found
+
+
+def grapheme_floor(text: str, index: int, *, progress: bool = False) -> int:
+    """The last grapheme-cluster boundary at or before code point ``index`` (§11.3.3).
+
+    Every cut of producer text goes through here, so a Thai tone mark, a Devanagari
+    vowel sign or an emoji ZWJ sequence stays with its base. With ``progress`` a cut
+    never comes back empty: when the first cluster alone is longer than ``index``,
+    the whole first cluster is kept, so a loop that cuts a text into pieces ends.
+    """
+    if index >= len(text):
+        return len(text)
+    if index <= 0:
+        return 0
+    boundary = 0
+    for match in _GRAPHEME.finditer(text):
+        end: int = match.end()
+        if end > index:
+            if boundary == 0 and progress:
+                return end
+            break
+        boundary = end
+    return boundary
 
 
 def truncate_graphemes(text: str, max_graphemes: int, ellipsis: str = "…") -> str:

@@ -934,10 +934,13 @@ class LiveSession:
             self.stop()
 
 
-def _create_backend(name: str, settings: UserSettings) -> Any:
-    from announcer.speech.backends import create_backend
+def _create_backend(spec: str, settings: UserSettings) -> Any:
+    from announcer.speech.backends import backend_from_spec
 
-    return create_backend(name, settings)
+    backend = backend_from_spec(spec, settings)
+    if backend is None:
+        raise ValueError("'none' turns speech off; it is not a voice to switch to")
+    return backend
 
 
 def _what(wire: dict[str, Any]) -> str:

@@ -1,4 +1,4 @@
-"""The lookup ``announcer listen --speech NAME`` uses: backends by name, text on stderr.
+"""The lookup ``--speech NAME[:ARG]`` uses on listen and demo: backends by name, text on stderr.
 
 A thin entry point over :mod:`announcer.speech.registry`; ``listen`` prints the
 announcements itself on stdout, so a text fallback here writes to stderr, as its
@@ -36,3 +36,26 @@ def create_backend(
         stream=stream if stream is not None else sys.stderr,
         notify=notify,
     )
+
+
+def backend_from_spec(
+    spec: str,
+    settings: UserSettings | None = None,
+    *,
+    stream: IO[str] | None = None,
+    notify: Callable[[str], None] = notify_stderr,
+) -> SpeechBackend | None:
+    """The backend ``--speech NAME[:ARG]`` (or the ``backend`` setting) names, not started.
+
+    ``none`` is None (print only); ``jsonl:PATH`` records to a new file (kept open as long
+    as the process runs), ``jsonl`` and ``text`` write to ``stream`` (standard error);
+    ``wav:DIR`` saves one WAV per utterance, and ``speech.jsonl``, in DIR.
+    Raises ValueError for a spec :func:`registry.split_speech_spec` refuses.
+    """
+    name, argument = registry.split_speech_spec(spec)
+    if name == "none":
+        return None
+    if name == "jsonl" and argument:
+        stream = open(argument, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as we do)
+    audio_dir = Path(argument) if name == "wav" else None
+    return create_backend(name, settings, audio_dir=audio_dir, stream=stream, notify=notify)

@@ -76,7 +76,7 @@ def backend_factory(
         from announcer.speech.wav import WavBackend
 
         if audio_dir is None:
-            raise BackendUnavailable("the wav backend needs --audio-dir DIR")
+            raise BackendUnavailable("the wav backend needs a folder: --speech wav:DIR")
         return WavBackend(audio_dir, earcons=earcons, user_voice=voice, user_voices=voices)
 
     factories: dict[str, Callable[[], SpeechBackend]] = {
@@ -123,6 +123,24 @@ def create_backend(
     return backend_factory(name, settings, audio_dir=audio_dir, stream=stream)()
 
 
+def split_speech_spec(spec: str) -> tuple[str, str]:
+    """``--speech NAME[:ARG]``: ``"wav:/tmp/a"`` is ``("wav", "/tmp/a")``; names are case-blind.
+
+    Raises ValueError naming the rule: an unknown name, or a missing or stray argument.
+    """
+    name, _, argument = spec.strip().partition(":")
+    name = name.lower()
+    if name not in (*BACKEND_NAMES, "none"):
+        raise ValueError(
+            f"--speech {spec!r}: the name must be one of {', '.join((*BACKEND_NAMES, 'none'))}"
+        )
+    if name == "wav" and not argument:
+        raise ValueError("--speech wav:DIR: name the folder for the WAV files, e.g. wav:./audio")
+    if argument and name not in ("wav", "jsonl"):
+        raise ValueError(f"--speech {spec!r}: only wav:DIR and jsonl:PATH take an argument")
+    return name, argument
+
+
 @dataclass(frozen=True, slots=True)
 class BackendStatus:
     name: str
@@ -149,7 +167,7 @@ def backend_statuses(settings: UserSettings | None = None) -> list[BackendStatus
             detail = f"available, {output_name}"
         backend.close()
         statuses.append(BackendStatus(name, True, detail))
-    statuses.append(BackendStatus("wav", True, "available with --audio-dir DIR"))
+    statuses.append(BackendStatus("wav", True, "available as --speech wav:DIR"))
     jsonl_ok = importlib.util.find_spec("announcer.speech.jsonl") is not None
     statuses.append(BackendStatus("jsonl", jsonl_ok, "available" if jsonl_ok else "not installed"))
     return statuses
@@ -162,4 +180,5 @@ __all__ = [
     "backend_factory",
     "backend_statuses",
     "create_backend",
+    "split_speech_spec",
 ]

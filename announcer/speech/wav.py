@@ -1,6 +1,6 @@
 """Save what the user would hear: one numbered WAV per utterance plus the jsonl record.
 
-``--audio-dir DIR`` gets ``0001.wav``, ``0002.wav`` ... in speaking order (the
+``--speech wav:DIR`` gets ``0001.wav``, ``0002.wav`` ... in speaking order (the
 earcon, when there is one, is joined in front of the words, as the user would
 hear it) and ``speech.jsonl`` with one record per line in the documented
 format (docs/architecture.md), ``speak`` for every utterance and ``cancel``

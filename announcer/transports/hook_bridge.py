@@ -194,7 +194,12 @@ MAX_FORWARDED_CHARS = 4096
 
 def shrink(value: Any, depth: int = 0) -> Any:
     if isinstance(value, str):
-        return value if len(value) <= MAX_FORWARDED_CHARS else value[:MAX_FORWARDED_CHARS] + "…"
+        if len(value) <= MAX_FORWARDED_CHARS:
+            return value
+        # Imported here: hook commands start a process per call and most strings are short.
+        from announcer.i18n.text import grapheme_floor
+
+        return value[: grapheme_floor(value, MAX_FORWARDED_CHARS)] + "…"
     if depth > 32:
         return None
     if isinstance(value, dict):

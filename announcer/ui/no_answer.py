@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from announcer.engine.answer_keys import NO_ANSWERING_UI_KEYS, AnswerKeys
 from announcer.engine.prompts import PendingPrompt
 from announcer.engine.settings import UserSettings
+from announcer.i18n.text import grapheme_floor
 from announcer.i18n.translate import catalog_language, translator
 
 # A producer's default answer is read, not interpreted; keep it short.
@@ -46,7 +47,8 @@ def no_answer_notice(prompt: PendingPrompt, language: str) -> str:
     default = getattr(event, "default_response", None)
     if isinstance(default, str) and default.strip():
         labels = {c.value: c.label for c in getattr(event, "choices", None) or []}
-        answer = " ".join(labels.get(default, default).split())[:MAX_DEFAULT_CHARS]
+        answer = " ".join(labels.get(default, default).split())
+        answer = answer[: grapheme_floor(answer, MAX_DEFAULT_CHARS)]
         return _(
             "This question cannot be answered here. When the time is up, "
             "the agent will use its default answer: {answer}."

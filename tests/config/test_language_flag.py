@@ -36,7 +36,7 @@ def test_replay_reads_a_comma_list_and_speaks_our_phrases_in_yoruba() -> None:
     done = announcer(
         "replay",
         "--no-delay",
-        "--backend",
+        "--speech",
         "jsonl",
         "--language",
         "yo-NG,en",
@@ -54,7 +54,7 @@ def test_replay_reads_a_comma_list_and_speaks_our_phrases_in_yoruba() -> None:
 
 def test_demo_recorded_reads_the_same_comma_list() -> None:
     done = announcer(
-        "demo", "--recorded", "--no-delay", "--backend", "jsonl", "--language", "yo-NG,en"
+        "demo", "--recorded", "--no-delay", "--speech", "jsonl", "--language", "yo-NG,en"
     )
     assert done.returncode == 0, done.stderr
     languages = {str(r["language"]) for r in spoken(done.stdout)}
@@ -65,7 +65,7 @@ def test_demo_recorded_reads_the_same_comma_list() -> None:
 @pytest.mark.parametrize(
     ("before", "after", "dest"),
     [
-        (["listen"], ["ws://127.0.0.1:9/aaep/v1/ws"], "languages"),
+        (["listen"], ["ws://127.0.0.1:9/aaep/v1/ws"], "language"),
         (["replay"], ["x.jsonl"], "language"),
         (["demo", "--recorded"], [], "language"),
         (["watch"], ["true"], "language"),

@@ -99,7 +99,7 @@ def test_driver_accepts_completions_from_another_thread() -> None:
 
 
 def run_replay(*options: str) -> list[dict[str, object]]:
-    result = cli("replay", str(DEMO), "--backend", "jsonl", "--no-delay", *options)
+    result = cli("replay", str(DEMO), "--speech", "jsonl", "--no-delay", *options)
     assert result.returncode == 0, result.stderr
     return [json.loads(line) for line in result.stdout.splitlines()]
 
@@ -130,7 +130,7 @@ def test_replay_verbosity_changes_what_is_said() -> None:
 def test_replay_cognitive_load_changes_how_much_is_said() -> None:
     low = spoken_texts(run_replay("--cognitive-load", "low"))
     medium = spoken_texts(run_replay("--cognitive-load", "medium"))
-    high = spoken_texts(run_replay("--cognitive-load", "high", "--pace-wpm", "400"))
+    high = spoken_texts(run_replay("--cognitive-load", "high", "--pace", "400"))
     assert len(low) < len(medium) < len(high)
     assert not any("Checking the balance" in text for text in low)
     # Low load says the streamed answer once, whole.
@@ -144,7 +144,7 @@ def test_replay_language_prefers_matching_variants() -> None:
 
 
 def test_replay_text_backend_is_plain_lines() -> None:
-    result = cli("replay", str(DEMO), "--no-delay", "--backend", "text")
+    result = cli("replay", str(DEMO), "--no-delay", "--speech", "text")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "Harbor Bank Assistant is moving $500 from checking to savings for you."

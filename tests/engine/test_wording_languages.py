@@ -398,3 +398,60 @@ def test_critical_speech_between_two_parts_makes_the_message_start_again() -> No
     # Arrived exactly as the first part ended (a paced backend, a replay's clock).
     scheduler._queues[Urgency.CRITICAL].append(_Queued(urgent, 0.5, 1.0))
     assert heard_after(scheduler, 1.0) == ["Error.", "Terminado.", "Plan ready to review."]
+
+
+# -- §11.1.3 variants over the user's whole chain -----------------------------------------
+
+
+def with_variants(raw: str, primary: str, **variants: str) -> str:
+    event = json.loads(raw)
+    event["localization_hints"] = {"primary_language": primary}
+    event.update(variants)
+    return json.dumps(event)
+
+
+def test_a_listener_of_french_then_spanish_hears_the_spanish_variant() -> None:
+    """No French variant: the next language of the chain wins over the English base."""
+    heard = Heard("fr", "es")
+    raw = with_variants(
+        frame("agent.session.started", summary_normal="Checking the weather."),
+        "en",
+        summary_normal_es="Consultando el tiempo.",
+    )
+    said = heard.feed(raw)
+    assert [(a.language, a.text) for a in said] == [("es", "Consultando el tiempo.")]
+
+
+def test_the_first_language_of_the_chain_still_wins_when_offered() -> None:
+    heard = Heard("fr", "es")
+    raw = with_variants(
+        frame("agent.session.started", summary_normal="Checking the weather."),
+        "en",
+        summary_normal_es="Consultando el tiempo.",
+        summary_normal_fr="Consultation de la météo.",
+    )
+    assert [(a.language, a.text) for a in heard.feed(raw)] == [("fr", "Consultation de la météo.")]
+
+
+def test_a_question_is_asked_in_the_second_language_of_the_chain() -> None:
+    heard = Heard("fr", "es")
+    raw = with_variants(
+        confirmation(timeout_seconds=60),
+        "en",
+        action_es="Transferir 500 dólares de la cuenta corriente a la de ahorros.",
+    )
+    said = heard.feed(raw)
+    assert ("es", "Transferir 500 dólares de la cuenta corriente a la de ahorros.") in [
+        (a.language, a.text) for a in said
+    ]
+    assert not any("Transfer $500.00" in a.text for a in said)
+
+
+def test_no_language_of_the_chain_offered_keeps_the_producers_own_text() -> None:
+    heard = Heard("fr", "de")
+    raw = with_variants(
+        frame("agent.session.started", summary_normal="Checking the weather."),
+        "en",
+        summary_normal_es="Consultando el tiempo.",
+    )
+    assert [(a.language, a.text) for a in heard.feed(raw)] == [("en", "Checking the weather.")]

@@ -45,7 +45,7 @@ def test_watch_announces_the_codex_stream_and_keeps_the_exit_status(tmp_path: Pa
     result = watch(
         "--format",
         "codex",
-        "--backend",
+        "--speech",
         "jsonl",
         "--events",
         str(events),
@@ -72,7 +72,7 @@ def test_watch_announces_the_codex_stream_and_keeps_the_exit_status(tmp_path: Pa
 def test_watch_reports_unannounced_lines_and_exit_zero(tmp_path: Path):
     stream = PEERS / "agent-cli-streams" / "codex__versioned__0.61.0__malformed.jsonl"
     agent = fake_agent(tmp_path, stream, 0)
-    result = watch("--format", "codex", "--backend", "text", "--", sys.executable, str(agent))
+    result = watch("--format", "codex", "--speech", "text", "--", sys.executable, str(agent))
     assert result.returncode == 0
     assert "1 line(s)" in result.stderr
     assert result.stdout.splitlines()[0] == "Codex started."
@@ -81,12 +81,12 @@ def test_watch_reports_unannounced_lines_and_exit_zero(tmp_path: Path):
 def test_watch_passes_a_signal_death_through_as_128_plus_signal(tmp_path: Path):
     script = tmp_path / "die.py"
     script.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n")
-    result = watch("--format", "gemini", "--backend", "text", "--", sys.executable, str(script))
+    result = watch("--format", "gemini", "--speech", "text", "--", sys.executable, str(script))
     assert result.returncode == 128 + 15
 
 
 def test_watch_missing_command_and_unknown_format():
-    assert watch("--format", "codex", "--backend", "text", "--", "/nonexistent/x").returncode == 127
+    assert watch("--format", "codex", "--speech", "text", "--", "/nonexistent/x").returncode == 127
     result = watch("--", "some-unknown-agent")
     assert result.returncode == 2 and "--format" in result.stderr
     assert watch().returncode == 2

@@ -104,7 +104,7 @@ def _speech(language: str, tmp_path: Path) -> list[dict[str, Any]]:
             "-m",
             "announcer",
             "demo",
-            "--backend",
+            "--speech",
             "jsonl",
             "--no-delay",
             "--language",

@@ -96,7 +96,7 @@ def test_registry_knows_every_backend(tmp_path: Path) -> None:
         create_backend("loudspeaker")
     backend = create_backend("wav", audio_dir=tmp_path / "a")
     assert isinstance(backend, WavBackend) and isinstance(backend, SpeechBackend)
-    with pytest.raises(BackendUnavailable, match="--audio-dir"):
+    with pytest.raises(BackendUnavailable, match="--speech wav:DIR"):
         create_backend("wav")
 
 

@@ -55,7 +55,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     live.add_argument("--recorded", action="store_true", help="replay the recorded session")
     live.add_argument("--scenario", default="tour", help="demo producer scenario name or file")
     live.add_argument("--ui", choices=ui_choices(), default=default_ui())
-    live.add_argument("--speech", default="auto", metavar="BACKEND")
     live.add_argument("--auto-reject", action="store_true", help="reject every confirmation")
     parser.set_defaults(func=run)
 
@@ -78,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     settings = replay_settings(args, file_settings(args))
     if args.auto_reject:
         settings = settings.model_copy(update={"reply_policy": "auto_reject"})
-    driver = make_driver(args.speech, settings, ui=args.ui)
+    driver = make_driver(settings.backend, settings, ui=args.ui)
     if args.ui == "plain":
         print(INTRO, flush=True)
     return asyncio.run(_live(scenario, settings, driver, args.ui, getattr(args, "config", None)))

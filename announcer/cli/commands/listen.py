@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from announcer.config import add_language_flag, resolve_source
+from announcer.config import add_settings_flags, resolve_source
 from announcer.engine.settings import UserSettings
 from announcer.i18n.translate import catalog_language
 from announcer.runtime.session import FrameAdapter, LiveSession
@@ -52,23 +52,14 @@ def add_listen_options(parser: argparse.ArgumentParser) -> None:
         help="tui (full screen, the default on an interactive terminal), plain, or none",
     )
     ui.add_argument(
-        "--speech",
-        default="auto",
-        metavar="BACKEND",
-        help="auto, none, text, jsonl:PATH, or a backend name (default auto)",
-    )
-    ui.add_argument(
         "--auto-reject",
         action="store_true",
         help="reject every confirmation without asking (never accepts anything)",
     )
     ui.add_argument("--exit-when-done", action="store_true", help="stop when sessions end")
-    prefs = parser.add_argument_group("what to hear (sent to producers as capabilities)")
-    prefs.add_argument("--verbosity", choices=["terse", "normal", "detailed"])
-    add_language_flag(prefs, dest="languages")
-    prefs.add_argument("--cognitive-load", choices=["low", "medium", "high"])
-    prefs.add_argument("--max-events-per-second", type=float, metavar="N")
-    prefs.add_argument("--format", default="aaep", metavar="NAME", help="input format adapter")
+    parser.add_argument("--format", default="aaep", metavar="NAME", help="input format adapter")
+    # --speech, --language, --verbosity, the voice flags and --config: one set for every command.
+    add_settings_flags(parser)
     conn = parser.add_argument_group("connection")
     conn.add_argument(
         "--allow-insecure", action="store_true", help="allow ws:// or http:// off loopback"
@@ -85,13 +76,6 @@ def add_listen_options(parser: argparse.ArgumentParser) -> None:
     conn.add_argument("--events-path", metavar="PATH", help="SSE event stream path")
     conn.add_argument("--replies-path", metavar="PATH", help="reply POST path")
     conn.add_argument("--subscribe-path", metavar="PATH", help="subscription POST path")
-    parser.add_argument(
-        "--config",
-        type=Path,
-        default=None,
-        metavar="PATH",
-        help="settings file to use instead of the usual one (also where the UI saves changes)",
-    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log diagnostics to stderr")
 
 
@@ -110,24 +94,17 @@ def default_ui() -> str:
 
 
 def settings_from_args(args: argparse.Namespace) -> UserSettings:
-    """Flags win over the settings file (``--config PATH`` or the usual one) and environment."""
-    settings = _load_user_settings(getattr(args, "config", None))
-    update: dict[str, Any] = {}
-    if args.verbosity:
-        update["verbosity"] = args.verbosity
-    if args.languages:
-        update["languages"] = args.languages
-    if args.cognitive_load:
-        update["cognitive_load"] = args.cognitive_load
-    if args.max_events_per_second:
-        update["max_events_per_second"] = args.max_events_per_second
-    if args.auto_reject:
-        update["reply_policy"] = "auto_reject"
-    return UserSettings.model_validate({**settings.model_dump(), **update})
+    """Flags win over the environment, which wins over the settings file (``--config PATH``)."""
+    settings = _load_user_settings(getattr(args, "config", None), args)
+    if getattr(args, "auto_reject", False):
+        settings = settings.model_copy(update={"reply_policy": "auto_reject"})
+    return settings
 
 
-def _load_user_settings(path: Path | None = None) -> UserSettings:
-    """The settings file when the config adapter is installed, else defaults.
+def _load_user_settings(
+    path: Path | None = None, flags: argparse.Namespace | None = None
+) -> UserSettings:
+    """The settings file, ``ANNOUNCER_*`` variables and the flags, or defaults without them.
 
     ``path`` is ``--config PATH``; None means ``$ANNOUNCER_CONFIG`` or the platform's file.
     """
@@ -145,7 +122,7 @@ def _load_user_settings(path: Path | None = None) -> UserSettings:
             file=sys.stderr,
         )
     try:
-        loaded = loader(path)
+        loaded = loader(path, flags=flags)
     except Exception as exc:
         print(f"announcer: ignoring the settings file: {exc}", file=sys.stderr)
         return UserSettings()
@@ -251,20 +228,22 @@ def _frame_adapter(name: str, adapter: Any) -> FrameAdapter:
 
 
 def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str | None = None) -> Any:
-    """A speech driver for ``--speech``; ``None`` means print only.
+    """A speech driver for ``--speech NAME[:ARG]`` (or the ``backend`` setting); None: print only.
 
     ``auto`` tries a screen reader, speech-dispatcher, then pyttsx3 (and, without the
-    plain UI, text output); ``jsonl:PATH`` records every speech decision; ``text``
-    writes spoken lines to standard error. ``none`` prints announcements only.
+    plain UI, text output); ``jsonl:PATH`` records every speech decision; ``wav:DIR``
+    saves what would be heard as WAV files; ``text`` writes spoken lines to standard
+    error. ``none`` prints announcements only.
     """
-    if spec == "none":
-        return None
     from announcer.speech.auto import FallbackBackend
-    from announcer.speech.backends import create_backend
+    from announcer.speech.backends import backend_from_spec
     from announcer.speech.driver import SpeechDriver
-    from announcer.speech.registry import backend_factory, user_voice
+    from announcer.speech.registry import backend_factory, split_speech_spec, user_voice
 
-    name, _, argument = spec.partition(":")
+    try:
+        name, _ = split_speech_spec(spec)
+    except ValueError as exc:
+        raise SystemExit(f"announcer: {exc}") from None
     backend: Any
     try:
         if name == "auto" and ui == "plain":
@@ -273,16 +252,15 @@ def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str | No
             backend = FallbackBackend(
                 [(n, backend_factory(n, settings, speechd_autospawn=False)) for n in order]
             )
-        elif name == "jsonl":
-            if not argument:
-                raise SystemExit("announcer: --speech jsonl:PATH needs a file path")
-            stream = open(argument, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as we do)
-            backend = create_backend("jsonl", settings, stream=stream)
         else:
-            backend = create_backend(name, settings)  # text goes to stderr
+            backend = backend_from_spec(spec, settings)  # text goes to stderr
+        if backend is None:
+            return None
         backend.start()
     except ValueError as exc:
         raise SystemExit(f"announcer: --speech: {exc}") from None
+    except OSError as exc:
+        raise SystemExit(f"announcer: --speech {spec}: {exc.strerror or exc}") from None
     except Exception as exc:
         if name != "auto":
             raise SystemExit(f"announcer: speech backend unavailable: {exc}") from None
@@ -301,7 +279,7 @@ def run(args: argparse.Namespace) -> int:
     sources, saved_token_env = resolve_sources(list(args.sources), settings)
     options = options_from_args(args, saved_token_env)
     adapter_factory = format_adapter(args.format, catalog_language(settings.languages))
-    driver = make_driver(args.speech, settings, ui=args.ui)
+    driver = make_driver(settings.backend, settings, ui=args.ui)
     try:
         session = LiveSession(
             sources,

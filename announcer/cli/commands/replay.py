@@ -17,9 +17,10 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
-from announcer.config import add_language_flag, load_settings
+from announcer.config import add_settings_flags, load_settings
+from announcer.config.loader import flag_layer
 from announcer.engine.pipeline import Engine
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import SpeechCommand
@@ -43,27 +44,8 @@ class ReplayClock:
 
 
 def add_replay_options(parser: argparse.ArgumentParser, *, default_speed: float | None) -> None:
-    parser.add_argument(
-        "--backend",
-        choices=["text", "jsonl"],
-        default="text",
-        help="text: one announcement per line; jsonl: every speech decision as JSON",
-    )
-    parser.add_argument(
-        "--config", type=Path, default=None, metavar="PATH", help="settings file to use"
-    )
-    parser.add_argument("--verbosity", choices=["terse", "normal", "detailed"], default=None)
-    parser.add_argument("--cognitive-load", choices=["low", "medium", "high"], default=None)
-    add_language_flag(parser)
-    parser.add_argument(
-        "--after-interrupt",
-        choices=["resume", "drop"],
-        default=None,
-        help="what happens to interrupted speech after a critical message",
-    )
-    parser.add_argument(
-        "--pace-wpm", type=int, default=None, help="words per minute you can follow (60-600)"
-    )
+    # --speech, --language, --verbosity, --pace, the voice flags and --config, as on listen.
+    add_settings_flags(parser)
     timing = parser.add_mutually_exclusive_group()
     timing.add_argument(
         "--no-delay", action="store_true", help="play at once (decisions keep recorded timing)"
@@ -84,19 +66,34 @@ def file_settings(args: argparse.Namespace) -> UserSettings:
 def settings_from_args(args: argparse.Namespace, base: UserSettings | None = None) -> UserSettings:
     """Flags win over ``base`` (the file and environment), which wins over defaults."""
     settings = base or UserSettings()
-    changes: dict[str, Any] = {}
-    if args.verbosity:
-        changes["verbosity"] = args.verbosity
-    if args.cognitive_load:
-        changes["cognitive_load"] = args.cognitive_load
-    if args.language:
-        # already split and checked by the shared --language parser, as in ``listen``
-        changes["languages"] = args.language
-    if args.after_interrupt:
-        changes["after_interrupt"] = args.after_interrupt
-    if args.pace_wpm:
-        changes["pace_wpm"] = args.pace_wpm
-    return UserSettings.model_validate({**settings.model_dump(), **changes})
+    given, _ = flag_layer(args)
+    if not given:
+        return settings
+    return UserSettings.model_validate({**settings.model_dump(), **given})
+
+
+# A recording is replayed on its own clock, so speech goes where no voice has to keep time.
+REPLAY_SPEECH = ("text", "jsonl")
+
+
+def replay_speech(args: argparse.Namespace, settings: UserSettings) -> str:
+    """``--speech`` for a replay: text, jsonl or jsonl:PATH; an audio setting means text.
+
+    The settings file's usual voice (``backend = "pyttsx3"``) does not stop a replay
+    from printing; asking for audio on the command line is refused with the reason.
+    """
+    spec = getattr(args, "backend", None)
+    if spec is None:
+        spec = settings.backend
+        name, _, _ = spec.partition(":")
+        return spec if name in REPLAY_SPEECH else "text"
+    name, _, _ = spec.partition(":")
+    if name not in REPLAY_SPEECH:
+        raise SystemExit(
+            f"announcer: --speech {spec}: a replay prints (text) or records (jsonl, "
+            "jsonl:PATH); to hear a session aloud, use 'announcer demo' or 'announcer listen'"
+        )
+    return spec
 
 
 def _timestamp_of(line: str) -> float | None:
@@ -182,8 +179,11 @@ class Replayer:
             self._run(self.engine.tick(self.clock.now))
 
 
-def make_backend(name: str, stream: TextIO, clock: ReplayClock) -> SpeechBackend:
+def make_backend(spec: str, stream: TextIO, clock: ReplayClock) -> SpeechBackend:
+    name, _, path = spec.partition(":")
     if name == "jsonl":
+        if path:
+            stream = open(path, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as we do)
         return JsonlBackend(stream, clock=clock)
     return TextBackend(stream)
 
@@ -211,8 +211,10 @@ def replay(
     clock = ReplayClock()
     # jsonl shows the scheduler at the user's pace (barge-ins, skipped news); text
     # shows each announcement as it is decided, as a braille display would.
-    engine = Engine(settings_from_args(args, settings), paced=args.backend == "jsonl")
-    backend = make_backend(args.backend, stream, clock)
+    settings = settings_from_args(args, settings)
+    spec = replay_speech(args, settings)
+    engine = Engine(settings, paced=spec.startswith("jsonl"))
+    backend = make_backend(spec, stream, clock)
     backend.start()
     speed = None if args.no_delay else args.speed
     replayer = Replayer(engine, backend, clock, speed=speed)

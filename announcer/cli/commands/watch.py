@@ -44,10 +44,10 @@ def _optional(module: str) -> Any:
 def add_speech_flags(parser: argparse.ArgumentParser) -> None:
     config_flags = _optional("announcer.config.flags")
     if config_flags is not None and hasattr(config_flags, "add_settings_flags"):
-        config_flags.add_settings_flags(parser)  # --backend, --verbosity, --config, ...
+        config_flags.add_settings_flags(parser)  # --speech, --verbosity, --config, ...
         return
     parser.add_argument("--config", type=Path, default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--backend", default=None, help="speech backend: text or jsonl")
+    parser.add_argument("--speech", dest="backend", default=None, help="speech: text or jsonl")
     parser.add_argument("--verbosity", choices=VERBOSITIES, default=None, help="how much to say")
 
 
@@ -62,8 +62,13 @@ def settings_from(args: argparse.Namespace) -> UserSettings:
 
 def make_backend(name: str, settings: UserSettings) -> tuple[SpeechBackend, VoiceSettings]:
     registry = _optional("announcer.speech.registry")
-    if registry is not None and hasattr(registry, "create_backend"):
-        return registry.create_backend(name, settings), registry.user_voice(settings)
+    backends = _optional("announcer.speech.backends")
+    if registry is not None and backends is not None:
+        # --speech NAME[:ARG]; the announcements are printed anyway, so "none" is text.
+        backend = backends.backend_from_spec(name, settings, stream=sys.stdout)
+        if backend is None:
+            backend = registry.create_backend("text", settings, stream=sys.stdout)
+        return backend, registry.user_voice(settings)
     if name == "jsonl":
         from announcer.speech.jsonl import JsonlBackend
 
