@@ -577,7 +577,17 @@ class Engine:
     ) -> list[SpeechCommand]:
         """Read the question out, its countdown from the time really left (§6.4)."""
         event = prompt.event
-        if prompt.malformed or session is None or not isinstance(event, _PROMPTS):
+        if session is None:
+            # The session was evicted under pressure while its question waited.
+            session = SessionState(
+                session_id=prompt.session_id,
+                source_id=prompt.source_id,
+                producer_id=prompt.producer_id,
+                producer_name=prompt.producer_name,
+                first_seen=now,
+                last_activity=now,
+            )
+        if prompt.malformed or not isinstance(event, _PROMPTS):
             notice = self._notice(
                 N_("Malformed confirmation: {what}"),
                 prompt,
