@@ -14,6 +14,8 @@ def isolated_settings_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> P
     """The developer's real ~/.config/announcer/config.toml must never change a test's result."""
     path = tmp_path / "isolated-config" / "config.toml"
     monkeypatch.setenv("ANNOUNCER_CONFIG", str(path))
+    # ... nor may a test write the developer's diagnostics log (platformdirs state dir).
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "isolated-state"))
     # The system locale is a settings source (languages); tests that want one set it themselves.
     monkeypatch.setenv("LANG", "C.UTF-8")
     for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):

@@ -30,6 +30,8 @@ FOREIGN_FLAGS = {
     "--snapshot-update": "pytest (pytest-textual-snapshot)",
     "--output-format": "claude",
     "--include-partial-messages": "claude",
+    "--experimental-acp": "gemini",
+    "--force": "git push",
 }
 
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]")

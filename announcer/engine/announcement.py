@@ -34,7 +34,7 @@ class Announcement:
 
     ``kind`` is the AAEP short event type (``agent.tool.invoked``) or a
     product-level kind such as ``system.connection`` or ``system.skipped``.
-    ``earcon`` names a sound in ``voices/earcons`` (``session_started`` ...).
+    ``earcon`` is a name from the registry in ``announcer.engine.earcons`` (``needs_you`` ...).
     ``continues`` marks a later part of one message split by language (our own
     phrase in the listener's language, the producer's text in its own, §11.5):
     the scheduler keeps the parts in order and drops or keeps them together.

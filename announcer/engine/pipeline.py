@@ -31,6 +31,7 @@ from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import SpeechCommand
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.engine.tracker import Admission, SessionState, SessionTracker, TrackerNote
+from announcer.i18n.format import format_integer
 from announcer.i18n.translate import translator
 from announcer.protocol.decode import DecodeResult, decode_frame
 from announcer.protocol.diagnostics import Diagnostic
@@ -51,6 +52,13 @@ _TERMINAL: Final = (SessionCompleted, SessionErrored, SessionCancelled)
 _PROMPTS: Final = (AwaitingConfirmation, AwaitingClarification)
 TRANSCRIPT_SIZE: Final = 1_000
 _URGENCY_OF: Final = {urgency.value: urgency for urgency in Urgency}
+# §2.2.9 critical news is never dropped in silence, but a flood of it cannot all be
+# said: once this many urgent messages from one producer wait to be spoken, the rest
+# are folded into one spoken count ("40 more urgent messages from X"), each counted
+# in the diagnostics. Questions and our own notices are never folded.
+CRITICAL_BACKLOG_PER_PRODUCER: Final = 3
+_NEVER_FOLDED: Final = ("agent.awaiting.", "system.")
+FOLDED_KIND: Final = "system.folded"
 # An unreadable frame that looked urgent is mentioned at most this often per source
 # (never a question: §10.1.3 says those are never dropped in silence).
 UNREADABLE_NOTICE_INTERVAL_SECONDS: Final = 10.0
@@ -112,6 +120,7 @@ class EngineStatus:
     duplicates: int
     speech_drops: dict[str, int]
     suppressed: dict[str, int]
+    folded: int = 0
     # Questions set aside because too many were waiting (said aloud when it happens).
     questions_set_aside: int = 0
 
@@ -188,10 +197,16 @@ class Engine:
         self._closed_sources: set[str] = set()
         self.scheduler = scheduler or SpeechScheduler(self.settings, paced=paced)
         self.scheduler.update_settings(self.settings)
+        self.scheduler.on_start = self._word_count
         self._transcript: deque[TranscriptEntry] = deque(maxlen=transcript_size)
         self._subscriptions: dict[str, str] = {}
         self._outgoing: deque[OutgoingReply] = deque(maxlen=10_000)
         self._last_unreadable_notice: dict[str, float] = {}
+        # producer_id -> [the count of folded urgent messages waiting to be said, how many,
+        # the source it came from]; its words are set when it is said (:meth:`_word_count`)
+        self._folded: dict[str, list[Any]] = {}
+        self._folding_event: str | None = None
+        self.folded_total = 0
         self.frames = 0
         self.events = 0
         self.invalid_frames = 0
@@ -398,6 +413,7 @@ class Engine:
             duplicates=self.tracker.duplicates,
             speech_drops=dict(self.scheduler.drops),
             suppressed=dict(self.policy.suppressed),
+            folded=self.folded_total,
             questions_set_aside=self.set_aside,
         )
 
@@ -852,8 +868,120 @@ class Engine:
     def _submit(
         self, announcement: Announcement, source_id: str | None, now: float
     ) -> list[SpeechCommand]:
+        if announcement.urgency is Urgency.CRITICAL:
+            folded = self._fold(announcement, source_id, now)
+            if folded is not None:
+                return folded
         self._transcript.append(TranscriptEntry(now, announcement, source_id))
         return self.scheduler.submit(announcement, now)
+
+    def _fold(
+        self, announcement: Announcement, source_id: str | None, now: float
+    ) -> list[SpeechCommand] | None:
+        """Fold an urgent message into its producer's spoken count if too many wait.
+
+        None when it is to be queued as usual. Otherwise it is counted (per producer,
+        and in the diagnostics with its envelope fields only) instead of queued: the
+        first of a run queues "1 more urgent message from X" in its place, in order,
+        and each later one raises that count while it waits. The later parts of a
+        folded message go with it.
+        """
+        producer_id = announcement.producer_id
+        if producer_id is None or announcement.kind.startswith(_NEVER_FOLDED):
+            return None
+        if announcement.continues:
+            folding = announcement.event_id is not None
+            return [] if folding and announcement.event_id == self._folding_event else None
+        bound = CRITICAL_BACKLOG_PER_PRODUCER
+        if self.scheduler.queued(Urgency.CRITICAL) < bound:
+            self._folding_event = None
+            return None
+        waiting = 0
+        waiting_count: Announcement | None = None
+        current = self._folded.get(producer_id)
+        for queued in self.scheduler.queued_announcements():
+            if queued.urgency is not Urgency.CRITICAL:
+                break  # critical speech comes first in that list
+            if queued.producer_id != producer_id or queued.continues:
+                continue
+            if current is not None and queued is current[0]:
+                waiting_count = queued
+                waiting += 1
+            elif not queued.kind.startswith(_NEVER_FOLDED):
+                waiting += 1
+        if waiting < bound:
+            self._folding_event = None
+            return None
+        self._folding_event = announcement.event_id
+        self.folded_total += 1
+        if current is not None and waiting_count is not None:
+            current[1] += 1
+            self.diagnostics.count_drop("critical.folded")  # the run's first is on record
+            return []
+        self.diagnostics.record_drop(
+            "critical.folded",
+            f"urgent message folded into a spoken count: {bound} from the same producer "
+            "were already waiting to be said; the rest of this run is counted",
+            section="§2.2.9",
+            envelope={
+                "type": announcement.kind,
+                "event_id": announcement.event_id,
+                "session_id": announcement.session_id,
+                "producer": {"agent_id": producer_id},
+            },
+            source=source_id,
+            now=now,
+        )
+        language = self.policy.phrase_language
+        summary = Announcement(
+            text=self._folded_phrase(1, producer_id, source_id, announcement),
+            language=language,
+            urgency=Urgency.CRITICAL,
+            interrupt=True,
+            session_id=announcement.session_id,
+            producer_id=producer_id,
+            kind=FOLDED_KIND,
+        )
+        self._folded[producer_id] = [summary, 1, source_id]
+        self._transcript.append(TranscriptEntry(now, summary, source_id))
+        return self.scheduler.submit(summary, now)
+
+    def _word_count(self, announcement: Announcement) -> None:
+        """A count about to be said gets its words now: the number it reached meanwhile.
+
+        The scheduler calls this as each utterance starts; once said, a count is closed
+        and the next folded message starts a new one.
+        """
+        if announcement.kind != FOLDED_KIND:
+            return
+        entry = self._folded.get(announcement.producer_id or "")
+        if entry is not None and entry[0] is announcement:
+            del self._folded[announcement.producer_id or ""]
+            announcement.text = self._folded_phrase(
+                entry[1], announcement.producer_id or "", entry[2], announcement
+            )
+
+    def _folded_phrase(
+        self, count: int, producer_id: str, source_id: str | None, announcement: Announcement
+    ) -> str:
+        """ "40 more urgent messages from X", X as the session names its producer."""
+        session = (
+            self.tracker.session(source_id, announcement.session_id)
+            if source_id is not None and announcement.session_id is not None
+            else None
+        )
+        name = session.display_name if session is not None else producer_id
+        language = self.policy.phrase_language
+        text = (
+            translator(language)
+            .ngettext(
+                "{count} more urgent message from {name}.",
+                "{count} more urgent messages from {name}.",
+                count,
+            )
+            .format(count=format_integer(count, language), name=name)
+        )
+        return clean_for_speech(text, language)
 
     def _system_announcement(
         self, text: str, prompt: PendingPrompt, *, kind: str, critical: bool = False

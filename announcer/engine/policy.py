@@ -26,6 +26,7 @@ from typing import Final, NamedTuple
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
+from announcer.engine.earcons import EARCON_FOR_EVENT
 from announcer.engine.phrases import N_, duration_phrase
 from announcer.engine.settings import UserSettings
 from announcer.engine.text_hygiene import clean_for_speech
@@ -68,17 +69,6 @@ STATE_CYCLE_QUIET_SECONDS: Final = 3.0
 PROGRESS_MIN_INTERVAL_SECONDS: Final = 5.0
 
 
-# Sounds in voices/earcons that mark an event before its words.
-_EARCONS: Final = {
-    "agent.session.started": "session_started",
-    "agent.session.completed": "session_completed",
-    "agent.session.errored": "session_errored",
-    "agent.session.cancelled": "session_cancelled",
-    "agent.awaiting.confirmation": "confirmation",
-    "agent.awaiting.clarification": "clarification",
-    "agent.handoff.requested": "handoff",
-    "agent.tool.invoked": "tool",
-}
 _CRITICAL_CLASSES: Final = (
     SessionErrored,
     AwaitingConfirmation,
@@ -281,6 +271,15 @@ class Policy:
                 self.suppressed[reason] += 1
                 return []
         wording = self._compose(event, session, urgency, now)
+        if urgency is Urgency.CRITICAL and (
+            wording is None or (isinstance(wording, Spoken) and not wording.text)
+        ):
+            # §9.3.2(7): critical news is never suppressed, even when it brings no words.
+            wording = self._own_phrase(
+                "Urgent {type} from {agent}.",
+                type=event.short_type.replace("_", " "),
+                agent=session.display_name,
+            )
         if wording is None:
             return []
         if isinstance(wording, Spoken):
@@ -290,7 +289,7 @@ class Policy:
         else:
             parts = by_language(wording)
         kind = type(event).SHORT_TYPE or event.short_type
-        earcon = _EARCONS.get(kind)
+        earcon = EARCON_FOR_EVENT.get(kind)
         return [
             Announcement(
                 text=part.text,
@@ -474,6 +473,8 @@ class Policy:
     def _state_changed(self, event: StateChanged, session: SessionState, now: float) -> Wording:
         quiet = (
             self.settings.cognitive_load != "high"
+            # the same state again carries news (a new thought), not a cycle
+            and event.from_state != event.to_state
             and event.to_state in CYCLE_STATES
             and event.from_state in CYCLE_STATES
             and session.last_state_announced_at is not None
@@ -617,7 +618,13 @@ class Policy:
             parts.append(self._own_phrase(cannot_undo))
         if level == "detailed":
             parts.append(self._producer_text(event, "summary_detailed"))
-        parts.append(self._own(self._timeout_phrase(event.timeout_seconds, event.default_decision)))
+        if _waits_without_timeout(event):
+            # An ACP agent waits for the answer (formats/acp.py): no deadline to announce.
+            parts.append(self._own_phrase("The agent waits for your answer."))
+        else:
+            parts.append(
+                self._own(self._timeout_phrase(event.timeout_seconds, event.default_decision))
+            )
         parts.append(self._keys(self.answer_keys.confirmation))
         return [part for part in parts if part]
 
@@ -768,3 +775,9 @@ def already_says(
             ):
                 return True
     return False
+
+
+def _waits_without_timeout(event: AaepEvent) -> bool:
+    """announcer's own §7 extension marks a question whose agent has no deadline."""
+    ours = (event.extensions or {}).get("x-announcer")
+    return isinstance(ours, dict) and ours.get("no_timeout") is True

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -142,6 +142,8 @@ class SpeechScheduler:
         self.drop_log: deque[DropRecord] = deque(maxlen=DROP_LOG_SIZE)
         self.spoken_count = 0
         self.interruptions = 0
+        # Called with each announcement as it starts (the engine words its folded counts).
+        self.on_start: Callable[[Announcement], None] | None = None
 
     # -- queries -----------------------------------------------------------------
 
@@ -472,6 +474,8 @@ class SpeechScheduler:
         return self._start_next(now)
 
     def _speak(self, announcement: Announcement, seconds: float, now: float) -> Speak:
+        if self.on_start is not None:
+            self.on_start(announcement)
         utterance_id = self._next_id
         self._next_id += 1
         self._current = _Current(utterance_id, announcement, now, seconds)

@@ -33,18 +33,10 @@ from markdown_it.token import Token
 from announcer.i18n.format import format_integer
 from announcer.i18n.text import grapheme_floor
 from announcer.i18n.translate import translator
+from announcer.protocol.sanitise import UNSAFE, clean_speech
 
-# ESC-based sequences: CSI (colours, cursor), OSC (titles, hyperlinks), and two-byte escapes.
-_ANSI: Final = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
-    r"|\x1b[@-Z\\-_]"
-    r"|\x9b[0-?]*[ -/]*[@-~]"
-)
-_CONTROL: Final = re.compile(
-    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]"
-)
+# What the sanitiser keeps that a synthesiser should not hear: zero-width (non-)joiners.
+_CONTROL: Final = re.compile(r"[\u200b-\u200f]")
 _URL: Final = re.compile(r"\b(?:https?|ftp|wss?)://[^\s<>\"'`]+|\bwww\.[^\s<>\"'`]+", re.I)
 _URL_TRAILER: Final = ".,;:!?'\")]}"
 _FENCE_LINE: Final = re.compile(r"(?m)^ {0,3}(`{3,}|~{3,})([^\n`]*)$")
@@ -113,8 +105,12 @@ _MAX_NESTING: Final = int(_MARKDOWN.options["maxNesting"])
 
 
 def strip_terminal_codes(text: str) -> str:
-    """Remove ANSI/VT escape sequences and control characters; keep newlines and tabs."""
-    return _CONTROL.sub("", _ANSI.sub("", text))
+    """Remove ANSI/VT escape sequences and control characters; keep newlines and tabs.
+
+    The project's one sanitiser (:mod:`announcer.protocol.sanitise`), then the
+    zero-width characters a synthesiser would stumble on.
+    """
+    return _CONTROL.sub("", clean_speech(text, keep_tabs=True))
 
 
 def describe_code_block(code: str, language_tag: str, language: str) -> str:
@@ -145,7 +141,7 @@ def clean_for_speech(
     text: str, language: str = "en", *, max_chars: int = DEFAULT_MAX_SPOKEN_CHARS
 ) -> str:
     """Producer text (plain or markdown) as one line a synthesiser reads well."""
-    if _NEEDS_WORK.search(text) is None:
+    if _NEEDS_WORK.search(text) is None and UNSAFE.search(text) is None:
         spoken = _plain(text)
     else:
         text = strip_terminal_codes(text).replace("\r\n", "\n")

@@ -170,6 +170,18 @@ _DECODER = json.JSONDecoder(
 )
 
 
+def loads_strict(text: str) -> Any:
+    """JSON as the decoder reads it (§3.8): no duplicate keys, no NaN or Infinity, numbers
+    within range. For framing that wraps AAEP messages (stdio's JSON-RPC envelope), so a
+    message inside is judged by the same rules as a bare one. Raises ValueError."""
+    try:
+        return _DECODER.decode(text)
+    except _Refused as refused:
+        raise ValueError(refused.message) from None
+    except RecursionError:
+        raise ValueError("nested far too deeply to read") from None
+
+
 def _invalid(code: str, pointer: str, section: str, message: str) -> DecodeResult:
     return DecodeResult("invalid", None, [Diagnostic(code, pointer, section, message)], None)
 
@@ -625,7 +637,27 @@ def full_procedure(data: dict[str, Any], limits: list[Diagnostic] | None = None)
     model: type[AaepEvent] | None = None
     if isinstance(type_value, str):
         model, problem = _classify_type(type_value, extension_vocabularies)
-        if problem is not None:
+        if (
+            problem is not None
+            and problem[0] == "type.unknown_core"
+            and _FUTURE_CORE_TYPE.fullmatch(type_value)
+            and _has_summary(data)
+        ):
+            # §9.3.2(5): a core type from a newer version, with a summary to say, is
+            # announced generically (from that summary) rather than dropped; the
+            # unknown type stays on record as a warning (§3.11.3 shows it as a defect).
+            model = GenericEvent
+            step5.append(
+                Diagnostic(
+                    "type.unknown_core",
+                    make_pointer("type"),
+                    "§9.3.2",
+                    "is not one of the twelve core event types; announced generically "
+                    "from its summary",
+                    "warning",
+                )
+            )
+        elif problem is not None:
             code, section, message = problem
             report(step5, code, "type", section, message)
 
@@ -722,6 +754,16 @@ def full_procedure(data: dict[str, Any], limits: list[Diagnostic] | None = None)
 
     diagnostics = step2 + step3 + step4 + step5 + step6 + step7 + step8 + step9
     return _result("event", event, diagnostics, data)
+
+
+# A well-formed name a later version could define, like ``aaep:agent.memory.saved``.
+_FUTURE_CORE_TYPE = re.compile(r"aaep:[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*){1,7}")
+
+
+def _has_summary(data: Mapping[str, Any]) -> bool:
+    """A non-empty ``summary_normal`` string: something a listener can be told."""
+    summary = data.get("summary_normal")
+    return isinstance(summary, str) and bool(summary.strip())
 
 
 def _classify_type(

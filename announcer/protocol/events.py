@@ -56,6 +56,7 @@ Timeout = Annotated[int, Field(ge=1, le=86_400)]
 SemVer = Annotated[str, StringConstraints(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.\-]+)?$")]
 
 SUMMARY_LEVELS: tuple[str, ...] = ("terse", "normal", "detailed")
+_SUMMARY_FIELDS: frozenset[str] = frozenset(f"summary_{level}" for level in SUMMARY_LEVELS)
 # §3.6: the recommended field order (order carries no meaning, but people read it).
 ENVELOPE_ORDER: tuple[str, ...] = (
     "@context",
@@ -371,6 +372,22 @@ class OutputStreaming(AaepEvent):
         | None
     ) = None
     language: LanguageTag | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_summaries_are_absent(cls, data: Any) -> Any:
+        # §4.3.3 requires no summary on a chunk, and the TypeScript reference producer
+        # sends ``"summary_normal": ""`` on every one: read an empty summary as none
+        # and speak the chunk (liberal where the spec allows).
+        if isinstance(data, dict) and any(
+            data.get(name) == "" for name in _SUMMARY_FIELDS if name in data
+        ):
+            return {
+                key: value
+                for key, value in data.items()
+                if not (key in _SUMMARY_FIELDS and value == "")
+            }
+        return data
 
     @property
     def chunk_language(self) -> str | None:

@@ -10,7 +10,7 @@ the ``announcer.diagnostics`` logger; this module itself does no I/O.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,8 @@ MAX_FIELD_CHARS = 80
 def _clean(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
+    if len(value) <= MAX_FIELD_CHARS and value.isprintable():
+        return value  # the usual case, without a walk per character (floods record many)
     printable = "".join(ch if ch.isprintable() else "?" for ch in value[:MAX_FIELD_CHARS])
     return printable + ("…" if len(value) > MAX_FIELD_CHARS else "")
 
@@ -88,6 +90,8 @@ class DiagnosticsLog:
 
     def __init__(self, capacity: int = 500) -> None:
         self._records: deque[DiagnosticRecord] = deque(maxlen=capacity)
+        # Called with each new record (an adapter writes them to the diagnostics file).
+        self.listeners: list[Callable[[DiagnosticRecord], None]] = []
         self._counts: Counter[str] = Counter()
         self.dropped = 0
         self.warned = 0
@@ -127,6 +131,14 @@ class DiagnosticsLog:
         diagnostic = Diagnostic(reason, "", section or "-", message)
         return self._add("dropped", [diagnostic], _envelope(envelope), source, now)
 
+    def count_drop(self, reason: str) -> None:
+        """One more drop for a reason already on record, without a record of its own.
+
+        For floods: the first of a run is recorded with its envelope, the rest counted.
+        """
+        self.dropped += 1
+        self._counts[reason] += 1
+
     def _add(
         self,
         action: str,
@@ -152,6 +164,8 @@ class DiagnosticsLog:
         else:
             self.warned += 1
         self._counts.update(record.reasons)
+        for listener in self.listeners:
+            listener(record)
         return record
 
     def counts(self) -> dict[str, int]:

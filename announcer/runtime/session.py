@@ -3,9 +3,14 @@
 One :class:`LiveSession` runs every source the user named (Subscribers' Guide
 §9). Each source has a supervisor that connects, shakes hands (Level 3,
 chapter 5), reads frames, and reconnects with backoff and jitter when the
-connection breaks. Frames go through bounded queues to one processor, so a
-slow speech backend or UI never makes a socket reader fall behind; critical
-events have their own queue and are never dropped. User interfaces are
+connection breaks. Frames go in arrival order through one queue to one processor.
+In a flood, news beyond ``SOURCE_QUEUE_LIMIT`` waiting frames of a source is skipped
+as it arrives and said as a count where it was (questions, lifecycle events and
+streamed text never are), so the reader keeps up with any producer; at
+``SOURCE_QUEUE_HARD_LIMIT`` the reader pauses and the transport's flow control slows
+the producer. The engine folds urgent speech beyond a small backlog into spoken
+counts. Every frame dropped anywhere is counted in the engine's diagnostics with
+its reason (:meth:`LiveSession.diagnostics_report`). User interfaces are
 pluggable listeners (``announcement_made``, ``prompt_opened``,
 ``prompt_voided``, ``status_changed``) and answer through :meth:`answer`.
 """
@@ -20,34 +25,68 @@ import secrets
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
+
+import jiter
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import AnswerKeys
-from announcer.engine.pipeline import Engine
+from announcer.engine.pipeline import FOLDED_KIND, Engine
 from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.reconnect import Notice, ReconnectPolicy, Retry
 from announcer.engine.replies import ReplyReady
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
+from announcer.engine.text_hygiene import clean_for_speech
+from announcer.i18n.format import format_integer
 from announcer.i18n.translate import catalog_language, translator
-from announcer.runtime.backoff import Backoff
+from announcer.protocol.events import short_type_of
+from announcer.protocol.sanitise import clean_speech, text_field
 from announcer.runtime.capabilities import (
     capabilities_from_settings,
     honoured_differences,
     subscription_request,
 )
+from announcer.runtime.diagnostics import DiagnosticsFile, attach_log_file, diagnostics_report
 from announcer.transports import (
     InsecureTransportRefused,
+    SourceUnavailable,
     Transport,
     TransportError,
     TransportOptions,
     open_transport,
 )
+from announcer.transports.base import decode_handshake_answer
 
 log = logging.getLogger("announcer.runtime")
 
-MAX_QUEUED_FRAMES = 2000
+# Frames of news (not questions, not lifecycle) one source may have waiting for the
+# processor; beyond it such frames are skipped as they arrive and said as counts.
+SOURCE_QUEUE_LIMIT = 1000
+# All frames one source may have waiting; beyond it its reader pauses (flow control).
+SOURCE_QUEUE_HARD_LIMIT = 4 * SOURCE_QUEUE_LIMIT
+# The reader resumes once its backlog is down to this many.
+SOURCE_QUEUE_RESUME = SOURCE_QUEUE_LIMIT // 2
+# Never skipped in a flood: questions, what ends or starts a session, handoffs, and
+# streamed text (a chunk skipped would garble a sentence); they wait their turn.
+_NEVER_SKIPPED = frozenset(
+    {
+        "agent.awaiting.confirmation",
+        "agent.awaiting.clarification",
+        "agent.session.started",
+        "agent.session.completed",
+        "agent.session.errored",
+        "agent.session.cancelled",
+        "agent.handoff.requested",
+        "agent.output.streaming",
+    }
+)
+# The processor hands the loop back after this long (keys stay answered in a flood).
+BATCH_SECONDS = 0.005
+# Ctrl-C: saying goodbye to producers (§5.8) may take at most this long in all.
+SHUTDOWN_SECONDS = 1.5
 SEEN_EVENT_IDS = 4096
 TICK_SECONDS = 0.25
 DONE_GRACE_SECONDS = 2.0
@@ -121,6 +160,16 @@ AdapterFactory = Callable[[], FrameAdapter]
 
 
 @dataclass(eq=False)
+class Skipped:
+    """Frames of one producer skipped in a flood, said as one count where they were."""
+
+    urgent: bool
+    producer_id: str
+    name: str
+    count: int = 0
+
+
+@dataclass(eq=False)
 class SourceState:
     source: str
     transport: Transport
@@ -140,6 +189,17 @@ class SourceState:
     standin_id: str = ""
     # this source's own format adapter: sessions and tool calls never mix across sources
     adapter: FrameAdapter | None = None
+    # frames of this source waiting for the processor; its reader pauses at the limit
+    queued: int = 0
+    # how many of those could be skipped in a flood (news, not questions)
+    queued_news: int = 0
+    room: asyncio.Event | None = None
+    # (urgent, producer_id) -> the count of frames skipped since its sentence was queued
+    skipping: dict[tuple[bool, str], Skipped] = field(default_factory=dict)
+    # when to retry and what to say about it (announcer.engine.reconnect)
+    policy: ReconnectPolicy | None = None
+    settle_timer: asyncio.TimerHandle | None = None
+    last_rejection: str | None = None
 
     @property
     def name(self) -> str:
@@ -169,6 +229,7 @@ class LiveSession:
         clock: Callable[[], float] = time.monotonic,
         backend_factory: BackendFactory | None = None,
         can_reply: bool = True,
+        diagnostics_file: Path | None = None,
     ) -> None:
         self.settings = settings
         self.options = options or TransportOptions()
@@ -191,9 +252,10 @@ class LiveSession:
             SourceState(t.source_id, t, adapter=adapter_factory() if adapter_factory else None)
             for t in made
         ]
-        # One queue in arrival order (prompts and the events that void them must not swap);
-        # when full, the oldest non-critical frame goes, a critical one never (§5.6.2).
-        self._inbound: deque[tuple[SourceState, str, bool]] = deque()
+        # One queue in arrival order (prompts and the events that void them must not
+        # swap); bounded per source by pausing that source's reader, never by dropping.
+        self._inbound: deque[tuple[SourceState, str | Skipped, bool]] = deque()
+        self.skipped_total = 0
         self.dropped: dict[str, int] = {}
         self._wake = asyncio.Event()
         self._stopping = asyncio.Event()
@@ -205,6 +267,12 @@ class LiveSession:
         # Every part of the last message (one split by language has several), for repeat.
         self._last_message: list[Announcement] = []
         self._tasks: list[asyncio.Task[Any]] = []
+        # every record of the engine's diagnostics also goes to this file (state dir)
+        self.log_file: DiagnosticsFile | None = (
+            attach_log_file(self.engine.diagnostics, diagnostics_file)
+            if diagnostics_file is not None
+            else None
+        )
 
     # ---- the UI-facing interface ---------------------------------------------------
 
@@ -272,7 +340,8 @@ class LiveSession:
         urgency = getattr(prompt.event, "urgency", "critical")
         self._say(
             Announcement(
-                text=text,
+                # our sentences quote producer fields (name, languages, reasons): sanitised
+                text=clean_speech(text),
                 language=catalog_language(self.settings.languages),
                 urgency=Urgency.CRITICAL if urgency == "critical" else Urgency.NORMAL,
                 event_id=prompt.event_id,
@@ -281,6 +350,19 @@ class LiveSession:
                 kind="system.ui",
                 continues=True,
             )
+        )
+
+    def diagnostics_report(self) -> list[str]:
+        """Every drop so far, by reason, and the newest records: readable without ``-v``."""
+        status = self.engine.status()
+        return diagnostics_report(
+            counts=self.engine.diagnostics.counts(),
+            recent=self.engine.diagnostics.recent(),
+            speech_drops=status.speech_drops,
+            suppressed=status.suppressed,
+            transport_drops=dict(self.options.dropped),
+            log_file=self.log_file,
+            _t=self._t,
         )
 
     def set_answer_keys(self, answer_keys: AnswerKeys) -> None:
@@ -404,12 +486,15 @@ class LiveSession:
     def _sync_prompts(self) -> None:
         """Tell the UIs about prompts the engine opened or closed since last time."""
         current = {p.reply_token: p for p in self.engine.pending_prompts()}
+        changed = False
         for token, prompt in current.items():
             if token not in self._known_prompts:
                 self._known_prompts[token] = prompt
+                changed = True
                 for listener in list(self.listeners):
                     listener.prompt_opened(prompt)
         for token in [t for t in self._known_prompts if t not in current]:
+            changed = True
             del self._known_prompts[token]
             if token in self._answered:
                 self._answered.discard(token)
@@ -421,7 +506,8 @@ class LiveSession:
             )
             for listener in list(self.listeners):
                 listener.prompt_voided(token, reason)
-        self._status_changed()
+        if changed:  # not once per frame: a flood must not flood the UI too
+            self._status_changed()
 
     async def _send_outgoing(self) -> None:
         """Replies the engine made on the user's standing order (``auto_reject`` only)."""
@@ -432,11 +518,64 @@ class LiveSession:
                 continue
             await self._deliver(reply.source_id, wire)
 
+    # ---- talking to an agent (ACP sources: ``announcer agent``) ----------------------
+
+    def _agent(self) -> Any:
+        """The first source the user can type to, or None (AAEP producers take no prompts)."""
+        for state in self.states:
+            if callable(getattr(state.transport, "prompt", None)):
+                return state.transport
+        return None
+
+    @property
+    def takes_prompts(self) -> bool:
+        return self._agent() is not None
+
+    def send_prompt(self, text: str) -> str | None:
+        """Send the user's words to the agent; the sentence said back, or None with no agent."""
+        agent = self._agent()
+        if agent is None:
+            return None
+        name = agent.description
+        ready = getattr(agent, "ready", True)
+        if agent.busy:
+            said = self._t("{agent} is still working. Type :cancel to stop it.").format(agent=name)
+        elif agent.prompt(text):
+            said = (
+                self._t("Sent to {agent}.")
+                if ready
+                else self._t("{agent} is starting; your message goes as soon as it is ready.")
+            ).format(agent=name)
+        else:
+            said = self._t("{agent} is not ready for a message.").format(agent=name)
+        self.speak(said)
+        return said
+
+    async def cancel_turn(self) -> str | None:
+        """``session/cancel``: stop the agent's turn; the sentence said back."""
+        agent = self._agent()
+        if agent is None:
+            return None
+        if await agent.cancel_turn():
+            said = self._t("Stopping {agent}.").format(agent=agent.description)
+        else:
+            said = self._t("{agent} is not working on anything.").format(agent=agent.description)
+        self.speak(said, interrupt=True)
+        return said
+
+    def agent_commands(self) -> list[tuple[str, str]]:
+        """The agent's slash commands, as it last listed them."""
+        agent = self._agent()
+        return list(agent.commands()) if agent is not None else []
+
     # ---- running -----------------------------------------------------------------
 
     def stop(self) -> None:
         self._stopping.set()
         self._wake.set()
+        for state in self.states:
+            if state.room is not None:
+                state.room.set()
 
     async def run(self) -> int:
         """Run until stopped, or until every source is done with ``exit_when_done``."""
@@ -451,7 +590,9 @@ class LiveSession:
         try:
             await self._stopping.wait()
         finally:
-            await self._shutdown()
+            # Goodbyes are bounded: Ctrl-C under any flood ends within a couple of seconds.
+            with contextlib.suppress(TimeoutError, Exception):
+                await asyncio.wait_for(self._shutdown(), SHUTDOWN_SECONDS)
             for task in (processor, ticker, *self._tasks):
                 task.cancel()
             for task in (processor, ticker, *self._tasks):
@@ -465,24 +606,27 @@ class LiveSession:
         self._tasks.append(task)
 
     async def _shutdown(self) -> None:
-        """§5.8: say goodbye to every producer we shook hands with."""
-        for state in self.states:
-            if state.connected and state.subscription_id:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(
-                        state.transport.send(
-                            {
-                                "type": "subscription.close",
-                                "subscription_id": state.subscription_id,
-                                "reason_code": "subscriber_shutdown",
-                                "reason_message": "The listener is closing.",
-                            }
-                        ),
-                        3,
-                    )
-            state.connected = False
+        """§5.8: say goodbye to every producer we shook hands with, all at once."""
+        await asyncio.gather(*(self._goodbye(state) for state in self.states))
+
+    async def _goodbye(self, state: SourceState) -> None:
+        self._cancel_settle(state)
+        if state.connected and state.subscription_id:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(state.transport.close("subscriber_shutdown"), 5)
+                await asyncio.wait_for(
+                    state.transport.send(
+                        {
+                            "type": "subscription.close",
+                            "subscription_id": state.subscription_id,
+                            "reason_code": "subscriber_shutdown",
+                            "reason_message": "The listener is closing.",
+                        }
+                    ),
+                    3,
+                )
+        state.connected = False
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(state.transport.close("subscriber_shutdown"), 5)
 
     async def _sleep_or_stop(self, seconds: float) -> bool:
         """Sleep; True when asked to stop meanwhile."""
@@ -491,7 +635,7 @@ class LiveSession:
         return self._stopping.is_set()
 
     async def _supervise(self, state: SourceState) -> None:
-        backoff = Backoff()
+        policy = state.policy = ReconnectPolicy(self.clock)
         transport = state.transport
         while not self._stopping.is_set():
             try:
@@ -511,18 +655,39 @@ class LiveSession:
                     state.closed_by_producer = False
                     if retry is not None:
                         await transport.close("rejected")
-                        if retry < 0 or await self._sleep_or_stop(retry):
+                        if retry < 0:
+                            return
+                        # the producer's delay, but never less than our backoff: a
+                        # producer that keeps rejecting with 0 seconds is no hot loop
+                        delay = max(retry, policy.failed().delay)
+                        if await self._sleep_or_stop(delay):
                             return
                         continue
                     early = outcome.early_frames
                 else:
                     early = []
-                self._connected(state)
-                backoff.reset()
+                if getattr(transport, "signals_open", False):
+                    # SSE: the handshake was a POST; the stream is open only once it answers.
+                    transport.on_open = lambda: self._opened(state)  # type: ignore[attr-defined]
+                else:
+                    self._opened(state)
                 for raw in early:
+                    self._delivered(state)
                     self._enqueue(state, raw)
+                read = 0
+                since = time.perf_counter()
                 async for raw in transport.frames():
+                    if not policy.up:
+                        self._delivered(state)
                     self._enqueue(state, raw)
+                    read += 1
+                    if state.queued >= SOURCE_QUEUE_HARD_LIMIT:
+                        await self._wait_for_room(state)
+                    elif read % 32 == 0 and time.perf_counter() - since > BATCH_SECONDS:
+                        # Buffered frames never starve the loop; reading gets the same
+                        # turns as processing, so a flood is skipped rather than queued.
+                        await asyncio.sleep(0)
+                        since = time.perf_counter()
                 if getattr(transport, "finite", False):
                     self._finish_adapter(state)
                     state.finished = True
@@ -531,26 +696,33 @@ class LiveSession:
                     self._wake.set()
                     return
                 raise TransportError("the producer closed the connection")
-            except InsecureTransportRefused as exc:
+            except (InsecureTransportRefused, SourceUnavailable) as exc:
+                self._cancel_settle(state)
                 self._give_up(state, str(exc))
                 return
             except TransportError as exc:
+                self._cancel_settle(state)
                 if self._stopping.is_set():
                     return
-                self._lost(state, str(exc))
+                failure = policy.failed()
+                self._lost(state, str(exc), failure)
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(transport.close("reconnecting"), 5)
                 if getattr(transport, "finite", False):
                     self._give_up(state, str(exc))
                     return
-                if await self._sleep_or_stop(backoff.next_delay()):
+                if await self._sleep_or_stop(failure.delay):
                     return
             except Exception as exc:  # nothing a producer sends may crash us
                 log.exception("source %s failed", state.source)
+                self._cancel_settle(state)
                 if self._stopping.is_set():
                     return
-                self._lost(state, f"unexpected error: {exc}")
-                if await self._sleep_or_stop(backoff.next_delay()):
+                failure = policy.failed()
+                self._lost(state, f"unexpected error: {exc}", failure)
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(transport.close("reconnecting"), 5)
+                if await self._sleep_or_stop(failure.delay):
                     return
 
     def _after_handshake(self, state: SourceState, response: dict[str, Any] | None) -> float | None:
@@ -569,18 +741,20 @@ class LiveSession:
             code = str(response.get("reason_code", "unknown"))
             words = _REJECTION_WORDS.get(code, "it gave no reason")
             retry_after = response.get("retry_after_seconds")
-            detail = response.get("reason_message")
+            detail = text_field(response.get("reason_message"), limit=500)
             sentence = self._t("{name} refused the subscription: {why}.").format(
                 name=state.name, why=self._t(words)
             )
-            if isinstance(detail, str) and detail.strip():
-                sentence += " " + self._t("It said: {detail}").format(detail=detail.strip())
+            if detail:
+                sentence += " " + self._t("It said: {detail}").format(detail=detail)
             if isinstance(retry_after, int | float) and retry_after >= 0:
                 again = self._t("Trying again in {seconds} seconds.").format(
                     seconds=f"{retry_after:g}"
                 )
-                self._system(f"{sentence} {again}")
-                return float(retry_after)
+                if sentence != state.last_rejection:  # once, not at every retry
+                    state.last_rejection = sentence
+                    self._system(f"{sentence} {again}")
+                return float(min(retry_after, 24 * 3600))
             self._give_up(state, sentence, announce_as_is=True)
             return -1.0
         if response.get("type") == "subscription.accepted":
@@ -600,7 +774,10 @@ class LiveSession:
             self.engine.set_subscription(state.source, state.subscription_id)
         producer = response.get("producer")
         if isinstance(producer, dict):
-            state.producer_name = producer.get("agent_name") or producer.get("agent_id")
+            # Only a string is a name ({"x": 1} or 12345 is not), and it is sanitised.
+            state.producer_name = text_field(producer.get("agent_name")) or text_field(
+                producer.get("agent_id")
+            )
         honoured = response.get("honored_capabilities")
         previous = state.honoured
         state.honoured = honoured if isinstance(honoured, dict) else {}
@@ -664,51 +841,99 @@ class LiveSession:
         self._sync_prompts()
         self._spawn(state.transport.close("subscription closed by the producer"))
 
-    def _connected(self, state: SourceState) -> None:
+    def _opened(self, state: SourceState) -> None:
+        """The stream is open; it counts as up once it delivers or stays open a moment."""
         state.connected = True
         # The engine forgot the subscription when the connection dropped; a resumed
         # SSE stream keeps it; a producer without the handshake gets a stand-in.
         if not state.standin_id:
             state.standin_id = standin_subscription_id()
         self.engine.set_subscription(state.source, state.subscription_id or state.standin_id)
-        if state.lost_announced:
+        policy = state.policy
+        if policy is not None:
+            policy.opened()
+            self._cancel_settle(state)
+            if self._loop is not None:
+                state.settle_timer = self._loop.call_later(
+                    policy.settle_seconds, self._settled, state
+                )
+        self._status_changed()
+
+    def _delivered(self, state: SourceState) -> None:
+        if state.policy is not None and not state.policy.up:
+            self._cancel_settle(state)
+            self._announce_connection(state, state.policy.delivered())
+
+    def _settled(self, state: SourceState) -> None:
+        state.settle_timer = None
+        if state.policy is not None:
+            self._announce_connection(state, state.policy.settled())
+
+    def _cancel_settle(self, state: SourceState) -> None:
+        if state.settle_timer is not None:
+            state.settle_timer.cancel()
+            state.settle_timer = None
+
+    def _announce_connection(self, state: SourceState, notice: Notice | None) -> None:
+        if notice is Notice.RECONNECTED:
             self._system(self._t("Reconnected to {name}.").format(name=state.name))
-        elif not state.ever_connected:
+        elif notice is Notice.CONNECTED:
             self._system(
                 self._t("Connected to {name}.").format(name=state.name), urgency=Urgency.BACKGROUND
             )
-        state.ever_connected = True
-        state.lost_announced = False
-        self._status_changed()
+        if notice is not None:
+            state.last_rejection = None
+            state.ever_connected = True
+            state.lost_announced = False
+            self._status_changed()
 
-    def _lost(self, state: SourceState, reason: str) -> None:
+    def _lost(self, state: SourceState, reason: str, retry: Retry | None = None) -> None:
         # What the source sent before it went (a subscription.close, a last question) is
         # handled first, so its meaning is not lost to "connection lost".
         mine = [item for item in self._inbound if item[0] is state]
         if mine:
-            for item in mine:
-                self._inbound.remove(item)
-            for _state, raw, _critical in mine:
+            self._inbound = deque(item for item in self._inbound if item[0] is not state)
+            for _state, raw, news in mine:
+                state.queued -= 1
+                if news:
+                    state.queued_news -= 1
                 with contextlib.suppress(Exception):
-                    self._handle_frame(state, raw)
-        was_connected = state.connected
+                    if isinstance(raw, Skipped):
+                        self._say_skipped(state, raw)
+                    else:
+                        self._handle_frame(state, raw)
+            if state.room is not None:
+                state.room.set()
         state.connected = False
-        if not state.lost_announced:
+        notice = retry.notice if retry is not None else None
+        if state.closed_by_producer and notice is Notice.LOST:
+            notice = None  # already said: "{name} closed the subscription ... Reconnecting."
+        if notice is Notice.LOST:
             state.lost_announced = True
-            if was_connected or state.ever_connected:
-                self._system(
-                    self._t("Connection to {name} lost: {reason}. Reconnecting.").format(
-                        name=state.name, reason=reason
-                    ),
-                    urgency=Urgency.CRITICAL,
-                )
-            else:
-                self._system(
-                    self._t("Cannot connect to {name}: {reason}. Retrying.").format(
-                        name=state.name, reason=reason
-                    ),
-                    urgency=Urgency.CRITICAL,
-                )
+            self._system(
+                self._t("Connection to {name} lost: {reason}. Reconnecting.").format(
+                    name=state.name, reason=reason
+                ),
+                urgency=Urgency.CRITICAL,
+            )
+        elif notice is Notice.CANNOT_CONNECT:
+            state.lost_announced = True
+            self._system(
+                self._t("Cannot connect to {name}: {reason}. Retrying.").format(
+                    name=state.name, reason=reason
+                ),
+                urgency=Urgency.CRITICAL,
+            )
+        elif notice is Notice.STILL_FAILING:
+            self._system(
+                self._t(
+                    "Still trying to reach {name}: {reason}. To stop, quit announcer "
+                    "(Control+Q, or :quit in the line interface)."
+                ).format(name=state.name, reason=reason),
+                urgency=Urgency.NORMAL,
+            )
+        else:
+            log.info("%s: %s (retrying)", state.source, reason)
         # §5.8.2/§8.2.5: the producer applies its default to what we could not answer.
         reason = self._t("the connection was lost; the producer applies its default.")
         for prompt in self.engine.pending_prompts():
@@ -716,6 +941,7 @@ class LiveSession:
                 self._lost_tokens[prompt.reply_token] = reason
         self._run(self.engine.source_closed(state.source, self.clock()))
         self._sync_prompts()
+        self._status_changed()
 
     def _give_up(self, state: SourceState, reason: str, *, announce_as_is: bool = False) -> None:
         state.failed = True
@@ -733,27 +959,102 @@ class LiveSession:
     # ---- inbound frames ---------------------------------------------------------------
 
     def _enqueue(self, state: SourceState, raw: str) -> None:
-        """Never blocks: critical frames always queue, others drop oldest when full."""
-        frames = [raw]
+        """Queue a frame in O(1), or skip it as part of a flood (counted, said, logged).
+
+        Its class comes from the decoded fields (type, urgency, producer), never from
+        the text. News beyond ``SOURCE_QUEUE_LIMIT`` waiting is skipped as it arrives, so
+        the reader keeps up with any producer and a question sent after a flood is
+        reached at once; questions and lifecycle events are never skipped, and
+        :meth:`_wait_for_room` bounds them.
+        """
         if state.adapter is not None:
             try:
-                frames = [json.dumps(event, ensure_ascii=False) for event in state.adapter(raw)]
+                events = state.adapter(raw)
             except Exception as exc:
-                self._count_drop(f"the format adapter refused a line ({exc})")
+                self._count_drop(
+                    "adapter.refused", f"the format adapter refused a line ({exc})", state
+                )
                 return
-        for frame in frames:
-            # A cheap over-approximation: anything that might be critical is kept.
-            critical = '"critical"' in frame or '"subscription.' in frame
-            if len(self._inbound) >= MAX_QUEUED_FRAMES:
-                victim = next((item for item in self._inbound if not item[2]), None)
-                if victim is not None:
-                    self._inbound.remove(victim)
-                    self._count_drop("queue full: the oldest non-critical frame was dropped")
-                elif not critical:
-                    self._count_drop("queue full of critical frames: a non-critical frame dropped")
-                    continue
-            self._inbound.append((state, frame, critical))
+            for event in events:
+                self._inbound.append((state, json.dumps(event, ensure_ascii=False), False))
+            state.queued += len(events)
+        else:
+            news = _news_of(raw)
+            if news is None:
+                self._inbound.append((state, raw, False))
+            elif state.queued_news >= SOURCE_QUEUE_LIMIT:
+                self._skip(state, news)
+                return
+            else:
+                self._inbound.append((state, raw, True))
+                state.queued_news += 1
+            state.queued += 1
         self._wake.set()
+
+    def _skip(self, state: SourceState, news: tuple[bool, str, str, dict[str, Any]]) -> None:
+        urgent, producer_id, name, envelope = news
+        run = state.skipping.get((urgent, producer_id))
+        code = "critical.folded" if urgent else "flood.skipped"
+        if run is None:
+            run = state.skipping[(urgent, producer_id)] = Skipped(urgent, producer_id, name)
+            self._inbound.append((state, run, False))  # its sentence comes in order
+            state.queued += 1
+            self.engine.diagnostics.record_drop(
+                code,
+                f"skipped in a flood: {SOURCE_QUEUE_LIMIT} frames of news from this "
+                "connection were already waiting; the rest of this run is counted and said",
+                section="§2.2.9" if urgent else "§5.5",
+                envelope=envelope,
+                source=state.source,
+                now=self.clock(),
+            )
+        else:
+            self.engine.diagnostics.count_drop(code)
+        run.count += 1
+        self.skipped_total += 1
+
+    def _say_skipped(self, state: SourceState, run: Skipped) -> None:
+        """ "40 more urgent messages from X" / "40 more updates skipped", where they were."""
+        if state.skipping.get((run.urgent, run.producer_id)) is run:
+            del state.skipping[(run.urgent, run.producer_id)]
+        language = catalog_language(self.settings.languages)
+        tr = translator(language)
+        count = format_integer(run.count, language)
+        if run.urgent:
+            text = tr.ngettext(
+                "{count} more urgent message from {name}.",
+                "{count} more urgent messages from {name}.",
+                run.count,
+            ).format(count=count, name=run.name)
+        else:
+            text = tr.ngettext(
+                "{count} more update skipped.", "{count} more updates skipped.", run.count
+            ).format(count=count)
+        self._say(
+            Announcement(
+                text=clean_for_speech(text, language),
+                language=language,
+                urgency=Urgency.CRITICAL if run.urgent else Urgency.NORMAL,
+                interrupt=run.urgent,
+                producer_id=run.producer_id,
+                kind=FOLDED_KIND if run.urgent else "system.skipped",
+            )
+        )
+
+    async def _wait_for_room(self, state: SourceState) -> None:
+        """Pause this source's reader while too many of its frames wait (flow control)."""
+        if state.queued < SOURCE_QUEUE_HARD_LIMIT or self._stopping.is_set():
+            return
+        if state.room is None:
+            state.room = asyncio.Event()
+        state.room.clear()
+        stopping = asyncio.ensure_future(self._stopping.wait())
+        room = asyncio.ensure_future(state.room.wait())
+        try:
+            await asyncio.wait((stopping, room), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+            room.cancel()
 
     def _finish_adapter(self, state: SourceState) -> None:
         """End of a finite stream: a format adapter closes what it left open (outputs, tools)."""
@@ -763,14 +1064,21 @@ class LiveSession:
         try:
             events = finish()
         except Exception as exc:
-            self._count_drop(f"the format adapter could not finish the stream ({exc})")
+            self._count_drop(
+                "adapter.finish", f"the format adapter could not finish the stream ({exc})", state
+            )
             return
         for event in events:
-            self._inbound.append((state, json.dumps(event, ensure_ascii=False), True))
+            self._inbound.append((state, json.dumps(event, ensure_ascii=False), False))
+        state.queued += len(events)
         self._wake.set()
 
-    def _count_drop(self, reason: str) -> None:
+    def _count_drop(self, code: str, reason: str, state: SourceState | None = None) -> None:
+        """Every drop is counted and kept in the diagnostics the user can read."""
         self.dropped[reason] = self.dropped.get(reason, 0) + 1
+        self.engine.diagnostics.record_drop(
+            code, reason, source=state.source if state else None, now=self.clock()
+        )
         log.warning("dropped: %s (%d so far)", reason, self.dropped[reason])
 
     async def _process(self) -> None:
@@ -778,15 +1086,30 @@ class LiveSession:
             await self._wake.wait()
             self._wake.clear()
             self._drain_speech()
-            budget = 200  # yield now and then so timers and the UI keep running
-            while self._inbound and budget:
+            # Yield every few milliseconds so keys, timers and Ctrl-C are answered at once.
+            budget = 200
+            until = time.perf_counter() + BATCH_SECONDS
+            stopping = self._stopping
+            while self._inbound and budget and not stopping.is_set():
                 budget -= 1
-                state, raw, _critical = self._inbound.popleft()
+                if budget % 8 == 0 and time.perf_counter() > until:
+                    break
+                state, raw, news = self._inbound.popleft()
+                state.queued -= 1
+                if news:
+                    state.queued_news -= 1
+                if state.room is not None and state.queued <= SOURCE_QUEUE_RESUME:
+                    state.room.set()
+                if isinstance(raw, Skipped):
+                    self._say_skipped(state, raw)
+                    continue
                 try:
                     self._handle_frame(state, raw)
                 except Exception:
                     log.exception("a frame from %s could not be handled", state.source)
-                    self._count_drop("a frame could not be handled")
+                    self._count_drop("frame.unhandled", "a frame could not be handled", state)
+            if stopping.is_set():
+                return
             if self._inbound:
                 self._wake.set()
                 await asyncio.sleep(0)
@@ -796,16 +1119,19 @@ class LiveSession:
         """One frame: handshake answers are ours; everything else goes to the engine."""
         now = self.clock()
         self._last_frame_at = now
-        if len(raw.encode("utf-8")) > self.options.max_frame_bytes:
-            self._count_drop("frame over the size limit")
+        limit = self.options.max_frame_bytes
+        if len(raw) * 4 > limit and len(raw.encode("utf-8", "surrogatepass")) > limit:
+            self._count_drop("limits.frame_bytes", "frame over the size limit", state)
             return
-        if '"subscription.' in raw[:200] or '"subscription.' in raw:
-            with contextlib.suppress(ValueError):
-                data = json.loads(raw)
-                if isinstance(data, dict) and str(data.get("type", "")).startswith("subscription."):
-                    self._handle_handshake_message(state, data)
-                    self._run(self.engine.receive(data, state.source, now))
-                    return
+        if '"subscription.' in raw:
+            # Handshake messages are read by the same decoder as events (duplicate keys,
+            # depth and number limits included); one it cannot read goes to the engine,
+            # which drops it with the reason like any invalid frame.
+            data = decode_handshake_answer(raw)
+            if data is not None:
+                self._handle_handshake_message(state, data)
+                self._run(self.engine.receive(data, state.source, now))
+                return
         # The engine decodes and validates (§3.9), drops duplicates (§8.2.4), reorders
         # (§8.2.3), decides what to say and opens prompts; invalid frames are logged there.
         self._run(self.engine.receive(raw, state.source, now))
@@ -880,7 +1206,8 @@ class LiveSession:
     ) -> None:
         self._say(
             Announcement(
-                text=text,
+                # our sentences quote producer fields (name, languages, reasons): sanitised
+                text=clean_speech(text),
                 language=catalog_language(self.settings.languages),
                 urgency=urgency,
                 interrupt=interrupt or urgency is Urgency.CRITICAL,
@@ -952,3 +1279,36 @@ def _spoken_response(response: Any) -> str:
     if isinstance(response, bool):
         return "yes" if response else "no"
     return str(response)
+
+
+def _news_of(raw: str) -> tuple[bool, str, str, dict[str, Any]] | None:
+    """(urgent, producer id, producer name, the frame) for news a flood may skip, else None.
+
+    Decoded with jiter (a few microseconds); urgency is the ``urgency`` field. Anything
+    not plainly an event with a producer (handshake messages, replies, broken frames)
+    is None: the engine reads it and reports what is wrong.
+    """
+    try:
+        data = jiter.from_json(raw.encode(), allow_inf_nan=False, cache_mode="keys")
+    except ValueError:
+        return None
+    if type(data) is not dict:
+        return None
+    kind = data.get("type")
+    producer = data.get("producer")
+    if type(kind) is not str or type(producer) is not dict:
+        return None
+    short = short_type_of(kind)
+    if short in _NEVER_SKIPPED or kind.startswith(("subscription.", "confirmation.")):
+        return None
+    if short == "agent.state.changed" and "awaiting_input" in (
+        data.get("from_state"),
+        data.get("to_state"),
+    ):
+        return None  # §6.8: leaving awaiting_input withdraws a question; never skipped
+    producer_id = producer.get("agent_id")
+    if type(producer_id) is not str or not producer_id:
+        return None
+    name = producer.get("agent_name")
+    shown = name if type(name) is str and name.strip() else producer_id
+    return data.get("urgency") == "critical", producer_id, shown, data

@@ -5,17 +5,20 @@ speech-dispatcher server that already answers, else pyttsx3 if audio output
 works, else text. ``FallbackBackend`` says once which one it picked; when a
 backend fails to start or fails mid-session, it tells the user once, moves to
 the next, and says the announcement in hand again there, so nothing is lost in
-the switch.
+the switch. A watchdog per utterance (a bound from its length and rate) turns a
+backend that hangs into one that failed. When no output is left, announcements
+are completed at once, never waited on: the interface still shows them, and the
+speech queue never stalls behind a silent backend.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from announcer.engine.announcement import Announcement
 from announcer.speech.backend import (
@@ -25,6 +28,8 @@ from announcer.speech.backend import (
     ReportsFailures,
     SpeechBackend,
     VoiceSettings,
+    Watchdog,
+    utterance_deadline_s,
 )
 
 log = logging.getLogger(__name__)
@@ -36,12 +41,14 @@ def notify_stderr(message: str) -> None:
     print(f"announcer: {message}", file=sys.stderr, flush=True)
 
 
-@dataclass
+@dataclass(eq=False)
 class _InFlight:
     announcement: Announcement
     voice: VoiceSettings
     on_done: Callable[[], None]
     done: bool = False
+    # the backend saying it now: an end reported by any other (one given up on) is ignored
+    backend: SpeechBackend | None = None
 
 
 class FallbackBackend:
@@ -54,6 +61,8 @@ class FallbackBackend:
         factories: Sequence[tuple[str, BackendFactory]],
         *,
         notify: Callable[[str], None] = notify_stderr,
+        deadline: Callable[[str, int | None], float] = utterance_deadline_s,
+        translate: Callable[[str], str] | None = None,
     ) -> None:
         if not factories:
             raise ValueError("factories: at least one backend is needed")
@@ -64,6 +73,12 @@ class FallbackBackend:
         self.active: SpeechBackend | None = None
         self.skipped: list[tuple[str, str]] = []  # (backend, why) in the order tried
         self._in_flight: _InFlight | None = None
+        self._deadline = deadline
+        # the user's catalog for the sentences said about switching (English by default)
+        self._t: Callable[[str], str] = translate or (lambda message: message)
+        self._watchdog = Watchdog()
+        self._watched: _InFlight | None = None  # the flight the watchdog is armed for
+        self.exhausted = False  # every backend failed: announcements are completed unspoken
 
     @property
     def active_name(self) -> str:
@@ -106,7 +121,10 @@ class FallbackBackend:
         with self._lock:
             self._start_next()
             assert self.active is not None
-            self._notify(f"speaking through {self.active.name}" + self._skipped_note())
+            self._notify(
+                self._t("speaking through {name}").format(name=self._t(self.active.name))
+                + self._skipped_note()
+            )
 
     def _skipped_note(self) -> str:
         if not self.skipped:
@@ -121,46 +139,74 @@ class FallbackBackend:
             if old is not None:
                 if isinstance(old, ReportsFailures):
                     old.set_failure_listener(None)
-                with contextlib.suppress(Exception):
-                    old.close()
+                _close_in_background(old)
             self.active = None
             first_skip = len(self.skipped)
             try:
                 self._start_next()
             except BackendUnavailable:
-                self._notify(f"{old_name} failed ({reason}); no other speech output works")
+                self.exhausted = True
+                self._notify(
+                    self._t("{name} failed ({reason}); no other speech output works").format(
+                        name=self._t(old_name), reason=reason
+                    )
+                )
                 raise
             assert self.active is not None
             also = self.skipped[first_skip:]
             extra = (" (" + "; ".join(f"{n}: {w}" for n, w in also) + ")") if also else ""
-            self._notify(f"{old_name} failed ({reason}); switching to {self.active.name}{extra}")
+            self._notify(
+                self._t("{name} failed ({reason}); switching to {new}").format(
+                    name=self._t(old_name), reason=reason, new=self._t(self.active.name)
+                )
+                + extra
+            )
 
     def _on_failure(self, announcement: Announcement, failure: BackendFailed) -> None:
         """A backend failed mid-session: say the same announcement on the next one."""
         with self._lock:
             flight = self._in_flight
             current = flight is not None and flight.announcement is announcement
+            self._fail_over(flight if current else None, str(failure))
+
+    def _fail_over(self, flight: _InFlight | None, reason: str) -> None:
+        """Leave the active backend; say ``flight`` (if still unsaid) on the next one."""
+        with self._lock:
+            if flight is not None:
+                flight.backend = None  # the failed backend's late "done" is not ours
             try:
-                self._switch(str(failure))
+                self._switch(reason)
             except BackendUnavailable:
-                if flight is not None and current:
+                if flight is not None:
                     self._complete(flight)
                 return
-            if flight is not None and current and not flight.done:
+            if flight is not None and not flight.done:
                 self._speak_on_active(flight)
             else:
                 # a superseded utterance: its caller already moved on
                 log.info("speech backend failed on an utterance no longer in flight")
 
+    def _expired(self, flight: _InFlight, backend: SpeechBackend, seconds: float) -> None:
+        """The watchdog: ``backend`` has not ended ``flight`` in time, so it is hung."""
+        with self._lock:
+            if flight.done or flight.backend is not backend or self.active is not backend:
+                return
+            log.warning("%s hung: no end of speech within %.0f s", backend.name, seconds)
+            reason = self._t("no end of speech within {seconds} s").format(seconds=round(seconds))
+            self._fail_over(flight, reason)
+
     # ---------------------------------------------------------------- speaking
 
-    def _complete(self, flight: _InFlight) -> None:
+    def _complete(self, flight: _InFlight, backend: SpeechBackend | None = None) -> None:
         with self._lock:
-            if flight.done:
+            if flight.done or (backend is not None and flight.backend is not backend):
                 return
             flight.done = True
             if self._in_flight is flight:
                 self._in_flight = None
+            if self._watched is flight:
+                self._watched = None
+                self._watchdog.disarm()
         flight.on_done()
 
     def _speak_on_active(self, flight: _InFlight) -> None:
@@ -168,16 +214,29 @@ class FallbackBackend:
             with self._lock:
                 backend = self.active
                 if backend is None:
-                    raise BackendUnavailable("the auto backend was not started")
+                    # nothing left to speak with: never leave the caller waiting
+                    self._complete(flight)
+                    return
+                flight.backend = backend
+                seconds = self._deadline(flight.announcement.text, flight.voice.rate_wpm)
             try:
-                backend.speak(flight.announcement, flight.voice, lambda: self._complete(flight))
-                return
+                backend.speak(
+                    flight.announcement, flight.voice, partial(self._complete, flight, backend)
+                )
             except Exception as exc:
+                with self._lock:
+                    flight.backend = None
                 try:
                     self._switch(str(exc) or type(exc).__name__)
                 except BackendUnavailable:
                     self._complete(flight)
-                    raise
+                    return
+                continue
+            with self._lock:
+                if not flight.done and flight.backend is backend:
+                    self._watched = flight
+                    self._watchdog.arm(seconds, partial(self._expired, flight, backend, seconds))
+            return
 
     def speak(
         self, announcement: Announcement, voice: VoiceSettings, on_done: Callable[[], None]
@@ -201,5 +260,19 @@ class FallbackBackend:
     def close(self) -> None:
         with self._lock:
             backend, self.active = self.active, None
+            self._watched = None
+            self._watchdog.disarm()
         if backend is not None:
             backend.close()
+
+
+def _close_in_background(backend: SpeechBackend) -> None:
+    """Close a backend given up on without waiting for it: a hung one may never return."""
+
+    def close() -> None:
+        try:
+            backend.close()
+        except Exception:
+            log.info("closing the failed speech backend %s raised", backend.name, exc_info=True)
+
+    threading.Thread(target=close, name=f"announcer-close-{backend.name}", daemon=True).start()

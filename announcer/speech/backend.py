@@ -7,11 +7,16 @@ out and calls ``on_done`` when an utterance has finished or was stopped.
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from announcer.engine.announcement import Announcement
+
+log = logging.getLogger(__name__)
 
 
 class BackendUnavailable(RuntimeError):
@@ -65,6 +70,27 @@ class BackendFailed(RuntimeError):
 
 FailureListener = Callable[[Announcement, BackendFailed], None]
 
+# A standard "word" is 5 letters and a space; speech rates are quoted in such words.
+CHARS_PER_WORD = 6
+DEFAULT_RATE_WPM = 175
+# Time allowed beyond the words themselves: an earcon, a player starting, a loaded machine.
+UTTERANCE_SLACK_S = 10.0
+
+
+def speaking_seconds(text: str, rate_wpm: int | None = None) -> float:
+    """How long ``text`` takes to say at ``rate_wpm`` (an estimate from its length)."""
+    rate = min(max(rate_wpm or DEFAULT_RATE_WPM, 60), 1000)
+    return max(1.0, len(text) / CHARS_PER_WORD) * 60.0 / rate
+
+
+def utterance_deadline_s(text: str, rate_wpm: int | None = None) -> float:
+    """The longest a working backend may take to say ``text``: past this it is hung.
+
+    Twice the speaking time plus slack, so a slow voice or a busy machine is not
+    mistaken for a hang, while a hang still ends in seconds for a short message.
+    """
+    return UTTERANCE_SLACK_S + 2.0 * speaking_seconds(text, rate_wpm)
+
 
 @runtime_checkable
 class ReportsFailures(Protocol):
@@ -76,3 +102,51 @@ class ReportsFailures(Protocol):
     """
 
     def set_failure_listener(self, listener: FailureListener | None) -> None: ...
+
+
+class Watchdog:
+    """One thread that calls ``on_expire`` if the armed deadline passes before ``disarm``.
+
+    Armed and disarmed around every utterance or synthesis: a lock and a notify, where a
+    timer thread each time would cost a thread start on the path to the first sample.
+    One deadline at a time: arming again replaces the last one.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._deadline: float | None = None
+        self._on_expire: Callable[[], None] | None = None
+        self._thread: threading.Thread | None = None
+
+    def arm(self, seconds: float, on_expire: Callable[[], None]) -> None:
+        with self._cond:
+            self._deadline = time.monotonic() + seconds
+            self._on_expire = on_expire
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="announcer-speech-watchdog", daemon=True
+                )
+                self._thread.start()
+            self._cond.notify()
+
+    def disarm(self) -> None:
+        with self._cond:
+            self._deadline = None
+            self._on_expire = None
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if self._deadline is None:
+                    self._cond.wait()
+                    continue
+                remaining = self._deadline - time.monotonic()
+                if remaining > 0:
+                    self._cond.wait(remaining)
+                    continue
+                on_expire, self._on_expire, self._deadline = self._on_expire, None, None
+            if on_expire is not None:
+                try:
+                    on_expire()
+                except Exception:
+                    log.exception("a speech watchdog failed")

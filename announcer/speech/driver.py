@@ -10,12 +10,15 @@ event loop can wake up (e.g. ``loop.call_soon_threadsafe``).
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from collections.abc import Callable, Iterable
 from functools import partial
 
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
 from announcer.speech.backend import SpeechBackend, VoiceSettings
+
+log = logging.getLogger(__name__)
 
 
 class SpeechDriver:
@@ -32,17 +35,27 @@ class SpeechDriver:
         self._live: set[int] = set()
         self.spoken = 0
         self.cancelled = 0
+        self.failed = 0
 
     def execute(self, commands: Iterable[SpeechCommand]) -> None:
         for command in commands:
             if type(command) is Cancel:
                 self.cancelled += 1
-                self.backend.stop()
+                try:
+                    self.backend.stop()
+                except Exception as exc:
+                    log.warning("speech could not be stopped: %s", exc)
             elif type(command) is Speak:
                 self.spoken += 1
-                self.backend.speak(
-                    command.announcement, self.voice, self._completion(command.utterance_id)
-                )
+                done = self._completion(command.utterance_id)
+                try:
+                    self.backend.speak(command.announcement, self.voice, done)
+                except Exception as exc:
+                    # A backend that cannot speak must not stall the queue behind it: the
+                    # utterance ends here (the interface has shown it) and speech goes on.
+                    self.failed += 1
+                    log.warning("speech failed (%s); the announcement is shown only", exc)
+                    done()
 
     def _completion(self, utterance_id: int) -> Callable[[], None]:
         self._live.add(utterance_id)

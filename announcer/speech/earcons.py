@@ -10,19 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from announcer.engine.earcons import Earcon
 from announcer.speech.voices import VOICES_DIR
 
 EARCONS_DIR = VOICES_DIR / "earcons"
 
-# Names an Announcement's ``earcon`` field may carry.
-EARCON_NAMES = (
-    "session_started",
-    "completed",
-    "errored",
-    "cancelled",
-    "confirmation_needed",
-    "handoff",
-)
+# The names the engine puts on announcements: one registry (announcer.engine.earcons).
+EARCON_NAMES = tuple(earcon.value for earcon in Earcon)
 
 
 def earcon_path(name: str | None, directory: Path = EARCONS_DIR) -> Path | None:

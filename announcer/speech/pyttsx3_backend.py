@@ -44,9 +44,11 @@ from announcer.speech.backend import (
     BackendUnavailable,
     FailureListener,
     VoiceSettings,
+    Watchdog,
+    speaking_seconds,
 )
 from announcer.speech.earcons import earcon_path
-from announcer.speech.voices import VoiceResolver, match_language
+from announcer.speech.voices import VoiceResolver, match_language, speakable_text
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +56,10 @@ T = TypeVar("T")
 
 ENGINE_START_TIMEOUT_S = 30.0
 HISTORY_LENGTH = 64
+WAV_HEADER_BYTES = 44
+# Synthesis runs far faster than speech (espeak-ng: ~1/50 of the speaking time); one that
+# takes longer than saying the text plus this is hung.
+SYNTHESIS_SLACK_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +115,9 @@ class Synthesizer:
         self._lock = threading.Lock()
         self._voices: list[EngineVoice] = []
         self._changed = False
-        self._espeak_sync: Callable[[], Any] | None = None
+        self._espeak_busy: Callable[[], Any] | None = None
+        self._driver: Any = None  # pyttsx3's espeak driver, when that is the engine
+        self._watchdog = Watchdog()
 
     def start(self) -> None:
         with self._lock:
@@ -190,7 +198,9 @@ class Synthesizer:
         if espeak_driver is not None:
             espeak_driver.print = _quiet_print  # type: ignore[attr-defined]
             espeak_lib = sys.modules.get("pyttsx3.drivers._espeak")
-            self._espeak_sync = getattr(espeak_lib, "Synchronize", None)
+            self._espeak_busy = getattr(espeak_lib, "IsPlaying", None)
+            self._driver = getattr(getattr(engine, "proxy", None), "_driver", None)
+            _guard_synth_callback(espeak_lib, self._driver)
         self._engine = engine
         for prop in ("voice", "rate", "volume", "pitch"):
             with contextlib.suppress(Exception):
@@ -226,30 +236,81 @@ class Synthesizer:
     def _synthesize_now(self, text: str, settings: VoiceSettings, path: Path) -> Path:
         self._ensure_engine()
         if not path.parent.is_dir():
-            # pyttsx3 raises inside espeak's callback when it cannot write, and its loop
-            # then never ends: never let it try
             raise BackendFailed(f"cannot write speech audio into {path.parent}")
+        deadline = SYNTHESIS_SLACK_S + speaking_seconds(text, settings.rate_wpm)
         self._set("voice", settings.voice)
         self._set("rate", settings.rate_wpm)
         self._set("volume", settings.volume)
         if "pitch" in self._defaults:
             # espeak-ng pitch runs 0-100 (50 is normal); ours runs 0.0-1.0
             self._set("pitch", None if settings.pitch is None else round(settings.pitch * 100))
-        if self._changed and self._espeak_sync is not None:
+        if self._changed:
             # espeak-ng queues parameter changes on its own thread and pyttsx3 cancels that
             # queue at the end of each utterance, so a new rate or voice was often lost;
             # waiting for the queue to drain makes every change land (measured: 16/16).
-            self._espeak_sync()
+            self._settle(time.monotonic() + deadline)
         self._changed = False
+        for attempt in (1, 2):
+            self._guarded_render(text, path, deadline)
+            if path.is_file() and path.stat().st_size > WAV_HEADER_BYTES:
+                return path
+            # espeak-ng now and then ends a message without handing over its audio;
+            # saying it again almost always works, and the user hears it late, not never.
+            log.warning("the speech engine produced no audio (attempt %d of 2)", attempt)
+        raise BackendFailed("the speech engine produced no audio, twice")
+
+    def _guarded_render(self, text: str, path: Path, deadline_s: float) -> None:
+        """``_render`` under a watchdog: a hang past ``deadline_s`` becomes BackendFailed.
+
+        pyttsx3's loop ends only when espeak-ng's callback says the message is done; when
+        that callback fails (a full disk, an unwritable folder) or never comes, the loop
+        would spin for ever and every later utterance would wait behind it.
+        """
+        driver = self._driver
+        if driver is not None:
+            driver._announcer_error = None
+            # a stop left over from an earlier message would cancel this one at once
+            driver._stopping = False
+        hung = threading.Event()
+
+        def expire() -> None:
+            hung.set()
+            end_loop = getattr(driver, "endLoop", None)
+            if callable(end_loop):
+                end_loop()
+
+        self._watchdog.arm(deadline_s, expire)
+        try:
+            self._render(text, path)
+            settled = self._settle(time.monotonic() + deadline_s)
+        finally:
+            self._watchdog.disarm()
+        error = getattr(driver, "_announcer_error", None) if driver is not None else None
+        if error is not None:
+            raise BackendFailed(f"the speech engine could not save its audio ({error})")
+        if hung.is_set() or not settled:
+            raise BackendFailed(f"speech synthesis did not finish within {deadline_s:.0f} s")
+
+    def _render(self, text: str, path: Path) -> None:
+        """Have the engine write ``text`` as a WAV at ``path`` (the seam tests replace)."""
         self._engine.save_to_file(text, str(path))
         self._engine.runAndWait()
-        if self._espeak_sync is not None:
-            # espeak-ng synthesises on its own thread and pyttsx3's loop may return before a
-            # long text is done; the WAV is written when espeak-ng finishes the message
-            self._espeak_sync()
-        if not path.is_file() or path.stat().st_size <= 44:
-            raise BackendFailed("the speech engine produced no audio")
-        return path
+
+    def _settle(self, deadline: float) -> bool:
+        """Wait, until ``deadline`` at most, for espeak-ng's own thread to be idle.
+
+        espeak-ng synthesises on its own thread and pyttsx3's loop may return before a
+        long text is done; the WAV is written when espeak-ng finishes the message.
+        (``espeak_Synchronize`` does the same wait, but without a bound.)
+        """
+        busy = self._espeak_busy
+        if busy is None:
+            return True
+        while busy():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
+        return True
 
     def synthesize(
         self,
@@ -275,6 +336,34 @@ class Synthesizer:
 
 def _STOP() -> None:
     """Marks the end of the engine thread's work (see Synthesizer.shut_down)."""
+
+
+def _guard_synth_callback(espeak_lib: Any, driver: Any) -> None:
+    """Make a failure inside pyttsx3's espeak callback end its loop and be reported.
+
+    pyttsx3 writes the WAV inside espeak-ng's callback; when that write fails (disk
+    full, folder unwritable) it raises there, ctypes prints and swallows the error, and
+    the loop waiting for the callback's "done" never ends. The guard keeps the error
+    for ``Synthesizer._guarded_render`` and ends the loop as pyttsx3 would have.
+    """
+    on_synth = getattr(driver, "_onSynth", None)
+    register = getattr(espeak_lib, "SetSynthCallback", None)
+    if on_synth is None or register is None or getattr(driver, "_announcer_guarded", False):
+        return
+
+    def guarded(wav: Any, samples: int, events: Any) -> int:
+        try:
+            return int(on_synth(wav, samples, events) or 0)
+        except Exception as exc:
+            driver._announcer_error = exc
+            driver._speaking = False
+            driver._data_buffer = b""
+            driver.endLoop()
+            return 0
+
+    driver._announcer_error = None
+    driver._announcer_guarded = True
+    register(guarded)
 
 
 _shared: Synthesizer | None = None
@@ -328,9 +417,11 @@ class Pyttsx3Backend:
         synthesizer: Synthesizer | None = None,
         user_voice: VoiceSettings | None = None,
         user_voices: dict[str, str] | None = None,
+        temp_dir: Path | None = None,
     ) -> None:
         self.player = player
         self.earcons = earcons
+        self._temp_dir = temp_dir  # where the utterances' WAVs go (default: the system's)
         self._resolver = resolver
         self._user_voice = user_voice
         self._user_voices = user_voices
@@ -359,7 +450,10 @@ class Pyttsx3Backend:
                 user_voices=self._user_voices,
                 installed=[v.id for v in self._synth.voices],
             )
-        self._work_dir = Path(tempfile.mkdtemp(prefix="announcer-tts-"))
+        try:
+            self._work_dir = Path(tempfile.mkdtemp(prefix="announcer-tts-", dir=self._temp_dir))
+        except OSError as exc:
+            raise BackendUnavailable(f"cannot make a folder for speech audio: {exc}") from exc
 
     def close(self) -> None:
         self.stop()
@@ -391,6 +485,14 @@ class Pyttsx3Backend:
                 )
         return choice.settings
 
+    def text_for(self, text: str, language: str) -> str:
+        """``text`` as this engine's voice for ``language`` can read it (voices.speakable_text)."""
+        if self._resolver is None:
+            raise BackendUnavailable("the pyttsx3 backend was not started")
+        profile = self._resolver.choose(language).profile
+        spoken = [lang for v in self._synth.voices for lang in v.languages]
+        return speakable_text(text, language, profile, spoken)
+
     # ---------------------------------------------------------------- speaking
 
     def speak(
@@ -405,7 +507,7 @@ class Pyttsx3Backend:
         earcon = earcon_path(announcement.earcon) if self.earcons else None
         if earcon is not None:
             utterance.files.append(earcon)
-        chunks = speech_chunks(announcement.text)
+        chunks = speech_chunks(self.text_for(announcement.text, announcement.language))
         if chunks:
             utterance.wav = self._work_dir / f"utterance-{utterance.number}.wav"
             utterance.settings = self.voice_for(announcement.language, voice)
@@ -437,7 +539,7 @@ class Pyttsx3Backend:
     def _schedule_next(self, utterance: _Utterance) -> None:
         """Synthesise the next part shortly before the queued audio runs out, not at once:
         the engine then stays free for a barge-in's first words almost all the time."""
-        if utterance.stopped:
+        if utterance.stopped or utterance.finished:
             return
         delay = utterance.audio_ends_at - READ_AHEAD_S - time.monotonic()
         if delay <= 0:
@@ -457,17 +559,15 @@ class Pyttsx3Backend:
 
     def _synthesize_next(self, utterance: _Utterance) -> None:
         """Synthesise the next chunk of a long text while the previous one plays."""
-        assert self._work_dir is not None
+        work_dir = self._work_dir
         playback = utterance.playback
-        if utterance.stopped or playback is None:
-            return
+        if utterance.stopped or utterance.finished or playback is None or work_dir is None:
+            return  # a read-ahead timer may fire after the utterance or the backend ended
         if not utterance.pending:
             playback.end()
             return
         text = utterance.pending.pop(0)
-        path = self._work_dir / (
-            f"utterance-{utterance.number}.{len(utterance.later_wavs) + 2}.wav"
-        )
+        path = work_dir / f"utterance-{utterance.number}.{len(utterance.later_wavs) + 2}.wav"
         utterance.later_wavs.append(path)
 
         def synthesized(future: Future[Path]) -> None:
@@ -537,6 +637,8 @@ class Pyttsx3Backend:
             utterance.finished = True
             if self._current is utterance:
                 self._current = None
+            if utterance.read_ahead is not None:
+                utterance.read_ahead.cancel()  # no later part of an ended utterance
         self._discard(utterance)
         return True
 

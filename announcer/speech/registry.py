@@ -106,7 +106,15 @@ def auto_backend(
             for name in order
         ],
         notify=notify,
+        translate=catalog_gettext(settings),
     )
+
+
+def catalog_gettext(settings: UserSettings | None) -> Callable[[str], str]:
+    """The user's catalog, for what the speech layer says about itself (switches, failures)."""
+    from announcer.i18n.translate import catalog_language, translator
+
+    return translator(catalog_language(settings.languages if settings else ["en"])).gettext
 
 
 def create_backend(

@@ -35,7 +35,7 @@ from announcer.speech.backend import (
     FailureListener,
     VoiceSettings,
 )
-from announcer.speech.voices import VoiceResolver
+from announcer.speech.voices import VoiceResolver, without_marks
 
 log = logging.getLogger(__name__)
 
@@ -227,11 +227,14 @@ class SpeechdBackend:
             elif kind in (cb.END, cb.CANCEL):
                 self._finish(message)
 
+        profile = self._resolver.choose(announcement.language).profile
+        text = announcement.text
+        if profile is not None and profile.without_marks:
+            text = without_marks(text, profile.letters)  # no voice reads its marks (Yoruba)
+
         def send() -> None:
             self._apply(announcement, voice)
-            self._client.speak(
-                announcement.text, callback=callback, event_types=(cb.BEGIN, cb.END, cb.CANCEL)
-            )
+            self._client.speak(text, callback=callback, event_types=(cb.BEGIN, cb.END, cb.CANCEL))
 
         def sent(done: Future[None]) -> None:
             error = done.exception()

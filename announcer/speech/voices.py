@@ -9,7 +9,9 @@ language (``en-GB`` for ``en``) is better than the wrong language.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +39,9 @@ class VoiceProfile:
     # backend name -> engine voice names to try, most preferred first
     engine_voices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     source: Path | None = None
+    # [reading]: no voice speaks the language itself, so its text is made readable first
+    without_marks: bool = False
+    letters: Mapping[str, str] = field(default_factory=dict)
 
 
 def normalise_tag(tag: str) -> str:
@@ -101,6 +106,19 @@ def load_profile(path: Path) -> VoiceProfile:
             )
         engine_voices[backend] = tuple(voices)
     rate = _number(data, "rate_wpm", path, 60, 600)
+    reading = data.get("reading", {})
+    if not isinstance(reading, dict):
+        raise VoiceProfileError(f"{path}: field 'reading' must be a table")
+    without_marks = reading.get("without_marks", False)
+    if not isinstance(without_marks, bool):
+        raise VoiceProfileError(f"{path}: field 'reading.without_marks' must be true or false")
+    letters = reading.get("letters", {})
+    if not isinstance(letters, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in letters.items()
+    ):
+        raise VoiceProfileError(
+            f"{path}: field 'reading.letters' must be a table of letters and their spellings"
+        )
     return VoiceProfile(
         language=language,
         name=str(data.get("name", language)),
@@ -109,6 +127,8 @@ def load_profile(path: Path) -> VoiceProfile:
         volume=_number(data, "volume", path, 0.0, 1.0),
         engine_voices=engine_voices,
         source=path,
+        without_marks=without_marks,
+        letters={unicodedata.normalize("NFC", k): v for k, v in letters.items()},
     )
 
 
@@ -182,3 +202,38 @@ def _first(*values: float | None) -> float | None:
         if value is not None:
             return value
     return None
+
+
+# Latin combining diacritics (U+0300-U+036F): tone marks, dots below, macrons. A voice for
+# another language names them ("grave", "acute", "dot below") instead of saying the word.
+_LATIN_MARKS = re.compile("[\u0300-\u036f]")
+
+
+def without_marks(text: str, letters: Mapping[str, str] | None = None) -> str:
+    """``text`` with its Latin diacritics removed, after spelling ``letters`` out (ṣ -> sh).
+
+    Only the combining diacritics block goes: the vowel signs of Devanagari or Thai,
+    which are marks too, are letters of those scripts and stay.
+    """
+    text = unicodedata.normalize("NFC", text)
+    for letter, spelling in (letters or {}).items():
+        text = text.replace(letter, spelling)
+    bare = _LATIN_MARKS.sub("", unicodedata.normalize("NFD", text))
+    return unicodedata.normalize("NFC", bare)
+
+
+def speakable_text(
+    text: str, language: str, profile: VoiceProfile | None, voice_languages: Iterable[str]
+) -> str:
+    """The text as the chosen voice should get it.
+
+    A profile that says ``[reading] without_marks = true`` (Yoruba: espeak-ng has no
+    voice for it) gets its marks removed and its letters spelled for the voice it names;
+    a language with no profile and no installed voice that speaks it is read by some
+    other language's voice, so its marks go too. Otherwise the text is unchanged.
+    """
+    if profile is not None:
+        return without_marks(text, profile.letters) if profile.without_marks else text
+    if match_language(language, voice_languages) is None:
+        return without_marks(text)
+    return text

@@ -33,7 +33,7 @@ from announcer.speech.backend import (
 from announcer.speech.earcons import earcon_path
 from announcer.speech.jsonl import speech_record
 from announcer.speech.pyttsx3_backend import Synthesizer, shared_synthesizer
-from announcer.speech.voices import VoiceResolver, match_language
+from announcer.speech.voices import VoiceResolver, match_language, speakable_text
 
 log = logging.getLogger(__name__)
 
@@ -131,9 +131,14 @@ class WavBackend:
             self._save(announcement, on_done, target, earcon, None)
             return
         speech = self.audio_dir / f".{number:04d}.speech.wav"
-        future = self._synth.synthesize(
-            announcement.text, self._voice(announcement.language, voice), speech
+        assert self._resolver is not None
+        text = speakable_text(
+            announcement.text,
+            announcement.language,
+            self._resolver.choose(announcement.language).profile,
+            [lang for v in self._synth.voices for lang in v.languages],
         )
+        future = self._synth.synthesize(text, self._voice(announcement.language, voice), speech)
         future.add_done_callback(
             lambda done: self._save(announcement, on_done, target, earcon, done, speech)
         )

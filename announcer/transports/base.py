@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urljoin, urlsplit
 
 log = logging.getLogger("announcer.transports")
 
@@ -31,6 +31,10 @@ class TransportError(RuntimeError):
 
 class InsecureTransportRefused(TransportError):
     """Plaintext to a host that is not loopback without ``--allow-insecure`` (§8.2.8)."""
+
+
+class SourceUnavailable(TransportError):
+    """Retrying cannot help (a command that cannot be started): the source is given up."""
 
 
 class ReplyNotDelivered(TransportError):
@@ -79,9 +83,91 @@ class TransportOptions:
         """Certificates are verified by default; ``--ca-file`` adds a private CA."""
         return ssl.create_default_context(cafile=self.ca_file)
 
+    def drop_not_utf8(self) -> None:
+        """One rule on every transport: a message that is not UTF-8 is dropped, counted,
+        and the connection kept (docs/transports.md "Odd messages")."""
+        self.count_drop(NOT_UTF8)
+
+    def drop_oversize(self, limit: int | None = None) -> None:
+        """One rule on every transport: a message over ``--max-frame-bytes`` (SSE: the
+        §3.7 event limit plus framing) is dropped, counted, and the connection kept."""
+        self.count_drop(oversize_reason(limit or self.max_frame_bytes))
+
     def count_drop(self, reason: str) -> None:
         self.dropped[reason] = self.dropped.get(reason, 0) + 1
         log.warning("dropped a frame: %s (%d so far)", reason, self.dropped[reason])
+
+
+NOT_UTF8 = "message is not valid UTF-8"
+
+
+def oversize_reason(limit: int) -> str:
+    return f"message over {limit} bytes"
+
+
+def same_origin(url: str, origin: str) -> str | None:
+    """``url`` (absolute or relative, as a producer wrote it) as a path on ``origin``,
+    or None when it points anywhere else.
+
+    Credentials go only where the user pointed (§10): a ``Location`` header, a
+    manifest endpoint or any other producer-supplied URL on another scheme, host or
+    port is never followed, so the token and the replies cannot be sent elsewhere.
+    """
+    try:
+        target = urlsplit(urljoin(origin + "/", url))
+        base = urlsplit(origin)
+        same = (
+            target.scheme == base.scheme
+            and (target.hostname or "") == (base.hostname or "")
+            and _port(target) == _port(base)
+            and not target.username
+            and not target.password
+        )
+    except ValueError:
+        return None
+    if not same:
+        return None
+    # one leading slash: "//host/x" would read as another host to an HTTP client
+    path = "/" + target.path.lstrip("/")
+    return f"{path}?{target.query}" if target.query else path
+
+
+def _port(parts: SplitResult) -> int | None:
+    default = {"http": 80, "https": 443, "ws": 80, "wss": 443}.get(parts.scheme)
+    return parts.port or default
+
+
+def is_handshake_answer(kind: str | None) -> bool:
+    return kind in ("subscription.accepted", "subscription.rejected")
+
+
+def decode_handshake_answer(raw: str) -> dict[str, Any] | None:
+    """A ``subscription.*`` message read by the same decoder as events (§3.8, §3.9);
+    None for anything else.
+
+    Duplicate keys, deep nesting, non-standard numbers: the frame is not read at all
+    (None). A message the models find wrong in some field is still returned, so a bad
+    ``agent_name`` does not cost the user the subscription; the runtime only uses
+    fields of the right type.
+    """
+    from announcer.protocol import decode_frame
+
+    result = decode_frame(raw)
+    if result.raw is None:
+        log.warning(
+            "unreadable handshake message: %s",
+            "; ".join(d.message for d in result.diagnostics) or "not JSON",
+        )
+        return None
+    if not (result.type or "").startswith("subscription."):
+        return None
+    if not result.ok:
+        log.warning(
+            "the producer's %s breaks the spec: %s",
+            result.type,
+            "; ".join(f"{d.pointer or 'frame'} {d.message}" for d in result.errors),
+        )
+    return result.raw
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,14 +218,9 @@ def check_plaintext_allowed(url: str, options: TransportOptions) -> None:
 
 
 def message_type(raw: str) -> str | None:
-    """Cheap peek at a frame's ``type`` for transport routing (full decoding is elsewhere)."""
-    import json
+    """A frame's ``type`` for transport routing, read by the protocol decoder, so a
+    duplicate ``type`` key or a frame nested too deeply has no type at all."""
+    from announcer.protocol import decode_frame
 
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return None
-    if isinstance(data, dict):
-        value = data.get("type")
-        return value if isinstance(value, str) else None
-    return None
+    result = decode_frame(raw)
+    return result.type if result.raw is not None else None

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -23,11 +24,14 @@ from announcer.protocol import MAX_EVENT_BYTES
 from announcer.transports.base import (
     HandshakeOutcome,
     ReplyNotDelivered,
+    SourceUnavailable,
     TransportError,
     TransportOptions,
     check_plaintext_allowed,
+    decode_handshake_answer,
+    same_origin,
 )
-from announcer.transports.sse_lines import BoundedSseReader, OversizeEvent
+from announcer.transports.sse_lines import BoundedSseReader, NotUtf8Event, OversizeEvent
 
 log = logging.getLogger("announcer.transports")
 
@@ -69,6 +73,12 @@ class SseTransport:
         self.event_byte_limit = min(options.max_frame_bytes, MAX_EVENT_BYTES) + SSE_FRAMING_SLACK
         #: the reader of the current event stream (its ``peak_buffered`` shows memory use)
         self.reader: BoundedSseReader | None = None
+        #: producer-supplied URLs refused for pointing at another origin
+        self.refused_urls = 0
+        #: the handshake is a POST: the runtime hears from us when the event stream opens
+        self.signals_open = True
+        self.on_open: Callable[[], None] | None = None
+        self.clock: Callable[[], float] = time.monotonic
 
     async def connect(self) -> None:
         if self._client is None:
@@ -100,15 +110,34 @@ class SseTransport:
         if isinstance(endpoints, dict) and isinstance(endpoints.get("events"), str):
             log.info("paths from the producer manifest")
             return {
-                "subscribe": endpoints.get("subscriptions"),
-                "events": endpoints["events"],
-                "replies": endpoints.get("replies") or APPENDIX_B["replies"],
+                # a refused endpoint falls back to the Appendix B path on the user's origin
+                "subscribe": self._own_path(endpoints.get("subscriptions"), "subscriptions")
+                or (APPENDIX_B["subscribe"] if endpoints.get("subscriptions") else None),
+                "events": self._own_path(endpoints["events"], "events") or APPENDIX_B["events"],
+                "replies": self._own_path(endpoints.get("replies"), "replies")
+                or APPENDIX_B["replies"],
             }
         if self.given_path == REFERENCE["events"]:
             return dict(REFERENCE)
         if self.given_path is not None:
             return {"subscribe": None, "events": self.given_path, "replies": REFERENCE["replies"]}
         return None
+
+    def _own_path(self, url: Any, what: str) -> str | None:
+        """A producer-supplied URL as a path on the origin the user named, or None.
+
+        Another origin is never followed: the token and the replies would go there.
+        """
+        if not isinstance(url, str) or not url:
+            return None
+        path = same_origin(url, self.origin)
+        if path is None:
+            self.refused_urls += 1
+            # counted with the dropped frames, so the diagnostics show it without -v
+            self.options.count_drop(
+                f"the producer pointed {what} at another origin; only {self.origin} is used"
+            )
+        return path
 
     async def _manifest(self) -> Any:
         assert self._client is not None
@@ -126,7 +155,10 @@ class SseTransport:
 
     async def _open(self, url: str, headers: dict[str, str]) -> tuple[Any, httpx.Response]:
         assert self._client is not None
-        stream = self._client.stream("GET", urljoin(self.origin, url), headers=headers)
+        path = same_origin(url, self.origin)
+        if path is None:  # never reached: every path is checked when it is learnt
+            raise TransportError("the event stream would be on another origin; refused")
+        stream = self._client.stream("GET", path, headers=headers)
         try:
             response = await stream.__aenter__()
         except httpx.HTTPError as exc:
@@ -172,19 +204,23 @@ class SseTransport:
             return HandshakeOutcome(None)  # no handshake here: Level 1/2 defaults (§9.3.3)
         if self.paths is None:
             self.paths = dict(APPENDIX_B)
-        try:
-            answer = response.json()
-        except ValueError:
+        answer = decode_handshake_answer(response.text)
+        if answer is None and response.status_code in (401, 403):
+            # Retrying with the same credentials cannot help: say so once and stop.
+            raise SourceUnavailable(
+                f"the producer refused the subscription (HTTP {response.status_code}): "
+                "check the token (--token-env or --token-file)"
+            )
+        if answer is None:
             raise TransportError(
-                f"the producer answered the subscription with HTTP {response.status_code}"
-            ) from None
-        if not isinstance(answer, dict):
-            raise TransportError("the producer's subscription answer is not a JSON object")
+                f"the producer answered the subscription with HTTP {response.status_code} "
+                "and nothing readable"
+            )
         if answer.get("type") == "subscription.accepted":
             self._accepted = answer
             self.subscription_id = str(answer.get("subscription_id"))
             self.last_event_id = None
-            location = response.headers.get("Location")
+            location = self._own_path(response.headers.get("Location"), "the event stream")
             self.events_url = location or (
                 f"{self.paths['events']}?subscription_id={self.subscription_id}"
             )
@@ -212,21 +248,35 @@ class SseTransport:
             content_type = response.headers.get("content-type", "")
             if not content_type.partition(";")[0].strip().lower() == "text/event-stream":
                 raise TransportError(f"the event stream is not text/event-stream: {content_type!r}")
+            if self.on_open is not None:
+                self.on_open()  # the stream really is open: now "Connected" may be said
             reader = self.reader = BoundedSseReader(self.event_byte_limit)
+            stall = self.options.stall_seconds
+            progress_at = self.clock()
             async for chunk in response.aiter_bytes():
-                for sse in reader.feed(chunk):
+                done = reader.feed(chunk)
+                if reader.lines_done or done:
+                    reader.lines_done = 0
+                    progress_at = self.clock()
+                elif self.clock() - progress_at > stall:
+                    # Bytes keep coming but never a whole line (slow loris): as silent as none.
+                    raise TransportError(
+                        f"the producer stalled: bytes trickle in but no whole event or "
+                        f"heartbeat for {stall:g} seconds"
+                    )
+                for sse in done:
                     if isinstance(sse, OversizeEvent):
                         # §3.7: skipped as it arrived; the next event is read normally
-                        self.options.count_drop(
-                            f"SSE event over {self.event_byte_limit} bytes (§3.7 limit "
-                            "plus framing), skipped to the next event"
-                        )
+                        self.options.drop_oversize(self.event_byte_limit)
+                        continue
+                    if isinstance(sse, NotUtf8Event):
+                        self.options.drop_not_utf8()
                         continue
                     if sse.event not in _EVENT_NAMES:
                         self.options.count_drop(f"SSE event named {sse.event!r}")
                         continue
                     if len(sse.data.encode("utf-8")) > self.options.max_frame_bytes:
-                        self.options.count_drop(f"event over {self.options.max_frame_bytes} bytes")
+                        self.options.drop_oversize()
                         continue
                     if sse.id:
                         self.last_event_id = sse.id
@@ -253,7 +303,7 @@ class SseTransport:
         if response.status_code == 204 or not response.content:
             return None
         with contextlib.suppress(ValueError):
-            answer = response.json()
+            answer = decode_handshake_answer(response.text)
             if isinstance(answer, dict) and str(answer.get("type", "")).startswith("subscription."):
                 if answer.get("type") == "subscription.accepted":
                     self._accepted = answer

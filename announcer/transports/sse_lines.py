@@ -33,6 +33,11 @@ class OversizeEvent:
     size: int
 
 
+@dataclass(frozen=True, slots=True)
+class NotUtf8Event:
+    """An event dropped because a line of it is not UTF-8 (one rule on every transport)."""
+
+
 class BoundedSseReader:
     """Feed raw body chunks; get whole events back, never holding more than ``limit`` bytes."""
 
@@ -46,16 +51,20 @@ class BoundedSseReader:
         self._skipped_line_bytes = 0  # bytes of the line being skipped (0 at a blank line)
         self._skip_lf = False  # a chunk ended with CR: a LF starting the next one is its pair
         self._at_start = True  # a UTF-8 BOM may open the stream (WHATWG event-stream)
+        self._not_utf8 = False  # a line of the current event is not UTF-8
         #: most bytes this reader ever held at once (tests check memory stays bounded)
         self.peak_buffered = 0
+        #: whole lines ended since the caller last reset it (a slow-loris check: bytes
+        #: that never make a line are no sign of life)
+        self.lines_done = 0
 
     @property
     def buffered(self) -> int:
         return len(self._line) + self._event_bytes
 
-    def feed(self, chunk: bytes) -> list[ServerSentEvent | OversizeEvent]:
+    def feed(self, chunk: bytes) -> list[ServerSentEvent | OversizeEvent | NotUtf8Event]:
         """Take the next piece of the body; return the events it completed, in order."""
-        out: list[ServerSentEvent | OversizeEvent] = []
+        out: list[ServerSentEvent | OversizeEvent | NotUtf8Event] = []
         pos = 0
         if self._skip_lf and chunk[:1] == b"\n":
             pos = 1
@@ -87,6 +96,7 @@ class BoundedSseReader:
         if self.buffered + length > self.limit:
             # over the limit: forget what we held of this event and skip the rest of it
             self._oversize_bytes = self.buffered + length
+            self._not_utf8 = False
             self._skipped_line_bytes = len(self._line) + length
             self._line.clear()
             self._event_lines.clear()
@@ -95,7 +105,8 @@ class BoundedSseReader:
         self._line += chunk[start:end]
         self.peak_buffered = max(self.peak_buffered, self.buffered)
 
-    def _line_done(self, out: list[ServerSentEvent | OversizeEvent]) -> None:
+    def _line_done(self, out: list[ServerSentEvent | OversizeEvent | NotUtf8Event]) -> None:
+        self.lines_done += 1
         if self._oversize_bytes:
             if self._skipped_line_bytes:  # a line of the big event ended; skip on
                 self._skipped_line_bytes = 0
@@ -111,11 +122,18 @@ class BoundedSseReader:
         if raw:
             if raw.startswith(b":"):
                 return  # a comment (heartbeat): nothing to keep
-            self._event_lines.append(raw.decode("utf-8", errors="replace"))
+            try:
+                self._event_lines.append(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                self._not_utf8 = True  # dropped whole at its end, never shown as U+FFFD
             self._event_bytes += len(raw) + 1
             return
         # a blank line dispatches the event (WHATWG event-stream "dispatch the event")
         lines, self._event_lines, self._event_bytes = self._event_lines, [], 0
+        if self._not_utf8:
+            self._not_utf8 = False
+            out.append(NotUtf8Event())
+            return
         for line in lines:
             self._decoder.decode(line)
         event = self._decoder.decode("")

@@ -15,7 +15,8 @@ import logging
 import shlex
 from typing import Any
 
-from announcer.transports.base import TransportError, TransportOptions
+from announcer.protocol.decode import loads_strict
+from announcer.transports.base import SourceUnavailable, TransportError, TransportOptions
 from announcer.transports.stream import MessageStreamTransport
 from announcer.transports.unix import UnixSocketTransport
 
@@ -55,7 +56,10 @@ class StdioTransport(MessageStreamTransport):
                 limit=self.options.max_frame_bytes + 16,
             )
         except OSError as exc:
-            raise TransportError(f"cannot start {self.argv[0]}: {exc.strerror}") from None
+            # Not found, not executable: trying again cannot help.
+            raise SourceUnavailable(
+                f"cannot start the command {self.argv[0]}: {exc.strerror}"
+            ) from None
 
     async def _read(self) -> str | None:
         proc = self._proc
@@ -65,7 +69,7 @@ class StdioTransport(MessageStreamTransport):
             try:
                 line = await proc.stdout.readuntil(b"\n")
             except asyncio.LimitOverrunError:
-                self.options.count_drop(f"line over {self.options.max_frame_bytes} bytes")
+                self.options.drop_oversize()
                 await UnixSocketTransport._skip_rest_of_line(proc.stdout)
                 continue
             except asyncio.IncompleteReadError as exc:
@@ -76,9 +80,15 @@ class StdioTransport(MessageStreamTransport):
             if not line.strip():
                 continue
             try:
-                envelope = json.loads(line)
-            except ValueError:
-                self.options.count_drop("stdio line is not JSON")
+                text = line.decode("utf-8")
+            except UnicodeDecodeError:
+                self.options.drop_not_utf8()
+                continue
+            try:
+                envelope = loads_strict(text)  # duplicate keys are not silently merged
+            except ValueError as exc:
+                log.info("stdio line refused: %s", exc)
+                self.options.count_drop("stdio line is not valid JSON")
                 continue
             if not isinstance(envelope, dict) or envelope.get("jsonrpc") != "2.0":
                 self.options.count_drop("stdio line is not JSON-RPC 2.0")

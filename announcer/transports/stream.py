@@ -9,11 +9,16 @@ do the handshake (Level 1): they are kept and handed to the runtime.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from announcer.transports.base import HandshakeOutcome, TransportError, message_type
+from announcer.transports.base import (
+    HandshakeOutcome,
+    TransportError,
+    decode_handshake_answer,
+    is_handshake_answer,
+    message_type,
+)
 
 
 class MessageStreamTransport:
@@ -48,8 +53,10 @@ class MessageStreamTransport:
                     return HandshakeOutcome(None, early)
                 raise TransportError("the producer closed the connection during the handshake")
             kind = message_type(raw)
-            if kind in ("subscription.accepted", "subscription.rejected"):
-                return HandshakeOutcome(json.loads(raw), early)
+            if is_handshake_answer(kind):
+                answer = decode_handshake_answer(raw)
+                if answer is not None:
+                    return HandshakeOutcome(answer, early)
             early.append(raw)
             if kind is not None and kind.startswith("aaep:"):
                 # An event before any answer: this producer has no handshake (§9.3.3).

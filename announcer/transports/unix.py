@@ -8,6 +8,7 @@ import json
 import os
 import socket
 import struct
+from collections.abc import Awaitable
 from typing import Any
 
 from announcer.transports.base import TransportError, TransportOptions
@@ -62,22 +63,25 @@ class UnixSocketTransport(MessageStreamTransport):
                     if length > limit:
                         # Skip it in bounded chunks rather than buffer it.
                         while length:
-                            chunk = await reader.readexactly(min(length, 65536))
+                            chunk = await self._rest(reader.readexactly(min(length, 65536)))
                             length -= len(chunk)
-                        self.options.count_drop(f"message over {limit} bytes")
+                        self.options.drop_oversize()
                         continue
-                    data = await reader.readexactly(length)
+                    data = await self._rest(reader.readexactly(length))
                 else:
+                    # A quiet producer may wait forever between lines; once a line has
+                    # begun, its end must come within the stall time (no slow loris).
+                    first = await reader.readexactly(1)
+                    if first == b"\n":
+                        continue
                     try:
-                        data = await reader.readuntil(b"\n")
+                        data = first + await self._rest(reader.readuntil(b"\n"))
                     except asyncio.LimitOverrunError:
                         await self._skip_rest_of_line(reader)
-                        self.options.count_drop(f"line over {limit} bytes")
+                        self.options.drop_oversize()
                         continue
                     except asyncio.IncompleteReadError as exc:
-                        if not exc.partial.strip():
-                            return None
-                        data = exc.partial  # a last line without its newline
+                        data = first + exc.partial  # a last line without its newline
                     if not data.strip():
                         continue
             except asyncio.IncompleteReadError as exc:
@@ -89,7 +93,17 @@ class UnixSocketTransport(MessageStreamTransport):
             try:
                 return data.decode("utf-8")
             except UnicodeDecodeError:
-                self.options.count_drop("message is not UTF-8")
+                self.options.drop_not_utf8()
+
+    async def _rest(self, read: Awaitable[bytes]) -> bytes:
+        """The rest of a message already begun: as slow as the stall time, no slower."""
+        stall = self.options.stall_seconds
+        try:
+            return await asyncio.wait_for(read, stall)
+        except TimeoutError:
+            raise TransportError(
+                f"the producer stalled: a message began but did not end within {stall:g} seconds"
+            ) from None
 
     @staticmethod
     async def _skip_rest_of_line(reader: asyncio.StreamReader) -> None:

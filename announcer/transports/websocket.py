@@ -5,15 +5,19 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+from collections import deque
 from typing import Any
+from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+from websockets.frames import Frame, Opcode
 
 from announcer.transports.base import (
     TransportError,
     TransportOptions,
     check_plaintext_allowed,
+    same_origin,
 )
 from announcer.transports.stream import MessageStreamTransport
 
@@ -45,6 +49,39 @@ CLOSE_MEANINGS = {
 }
 
 
+class _AaepConnection(ClientConnection):
+    """Remembers, per message in arrival order, whether it came as a binary frame:
+    ``recv(decode=False)`` hands text and binary alike as bytes."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.binary_messages: deque[bool] = deque()
+
+    def process_event(self, event: Any) -> None:
+        starts_message = isinstance(event, Frame) and event.opcode in (Opcode.TEXT, Opcode.BINARY)
+        if self.response is not None and starts_message:
+            self.binary_messages.append(event.opcode is Opcode.BINARY)
+        super().process_event(event)
+
+
+class _SameOriginConnect(connect):
+    """websockets follows HTTP redirects (stripping the token across origins); a producer
+    may only redirect within the origin the user named, or the replies would go elsewhere."""
+
+    def process_redirect(self, exc: Exception) -> Exception | str:
+        target = super().process_redirect(exc)
+        if isinstance(target, str) and same_origin(target, _origin(self.uri)) is None:
+            return TransportError(
+                "the producer redirected the connection to another origin; refused"
+            )
+        return target
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 class WebSocketTransport(MessageStreamTransport):
     def __init__(self, url: str, options: TransportOptions, source_id: str | None = None) -> None:
         super().__init__()
@@ -53,7 +90,7 @@ class WebSocketTransport(MessageStreamTransport):
         self.options = options
         self.source_id = source_id or url
         self.description = url
-        self._ws: ClientConnection | None = None
+        self._ws: _AaepConnection | None = None
         self.close_code: int | None = None
 
     async def connect(self) -> None:
@@ -62,7 +99,7 @@ class WebSocketTransport(MessageStreamTransport):
         wire_limit = self.options.max_frame_bytes * 4
         ping = max(1.0, self.options.stall_seconds / 2)
         try:
-            self._ws = await connect(
+            ws = await _SameOriginConnect(
                 self.url,
                 subprotocols=[SUBPROTOCOL],  # type: ignore[list-item]
                 additional_headers=self.options.auth_headers(),
@@ -72,6 +109,7 @@ class WebSocketTransport(MessageStreamTransport):
                 ping_interval=ping,
                 ping_timeout=ping,  # §5 stall detection: no pong means a dead producer
                 logger=wire_log,
+                create_connection=_AaepConnection,
             )
         except InvalidStatus as exc:
             raise TransportError(
@@ -79,6 +117,8 @@ class WebSocketTransport(MessageStreamTransport):
             ) from None
         except (OSError, InvalidHandshake, TimeoutError) as exc:
             raise TransportError(f"cannot connect to {self.url}: {exc}") from None
+        assert isinstance(ws, _AaepConnection)
+        self._ws = ws
         if self._ws.subprotocol != SUBPROTOCOL:
             await self._ws.close()
             raise TransportError("the producer did not agree to the aaep.v1 subprotocol (B.2.1)")
@@ -88,22 +128,40 @@ class WebSocketTransport(MessageStreamTransport):
             return None
         while True:
             try:
-                data = await self._ws.recv()
+                # Text frames as bytes: UTF-8 is checked here, so a bad frame is dropped
+                # like on every other transport instead of closing the connection (1007).
+                data = await self._ws.recv(decode=False)
             except ConnectionClosed as exc:
                 code = exc.rcvd.code if exc.rcvd is not None else None
                 self.close_code = code
+                if exc.sent is not None and exc.sent.code == 1009:
+                    # Over the wire cap websockets cannot skip the frame: it must close.
+                    limit = self.options.max_frame_bytes
+                    self.options.drop_oversize()
+                    raise TransportError(
+                        f"the producer sent a message far over {limit} bytes"
+                    ) from None
+                if exc.sent is not None and "keepalive ping timeout" in exc.sent.reason:
+                    # §8.2.5 stall: frozen, or trickling a frame so slowly no pong gets through
+                    raise TransportError(
+                        "the producer stalled: no answer to a ping for "
+                        f"{max(1.0, self.options.stall_seconds / 2):g} seconds"
+                    ) from None
                 if code in CLOSE_MEANINGS and code not in (4000, 4005):
                     raise TransportError(CLOSE_MEANINGS[code]) from None
                 if exc.rcvd is None or code not in (1000, 4000, 4005):
                     raise TransportError(f"the WebSocket connection broke ({exc})") from None
                 return None
-            if isinstance(data, bytes):
+            if self._ws.binary_messages and self._ws.binary_messages.popleft():
                 self.options.count_drop("binary WebSocket frame (B.2.2)")
                 continue
-            if len(data.encode("utf-8")) > self.options.max_frame_bytes:
-                self.options.count_drop(f"frame over {self.options.max_frame_bytes} bytes")
+            if len(data) > self.options.max_frame_bytes:
+                self.options.drop_oversize()
                 continue
-            return data
+            try:
+                return data.decode("utf-8")
+            except UnicodeDecodeError:
+                self.options.drop_not_utf8()
 
     async def _write(self, message: dict[str, Any]) -> None:
         if self._ws is None:

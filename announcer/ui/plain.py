@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-import re
 import sys
 import threading
 from collections import deque
@@ -23,12 +22,20 @@ from typing import Any, Protocol, TextIO
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import TYPED_LINE_ANSWER_KEYS
+from announcer.engine.earcons import earcon_label
+from announcer.engine.phrases import N_
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.i18n.translate import catalog_language, translator
+from announcer.protocol.sanitise import clean_display
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-HELP = "Commands: :verbosity terse|normal|detailed, :load low|medium|high, :status, :repeat, :quit"
+# Typed answers to a question; never sent to an agent as a message (see _to_agent).
+_ANSWER_WORDS = frozenset({"a", "r", "y", "n", "accept", "reject", "yes", "no"})
+HELP = N_(
+    "Commands: :verbosity terse|normal|detailed, :load low|medium|high, :status, :repeat, "
+    ":diagnostics, :cancel (stop the agent's turn), :commands (the agent's slash commands), "
+    ":quit"
+)
 
 
 class _Session(Protocol):
@@ -52,7 +59,7 @@ class _Session(Protocol):
 
 def clean(text: str) -> str:
     """Producer text, literally, minus anything that could drive the terminal."""
-    return _CONTROL.sub(" ", text).strip()
+    return clean_display(text).strip()
 
 
 class PlainUi:
@@ -102,6 +109,10 @@ class PlainUi:
 
     def announcement_made(self, announcement: Announcement) -> None:
         text = clean(announcement.text)
+        label = earcon_label(announcement.earcon)
+        if label is not None and (self.session is None or self.session.settings.earcons):
+            # the earcon's text equivalent: "[needs you] Confirmation needed. …"
+            text = f"{self._tr(label)} {text}".strip()
         if not text:
             return
         if announcement.urgency is Urgency.CRITICAL and not announcement.kind.startswith(
@@ -159,7 +170,9 @@ class PlainUi:
             return
         prompt = self._current
         if prompt is None:
-            if text:
+            # With an agent, the line is a message to it (its answer is announced, and so
+            # printed); otherwise there is nothing to answer.
+            if text and self._to_agent(text) is None:
                 self._print(self._tr("No question is waiting. Type :help for commands."))
             return
         answer = self._parse(prompt, text)
@@ -185,6 +198,18 @@ class PlainUi:
         task = asyncio.ensure_future(send())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def _to_agent(self, text: str) -> str | None:
+        """With an agent (``announcer agent``), a line with no question open is a message.
+
+        A lone answer word ("a", "reject") is never sent: it was meant for a question that
+        has just closed, and the user hears that none is waiting instead.
+        """
+        send = getattr(self.session, "send_prompt", None)
+        if not callable(send) or text.lower() in _ANSWER_WORDS:
+            return None
+        said: str | None = send(text)
+        return said
 
     def _parse(self, prompt: PendingPrompt, text: str) -> UserAnswer | None:
         lowered = text.lower()
@@ -231,7 +256,7 @@ class PlainUi:
     def _command(self, words: list[str]) -> None:
         session = self.session
         if session is None or not words:
-            self._print(HELP)
+            self._print(self._tr(HELP))
             return
         name, args = words[0].lower(), words[1:]
         if name in ("quit", "q", "exit"):
@@ -244,18 +269,33 @@ class PlainUi:
             )
         elif name == "repeat":
             session.repeat_last()
+        elif name in ("diagnostics", "diag"):
+            report = getattr(session, "diagnostics_report", None)
+            lines = report() if callable(report) else []
+            for line in lines or [self._tr("Diagnostics: nothing has been dropped.")]:
+                self._print(clean_display(line).rstrip())
+        elif name == "cancel" and callable(getattr(session, "cancel_turn", None)):
+            task = asyncio.ensure_future(session.cancel_turn())  # type: ignore[attr-defined]
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        elif name == "commands" and callable(getattr(session, "agent_commands", None)):
+            found = session.agent_commands()  # type: ignore[attr-defined]
+            if not found:
+                self._print(self._tr("The agent has listed no commands."))
+            for command, description in found:
+                self._print(clean(f"/{command}: {description}" if description else f"/{command}"))
         elif name in ("verbosity", "load") and args:
             key = "verbosity" if name == "verbosity" else "cognitive_load"
             try:
                 updated = session.settings.model_copy(update={key: args[0]})
                 updated = UserSettings.model_validate(updated.model_dump())
             except ValueError:
-                self._print(f"Unknown {name} {args[0]!r}. {HELP}")
+                self._print(f"Unknown {name} {args[0]!r}. {self._tr(HELP)}")
                 return
             session.update_settings(updated)
             self._print(f"{name.capitalize()} is now {args[0]}.")
         else:
-            self._print(HELP)
+            self._print(self._tr(HELP))
 
 
 def event_field(event: object, name: str) -> Any:

@@ -174,12 +174,7 @@ def test_errors_carry_the_remediation_hint_and_endings_sound_different() -> None
         "Error. Sign-in expired.",
     ]
     earcons = [speak.announcement.earcon for speak in listener.spoken]
-    assert earcons == [
-        "session_errored",
-        "session_completed",
-        "session_cancelled",
-        "session_errored",
-    ]
+    assert earcons == ["errored", "completed", "cancelled", "errored"]
 
 
 def test_a_confirmation_says_action_consequence_risk_reversibility_timeout_and_keys() -> None:

@@ -75,7 +75,7 @@ def test_a_spanish_listener_hears_our_phrases_in_spanish_and_english_text_in_eng
     assert {(a.urgency, a.event_id, a.session_id, a.kind) for a in said} == {
         (Urgency.CRITICAL, said[0].event_id, "sess_test1", "agent.awaiting.confirmation")
     }
-    assert [a.earcon for a in said] == ["confirmation", None, None]
+    assert [a.earcon for a in said] == ["needs_you", None, None]
 
 
 def test_an_english_listener_hears_a_spanish_question_and_its_choices_in_spanish() -> None:

@@ -323,7 +323,7 @@ def listening(sock: Path) -> Iterator[Served]:
 
 def test_listen_hooks_plain_ui_accepts(listening: Served, sock: Path):
     hook = run_hook(PRE_TOOL_USE, sock)
-    said = listening.wait_for("Confirmation needed.")
+    said = listening.wait_for("[needs you] Confirmation needed.")  # the earcon, as text
     assert "Claude Code wants to run Bash: rm -rf build." in said
     listening.wait_for("Accept or reject? [a/r] (Claude Code)")  # producer identity shown
     listening.type("a\n")

@@ -13,7 +13,7 @@ import pytest
 from announcer.engine.prompts import UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.protocol import AwaitingClarification, AwaitingConfirmation
-from announcer.runtime.session import MAX_QUEUED_FRAMES, LiveSession
+from announcer.runtime.session import SOURCE_QUEUE_HARD_LIMIT, LiveSession
 from announcer.transports import TransportOptions
 from tests.producer.live import (
     Recorder,
@@ -241,20 +241,24 @@ async def test_a_duplicated_and_reordered_stream_is_heard_once_in_order(tmp_path
     assert await _hear(shuffled) == clean_heard
 
 
-async def test_critical_frames_survive_a_full_queue() -> None:
+async def test_a_full_queue_pauses_the_reader_and_drops_nothing() -> None:
     session = _session([str(CAPTURE)])
     state = session.states[0]
     normal = json.dumps({"type": "aaep:agent.state.changed", "urgency": "normal"})
     critical = json.dumps({"type": "aaep:agent.session.errored", "urgency": "critical"})
     session._enqueue(state, normal)
     session._enqueue(state, critical)
-    for _ in range(MAX_QUEUED_FRAMES + 10):
+    for _ in range(SOURCE_QUEUE_HARD_LIMIT + 10):
         session._enqueue(state, normal)
     queued = list(session._inbound)
-    assert len(queued) == MAX_QUEUED_FRAMES
-    assert sum(1 for _s, frame, _c in queued if frame == critical) == 1
-    assert queued[0][1] == critical  # the older normal frames went first
-    assert sum(session.dropped.values()) == 12  # MAX + 12 offered, MAX kept
+    assert len(queued) == SOURCE_QUEUE_HARD_LIMIT + 12 == state.queued  # in arrival order
+    assert [frame for _s, frame, _news in queued[:2]] == [normal, critical]
+    assert session.dropped == {}
+    waiting = asyncio.ensure_future(session._wait_for_room(state))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()  # the reader waits for the processor
+    session.stop()
+    await asyncio.wait_for(waiting, 1)  # and never outlives a stop
 
 
 async def test_sse_resumes_with_last_event_id_after_a_drop() -> None:

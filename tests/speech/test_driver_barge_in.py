@@ -30,7 +30,7 @@ def test_cancel_then_speak_cuts_the_old_audio_and_plays_the_critical_one(tmp_pat
             "Confirm: push to main?",
             urgency=Urgency.CRITICAL,
             interrupt=True,
-            earcon="confirmation_needed",
+            earcon="needs_you",
         )
         driver.execute([Cancel(1, "barge-in"), Speak(2, critical)])
         assert driver.take_completed() == [1]  # the cut utterance is reported at once
@@ -38,7 +38,7 @@ def test_cancel_then_speak_cuts_the_old_audio_and_plays_the_critical_one(tmp_pat
         assert wait_for(lambda: 2 in driver.take_completed())
 
         sources = [src.name for src, _ in sink.played]
-        assert sources == ["utterance-1.wav", "confirmation_needed.wav", "utterance-2.wav"]
+        assert sources == ["utterance-1.wav", "needs_you.wav", "utterance-2.wav"]
         cut, earcon, words = (out for _, out in sink.played)
         assert wav_info(cut).duration_s < 10  # far short of the ~25 s it would take
         assert wav_rms(earcon) > 0.02 and wav_rms(words) > 0.02

@@ -76,7 +76,8 @@ async def run_switch(
     try:
         async with app.run_test(size=(100, 40)) as pilot:
             runner = asyncio.ensure_future(session.run())
-            await until(pilot, lambda: session.status.connection == "connected", "connected")
+            # "Connected to ..." is said once the quiet stream has stayed open a moment
+            await until(pilot, lambda: "Connected to" in old_record.read_text(), "connected")
             await choose_backend(pilot, app, moves)
             await until(pilot, lambda: bool(app.screen.focused), "settings settled")
             session.stop()

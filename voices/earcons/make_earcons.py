@@ -8,7 +8,8 @@ joined to the speech that follows it.
 Each sound is a few notes of additive synthesis with a short attack and an
 exponential decay, kept under half a second so it never delays the words:
 rising for beginnings and success, falling for endings and failure, a repeated
-high pair for "your answer is needed", a glide for handing over.
+high pair for "your answer is needed", a glide for handing over, two soft ticks
+for a tool call. The names are the registry in ``announcer/engine/earcons.py``.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ EARCONS: dict[str, list[Note]] = {
     ],
     "errored": [(220.0, 220.0, 0.14, BUZZ), REST, (174.61, 174.61, 0.24, BUZZ)],
     "cancelled": [(392.0, 392.0, 0.10, SOFT), (261.63, 261.63, 0.18, SOFT)],
-    "confirmation_needed": [
+    "needs_you": [
         (880.0, 880.0, 0.08, BRIGHT),
         REST,
         (1318.51, 1318.51, 0.08, BRIGHT),
@@ -50,6 +51,8 @@ EARCONS: dict[str, list[Note]] = {
         (1318.51, 1318.51, 0.12, BRIGHT),
     ],
     "handoff": [(440.0, 990.0, 0.22, SOFT), (990.0, 660.0, 0.12, SOFT)],
+    # frequent, so the quietest and shortest: two soft ticks
+    "tool": [(1174.66, 1174.66, 0.05, SOFT), REST, (1174.66, 1174.66, 0.05, SOFT)],
 }
 
 

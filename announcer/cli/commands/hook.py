@@ -30,6 +30,7 @@ from announcer.config import add_language_flag, load_settings
 from announcer.formats import get_adapter
 from announcer.formats.hooks import HOOK_AGENTS, MappedHookAdapter, hook_output, is_blocking
 from announcer.i18n.translate import catalog_language, translator
+from announcer.protocol.sanitise import clean_display
 from announcer.transports.hook_bridge import (
     NO_ANNOUNCER,
     NO_ANSWER,
@@ -121,7 +122,7 @@ class PlainHookUi:
         for event in events:
             text = event.get("summary_normal") or event.get("chunk")
             if text:
-                print(str(text), flush=True)
+                print(clean_display(str(text)), flush=True)  # agent text, never terminal codes
 
     async def handle(
         self, payload: dict[str, Any], blocking: bool, timeout: float, agent: str

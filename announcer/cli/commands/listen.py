@@ -238,7 +238,12 @@ def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str | No
     from announcer.speech.auto import FallbackBackend
     from announcer.speech.backends import backend_from_spec
     from announcer.speech.driver import SpeechDriver
-    from announcer.speech.registry import backend_factory, split_speech_spec, user_voice
+    from announcer.speech.registry import (
+        backend_factory,
+        catalog_gettext,
+        split_speech_spec,
+        user_voice,
+    )
 
     try:
         name, _ = split_speech_spec(spec)
@@ -248,9 +253,14 @@ def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str | No
     try:
         if name == "auto" and ui == "plain":
             # The plain UI already prints every line; a text "voice" would print it twice.
+            # When every voice has failed, the printed lines are all that is left.
+            from announcer.speech.text import PrintedBackend
+
             order = ["screenreader", "speechd", "pyttsx3"]
             backend = FallbackBackend(
                 [(n, backend_factory(n, settings, speechd_autospawn=False)) for n in order]
+                + [("printed", PrintedBackend)],
+                translate=catalog_gettext(settings),
             )
         else:
             backend = backend_from_spec(spec, settings)  # text goes to stderr
@@ -291,6 +301,7 @@ def run(args: argparse.Namespace) -> int:
             adapter_factory=adapter_factory,
             # §5.3.1.4: --ui none cannot answer; only --auto-reject replies there.
             can_reply=args.ui != "none" or settings.reply_policy == "auto_reject",
+            diagnostics_file=_diagnostics_path(),
         )
     except TransportError as exc:
         print(f"announcer: {exc}", file=sys.stderr)
@@ -300,6 +311,17 @@ def run(args: argparse.Namespace) -> int:
     gc.collect()
     gc.freeze()
     return asyncio.run(run_session(session, args.ui, config=args.config))
+
+
+def _diagnostics_path() -> Path | None:
+    """Where every dropped frame is logged (envelope fields only), in the state directory."""
+    try:
+        from announcer.runtime.diagnostics import default_log_path
+
+        return default_log_path()
+    except Exception as exc:  # no state directory: the diagnostics screen still counts
+        log.error("no diagnostics log file: %s", exc)
+        return None
 
 
 async def run_session(

@@ -192,6 +192,7 @@ class AnnouncerApp(App[None]):
         Binding("p", "list_prompts", _("Pending")),
         Binding("h", "history", _("History")),
         Binding("o", "settings", _("Settings")),
+        Binding("d", "diagnostics", _("Diagnostics")),
         Binding("question_mark,f1", "help", _("Help"), key_display="?"),
         Binding("ctrl+q", "quit", _("Quit"), priority=True),  # also from inside dialogs
     ]
@@ -576,6 +577,13 @@ class AnnouncerApp(App[None]):
         from announcer.ui.tui.screens import HistoryScreen
 
         self.push_screen(HistoryScreen())
+
+    def action_diagnostics(self) -> None:
+        """What was dropped and why, readable without a debug flag."""
+        from announcer.ui.tui.screens import DiagnosticsScreen
+
+        report = getattr(self.session, "diagnostics_report", None)
+        self.push_screen(DiagnosticsScreen(report() if callable(report) else []))
 
     def action_settings(self) -> None:
         from announcer.ui.tui.screens import SettingsScreen

@@ -61,6 +61,22 @@ class EngineSession(LocalSession):
         self._timer: asyncio.TimerHandle | None = None
         self.sent: list[dict[str, object]] = []
 
+    def diagnostics_report(self) -> list[str]:
+        """What the engine dropped and why (the app's diagnostics screen)."""
+        from announcer.runtime.diagnostics import diagnostics_report
+        from announcer.ui.tui.text import _
+
+        status = self.engine.status()
+        return diagnostics_report(
+            counts=self.engine.diagnostics.counts(),
+            recent=self.engine.diagnostics.recent(),
+            speech_drops=status.speech_drops,
+            suppressed=status.suppressed,
+            transport_drops={},
+            log_file=None,
+            _t=_,
+        )
+
     # -- inputs -------------------------------------------------------------------------
 
     def receive(self, frame: Frame, source_id: str = "local") -> None:

@@ -151,6 +151,26 @@ class HistoryScreen(ListScreen):
         self.announcer.say(entry.line, interrupt=True)
 
 
+class DiagnosticsScreen(ListScreen):
+    """What was dropped and why, by reason, and where the log file is; Enter says a line."""
+
+    title_msgid = N_("Diagnostics")
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__()
+        self.lines = lines or [_("Diagnostics: nothing has been dropped.")]
+
+    def rows(self) -> list[Option]:
+        return [
+            Option(Content(one_line(line.strip())), id=str(index))
+            for index, line in enumerate(self.lines)
+        ]
+
+    @on(OptionList.OptionSelected)
+    def _respeak(self, event: OptionList.OptionSelected) -> None:
+        self.announcer.say(one_line(self.lines[event.option_index]), interrupt=True)
+
+
 LEVEL_LABELS = {
     "terse": N_("terse"),
     "normal": N_("normal"),

@@ -8,35 +8,21 @@ window or hide text (§10 security; issue 6 "Safety").
 
 from __future__ import annotations
 
-import re
-
 from rich.text import Text
 
 from announcer.i18n.translate import translator
-
-# ESC-introduced sequences: CSI (ESC [ ... final), OSC/DCS/PM/APC/SOS strings up to
-# BEL or ST, and two-byte escapes; then the 8-bit C1 equivalents of CSI and OSC.
-_ESCAPE_SEQUENCE = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b[\]PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
-    r"|\x1b[ -/]*[0-~]?"
-    r"|\x9b[0-?]*[ -/]*[@-~]"
-    r"|[\x90\x9d\x98\x9e\x9f][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
-)
-# Remaining C0 controls (tab and newline are handled apart), DEL and C1 controls.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+from announcer.protocol.sanitise import clean_display
+from announcer.protocol.sanitise import one_line as _one_line
 
 
 def printable(text: str) -> str:
     """Remove terminal control sequences; keep letters of every script as they are."""
-    text = _ESCAPE_SEQUENCE.sub("", text)
-    text = text.replace("\r\n", "\n").replace("\t", " ")
-    return _CONTROL.sub("", text)
+    return clean_display(text)
 
 
 def one_line(text: str) -> str:
     """A producer string for a one-line place (status, list rows)."""
-    return " ".join(printable(text).split())
+    return _one_line(text)
 
 
 def literal(text: str) -> Text:

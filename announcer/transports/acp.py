@@ -1,0 +1,378 @@
+"""An Agent Client Protocol agent as one event source of the runtime (``announcer agent``).
+
+The agent runs as a child process in its own process group, spoken to over stdio with
+the ``agent-client-protocol`` SDK (announcer is the client). Its ``session/update``
+notifications and permission requests go through :class:`announcer.formats.acp.AcpAdapter`
+(sans-I/O) into AAEP events, so the one engine, both UIs and the speech scheduler handle
+them like any producer. A ``confirmation.reply`` from the user becomes the agent's own
+option; each request is answered exactly once (the first answer, or ``cancelled`` when
+the turn is cancelled or announcer stops).
+
+Honest capabilities: announcer declares no file-system and no terminal support, so the
+agent uses its own tools and asks permission for them. The agent's stderr goes to the
+diagnostics log, never raw to the terminal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import time
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from announcer.formats.acp import AcpAdapter
+from announcer.transports.base import HandshakeOutcome, TransportError
+
+log = logging.getLogger("announcer.transports.acp")
+
+#: how long the agent gets to start and answer ``initialize`` and ``session/new``
+START_TIMEOUT_SECONDS = 60.0
+#: lines of the agent's stderr kept for the diagnostics after it ends
+STDERR_LINES_KEPT = 50
+#: the SDK's stdio buffer: large tool outputs arrive as one JSON line
+STREAM_LIMIT_BYTES = 16 * 1024 * 1024
+
+
+def _dump(model: Any) -> Any:
+    """An SDK model as its wire JSON (camelCase), for the sans-I/O adapter."""
+    if hasattr(model, "model_dump"):
+        return model.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return model
+
+
+class _Client:
+    """The client side the SDK calls: updates and permission requests go to the transport."""
+
+    def __init__(self, transport: AcpTransport) -> None:
+        self.transport = transport
+
+    async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
+        self.transport.on_update({"sessionId": session_id, "update": _dump(update)})
+
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: Sequence[Any], **_: Any
+    ) -> Any:
+        params = {
+            "sessionId": session_id,
+            "toolCall": _dump(tool_call),
+            "options": [_dump(option) for option in options],
+        }
+        return await self.transport.on_permission(params)
+
+    def on_connect(self, conn: Any) -> None:
+        return None
+
+
+class AcpTransport:
+    """``agent -- COMMAND...``: starts the agent, opens a session, relays prompts and answers."""
+
+    # One agent process is one conversation: when it ends, the source is done (never
+    # restarted behind the user's back, which would lose the conversation).
+    finite = True
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        name: str = "Agent",
+        cwd: str | None = None,
+        language: str = "en",
+        env: dict[str, str] | None = None,
+    ) -> None:
+        if not command:
+            raise TransportError("no agent command to start")
+        self.command = list(command)
+        self.cwd = os.path.abspath(cwd or os.getcwd())
+        self.env = env
+        self.adapter = AcpAdapter(agent_name=name, agent_id=_agent_id(name))
+        self.adapter.set_language(language)
+        self.source_id = f"acp:{name}"
+        self.description = name
+        self.session_id: str | None = None
+        self.stderr_tail: list[str] = []
+        self._process: asyncio.subprocess.Process | None = None
+        self._conn: Any = None
+        self._frames: asyncio.Queue[str | None] = asyncio.Queue()
+        self._pending: dict[str, asyncio.Future[Any]] = {}
+        self._turn: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._closed = False
+        self._early: str | None = None  # a message typed before the agent was ready
+
+    # -- the runtime's Transport face ---------------------------------------------------
+
+    async def connect(self) -> None:
+        import acp
+
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                *self.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=self.cwd,
+                env=self.env,
+                start_new_session=True,  # its own process group: ended with announcer
+                limit=STREAM_LIMIT_BYTES,
+            )
+        except (FileNotFoundError, PermissionError) as exc:
+            raise TransportError(
+                f"cannot start the agent {self.command[0]!r}: {exc.strerror or exc}"
+            ) from None
+        process = self._process
+        assert process.stdin is not None and process.stdout is not None
+        self._spawn(self._read_stderr())
+        self._spawn(self._watch_exit())
+        self._conn = acp.connect_to_agent(_Client(self), process.stdin, process.stdout)
+        try:
+            info = await asyncio.wait_for(
+                self._conn.initialize(
+                    protocol_version=acp.PROTOCOL_VERSION,
+                    client_capabilities=acp.schema.ClientCapabilities(
+                        fs=acp.schema.FileSystemCapabilities(
+                            read_text_file=False, write_text_file=False
+                        ),
+                        terminal=False,
+                    ),
+                    client_info=acp.schema.Implementation(name="announcer", version=_version()),
+                ),
+                START_TIMEOUT_SECONDS,
+            )
+            agent_info = getattr(info, "agent_info", None)
+            title = getattr(agent_info, "title", None) or getattr(agent_info, "name", None)
+            if isinstance(title, str) and title.strip():
+                self.adapter.rename(title.strip())
+                self.description = self.adapter.agent_name
+            session = await asyncio.wait_for(
+                self._conn.new_session(cwd=self.cwd, mcp_servers=[]), START_TIMEOUT_SECONDS
+            )
+        except TimeoutError:
+            await self._end_process()
+            raise TransportError(
+                f"the agent {self.command[0]!r} did not answer within "
+                f"{int(START_TIMEOUT_SECONDS)} seconds"
+            ) from None
+        except Exception as exc:
+            await self._end_process()
+            raise TransportError(self._failure(exc)) from None
+        self.session_id = str(session.session_id)
+        self._queue(self.adapter.session_opened(self.session_id, self.cwd, time.time()).events)
+        early, self._early = self._early, None
+        if early is not None:
+            self.prompt(early)
+
+    async def handshake(self, request: dict[str, Any], timeout: float) -> HandshakeOutcome:
+        return HandshakeOutcome(None)  # ACP has its own initialize; nothing to negotiate here
+
+    async def frames(self) -> AsyncIterator[str]:
+        while True:
+            frame = await self._frames.get()
+            if frame is None:
+                return
+            yield frame
+
+    async def send(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """A ``confirmation.reply``: answer the agent's request with its own option, once."""
+        if message.get("type") != "confirmation.reply":
+            return None
+        token = str(message.get("reply_token"))
+        future = self._pending.pop(token, None)
+        option = self.adapter.answer(token, str(message.get("decision")))
+        if future is None or future.done():
+            return None  # already answered or withdrawn: never twice (§6.2)
+        future.set_result(_selected(option) if option is not None else _cancelled())
+        return None
+
+    async def close(self, reason: str = "subscriber_shutdown") -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._cancel_questions()
+        if self._turn is not None and not self._turn.done() and self._conn is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._conn.cancel(session_id=self.session_id), 1.0)
+        await self._end_process()
+        for task in list(self._tasks):
+            task.cancel()
+        self._frames.put_nowait(None)
+
+    # -- what the user does ---------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """A turn is under way (a prompt waits for its ``stopReason``)."""
+        return self._turn is not None and not self._turn.done()
+
+    @property
+    def ready(self) -> bool:
+        """The agent answered ``session/new``: a message goes out at once."""
+        return self._conn is not None and self.session_id is not None and not self._closed
+
+    def prompt(self, text: str) -> bool:
+        """Send the user's message; one typed while the agent starts waits until it is ready.
+
+        False when it cannot be taken: a turn is under way, one message already waits, or
+        the agent is gone.
+        """
+        if self._closed or self.busy or self._early is not None:
+            return False
+        if not self.ready:
+            self._early = text  # sent by connect() once the session is open
+            return True
+        assert self.session_id is not None
+        self._queue(self.adapter.prompt_sent(self.session_id, time.time()).events)
+        self._turn = self._spawn(self._run_turn(text))
+        return True
+
+    async def cancel_turn(self) -> bool:
+        """``session/cancel``: stop the turn; open questions are answered ``cancelled``."""
+        if not self.busy or self._conn is None:
+            return False
+        self._cancel_questions("You stopped the turn, so the question was withdrawn.")
+        with contextlib.suppress(Exception):
+            await self._conn.cancel(session_id=self.session_id)
+        return True
+
+    def commands(self) -> list[tuple[str, str]]:
+        return self.adapter.commands(self.session_id or "")
+
+    # -- what the agent does ----------------------------------------------------------------
+
+    def on_update(self, params: dict[str, Any]) -> None:
+        self._queue(self.adapter.update(params, time.time()).events)
+
+    async def on_permission(self, params: dict[str, Any]) -> Any:
+        key = f"{time.monotonic_ns()}"
+        out = self.adapter.permission_requested(key, params, time.time())
+        token = next(
+            (
+                e["reply_token"]
+                for e in out.events
+                if e.get("type") == "aaep:agent.awaiting.confirmation"
+            ),
+            None,
+        )
+        if token is None:
+            log.warning("a permission request could not be asked; answered cancelled")
+            self._queue(out.events)
+            return _cancelled()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[str(token)] = future
+        self._queue(out.events)
+        return await future  # no timeout: the agent waits, and so do we
+
+    async def _run_turn(self, text: str) -> None:
+        import acp
+
+        stop_reason: str | None = None
+        try:
+            response = await self._conn.prompt(
+                session_id=self.session_id, prompt=[acp.text_block(text)]
+            )
+            stop_reason = str(getattr(response, "stop_reason", None) or "end_turn")
+        except Exception as exc:
+            if self._closed:
+                return
+            self._queue(
+                self.adapter.session_failed(self.session_id, self._failure(exc), time.time()).events
+            )
+            return
+        self._cancel_questions()
+        self._queue(self.adapter.turn_ended(self.session_id or "", stop_reason, time.time()).events)
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def _cancel_questions(self, sentence: str | None = None) -> None:
+        for token, future in list(self._pending.items()):
+            del self._pending[token]
+            if not future.done():
+                future.set_result(_cancelled())
+            said = sentence or "The agent no longer waits for this answer."
+            self._queue(self.adapter.permission_withdrawn(token, said, time.time()).events)
+
+    def _queue(self, events: list[dict[str, Any]]) -> None:
+        for event in events:
+            self._frames.put_nowait(json.dumps(event, ensure_ascii=False))
+
+    def _spawn(self, coroutine: Any) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _read_stderr(self) -> None:
+        """The agent's stderr goes to the diagnostics log, never to the user's terminal."""
+        assert self._process is not None and self._process.stderr is not None
+        while True:
+            line = await self._process.stderr.readline()
+            if not line:
+                return
+            text = line.decode("utf-8", "replace").rstrip()
+            self.stderr_tail = [*self.stderr_tail[-(STDERR_LINES_KEPT - 1) :], text]
+            log.info("agent stderr: %s", text[:500])
+
+    async def _watch_exit(self) -> None:
+        assert self._process is not None
+        code = await self._process.wait()
+        if self._closed:
+            return
+        self._cancel_questions("The agent stopped, so the question was withdrawn.")
+        reason = f"its process ended with status {code}"
+        self._queue(self.adapter.session_failed(None, reason, time.time()).events)
+        self._frames.put_nowait(None)
+
+    async def _end_process(self) -> None:
+        """SIGTERM to the agent's process group, then SIGKILL: nothing is left behind."""
+        process = self._process
+        if process is None or process.returncode is not None:
+            return
+        for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, sig)
+            try:
+                await asyncio.wait_for(process.wait(), wait)
+                return
+            except TimeoutError:
+                continue
+
+    def _failure(self, exc: BaseException) -> str:
+        detail = str(exc).strip() or type(exc).__name__
+        said = f"the agent {Path(self.command[0]).name!r} failed: {detail[:200]}"
+        last = next((line for line in reversed(self.stderr_tail) if line.strip()), "")
+        if last:
+            # Its own last words say why far better than "connection closed".
+            said += f" (it said: {' '.join(last.split())[:200]})"
+        return said
+
+
+def _selected(option_id: str) -> Any:
+    import acp
+
+    return acp.schema.RequestPermissionResponse(
+        outcome=acp.schema.AllowedOutcome(option_id=option_id, outcome="selected")
+    )
+
+
+def _cancelled() -> Any:
+    import acp
+
+    return acp.schema.RequestPermissionResponse(
+        outcome=acp.schema.DeniedOutcome(outcome="cancelled")
+    )
+
+
+def _agent_id(name: str) -> str:
+    cleaned = "".join(ch if ch.isalnum() else "-" for ch in name.lower()).strip("-")
+    return (cleaned or "acp-agent")[:64]
+
+
+def _version() -> str:
+    from announcer import __version__
+
+    return __version__

@@ -1,0 +1,167 @@
+"""A scripted ACP agent written with the SDK's agent side, run as a real child process.
+
+``python -m tests.acp.sdk_agent`` speaks ACP on stdio like claude-code-acp or codex-acp
+do: it streams message and thought chunks, announces each tool call twice (first empty,
+then titled, as the real adapters do), asks permission before it writes a file, and
+writes it only when allowed. The prompt picks the scenario:
+
+- ``write``: asks to run ``echo hello > out.txt`` and creates ``out.txt`` when allowed;
+- ``edit``: a diff on ``app.py`` reported on completion;
+- ``plan``: a three-step plan, then an answer;
+- ``wait``: asks permission and then waits to be cancelled (the client stops the turn);
+- ``think``: a thought in several chunks, then an answer;
+- ``burst N``: N message chunks and N/20 tool calls, for the benchmark;
+- ``ask N``: N permission requests in a row, each answer's arrival time logged;
+- anything else: a short answer in three chunks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import acp
+from acp import schema
+
+
+class ScriptedAgent:
+    def __init__(self) -> None:
+        self.conn: Any = None
+        self.cwd = Path.cwd()
+        self.cancelled = asyncio.Event()
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def initialize(self, protocol_version: int, **_: Any) -> schema.InitializeResponse:
+        return schema.InitializeResponse(
+            protocol_version=acp.PROTOCOL_VERSION,
+            agent_info=schema.Implementation(name="scripted", title="Scripted Agent", version="1"),
+        )
+
+    async def new_session(self, cwd: str, **_: Any) -> schema.NewSessionResponse:
+        self.cwd = Path(cwd)
+        return schema.NewSessionResponse(session_id="sess-1")
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        self.cancelled.set()
+
+    async def say(self, session_id: str, *chunks: str) -> None:
+        for chunk in chunks:
+            await self.conn.session_update(session_id, acp.update_agent_message_text(chunk))
+
+    async def ask(self, session_id: str, call_id: str, title: str, kind: str) -> str | None:
+        options = [
+            schema.PermissionOption(option_id="always", name="Always allow", kind="allow_always"),
+            schema.PermissionOption(option_id="once", name="Allow", kind="allow_once"),
+            schema.PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+        ]
+        call = schema.ToolCallUpdate(tool_call_id=call_id, title=title, kind=kind)
+        answer = await self.conn.request_permission(session_id, call, options)
+        outcome = answer.outcome
+        return getattr(outcome, "option_id", None)
+
+    async def tool(
+        self, session_id: str, call_id: str, title: str, kind: str, **extra: Any
+    ) -> None:
+        # Real adapters send the call first with no title, then fill it in.
+        await self.conn.session_update(
+            session_id, acp.start_tool_call(call_id, "", kind=kind, status="pending")
+        )
+        await self.conn.session_update(
+            session_id,
+            acp.update_tool_call(call_id, title=title, kind=kind, status="pending", **extra),
+        )
+
+    async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> schema.PromptResponse:
+        text = " ".join(getattr(block, "text", "") for block in prompt).strip()
+        self.cancelled.clear()
+        if text == "write":
+            await self.say(session_id, "I will create the file. ")
+            await self.tool(
+                session_id, "call-1", "echo hello > out.txt", "execute",
+                raw_input={"command": "echo hello > out.txt", "description": "Create out.txt"},
+            )  # fmt: skip
+            choice = await self.ask(session_id, "call-1", "echo hello > out.txt", "execute")
+            if choice in ("once", "always"):
+                (self.cwd / "out.txt").write_text("hello\n")
+                await self.conn.session_update(
+                    session_id, acp.update_tool_call("call-1", status="completed")
+                )
+                await self.say(session_id, "Created out.txt.")
+            else:
+                await self.conn.session_update(
+                    session_id, acp.update_tool_call("call-1", status="failed")
+                )
+                return schema.PromptResponse(stop_reason="end_turn")
+        elif text == "edit":
+            target = str(self.cwd / "app.py")
+            await self.tool(session_id, "call-2", "Edit app.py", "edit",
+                            locations=[schema.ToolCallLocation(path=target)])  # fmt: skip
+            diff = acp.tool_diff_content(target, "a = 1\nb = 3\nc = 4\n", "a = 1\nb = 2\n")
+            await self.conn.session_update(
+                session_id, acp.update_tool_call("call-2", status="completed", content=[diff])
+            )
+            await self.say(session_id, "Edited the file.")
+        elif text == "plan":
+            entries = [
+                acp.plan_entry("Read the code", status="completed"),
+                acp.plan_entry("Fix the bug", status="in_progress"),
+                acp.plan_entry("Run the tests", status="pending"),
+            ]
+            await self.conn.session_update(session_id, acp.update_plan(entries))
+            await self.conn.session_update(session_id, acp.update_plan(entries))
+            await self.say(session_id, "Working on the fix.")
+        elif text == "wait":
+            await self.tool(session_id, "call-3", "rm -rf build", "delete")
+            waiting = asyncio.ensure_future(
+                self.ask(session_id, "call-3", "rm -rf build", "delete")
+            )
+            await self.cancelled.wait()
+            choice = await asyncio.wait_for(waiting, 10)
+            (self.cwd / "permission-outcome.txt").write_text(str(choice))
+            return schema.PromptResponse(stop_reason="cancelled")
+        elif text == "think":
+            for piece in ("The user wants ", "a greeting, ", "so I will greet them."):
+                await self.conn.session_update(session_id, acp.update_agent_thought_text(piece))
+            await self.say(session_id, "Hello there.")
+        elif text.startswith("ask"):
+            # ``ask N``: N permission requests in a row; each answer's arrival time (the
+            # system-wide monotonic clock) is appended to ``answers.txt`` for the benchmark.
+            count = int(text.split()[1])
+            with (self.cwd / "answers.txt").open("a") as log:
+                for index in range(count):
+                    call = f"ask-{index}"
+                    choice = await self.ask(session_id, call, f"touch f{index}", "edit")
+                    log.write(f"{time.monotonic()} {choice}\n")
+                    log.flush()
+        elif text.startswith("burst"):
+            count = int(text.split()[1])
+            for index in range(count):
+                await self.say(
+                    session_id, f"Word {index}. " if index % 10 == 9 else f"word{index} "
+                )
+                if index % 20 == 0:
+                    call = f"b-{index}"
+                    await self.tool(session_id, call, f"ls dir{index}", "read")
+                    await self.conn.session_update(
+                        session_id, acp.update_tool_call(call, status="completed")
+                    )
+        else:
+            await self.say(session_id, "Hello. ", "This is the scripted agent. ", "Done.")
+        return schema.PromptResponse(stop_reason="end_turn")
+
+
+def main() -> None:
+    if os.environ.get("SDK_AGENT_FAIL_AT_START"):
+        print("cannot start: no model configured", file=sys.stderr)
+        sys.exit(3)
+    asyncio.run(acp.run_agent(ScriptedAgent()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,343 @@
+"""ACP session updates and permission requests -> AAEP events -> what the user hears.
+
+The messages are the wire form real adapters send (camelCase JSON, each tool call
+first empty, then titled); every event goes through the real decoder and engine.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from announcer.engine.pipeline import Engine
+from announcer.engine.settings import UserSettings
+from announcer.engine.speech_commands import Speak
+from announcer.formats.acp import AcpAdapter
+from announcer.protocol.decode import decode_frame
+
+CWD = "/home/ada/project"
+
+
+def update(session_update: str, /, **fields: Any) -> dict[str, Any]:
+    return {"sessionId": "s1", "update": {"sessionUpdate": session_update, **fields}}
+
+
+def text(chunk: str) -> dict[str, Any]:
+    return {"type": "text", "text": chunk}
+
+
+OPTIONS = [
+    {"optionId": "always", "name": "Always allow", "kind": "allow_always"},
+    {"optionId": "once", "name": "Allow", "kind": "allow_once"},
+    {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+]
+
+
+class Heard:
+    """The adapter's events through the real engine, spoken by an instant backend."""
+
+    def __init__(self, **settings: Any) -> None:
+        self.adapter = AcpAdapter("Claude Code")
+        self.engine = Engine(UserSettings(**settings))
+        self.spoken: list[str] = []
+        self.events: list[dict[str, Any]] = []
+        self.now = 1_000.0
+
+    def take(self, out: Any) -> list[dict[str, Any]]:
+        assert not out.diagnostics, out.diagnostics
+        for event in out.events:
+            result = decode_frame(json.dumps(event))
+            assert result.event is not None, (event["type"], result.diagnostics)
+            self.events.append(event)
+            self._run(self.engine.receive(json.dumps(event), "acp", self.now))
+        self.now += 0.5
+        self._run(self.engine.tick(self.now + 5))
+        return list(out.events)
+
+    def _run(self, commands: list[Any]) -> None:
+        pending = list(commands)
+        while pending:
+            command = pending.pop(0)
+            if isinstance(command, Speak):
+                self.spoken.append(command.announcement.text)
+                pending += self.engine.on_speech_done(command.utterance_id, self.now)
+
+    def open(self) -> None:
+        self.take(self.adapter.session_opened("s1", CWD, self.now))
+        self.take(self.adapter.prompt_sent("s1", self.now))
+
+    def send(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        return self.take(self.adapter.update(params, self.now))
+
+    def said(self) -> str:
+        return " ".join(self.spoken)
+
+
+def test_message_chunks_become_sentences_and_the_turn_end_is_said() -> None:
+    heard = Heard()
+    heard.open()
+    for chunk in ("I looked at ", "the code. It ", "is fine."):
+        heard.send(update("agent_message_chunk", content=text(chunk)))
+    heard.take(heard.adapter.turn_ended("s1", "end_turn", heard.now))
+    assert "I looked at the code." in heard.spoken
+    assert "It is fine." in heard.spoken
+    assert heard.spoken[-1] == "Claude Code finished the turn."
+
+
+def test_a_tool_call_sent_empty_then_titled_is_announced_once_with_its_description() -> None:
+    heard = Heard()
+    heard.open()
+    heard.send(update("tool_call", toolCallId="t1", title="", kind="execute", status="pending"))
+    heard.send(
+        update(
+            "tool_call_update",
+            toolCallId="t1",
+            title="npm test",
+            kind="execute",
+            status="in_progress",
+            rawInput={"command": "npm test", "description": "Run the test suite"},
+        )
+    )
+    heard.send(update("tool_call_update", toolCallId="t1", status="completed"))
+    invoked = [e for e in heard.events if e["type"] == "aaep:agent.tool.invoked"]
+    assert len(invoked) == 1
+    assert invoked[0]["summary_normal"] == "Run the test suite."
+    assert invoked[0]["summary_detailed"] == "Npm test: Run the test suite."
+    assert "Run the test suite: done." in heard.said()
+
+
+def test_diffs_and_locations_are_said_relative_to_the_session_folder() -> None:
+    heard = Heard()
+    heard.open()
+    heard.send(
+        update(
+            "tool_call",
+            toolCallId="e1",
+            title="Edit app.py",
+            kind="edit",
+            status="in_progress",
+            locations=[{"path": f"{CWD}/src/app.py"}],
+        )
+    )
+    diff = {
+        "type": "diff",
+        "path": f"{CWD}/src/app.py",
+        "oldText": "a = 1\nb = 3\nc = 4\n",
+        "newText": "a = 1\nb = 2\n",
+    }
+    heard.send(update("tool_call_update", toolCallId="e1", status="completed", content=[diff]))
+    said = heard.said()
+    assert "Edit app.py in src/app.py." in said
+    assert "Changes 3 lines in src/app.py." in said
+    assert CWD not in said
+
+
+def test_a_plan_is_read_when_its_step_changes_and_not_again() -> None:
+    heard = Heard()
+    heard.open()
+    entries = [
+        {"content": "Read the code", "priority": "high", "status": "completed"},
+        {"content": "Fix the bug", "priority": "high", "status": "in_progress"},
+        {"content": "Run the tests", "priority": "low", "status": "pending"},
+    ]
+    heard.send(update("plan", entries=entries))
+    heard.send(update("plan", entries=entries))
+    assert heard.spoken.count("Step 2 of 3: Fix the bug.") == 1
+
+
+def test_thoughts_are_heard_whole_only_at_detailed_verbosity() -> None:
+    for verbosity, expected in (("detailed", True), ("normal", False)):
+        heard = Heard(verbosity=verbosity)
+        heard.open()
+        for piece in ("The user wants ", "a greeting."):
+            heard.send(update("agent_thought_chunk", content=text(piece)))
+        heard.send(update("agent_message_chunk", content=text("Hello there.")))
+        assert ("Thinking: The user wants a greeting." in heard.spoken) is expected
+        assert "Hello there." in " ".join(heard.spoken) or heard.adapter.sessions
+
+
+def test_thoughts_are_never_spoken_in_low_cognitive_load() -> None:
+    heard = Heard(verbosity="detailed", cognitive_load="low")
+    heard.open()
+    heard.send(update("agent_thought_chunk", content=text("A secret plan.")))
+    heard.send(update("agent_message_chunk", content=text("Hello there. ")))
+    assert "secret" not in heard.said()
+
+
+def test_token_usage_and_our_own_prompt_echo_are_never_spoken() -> None:
+    heard = Heard()
+    heard.open()
+    before = list(heard.spoken)
+    assert heard.send(update("usage_update", used=1200, size=200000)) == []
+    assert heard.send(update("user_message_chunk", content=text("my prompt"))) == []
+    assert heard.spoken == before
+
+
+def test_a_permission_is_a_question_that_maps_back_to_the_agents_own_options() -> None:
+    heard = Heard()
+    heard.open()
+    heard.send(update("tool_call", toolCallId="t1", title="", kind="execute", status="pending"))
+    heard.send(
+        update("tool_call_update", toolCallId="t1", title="echo hello > out.txt", kind="execute")
+    )
+    params = {
+        "sessionId": "s1",
+        "toolCall": {"toolCallId": "t1", "title": "echo hello > out.txt", "kind": "execute"},
+        "options": OPTIONS,
+    }
+    events = heard.take(heard.adapter.permission_requested("r1", params, heard.now))
+    question = events[-1]
+    assert question["type"] == "aaep:agent.awaiting.confirmation"
+    assert question["default_decision"] == "reject"
+    assert question["allowed_replies"] == ["reject", "accept"]
+    # The pending tool was not announced before its own question.
+    assert not any(e["type"] == "aaep:agent.tool.invoked" for e in heard.events)
+    said = heard.said()
+    assert "Claude Code wants to run: echo hello > out.txt." in said
+    assert "The agent waits for your answer." in said
+    assert "If you do not answer" not in said
+    token = question["reply_token"]
+    assert heard.adapter.answer(token, "accept") == "once"  # never the "always" option
+    assert heard.adapter.answer(token, "accept") is None  # used up: answered once
+
+
+def test_destructive_requests_are_high_risk_and_deletes_irreversible() -> None:
+    adapter = AcpAdapter("Codex")
+    adapter.session_opened("s1", CWD, 0.0)
+    for title, kind, risk, irreversible in (
+        ("rm -rf build", "execute", "high", False),
+        ("Delete build", "delete", "high", True),
+        ("Read notes.md", "read", "low", False),
+    ):
+        params = {
+            "sessionId": "s1",
+            "toolCall": {"toolCallId": title, "title": title, "kind": kind},
+            "options": OPTIONS,
+        }
+        question = adapter.permission_requested(title, params, 0.0).events[-1]
+        assert (question["risk_level"], question["irreversible"]) == (risk, irreversible)
+
+
+def test_without_an_allow_once_option_only_reject_is_offered() -> None:
+    adapter = AcpAdapter("Codex")
+    adapter.session_opened("s1", CWD, 0.0)
+    params = {
+        "sessionId": "s1",
+        "toolCall": {"toolCallId": "x", "title": "git push", "kind": "execute"},
+        "options": [{"optionId": "no", "name": "Reject", "kind": "reject_once"}],
+    }
+    question = adapter.permission_requested("k", params, 0.0).events[-1]
+    assert question["allowed_replies"] == ["reject"]
+    assert adapter.answer(question["reply_token"], "accept") is None
+
+
+def test_a_withdrawn_question_is_voided_for_the_engine() -> None:
+    heard = Heard()
+    heard.open()
+    params = {
+        "sessionId": "s1",
+        "toolCall": {"toolCallId": "t9", "title": "rm -rf build", "kind": "delete"},
+        "options": OPTIONS,
+    }
+    token = heard.take(heard.adapter.permission_requested("k", params, heard.now))[-1][
+        "reply_token"
+    ]
+    assert [p.reply_token for p in heard.engine.pending_prompts()] == [token]
+    heard.take(heard.adapter.permission_withdrawn(token, "You stopped the turn.", heard.now))
+    assert heard.engine.pending_prompts() == []
+    assert heard.adapter.answer(token, "accept") is None
+
+
+_UPDATES = st.sampled_from(
+    [
+        ("tool_call", {"title": "", "kind": "execute", "status": "pending"}),
+        ("tool_call_update", {"title": "make build", "kind": "execute"}),
+        ("tool_call_update", {"status": "in_progress"}),
+        ("tool_call_update", {"status": "completed"}),
+        ("tool_call_update", {"status": "failed"}),
+        ("tool_call", {"title": "ls", "kind": "read", "status": "pending"}),
+        ("agent_message_chunk", {"content": text("Some words. ")}),
+        ("agent_thought_chunk", {"content": text("hmm")}),
+        ("permission", {}),
+        ("withdraw", {}),
+        ("answer", {}),
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    steps=st.lists(st.tuples(_UPDATES, st.sampled_from(["a", "b", "c"])), max_size=40),
+    decisions=st.lists(st.sampled_from(["accept", "reject"]), max_size=40),
+)
+def test_any_sequence_announces_each_call_once_and_answers_each_permission_once(
+    steps: list[tuple[tuple[str, dict[str, Any]], str]], decisions: list[str]
+) -> None:
+    adapter = AcpAdapter("Agent")
+    adapter.session_opened("s1", CWD, 0.0)
+    adapter.prompt_sent("s1", 0.0)
+    events: list[dict[str, Any]] = []
+    tokens: list[str] = []
+    answers: dict[str, int] = {}
+    for index, ((kind, fields), call) in enumerate(steps):
+        now = float(index)
+        if kind == "permission":
+            params = {
+                "sessionId": "s1",
+                "toolCall": {"toolCallId": call, "title": f"step {call}", "kind": "execute"},
+                "options": OPTIONS,
+            }
+            out = adapter.permission_requested(str(index), params, now)
+            tokens += [
+                e["reply_token"]
+                for e in out.events
+                if e["type"] == "aaep:agent.awaiting.confirmation"
+            ]
+        elif kind in ("withdraw", "answer") and not tokens:
+            continue
+        elif kind == "withdraw":
+            out = adapter.permission_withdrawn(tokens[0], "Withdrawn.", now)
+        elif kind == "answer":
+            token = tokens.pop(0)
+            decision = decisions[index % len(decisions)] if decisions else "reject"
+            if adapter.answer(token, decision) is not None:
+                answers[token] = answers.get(token, 0) + 1
+            out = adapter.update(update("agent_message_chunk", content=text("")), now)
+        else:
+            out = adapter.update(update(kind, toolCallId=call, **fields), now)
+        assert not out.diagnostics
+        events += out.events
+    events += adapter.turn_ended("s1", "end_turn", float(len(steps))).events
+    for event in events:
+        result = decode_frame(json.dumps(event))
+        assert result.event is not None, (event["type"], result.diagnostics)
+    invoked = [e["tool_call_id"] for e in events if e["type"] == "aaep:agent.tool.invoked"]
+    completed = [e["tool_call_id"] for e in events if e["type"] == "aaep:agent.tool.completed"]
+    assert len(invoked) == len(set(invoked))  # no call announced twice
+    assert sorted(completed) == sorted(set(completed))  # nor finished twice
+    assert all(count == 1 for count in answers.values())  # each question answered once
+    sequence = [e["sequence_number"] for e in events if e["session_id"] == events[0]["session_id"]]
+    assert sequence == sorted(sequence)
+
+
+def test_a_rejected_call_is_not_announced_or_read_as_a_failure_afterwards() -> None:
+    """claude-code-acp reports a refused call as failed "User refused permission"."""
+    heard = Heard()
+    heard.open()
+    heard.send(update("tool_call", toolCallId="t1", title="rm -rf build", kind="execute"))
+    params = {
+        "sessionId": "s1",
+        "toolCall": {"toolCallId": "t1", "title": "rm -rf build", "kind": "execute"},
+        "options": OPTIONS,
+    }
+    token = heard.take(heard.adapter.permission_requested("k", params, heard.now))[-1][
+        "reply_token"
+    ]
+    assert heard.adapter.answer(token, "reject") == "no"
+    before = list(heard.spoken)
+    failed = {"type": "content", "content": text("User refused permission to run tool")}
+    heard.send(update("tool_call_update", toolCallId="t1", status="failed", content=[failed]))
+    assert heard.spoken == before

@@ -1,0 +1,235 @@
+"""``announcer agent`` end to end: the real command, the plain UI on pipes, a real ACP agent.
+
+The agent (tests/acp/sdk_agent.py) is written with the SDK's agent side and runs as a
+child process; it creates ``out.txt`` only when allowed. What the producer receives is
+what it did (the file, the outcome it recorded); what the user hears is the jsonl record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from queue import Empty, Queue
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 60.0
+
+
+class AgentRun:
+    """``announcer agent`` with its stdin and stdout on pipes, read line by line."""
+
+    def __init__(self, tmp: Path, *extra: str) -> None:
+        self.folder = tmp / "work"
+        self.folder.mkdir()
+        self.record = tmp / "speech.jsonl"
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "ANNOUNCER_CONFIG": str(tmp / "none.toml"),
+            "PYTHONIOENCODING": "utf-8",
+        }
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "announcer",
+                "agent",
+                "--ui",
+                "plain",
+                "--speech",
+                f"jsonl:{self.record}",
+                "--cwd",
+                str(self.folder),
+                *extra,
+                "--",
+                sys.executable,
+                "-m",
+                "tests.acp.sdk_agent",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+        )
+        self.lines: Queue[str] = Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+
+    def wait_for(self, text: str) -> str:
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.5)
+            except Empty:
+                continue
+            self.seen.append(line)
+            if text in line:
+                return line
+        raise AssertionError(f"never printed {text!r}; printed: {self.seen}")
+
+    def type(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def quit(self) -> int:
+        self.type(":quit")
+        try:
+            return self.proc.wait(timeout=TIMEOUT)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+
+    def heard(self) -> list[str]:
+        records = [json.loads(x) for x in self.record.read_text(encoding="utf-8").splitlines()]
+        return [r["text"] for r in records if r["action"] == "speak"]
+
+
+@pytest.fixture
+def run(tmp_path: Path):  # type: ignore[no-untyped-def]
+    started: list[AgentRun] = []
+
+    def start(*extra: str) -> AgentRun:
+        agent = AgentRun(tmp_path, *extra)
+        started.append(agent)
+        agent.wait_for("Scripted Agent is ready.")
+        return agent
+
+    yield start
+    for agent in started:
+        if agent.proc.poll() is None:
+            agent.proc.kill()
+            agent.proc.wait(timeout=10)
+
+
+def test_allow_lets_the_command_run_and_the_user_hears_it(run) -> None:  # type: ignore[no-untyped-def]
+    agent = run()
+    agent.type("write")
+    agent.wait_for("Accept or reject?")
+    agent.type("a")
+    agent.wait_for("Scripted Agent finished the turn.")
+    assert (agent.folder / "out.txt").read_text() == "hello\n"
+    assert agent.quit() == 0
+    heard = agent.heard()
+    question = next(t for t in heard if t.startswith("Confirmation needed."))
+    assert "Scripted Agent wants to run: echo hello > out.txt." in question
+    assert "The agent waits for your answer." in question
+    assert "Created out.txt." in heard
+
+
+def test_reject_stops_the_command(run) -> None:  # type: ignore[no-untyped-def]
+    agent = run()
+    agent.type("write")
+    agent.wait_for("Accept or reject?")
+    agent.type("r")
+    agent.wait_for("Scripted Agent finished the turn.")
+    assert not (agent.folder / "out.txt").exists()
+    assert agent.quit() == 0
+
+
+def test_cancelling_the_turn_withdraws_the_open_question(run) -> None:  # type: ignore[no-untyped-def]
+    agent = run()
+    agent.type("wait")
+    agent.wait_for("Accept or reject?")
+    agent.type(":cancel")
+    agent.wait_for("you cancelled it")
+    # The agent's request was answered "cancelled", exactly once, and nothing ran.
+    assert (agent.folder / "permission-outcome.txt").read_text() == "None"
+    agent.type("a")  # too late: no question is open any more
+    agent.wait_for("No question is waiting")
+    assert agent.quit() == 0
+    heard = " ".join(agent.heard())
+    assert "You stopped the turn, so the question was withdrawn." in heard
+
+
+def test_a_message_while_the_agent_works_is_refused_with_the_reason(run) -> None:  # type: ignore[no-untyped-def]
+    agent = run()
+    agent.type("wait")
+    agent.wait_for("Accept or reject?")
+    agent.type("r")
+    agent.wait_for("Sent: reject")
+    agent.type(":cancel")
+    agent.quit()
+
+
+def test_an_agent_that_cannot_start_says_why_and_exits(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "announcer",
+            "agent",
+            "--ui",
+            "plain",
+            "--speech",
+            "none",
+            "--",
+            sys.executable,
+            "-m",
+            "tests.acp.sdk_agent",
+        ],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "SDK_AGENT_FAIL_AT_START": "1",
+            "ANNOUNCER_CONFIG": str(tmp_path / "none.toml"),
+        },
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert "no model configured" in done.stdout + done.stderr
+    assert "Giving up" in done.stdout
+
+
+def test_a_preset_that_is_not_installed_says_what_to_install(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "announcer", "agent", "codex"],
+        cwd=ROOT,
+        env={**os.environ, "PATH": str(tmp_path), "ANNOUNCER_CONFIG": str(tmp_path / "x.toml")},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 2
+    assert "npm install -g @zed-industries/codex-acp" in done.stderr
+
+
+def test_a_message_typed_while_the_agent_starts_is_sent_once_it_is_ready(tmp_path: Path) -> None:
+    agent = AgentRun(tmp_path)
+    agent.type("hello")  # before "ready": the agent process is still starting
+    agent.wait_for("This is the scripted agent.")
+    agent.wait_for("Scripted Agent finished the turn.")
+    assert agent.quit() == 0
+
+
+def test_a_program_name_without_a_preset_is_started_as_the_agent(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "announcer", "agent", "no-such-agent-program"],
+        cwd=ROOT,
+        env={**os.environ, "ANNOUNCER_CONFIG": str(tmp_path / "x.toml")},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 2
+    assert "neither a preset" in done.stderr

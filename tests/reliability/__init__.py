@@ -1,0 +1,1 @@
+"""Hostile producers on loopback: floods, odd but lawful input, diagnostics (issue 13)."""
