@@ -77,6 +77,9 @@ MALFORMED_TIMEOUT_SECONDS: Final = 300
 CLOCK_SAMPLES: Final = 32
 # Delivery jitter below this is not lateness (a question is not cut short by it).
 LATE_TOLERANCE_SECONDS: Final = 2.0
+# A waiting or set-aside count already heard is said again at most this often; the
+# current count is also said whenever the next question is read.
+COUNT_NOTICE_INTERVAL_SECONDS: Final = 5.0
 _TRACKER_SECTIONS: Final = {
     "duplicate_event": "§8.2.4",
     "late_event": "§3.4.1",
@@ -186,6 +189,7 @@ class Engine:
         self.presented_at: float | None = None
         self._present_due_at: float | None = None
         self._waiting_notice_id: str | None = None
+        self._count_notice_at: dict[str, float] = {}
         self._notice_serial = 0
         self.set_aside = 0
         self._set_aside_notice_id: str | None = None
@@ -658,11 +662,21 @@ class Engine:
         """
         waiting = len(self.book.pending()) - 1
         announcement = self._waiting_announcement(prompt, waiting, False)
-        commands, _ = self._replace_notice(self._waiting_notice_id, now)
+        commands, replaced = self._replace_notice(self._waiting_notice_id, now)
+        if not replaced and self._recently_counted("waiting", now):
+            return commands
         self._notice_serial += 1
         announcement.event_id = self._waiting_notice_id = f"evt_waiting{self._notice_serial}"
         self._transcript.append(TranscriptEntry(now, announcement, prompt.source_id))
         return commands + self.scheduler.submit(announcement, now)
+
+    def _recently_counted(self, kind: str, now: float) -> bool:
+        """A count notice was said a moment ago: the next one waits (no flood of counts)."""
+        last = self._count_notice_at.get(kind)
+        if last is not None and now - last < COUNT_NOTICE_INTERVAL_SECONDS:
+            return True
+        self._count_notice_at[kind] = now
+        return False
 
     def _replace_notice(self, event_id: str | None, now: float) -> tuple[list[SpeechCommand], bool]:
         """Drop a count notice still waiting in the queue (a newer count follows it)."""
@@ -699,7 +713,9 @@ class Engine:
             text, prompt, kind="system.prompts_set_aside", critical=True
         )
         announcement.interrupt = False
-        commands, _ = self._replace_notice(self._set_aside_notice_id, now)
+        commands, replaced = self._replace_notice(self._set_aside_notice_id, now)
+        if not replaced and self._recently_counted("set_aside", now):
+            return commands
         self._notice_serial += 1
         announcement.event_id = self._set_aside_notice_id = f"evt_setaside{self._notice_serial}"
         self._transcript.append(TranscriptEntry(now, announcement, prompt.source_id))

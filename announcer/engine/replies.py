@@ -37,7 +37,7 @@ ReplyMessage = ConfirmationReply | ClarificationReply
 ClosedReason = Literal["answered", "voided", "expired", "superseded", "reused", "ended"]
 
 CLOSED_TOKENS_LIMIT: Final = 10_000
-OPEN_PROMPTS_LIMIT: Final = 1_000
+OPEN_PROMPTS_LIMIT: Final = 2_000
 AUTO_POLICY_ID: Final = "auto:configured_policy"
 
 

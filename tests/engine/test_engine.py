@@ -526,19 +526,19 @@ def test_ten_thousand_confirmations_in_a_second_stay_bounded() -> None:
             confirmation(f"rpl_flood{index:05d}", session=f"sess_f{index}"), "c", index / 10_000
         )
     pending = engine.pending_prompts()
-    assert len(pending) == 1_000  # bounded; the newest 9,000 were set aside, counted
+    assert len(pending) == 2_000  # bounded; the newest 8,000 were set aside, counted
     assert pending[0].reply_token == "rpl_flood00000"  # the first heard stays first
-    assert engine.book.overflowed == 9_000 == engine.set_aside
+    assert engine.book.overflowed == 8_000 == engine.set_aside
     presented = engine.presented_prompt()
     assert presented is not None and presented.reply_token == "rpl_flood00000"
     # One question is read; the others are one waiting count and one set-aside count.
     texts = [a.text for a in engine.scheduler.queued_announcements()]
     assert len(texts) <= 3, texts
-    assert any("Questions waiting after this one: 999" in t for t in texts)
-    assert any("9000 newer ones were set aside" in t for t in texts)
+    assert any("Questions waiting after this one: 1999" in t for t in texts)
+    assert any("8000 newer ones were set aside" in t for t in texts)
     refused = engine.answer(UserAnswer("rpl_flood09999", decision="reject"), 1.0)
     assert isinstance(refused, Refusal) and refused.code == "superseded"
-    assert engine.diagnostics.counts().get("prompt.set_aside") == 9_000
+    assert engine.diagnostics.counts().get("prompt.set_aside") == 8_000
 
 
 def test_invalid_frames_are_logged_and_urgent_ones_mentioned() -> None:
