@@ -116,8 +116,24 @@ ensure_venv() {
     fi
 }
 
+# The agent lab (tests/lab) runs the real Claude Code and Codex CLIs: node and npm
+# from Debian when missing, then the pinned CLIs from npm into .cache/agent-lab
+# (tests/lab/clis.py holds the versions). A failure here is only a warning: the
+# lab tests say why they cannot run, and on CI they fail.
+ensure_agent_lab() {
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        install_debian_packages no nodejs npm
+    fi
+    if ! command -v npm >/dev/null 2>&1; then
+        log "npm is missing: the agent lab cannot install the agent CLIs"
+        return 0
+    fi
+    (cd "$root" && "$venv/bin/python" -m tests.lab.clis install >/dev/null) ||
+        log "the agent lab CLIs could not be installed; the lab tests will say why"
+}
+
 case "$purpose" in
     run) install_debian_packages no "${run_apt_packages[@]}"; ensure_venv "test" ;;
-    test) install_debian_packages no "${test_apt_packages[@]}"; ensure_venv "test,benchmark" ;;
+    test) install_debian_packages no "${test_apt_packages[@]}"; ensure_venv "test,benchmark"; ensure_agent_lab ;;
     *) log "usage: bootstrap.sh run|test"; exit 2 ;;
 esac

@@ -30,6 +30,7 @@ FOREIGN_FLAGS = {
     "--snapshot-update": "pytest (pytest-textual-snapshot)",
     "--output-format": "claude",
     "--include-partial-messages": "claude",
+    "--ax-screen-reader": "claude",
     "--experimental-acp": "gemini",
     "--force": "git push",
 }

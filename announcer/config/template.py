@@ -62,6 +62,15 @@ TEMPLATE = """\
 # asking. "auto_reject" rejects it for you. announcer never accepts for you.
 # reply_policy = "ask"
 
+# Seconds an answer key waits after a question appears or replaces another, and until
+# its first words were spoken, so a key meant for the last question never answers
+# this one (0-10; 0 turns the wait off, which is not recommended).
+# answer_arming_seconds = 1.0
+
+# Which confirmations take two keys to accept (A, then Enter): "risky" (all but the
+# low-risk, reversible ones) or "always". Rejecting always takes one key.
+# two_key_accept = "risky"
+
 # A voice per language: the language tag, then the voice name your speech
 # engine knows (see `announcer voices`).
 [voices]

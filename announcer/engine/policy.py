@@ -477,6 +477,9 @@ class Policy:
             and event.from_state != event.to_state
             and event.to_state in CYCLE_STATES
             and event.from_state in CYCLE_STATES
+            # a new thought in the same state (thinking -> thinking, with its words) is
+            # news, not a cycle; without it a model's reasoning is never heard
+            and event.from_state != event.to_state
             and session.last_state_announced_at is not None
             and now - session.last_state_announced_at < STATE_CYCLE_QUIET_SECONDS
         )
@@ -568,6 +571,10 @@ class Policy:
             if event.status == "error"
             else _capitalised(self._phrase("{tool} timed out.", tool=tool))
         )
+        if spoken is not None and self._names_outcome(spoken, tool, lead):
+            # "Bash was denied by ..." or "Bash failed.": our lead would say it twice,
+            # or call a denial a failure
+            return spoken
         detail = spoken or self._producer_text(event, "error_message")
         return [self._own(lead), detail] if detail else self._own(lead)
 
@@ -684,6 +691,14 @@ class Policy:
             parts.append(self._keys(keys.freetext))
         return [part for part in parts if part]
 
+    def _names_outcome(self, spoken: Spoken, tool: str, lead: str) -> bool:
+        """Whether a failed tool's summary names the tool and says how it ended."""
+        named = words_of(tool)
+        tokens = words_of(spoken.text)
+        if not named or not any(tokens[i : i + len(named)] == named for i in range(len(tokens))):
+            return False
+        return self._already_says(spoken, _FAILURE_WORDS, lead)
+
     def _already_says(self, spoken: Spoken, words_msgid: str, lead: str) -> bool:
         """Whether the producer's text already conveys the outcome our ``lead`` names.
 
@@ -711,6 +726,12 @@ def _capitalised(text: str) -> str:
 # announcer does not add its own "Finished." before it. Comma-separated, lower case, every
 # form a summary may use; a phrase of several words is allowed. Not spoken.
 _COMPLETION_WORDS: Final = N_("done, finished, finishes, complete, completed, completes")
+# Translators: words that, in a summary naming a tool, already say how the call ended
+# badly ("Bash was denied by ..."), so announcer does not add its own "<tool> failed."
+# before it. Comma-separated, lower case, every form a summary may use. Not spoken.
+_FAILURE_WORDS: Final = N_(
+    "failed, fails, denied, declined, refused, rejected, blocked, timed out, cancelled"
+)
 # Translators: words that, in an agent's summary, already say a session was cancelled, so
 # announcer does not add its own "Cancelled..." before it. Comma-separated, lower case, every
 # form a summary may use. Not spoken.

@@ -55,6 +55,13 @@ class UserSettings(BaseModel):
     after_interrupt: Literal["resume", "drop"] = "resume"
     # Never "accept": a configured policy may only ever reject (§6, DEVELOPERS.md security).
     reply_policy: Literal["ask", "auto_reject"] = "ask"
+    # Seconds an answer key waits after a question appears or replaces another (and until
+    # its first words were spoken), so a key meant for the last question never answers
+    # this one (announcer.engine.answer_guard). 0 turns the wait off; not recommended.
+    answer_arming_seconds: float = Field(default=1.0, ge=0.0, le=10.0)
+    # Which confirmations need a second, different key to accept: "risky" (all but the
+    # known low-risk, reversible ones) or "always". There is deliberately no "never".
+    two_key_accept: Literal["risky", "always"] = "risky"
     backend: str = "auto"
     voices: dict[str, str] = Field(default_factory=dict)
     rate_wpm: int | None = Field(default=None, ge=60, le=600)

@@ -25,6 +25,8 @@ MAX_CHUNK_CHARS = 16384
 # §3 summary bounds: terse 4096, normal/detailed 16384 characters
 MAX_TERSE = 4096
 MAX_SUMMARY = 16384
+#: a tool argument at most this long is said at terse verbosity too ("Bash: ls.")
+TERSE_ARGUMENT = 40
 # sessions remembered per stream before the oldest (ended first) are forgotten
 MAX_SESSIONS = 1000
 # Confirmation defaults when the source gives none (Chapter 6 §6.4.2: 30-90 s for low risk)
@@ -121,6 +123,8 @@ class OpenTool:
     tool: str
     call_id: str
     started: float
+    label: str | None = None  # the spoken argument, to tell parallel calls apart
+    overlapped: bool = False  # another call of the same tool ran at the same time
 
 
 @dataclass(slots=True)
@@ -392,17 +396,30 @@ class AaepBuilder:
         self._emit(sess, "state.changed", now, fields, urgency=urgency, at=at)
 
     def thinking(
-        self, sess: SessionState, now: float, thought: str | None, *, at: float | None = None
+        self,
+        sess: SessionState,
+        now: float,
+        thought: str | None,
+        *,
+        detail: str | None = None,
+        at: float | None = None,
     ) -> None:
-        """A model's thought: each new one is spoken, a bare 'thinking' only on a change."""
+        """A model's thought: each new one is spoken, a bare 'thinking' only on a change.
+
+        ``thought`` is its headline (normal verbosity); ``detail`` the rest (detailed).
+        """
+        normal = (
+            self._t("Thinking: {text}").format(text=sentence(thought))
+            if thought
+            else self._t("Thinking.")
+        )
         self.state_changed(
             sess,
             now,
             "thinking",
-            normal=self._t("Thinking: {text}").format(text=thought)
-            if thought
-            else self._t("Thinking."),
+            normal=normal,
             terse=self._t("Thinking."),
+            detailed=f"{normal} {sentence(detail)}" if thought and detail else None,
             at=at,
             force=bool(thought),
         )
@@ -418,15 +435,21 @@ class AaepBuilder:
         terse: str | None = None,
         detailed: str | None = None,
         args_summary: str | None = None,
+        label: str | None = None,
         at: float | None = None,
         urgency: str = "normal",
     ) -> None:
+        """``label`` names the call for the ear when ``args_summary`` (raw) does not."""
         tool = tool_identifier(tool_name)
         key = native_call_id or f"anonymous-{sess.tool_count}"
         if key in sess.open_tools:
             return  # the same call announced twice (start then update): say it once
         call_id = "call_" + digest(self.salt, sess.session_id, key, length=24)
-        sess.open_tools[key] = OpenTool(tool, call_id, at if at is not None else now)
+        opened = OpenTool(tool, call_id, at if at is not None else now, label=label or args_summary)
+        for other in sess.open_tools.values():
+            if other.tool == tool:  # parallel calls of one tool: each end must say which
+                other.overlapped = opened.overlapped = True
+        sess.open_tools[key] = opened
         sess.tool_count += 1
         spoken = self.spoken_tool(tool_name or tool)
         fields: dict[str, Any] = {"tool": tool, "tool_call_id": call_id}
@@ -435,13 +458,15 @@ class AaepBuilder:
             if args_summary
             else self._t("Running {tool}.").format(tool=spoken)
         )
-        fields.update(
-            summaries(
-                normal or running,
-                terse or f"{spoken}.",
-                detailed,
+        if terse is None:
+            # "Bash." alone does not say which call; a short argument fits a terse line
+            short = label or args_summary
+            terse = (
+                self._t("{tool}: {details}.").format(tool=spoken, details=short)
+                if short and len(short) <= TERSE_ARGUMENT
+                else f"{spoken}."
             )
-        )
+        fields.update(summaries(normal or running, terse, detailed))
         if args_summary:
             fields["args_summary"] = clip(args_summary, MAX_SUMMARY)
         self._emit(sess, "tool.invoked", now, fields, urgency=urgency, at=at)
@@ -486,26 +511,37 @@ class AaepBuilder:
                 elapsed = (at if at is not None else now) - opened.started
                 duration_ms = int(elapsed * 1000) if elapsed >= 0 else None
         tool, call_id = opened.tool, opened.call_id
+        # several calls of one tool at once: "Bash finished." three times says nothing
+        ambiguous = bool(opened.label) and opened.overlapped
         # Subscribers lead a failed completion with "<tool> failed." themselves (§4.3.2
-        # status), so a failure's summary says why, without naming the tool again.
+        # status), so a failure's summary says why, without naming the tool again (at any
+        # verbosity: "Bash failed. Bash failed: ..." is heard twice).
         if normal is None:
             if status == "success":
-                normal = self._t("{tool} finished.").format(tool=spoken)
+                normal = (
+                    self._t("{tool} finished: {details}.").format(tool=spoken, details=opened.label)
+                    if ambiguous
+                    else self._t("{tool} finished.").format(tool=spoken)
+                )
             elif status == "timeout":
                 normal = self._t("It did not finish in time.")
             else:
                 normal = (
                     sentence(error_message) if error_message else self._t("It reported an error.")
                 )
-            if status != "success" and detailed is None:
-                detailed = (
-                    self._t("{tool} timed out: {reason}")
-                    if status == "timeout"
-                    else self._t("{tool} failed: {reason}")
-                ).format(tool=spoken, reason=normal)
         fields: dict[str, Any] = {"tool": tool, "status": status, "tool_call_id": call_id}
-        done = self._t("Done.") if status == "success" else self._t("Failed.")
-        fields.update(summaries(normal, terse or done, detailed))
+        if terse is None:
+            # our own "Done." would sound like the end of the session
+            terse = (
+                self._t("{tool} done: {details}.").format(tool=spoken, details=opened.label)
+                if status == "success" and ambiguous
+                else self._t("{tool} done.").format(tool=spoken)
+                if status == "success"
+                else self._t("{tool} failed.").format(tool=spoken)
+                if status == "error"
+                else self._t("{tool} timed out.").format(tool=spoken)
+            )
+        fields.update(summaries(normal, terse, detailed))
         if status != "success":
             # §4.3.2: a failure explains itself, even when the agent gave no reason we may say
             fields["error_message"] = clip(

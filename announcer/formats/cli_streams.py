@@ -13,6 +13,7 @@ activity, never from a raw backend line.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -22,9 +23,11 @@ from announcer.formats.speakable import (
     clip,
     command_words,
     plain,
+    shorten_paths,
     speak_duration_ms,
     speak_folder,
     speak_path,
+    unwrap_shell,
 )
 from announcer.formats.wrapper import Hints, NativeStreamAdapter, tools_facet
 from announcer.i18n.translate import translator
@@ -46,6 +49,29 @@ def _block_text(content: object) -> str:
 
 
 _EXIT_CODE = re.compile(r"^\s*(?:Exit code|exit status)[: ]+(\d{1,3})\b", re.IGNORECASE)
+
+
+def sentence_of(text: str) -> str:
+    """End an agent's message with a full stop so speech pauses after it."""
+    text = text.strip()
+    return text if not text or text[-1] in ".!?…" else text + "."
+
+
+def _error_text(message: str) -> str:
+    """Codex passes an API error body on as its message: say the body's own message."""
+    if message.lstrip().startswith("{"):
+        try:
+            body = json.loads(message)
+        except ValueError:
+            return message
+        inner = get_str(body, "error", "message") or get_str(body, "message")
+        if inner:
+            return inner
+    return message
+
+
+def _file_name(path: str) -> str:
+    return re.split(r"[\\/]", path.rstrip("/\\"))[-1] or path
 
 
 def _exit_code(text: str) -> int | None:
@@ -96,15 +122,22 @@ class _CliStreamAdapter(NativeStreamAdapter):
             self._t("took {duration}").format(duration=speak_duration_ms(duration, self.language))
         ]
 
-    def _finished(self, details: list[str], hints: Hints, now: float, *, agent: str) -> None:
+    def _finished(
+        self, details: list[str], hints: Hints, now: float, *, agent: str, note: str = ""
+    ) -> None:
+        """The session's end; ``note`` is a sentence every verbosity but terse adds."""
         hints.lifecycle = "session_completed"
-        hints.summary = self._t("{agent} finished.").format(agent=agent)
-        hints.terse = self._t("Done.")
+        finished = self._t("{agent} finished.").format(agent=agent)
+        hints.summary = f"{finished} {note}" if note else finished
+        # not a bare "Done.": a tool's end sounds like that at terse verbosity
+        hints.terse = finished
         hints.detailed = (
             self._t("{agent} finished, {details}.").format(agent=agent, details=", ".join(details))
             if details
-            else hints.summary
+            else finished
         )
+        if note:
+            hints.detailed = f"{hints.detailed} {note}"
         self._status("finished", hints, now)
 
 
@@ -118,7 +151,14 @@ class ClaudeCodeStreamAdapter(_CliStreamAdapter):
         super().__init__()
         self._streamed_text = False  # --include-partial-messages already spoke this message
         self._stream_item = 0
-        self._block_tools: dict[int, str] = {}
+        # --include-partial-messages: a tool_use block's id, name and input JSON so far
+        self._block_tools: dict[int, tuple[str, str | None, list[str]]] = {}
+        self._announced: set[str] = set()  # tool_use ids already said
+        self._subagents: dict[str, str] = {}  # Agent/Task tool_use id -> its description
+        self._denied: set[str] = set()  # tool_use ids said as denied
+        self._last_session: str | None = None
+
+    _SUBAGENT_TOOLS = ("Agent", "Task")
 
     def handle(self, obj: JsonObject, now: float) -> None:
         kind = get_str(obj, "type")
@@ -127,6 +167,14 @@ class ClaudeCodeStreamAdapter(_CliStreamAdapter):
             self.diagnose("missing_field", f"a '{kind}' line without 'session_id'; dropped")
             return
         hints = Hints(session=session)
+        self._last_session = session or self._last_session
+        known = self.builder.sessions.get(session) if session else None
+        if known is not None and known.ended and kind != "result":
+            # Claude Code goes on after its result (a background subagent finished): the
+            # same session, resumed, not a new one
+            resumed = self._t("{agent} resumed the session.").format(agent=self.agent_name)
+            terse = self._t("{agent} resumed.").format(agent=self.agent_name)
+            self._started(Hints(session=session), now, summary=resumed, terse=terse)
         if kind == "system":
             self._system(obj, hints, now)
         elif kind == "assistant":
@@ -142,6 +190,12 @@ class ClaudeCodeStreamAdapter(_CliStreamAdapter):
 
     def _system(self, obj: JsonObject, hints: Hints, now: float) -> None:
         subtype = get_str(obj, "subtype")
+        if subtype == "permission_denied":
+            self._permission_denied(obj, hints, now)
+            return
+        if subtype == "task_notification":
+            self._subagent_ended(obj, hints, now)
+            return
         if subtype != "init":
             self.diagnose("ignored", f"system line subtype {subtype!r} has nothing to announce")
             return
@@ -168,6 +222,8 @@ class ClaudeCodeStreamAdapter(_CliStreamAdapter):
             return
         message_id = get_str(obj, "message", "id") or f"line-{self.line_number}"
         streamed, self._streamed_text = self._streamed_text, False
+        # a subagent's own words go to the main agent, not to the user; its tools are news
+        subagent = get_str(obj, "parent_tool_use_id") is not None
         for index, block in enumerate(content):
             if not isinstance(block, dict):
                 self.diagnose("invalid_field", "a content block that is not an object; skipped")
@@ -177,6 +233,9 @@ class ClaudeCodeStreamAdapter(_CliStreamAdapter):
             if btype == "text" and isinstance(block.get("text"), str):
                 if assistant and streamed:
                     continue  # already spoken from the text deltas
+                if subagent:
+                    self.diagnose("subagent_text", "a subagent's message; not announced")
+                    continue
                 h.item = f"{message_id}:{self.line_number}:{index}"  # one line per block
                 channel = "assistant" if assistant else "user"
                 self.push(
@@ -191,31 +250,9 @@ class ClaudeCodeStreamAdapter(_CliStreamAdapter):
                 )
             elif btype == "tool_use":
                 name = block.get("name") if isinstance(block.get("name"), str) else None
-                h.tool_label = command_words(block.get("input"), self.language)
-                data = tools_facet(
-                    "tool_use",
-                    "start",
-                    status="running",
-                    tool_name=name,
-                    tool_use_id=get_str(block, "id"),
-                )
-                self.push(self.wrapper("ToolCall", channel="tool", data=data, hints=h), now)
+                self._tool_use(get_str(block, "id"), name, block.get("input"), h, now)
             elif btype == "tool_result":
-                failed = block.get("is_error") is True
-                # the result is the tool's raw output: never spoken; only an exit code is kept
-                exit_code = _exit_code(_block_text(block.get("content"))) if failed else None
-                data = tools_facet(
-                    "tool_result",
-                    "fail" if failed else "complete",
-                    status="failed" if failed else "completed",
-                    tool_use_id=get_str(block, "tool_use_id"),
-                    exit_code=exit_code,
-                )
-                message = None
-                self.push(
-                    self.wrapper("ToolResult", channel="tool", message=message, data=data, hints=h),
-                    now,
-                )
+                self._tool_result(obj, block, h, now)
             else:
                 self.diagnose("unknown_block", f"content block type {btype!r}; not announced")
 
@@ -232,14 +269,11 @@ class ClaudeCodeStreamAdapter(_CliStreamAdapter):
             block = event.get("content_block")
             btype = get_str(block, "type")
             if btype == "tool_use":
-                name = get_str(block, "name")
+                # the input arrives in the deltas: the call is said once it is whole (at the
+                # assistant message or the block's end), never as a bare "Running Bash."
                 tool_id = get_str(block, "id")
                 if tool_id:
-                    self._block_tools[index] = tool_id
-                data = tools_facet(
-                    "tool_use", "start", status="running", tool_name=name, tool_use_id=tool_id
-                )
-                self.push(self.wrapper("ToolCall", channel="tool", data=data, hints=hints), now)
+                    self._block_tools[index] = (tool_id, get_str(block, "name"), [])
             elif btype == "tool_result":
                 data = tools_facet(
                     "tool_result",
@@ -259,17 +293,155 @@ class ClaudeCodeStreamAdapter(_CliStreamAdapter):
                 self.push(
                     self.wrapper("TextOutput", channel="assistant", text=text, hints=hints), now
                 )
-            # input_json_delta / thinking_delta: partial machine data, nothing to say yet
+            elif dtype == "input_json_delta" and index in self._block_tools:
+                piece = get_path(delta, "partial_json")
+                if isinstance(piece, str):
+                    self._block_tools[index][2].append(piece)
+            # thinking_delta: the whole thought comes in the assistant message
         elif etype in ("content_block_stop", "message_stop"):
             hints.item = f"stream-{self._stream_item}:{index}"
             if etype == "content_block_stop" and index in self._block_tools:
+                tool_id, name, pieces = self._block_tools.pop(index)
+                try:
+                    tool_input = json.loads("".join(pieces) or "{}")
+                except ValueError:
+                    tool_input = {}
+                self._tool_use(tool_id, name, tool_input, hints, now)
                 return
             if hints.item in self.builder.session(hints.session).outputs:
                 self.push(
                     self.wrapper("TextOutput", channel="assistant", text="", hints=hints), now
                 )
 
+    def _finish(self, now: float) -> None:
+        # a tool block the stream never finished: say the call, so its end is not lost
+        for index in sorted(self._block_tools):
+            tool_id, name, pieces = self._block_tools.pop(index)
+            try:
+                tool_input = json.loads("".join(pieces) or "{}")
+            except ValueError:
+                tool_input = {}
+            self._tool_use(tool_id, name, tool_input, Hints(session=self._last_session), now)
+        super()._finish(now)
+
+    def _tool_use(
+        self, tool_id: str | None, name: str | None, tool_input: object, h: Hints, now: float
+    ) -> None:
+        """Announce a call once, with the words a listener wants by verbosity."""
+        if tool_id is not None:
+            if tool_id in self._announced:
+                return  # the partial stream's block, then the assistant message: say it once
+            self._announced.add(tool_id)
+        arguments = tool_input if isinstance(tool_input, dict) else {}
+        description = arguments.get("description")
+        description = clip(description, 120) if isinstance(description, str) else None
+        command = arguments.get("command")
+        if name in self._SUBAGENT_TOOLS:
+            # the short description, never the long prompt written for the subagent
+            what = description or clip(str(arguments.get("prompt") or ""), 80) or None
+            if tool_id is not None and what:
+                self._subagents[tool_id] = what
+            h.summary = (
+                self._t("Starting a subagent: {description}.").format(description=what)
+                if what
+                else self._t("Starting a subagent.")
+            )
+            h.label = what
+        elif description and isinstance(command, str) and command.strip():
+            # Claude Code sends a human description of each command: the command itself
+            # (shell syntax, often long) only at detailed verbosity
+            shown = clip(unwrap_shell(command), 300)
+            spoken = self.builder.spoken_tool(name or "tool")
+            h.summary = self._t("Running {tool}: {details}.").format(
+                tool=spoken, details=description
+            )
+            h.detailed = self._t("Running {tool}: {details}. Command: {command}").format(
+                tool=spoken, details=description, command=shown
+            )
+            h.tool_label = clip(unwrap_shell(command), 120)
+            h.label = description
+        else:
+            h.tool_label = command_words(tool_input, self.language)
+        data = tools_facet(
+            "tool_use", "start", status="running", tool_name=name, tool_use_id=tool_id
+        )
+        self.push(self.wrapper("ToolCall", channel="tool", data=data, hints=h), now)
+
+    def _tool_result(self, obj: JsonObject, block: JsonObject, h: Hints, now: float) -> None:
+        tool_id = get_str(block, "tool_use_id")
+        if tool_id in self._denied:
+            return  # already said as denied (system/permission_denied)
+        failed = block.get("is_error") is True
+        # the result is the tool's raw output: never spoken; only an exit code is kept
+        exit_code = _exit_code(_block_text(block.get("content"))) if failed else None
+        if tool_id in self._subagents and not failed:
+            what = self._subagents[tool_id]
+            if get_str(obj, "tool_use_result", "status") == "async_launched":
+                h.summary = self._t("The subagent works in the background: {description}.")
+            else:
+                del self._subagents[tool_id]
+                h.summary = self._t("Subagent finished: {description}.")
+            h.summary = h.summary.format(description=what)
+            h.terse = h.summary
+        data = tools_facet(
+            "tool_result",
+            "fail" if failed else "complete",
+            status="failed" if failed else "completed",
+            tool_use_id=tool_id,
+            exit_code=exit_code,
+        )
+        self.push(self.wrapper("ToolResult", channel="tool", data=data, hints=h), now)
+
+    def _permission_denied(self, obj: JsonObject, hints: Hints, now: float) -> None:
+        """Claude Code's own permission rules refused a call: a denial, not a failure."""
+        tool_id = get_str(obj, "tool_use_id")
+        name = get_str(obj, "tool_name")
+        spoken = self.builder.spoken_tool(name or "tool")
+        denied = self._t("{tool} was denied by the {agent} permission settings.").format(
+            tool=spoken, agent=self.agent_name
+        )
+        reason = get_str(obj, "decision_reason") or get_str(obj, "message")
+        hints.summary = denied
+        hints.terse = self._t("{tool} denied.").format(tool=spoken)
+        if reason:
+            hints.detailed = f"{denied} {sentence_of(shorten_paths(clip(reason, 300)))}"
+        if tool_id is not None:
+            self._denied.add(tool_id)
+        data = tools_facet(
+            "tool_result", "fail", status="failed", tool_name=name, tool_use_id=tool_id
+        )
+        self.push(
+            self.wrapper("ToolResult", channel="tool", message=reason, data=data, hints=hints), now
+        )
+
+    def _subagent_ended(self, obj: JsonObject, hints: Hints, now: float) -> None:
+        """A background subagent's end (``task_notification``)."""
+        tool_id = get_str(obj, "tool_use_id") or ""
+        what = self._subagents.pop(tool_id, None) or get_str(obj, "description")
+        status = get_str(obj, "status") or "completed"
+        if status == "completed":
+            said = (
+                self._t("Subagent finished: {description}.").format(description=what)
+                if what
+                else self._t("The subagent finished.")
+            )
+        else:
+            said = (
+                self._t("Subagent stopped: {description}.").format(description=what)
+                if what
+                else self._t("The subagent stopped.")
+            )
+        hints.summary = said
+        hints.terse = said
+        self._status(said, hints, now)
+
     def _result(self, obj: JsonObject, hints: Hints, now: float) -> None:
+        known = self.builder.sessions.get(get_str(obj, "session_id") or "")
+        if known is not None and known.ended:
+            # a background subagent makes Claude Code print a second result, with nothing
+            # between the two: the end was said
+            self.diagnose("duplicate_result", "a second 'result' for the session; not announced")
+            return
         subtype = get_str(obj, "subtype") or ""
         # is_error wins over a "success" subtype: an inconsistent result is not a success
         failed = obj.get("is_error") is True or subtype.startswith("error")
@@ -301,11 +473,35 @@ class ClaudeCodeStreamAdapter(_CliStreamAdapter):
             )
             self._failed(summary, summary, hints, now)
             return
-        self._finished(details, hints, now, agent=self.agent_name)
+        # denials that were not said when they happened (no system/permission_denied line)
+        unsaid = [
+            get_str(d, "tool_name") or "tool"
+            for d in obj.get("permission_denials") or []
+            if isinstance(d, dict) and get_str(d, "tool_use_id") not in self._denied
+        ]
+        note = ""
+        if unsaid:
+            names = ", ".join(dict.fromkeys(self.builder.spoken_tool(n) for n in unsaid))
+            note = (
+                translator(self.language)
+                .ngettext(
+                    "{count} tool call was denied: {tools}.",
+                    "{count} tool calls were denied: {tools}.",
+                    len(unsaid),
+                )
+                .format(count=len(unsaid), tools=names)
+            )
+        self._finished(details, hints, now, agent=self.agent_name, note=note)
 
 
 _GEMINI = "Gemini"  # the short name people say, beside the agent name "Gemini CLI"
-_CODEX_TOOL_KINDS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
+_CODEX_TOOL_KINDS = {
+    "command_execution",
+    "file_change",
+    "mcp_tool_call",
+    "web_search",
+    "collab_tool_call",
+}
 
 
 class CodexExecAdapter(_CliStreamAdapter):
@@ -320,6 +516,13 @@ class CodexExecAdapter(_CliStreamAdapter):
         self._spoken: dict[str, str] = {}  # agent_message item id -> text already spoken
         self._thought: set[str] = set()
         self._done_tools: set[str] = set()
+        # a top-level error waits one line: followed by turn.failed it is the failure,
+        # said once; otherwise (a retry notice) it is a warning
+        self._pending_error: str | None = None
+        self._failed_turn = False  # turn.failed said; later errors of the run are not news
+        # a turn's end waits one line: at the stream's end it is the session's end, said
+        # once ("Codex finished."), not "finished the turn" and then "finished"
+        self._turn_done: Hints | None = None
 
     def handle(self, obj: JsonObject, now: float) -> None:
         kind = get_str(obj, "type")
@@ -327,6 +530,20 @@ class CodexExecAdapter(_CliStreamAdapter):
         if thread and self._thread is None:
             self._thread = thread
         hints = Hints(session=self._thread)
+        turn_done, self._turn_done = self._turn_done, None
+        if turn_done is not None:
+            summary = self._t("{agent} finished the turn.").format(agent=self.agent_name)
+            self._turn("turn_completed", summary, "turn completed", turn_done, now)
+        pending, self._pending_error = self._pending_error, None
+        if pending is not None and kind != "turn.failed":
+            self._warning(pending, Hints(session=self._thread), now)
+        if (
+            self._failed_turn
+            and kind in ("error", "turn.failed", "item.completed")
+            and (kind != "item.completed" or get_str(obj, "item", "type") == "error")
+        ):
+            self.diagnose("after_failure", f"a {kind!r} line after the turn failed; not said")
+            return
         if kind in ("thread.started", "thread.resumed"):
             resumed = kind == "thread.resumed"
             who = self.agent_name
@@ -346,25 +563,25 @@ class CodexExecAdapter(_CliStreamAdapter):
             summary = self._t("{agent} is working.").format(agent=self.agent_name)
             self._turn("turn_started", summary, "turn started", hints, now)
         elif kind == "turn.completed":
-            summary = self._t("{agent} finished the turn.").format(agent=self.agent_name)
-            self._turn("turn_completed", summary, "turn completed", hints, now)
+            self._turn_done = hints
         elif kind == "turn.failed":
             message = (
                 get_str(obj, "error", "message")
                 or get_str(obj, "message")
+                or pending
                 or self._t("the turn failed")
             )
             summary = self._t("{agent} failed: {reason}").format(
-                agent=self.agent_name, reason=clip(message, 300)
+                agent=self.agent_name, reason=sentence_of(clip(_error_text(message), 300))
             )
+            self._failed_turn = True
             self._failed(summary, message, hints, now)
         elif kind == "error":
-            message = (
+            self._pending_error = (
                 get_str(obj, "message")
                 or get_str(obj, "error", "message")
                 or self._t("unknown error")
             )
-            self._agent_error(message, hints, now)
         elif kind in (
             "item.started",
             "item.created",
@@ -429,10 +646,15 @@ class CodexExecAdapter(_CliStreamAdapter):
                 hints.summary = self._t("Plan: {text}").format(text=clip(plain(text), 200))
                 self._status(text, hints, now)
         elif item_type == "error":
+            # error items are warnings (model metadata missing, a retry): Codex goes on
             message = get_str(item, "message") or text or self._t("unknown error")
-            self._agent_error(message, hints, now)
+            self._warning(message, hints, now)
         else:
             self.diagnose("unknown_item", f"Codex item type {item_type!r}; not announced")
+
+    def _warning(self, message: str, hints: Hints, now: float) -> None:
+        said = self._t("{agent} warning: {message}")
+        self._agent_error(shorten_paths(_error_text(message)), hints, now, said=said)
 
     def _say(self, item_id: str, full: str, final: bool, hints: Hints, now: float) -> None:
         """Speak only what is new; a rewritten message is spoken again as a new output."""
@@ -470,7 +692,7 @@ class CodexExecAdapter(_CliStreamAdapter):
         if item_type == "command_execution":
             name = "shell"
             label = clip(
-                get_str(item, "command")
+                unwrap_shell(get_str(item, "command") or "")
                 or command_words(item.get("input"), self.language)
                 or text
                 or "",
@@ -478,20 +700,30 @@ class CodexExecAdapter(_CliStreamAdapter):
             )
         elif item_type == "file_change":
             changes = item.get("changes")
-            paths = (
-                [
-                    c["path"]
-                    for c in changes
-                    if isinstance(c, dict) and isinstance(c.get("path"), str)
-                ]
+            listed = (
+                [c for c in changes if isinstance(c, dict) and isinstance(c.get("path"), str)]
                 if isinstance(changes, list)
                 else []
             )
+            paths = [c["path"] for c in listed]
             if paths:
+                # the file's name at normal verbosity; its folder too at detailed
+                names = ", ".join(_file_name(p) for p in paths[:3])
                 label = ", ".join(speak_path(p, self.language) for p in paths[:3])
                 if len(paths) > 3:
+                    names = self._t("{names} and more").format(names=names)
                     label = self._t("{names} and more").format(names=label)
-                hints.summary = self._t("Editing {files}.").format(files=label)
+                kinds = {get_str(c, "kind") for c in listed}
+                wording = (
+                    self._t("Creating {files}.")
+                    if kinds == {"add"}
+                    else self._t("Deleting {files}.")
+                    if kinds == {"delete"}
+                    else self._t("Editing {files}.")
+                )
+                hints.summary = wording.format(files=names)
+                hints.detailed = wording.format(files=label)
+                label = names
             else:
                 label = clip(text or "", 160)
                 hints.summary = (
@@ -511,6 +743,20 @@ class CodexExecAdapter(_CliStreamAdapter):
         elif item_type == "web_search":
             name = "web_search"
             label = clip(get_str(item, "query") or text or "", 120)
+        elif item_type == "collab_tool_call":
+            # Codex's subagents (multi_agent_v1): spawn_agent carries only the long prompt
+            # written for the subagent, so it is heard at detailed verbosity alone
+            name = get_str(item, "tool") or "collab_tool"
+            prompt = clip(get_str(item, "prompt") or "", 120)
+            if name == "spawn_agent":
+                hints.summary = self._t("Starting a subagent.")
+                hints.terse = self._t("Subagent.")
+                if prompt:
+                    hints.detailed = self._t("Starting a subagent: {description}.").format(
+                        description=prompt
+                    )
+            elif name == "wait_agent":
+                hints.summary = self._t("Waiting for the subagent.")
         thread = self._thread
         start = tools_facet(
             item_type,
@@ -537,27 +783,33 @@ class CodexExecAdapter(_CliStreamAdapter):
             exit_code=exit_code,
         )
         message = f"{status}" if status == "declined" else None
+        done_hints = Hints(session=hints.session)
+        if item_type == "collab_tool_call" and not failed:
+            if name == "spawn_agent":
+                done_hints.summary = self._t("The subagent started.")
+            elif name == "wait_agent":
+                done_hints.summary = self._t("The subagent finished.")
+            done_hints.terse = done_hints.summary
+        if status == "declined":
+            # a reviewer (Codex's approval reviewer or the user) said no: not a failure
+            spoken = self.builder.spoken_tool(name or item_type)
+            done_hints.summary = self._t("{tool} was declined by the reviewer.").format(tool=spoken)
+            done_hints.terse = self._t("{tool} declined.").format(tool=spoken)
         self.push(
-            self.wrapper(
-                "ToolResult",
-                channel="tool",
-                message=message,
-                data=end,
-                hints=Hints(session=hints.session),
-            ),
+            self.wrapper("ToolResult", channel="tool", message=message, data=end, hints=done_hints),
             now,
         )
 
     def _finish(self, now: float) -> None:
+        self._turn_done = None  # the end of the stream says it: "Codex finished."
+        pending, self._pending_error = self._pending_error, None
+        if pending is not None:
+            self._warning(pending, Hints(session=self._thread), now)
         for sess in self.builder.sessions.values():
             if sess.started and not sess.ended:
                 self.translator.finish(now)
-                self.builder.session_completed(
-                    sess,
-                    now,
-                    normal=self._t("{agent} finished.").format(agent=self.agent_name),
-                    terse=self._t("Done."),
-                )
+                finished = self._t("{agent} finished.").format(agent=self.agent_name)
+                self.builder.session_completed(sess, now, normal=finished, terse=finished)
         super()._finish(now)
 
 

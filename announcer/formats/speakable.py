@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shlex
 from urllib.parse import urlsplit
 
 from announcer.i18n.format import format_duration
@@ -139,20 +140,71 @@ def command_words(tool_input: object, language: str = SOURCE_LANGUAGE) -> str | 
     if not isinstance(tool_input, dict):
         return None
     for key, style in (
-        ("command", None),
-        ("cmd", None),
+        ("command", "command"),
+        ("cmd", "command"),
         ("file_path", "path"),
+        # a search is named by what it looks for (Grep, Glob), not where it looks
+        ("pattern", "literal"),
         ("path", "path"),
         ("notebook_path", "path"),
         ("url", "url"),
         ("query", None),
-        ("pattern", None),
-        ("prompt", None),
         ("description", None),
+        ("prompt", None),
     ):
         value = tool_input.get(key)
         if isinstance(value, str) and value.strip():
+            if style == "command":
+                return clip(unwrap_shell(value), 120)
+            if style == "literal":  # a glob's ** is not markdown emphasis
+                return clip(value, 120)
             return speak_value(value, style, limit=120, language=language)
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
             return clip(" ".join(value), 120)
     return None
+
+
+_SHELL_WRAPPER = re.compile(
+    r"^\s*(?:/usr)?(?:/bin/)?(?:ba|z|da|k)?sh\s+(?:-[a-z]*c[a-z]*)\s+(?P<rest>.+)$", re.DOTALL
+)
+
+
+def unwrap_shell(command: str) -> str:
+    """``/bin/bash -lc 'ls -la'`` -> ``ls -la``: the wrapper is the agent's, not the user's."""
+    match = _SHELL_WRAPPER.match(command)
+    if match is None:
+        return command
+    rest = match.group("rest").strip()
+    try:
+        words = shlex.split(rest)
+    except ValueError:
+        return command
+    return words[0] if len(words) == 1 else command
+
+
+_HEADLINE = re.compile(
+    r"^\s*(?:\*\*|__)(?P<head>[^*_\n]{1,200})(?:\*\*|__)\s*(?:\n+|$)(?P<body>.*)$", re.DOTALL
+)
+
+
+def thought_parts(text: str) -> tuple[str, str]:
+    """A model's thought as (headline, body): ``**Checking files**\\n\\nI will...`` is two parts.
+
+    Without a bold headline the first sentence is the headline.
+    """
+    match = _HEADLINE.match(text)
+    if match:
+        return match.group("head").strip(), _SPACE.sub(" ", plain(match.group("body"))).strip()
+    flat = _SPACE.sub(" ", plain(text)).strip()
+    end = re.search(r"[.!?…](?:\s|$)", flat)
+    if end and end.end() < len(flat):
+        return flat[: end.end()].strip(), flat[end.end() :].strip()
+    return flat, ""
+
+
+_ABSOLUTE_PATH = re.compile(r"(?<![\w/.~:])(?:~/|/)(?:[\w.@+-]+/)+[\w.@+-]*[\w@+-]")
+
+
+def shorten_paths(text: str, language: str = SOURCE_LANGUAGE) -> str:
+    """Paths inside an agent's message said for the ear (``lib.rs in src``), the rest kept."""
+    return _ABSOLUTE_PATH.sub(lambda m: speak_path(m.group(0), language), text)

@@ -16,7 +16,7 @@ from typing import Any
 from announcer.formats.base import FormatAdapter, JsonObject, get_str
 from announcer.formats.bounds import bound_channel, bound_data, bound_message, split_text
 from announcer.formats.builder import AaepBuilder, SessionState
-from announcer.formats.speakable import clip, plain
+from announcer.formats.speakable import clip, thought_parts
 
 TOOLS_FACET = "agent_api.tools.structured.v1"
 KINDS = ("TextOutput", "ToolCall", "ToolResult", "Status", "Error", "Unknown")
@@ -48,6 +48,7 @@ class Hints:
     terse: str | None = None
     detailed: str | None = None
     tool_label: str | None = None  # spoken argument of a tool call (command, file, query)
+    label: str | None = None  # a human name for the call ("Print hello"), when it has one
     at: float | None = None
     model: str | None = None
     duration_ms: int | None = None
@@ -172,7 +173,9 @@ class WrapperTranslator:
                 )
                 return []
             if event.channel in ("reasoning", "thinking"):
-                b.thinking(sess, now, clip(plain(event.text or ""), 200), at=at)
+                # "**Header**\n\nbody": the headline at normal verbosity, the body at detailed
+                head, body = thought_parts(event.text or "")
+                b.thinking(sess, now, clip(head, 200), detail=clip(body, 600) or None, at=at)
                 return []
             key = h.item or self._open_text.get(sess.native_id)
             if key is None:
@@ -246,6 +249,7 @@ class WrapperTranslator:
                 terse=h.terse,
                 detailed=h.detailed,
                 args_summary=h.tool_label,
+                label=h.label,
                 at=h.at,
             )
             return []
@@ -256,7 +260,9 @@ class WrapperTranslator:
         )
         if failed:
             err = event.message or (
-                f"exit code {exit_code}" if isinstance(exit_code, int) else None
+                b._t("exit code {code}").format(code=exit_code)
+                if isinstance(exit_code, int)
+                else None
             )
             b.tool_completed(
                 sess,
@@ -316,7 +322,7 @@ class WrapperTranslator:
                 now,
                 "idle",
                 normal=h.summary or b._t("Turn finished."),
-                terse=b._t("Done."),
+                terse=b._t("Turn finished."),
                 urgency="normal",
                 at=at,
             )

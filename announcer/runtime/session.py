@@ -213,6 +213,9 @@ class SpeechSwitchFailed(RuntimeError):
 class LiveSession:
     #: a change of ``settings.backend`` takes effect at once (the UI need not say "next start")
     applies_backend_live = True
+    #: each utterance reaches the listeners (``announcement_made``) as it starts to play,
+    #: so a UI knows when a question's first words were spoken (answer_guard arming)
+    reports_speech_start = True
 
     def __init__(
         self,
@@ -305,8 +308,17 @@ class LiveSession:
             pending_prompts=len(self.engine.pending_prompts()),
         )
 
-    def speak(self, text: str, urgency: Urgency = Urgency.NORMAL, interrupt: bool = False) -> None:
-        self._system(text, urgency=urgency, interrupt=interrupt, kind="system.ui")
+    def speak(
+        self,
+        text: str,
+        urgency: Urgency = Urgency.NORMAL,
+        interrupt: bool = False,
+        event_id: str | None = None,
+    ) -> None:
+        """A UI sentence; ``event_id`` names the question it is about, if any."""
+        self._system(
+            text, urgency=urgency, interrupt=interrupt, kind="system.ui", event_id=event_id
+        )
 
     def stop_speech(self) -> None:
         self._run(self.engine.silence(self.clock()))
@@ -1203,6 +1215,7 @@ class LiveSession:
         urgency: Urgency = Urgency.NORMAL,
         interrupt: bool = False,
         kind: str = "system.connection",
+        event_id: str | None = None,
     ) -> None:
         self._say(
             Announcement(
@@ -1211,6 +1224,7 @@ class LiveSession:
                 language=catalog_language(self.settings.languages),
                 urgency=urgency,
                 interrupt=interrupt or urgency is Urgency.CRITICAL,
+                event_id=event_id,
                 kind=kind,
             )
         )

@@ -1,11 +1,15 @@
 """The plain line interface: one line per announcement, answers typed on standard input.
 
 For screen-reader users who prefer a shell to a full-screen UI, and for
-scripts. Output is append-only and never redraws. Confirmations ask
-``Accept or reject? [a/r]``; clarifications ask by kind (free text, yes/no,
+scripts. Output is append-only and never redraws. Every prompt line names what it
+asks about (``Accept or reject: Delete the database? [a/r]``); clarifications ask by
+kind (free text, yes/no,
 numbered choices, numbers checked before sending), and the engine's spoken
 questions name these typed answers (``TYPED_LINE_ANSWER_KEYS``), not the
-Textual dialogs' single keys. Lines starting with ``:``
+Textual dialogs' single keys. A line answers only the question printed and spoken
+before it: after a question appears or replaces another, answers wait out the arming
+interval (announcer.engine.answer_guard), and accepting a risky confirmation takes a
+second line, ``c``. Lines starting with ``:``
 are commands (``:help``). Producer text is printed literally, with terminal
 control characters removed so a producer cannot drive the terminal.
 """
@@ -17,10 +21,17 @@ import contextlib
 import math
 import sys
 import threading
-from collections import deque
+from collections import OrderedDict, deque
 from typing import Any, Protocol, TextIO
 
 from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.answer_guard import (
+    ACCEPT_WITHDRAWN,
+    CONFIRM_ACCEPT_TYPED,
+    KeyGuard,
+    KeyVerdict,
+    accept_needs_two_keys,
+)
 from announcer.engine.answer_keys import TYPED_LINE_ANSWER_KEYS
 from announcer.engine.earcons import earcon_label
 from announcer.engine.phrases import N_
@@ -30,7 +41,8 @@ from announcer.i18n.translate import catalog_language, translator
 from announcer.protocol.sanitise import clean_display
 
 # Typed answers to a question; never sent to an agent as a message (see _to_agent).
-_ANSWER_WORDS = frozenset({"a", "r", "y", "n", "accept", "reject", "yes", "no"})
+_ANSWER_WORDS = frozenset({"a", "r", "y", "n", "c", "accept", "reject", "yes", "no", "confirm"})
+SPEECH_KEPT = 256
 HELP = N_(
     "Commands: :verbosity terse|normal|detailed, :load low|medium|high, :status, :repeat, "
     ":diagnostics, :cancel (stop the agent's turn), :commands (the agent's slash commands), "
@@ -71,12 +83,22 @@ class PlainUi:
         self._current: PendingPrompt | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Future[None]] = set()
+        self.guard = KeyGuard()
+        # When speech about each recent event began, and the engine's words for questions.
+        self._speech_starts: OrderedDict[str, float] = OrderedDict()
+        self._question_words: OrderedDict[str, str] = OrderedDict()
+        self._own_words: deque[str] = deque(maxlen=32)
+        self._closed_at = float("-inf")  # when the last question left the screen
 
     # ---- wiring ------------------------------------------------------------------------
 
     def attach(self, session: _Session) -> None:
         self.session = session
         self._loop = asyncio.get_running_loop()
+        settings = session.settings
+        self.guard.configure(
+            settings.answer_arming_seconds, settings.pace_wpm, settings.two_key_accept
+        )
         # Spoken questions say "Type A to accept or R to reject, then press Enter."
         set_answer_keys = getattr(session, "set_answer_keys", None)
         if set_answer_keys is not None:
@@ -107,7 +129,54 @@ class PlainUi:
 
     # ---- SessionListener ---------------------------------------------------------------
 
+    def _now(self) -> float:
+        now = getattr(self.session, "now", None)
+        return float(now()) if callable(now) else self._loop_time()
+
+    def _loop_time(self) -> float:
+        return self._loop.time() if self._loop is not None else 0.0
+
+    def _remember(self, table: OrderedDict[str, Any], key: str, value: Any) -> None:
+        table[key] = value
+        table.move_to_end(key)
+        while len(table) > SPEECH_KEPT:
+            table.popitem(last=False)
+
+    def _speak(
+        self, text: str, prompt: PendingPrompt | None = None, *, at_once: bool = True
+    ) -> None:
+        """Say a sentence of ours; tied to its question if any.
+
+        ``at_once``: the answer to the user's own line, cutting what is being said;
+        otherwise it follows what is being said (a question read again).
+        """
+        speak = getattr(self.session, "speak", None)
+        self._own_words.append(text)
+        if not callable(speak):
+            if prompt is not None:  # nothing speaks: the printed line is the presentation
+                self.guard.speech_started(prompt.reply_token, self._now())
+            return
+        if prompt is not None and getattr(self.session, "reports_speech_start", False):
+            speak(text, Urgency.CRITICAL, at_once, event_id=prompt.event_id)
+            return
+        speak(text, Urgency.CRITICAL, at_once)
+        if prompt is not None:
+            self.guard.speech_started(prompt.reply_token, self._now())
+
     def announcement_made(self, announcement: Announcement) -> None:
+        if announcement.event_id:
+            now = self._now()
+            self._remember(self._speech_starts, announcement.event_id, now)
+            current = self._current
+            if current is not None and current.event_id == announcement.event_id:
+                self.guard.speech_started(current.reply_token, now)
+            if announcement.kind.startswith("agent.awaiting"):
+                self._remember(
+                    self._question_words, announcement.event_id, clean(announcement.text)
+                )
+        if announcement.kind == "system.ui" and announcement.text in self._own_words:
+            self._own_words.remove(announcement.text)
+            return  # our own words, echoed back by the runtime: already printed
         text = clean(announcement.text)
         label = earcon_label(announcement.earcon)
         if label is not None and (self.session is None or self.session.settings.earcons):
@@ -124,11 +193,13 @@ class PlainUi:
     def prompt_opened(self, prompt: PendingPrompt) -> None:
         self._queue.append(prompt)
         if self._current is None:
-            self._next_prompt()
+            self._next_prompt(fresh=True)
 
     def prompt_voided(self, reply_token: str, reason: str) -> None:
         self._queue = deque(p for p in self._queue if p.reply_token != reply_token)
         if self._current is not None and self._current.reply_token == reply_token:
+            self.guard.hide(reply_token)
+            self._closed_at = self._now()
             self._current = None
             self._next_prompt()
 
@@ -137,31 +208,73 @@ class PlainUi:
 
     # ---- prompts -----------------------------------------------------------------------
 
-    def _next_prompt(self) -> None:
-        self._current = self._queue.popleft() if self._queue else None
-        if self._current is not None:
-            self._ask(self._current)
+    def _next_prompt(self, *, fresh: bool = False) -> None:
+        """Show the next waiting question; its answer keys arm from now (answer_guard).
 
-    def _ask(self, prompt: PendingPrompt) -> None:
+        ``fresh``: it arrived this moment, so the engine is reading it out now; a
+        question shown later (after another closed) is read out again here, unless the
+        engine presents one question at a time (``session.presented_prompt``) and reads
+        it itself when its turn comes.
+        """
+        self._current = self._queue.popleft() if self._queue else None
+        prompt = self._current
+        if prompt is None:
+            return
+        self.guard.present(prompt.reply_token, self._now())
+        started = self._speech_starts.get(prompt.event_id)
+        engine_reads_it = callable(getattr(self.session, "presented_prompt", None))
+        if started is not None and (fresh or (engine_reads_it and started >= self._closed_at)):
+            self.guard.speech_started(prompt.reply_token, started)  # read out this turn
+        line = self._ask(prompt)
+        if not fresh and not engine_reads_it:
+            words = self._question_words.get(prompt.event_id) or line
+            now_answering = self._tr("Now answering: {question}").format(question=words)
+            self._speak(now_answering, prompt, at_once=False)
+
+    def _ask(self, prompt: PendingPrompt) -> str:
+        """Print the prompt line, which always names what it asks about."""
         event = prompt.event
         who = f" ({clean(prompt.producer_name)})" if prompt.producer_name else ""
+        if prompt.kind == "confirmation" and getattr(prompt, "malformed", False):
+            # §10.1.3: shown so it can be rejected; accept is never offered.
+            line = self._tr("Reject only, this request was malformed: {action}? [r]").format(
+                action=_action(event)
+            )
+            self._print(line + who)
+            return line + who
         if prompt.kind == "confirmation":
-            self._print(self._tr("Accept or reject? [a/r]") + who)
-            return
+            line = self._tr("Accept or reject: {action}? [a/r]").format(action=_action(event))
+            self._print(line + who)
+            return line + who
         kind = _clarification_kind(event)
+        question = _question(event)
         if kind == "yes_no":
-            self._print(self._tr("Yes or no? [y/n]") + who)
+            line = self._tr("Yes or no: {question} [y/n]").format(question=question)
         elif kind == "multiple_choice":
             for number, choice in enumerate(_choices(event), start=1):
                 self._print(f"  {number}. {clean(choice[1])}")
-            self._print(
-                self._tr("Choose a number from 1 to {count}:").format(count=len(_choices(event)))
-                + who
+            line = self._tr("Choose a number from 1 to {count}: {question}").format(
+                count=len(_choices(event)), question=question
             )
         elif kind == "numeric":
-            self._print(self._tr("Type a number:") + who)
+            line = self._tr("Type a number: {question}").format(question=question)
         else:
-            self._print(self._tr("Type your answer and press Enter:") + who)
+            line = self._tr("Type your answer and press Enter: {question}").format(
+                question=question
+            )
+        self._print(line + who)
+        return line + who
+
+    def _refused(self, prompt: PendingPrompt, verdict: KeyVerdict) -> None:
+        """Say why a line did nothing; during arming the question is read again."""
+        reason = self._tr(verdict.message)
+        self._print(reason)
+        self._speak(reason)
+        if verdict.code == "arming":
+            # Then the question again; its keys arm once this reading has begun.
+            self.guard.restart_speech(prompt.reply_token)
+            words = self._question_words.get(prompt.event_id) or self._ask(prompt)
+            self._speak(words, prompt, at_once=False)
 
     def _on_line(self, line: str) -> None:
         text = line.strip()
@@ -175,13 +288,36 @@ class PlainUi:
             if text and self._to_agent(text) is None:
                 self._print(self._tr("No question is waiting. Type :help for commands."))
             return
-        answer = self._parse(prompt, text)
-        if answer is None:
-            self._ask(prompt)
-            return
+        if self.guard.confirming and self.guard.shown == prompt.reply_token:
+            answer = self._confirm_step(prompt, text.lower())
+            if answer is None:
+                return
+        else:
+            answer = self._parse(prompt, text)
+            if answer is None:
+                self._ask(prompt)
+                return
+            verdict = self.guard.press(
+                prompt.reply_token,
+                _intent(prompt, answer),
+                self._now(),
+                two_keys=prompt.kind == "confirmation"
+                and accept_needs_two_keys(prompt.event, self.guard.two_key_rule),
+                key=text.lower(),
+            )
+            if verdict.kind == "confirm_step":
+                step = self._tr(CONFIRM_ACCEPT_TYPED).format(action=_action(prompt.event))
+                self._print(step)
+                self._speak(step)
+                return
+            if not verdict.sends:
+                self._refused(prompt, verdict)
+                return
         assert self.session is not None
         session = self.session
         self._current = None
+        self.guard.hide(prompt.reply_token)
+        self._closed_at = self._now()
 
         async def send() -> None:
             outcome = await session.answer_async(answer)
@@ -191,6 +327,8 @@ class PlainUi:
             still_open = any(p.reply_token == prompt.reply_token for p in session.pending_prompts())
             if not outcome.sent and still_open:
                 self._current = prompt  # the answer was not usable: ask again
+                self.guard.present(prompt.reply_token, self._now())
+                self.guard.speech_started(prompt.reply_token, self._now())
                 self._ask(prompt)
                 return
             self._next_prompt()
@@ -198,6 +336,29 @@ class PlainUi:
         task = asyncio.ensure_future(send())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def _confirm_step(self, prompt: PendingPrompt, typed: str) -> UserAnswer | None:
+        """The second line of a risky accept: ``c`` confirms, r rejects, anything else goes back."""
+        token = prompt.reply_token
+        if typed in ("c", "confirm"):
+            verdict = self.guard.press(token, "confirm", self._now(), key=typed)
+            if verdict.sends:
+                return UserAnswer(token, event_id=prompt.event_id, decision="accept")
+            self._refused(prompt, verdict)
+            return None
+        if typed in ("r", "reject", "n"):
+            self.guard.press(token, "back", self._now(), key=typed)
+            verdict = self.guard.press(token, "reject", self._now(), key=typed)
+            if verdict.sends:
+                return UserAnswer(token, event_id=prompt.event_id, decision="reject")
+            self._refused(prompt, verdict)
+            return None
+        self.guard.press(token, "back", self._now(), key=typed)
+        withdrawn = self._tr(ACCEPT_WITHDRAWN)
+        self._print(withdrawn)
+        self._speak(withdrawn)
+        self._ask(prompt)
+        return None
 
     def _to_agent(self, text: str) -> str | None:
         """With an agent (``announcer agent``), a line with no question open is a message.
@@ -215,25 +376,36 @@ class PlainUi:
         lowered = text.lower()
         if prompt.kind == "confirmation":
             # a/r as printed and spoken; y/n too, as the Textual dialog also takes them.
+            if lowered in ("a", "accept", "y") and getattr(prompt, "malformed", False):
+                refusal = self._tr("This request was malformed, so only reject is offered.")
+                self._print(refusal)
+                self._speak(refusal)
+                return None
             if lowered in ("a", "accept", "y"):
-                return UserAnswer(prompt.reply_token, decision="accept")
+                return UserAnswer(prompt.reply_token, event_id=prompt.event_id, decision="accept")
             if lowered in ("r", "reject", "n"):
-                return UserAnswer(prompt.reply_token, decision="reject")
-            self._print(self._tr("Please type a to accept or r to reject."))
+                return UserAnswer(prompt.reply_token, event_id=prompt.event_id, decision="reject")
+            self._print(
+                self._tr("Please type a to accept or r to reject: {action}").format(
+                    action=_action(prompt.event)
+                )
+            )
             return None
         event = prompt.event
         kind = _clarification_kind(event)
         if kind == "yes_no":
             if lowered in ("y", "yes"):
-                return UserAnswer(prompt.reply_token, response=True)
+                return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=True)
             if lowered in ("n", "no"):
-                return UserAnswer(prompt.reply_token, response=False)
+                return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=False)
             self._print(self._tr("Please type y for yes or n for no."))
             return None
         if kind == "multiple_choice":
             choices = _choices(event)
             if text.isdigit() and 1 <= int(text) <= len(choices):
-                return UserAnswer(prompt.reply_token, response=choices[int(text) - 1][0])
+                return UserAnswer(
+                    prompt.reply_token, event_id=prompt.event_id, response=choices[int(text) - 1][0]
+                )
             self._print(
                 self._tr("Please type a number from 1 to {count}.").format(count=len(choices))
             )
@@ -247,11 +419,11 @@ class PlainUi:
                 self._print(self._tr("That is not a number. Please type a number, like 3 or 2.5."))
                 return None
             value: int | float = int(number) if number.is_integer() else number
-            return UserAnswer(prompt.reply_token, response=value)
+            return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=value)
         if not text:
             self._print(self._tr("The answer is empty."))
             return None
-        return UserAnswer(prompt.reply_token, response=text)
+        return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=text)
 
     def _command(self, words: list[str]) -> None:
         session = self.session
@@ -303,6 +475,23 @@ def event_field(event: object, name: str) -> Any:
     if isinstance(event, dict):
         return event.get(name)
     return getattr(event, name, None)
+
+
+def _intent(prompt: PendingPrompt, answer: UserAnswer) -> Any:
+    if prompt.kind != "confirmation":
+        return "answer"
+    return "accept" if answer.decision == "accept" else "reject"
+
+
+def _action(event: object) -> str:
+    """What a confirmation asks to do, on one line (the prompt line names it)."""
+    text = event_field(event, "action") or event_field(event, "summary_normal") or "?"
+    return clean(" ".join(str(text).split())).rstrip(".?")
+
+
+def _question(event: object) -> str:
+    text = event_field(event, "question") or event_field(event, "summary_normal") or ""
+    return clean(" ".join(str(text).split()))
 
 
 def _clarification_kind(event: object) -> str:

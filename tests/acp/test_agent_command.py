@@ -20,6 +20,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
+# A person answers after the arming interval (1 s and the question's first words);
+# waiting longer is always safe.
+ARMED_AFTER = 1.5
 
 
 class AgentRun:
@@ -82,6 +85,11 @@ class AgentRun:
                 return line
         raise AssertionError(f"never printed {text!r}; printed: {self.seen}")
 
+    def answer(self, line: str) -> None:
+        """Type an answer once the question's keys are armed (answer_arming_seconds, 1 s)."""
+        time.sleep(ARMED_AFTER)
+        self.type(line)
+
     def type(self, line: str) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(line + "\n")
@@ -120,8 +128,10 @@ def run(tmp_path: Path):  # type: ignore[no-untyped-def]
 def test_allow_lets_the_command_run_and_the_user_hears_it(run) -> None:  # type: ignore[no-untyped-def]
     agent = run()
     agent.type("write")
-    agent.wait_for("Accept or reject?")
-    agent.type("a")
+    agent.wait_for("Accept or reject: Scripted Agent wants to run: echo hello > out.txt?")
+    agent.answer("a")
+    agent.wait_for("Type c then Enter to confirm")  # not low risk: a second key
+    agent.type("c")
     agent.wait_for("Scripted Agent finished the turn.")
     assert (agent.folder / "out.txt").read_text() == "hello\n"
     assert agent.quit() == 0
@@ -135,8 +145,8 @@ def test_allow_lets_the_command_run_and_the_user_hears_it(run) -> None:  # type:
 def test_reject_stops_the_command(run) -> None:  # type: ignore[no-untyped-def]
     agent = run()
     agent.type("write")
-    agent.wait_for("Accept or reject?")
-    agent.type("r")
+    agent.wait_for("Accept or reject:")
+    agent.answer("r")
     agent.wait_for("Scripted Agent finished the turn.")
     assert not (agent.folder / "out.txt").exists()
     assert agent.quit() == 0
@@ -145,7 +155,7 @@ def test_reject_stops_the_command(run) -> None:  # type: ignore[no-untyped-def]
 def test_cancelling_the_turn_withdraws_the_open_question(run) -> None:  # type: ignore[no-untyped-def]
     agent = run()
     agent.type("wait")
-    agent.wait_for("Accept or reject?")
+    agent.wait_for("Accept or reject:")
     agent.type(":cancel")
     agent.wait_for("you cancelled it")
     # The agent's request was answered "cancelled", exactly once, and nothing ran.
@@ -160,8 +170,8 @@ def test_cancelling_the_turn_withdraws_the_open_question(run) -> None:  # type: 
 def test_a_message_while_the_agent_works_is_refused_with_the_reason(run) -> None:  # type: ignore[no-untyped-def]
     agent = run()
     agent.type("wait")
-    agent.wait_for("Accept or reject?")
-    agent.type("r")
+    agent.wait_for("Accept or reject:")
+    agent.answer("r")
     agent.wait_for("Sent: reject")
     agent.type(":cancel")
     agent.quit()

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +25,9 @@ from announcer.formats import claude_code_hook_output
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60.0  # generous: a loaded 2-core machine
+# Answer keys wait out the arming interval (default 1 s) after a question is shown; a
+# person answers later than that, and so do these tests. Waiting longer is always safe.
+ARMED_AFTER = 1.5
 
 PRE_TOOL_USE = {
     "hook_event_name": "PreToolUse",
@@ -74,6 +78,12 @@ class Served:
             self.seen.append(line)
             if line.startswith(prefix):
                 return line
+
+    def answer(self, *lines: str) -> None:
+        """Type answer lines once the question's keys are armed (answer_arming_seconds)."""
+        time.sleep(ARMED_AFTER)
+        for line in lines:
+            self.type(line)
 
     def type(self, text: str) -> None:
         assert self.proc.stdin is not None
@@ -127,7 +137,7 @@ def test_pre_tool_use_allowed_from_the_plain_ui(served: Served, sock: Path):
         "Claude Code wants to run Bash: rm -rf build. Allow?"
     )
     served.wait_for("Press y")
-    served.type("y\n")
+    served.answer("y\n", "c\n")  # allowing a medium-risk action takes a second key
     assert hook_output(hook) == {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
@@ -142,7 +152,7 @@ def test_permission_request_denied_with_a_reason(served: Served, sock: Path):
     payload.pop("tool_use_id")
     hook = run_hook(payload, sock)
     served.wait_for("Press y")
-    served.type("what?\n")  # not an answer: asked again, nothing decided
+    served.answer("what?\n")  # not an answer: asked again, nothing decided
     served.wait_for("Please type y to allow or n to deny.")
     served.type("n\n")
     assert hook_output(hook) == {
@@ -257,13 +267,13 @@ def test_two_requests_are_asked_one_after_the_other(served: Served, sock: Path):
     second = run_hook(
         dict(PRE_TOOL_USE, tool_use_id="toolu_02", tool_input={"command": "ls"}), sock
     )
-    served.type("n\n")
+    served.answer("n\n")
     assert hook_output(first)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert (
         served.wait_for("Claude Code wants to run") == "Claude Code wants to run Bash: ls. Allow?"
     )
     served.wait_for("Press y")
-    served.type("y\n")
+    served.answer("y\n", "c\n")
     assert hook_output(second)["hookSpecificOutput"]["permissionDecision"] == "allow"
 
 
@@ -290,7 +300,7 @@ def test_codex_permission_request_allowed_from_the_plain_ui(served: Served, sock
     hook = run_codex_hook(CODEX_PERMISSION, sock)
     assert served.wait_for("Codex wants") == "Codex wants to run Bash: rm -rf build. Allow?"
     served.wait_for("Press y")
-    served.type("y\n")
+    served.answer("y\n", "c\n")  # allowing a medium-risk action takes a second key
     assert hook_output(hook) == {
         "hookSpecificOutput": {
             "hookEventName": "PermissionRequest",
@@ -325,15 +335,20 @@ def test_listen_hooks_plain_ui_accepts(listening: Served, sock: Path):
     hook = run_hook(PRE_TOOL_USE, sock)
     said = listening.wait_for("[needs you] Confirmation needed.")  # the earcon, as text
     assert "Claude Code wants to run Bash: rm -rf build." in said
-    listening.wait_for("Accept or reject? [a/r] (Claude Code)")  # producer identity shown
-    listening.type("a\n")
+    # The prompt line names the action and who asks.
+    listening.wait_for(
+        "Accept or reject: Claude Code wants to run Bash: rm -rf build? [a/r] (Claude Code)"
+    )
+    listening.answer("a\n")
+    listening.wait_for("Accept: Claude Code wants to run Bash: rm -rf build? Type c then Enter")
+    listening.type("c\n")
     assert hook_output(hook)["hookSpecificOutput"]["permissionDecision"] == "allow"
 
 
 def test_listen_hooks_plain_ui_rejects(listening: Served, sock: Path):
     hook = run_hook(dict(PRE_TOOL_USE, tool_use_id="toolu_reject"), sock)
-    listening.wait_for("Accept or reject?")
-    listening.type("r\n")
+    listening.wait_for("Accept or reject:")
+    listening.answer("r\n")
     result = hook_output(hook)["hookSpecificOutput"]
     assert result["permissionDecision"] == "deny"
     assert result["permissionDecisionReason"]
@@ -341,6 +356,39 @@ def test_listen_hooks_plain_ui_rejects(listening: Served, sock: Path):
 
 def test_listen_hooks_no_answer_in_time_is_ask(listening: Served, sock: Path):
     hook = run_hook(dict(PRE_TOOL_USE, tool_use_id="toolu_slow"), sock, timeout=4)
-    listening.wait_for("Accept or reject?")
+    listening.wait_for("Accept or reject:")
     assert hook_output(hook)["hookSpecificOutput"]["permissionDecision"] == "ask"
     listening.wait_for("No answer in time")  # the question is withdrawn aloud
+
+
+def test_a_line_typed_as_the_question_appears_decides_nothing(served: Served, sock: Path):
+    """Issue 12: a key answers only the question the user was told about, once armed."""
+    hook = run_hook(PRE_TOOL_USE, sock)
+    served.wait_for("Press y")
+    served.type("y\n")  # at once: meant for what was on screen before
+    served.wait_for("Nothing was sent: this question has only just appeared.")
+    # The question is shown again, and nothing was decided.
+    assert served.wait_for("Claude Code wants to run") == (
+        "Claude Code wants to run Bash: rm -rf build. Allow?"
+    )
+    served.wait_for("Press y then Enter, then c then Enter, to allow")
+    assert hook.poll() is None
+    served.answer("y\n")
+    served.wait_for("Allow? Type c then Enter to confirm")
+    served.type("y\n")  # the same key again is not the second key: it goes back
+    served.wait_for("Not accepted. The question is still open.")
+    served.type("y\n")
+    served.wait_for("Allow? Type c then Enter to confirm")
+    served.type("c\n")
+    served.wait_for("Allowed.")
+    assert hook_output(hook)["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+
+def test_deny_is_one_key_even_in_the_confirm_step(served: Served, sock: Path):
+    hook = run_hook(dict(PRE_TOOL_USE, tool_use_id="toolu_deny2"), sock)
+    served.wait_for("Press y")
+    served.answer("y\n")
+    served.wait_for("Allow? Type c then Enter to confirm")
+    served.type("n\n")
+    served.wait_for("Denied.")
+    assert hook_output(hook)["hookSpecificOutput"]["permissionDecision"] == "deny"

@@ -34,10 +34,15 @@ def test_serve_in_spanish_from_the_settings_file(
         hook = run_hook(PRE_TOOL_USE, sock)
         question = served.wait_for("Claude Code quiere")
         assert question == "Claude Code quiere ejecutar Bash: rm -rf build. ¿Permitir?"
-        served.wait_for("Pulse y y luego Intro para permitir, o n y luego Intro para denegar.")
-        served.type("¿qué?\n")  # not an answer: asked again in Spanish, nothing decided
+        served.wait_for(
+            "Pulse y y luego Intro, después c y luego Intro, para permitir; "
+            "n y luego Intro para denegar."
+        )
+        served.answer("¿qué?\n")  # not an answer: asked again in Spanish, nothing decided
         served.wait_for("Escriba y para permitir o n para denegar.")
         served.type("y\n")
+        served.wait_for("¿Permitir? Escriba c y pulse Intro para confirmar")
+        served.type("c\n")  # allowing takes a second key
         served.wait_for("Permitido.")
         decision = hook_output(hook)["hookSpecificOutput"]["permissionDecision"]
         assert decision == "allow"
@@ -52,7 +57,7 @@ def test_serve_language_flag_wins_and_takes_a_comma_list(sock: Path) -> None:  #
         served.wait_for("Escuchando los hooks")
         hook = run_hook(PRE_TOOL_USE, sock)
         served.wait_for("Pulse y")
-        served.type("n\n")
+        served.answer("n\n")
         served.wait_for("Denegado.")
         decision = hook_output(hook)["hookSpecificOutput"]["permissionDecision"]
         assert decision == "deny"

@@ -63,7 +63,7 @@ def spoken_texts(records: list[dict]) -> list[str]:
             PEERS / "codex-exec" / "exec-json-sample.jsonl",
             [
                 "Codex started.",
-                "Running shell: bash -lc ls.",
+                "Running shell: ls.",
                 "Yep — there’s a README.md in the repository root.",
                 "Codex finished.",
             ],

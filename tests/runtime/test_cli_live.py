@@ -8,11 +8,13 @@ are stopped by process id.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import signal
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -28,14 +30,19 @@ from tests.producer.live import (
     validate,
 )
 
+# A person answers after the arming interval (answer_arming_seconds, default 1 s);
+# waiting longer is always safe.
+ARMED_AFTER = 1.5
+
 
 class Listener:
     """``announcer listen`` in a child process, read line by line."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "announcer", *args],
             cwd=WORKTREE,
+            env={**os.environ, **(env or {})},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -62,6 +69,11 @@ class Listener:
             self.lines.append(line)
             if needle in line:
                 return line
+
+    def answer(self, text: str) -> None:
+        """Type once the question's keys are armed (1 s, and its first words spoken)."""
+        time.sleep(ARMED_AFTER)
+        self.type(text)
 
     def type(self, text: str) -> None:
         assert self.proc.stdin is not None
@@ -106,10 +118,14 @@ def test_listen_answers_a_confirmation_from_the_keyboard(producer: int, transpor
     )
     listener = Listener("listen", source, "--speech", "none", "--exit-when-done")
     try:
-        listener.wait_line("Accept or reject? [a/r]")
+        # The prompt line names the action.
+        listener.wait_line("Accept or reject: Send the email to Alice? [a/r] (Test producer)")
         listener.type("maybe")
-        listener.wait_line("Please type a to accept or r to reject.")
-        listener.type("a")
+        listener.wait_line("Please type a to accept or r to reject: Send the email to Alice")
+        listener.answer("a")
+        # Irreversible: a second, different key confirms.
+        listener.wait_line("Accept: Send the email to Alice? Type c then Enter to confirm")
+        listener.type("c")
         listener.wait_line("Sent: accept.")
         assert listener.finish() == 0
     finally:
@@ -128,18 +144,18 @@ def test_listen_asks_each_clarification_kind_and_checks_the_input(producer: int)
     )
     try:
         listener.wait_line("Type your answer and press Enter:")
-        listener.type("Alice")
-        listener.wait_line("Yes or no? [y/n]")
-        listener.type("perhaps")
+        listener.answer("Alice")
+        listener.wait_line("Yes or no:")
+        listener.answer("perhaps")
         listener.wait_line("Please type y for yes or n for no.")
         listener.type("n")
         listener.wait_line("2. Double room")
         listener.wait_line("Choose a number from 1 to 2:")
-        listener.type("7")
+        listener.answer("7")
         listener.wait_line("Please type a number from 1 to 2.")
         listener.type("2")
         listener.wait_line("Type a number:")
-        listener.type("four")
+        listener.answer("four")
         listener.wait_line("That is not a number.")
         listener.type("4")
         listener.wait_line("Nights: 4.")
@@ -236,3 +252,62 @@ def test_an_unavailable_format_adapter_is_a_clear_error() -> None:
     assert result.returncode != 0
     assert "unknown --format 'no-such-format'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _spoken(path: Path) -> list[str]:
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    return [json.loads(line)["text"] for line in lines if '"speak"' in line]
+
+
+@pytest.mark.parametrize("producer", ["replaced"], indirect=True)
+@pytest.mark.parametrize("transport", ["ws", "sse"])
+def test_a_key_meant_for_a_replaced_question_never_answers_the_new_one(
+    producer: int, transport: str, tmp_path: Path
+) -> None:
+    """Issue 12 item 1, as reproduced: R1 (5 dollars) is withdrawn, R2 (delete the
+    production database) takes its place, and `a` typed for R1 arrives just after."""
+    source = (
+        f"ws://127.0.0.1:{producer}/aaep/v1/ws"
+        if transport == "ws"
+        else f"http://127.0.0.1:{producer}"
+    )
+    speech = tmp_path / "speech.jsonl"
+    # A wide arming interval so the machine's load cannot make "just after" late.
+    arming = 3.0
+    listener = Listener(
+        "listen",
+        source,
+        "--speech",
+        f"jsonl:{speech}",
+        "--exit-when-done",
+        env={"ANNOUNCER_ANSWER_ARMING_SECONDS": str(arming)},
+    )
+    try:
+        listener.wait_line("Accept or reject: Send 5 dollars to Alice? [a/r] (Hostile Agent)")
+        listener.wait_line(
+            "Accept or reject: Delete the production database? [a/r] (Hostile Agent)"
+        )
+        listener.type("a")  # meant for the 5 dollars
+        listener.wait_line("Nothing was sent: the question changed just before your key.")
+        assert _get(producer, "/demo/replies") == []  # the producer received nothing
+        time.sleep(arming + 0.5)
+        listener.type("a")
+        listener.wait_line("Accept: Delete the production database? Type c then Enter to confirm")
+        assert _get(producer, "/demo/replies") == []  # one key never accepts this
+        listener.type("c")
+        listener.wait_line("Sent: accept.")
+        if not any("Database deleted." in line for line in listener.lines):
+            listener.wait_line("Database deleted.")  # over SSE it may come first
+        assert listener.finish() == 0
+    finally:
+        listener.stop()
+    replies = _get(producer, "/demo/replies")
+    assert [(r["decision"], r["decided_by"]) for r in replies] == [("accept", "user:local")]
+    validate(replies[0]["message"])
+    heard = _spoken(speech)
+    # What the user HEARD: the new question, then why the key did nothing, then the step.
+    question = next(i for i, t in enumerate(heard) if "Delete the production database" in t)
+    refusal = next(i for i, t in enumerate(heard) if t.startswith("Nothing was sent: the question"))
+    step = next(i for i, t in enumerate(heard) if t.startswith("Accept: Delete the production"))
+    assert question < refusal < step
+    assert "Delete the production database" in heard[refusal + 1]  # the question, again

@@ -10,6 +10,7 @@ import pytest
 
 from announcer.engine.announcement import Announcement
 from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.settings import UserSettings
 from announcer.protocol.decode import decode_frame
 from announcer.speech.backend import BackendCapabilities, VoiceSettings
 from announcer.ui.tui.local_session import LocalSession
@@ -100,15 +101,22 @@ def prompt_from_event(
 
 
 class Harness:
-    """A LocalSession with a recording backend whose replies are collected."""
+    """A LocalSession with a recording backend whose replies are collected.
 
-    def __init__(self) -> None:
+    Its clock stands still, so by default the answer keys' arming wait is off
+    (``answer_arming_seconds=0``) for the tests about other things; the tests of the
+    key timing rules (test_key_timing.py) pass ``arming=1.0``, the product default,
+    and move the clock.
+    """
+
+    def __init__(self, arming: float = 0.0) -> None:
         self.backend = RecordingBackend()
         self.clock = ManualClock()
         self.replies: list[tuple[PendingPrompt, UserAnswer]] = []
         self.saved: list[Any] = []
         self.session = LocalSession(
             self.backend,
+            UserSettings(answer_arming_seconds=arming),
             send_reply=self._reply,
             save_settings=self.saved.append,
             clock=self.clock,

@@ -16,7 +16,7 @@ QUESTION = (
     "Consequence: Funds move immediately. Reversal requires bank intervention and takes "
     "3 to 5 business days. Risk high. Cannot be undone. "
     "If you do not answer within 5 minutes, it will be rejected. "
-    "Press A to accept, or R to reject."
+    "Press A then Enter to accept, or R to reject."
 )
 
 
@@ -67,15 +67,21 @@ async def test_modal_shows_every_field_and_speaks_the_question_with_keys(
 
 
 @pytest.mark.parametrize(
-    ("key", "decision"),
-    [("a", "accept"), ("y", "accept"), ("r", "reject"), ("n", "reject"), ("escape", "reject")],
+    ("keys", "decision"),
+    [
+        (("a", "enter"), "accept"),  # irreversible, high risk: two different keys
+        (("y", "enter"), "accept"),
+        (("r",), "reject"),  # rejecting always takes one key
+        (("n",), "reject"),
+        (("escape",), "reject"),
+    ],
 )
-async def test_single_key_answers(harness: Harness, key: str, decision: str) -> None:
+async def test_keys_that_answer(harness: Harness, keys: tuple[str, ...], decision: str) -> None:
     app = AnnouncerApp(harness.session)
     async with app.run_test() as pilot:
         harness.open(load_event(FIXTURE))
         await pilot.pause()
-        await pilot.press(key)
+        await pilot.press(*keys)
         await pilot.pause()
         assert [(p.reply_token, a.decision) for p, a in harness.replies] == [
             ("rpl_4f8a2e7d9c1b6a3f", decision)

@@ -61,7 +61,12 @@ async def test_every_clarification_kind_answered_from_the_keyboard() -> None:
                 isinstance(screen, ClarifyScreen)
                 and screen.view.question == question
                 and screen.focused is not None  # ready for keys
+                and armed()  # the keys wait until the question was heard (issue 12)
             )
+
+        def armed() -> bool:
+            at = app.key_guard.armed_at()
+            return at is not None and session.now() >= at
 
         return check
 

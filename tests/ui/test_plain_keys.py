@@ -8,20 +8,25 @@ types at a terminal, and checked where it matters: at the producer.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from announcer.engine.announcement import Announcement
+from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.producer.core import ProducerCore, ProducerOptions
 from announcer.producer.scenario import load_scenario
 from announcer.producer.server import ProducerServer
-from announcer.runtime.session import LiveSession
+from announcer.runtime.session import AnswerOutcome, LiveSession
 from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
 from announcer.ui.plain import PlainUi
+from tests.ui.conftest import ManualClock, load_event, prompt_from_event
 
 SCENARIO = Path(__file__).parent / "scenarios" / "tui_confirm.json"
 TIMEOUT = 60.0
@@ -50,10 +55,16 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
     out = io.StringIO()
     with os.fdopen(read_end, encoding="utf-8") as typed, os.fdopen(write_end, "w") as keyboard:
         ui = PlainUi(out=out, inp=typed)
+
+        def armed() -> bool:
+            at = ui.guard.armed_at()
+            return at is not None and session.now() >= at
+
         try:
             ui.attach(session)
             runner = asyncio.ensure_future(session.run())
-            await until(lambda: "Accept or reject? [a/r]" in out.getvalue(), "the question")
+            line = "Accept or reject: Send the quarterly report to Alice? [a/r] (TUI test producer)"
+            await until(lambda: line in out.getvalue(), "the question, named on its prompt line")
             spoken = [
                 json.loads(line)["text"]
                 for line in records.getvalue().splitlines()
@@ -63,7 +74,13 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
             assert question.endswith("Type A to accept or R to reject, then press Enter.")
             assert "Press" not in question  # no single-key help the line UI does not take
             assert core.replies == []
+            await until(armed, "the keys to arm")
             keyboard.write("a\n")
+            keyboard.flush()
+            step = "Accept: Send the quarterly report to Alice? Type c then Enter to confirm"
+            await until(lambda: step in out.getvalue(), "the second step of an irreversible accept")
+            assert core.replies == []
+            keyboard.write("c\n")
             keyboard.flush()
             await until(lambda: bool(core.replies), "the reply at the producer")
             [reply] = core.replies
@@ -73,3 +90,120 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
         finally:
             session.stop()
             await server.close()
+
+
+class FakeLineSession:
+    """Just enough of a session for the plain UI: a manual clock and the answers it got."""
+
+    def __init__(self) -> None:
+        self.settings = UserSettings()
+        self.clock = ManualClock()
+        self.answers: list[UserAnswer] = []
+        self.spoken: list[str] = []
+        self.listener: Any = None
+
+    def subscribe(self, listener: Any) -> None:
+        self.listener = listener
+
+    def now(self) -> float:
+        return self.clock()
+
+    def speak(self, text: str, urgency: object = None, interrupt: bool = False) -> None:
+        self.spoken.append(text)
+
+    async def answer_async(self, answer: UserAnswer) -> AnswerOutcome:
+        self.answers.append(answer)
+        return AnswerOutcome(True, "Sent.")
+
+    def pending_prompts(self) -> list[PendingPrompt]:
+        return []
+
+    def update_settings(self, settings: UserSettings) -> None:
+        self.settings = settings
+
+    def repeat_last(self) -> None:
+        return None
+
+    def stop(self) -> None:
+        return None
+
+    status = None
+
+
+def _confirmation(token: str, action: str, *, low_risk: bool) -> dict[str, Any]:
+    event = load_event("agent.awaiting.confirmation.json")
+    event.update(reply_token=token, event_id="evt_" + token[4:], action=action)
+    if low_risk:
+        event.update(risk_level="low", irreversible=False, reversibility="reversible")
+    return event
+
+
+async def test_plain_lines_at_awkward_moments_on_a_manual_clock() -> None:
+    """Every prompt line names its action; a line right after a question replaced another
+    answers nothing; accepting the irreversible takes a then c; r is one line."""
+    session = FakeLineSession()
+    out = io.StringIO()
+    ui = PlainUi(out=out, inp=io.StringIO())
+    ui.attach(session)  # type: ignore[arg-type]
+    first = prompt_from_event(_confirmation("rpl_one1", "Send 5 dollars", low_risk=True), 0)
+    second = prompt_from_event(_confirmation("rpl_two2", "Drop the database", low_risk=False), 0)
+    ui.prompt_opened(first)
+    ui.prompt_opened(second)
+    assert "Accept or reject: Send 5 dollars? [a/r]" in out.getvalue()
+    session.clock.now += 0.5
+    ui._on_line("a")  # too soon: this question only just appeared
+    assert session.answers == []
+    assert "Nothing was sent: this question has only just appeared." in out.getvalue()
+    session.clock.now += 5
+    ui.prompt_voided("rpl_one1", "cancelled")  # the second takes its place
+    assert "Accept or reject: Drop the database? [a/r]" in out.getvalue()
+    assert any(t.startswith("Now answering:") for t in session.spoken)
+    session.clock.now += 0.3
+    ui._on_line("a")  # meant for the first
+    assert "Nothing was sent: the question changed just before your key." in out.getvalue()
+    session.clock.now += 2
+    ui._on_line("a")
+    assert "Accept: Drop the database? Type c then Enter to confirm" in out.getvalue()
+    ui._on_line("a")  # not the confirming line: back to the question
+    assert "Not accepted. The question is still open." in out.getvalue()
+    ui._on_line("a")
+    ui._on_line("c")
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert [(a.reply_token, a.decision, a.event_id) for a in session.answers] == [
+        ("rpl_two2", "accept", second.event_id)
+    ]
+
+
+@dataclasses.dataclass(frozen=True)
+class MalformedPrompt(PendingPrompt):
+    @property
+    def malformed(self) -> bool:
+        return True
+
+
+async def test_plain_malformed_question_offers_reject_only() -> None:
+    session = FakeLineSession()
+    out = io.StringIO()
+    ui = PlainUi(out=out, inp=io.StringIO())
+    ui.attach(session)  # type: ignore[arg-type]
+    prompt = prompt_from_event(_confirmation("rpl_bad1", "Pay 900 dollars", low_risk=True), 0)
+    fields = {f.name: getattr(prompt, f.name) for f in dataclasses.fields(prompt)}
+    ui.prompt_opened(MalformedPrompt(**fields))
+    # The engine reads it out (the runtime tells the UI as the speech starts).
+    ui.announcement_made(
+        Announcement(
+            "Malformed confirmation: Pay 900 dollars.",
+            event_id=prompt.event_id,
+            kind="agent.awaiting.confirmation",
+        )
+    )
+    assert "Reject only, this request was malformed: Pay 900 dollars? [r]" in out.getvalue()
+    session.clock.now += 5
+    ui._on_line("a")
+    assert session.answers == []
+    assert "This request was malformed, so only reject is offered." in out.getvalue()
+    ui._on_line("r")
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert [(a.decision) for a in session.answers] == ["reject"]

@@ -2,8 +2,9 @@
 
 The demo producer runs in this test's event loop on a free loopback port; the
 listener runs as a child process in a detached tmux session, exactly as a user
-would start it. The confirmation is accepted with `tmux send-keys a`, and the
-test checks at the producer that the reply echoed the token it issued.
+would start it. A key sent as the dialog appears is refused with a spoken reason;
+after the arming interval the irreversible confirmation is accepted with `a`, then
+Enter, and the test checks at the producer that the reply echoed the token it issued.
 """
 
 from __future__ import annotations
@@ -58,6 +59,11 @@ def issued_tokens(core: ProducerCore) -> list[str]:
     return tokens
 
 
+# Wide, so a loaded machine cannot make the first key late; a person waits it out.
+ARMING = 3.0
+JUST_APPEARED = "Nothing was sent: this question has only just appeared."
+
+
 async def test_accept_a_confirmation_with_a_keystroke_in_tmux(tmp_path: Path) -> None:
     core = ProducerCore(load_scenario(str(SCENARIO)), ProducerOptions(speed=0.05))
     server = ProducerServer(core, "127.0.0.1", 0, paths="aaep")
@@ -65,7 +71,8 @@ async def test_accept_a_confirmation_with_a_keystroke_in_tmux(tmp_path: Path) ->
     session = f"announcer-e2e-{uuid.uuid4().hex[:8]}"
     speech_log = tmp_path / "speech.jsonl"
     command = (
-        f"cd {WORKTREE} && exec {sys.executable} -m announcer listen "
+        f"cd {WORKTREE} && ANNOUNCER_ANSWER_ARMING_SECONDS={ARMING} "
+        f"exec {sys.executable} -m announcer listen "
         f"ws://127.0.0.1:{server.port}/aaep/v1/ws --ui tui --speech jsonl:{speech_log}"
     )
     env = {**os.environ, "TERM": "xterm-256color"}
@@ -79,13 +86,30 @@ async def test_accept_a_confirmation_with_a_keystroke_in_tmux(tmp_path: Path) ->
     def screen() -> str:
         return tmux("capture-pane", "-p", "-t", session)
 
+    def spoken() -> list[str]:
+        lines = speech_log.read_text(encoding="utf-8").splitlines() if speech_log.exists() else []
+        return [json.loads(line)["text"] for line in lines if '"speak"' in line]
+
     try:
         await wait_for(lambda: "Accept (A)" in screen(), "the confirmation modal")
         shown = screen()
         assert "Confirmation requested by TUI test producer (tui-e2e-producer)" in shown
         assert "Action: Send the quarterly report to Alice" in shown
         assert core.replies == []  # nothing answered before the key
+        # A key as the dialog appears was not meant for it: refused, with the reason spoken.
         tmux("send-keys", "-t", session, "a")
+        await wait_for(
+            lambda: any(t.startswith(JUST_APPEARED) for t in spoken()), "the spoken refusal"
+        )
+        assert core.replies == []
+        await asyncio.sleep(ARMING + 0.5)
+        tmux("send-keys", "-t", session, "a")  # irreversible: the first of two keys
+        await wait_for(
+            lambda: any(t.startswith("Accept: Send the quarterly") for t in spoken()),
+            "the confirm step",
+        )
+        assert core.replies == []
+        tmux("send-keys", "-t", session, "Enter")
         await wait_for(lambda: bool(core.replies), "the reply at the producer")
         [reply] = core.replies
         assert reply.type == "confirmation.reply"
@@ -96,21 +120,22 @@ async def test_accept_a_confirmation_with_a_keystroke_in_tmux(tmp_path: Path) ->
         after = screen()
         assert "Accepted: Send the quarterly report to Alice. Sent." in after
         assert "Drafting [b]the[/b] email." in after  # producer markup shown literally
-        spoken = [
-            json.loads(line)["text"]
-            for line in speech_log.read_text(encoding="utf-8").splitlines()
-            if '"speak"' in line
-        ]
-        # One question, read once (by the engine), then who asks and one set of keys.
-        asked = [text for text in spoken if "Send the quarterly report to Alice" in text]
-        assert len(asked) == 2 and asked[1].startswith("Accepted:")
+        heard = spoken()
+        # The question (by the engine), the refusal with the question again, the confirm
+        # step, the outcome; the dialog said who asks and the keys once.
+        asked = [text for text in heard if "Send the quarterly report to Alice" in text]
+        assert len(asked) == 4, asked
         assert "Press" not in asked[0]  # the dialog says the keys, the question does not
-        keys = [text for text in spoken if "to accept" in text]
+        refusal = next(i for i, t in enumerate(heard) if t.startswith(JUST_APPEARED))
+        assert heard[refusal + 1] == asked[1]  # the refusal, then the whole question again
+        assert asked[1].startswith("Confirmation requested by TUI test producer")
+        assert asked[2].startswith("Accept: Send the quarterly report to Alice? Press Enter")
+        assert asked[3] == "Accepted: Send the quarterly report to Alice. Sent."
+        keys = [text for text in heard if text.startswith("Asked by")]
         assert keys == [
-            "Asked by TUI test producer (tui-e2e-producer). Press A to accept, or R to reject. "
-            "F2 says the question again."
+            "Asked by TUI test producer (tui-e2e-producer). "
+            "Press A then Enter to accept, or R to reject. F2 says the question again."
         ]
-        assert "Accepted: Send the quarterly report to Alice. Sent." in spoken
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], timeout=30, check=False)
         await server.close()

@@ -18,6 +18,7 @@ from textual.binding import Binding
 
 from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import PendingPrompt
+from announcer.engine.settings import UserSettings
 from announcer.speech.jsonl import JsonlBackend
 from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.engine_session import EngineSession
@@ -34,7 +35,8 @@ class EngineHarness:
         self.clock = ManualClock()
         self.wire: list[tuple[str, dict[str, object]]] = []
         self.session = EngineSession(
-            Engine(),
+            # The clock stands still: the keys' arming wait is off here (see conftest.Harness).
+            Engine(UserSettings(answer_arming_seconds=0)),
             JsonlBackend(self.records, clock=self.clock),
             send_reply=self._send,
             clock=self.clock,
@@ -60,7 +62,7 @@ def captured_lines() -> list[str]:
     return CAPTURED.read_text(encoding="utf-8").splitlines()
 
 
-async def test_captured_run_confirmation_accepted_with_one_key() -> None:
+async def test_captured_run_confirmation_accepted_with_a_then_enter() -> None:
     h = EngineHarness()
     app = AnnouncerApp(h.session)
     lines = captured_lines()
@@ -80,7 +82,7 @@ async def test_captured_run_confirmation_accepted_with_one_key() -> None:
         # The engine announced the question once; the dialog added who asks and the keys.
         assert h.spoken()[-1] == (
             "Asked by AAEP Minimal Producer (aaep-minimal-producer). "
-            "Press A to accept, or R to reject. F2 says the question again."
+            "Press A then Enter to accept, or R to reject. F2 says the question again."
         )
         assert sum("Call send_email" in text for text in h.spoken()) == 1
         await pilot.press("f2")
@@ -88,6 +90,9 @@ async def test_captured_run_confirmation_accepted_with_one_key() -> None:
         transcript = app.main_screen.transcript.entries
         assert any("Send an email to alice@example.com" in line for line in transcript)
         await pilot.press("a")
+        await pilot.pause()
+        assert h.wire == []  # not low risk and reversible: a second key confirms
+        await pilot.press("enter")
         await pilot.pause()
         [(source, reply)] = h.wire
         assert source == "ws://producer"
@@ -180,7 +185,7 @@ async def test_an_answer_the_engine_refuses_is_reported_and_the_question_stays()
     async with app.run_test() as pilot:
         h.session.receive(json.dumps(load_event("agent.awaiting.confirmation.json")))
         await pilot.pause()
-        await pilot.press("a")
+        await pilot.press("a", "enter")
         await pilot.pause()
         await pilot.pause()
         assert h.wire == []
@@ -193,13 +198,13 @@ def _keys_named(texts: list[str]) -> list[tuple[str, str]]:
     return [
         (match.group(1), match.group(2))
         for text in texts
-        for match in re.finditer(r"Press (\w) to accept,? or (\w) to reject", text)
+        for match in re.finditer(r"Press (\w)(?: then Enter)? to accept,? or (\w) to reject", text)
     ]
 
 
-@pytest.mark.parametrize(("key", "decision"), [("a", "accept"), ("r", "reject")])
+@pytest.mark.parametrize(("keys", "decision"), [(("a", "enter"), "accept"), (("r",), "reject")])
 async def test_one_confirmation_is_read_once_with_the_keys_that_work(
-    key: str, decision: str
+    keys: tuple[str, ...], decision: str
 ) -> None:
     """The official confirmation fixture: the question once, one set of keys, and they work."""
     h = EngineHarness()
@@ -217,14 +222,17 @@ async def test_one_confirmation_is_read_once_with_the_keys_that_work(
         assert _keys_named(spoken) == [("A", "R")]  # one set of keys, said once
         # The keys named are bound by the dialog.
         bound = {
-            binding.action: set(binding.key.split(","))
+            binding.action.split("(")[0]: set(binding.key.split(","))
             for binding in app.screen.BINDINGS
             if isinstance(binding, Binding)
         }
-        assert "a" in bound["accept"] and "r" in bound["reject"]
+        assert "a" in bound["accept"] and "r" in bound["reject"] and "enter" in bound["enter"]
         await pilot.press("f2")  # F2 still reads the whole question, keys included
-        assert action in h.spoken()[-1] and "Press A to accept, or R to reject." in h.spoken()[-1]
-        await pilot.press(key)
+        assert (
+            action in h.spoken()[-1]
+            and "Press A then Enter to accept, or R to reject." in h.spoken()[-1]
+        )
+        await pilot.press(*keys)
         await pilot.pause()
         [(_, reply)] = h.wire
         assert reply["decision"] == decision

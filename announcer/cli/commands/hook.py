@@ -12,7 +12,10 @@ announces), and stays silent instead of "ask" so Codex shows its own approval.
 ``announcer hook serve`` is the announcer side with the plain line UI: it
 prints what the agent does and asks each confirmation on the terminal
 (y = allow, n = deny), in the user's language (``--language`` or the settings
-file). The full runtime can host the same bridge.
+file). The keyboard rules of every announcer UI apply (announcer.engine.answer_guard):
+a line answers only the question printed before it, after the arming interval, and
+allowing anything but a low-risk, reversible action takes a second line, ``c``. The
+full runtime can host the same bridge.
 """
 
 from __future__ import annotations
@@ -27,6 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from announcer.config import add_language_flag, load_settings
+from announcer.engine.answer_guard import (
+    ACCEPT_WITHDRAWN,
+    KeyGuard,
+    KeyVerdict,
+    accept_needs_two_keys,
+)
+from announcer.engine.settings import UserSettings
 from announcer.formats import get_adapter
 from announcer.formats.hooks import HOOK_AGENTS, MappedHookAdapter, hook_output, is_blocking
 from announcer.i18n.translate import catalog_language, translator
@@ -104,9 +114,20 @@ def run_hook(args: argparse.Namespace) -> int:
 class PlainHookUi:
     """The plain line UI for the bridge: one line per announcement, y/n for confirmations."""
 
-    def __init__(self, adapters: dict[str, MappedHookAdapter], language: str = "en") -> None:
+    def __init__(
+        self,
+        adapters: dict[str, MappedHookAdapter],
+        language: str = "en",
+        settings: UserSettings | None = None,
+        clock: Any = time.monotonic,
+    ) -> None:
         self.adapters = adapters
         self._ = translator(language).gettext  # our own words, in the user's language
+        settings = settings or UserSettings()
+        self.guard = KeyGuard(
+            settings.answer_arming_seconds, settings.pace_wpm, settings.two_key_accept
+        )
+        self.clock = clock
         self.lock = asyncio.Lock()
         self.lines: asyncio.Queue[str | None] = asyncio.Queue()
         self.closed = False
@@ -148,9 +169,29 @@ class PlainHookUi:
             if self.closed:
                 return None
             out = adapter.confirm(payload, now, timeout_seconds=int(timeout))
+            question = next(
+                (e for e in out.events if str(e.get("type", "")).endswith("confirmation")), {}
+            )
+            token = str(question.get("reply_token") or f"hook-{now}")
+            two_keys = accept_needs_two_keys(question, self.guard.two_key_rule)
             self.say(out.events)
+            self._keys_line(two_keys)
+            # Printed is presented: this question's keys arm from now (no speech here).
+            self.guard.present(token, self.clock())
+            self.guard.speech_started(token, self.clock())
+            try:
+                return await self._answer(token, two_keys, [question] if question else [])
+            finally:
+                self.guard.hide(token)
+
+    def _keys_line(self, two_keys: bool) -> None:
+        if two_keys:
+            print(
+                self._("Press y then Enter, then c then Enter, to allow; n then Enter to deny."),
+                flush=True,
+            )
+        else:
             print(self._("Press y then Enter to allow, n then Enter to deny."), flush=True)
-            return await self._answer()
 
     def _drop_typed_ahead(self) -> None:
         """Keys typed before the question was asked never answer it (never auto-accept)."""
@@ -158,29 +199,70 @@ class PlainHookUi:
             if self.lines.get_nowait() is None:
                 self.closed = True
 
-    async def _answer(self) -> HookAnswer | None:
+    async def _answer(
+        self, token: str, two_keys: bool, events: list[dict[str, Any]]
+    ) -> HookAnswer | None:
+        guard = self.guard
         while True:
             line = await self.lines.get()
             if line is None:
                 self.closed = True
                 return None  # input closed: no decision, so the hook answers ask
             key = line.strip().lower()
-            if key in ("y", "yes", "a", "allow", "accept"):
+            now = self.clock()
+            if guard.confirming:
+                if key in ("c", "confirm"):
+                    verdict = guard.press(token, "confirm", now, key=key)
+                elif key in ("n", "no", "d", "deny", "r", "reject"):
+                    guard.press(token, "back", now, key=key)
+                    verdict = guard.press(token, "reject", now, key=key)
+                else:
+                    guard.press(token, "back", now, key=key)
+                    print(self._(ACCEPT_WITHDRAWN), flush=True)
+                    self._keys_line(two_keys)
+                    continue
+                decision = "allow" if verdict.code == "confirmed" else "deny"
+            elif key in ("y", "yes", "a", "allow", "accept"):
+                verdict = guard.press(token, "accept", now, two_keys=two_keys, key=key)
+                decision = "allow"
+            elif key in ("n", "no", "d", "deny", "r", "reject"):
+                verdict = guard.press(token, "reject", now, key=key)
+                decision = "deny"
+            else:
+                print(self._("Please type y to allow or n to deny."), flush=True)
+                continue
+            if verdict.kind == "confirm_step":
+                print(
+                    self._("Allow? Type c then Enter to confirm; anything else goes back."),
+                    flush=True,
+                )
+                continue
+            if not verdict.sends:
+                self._refused(verdict, token, events, two_keys)
+                continue
+            if decision == "allow":
                 print(self._("Allowed."), flush=True)
                 return HookAnswer("allow", "Allowed by the user in announcer.")
-            if key in ("n", "no", "d", "deny", "r", "reject"):
-                print(self._("Denied."), flush=True)
-                return HookAnswer("deny", "Denied by the user in announcer.")
-            print(self._("Please type y to allow or n to deny."), flush=True)
+            print(self._("Denied."), flush=True)
+            return HookAnswer("deny", "Denied by the user in announcer.")
+
+    def _refused(
+        self, verdict: KeyVerdict, token: str, events: list[dict[str, Any]], two_keys: bool
+    ) -> None:
+        """Say why nothing was decided; during arming, the question is shown again."""
+        print(self._(verdict.message), flush=True)
+        if verdict.code == "arming":
+            self.say(events)
+            self._keys_line(two_keys)
 
 
-async def _serve(path: Path, language: str) -> None:
+async def _serve(path: Path, language: str, settings: UserSettings | None = None) -> None:
     adapters = {}
     for agent in HOOK_AGENTS:
         adapter = get_adapter(f"{agent}-hooks", language=language)
         assert isinstance(adapter, MappedHookAdapter)
         adapters[agent] = adapter
-    ui = PlainHookUi(adapters, language)
+    ui = PlainHookUi(adapters, language, settings)
     async with HookBridgeServer(ui.handle, path) as server:
         listening = translator(language).gettext(
             "Listening for Claude Code and Codex hooks on {path}."
@@ -193,7 +275,7 @@ def run_serve(args: argparse.Namespace) -> int:
     path = args.socket or default_socket_path()
     settings = load_settings(args.config, flags={"language": args.language})
     try:
-        asyncio.run(_serve(path, catalog_language(settings.languages)))
+        asyncio.run(_serve(path, catalog_language(settings.languages), settings))
     except KeyboardInterrupt:
         return 0
     return 0

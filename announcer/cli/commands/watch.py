@@ -26,6 +26,7 @@ from announcer.engine.pipeline import Engine
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import SpeechCommand
 from announcer.formats import FORMAT_NAMES, AdapterOutput, get_adapter
+from announcer.formats.detect import format_of_command, format_of_line
 from announcer.i18n.translate import catalog_language
 from announcer.speech.backend import BackendUnavailable, SpeechBackend, VoiceSettings
 from announcer.speech.driver import SpeechDriver
@@ -80,14 +81,6 @@ def make_backend(name: str, settings: UserSettings) -> tuple[SpeechBackend, Voic
     return TextBackend(), VoiceSettings()
 
 
-#: command name -> the stream format it prints with the flags in docs/formats.md
-FORMAT_BY_COMMAND = {
-    "claude": "claude-code",
-    "claude-code": "claude-code",
-    "codex": "codex",
-    "gemini": "gemini",
-    "opencode": "opencode",
-}
 # the flag each agent needs to print JSON Lines; we remind the user, never rewrite their command
 JSON_FLAGS = {
     "claude-code": ("-p", "--output-format", "stream-json", "--verbose"),
@@ -98,9 +91,34 @@ JSON_FLAGS = {
 
 
 def guess_format(command: list[str]) -> str | None:
-    if not command:
-        return None
-    return FORMAT_BY_COMMAND.get(Path(command[0]).name.removesuffix(".exe").lower())
+    """The format from the command, through npx, npm exec, node and env launchers."""
+    return format_of_command(command)
+
+
+#: the most lines looked at for the format when the command does not tell it
+SNIFF_LINES = 50
+#: quiet modes verified on the real CLI in the agent lab (tests/lab): environment
+#: variables, so the user's command is never rewritten
+QUIET_MODES = {
+    "claude-code": ("CLAUDE_AX_SCREEN_READER", "1", "Claude Code's screen-reader mode"),
+}
+
+
+def quiet_mode_env(fmt: str | None, env: dict[str, str]) -> tuple[dict[str, str], str | None]:
+    """The agent's environment with its screen-reader mode on, and what to tell the user.
+
+    A value the user already set is kept, so ``CLAUDE_AX_SCREEN_READER=0`` opts out.
+    """
+    mode = QUIET_MODES.get(fmt or "")
+    if mode is None:
+        return env, None
+    variable, value, label = mode
+    if variable in env:
+        return env, None
+    return (
+        {**env, variable: value},
+        f"announcer watch: turned on {label} ({variable}={value}); set {variable}=0 to keep it off",
+    )
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -116,7 +134,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--format",
         choices=FORMAT_NAMES,
         default=None,
-        help="the agent's stream format (guessed from the command name when absent)",
+        help=(
+            "the agent's stream format (when absent: from the command, also through npx, "
+            "npm exec, node or env, else from its first output line)"
+        ),
     )
     parser.add_argument(
         "--events",
@@ -183,18 +204,33 @@ class EngineAnnouncer:
             wake = self.engine.next_wakeup()
         return 0.5 if wake is None else min(0.5, max(0.01, wake - self.now()))
 
-    def finish(self, wake_queue: queue.Queue[tuple[str, bytes | None]], limit: float) -> None:
-        """The agent is gone: nobody can answer its questions; let queued speech finish."""
+    def finish(self, wake_queue: queue.Queue[tuple[str, bytes | None]], limit: float) -> int:
+        """The agent is gone: nobody can answer its questions; let queued speech finish.
+
+        Returns how many announcements the time limit cut off (speaking or queued), so
+        the cut is never silent.
+        """
         self._run(self.engine.source_closed(self.SOURCE, self.now()))
         deadline = self.now() + limit
-        while self.now() < deadline:
+        unspoken = 0
+        while True:
             status = self.engine.status()
-            if status.speaking is None and status.queued == 0:
+            unspoken = status.queued + (status.speaking is not None)
+            if unspoken == 0 or self.now() >= deadline:
                 break
             wait = self.service()
             with contextlib.suppress(queue.Empty):
-                wake_queue.get(timeout=wait)
+                wake_queue.get(timeout=max(0.0, min(wait, deadline - self.now())))
         self.backend.close()
+        return unspoken
+
+
+def _drain(inbox: queue.Queue[tuple[str, bytes | None]]) -> None:
+    """Wait out the rest of an output we cannot announce (the reader thread empties the pipe)."""
+    while True:
+        kind, _ = inbox.get()
+        if kind == "eof":
+            return
 
 
 def _read_lines(stream: IO[bytes], into: queue.Queue[tuple[str, bytes | None]]) -> None:
@@ -215,23 +251,20 @@ def run_watch(args: argparse.Namespace) -> int:
         )
         return 2
     fmt = args.format or guess_format(command)
-    if fmt is None:
-        print(
-            f"announcer watch: cannot tell the stream format of {command[0]!r}; add --format "
-            f"({', '.join(FORMAT_NAMES)})",
-            file=sys.stderr,
-        )
-        return 2
-    flags = JSON_FLAGS.get(fmt) if args.format is None else None
+    flags = JSON_FLAGS.get(fmt or "") if args.format is None else None
     if flags and not all(flag in command for flag in flags if flag.startswith("-")):
         print(
-            f"announcer watch: {command[0]} prints JSON only with {' '.join(flags)}; "
+            f"announcer watch: {' '.join(command[:3])} prints JSON only with {' '.join(flags)}; "
             "without it there is little to announce.",
             file=sys.stderr,
         )
     settings = settings_from(args)
+    # only when the command itself runs the agent (not a replay given --format)
+    env, told = quiet_mode_env(guess_format(command), dict(os.environ))
+    if told:
+        print(told, file=sys.stderr)
     try:
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE)
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, env=env)
     except FileNotFoundError:
         print(f"announcer watch: command not found: {command[0]}", file=sys.stderr)
         return 127
@@ -244,7 +277,10 @@ def run_watch(args: argparse.Namespace) -> int:
     threading.Thread(target=_read_lines, args=(proc.stdout, inbox), daemon=True).start()
     events_file = args.events.open("w", encoding="utf-8") if args.events else None
     # our sentences about the agent's activity are in the user's language (Chapter 11)
-    adapter = get_adapter(fmt, language=catalog_language(settings.languages))
+    language = catalog_language(settings.languages)
+    adapter = get_adapter(fmt, language=language) if fmt else None
+    waiting: list[bytes] = []  # lines read before the first line told the format
+    ended = False
     dropped = 0
 
     def handle(out: AdapterOutput) -> None:
@@ -267,11 +303,40 @@ def run_watch(args: argparse.Namespace) -> int:
             except queue.Empty:
                 continue
             if kind == "line" and line is not None:
+                if adapter is None:
+                    waiting.append(line)
+                    fmt = format_of_line(line)
+                    if fmt is None and len(waiting) < SNIFF_LINES:
+                        continue
+                    if fmt is None:
+                        break
+                    adapter = get_adapter(fmt, language=language)
+                    for held in waiting:
+                        handle(adapter.feed(held, time.time()))
+                    waiting = []
+                    continue
                 handle(adapter.feed(line, time.time()))
             elif kind == "eof":
+                ended = True
                 break
-        handle(adapter.finish(time.time()))
-        announcer.finish(inbox, limit=args.drain_seconds)
+        if adapter is None:
+            dropped += len(waiting)
+            print(
+                f"announcer watch: cannot tell the stream format of {' '.join(command[:2])!r} "
+                f"from its command or its first lines; add --format ({', '.join(FORMAT_NAMES)})",
+                file=sys.stderr,
+            )
+            if not ended:
+                _drain(inbox)
+        else:
+            handle(adapter.finish(time.time()))
+        unspoken = announcer.finish(inbox, limit=args.drain_seconds)
+        if unspoken:
+            print(
+                f"announcer watch: --drain-seconds {args.drain_seconds:g} ran out with "
+                f"{unspoken} announcement(s) still to say; they were dropped",
+                file=sys.stderr,
+            )
     except KeyboardInterrupt:
         # the agent got the same Ctrl-C from the terminal; let it end its own way
         announcer.backend.close()
@@ -290,4 +355,4 @@ def run_watch(args: argparse.Namespace) -> int:
     return status
 
 
-__all__ = ["guess_format", "register"]
+__all__ = ["guess_format", "quiet_mode_env", "register"]

@@ -8,7 +8,7 @@ changes only on real changes, no animation, no spinners, no blinking.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -17,11 +17,13 @@ from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.dom import NoScreen
 from textual.events import DescendantFocus
 from textual.screen import Screen
 from textual.widgets import Footer, RichLog, Static
 
 from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.answer_guard import KeyGuard
 from announcer.engine.answer_keys import UI_SPEAKS_KEYS
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
@@ -52,6 +54,8 @@ from announcer.ui.tui.text import (
 # The kind the runtime gives what ``UiSession.speak`` says.
 UI_SPEECH_KIND = "system.ui"
 HISTORY_SIZE = 5000
+# When speech about each recent event began (for arming the keys of its question).
+SPEECH_STARTS_KEPT = 256
 VERBOSITY_CYCLE = ("terse", "normal", "detailed")
 
 
@@ -220,6 +224,13 @@ class AnnouncerApp(App[None]):
         self.history: deque[HistoryEntry] = deque(maxlen=HISTORY_SIZE)
         self.prompts: dict[str, PromptState] = {}
         self.active_token: str | None = None
+        # One rule for every dialog: which question a key answers, and when it may.
+        settings = session.settings
+        self.key_guard = KeyGuard(
+            settings.answer_arming_seconds, settings.pace_wpm, settings.two_key_accept
+        )
+        self._speech_starts: OrderedDict[str, float] = OrderedDict()
+        self._dialog_closed_at = float("-inf")
         self.ui_status = session.status
         self._producers_seen: set[str] = set()
         self._main = MainScreen(id="main")
@@ -273,6 +284,28 @@ class AnnouncerApp(App[None]):
     def say(self, text: str, urgency: Urgency = Urgency.NORMAL, interrupt: bool = False) -> None:
         self.session.speak(text, urgency, interrupt)
 
+    def say_about(
+        self,
+        prompt: PendingPrompt,
+        text: str,
+        urgency: Urgency = Urgency.CRITICAL,
+        interrupt: bool = False,
+    ) -> None:
+        """Say something about a question; its keys arm once this speech has begun.
+
+        A session that reports when speech starts (the live runtime echoes each
+        utterance as it begins) tells us through ``announcement_made``; for the others
+        the request is taken as the start.
+        """
+        if getattr(self.session, "reports_speech_start", False):
+            self.session.speak(text, urgency, interrupt, event_id=prompt.event_id)  # type: ignore[call-arg]
+        else:
+            self.session.speak(text, urgency, interrupt)
+            self.key_guard.speech_started(prompt.reply_token, self.session.now())
+
+    def speech_start_of(self, event_id: str) -> float | None:
+        return self._speech_starts.get(event_id)
+
     def write_transcript(self, line: str) -> None:
         """Append producer or UI text literally (never interpreted as markup)."""
         self.main_screen.transcript.write_entry(line)
@@ -282,6 +315,8 @@ class AnnouncerApp(App[None]):
     @on(AnnouncementArrived)
     def _announcement(self, message: AnnouncementArrived) -> None:
         announcement = message.announcement
+        if announcement.event_id:
+            self._speech_began(announcement.event_id)
         if announcement.kind == UI_SPEECH_KIND:
             return  # our own words, echoed back by the runtime: not producer news
         if announcement.producer_id:
@@ -291,6 +326,20 @@ class AnnouncerApp(App[None]):
             text = f"{text} — {one_line(announcement.producer_id)}"
         self.history.append(HistoryEntry(text, kind=announcement.kind))
         self.write_transcript(text)
+
+    def _speech_began(self, event_id: str) -> None:
+        """Speech about an event started: a question shown for it may arm its keys."""
+        now = self.session.now()
+        self._speech_starts[event_id] = now
+        self._speech_starts.move_to_end(event_id)
+        while len(self._speech_starts) > SPEECH_STARTS_KEPT:
+            self._speech_starts.popitem(last=False)
+        state = self.prompts.get(self.key_guard.shown or "")
+        if state is not None and state.prompt.event_id == event_id:
+            self.key_guard.speech_started(state.prompt.reply_token, now)
+            screen = self.screen
+            if getattr(screen, "prompt", None) is state.prompt:
+                screen.engine_reading_started()  # type: ignore[attr-defined]
 
     def _several_producers(self) -> bool:
         """Subscribers' Guide §9: name the producer only when there is more than one."""
@@ -321,7 +370,7 @@ class AnnouncerApp(App[None]):
         self.write_transcript(title)
         if self.active_token is None:
             self.open_prompt(prompt.reply_token, just_announced=True)
-        else:
+        elif not self._engine_presents():  # an engine that presents says how many wait
             self.say(
                 _("Another question is waiting. {count} pending. Press P to list them.").format(
                     count=len(self.prompts)
@@ -339,7 +388,9 @@ class AnnouncerApp(App[None]):
         """Show one pending prompt as a modal; the modal speaks it.
 
         ``just_announced``: the engine has this moment read the question out, so the
-        modal adds only who asks and the keys; a question opened later is read whole.
+        modal adds only who asks and the keys. A question opened later is read whole,
+        by the modal, or by the engine when it presents one question at a time
+        (``session.presented_prompt``): then the modal adds who asks and the keys after.
         """
         from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen
 
@@ -348,16 +399,48 @@ class AnnouncerApp(App[None]):
             return
         state.deferred = False
         self.active_token = reply_token
+        engine_reads_next = False
+        if not just_announced and self._engine_presents():
+            just_announced, engine_reads_next = self._engine_reading(state.prompt)
+        reading = {"just_announced": just_announced, "engine_reads_next": engine_reads_next}
         screen = (
-            ConfirmScreen(state.prompt, just_announced=just_announced)
+            ConfirmScreen(state.prompt, **reading)
             if state.prompt.kind == "confirmation"
-            else ClarifyScreen(state.prompt, just_announced=just_announced)
+            else ClarifyScreen(state.prompt, **reading)
         )
-        self.push_screen(screen, callback=self._prompt_closed)
+        # No result callback: Textual runs it on whatever handled the message that opened
+        # the dialog, and the pending list that opened it is gone by then (issue 14). The
+        # dialog tells the app itself when it closes (prompt_dialog_closed).
+        self.push_screen(screen)
 
-    def _prompt_closed(self, result: object = None) -> None:
-        self.active_token = None
-        self.call_after_refresh(self.open_next_prompt)
+    def _engine_presents(self) -> bool:
+        """The engine presents one question at a time and reads each when its turn comes."""
+        return callable(getattr(self.session, "presented_prompt", None)) and getattr(
+            self.session, "announces_prompts", True
+        )
+
+    def _engine_reading(self, prompt: PendingPrompt) -> tuple[bool, bool]:
+        """(just read by the engine, to be read by the engine) for a dialog opening now."""
+        presented = self.session.presented_prompt()  # type: ignore[attr-defined]
+        if presented is not None and presented.reply_token == prompt.reply_token:
+            started = self.speech_start_of(prompt.event_id)
+            if started is not None and started >= self._dialog_closed_at:
+                return True, False  # its turn came and the engine read it already
+            return False, True
+        present = getattr(self.session, "present", None)
+        if not callable(present):
+            return False, False
+        present(prompt.reply_token)  # picked from the list: the engine reads this one now
+        return False, True
+
+    def prompt_dialog_closed(self, reply_token: str) -> None:
+        """A dialog closed (answered, withdrawn, put off): the next question may open."""
+        self._dialog_closed_at = self.session.now()
+        self.key_guard.hide(reply_token)
+        if self.active_token == reply_token:
+            self.active_token = None
+        # On the app's own queue, after the dialog has left the screen stack.
+        self.call_later(self.open_next_prompt)
 
     def open_next_prompt(self) -> None:
         if self.active_token is not None:
@@ -435,11 +518,10 @@ class AnnouncerApp(App[None]):
         self.say(text, Urgency.CRITICAL, interrupt=True)
         # The dialog is normally on top; if not, a key pressed in it later only
         # hears "no longer open" and closes it: nothing can be sent for a void token.
-        if (
-            self.active_token == reply_token
-            and getattr(self.screen, "prompt", None) is state.prompt
-        ):
-            self.screen.dismiss(None)
+        self.key_guard.hide(reply_token)
+        screen = self.screen
+        if self.active_token == reply_token and getattr(screen, "prompt", None) is state.prompt:
+            screen.close_dialog()  # type: ignore[attr-defined]
 
     def check_deadlines(self) -> None:
         """Speak the time left at half and at ten seconds; close prompts whose time is up."""
@@ -483,8 +565,11 @@ class AnnouncerApp(App[None]):
     def _focus_moved(self, event: DescendantFocus) -> None:
         """Move the terminal cursor onto the control and say its name (once per move)."""
         widget = event.widget
+        try:
+            screen = widget.screen
+        except NoScreen:
+            return  # a key closed the dialog before its focus event arrived (issue 14)
         self.call_after_refresh(self._place_cursor, widget)
-        screen = widget.screen
         previous = getattr(screen, "focus_spoken", None)
         if previous is widget:
             return
@@ -497,6 +582,8 @@ class AnnouncerApp(App[None]):
         from textual.widget import Widget
         from textual.widgets import Input
 
+        if not isinstance(widget, Widget) or not widget.is_attached:
+            return  # gone already: its screen was closed meanwhile
         if isinstance(widget, Input):
             self.cursor_position = widget.cursor_screen_offset
         elif isinstance(widget, Widget):
@@ -512,6 +599,9 @@ class AnnouncerApp(App[None]):
             self.say(_("Setting not changed: {error}").format(error=printable(str(error))))
             return
         set_language(self._language())
+        self.key_guard.configure(
+            settings.answer_arming_seconds, settings.pace_wpm, settings.two_key_accept
+        )
         self._apply_load_class()
         for node in (self, *self.screen_stack):
             localize_bindings(node)

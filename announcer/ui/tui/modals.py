@@ -25,6 +25,12 @@ from textual.widgets import Button, Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from announcer.engine.announcement import Urgency
+from announcer.engine.answer_guard import (
+    ACCEPT_WITHDRAWN,
+    CONFIRM_ACCEPT,
+    KeyVerdict,
+    accept_needs_two_keys,
+)
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.ui.tui.accessibility import SteadyInput, option_text
 from announcer.ui.tui.prompt_view import ClarificationView, ConfirmationView, producer_identity
@@ -34,6 +40,9 @@ if TYPE_CHECKING:
     from announcer.ui.tui.app import AnnouncerApp
 
 _NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
+
+# How long a dialog waits for the engine to start reading its question before reading it.
+ENGINE_READING_WAIT = 3.0
 
 MODAL_CSS = """
 PromptScreen { align: center middle; }
@@ -63,12 +72,23 @@ class PromptScreen(ModalScreen[None]):
         *Screen.BINDINGS,  # Tab and Shift+Tab move focus
     ]
 
-    def __init__(self, prompt: PendingPrompt, *, just_announced: bool = False) -> None:
+    def __init__(
+        self,
+        prompt: PendingPrompt,
+        *,
+        just_announced: bool = False,
+        engine_reads_next: bool = False,
+    ) -> None:
         super().__init__()
         self.prompt = prompt
         self.answered = False
+        self.closed = False
         # The engine read the question out this moment (AnnouncerApp.open_prompt).
         self.just_announced = just_announced
+        # The engine reads a waiting question itself when its turn comes (it presents
+        # one question at a time): the dialog then adds who asks and the keys after it.
+        self.engine_reads_next = engine_reads_next
+        self.intro_pending = False
 
     @property
     def announcer(self) -> AnnouncerApp:
@@ -78,13 +98,37 @@ class PromptScreen(ModalScreen[None]):
         # Subclasses must not define on_mount: Textual calls every on_mount in the MRO.
         localize_bindings(self)
         self.set_class(self.announcer.settings.cognitive_load == "low", "-low-load")
+        app = self.announcer
+        token = self.prompt.reply_token
+        # From now on keys answer this question, once it is armed (answer_guard).
+        app.key_guard.present(token, app.session.now())
         # A question the engine has just read out (the live runtime) gets who asks and
         # the keys; otherwise (no engine, or opened later) the whole question is said here.
-        if self.just_announced and getattr(self.announcer.session, "announces_prompts", True):
-            self.announcer.say(self.spoken_intro(), Urgency.CRITICAL)
+        engine_speaks = getattr(app.session, "announces_prompts", True)
+        if self.just_announced and engine_speaks:
+            started = app.speech_start_of(self.prompt.event_id)
+            if started is not None:
+                app.key_guard.speech_started(token, started)
+            app.say_about(self.prompt, self.spoken_intro())
+        elif self.engine_reads_next and engine_speaks:
+            # Said when the engine's reading starts (AnnouncerApp._speech_began), so the
+            # user hears the question, then who asks and the keys; read here if it never does.
+            self.intro_pending = True
+            self.set_timer(ENGINE_READING_WAIT, self._read_if_engine_did_not)
         else:
-            self.announcer.say(self.spoken_question(), Urgency.CRITICAL)
+            app.say_about(self.prompt, self.spoken_question())
         self.focus_initial()
+
+    def engine_reading_started(self) -> None:
+        """The engine began reading this question: now say who asks and the keys."""
+        if self.intro_pending and not self.closed:
+            self.intro_pending = False
+            self.announcer.say_about(self.prompt, self.spoken_intro())
+
+    def _read_if_engine_did_not(self) -> None:
+        if self.intro_pending and not self.closed:
+            self.intro_pending = False
+            self.announcer.say_about(self.prompt, self.spoken_question())
 
     def focus_initial(self) -> None:
         raise NotImplementedError
@@ -107,31 +151,56 @@ class PromptScreen(ModalScreen[None]):
         raise NotImplementedError
 
     def action_repeat_question(self) -> None:
-        self.announcer.say(self.spoken_question(), Urgency.CRITICAL, interrupt=True)
+        self.announcer.say_about(self.prompt, self.spoken_question(), interrupt=True)
+
+    def now(self) -> float:
+        return self.announcer.session.now()
+
+    def refused(self, verdict: KeyVerdict) -> None:
+        """Say why a key did nothing; a key during arming hears the question again."""
+        # The answer to the user's own key, at once (no event_id: not news about it).
+        self.announcer.say(_(verdict.message), Urgency.CRITICAL, interrupt=True)
+        if verdict.code == "arming" and not self.closed:
+            # Then the question again; its keys arm once this reading has begun.
+            self.announcer.key_guard.restart_speech(self.prompt.reply_token)
+            self.announcer.say_about(self.prompt, self.spoken_question())
 
     def send(self, answer: UserAnswer, described: str) -> None:
         """Answer once; a second key press after the first is ignored."""
-        if self.answered:
+        if self.answered or self.closed:
             return
         self.answered = True
         self.announcer.submit_answer(self.prompt, answer, described)
-        self.dismiss(None)
+        self.close_dialog()
+
+    def close_dialog(self) -> None:
+        """Leave the screen and tell the app, which opens the next question."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.is_attached and self.app.screen is self:
+            self.dismiss(None)
+        self.announcer.prompt_dialog_closed(self.prompt.reply_token)
 
 
 class ConfirmScreen(PromptScreen, inherit_bindings=False):
-    """Accept with ``a``/``y``; reject with ``r``/``n``/Escape (§6.1)."""
+    """Accept with ``a``/``y`` (then Enter when risky); reject with ``r``/``n``/Escape (§6.1)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("a,y", "accept", _("Accept"), key_display="a"),
-        Binding("r,n,escape", "reject", _("Reject"), key_display="r"),
+        Binding("a,y", "accept('letter')", _("Accept"), key_display="a"),
+        Binding("r,n", "reject('letter')", _("Reject"), key_display="r"),
+        Binding("escape", "escape", _("Reject"), show=False),
+        # Enter confirms a pending accept whatever has focus; otherwise it presses the button.
+        Binding("enter", "enter", show=False, priority=True),
         Binding("i", "repeat_question", _("Say again"), show=False),
         *PromptScreen.BINDINGS,
     ]
 
-    def __init__(self, prompt: PendingPrompt, *, just_announced: bool = False) -> None:
-        super().__init__(prompt, just_announced=just_announced)
+    def __init__(self, prompt: PendingPrompt, **reading: bool) -> None:
+        super().__init__(prompt, **reading)
         self.view = ConfirmationView.of(prompt)
         self.spoken_title = _("Confirmation")
+        self.two_keys = False  # set on mount, from the user's two_key_accept setting
 
     def compose(self) -> ComposeResult:
         view = self.view
@@ -165,39 +234,122 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
                 )
                 yield Static(view.default_phrase(), markup=False, id="time", classes="field")
             with Horizontal(id="buttons"):
-                yield Button(_("Accept (A)"), id="accept", variant="warning", compact=True)
+                if not view.malformed:  # a malformed request can only be rejected
+                    yield Button(_("Accept (A)"), id="accept", variant="warning", compact=True)
                 yield Button(_("Reject (R)"), id="reject", variant="primary", compact=True)
+            # The second step of an accept, shown only while it waits for Enter.
+            step = Static("", markup=False, id="step")
+            step.display = False
+            yield step
         yield Footer(show_command_palette=False, compact=True)
 
     def focus_initial(self) -> None:
-        safe = "#reject" if self.view.is_risky else "#accept"
+        risky = self.view.is_risky or self.two_keys or self.view.malformed
+        safe = "#reject" if risky else "#accept"
         self.focus_quietly(self.query_one(safe, Button))
 
     def spoken_question(self) -> str:
-        return self.view.spoken_question(self.announcer.settings.languages[0])
+        self.two_keys = self._needs_two_keys()
+        return self.view.spoken_question(self.announcer.settings.languages[0], self.two_keys)
+
+    def _needs_two_keys(self) -> bool:
+        return accept_needs_two_keys(self.prompt.event, self.announcer.settings.two_key_accept)
 
     def spoken_intro(self) -> str:
+        self.two_keys = self._needs_two_keys()
         return " ".join(
             [
                 _("Asked by {producer}.").format(producer=producer_identity(self.prompt)),
-                _("Press A to accept, or R to reject."),
+                self.view.keys_phrase(self.two_keys),
                 _("F2 says the question again."),
             ]
         )
 
-    @on(Button.Pressed, "#accept")
-    def action_accept(self) -> None:
-        self.send(
-            UserAnswer(self.prompt.reply_token, decision="accept"),
-            _("Accepted: {action}").format(action=one_line(self.view.action).rstrip(".")),
+    def _press(self, intent: str, key: str) -> KeyVerdict:
+        return self.announcer.key_guard.press(
+            self.prompt.reply_token,
+            intent,  # type: ignore[arg-type]
+            self.now(),
+            two_keys=self.two_keys,
+            key=key,
         )
 
+    def _action_words(self) -> str:
+        return one_line(self.view.action).rstrip(".")
+
+    @on(Button.Pressed, "#accept")
+    def _accept_button(self) -> None:
+        self.action_accept("enter")
+
     @on(Button.Pressed, "#reject")
-    def action_reject(self) -> None:
+    def _reject_button(self) -> None:
+        self.action_reject("enter")
+
+    def action_accept(self, key: str = "letter") -> None:
+        if self.answered or self.closed:
+            return
+        if self.view.malformed:
+            self.announcer.say(
+                _("This request was malformed, so only reject is offered."),
+                Urgency.CRITICAL,
+                interrupt=True,
+            )
+            return
+        verdict = self._press("accept", key)
+        if verdict.kind == "confirm_step":
+            # Issue 12: an irreversible or risky accept takes a second, different key.
+            step = _(CONFIRM_ACCEPT).format(action=self._action_words())
+            self._show_step(step)
+            self.announcer.say(step, Urgency.CRITICAL, interrupt=True)
+        elif verdict.sends:
+            self._send_accept()
+        else:
+            self.refused(verdict)
+
+    def _show_step(self, text: str) -> None:
+        step = self.query_one("#step", Static)
+        step.update(text)
+        step.display = bool(text)
+
+    def _send_accept(self) -> None:
         self.send(
-            UserAnswer(self.prompt.reply_token, decision="reject"),
-            _("Rejected: {action}").format(action=one_line(self.view.action).rstrip(".")),
+            UserAnswer(self.prompt.reply_token, event_id=self.prompt.event_id, decision="accept"),
+            _("Accepted: {action}").format(action=self._action_words()),
         )
+
+    def action_reject(self, key: str = "letter") -> None:
+        if self.answered or self.closed:
+            return
+        verdict = self._press("reject", key)
+        if not verdict.sends:
+            self.refused(verdict)
+            return
+        self.send(
+            UserAnswer(self.prompt.reply_token, event_id=self.prompt.event_id, decision="reject"),
+            _("Rejected: {action}").format(action=self._action_words()),
+        )
+
+    def action_enter(self) -> None:
+        guard = self.announcer.key_guard
+        if guard.confirming and guard.shown == self.prompt.reply_token:
+            verdict = self._press("confirm", "enter")
+            if verdict.sends:
+                self._send_accept()
+            else:
+                self.refused(verdict)
+            return
+        focused = self.focused
+        if isinstance(focused, Button):
+            focused.press()
+
+    def action_escape(self) -> None:
+        guard = self.announcer.key_guard
+        if guard.confirming and guard.shown == self.prompt.reply_token:
+            self._press("back", "escape")
+            self._show_step("")
+            self.announcer.say(_(ACCEPT_WITHDRAWN), Urgency.CRITICAL, interrupt=True)
+            return
+        self.action_reject("escape")
 
 
 class NumericInput(SteadyInput):
@@ -229,8 +381,8 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
         *PromptScreen.BINDINGS,
     ]
 
-    def __init__(self, prompt: PendingPrompt, *, just_announced: bool = False) -> None:
-        super().__init__(prompt, just_announced=just_announced)
+    def __init__(self, prompt: PendingPrompt, **reading: bool) -> None:
+        super().__init__(prompt, **reading)
         self.view = ClarificationView.of(prompt)
         self.spoken_title = _("Question")
         self._quiet_highlight = True
@@ -333,7 +485,9 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
     def _choice_selected(self, event: OptionList.OptionSelected) -> None:
         choice = self.view.choices[event.option_index]
         self.send(
-            UserAnswer(self.prompt.reply_token, response=choice.value),
+            UserAnswer(
+                self.prompt.reply_token, event_id=self.prompt.event_id, response=choice.value
+            ),
             _("Answered: {answer}").format(answer=choice.label),
         )
 
@@ -347,7 +501,7 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
 
     def _send_yes_no(self, value: bool) -> None:
         self.send(
-            UserAnswer(self.prompt.reply_token, response=value),
+            UserAnswer(self.prompt.reply_token, event_id=self.prompt.event_id, response=value),
             _("Answered: {answer}").format(answer=_("yes") if value else _("no")),
         )
 
@@ -359,7 +513,7 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
                 self.announcer.say(_("The answer is empty. Type something, then press Enter."))
                 return
             self.send(
-                UserAnswer(self.prompt.reply_token, response=text),
+                UserAnswer(self.prompt.reply_token, event_id=self.prompt.event_id, response=text),
                 _("Answered: {answer}").format(answer=one_line(text)),
             )
             return
@@ -372,13 +526,23 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
             )
             return
         self.send(
-            UserAnswer(self.prompt.reply_token, response=number),
+            UserAnswer(self.prompt.reply_token, event_id=self.prompt.event_id, response=number),
             _("Answered: {answer}").format(answer=number),
         )
 
+    def send(self, answer: UserAnswer, described: str) -> None:
+        """Every answer key waits for the question to be armed (answer_guard)."""
+        if self.answered or self.closed:
+            return
+        verdict = self.announcer.key_guard.press(self.prompt.reply_token, "answer", self.now())
+        if not verdict.sends:
+            self.refused(verdict)
+            return
+        super().send(answer, described)
+
     def action_later(self) -> None:
-        if self.answered:
+        if self.answered or self.closed:
             return
         self.answered = True
         self.announcer.defer_prompt(self.prompt.reply_token)
-        self.dismiss(None)
+        self.close_dialog()

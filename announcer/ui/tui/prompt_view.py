@@ -141,7 +141,25 @@ class ConfirmationView:
             )
         return _("If you do not answer within {time}, it will be rejected.").format(time=within)
 
-    def spoken_question(self, language: str = "en") -> str:
+    @property
+    def malformed(self) -> bool:
+        """§10.1.3: a question that broke a rule is shown so it can be rejected, never accepted."""
+        return bool(getattr(self.prompt, "malformed", False))
+
+    def keys_phrase(self, two_keys: bool) -> str:
+        """The keys, as the dialog takes them (two for a risky accept, issue 12)."""
+        if self.malformed:
+            return " ".join(
+                [
+                    _("This request was malformed, so only reject is offered."),
+                    _("Press R to reject."),
+                ]
+            )
+        if two_keys:
+            return _("Press A then Enter to accept, or R to reject.")
+        return _("Press A to accept, or R to reject.")
+
+    def spoken_question(self, language: str = "en", two_keys: bool = False) -> str:
         return " ".join(
             [
                 _("Confirmation requested by {producer}").format(
@@ -154,7 +172,7 @@ class ConfirmationView:
                 self.risk_phrase() + ".",
                 self.reversibility_phrase() + ".",
                 self.default_phrase(language),
-                _("Press A to accept, or R to reject."),
+                self.keys_phrase(two_keys),
             ]
         )
 

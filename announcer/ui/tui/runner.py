@@ -70,6 +70,8 @@ async def run_with_session(
         session.stop()
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.wait_for(asyncio.shield(runner), timeout=10)
+    if app.return_code not in (None, 0):
+        return int(app.return_code)  # the app crashed: never report success (issue 14)
     if runner.done() and not runner.cancelled() and runner.exception() is None:
         return int(runner.result() or 0)
     return 1

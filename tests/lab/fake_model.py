@@ -1,0 +1,800 @@
+"""A scripted fake model server on 127.0.0.1 for the real agent CLIs (the agent lab).
+
+It speaks just enough of two wire APIs for Claude Code and Codex to run offline:
+
+- the Anthropic Messages API (``POST /v1/messages``, streaming SSE and plain JSON),
+- the OpenAI Responses API (``POST /v1/responses``, streaming SSE and plain JSON).
+
+The scenario is picked by the prompt: the first user text that holds ``lab:NAME``
+(``lab:one-tool``, ``lab:parallel`` ...; see :data:`SCENARIOS`). A scenario is a list
+of model turns; which turn to answer is worked out from the conversation the CLI
+sends back (how many tool results it already holds), so the server keeps no state
+between requests and one server serves any number of CLI runs at once. A request
+with no scenario (a title or side request) gets a short plain answer.
+
+Every request is recorded (:attr:`FakeModelServer.requests`) so a test can check
+what the agent sent. Standard library only: ``http.server`` in a thread.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+# -- scenarios ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Call:
+    """One tool call the model makes. ``claude``/``codex`` give the tool and its input per CLI."""
+
+    claude: tuple[str, dict[str, Any]] | None = None
+    codex: tuple[str, dict[str, Any]] | None = None
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One model answer: optional reasoning, optional text, then any tool calls (in parallel)."""
+
+    text: str = ""
+    reasoning: str = ""
+    calls: tuple[Call, ...] = ()
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    turns: tuple[Turn, ...]
+    note: str = ""
+    http_error: int = 0  # answer every request with this HTTP error instead
+
+
+LONG_MARKDOWN = (
+    "# Summary of the change\n\n"
+    "The parser now accepts **nested** lists and keeps `offsets` exact.\n\n"
+    "## What changed\n\n"
+    "- The tokenizer reads one line at a time.\n"
+    "- Errors name the line and the column.\n"
+    "- The old `parse_all` function is gone.\n\n"
+    "## How to try it\n\n"
+    "```sh\npython -m parser sample.txt\n```\n\n"
+    "| file | lines |\n|---|---|\n| parser.py | 120 |\n| tokens.py | 80 |\n\n"
+    "That is all for this change. Tell me if you want the tests run again."
+)
+SUBAGENT_PROMPT = (
+    "lab:sub-inner You are a helper. Look through every Python file in this folder, "
+    "count how many functions each one defines, note any file that has no docstring, "
+    "and report back a short table with one row per file and a final total."
+)
+
+
+def _bash(command: str, description: str = "") -> tuple[str, dict[str, Any]]:
+    tool_input: dict[str, Any] = {"command": command}
+    if description:
+        tool_input["description"] = description
+    return ("Bash", tool_input)
+
+
+def _shell(cmd: str, **extra: Any) -> tuple[str, dict[str, Any]]:
+    return ("exec_command", {"cmd": cmd, **extra})
+
+
+#: the file a ``lab:edit`` run writes, relative to the CLI's working directory
+EDIT_FILE = "hello.txt"
+EDIT_TEXT = "hello from the lab\n"
+CODEX_PATCH = f"*** Begin Patch\n*** Add File: {EDIT_FILE}\n+hello from the lab\n*** End Patch\n"
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s
+    for s in (
+        Scenario(
+            "one-tool",
+            (
+                Turn(calls=(Call(_bash("echo hello", "Print hello"), _shell("echo hello")),)),
+                Turn(text="The command printed hello."),
+            ),
+            "one shell command, then a short answer",
+        ),
+        Scenario(
+            "several",
+            (
+                Turn(
+                    text="Let me look around.",
+                    calls=(Call(_bash("ls", "List the files"), _shell("ls")),),
+                ),
+                Turn(calls=(Call(("Read", {"file_path": "{cwd}/notes.md"}), _shell("pwd")),)),
+                Turn(calls=(Call(_bash("wc -l notes.md", "Count lines"), _shell("true")),)),
+                Turn(text="I looked at the files."),
+            ),
+            "three tool calls one after another",
+        ),
+        Scenario(
+            "parallel",
+            (
+                Turn(
+                    calls=(
+                        Call(_bash("echo one", "Print one"), _shell("echo one")),
+                        Call(_bash("echo two", "Print two"), _shell("echo two")),
+                        Call(_bash("echo three", "Print three"), _shell("echo three")),
+                    )
+                ),
+                Turn(text="All three ran."),
+            ),
+            "three shell commands in one turn",
+        ),
+        Scenario(
+            "edit",
+            (
+                Turn(
+                    calls=(
+                        Call(
+                            ("Write", {"file_path": "{cwd}/" + EDIT_FILE, "content": EDIT_TEXT}),
+                            _shell(f"apply_patch <<'EOF'\n{CODEX_PATCH}EOF\n"),
+                        ),
+                    )
+                ),
+                Turn(text=f"I wrote {EDIT_FILE}."),
+            ),
+            "a new file is written",
+        ),
+        Scenario(
+            "fail",
+            (
+                Turn(
+                    calls=(
+                        Call(
+                            _bash("ls missing-lab-folder", "List a missing folder"),
+                            _shell("ls missing-lab-folder"),
+                        ),
+                    )
+                ),
+                Turn(text="That folder does not exist."),
+            ),
+            "a command that fails",
+        ),
+        Scenario(
+            "subagent",
+            (
+                Turn(
+                    calls=(
+                        Call(
+                            (
+                                "Agent",
+                                {
+                                    "description": "Count functions",
+                                    "prompt": SUBAGENT_PROMPT,
+                                    "subagent_type": "general-purpose",
+                                },
+                            ),
+                            ("multi_agent_v1.spawn_agent", {"message": SUBAGENT_PROMPT}),
+                        ),
+                    )
+                ),
+                Turn(text="The helper counted the functions."),
+            ),
+            "a subagent: Claude Code's Agent tool, Codex's spawn_agent (multi_agent_v1)",
+        ),
+        Scenario(
+            "sub-inner",
+            (Turn(text="There are no Python files here."),),
+            "what the subagent itself answers",
+        ),
+        Scenario(
+            "api-error",
+            (Turn(),),
+            "the model API refuses the request (HTTP 400)",
+            http_error=400,
+        ),
+        Scenario("markdown", (Turn(text=LONG_MARKDOWN),), "a long markdown answer"),
+        Scenario(
+            "denied",
+            (
+                Turn(
+                    calls=(
+                        Call(
+                            _bash("rm -rf build", "Remove the build folder"),
+                            _shell(
+                                "rm -rf build",
+                                sandbox_permissions="require_escalated",
+                                justification="Remove the build folder",
+                            ),
+                        ),
+                    )
+                ),
+                Turn(text="I could not remove the build folder."),
+            ),
+            "a call the CLI refuses (permission mode default / escalation in exec)",
+        ),
+        Scenario(
+            "reasoning",
+            (
+                Turn(
+                    reasoning="**Checking the files**\n\nI should list the folder first.",
+                    text="I thought about it: nothing needs to change.",
+                ),
+            ),
+            "a thought, then the answer",
+        ),
+    )
+}
+
+#: the error bodies of the ``api-error`` scenario (each API's own shape)
+ANTHROPIC_ERROR = {
+    "type": "error",
+    "error": {"type": "invalid_request_error", "message": "lab: the request was refused"},
+}
+OPENAI_ERROR = {
+    "error": {
+        "type": "invalid_request_error",
+        "code": "lab_refused",
+        "message": "lab: the request was refused",
+        "param": None,
+    }
+}
+_SCENARIO_TAG = re.compile(r"\blab:([a-z][a-z0-9-]*)")
+FALLBACK_TEXT = "Lab fallback answer."
+
+
+def scenario_in(texts: Iterator[str]) -> Scenario | None:
+    """The scenario named by the first ``lab:NAME`` in the user's texts."""
+    for text in texts:
+        for match in _SCENARIO_TAG.finditer(text):
+            found = SCENARIOS.get(match.group(1))
+            if found is not None:
+                return found
+    return None
+
+
+def turn_for(scenario: Scenario, results_seen: int, agent: str) -> Turn:
+    """The turn to answer once ``results_seen`` tool results are in the conversation."""
+    needed = 0
+    for turn in scenario.turns:
+        if results_seen <= needed:
+            return turn
+        needed += sum(1 for c in turn.calls if getattr(c, agent) is not None)
+    return scenario.turns[-1] if not scenario.turns[-1].calls else Turn(text="Done.")
+
+
+# -- request parsing -----------------------------------------------------------
+
+
+def _anthropic_texts(body: dict[str, Any]) -> Iterator[str]:
+    for message in body.get("messages") or []:
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            yield content
+        elif isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and isinstance(block.get("text"), str):
+                    yield block["text"]
+
+
+def _anthropic_results(body: dict[str, Any]) -> int:
+    count = 0
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            count += sum(
+                1 for b in content if isinstance(b, dict) and b.get("type") == "tool_result"
+            )
+    return count
+
+
+def _responses_texts(body: dict[str, Any]) -> Iterator[str]:
+    items = body.get("input")
+    if isinstance(items, str):
+        yield items
+        return
+    for item in items or []:
+        if not isinstance(item, dict) or item.get("role") != "user":
+            continue
+        content = item.get("content")
+        if isinstance(content, str):
+            yield content
+        elif isinstance(content, list):
+            for part in content:
+                if isinstance(part, dict) and isinstance(part.get("text"), str):
+                    yield part["text"]
+
+
+def _responses_results(body: dict[str, Any]) -> int:
+    items = body.get("input")
+    if not isinstance(items, list):
+        return 0
+    return sum(
+        1
+        for i in items
+        if isinstance(i, dict)
+        and i.get("type") in ("function_call_output", "custom_tool_call_output")
+    )
+
+
+# -- answers ---------------------------------------------------------------------
+
+_ids = itertools.count(1)
+
+
+def _id(prefix: str) -> str:
+    return f"{prefix}_lab{next(_ids):06d}"
+
+
+def _fill(value: Any, cwd: str) -> Any:
+    """Put the agent's working directory into ``{cwd}`` placeholders of a tool input."""
+    if isinstance(value, str):
+        return value.replace("{cwd}", cwd)
+    if isinstance(value, dict):
+        return {k: _fill(v, cwd) for k, v in value.items()}
+    return value
+
+
+def _split(text: str, size: int = 24) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def anthropic_events(turn: Turn, model: str, cwd: str) -> list[dict[str, Any]]:
+    """The SSE events of one streamed Messages API answer."""
+    events: list[dict[str, Any]] = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": _id("msg"),
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 12, "output_tokens": 1},
+            },
+        }
+    ]
+    index = 0
+    if turn.reasoning:
+        events.append(
+            {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+            }
+        )
+        for piece in _split(turn.reasoning):
+            events.append(
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "thinking_delta", "thinking": piece},
+                }
+            )
+        events.append(
+            {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "signature_delta", "signature": "lab-signature"},
+            }
+        )
+        events.append({"type": "content_block_stop", "index": index})
+        index += 1
+    if turn.text:
+        events.append(
+            {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {"type": "text", "text": ""},
+            }
+        )
+        for piece in _split(turn.text):
+            events.append(
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "text_delta", "text": piece},
+                }
+            )
+        events.append({"type": "content_block_stop", "index": index})
+        index += 1
+    calls = [c.claude for c in turn.calls if c.claude is not None]
+    for name, tool_input in calls:
+        events.append(
+            {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {
+                    "type": "tool_use",
+                    "id": _id("toolu"),
+                    "name": name,
+                    "input": {},
+                },
+            }
+        )
+        for piece in _split(json.dumps(_fill(tool_input, cwd)), 16):
+            events.append(
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": piece},
+                }
+            )
+        events.append({"type": "content_block_stop", "index": index})
+        index += 1
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": 20},
+        }
+    )
+    events.append({"type": "message_stop"})
+    return events
+
+
+def anthropic_message(turn: Turn, model: str, cwd: str) -> dict[str, Any]:
+    """The same answer as one plain (non-streaming) Messages API response."""
+    content: list[dict[str, Any]] = []
+    if turn.reasoning:
+        content.append(
+            {"type": "thinking", "thinking": turn.reasoning, "signature": "lab-signature"}
+        )
+    if turn.text:
+        content.append({"type": "text", "text": turn.text})
+    calls = [c.claude for c in turn.calls if c.claude is not None]
+    for name, tool_input in calls:
+        content.append(
+            {"type": "tool_use", "id": _id("toolu"), "name": name, "input": _fill(tool_input, cwd)}
+        )
+    return {
+        "id": _id("msg"),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": "tool_use" if calls else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 12, "output_tokens": 20},
+    }
+
+
+def _responses_items(turn: Turn, cwd: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    if turn.reasoning:
+        items.append(
+            {
+                "type": "reasoning",
+                "id": _id("rs"),
+                "summary": [{"type": "summary_text", "text": turn.reasoning}],
+            }
+        )
+    if turn.text:
+        items.append(
+            {
+                "type": "message",
+                "id": _id("msg"),
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": turn.text, "annotations": []}],
+            }
+        )
+    for call in turn.calls:
+        if call.codex is None:
+            continue
+        name, arguments = call.codex
+        filled = _fill(arguments, cwd)
+        if name == "apply_patch" and set(filled) == {"input"}:
+            items.append(
+                {
+                    "type": "custom_tool_call",
+                    "id": _id("ctc"),
+                    "call_id": _id("call"),
+                    "name": name,
+                    "input": filled["input"],
+                    "status": "completed",
+                }
+            )
+        else:
+            call: dict[str, Any] = {
+                "type": "function_call",
+                "id": _id("fc"),
+                "call_id": _id("call"),
+                "name": name,
+                "arguments": json.dumps(filled),
+                "status": "completed",
+            }
+            namespace, dot, bare = name.rpartition(".")
+            if dot:  # a tool of a namespace (Codex's multi_agent_v1.spawn_agent)
+                call["namespace"], call["name"] = namespace, bare
+            items.append(call)
+    return items
+
+
+def _response_object(rid: str, model: str, output: list[dict[str, Any]], status: str) -> Any:
+    return {
+        "id": rid,
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": status,
+        "model": model,
+        "output": output,
+        "usage": {
+            "input_tokens": 12,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 20,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 32,
+        },
+    }
+
+
+def responses_events(turn: Turn, model: str, cwd: str) -> list[dict[str, Any]]:
+    """The SSE events of one streamed Responses API answer."""
+    rid = _id("resp")
+    items = _responses_items(turn, cwd)
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": _response_object(rid, model, [], "in_progress")}
+    ]
+    for index, item in enumerate(items):
+        if item["type"] == "reasoning":
+            text = item["summary"][0]["text"]
+            events.append(
+                {
+                    "type": "response.output_item.added",
+                    "output_index": index,
+                    "item": {**item, "summary": []},
+                }
+            )
+            events.append(
+                {
+                    "type": "response.reasoning_summary_part.added",
+                    "item_id": item["id"],
+                    "output_index": index,
+                    "summary_index": 0,
+                    "part": {"type": "summary_text", "text": ""},
+                }
+            )
+            for piece in _split(text):
+                events.append(
+                    {
+                        "type": "response.reasoning_summary_text.delta",
+                        "item_id": item["id"],
+                        "output_index": index,
+                        "summary_index": 0,
+                        "delta": piece,
+                    }
+                )
+        elif item["type"] == "message":
+            text = item["content"][0]["text"]
+            events.append(
+                {
+                    "type": "response.output_item.added",
+                    "output_index": index,
+                    "item": {**item, "status": "in_progress", "content": []},
+                }
+            )
+            for piece in _split(text):
+                events.append(
+                    {
+                        "type": "response.output_text.delta",
+                        "item_id": item["id"],
+                        "output_index": index,
+                        "content_index": 0,
+                        "delta": piece,
+                    }
+                )
+        else:
+            events.append(
+                {"type": "response.output_item.added", "output_index": index, "item": item}
+            )
+        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+    events.append(
+        {"type": "response.completed", "response": _response_object(rid, model, items, "completed")}
+    )
+    return events
+
+
+def responses_object(turn: Turn, model: str, cwd: str) -> dict[str, Any]:
+    """The same answer as one plain (non-streaming) Responses API object."""
+    return _response_object(_id("resp"), model, _responses_items(turn, cwd), "completed")
+
+
+# -- the server --------------------------------------------------------------------
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    scenario: str | None = None
+
+
+@dataclass
+class _State:
+    requests: list[RecordedRequest] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    cwd: str = "/tmp"
+    delay: float = 0.0  # seconds between SSE events, to let a stream be heard arriving
+
+
+_CWD = re.compile(r"(?:working directory:\s*|<cwd>)(/[^\s<>\"'\\]+)", re.IGNORECASE)
+
+
+def _cwd_of(body: dict[str, Any], default: str) -> str:
+    """The agent's working directory, as its system prompt states it."""
+    blob = json.dumps(body).replace("\\n", "\n")
+    match = _CWD.search(blob)
+    return match.group(1).rstrip(".,") if match else default
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep test output clean; requests are recorded instead
+
+    def _record(self, body: Any, scenario: str | None = None) -> None:
+        state = self.server.state
+        with state.lock:
+            state.requests.append(
+                RecordedRequest(self.command, self.path, dict(self.headers.items()), body, scenario)
+            )
+
+    def do_HEAD(self) -> None:
+        self._record(None)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_GET(self) -> None:
+        self._record(None)
+        self._json(200, {"data": [], "models": []})
+
+    def _json(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _sse(self, events: list[dict[str, Any]], *, named: bool) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        for event in events:
+            head = f"event: {event['type']}\n" if named else ""
+            self.wfile.write(f"{head}data: {json.dumps(event)}\n\n".encode())
+            self.wfile.flush()
+            if self.server.state.delay:
+                time.sleep(self.server.state.delay)
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            self._record(raw.decode(errors="replace"))
+            self._json(400, {"error": {"type": "invalid_request_error", "message": "not JSON"}})
+            return
+        if not isinstance(body, dict):
+            body = {}
+        path = self.path.split("?", 1)[0]
+        model = body.get("model") if isinstance(body.get("model"), str) else "lab-model"
+        cwd = _cwd_of(body, self.server.state.cwd)
+        if path.endswith("/messages"):
+            scenario = scenario_in(_anthropic_texts(body))
+            self._record(body, scenario.name if scenario else None)
+            if scenario and scenario.http_error:
+                self._json(scenario.http_error, ANTHROPIC_ERROR)
+                return
+            turn = (
+                turn_for(scenario, _anthropic_results(body), "claude")
+                if scenario
+                else Turn(text=FALLBACK_TEXT)
+            )
+            if body.get("stream"):
+                self._sse(anthropic_events(turn, model, cwd), named=True)
+            else:
+                self._json(200, anthropic_message(turn, model, cwd))
+        elif path.endswith("/responses"):
+            scenario = scenario_in(_responses_texts(body))
+            self._record(body, scenario.name if scenario else None)
+            if scenario and scenario.http_error:
+                self._json(scenario.http_error, OPENAI_ERROR)
+                return
+            turn = (
+                turn_for(scenario, _responses_results(body), "codex")
+                if scenario
+                else Turn(text=FALLBACK_TEXT)
+            )
+            if body.get("stream"):
+                self._sse(responses_events(turn, model, cwd), named=True)
+            else:
+                self._json(200, responses_object(turn, model, cwd))
+        else:
+            self._record(body)
+            self._json(404, {"error": {"type": "not_found_error", "message": f"no {path}"}})
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    state: _State
+
+
+class FakeModelServer:
+    """The fake model on 127.0.0.1 (a free port), served from a background thread.
+
+    ``with FakeModelServer() as server: server.anthropic_url, server.openai_url``.
+    """
+
+    def __init__(self, *, cwd: str = "/tmp", delay: float = 0.0) -> None:
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.state = _State(cwd=cwd, delay=delay)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def anthropic_url(self) -> str:
+        """For ``ANTHROPIC_BASE_URL`` (the CLI adds ``/v1/messages``)."""
+        return self.url
+
+    @property
+    def openai_url(self) -> str:
+        """For a Responses API ``base_url`` (the CLI adds ``/responses``)."""
+        return self.url + "/v1"
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._server.state.lock:
+            return list(self._server.state.requests)
+
+    def requests_for(self, scenario: str) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.scenario == scenario]
+
+    def start(self) -> FakeModelServer:
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+if __name__ == "__main__":  # python -m tests.lab.fake_model: serve until Ctrl-C
+    with FakeModelServer() as running:
+        print(f"fake model at {running.url} (Ctrl-C stops)", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass

@@ -1,0 +1,245 @@
+"""Issue 12 item 1 in the Textual UI on the live runtime: a real producer over WS and SSE.
+
+R1 ("Send 5 dollars to Alice", low risk) is withdrawn by the producer and R2 ("Delete
+the production database", irreversible) opens in its place. A key pressed just after
+(meant for R1) must not answer R2; once R2 was heard, accepting it takes `a` then Enter.
+Checked where it matters: what the producer received and what the user heard (the
+jsonl speech record).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from collections.abc import Callable
+
+import pytest
+
+from announcer.engine.settings import UserSettings
+from announcer.producer.core import ProducerCore, ProducerOptions
+from announcer.producer.scenario import load_scenario
+from announcer.producer.server import ProducerServer
+from announcer.runtime.session import LiveSession
+from announcer.speech.driver import SpeechDriver
+from announcer.speech.jsonl import JsonlBackend
+from announcer.ui.tui.app import AnnouncerApp
+from announcer.ui.tui.modals import ConfirmScreen
+from tests.producer.live import scenario_path
+
+TIMEOUT = 60.0
+# Wide, so a loaded machine cannot make "just after" late; the user waits it out.
+ARMING = 3.0
+REPLACED = "Nothing was sent: the question changed just before your key."
+
+
+async def until(pilot, condition: Callable[[], bool], what: str) -> None:  # type: ignore[no-untyped-def]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TIMEOUT
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        await pilot.pause(0.05)
+
+
+@pytest.mark.parametrize("transport", ["ws", "sse"])
+async def test_a_key_for_the_withdrawn_question_never_accepts_its_replacement(
+    transport: str,
+) -> None:
+    core = ProducerCore(load_scenario(scenario_path("replaced")), ProducerOptions(speed=0.1))
+    server = ProducerServer(core, "127.0.0.1", 0, paths="aaep")
+    await server.start()
+    source = (
+        f"ws://127.0.0.1:{server.port}/aaep/v1/ws"
+        if transport == "ws"
+        else f"http://127.0.0.1:{server.port}"
+    )
+    records = io.StringIO()
+    session = LiveSession(
+        [source],
+        UserSettings(answer_arming_seconds=ARMING),
+        driver=SpeechDriver(JsonlBackend(records)),
+    )
+    app = AnnouncerApp(session)
+
+    def heard() -> list[str]:
+        lines = records.getvalue().splitlines()
+        return [json.loads(line)["text"] for line in lines if '"speak"' in line]
+
+    def showing(action: str) -> Callable[[], bool]:
+        def check() -> bool:
+            screen = app.screen
+            return isinstance(screen, ConfirmScreen) and screen.view.action.startswith(action)
+
+        return check
+
+    def armed() -> bool:
+        at = app.key_guard.armed_at()
+        return at is not None and session.now() >= at
+
+    try:
+        async with app.run_test() as pilot:
+            runner = asyncio.ensure_future(session.run())
+            await until(pilot, showing("Send 5 dollars"), "R1's dialog")
+            await until(pilot, showing("Delete the production database"), "R2 in R1's place")
+            r2 = app.screen
+            assert isinstance(r2, ConfirmScreen)
+            await pilot.press("a", "enter")  # meant for R1
+            await until(pilot, lambda: any(t.startswith(REPLACED) for t in heard()), "refusal")
+            assert core.replies == []  # the producer received nothing
+            said = heard()
+            refusal = next(i for i, t in enumerate(said) if t.startswith(REPLACED))
+            await until(pilot, lambda: len(heard()) > refusal + 1, "the question again")
+            assert "Delete the production database" in heard()[refusal + 1]
+            await until(pilot, armed, "R2's keys to arm")
+            await pilot.press("a")
+            await until(
+                pilot,
+                lambda: any(t.startswith("Accept: Delete the production") for t in heard()),
+                "the confirm step",
+            )
+            assert core.replies == []
+            await pilot.press("enter")
+            await until(pilot, lambda: bool(core.replies), "the reply at the producer")
+            [reply] = core.replies
+            assert reply.decision == "accept"
+            assert reply.reply_token == r2.prompt.reply_token
+            await until(
+                pilot,
+                lambda: "Accepted: Delete the production database. Sent." in heard(),
+                "the outcome, spoken",
+            )
+            session.stop()
+            await asyncio.wait_for(runner, TIMEOUT)
+    finally:
+        session.stop()
+        await server.close()
+
+
+class PushedCore(ProducerCore):
+    """The project's producer, told by the test what to send and when.
+
+    Two questions can be open at once (the scenario producer asks one at a time);
+    every reply is kept as it arrived.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(load_scenario(scenario_path("confirm")), ProducerOptions(speed=0.05))
+        self.wire: list[dict[str, object]] = []
+
+    def _start_scenario(self) -> None:
+        return None
+
+    def _reply(self, sub: object, message: dict[str, object]) -> bool:
+        self.wire.append(dict(message))
+        return True
+
+    def ask(self, token: str, action: str, consequence: str, *, low_risk: bool) -> None:
+        risk = (
+            {"risk_level": "low", "irreversible": False, "reversibility": "reversible"}
+            if low_risk
+            else {"risk_level": "high", "irreversible": True}
+        )
+        self.emit(
+            "agent.awaiting.confirmation",
+            {
+                "action": action,
+                "consequence": consequence,
+                "summary_normal": action,
+                "reply_token": token,
+                "timeout_seconds": 300,
+                "default_decision": "reject",
+                **risk,
+            },
+        )
+
+
+CONSEQUENCE = "Every customer record is erased"
+
+
+async def _two_questions(core: PushedCore, pilot_or_none: object = None) -> None:
+    await _until(lambda: bool(core.subscriptions), "the subscription")
+    core.emit("agent.session.started", {"summary_normal": "Session started."})
+    core.ask("rpl_first01", "Send 5 dollars to Alice", "Alice gets 5 dollars.", low_risk=True)
+    core.ask("rpl_second02", "Delete the production database", CONSEQUENCE + ".", low_risk=False)
+
+
+async def _until(condition: Callable[[], bool], what: str) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TIMEOUT
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize("transport", ["ws", "sse"])
+async def test_the_waiting_question_is_read_once_when_its_turn_comes_then_armed(
+    transport: str,
+) -> None:
+    """Two questions at once: after the first is answered the second is read whole,
+    once, with its keys once; a key right after does nothing; then a, Enter accepts it."""
+    core = PushedCore()
+    server = ProducerServer(core, "127.0.0.1", 0, paths="aaep")
+    await server.start()
+    source = (
+        f"ws://127.0.0.1:{server.port}/aaep/v1/ws"
+        if transport == "ws"
+        else f"http://127.0.0.1:{server.port}"
+    )
+    records = io.StringIO()
+    session = LiveSession(
+        [source],
+        UserSettings(answer_arming_seconds=ARMING),
+        driver=SpeechDriver(JsonlBackend(records)),
+    )
+    app = AnnouncerApp(session)
+
+    def heard() -> list[str]:
+        lines = records.getvalue().splitlines()
+        return [json.loads(line)["text"] for line in lines if '"speak"' in line]
+
+    def showing(token: str) -> Callable[[], bool]:
+        def check() -> bool:
+            screen = app.screen
+            return isinstance(screen, ConfirmScreen) and screen.prompt.reply_token == token
+
+        return check
+
+    def armed() -> bool:
+        at = app.key_guard.armed_at()
+        return at is not None and session.now() >= at
+
+    try:
+        async with app.run_test() as pilot:
+            runner = asyncio.ensure_future(session.run())
+            await _two_questions(core)
+            await until(pilot, showing("rpl_first01"), "the first question")
+            await until(pilot, armed, "its keys to arm")
+            before = len(heard())
+            await pilot.press("r")
+            await until(pilot, showing("rpl_second02"), "the second question")
+            await pilot.press("a")  # at once: meant for the first
+            await until(pilot, lambda: any(t.startswith(REPLACED) for t in heard()), "refusal")
+            assert [w.get("decision") for w in core.wire] == ["reject"]
+            await until(pilot, armed, "the second question's keys to arm")
+            since = heard()[before:]
+            refused_at = next(i for i, t in enumerate(since) if t.startswith(REPLACED))
+            turn, after = since[:refused_at], since[refused_at + 1 :]
+            # Read whole once when its turn came, with its keys once; read again after
+            # the refused key.
+            assert len([t for t in turn if CONSEQUENCE in t]) == 1, since
+            keys = [t for t in turn if "Press A then Enter to accept, or R to reject." in t]
+            assert len(keys) == 1, since
+            assert CONSEQUENCE in after[0], since
+            await pilot.press("a", "enter")
+            await until(pilot, lambda: len(core.wire) == 2, "the second reply")
+            assert [(w["reply_token"], w["decision"]) for w in core.wire] == [
+                ("rpl_first01", "reject"),
+                ("rpl_second02", "accept"),
+            ]
+            session.stop()
+            await asyncio.wait_for(runner, TIMEOUT)
+    finally:
+        session.stop()
+        await server.close()

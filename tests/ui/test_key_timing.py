@@ -1,0 +1,316 @@
+"""Keys pressed at awkward moments in the Textual UI (issues 12 and 14), with Pilot.
+
+The session's clock is a ManualClock, so "0.3 s after the question changed" is exact
+and the tests do not depend on the machine's speed. Arming is the product default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from textual.widgets import Static
+
+from announcer.engine.prompts import PendingPrompt
+from announcer.engine.settings import UserSettings
+from announcer.ui.tui.app import AnnouncerApp
+from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen
+from tests.ui.conftest import Harness, load_event, prompt_from_event, schema_example
+
+FIXTURE = "agent.awaiting.confirmation.json"
+HIGH_RISK_TOKEN = "rpl_4f8a2e7d9c1b6a3f"
+REPLACED = "Nothing was sent: the question changed just before your key."
+JUST_APPEARED = "Nothing was sent: this question has only just appeared."
+
+
+def low_risk(token: str = "rpl_lowrisk01", event_id: str = "evt_low1") -> dict[str, Any]:
+    event = load_event(FIXTURE)
+    event.update(
+        reply_token=token,
+        event_id=event_id,
+        risk_level="low",
+        irreversible=False,
+        reversibility="reversible",
+        action="Send 5 dollars to Alice.",
+        consequence="Alice gets 5 dollars.",
+        timeout_seconds=60,
+    )
+    return event
+
+
+def high_risk() -> dict[str, Any]:
+    event = load_event(FIXTURE)
+    event["action"] = "Delete the production database."
+    return event
+
+
+def decisions(harness: Harness) -> list[tuple[str, str | None]]:
+    return [(p.reply_token, a.decision) for p, a in harness.replies]
+
+
+@pytest.fixture
+def armed_harness() -> Harness:
+    return Harness(arming=1.0)
+
+
+async def test_a_key_right_after_the_question_is_replaced_does_not_answer_the_new_one(
+    armed_harness: Harness,
+) -> None:
+    """Issue 12 item 1: R1 is withdrawn, R2 opens, `a` meant for R1 arrives 0.3 s later."""
+    h = armed_harness
+    app = AnnouncerApp(h.session)
+    async with app.run_test() as pilot:
+        h.open(low_risk())
+        h.open(high_risk())
+        await pilot.pause()
+        h.clock.now += 5  # R1 has been heard
+        h.session.void_prompt("rpl_lowrisk01", "the session was cancelled")
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        assert app.screen.prompt.reply_token == HIGH_RISK_TOKEN
+        h.clock.now += 0.3
+        await pilot.press("a")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert h.replies == []  # nothing reached the producer
+        assert h.backend.said(REPLACED)
+        # The refusal is followed by the new question, whole.
+        texts = h.backend.texts
+        refusal = next(i for i, t in enumerate(texts) if t.startswith(REPLACED))
+        assert "Delete the production database" in texts[refusal + 1]
+        # Once it was heard, the user can still reject it with one key.
+        h.clock.now += 1.5
+        await pilot.press("r")
+        await pilot.pause()
+        assert decisions(h) == [(HIGH_RISK_TOKEN, "reject")]
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.3, 0.9])
+async def test_keys_within_the_arming_interval_are_refused_with_a_reason(
+    armed_harness: Harness, delay: float
+) -> None:
+    h = armed_harness
+    app = AnnouncerApp(h.session)
+    async with app.run_test() as pilot:
+        h.open(low_risk())
+        await pilot.pause()
+        h.clock.now += delay
+        await pilot.press("a")
+        await pilot.pause()
+        assert h.replies == []
+        assert h.backend.said(JUST_APPEARED)
+        h.clock.now += 1.2
+        await pilot.press("a")  # low risk and reversible: one key
+        await pilot.pause()
+        assert decisions(h) == [("rpl_lowrisk01", "accept")]
+
+
+@pytest.mark.parametrize("key", ["a", "r", "escape", "enter", "y"])
+async def test_a_key_pressed_as_the_dialog_opens_neither_crashes_nor_answers(
+    armed_harness: Harness, key: str
+) -> None:
+    """Issue 14: NoScreen when a key arrived while the confirmation opened (exit status 0)."""
+    h = armed_harness
+    app = AnnouncerApp(h.session)
+    async with app.run_test() as pilot:
+        h.open(high_risk())
+        await pilot.press(key)  # no pause: the dialog is still being mounted
+        await pilot.pause()
+        await pilot.pause()
+        assert app.is_running
+        assert h.replies == []
+        assert isinstance(app.screen, ConfirmScreen)  # the question is still there
+    assert app.return_code in (None, 0)
+    assert app._exception is None
+
+
+@pytest.mark.parametrize("key", ["r", "escape"])
+async def test_with_arming_off_a_key_as_the_dialog_opens_answers_without_a_crash(
+    key: str,
+) -> None:
+    h = Harness(arming=0.0)
+    app = AnnouncerApp(h.session)
+    async with app.run_test() as pilot:
+        h.open(high_risk())
+        await pilot.press(key)
+        await pilot.pause()
+        await pilot.pause()
+        assert app.is_running
+        assert decisions(h) == [(HIGH_RISK_TOKEN, "reject")]
+        assert app.screen is app.main_screen
+    assert app._exception is None
+
+
+async def test_accepting_the_irreversible_takes_a_then_enter(armed_harness: Harness) -> None:
+    h = armed_harness
+    app = AnnouncerApp(h.session)
+    async with app.run_test() as pilot:
+        h.open(high_risk())
+        await pilot.pause()
+        h.clock.now += 2
+        screen = app.screen
+        assert isinstance(screen, ConfirmScreen)
+        assert screen.focused is screen.query_one("#reject")  # the safe choice has focus
+        await pilot.press("a")
+        await pilot.pause()
+        assert h.replies == []
+        step = (
+            "Accept: Delete the production database? Press Enter to confirm, or Escape to go back."
+        )
+        assert h.backend.texts[-1] == step
+        shown = screen.query_one("#step", Static)
+        assert shown.display and str(shown.content) == step  # on screen too
+        await pilot.press("a", "y")  # the same kind of key again is not the second key
+        await pilot.pause()
+        assert h.replies == []
+        await pilot.press("escape")  # back, not reject
+        await pilot.pause()
+        assert h.replies == []
+        assert h.backend.texts[-1] == "Not accepted. The question is still open."
+        assert not shown.display
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("enter")  # focus is on Reject, and no accept is pending
+        await pilot.pause()
+        assert decisions(h) == [(HIGH_RISK_TOKEN, "reject")]
+
+
+async def test_a_then_enter_accepts_and_enter_twice_on_accept_does_not(
+    armed_harness: Harness,
+) -> None:
+    h = armed_harness
+    app = AnnouncerApp(h.session)
+    async with app.run_test() as pilot:
+        h.open(high_risk())
+        await pilot.pause()
+        h.clock.now += 2
+        await pilot.press("tab")  # onto Accept
+        await pilot.press("enter", "enter")  # a double press, at one instant
+        await pilot.pause()
+        assert h.replies == []
+        await pilot.press("a", "enter")
+        await pilot.pause()
+        assert decisions(h) == [(HIGH_RISK_TOKEN, "accept")]
+        assert h.backend.texts[-1] == "Accepted: Delete the production database. Sent."
+
+
+async def test_two_keys_for_everything_when_the_user_asks(armed_harness: Harness) -> None:
+    h = armed_harness
+    h.session.update_settings(UserSettings(answer_arming_seconds=1.0, two_key_accept="always"))
+    app = AnnouncerApp(h.session)
+    async with app.run_test() as pilot:
+        h.open(low_risk())
+        await pilot.pause()
+        h.clock.now += 2
+        assert h.backend.said("Press A then Enter to accept, or R to reject.")
+        await pilot.press("a")
+        await pilot.pause()
+        assert h.replies == []
+        await pilot.press("enter")
+        await pilot.pause()
+        assert decisions(h) == [("rpl_lowrisk01", "accept")]
+
+
+async def test_reopening_a_question_from_the_pending_list_keeps_answering_working() -> None:
+    """Issue 14: answer, Escape on the next question, p, Enter, type, Enter: the next opens."""
+    h = Harness(arming=0.0)
+    app = AnnouncerApp(h.session)
+    freetext = schema_example("agent.awaiting.clarification", 0)
+    freetext.update(
+        accepted_response_kinds=["freetext"], reply_token="rpl_text1", event_id="evt_t1"
+    )
+    freetext.pop("choices", None)
+    async with app.run_test() as pilot:
+        h.open(low_risk())
+        h.open(freetext)
+        h.open(low_risk("rpl_low2", "evt_low2"))
+        await pilot.pause()
+        await pilot.press("a")  # answers the first
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, ClarifyScreen)
+        await pilot.press("escape")  # the clarification waits for later
+        await pilot.pause()
+        await pilot.pause()
+        third = app.screen
+        assert isinstance(third, ConfirmScreen) and third.prompt.reply_token == "rpl_low2"
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.pause()
+        assert app.screen is app.main_screen
+        await pilot.press("p")
+        await pilot.pause()
+        await pilot.press("enter")  # opens the clarification from the list
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, ClarifyScreen)
+        await pilot.press(*"Ada", "enter")
+        await pilot.pause()
+        await pilot.pause()
+        assert app.screen is app.main_screen
+        assert app.active_token is None
+        # A later question still opens and takes its keys.
+        h.open(low_risk("rpl_low3", "evt_low3"))
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await pilot.pause()
+        assert [a.response or a.decision for _, a in h.replies] == [
+            "accept",
+            "reject",
+            "Ada",
+            "accept",
+        ]
+
+
+async def test_a_key_for_a_question_withdrawn_while_its_dialog_closes_sends_nothing(
+    armed_harness: Harness,
+) -> None:
+    h = armed_harness
+    app = AnnouncerApp(h.session)
+    async with app.run_test() as pilot:
+        h.open(low_risk())
+        await pilot.pause()
+        h.clock.now += 2
+        h.session.void_prompt("rpl_lowrisk01", "the agent cancelled it")
+        await pilot.press("a")  # arrives as the dialog closes
+        await pilot.pause()
+        await pilot.pause()
+        assert h.replies == []
+        assert app.screen is app.main_screen
+
+
+@dataclasses.dataclass(frozen=True)
+class MalformedPrompt(PendingPrompt):
+    """A question the engine opened although it broke a rule (§10.1.3): reject only."""
+
+    @property
+    def malformed(self) -> bool:
+        return True
+
+
+async def test_a_malformed_question_offers_reject_only() -> None:
+    h = Harness(arming=0.0)
+    app = AnnouncerApp(h.session)
+    async with app.run_test() as pilot:
+        event = low_risk()
+        prompt = prompt_from_event(event, h.clock.now)
+        fields = {f.name: getattr(prompt, f.name) for f in dataclasses.fields(prompt)}
+        h.session.open_prompt(MalformedPrompt(**fields))
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ConfirmScreen)
+        assert not screen.query("#accept")  # no Accept button at all
+        assert screen.focused is screen.query_one("#reject")
+        assert h.backend.said(
+            "This request was malformed, so only reject is offered. Press R to reject."
+        )
+        await pilot.press("a")
+        await pilot.pause()
+        assert h.replies == []
+        assert h.backend.texts[-1] == "This request was malformed, so only reject is offered."
+        await pilot.press("r")
+        await pilot.pause()
+        assert decisions(h) == [("rpl_lowrisk01", "reject")]
