@@ -190,6 +190,8 @@ class Engine:
         self._present_due_at: float | None = None
         self._waiting_notice_id: str | None = None
         self._count_notice_at: dict[str, float] = {}
+        # A count held back by the interval, said when it is over (never lost).
+        self._count_due: dict[str, tuple[Announcement, str]] = {}
         self._notice_serial = 0
         self.set_aside = 0
         self._set_aside_notice_id: str | None = None
@@ -279,6 +281,7 @@ class Engine:
             notice = self._notice(self._expired_msgid(prompt), prompt, kind="system.prompt_expired")
             commands += self._withdraw(prompt, notice, now)
         commands += self._present_next(now)
+        commands += self._say_due_counts(now)
         commands += self.scheduler.tick(now)
         return commands
 
@@ -290,6 +293,10 @@ class Engine:
             self.book.next_deadline(),
             self.scheduler.next_wakeup(),
             self._present_due_at,
+            *(
+                self._count_notice_at[kind] + COUNT_NOTICE_INTERVAL_SECONDS
+                for kind in self._count_due
+            ),
         ]
         present = [c for c in candidates if c is not None]
         return min(present) if present else None
@@ -664,11 +671,31 @@ class Engine:
         announcement = self._waiting_announcement(prompt, waiting, False)
         commands, replaced = self._replace_notice(self._waiting_notice_id, now)
         if not replaced and self._recently_counted("waiting", now):
+            self._count_due["waiting"] = (announcement, prompt.source_id)
             return commands
         self._notice_serial += 1
         announcement.event_id = self._waiting_notice_id = f"evt_waiting{self._notice_serial}"
         self._transcript.append(TranscriptEntry(now, announcement, prompt.source_id))
         return commands + self.scheduler.submit(announcement, now)
+
+    def _say_due_counts(self, now: float) -> list[SpeechCommand]:
+        commands: list[SpeechCommand] = []
+        for kind, (announcement, source_id) in list(self._count_due.items()):
+            if now - self._count_notice_at.get(kind, now) < COUNT_NOTICE_INTERVAL_SECONDS:
+                continue
+            del self._count_due[kind]
+            self._count_notice_at[kind] = now
+            self._notice_serial += 1
+            announcement.event_id = f"evt_count{self._notice_serial}"
+            if kind == "waiting":
+                if len(self.book.pending()) <= 1:
+                    continue  # nothing waits any more
+                self._waiting_notice_id = announcement.event_id
+            else:
+                self._set_aside_notice_id = announcement.event_id
+            self._transcript.append(TranscriptEntry(now, announcement, source_id))
+            commands += self.scheduler.submit(announcement, now)
+        return commands
 
     def _recently_counted(self, kind: str, now: float) -> bool:
         """A count notice was said a moment ago: the next one waits (no flood of counts)."""
@@ -715,6 +742,7 @@ class Engine:
         announcement.interrupt = False
         commands, replaced = self._replace_notice(self._set_aside_notice_id, now)
         if not replaced and self._recently_counted("set_aside", now):
+            self._count_due["set_aside"] = (announcement, prompt.source_id)
             return commands
         self._notice_serial += 1
         announcement.event_id = self._set_aside_notice_id = f"evt_setaside{self._notice_serial}"
