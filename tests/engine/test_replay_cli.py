@@ -227,9 +227,9 @@ def test_replay_reads_a_pretty_printed_single_event() -> None:
 
 def test_replay_of_a_rejected_confirmation_warns_the_listener() -> None:
     result = cli("replay", str(FIXTURES / "invalid" / "wrong-default-decision.json"), "--no-delay")
-    assert (
-        result.stdout
-        == "An agent sent an urgent message that could not be read. See the diagnostics.\n"
+    assert result.stdout == (
+        "Unreadable questions from bad-bank-agent: 1. They cannot be answered here; "
+        "see the diagnostics.\n"
     )
     assert "1 of 1 messages" in result.stderr
 
