@@ -31,6 +31,7 @@ FOREIGN_FLAGS = {
     "--output-format": "claude",
     "--include-partial-messages": "claude",
     "--ax-screen-reader": "claude",
+    "--permission-mode": "claude",
     "--experimental-acp": "gemini",
     "--force": "git push",
 }

@@ -1,46 +1,103 @@
-"""The ``announcer`` command: discovers subcommands and turns errors into sentences.
+"""The ``announcer`` command: registers subcommands lazily and turns errors into sentences.
 
 Each module in ``announcer.cli.commands`` that defines ``register(subparsers)``
 adds one subcommand; ``register`` sets ``func`` (args -> exit status) as the
-parser default. No traceback ever reaches the user: unexpected errors print a
-one-line explanation and exit with status 1.
+parser default. ``COMMANDS`` names each module with its one-line help, so only
+the command being run is imported: ``--help``, ``validate`` and ``hook`` start
+without Textual or the engine (a coding agent runs ``announcer hook`` on every
+tool call). tests/cli/test_lean_commands.py keeps ``COMMANDS`` true to the modules.
+No traceback ever reaches the user: unexpected errors print a one-line
+explanation and exit with status 1.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import pkgutil
 import sys
 from collections.abc import Sequence
 
 from announcer import __version__
-from announcer.cli import commands
 
 # With no arguments, the user gets the built-in demo (README's main command).
 DEFAULT_ARGV: list[str] = ["demo"]
 
+# command -> (module defining register(subparsers), the help it registers)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "agent": (
+        "announcer.cli.commands.agent",
+        "talk to an ACP agent (claude, codex, gemini, goose, or -- COMMAND)",
+    ),
+    "config": (
+        "announcer.cli.commands.config",
+        "show or change where and how announcer keeps your settings",
+    ),
+    "demo": (
+        "announcer.cli.commands.demo",
+        "hear a live demo agent and answer it (the default command)",
+    ),
+    "demo-producer": (
+        "announcer.cli.commands.demo_producer",
+        "run the built-in demo AAEP producer on loopback",
+    ),
+    "hook": (
+        "announcer.cli.commands.hook",
+        "coding-agent hook bridge: approve Claude Code and Codex tool calls by keyboard",
+    ),
+    "listen": ("announcer.cli.commands.listen", "listen to live AAEP producers and answer them"),
+    "replay": (
+        "announcer.cli.commands.replay",
+        "play a recorded AAEP session (JSON Lines) as announcements",
+    ),
+    "validate": (
+        "announcer.cli.commands.validate",
+        "check AAEP events, handshake and reply messages",
+    ),
+    "voices": (
+        "announcer.cli.commands.voices",
+        "list speech backends with their status and the voice for each language",
+    ),
+    "watch": ("announcer.cli.commands.watch", "run an agent CLI and announce what it does"),
+}
 
-def build_parser() -> argparse.ArgumentParser:
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv`` (the first word that is not an option), if any."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``argv``, only the command it names is imported and fully registered."""
     parser = argparse.ArgumentParser(
         prog="announcer",
         description="Hear what an AI agent is doing and answer it from the keyboard.",
     )
     parser.add_argument("--version", action="version", version=f"announcer {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{commands.__name__}.{info.name}")
-        register = getattr(module, "register", None)
-        if callable(register):
-            register(subparsers)
+    words = list(argv) if argv is not None else []
+    wanted = chosen_command(words) if argv is not None else None
+    # `announcer --help hook` prints the top-level help: it lists every command
+    top_help = wanted is not None and any(
+        word in ("-h", "--help") for word in words[: words.index(wanted)]
+    )
+    for name, (module_name, help_text) in COMMANDS.items():
+        if argv is None or name == wanted:
+            importlib.import_module(module_name).register(subparsers)
+        elif wanted is None or top_help:  # for --help and "invalid choice": name and help only
+            subparsers.add_parser(name, help=help_text)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
     if not args_list:
         args_list = list(DEFAULT_ARGV)
+    parser = build_parser(args_list)
     args = parser.parse_args(args_list)
     func = getattr(args, "func", None)
     if func is None:

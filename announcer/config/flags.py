@@ -14,8 +14,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from announcer.i18n.tags import normalize_tag
-
 # argparse dest -> UserSettings field (see loader.FLAG_ALIASES for the spelling differences).
 SETTINGS_FLAG_DESTS = (
     "language",
@@ -54,6 +52,9 @@ def parse_language_list(values: str | Iterable[str]) -> list[str]:
     ``demo``, ``watch`` and ``hook serve`` agree. Raises ValueError naming the
     first tag that is not BCP 47.
     """
+    # imported here: `hook claude-code` registers `hook serve`'s --language but never parses it
+    from announcer.i18n.tags import normalize_tag
+
     items = [values] if isinstance(values, str) else list(values)
     tags: list[str] = []
     for item in items:

@@ -11,10 +11,12 @@ hand it the user's answers.
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 from collections import Counter, deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final, NamedTuple
 
 from announcer.engine.announcement import Announcement, Urgency
@@ -38,6 +40,7 @@ from announcer.protocol.events import (
     AwaitingClarification,
     AwaitingConfirmation,
     OutputStreaming,
+    Producer,
     SessionCancelled,
     SessionCompleted,
     SessionErrored,
@@ -56,8 +59,27 @@ _URGENCY_OF: Final = {urgency.value: urgency for urgency in Urgency}
 CRITICAL_BACKLOG_PER_PRODUCER: Final = 3
 _NEVER_FOLDED: Final = ("agent.awaiting.", "system.")
 FOLDED_KIND: Final = "system.folded"
-# An unreadable frame that looked urgent is mentioned at most this often per source.
+# An unreadable frame that looked urgent is mentioned at most this often per source
+# (never a question: §10.1.3 says those are never dropped in silence).
 UNREADABLE_NOTICE_INTERVAL_SECONDS: Final = 10.0
+# Frame types that ask the user something (§4.4): unreadable ones are always announced.
+_QUESTION_SUFFIXES: Final = (
+    "awaiting.confirmation",
+    "awaiting.clarification",
+    "handoff.requested",
+)
+_REPLY_TOKEN: Final = re.compile(r"rpl_[A-Za-z0-9]{1,64}")
+_EVENT_ID: Final = re.compile(r"evt_[A-Za-z0-9]{1,64}")
+# A malformed question whose timeout cannot be read is kept open this long (§6.4.2's
+# longest recommended timeout is 600 s; the producer's own clock decides anyway).
+MALFORMED_TIMEOUT_SECONDS: Final = 300
+# Clock skew (§6.4): how many recent events of a connection estimate its clock offset.
+CLOCK_SAMPLES: Final = 32
+# Delivery jitter below this is not lateness (a question is not cut short by it).
+LATE_TOLERANCE_SECONDS: Final = 2.0
+# A waiting or set-aside count already heard is said again at most this often; the
+# current count is also said whenever the next question is read.
+COUNT_NOTICE_INTERVAL_SECONDS: Final = 5.0
 _TRACKER_SECTIONS: Final = {
     "duplicate_event": "§8.2.4",
     "late_event": "§3.4.1",
@@ -102,6 +124,8 @@ class EngineStatus:
     speech_drops: dict[str, int]
     suppressed: dict[str, int]
     folded: int = 0
+    # Questions set aside because too many were waiting (said aloud when it happens).
+    questions_set_aside: int = 0
 
 
 class Engine:
@@ -124,7 +148,8 @@ class Engine:
 
     Answers: ``answer(UserAnswer, now)`` returns a :class:`ReplyReady` (send
     ``reply.to_wire()`` on ``reply.prompt.source_id``) or a :class:`Refusal` with a
-    sentence for the user. It never accepts on the user's behalf. Replies made by the
+    sentence for the user; then carry out :meth:`take_speech` (the answered question
+    stops being read out). It never accepts on the user's behalf. Replies made by the
     ``auto_reject`` policy wait in :meth:`take_outgoing`.
 
     Reading: :meth:`pending_prompts`, :meth:`transcript`, :meth:`status`,
@@ -148,13 +173,35 @@ class Engine:
         transcript_size: int = TRANSCRIPT_SIZE,
         scheduler: SpeechScheduler | None = None,
         answer_keys: AnswerKeys = KEY_PRESS_ANSWER_KEYS,
+        wall_clock: Callable[[], datetime] | None = None,
+        open_prompts_limit: int | None = None,
     ) -> None:
         self.settings = settings or UserSettings()
         self.diagnostics = diagnostics or DiagnosticsLog()
         self.tracker = SessionTracker()
         self.policy = Policy(self.settings, answer_keys=answer_keys)
         self.outputs = OutputStreams()
-        self.book = ReplyBook()
+        self.book = ReplyBook() if open_prompts_limit is None else ReplyBook(open_prompts_limit)
+        # §6.3.1: a reply carries the wall-clock time of the user's decision.
+        self.wall_clock: Callable[[], datetime] = wall_clock or _utc_now
+        # The question being presented (read out, answer keys bound to it), when it was
+        # presented, and whether the next one is due (presented at the next tick).
+        self._presented: str | None = None
+        self.presented_at: float | None = None
+        self._present_due_at: float | None = None
+        self._waiting_notice_id: str | None = None
+        self._count_notice_at: dict[str, float] = {}
+        # A count held back by the interval, said when it is over (never lost).
+        self._count_due: dict[str, tuple[Announcement, str]] = {}
+        self._notice_serial = 0
+        self.set_aside = 0
+        self._set_aside_notice_id: str | None = None
+        self._unreadable_questions: dict[str, tuple[str, int]] = {}
+        # Per connection and producer (each has its own clock): recent (our wall clock -
+        # event timestamp) in seconds, to take clock skew out of lateness (§6.4).
+        self._clock_offsets: dict[tuple[str, str], deque[float]] = {}
+        # Connections whose producer closed the subscription (§5.8) until a new one.
+        self._closed_sources: set[str] = set()
         self.scheduler = scheduler or SpeechScheduler(self.settings, paced=paced)
         self.scheduler.update_settings(self.settings)
         self.scheduler.on_start = self._word_count
@@ -162,6 +209,7 @@ class Engine:
         self._subscriptions: dict[str, str] = {}
         self._outgoing: deque[OutgoingReply] = deque(maxlen=10_000)
         self._last_unreadable_notice: dict[str, float] = {}
+        self._after_answer: list[SpeechCommand] = []
         # producer_id -> [the count of folded urgent messages waiting to be said, how many,
         # the source it came from]; its words are set when it is said (:meth:`_word_count`)
         self._folded: dict[str, list[Any]] = {}
@@ -189,6 +237,8 @@ class Engine:
                 self.diagnostics.record(result, source=source_id, now=now)
             assert isinstance(message, AaepEvent)
             self.events += 1
+            if type(message) is not OutputStreaming:
+                self._observe_clock(message, source_id)
             return self._process(self.tracker.admit(message, source_id, now), source_id, now)
         if result.kind == "handshake":
             if isinstance(result.message, SubscriptionAccepted):
@@ -207,10 +257,13 @@ class Engine:
             return []
         self.invalid_frames += 1
         self.diagnostics.record(result, source=source_id, now=now)
-        return self._notice_unreadable(result, source_id, now)
+        commands = self._skip_sequence(result, source_id, now)
+        return commands + self._notice_unreadable(result, source_id, now)
 
     def receive_event(self, event: AaepEvent, source_id: str, now: float) -> list[SpeechCommand]:
         self.events += 1
+        if type(event) is not OutputStreaming:
+            self._observe_clock(event, source_id)
         admission = self.tracker.admit(event, source_id, now)
         return self._process(admission, source_id, now)
 
@@ -224,11 +277,13 @@ class Engine:
         for released in self.outputs.poll(now):
             commands += self._say_output(released, None, now)
         for prompt in self.book.expire(now):
-            self.tracker.prompt_closed(prompt.source_id, prompt.session_id, prompt.reply_token)
-            for part in self._notice(
-                self._expired_msgid(prompt), prompt, kind="system.prompt_expired"
-            ):
-                commands += self._submit(part, prompt.source_id, now)
+            self.tracker.prompt_closed(
+                prompt.source_id, prompt.session_id, prompt.reply_token, resolved=True
+            )
+            notice = self._notice(self._expired_msgid(prompt), prompt, kind="system.prompt_expired")
+            commands += self._withdraw(prompt, notice, now)
+        commands += self._present_next(now)
+        commands += self._say_due_counts(now)
         commands += self.scheduler.tick(now)
         return commands
 
@@ -239,6 +294,11 @@ class Engine:
             self.outputs.next_wakeup(),
             self.book.next_deadline(),
             self.scheduler.next_wakeup(),
+            self._present_due_at,
+            *(
+                self._count_notice_at[kind] + COUNT_NOTICE_INTERVAL_SECONDS
+                for kind in self._count_due
+            ),
         ]
         present = [c for c in candidates if c is not None]
         return min(present) if present else None
@@ -256,7 +316,50 @@ class Engine:
                     kind="system.prompt_voided",
                 )
                 commands += self._withdraw(prompt, notice, now)
+        commands += self._present_next(now)
         return commands
+
+    def subscription_closed(self, source_id: str, now: float) -> list[SpeechCommand]:
+        """§5.8.2: the producer closed the subscription and applies each question's default.
+
+        Every question from that connection is void; the user hears which default the
+        agent applies (goes ahead, rejected, stopped waiting), never "sent".
+        """
+        commands: list[SpeechCommand] = []
+        self._subscriptions.pop(source_id, None)
+        self._closed_sources.add(source_id)
+        for prompt in self.book.pending():
+            if prompt.source_id != source_id:
+                continue
+            self.book.void(prompt.reply_token)
+            self.tracker.prompt_closed(prompt.source_id, prompt.session_id, prompt.reply_token)
+            notice = self._notice(
+                self._closed_msgid(prompt), prompt, kind="system.prompt_voided", critical=True
+            )
+            commands += self._withdraw(prompt, notice, now)
+        commands += self._present_next(now)
+        return commands
+
+    def presented_prompt(self) -> PendingPrompt | None:
+        """The question being presented: the one the user was told about and answers now.
+
+        Questions are presented one at a time in the order they arrived; the others
+        wait (and the user hears how many). A UI binds its answer keys to this one
+        (``UserAnswer.event_id``), and shows the next one only when this one closes.
+        """
+        token = self._presented
+        return self.book.get(token) if token is not None else None
+
+    def present(self, reply_token: str, now: float) -> list[SpeechCommand]:
+        """Read an open question (again) with the time left now; it becomes the presented one.
+
+        "Say again" calls this with the presented question's token; a UI where the
+        user picked another waiting question calls it with that one's token.
+        """
+        prompt = self.book.get(reply_token)
+        if prompt is None:
+            return []
+        return self._present(prompt, now)
 
     def silence(self, now: float) -> list[SpeechCommand]:
         return self.scheduler.silence(now)
@@ -264,6 +367,7 @@ class Engine:
     def set_subscription(self, source_id: str, subscription_id: str) -> None:
         """Record the subscription a connection negotiated (replies must carry it)."""
         self._subscriptions[source_id] = subscription_id
+        self._closed_sources.discard(source_id)
 
     def set_answer_keys(self, answer_keys: AnswerKeys) -> None:
         """The UI the user answers in: questions name its keys, or none if it says them."""
@@ -281,12 +385,30 @@ class Engine:
         """Build the reply for the user's answer, or refuse it with a reason."""
         prompt = self.book.get(answer.reply_token)
         subscription = self._subscriptions.get(prompt.source_id) if prompt else None
-        outcome = self.book.answer(answer, now, subscription, decided_at)
-        if isinstance(outcome, ReplyReady):
+        at = decided_at if decided_at is not None else self.wall_clock()
+        outcome = self.book.answer(answer, now, subscription, at)
+        if prompt is not None and self.book.get(answer.reply_token) is None:
+            # Answered, or found expired: the producer owes a state change for it.
             self.tracker.prompt_closed(
-                outcome.prompt.source_id, outcome.prompt.session_id, outcome.prompt.reply_token
+                prompt.source_id, prompt.session_id, prompt.reply_token, resolved=True
             )
+            # Issue 14 c: no key hints or time left after the answer; cut the question off.
+            self._after_answer += self.scheduler.question_ended(outcome.prompt.event_id, now)
+            if self._presented == answer.reply_token:
+                self._present_due_at = now  # the next question, at the next tick
         return outcome
+
+    def take_speech(self) -> list[SpeechCommand]:
+        """Speech commands an :meth:`answer` left to carry out (cutting off its question)."""
+        commands, self._after_answer = self._after_answer, []
+        return commands
+
+    def question_started_at(self, prompt: PendingPrompt) -> float | None:
+        """When ``prompt``'s question began to be heard (``now`` scale), or None if not yet.
+
+        An answering UI arms its keys from this moment, not from when the dialog opened.
+        """
+        return self.scheduler.question_started_at(prompt.event_id)
 
     def take_outgoing(self) -> list[OutgoingReply]:
         """Replies made without the user (only ``auto_reject``), to send now."""
@@ -319,13 +441,19 @@ class Engine:
             speech_drops=dict(self.scheduler.drops),
             suppressed=dict(self.policy.suppressed),
             folded=self.folded_total,
+            questions_set_aside=self.set_aside,
         )
 
     # -- internals -------------------------------------------------------------------------
 
     def _process(self, admission: Admission, source_id: str, now: float) -> list[SpeechCommand]:
         events = admission.events
-        if len(events) == 1 and not admission.notes and not admission.voided_tokens:
+        if (
+            len(events) == 1
+            and not admission.notes
+            and not admission.voided_tokens
+            and not admission.void_on_arrival
+        ):
             return self._handle(events[0], source_id, now)  # the usual case
         commands: list[SpeechCommand] = []
         for note in admission.notes:
@@ -338,7 +466,12 @@ class Engine:
                 )
                 commands += self._withdraw(prompt, notice, now)
         for event in admission.events:
+            void = admission.void_on_arrival.get(event.event_id)
+            if void is not None and isinstance(event, _PROMPTS):
+                commands += self._void_on_arrival(event, void, source_id, now)
+                continue
             commands += self._handle(event, source_id, now)
+        commands += self._present_next(now)
         return commands
 
     def _handle(self, event: AaepEvent, source_id: str, now: float) -> list[SpeechCommand]:
@@ -352,7 +485,9 @@ class Engine:
             # What the agent was still saying comes before how the session ended.
             for released in self.outputs.close_session(source_id, event.session_id):
                 commands += self._say_output(released, source_id, now)
-            self.scheduler.drop_obsolete(event.session_id, now)
+            self.scheduler.drop_obsolete(
+                event.session_id, now, keep_start=self.policy.urgency_of(event) is Urgency.CRITICAL
+            )
         if isinstance(event, _PROMPTS):
             commands += self._open_prompt(event, session, source_id, now)
             return commands
@@ -413,26 +548,302 @@ class Engine:
             received_at=now,
             timeout_seconds=float(event.timeout_seconds),
             event=event,
+            late_by=self._lateness(event, source_id),
         )
+        if source_id in self._closed_sources:
+            # §5.8.2: after its subscription.close the producer applies defaults itself.
+            self.book.refuse(prompt.reply_token, "voided")
+            self.tracker.prompt_closed(source_id, prompt.session_id, prompt.reply_token)
+            commands: list[SpeechCommand] = []
+            notice = self._notice(
+                self._closed_msgid(prompt), prompt, kind="system.prompt_voided", critical=True
+            )
+            for part in notice:
+                commands += self._submit(part, source_id, now)
+            return commands
+        if prompt.deadline <= now:
+            return self._expired_on_arrival(prompt, now)
         first = self.book.get(prompt.reply_token)
         problem = self.book.open(prompt)
         if problem is not None:
+            if self.book.closed_reason(prompt.reply_token) == "superseded" and first is None:
+                return self._set_aside_notice(prompt, now)
             self._log_note(
                 TrackerNote("reply_token.reused", problem, event.session_id, event.event_id),
                 source_id,
                 now,
             )
             return self._refuse_reused(prompt, first, source_id, now)
-        commands: list[SpeechCommand] = []
-        for announcement in self.policy.decide(event, session, source_id, now):
-            commands += self._submit(announcement, source_id, now)
+        if first is not None:
+            return []  # the same question delivered again: it stays as it was
         if (
-            problem is None
-            and isinstance(event, AwaitingConfirmation)
+            isinstance(event, AwaitingConfirmation)
             and self.settings.reply_policy == "auto_reject"
+            and source_id in self._subscriptions
         ):
-            commands += self._auto_reject(prompt, source_id, now)
+            # Nobody waits on the user: say it and reject it now, on the standing order.
+            said = self._say_prompt(prompt, session, now)
+            return said + self._auto_reject(prompt, source_id, now)
+        return self._present_or_wait(prompt, now)
+
+    def _present_or_wait(self, prompt: PendingPrompt, now: float) -> list[SpeechCommand]:
+        """One question at a time, in the order they came: the others wait, counted aloud."""
+        presented = self.presented_prompt()
+        if presented is None or presented.reply_token == prompt.reply_token:
+            return self._present(prompt, now)
+        return self._waiting_notice(prompt, now)
+
+    def _present(self, prompt: PendingPrompt, now: float) -> list[SpeechCommand]:
+        self._presented = prompt.reply_token
+        self.presented_at = now
+        self._present_due_at = None
+        session = self.tracker.session(prompt.source_id, prompt.session_id)
+        commands = self._say_prompt(prompt, session, now)
+        waiting = len(self.book.pending()) - 1
+        if waiting > 0:
+            commands += self._submit(self._waiting_announcement(prompt, waiting, True), None, now)
         return commands
+
+    def _present_next(self, now: float) -> list[SpeechCommand]:
+        """When the presented question closed, present the oldest one still waiting."""
+        if self._presented is not None and self.book.get(self._presented) is not None:
+            self._present_due_at = None
+            return []
+        self._presented = None
+        self._present_due_at = None
+        pending = self.book.pending()
+        if not pending:
+            self.presented_at = None
+            return []
+        return self._present(pending[0], now)
+
+    def _say_prompt(
+        self, prompt: PendingPrompt, session: SessionState | None, now: float
+    ) -> list[SpeechCommand]:
+        """Read the question out, its countdown from the time really left (§6.4)."""
+        event = prompt.event
+        if session is None:
+            # The session was evicted under pressure while its question waited.
+            session = SessionState(
+                session_id=prompt.session_id,
+                source_id=prompt.source_id,
+                producer_id=prompt.producer_id,
+                producer_name=prompt.producer_name,
+                first_seen=now,
+                last_activity=now,
+            )
+        if prompt.malformed or not isinstance(event, _PROMPTS):
+            notice = self._notice(
+                N_("Malformed confirmation: {what}"),
+                prompt,
+                kind="system.prompt_malformed",
+                critical=True,
+            )
+            if prompt.malformed:
+                notice.append(
+                    dataclasses.replace(
+                        self._system_announcement(
+                            translator(self.policy.phrase_language).gettext(
+                                "This request was malformed, so only reject is offered."
+                            ),
+                            prompt,
+                            kind="system.prompt_malformed",
+                            critical=True,
+                        ),
+                        continues=True,
+                    )
+                )
+            commands: list[SpeechCommand] = []
+            for part in notice:
+                commands += self._submit(part, prompt.source_id, now)
+            return commands
+        left = math.ceil(prompt.seconds_left(now))
+        if left < event.timeout_seconds:
+            event = event.model_copy(update={"timeout_seconds": max(1, left)})
+        commands = []
+        for announcement in self.policy.decide(event, session, prompt.source_id, now):
+            commands += self._submit(announcement, prompt.source_id, now)
+        return commands
+
+    def _waiting_announcement(
+        self, prompt: PendingPrompt, waiting: int, continues: bool
+    ) -> Announcement:
+        newest = self.book.pending()[-1]
+        text = (
+            translator(self.policy.phrase_language)
+            .gettext("Questions waiting after this one: {count}. The latest is from {name}.")
+            .format(count=waiting, name=newest.producer_name or newest.producer_id)
+        )
+        return dataclasses.replace(
+            self._system_announcement(text, prompt, kind="system.prompts_waiting", critical=True),
+            interrupt=False,
+            continues=continues,
+        )
+
+    def _waiting_notice(self, prompt: PendingPrompt, now: float) -> list[SpeechCommand]:
+        """A question that must wait is counted aloud, not read over the presented one.
+
+        One notice at a time: a newer count replaces the one still queued.
+        """
+        waiting = len(self.book.pending()) - 1
+        announcement = self._waiting_announcement(prompt, waiting, False)
+        commands, replaced = self._replace_notice(self._waiting_notice_id, now)
+        if not replaced and self._recently_counted("waiting", now):
+            self._count_due["waiting"] = (announcement, prompt.source_id)
+            return commands
+        self._notice_serial += 1
+        announcement.event_id = self._waiting_notice_id = f"evt_waiting{self._notice_serial}"
+        self._transcript.append(TranscriptEntry(now, announcement, prompt.source_id))
+        return commands + self.scheduler.submit(announcement, now)
+
+    def _say_due_counts(self, now: float) -> list[SpeechCommand]:
+        commands: list[SpeechCommand] = []
+        for kind, (announcement, source_id) in list(self._count_due.items()):
+            if now - self._count_notice_at.get(kind, now) < COUNT_NOTICE_INTERVAL_SECONDS:
+                continue
+            del self._count_due[kind]
+            self._count_notice_at[kind] = now
+            self._notice_serial += 1
+            announcement.event_id = f"evt_count{self._notice_serial}"
+            if kind == "waiting":
+                if len(self.book.pending()) <= 1:
+                    continue  # nothing waits any more
+                self._waiting_notice_id = announcement.event_id
+            else:
+                self._set_aside_notice_id = announcement.event_id
+            self._transcript.append(TranscriptEntry(now, announcement, source_id))
+            commands += self.scheduler.submit(announcement, now)
+        return commands
+
+    def _recently_counted(self, kind: str, now: float) -> bool:
+        """A count notice was said a moment ago: the next one waits (no flood of counts)."""
+        last = self._count_notice_at.get(kind)
+        if last is not None and now - last < COUNT_NOTICE_INTERVAL_SECONDS:
+            return True
+        self._count_notice_at[kind] = now
+        return False
+
+    def _replace_notice(self, event_id: str | None, now: float) -> tuple[list[SpeechCommand], bool]:
+        """Drop a count notice still waiting in the queue (a newer count follows it)."""
+        if event_id is None:
+            return [], False
+        speaking = self.scheduler.speaking
+        if speaking is not None and speaking.event_id == event_id:
+            return [], False
+        if any(a.event_id == event_id for a in self.scheduler.queued_announcements()):
+            return self.scheduler.withdraw(event_id, now), True
+        return [], False
+
+    def _set_aside_notice(self, prompt: PendingPrompt, now: float) -> list[SpeechCommand]:
+        """The waiting list is full: the newest question is set aside, counted and said."""
+        self.set_aside += 1
+        self.tracker.prompt_closed(prompt.source_id, prompt.session_id, prompt.reply_token)
+        self.diagnostics.record_drop(
+            "prompt.set_aside",
+            f"more than {self.book.limit} questions waiting; the newest was set aside",
+            section="§6.9",
+            envelope={"session_id": prompt.session_id, "event_id": prompt.event_id},
+            source=prompt.source_id,
+            now=now,
+        )
+        text = (
+            translator(self.policy.phrase_language)
+            .gettext(
+                "Too many questions are waiting: {count} newer ones were set aside, "
+                "and their agents apply their defaults."
+            )
+            .format(count=self.set_aside)
+        )
+        announcement = self._system_announcement(
+            text, prompt, kind="system.prompts_set_aside", critical=True
+        )
+        announcement.interrupt = False
+        commands, replaced = self._replace_notice(self._set_aside_notice_id, now)
+        if not replaced and self._recently_counted("set_aside", now):
+            self._count_due["set_aside"] = (announcement, prompt.source_id)
+            return commands
+        self._notice_serial += 1
+        announcement.event_id = self._set_aside_notice_id = f"evt_setaside{self._notice_serial}"
+        self._transcript.append(TranscriptEntry(now, announcement, prompt.source_id))
+        return commands + self.scheduler.submit(announcement, now)
+
+    def _void_on_arrival(
+        self,
+        event: AwaitingConfirmation | AwaitingClarification,
+        reason: str,
+        source_id: str,
+        now: float,
+    ) -> list[SpeechCommand]:
+        """§6.8: a question whose session ended (or that was cancelled) before it came."""
+        prompt = self._prompt_for(event, source_id, now)
+        self.book.refuse(event.reply_token, "ended" if reason == "ended" else "voided")
+        msgid = self._void_on_arrival_msgid(reason)
+        commands: list[SpeechCommand] = []
+        for part in self._notice(
+            msgid, prompt, kind="system.prompt_void_on_arrival", critical=True
+        ):
+            commands += self._submit(part, source_id, now)
+        return commands
+
+    def _expired_on_arrival(self, prompt: PendingPrompt, now: float) -> list[SpeechCommand]:
+        """§6.4: the time to answer ran out before the question got here."""
+        self.book.refuse(prompt.reply_token, "expired")
+        self.tracker.prompt_closed(
+            prompt.source_id, prompt.session_id, prompt.reply_token, resolved=True
+        )
+        commands: list[SpeechCommand] = []
+        for part in self._notice(
+            N_(
+                "This question came after its time ran out; "
+                "the agent has already applied its default: {what}"
+            ),
+            prompt,
+            kind="system.prompt_expired",
+            critical=True,
+        ):
+            commands += self._submit(part, prompt.source_id, now)
+        return commands
+
+    def _prompt_for(
+        self, event: AwaitingConfirmation | AwaitingClarification, source_id: str, now: float
+    ) -> PendingPrompt:
+        return PendingPrompt(
+            kind="confirmation" if isinstance(event, AwaitingConfirmation) else "clarification",
+            reply_token=event.reply_token,
+            session_id=event.session_id,
+            event_id=event.event_id,
+            source_id=source_id,
+            producer_id=event.producer.agent_id,
+            producer_name=event.producer.agent_name,
+            received_at=now,
+            timeout_seconds=float(event.timeout_seconds),
+            event=event,
+        )
+
+    def _observe_clock(self, event: AaepEvent, source_id: str) -> None:
+        """Remember how far behind our wall clock this producer's timestamps run."""
+        key = (source_id, event.producer.agent_id)
+        offsets = self._clock_offsets.get(key)
+        if offsets is None:
+            if len(self._clock_offsets) > 1024:
+                self._clock_offsets.clear()
+            offsets = self._clock_offsets[key] = deque(maxlen=CLOCK_SAMPLES)
+        offsets.append((self.wall_clock() - event.timestamp).total_seconds())
+
+    def _lateness(self, event: AaepEvent, source_id: str) -> float:
+        """How long ``event`` was under way before it arrived, skew taken out (§6.4).
+
+        The smallest recent offset between our clock and the connection's timestamps
+        estimates the clock skew plus the quickest delivery; what this event exceeds it
+        by is its delay. A question that is the first thing a producer sends cannot be
+        told from a slow clock, so it counts as on time.
+        """
+        offsets = self._clock_offsets.get((source_id, event.producer.agent_id))
+        delay = (self.wall_clock() - event.timestamp).total_seconds()
+        if not offsets:
+            return 0.0
+        late = delay - min(offsets)
+        return late if late > LATE_TOLERANCE_SECONDS else 0.0
 
     def _refuse_reused(
         self, prompt: PendingPrompt, first: PendingPrompt | None, source_id: str, now: float
@@ -652,6 +1063,12 @@ class Engine:
         """What the question was about, in the language the producer wrote it in."""
         event = prompt.event
         field = "action" if isinstance(event, AwaitingConfirmation) else "question"
+        if prompt.malformed:
+            # A best-effort reading: its text is whatever string the frame held.
+            raw = getattr(event, field, "")
+            text = raw if isinstance(raw, str) else ""
+            language = self.policy.phrase_language
+            return Spoken(clean_for_speech(text, language, max_chars=160), language)
         spoken = (
             self.policy.producer_text(event, field)
             if isinstance(event, (AwaitingConfirmation, AwaitingClarification))
@@ -697,6 +1114,26 @@ class Engine:
         ]
 
     @staticmethod
+    def _void_on_arrival_msgid(reason: str) -> str:
+        if reason == "ended":
+            return N_(
+                "The agent's session had already ended when this question came; "
+                "it cannot be answered: {what}"
+            )
+        return N_("This question was already withdrawn when it came; it cannot be answered: {what}")
+
+    @staticmethod
+    def _closed_msgid(prompt: PendingPrompt) -> str:
+        event = prompt.event
+        if isinstance(event, AwaitingConfirmation):
+            return (
+                N_("The agent closed the subscription, so it goes ahead with: {what}")
+                if event.default_decision == "accept"
+                else N_("The agent closed the subscription, so it rejected: {what}")
+            )
+        return N_("The agent closed the subscription and stopped waiting for: {what}")
+
+    @staticmethod
     def _expired_msgid(prompt: PendingPrompt) -> str:
         event = prompt.event
         if isinstance(event, AwaitingConfirmation):
@@ -710,13 +1147,19 @@ class Engine:
     def _notice_unreadable(
         self, result: DecodeResult, source_id: str, now: float
     ) -> list[SpeechCommand]:
-        """An invalid frame that claimed to be urgent is not silently lost on the user."""
+        """An invalid frame is never lost in silence when it asked something (§10.1.3).
+
+        A question (confirmation, clarification, handoff) is announced at critical
+        urgency every time; unreadable questions still waiting to be announced are
+        grouped into one count. A confirmation with a well-formed ``reply_token`` on
+        a connection that can reply opens as a malformed question: reject only.
+        Other frames that claimed to be urgent get a rate-limited mention.
+        """
         raw = result.raw or {}
         kind = raw.get("type") if isinstance(raw.get("type"), str) else ""
-        urgent = raw.get("urgency") == "critical" or any(
-            str(kind).endswith(suffix)
-            for suffix in ("awaiting.confirmation", "awaiting.clarification", "session.errored")
-        )
+        if any(str(kind).endswith(suffix) for suffix in _QUESTION_SUFFIXES):
+            return self._unreadable_question(raw, str(kind), result, source_id, now)
+        urgent = raw.get("urgency") == "critical" or str(kind).endswith("session.errored")
         if not urgent:
             return []
         last = self._last_unreadable_notice.get(source_id)
@@ -732,6 +1175,98 @@ class Engine:
             text=text, language=self.policy.phrase_language, kind="system.invalid"
         )
         return self._submit(announcement, source_id, now)
+
+    def _skip_sequence(
+        self, result: DecodeResult, source_id: str, now: float
+    ) -> list[SpeechCommand]:
+        """An invalid frame's sequence number is not waited for: later events go on."""
+        raw = result.raw or {}
+        session_id = raw.get("session_id")
+        sequence = raw.get("sequence_number")
+        if (
+            not isinstance(session_id, str)
+            or not isinstance(sequence, int)
+            or isinstance(sequence, bool)
+        ):
+            return []
+        admission = self.tracker.skip_sequence(source_id, session_id, sequence, now)
+        if not admission.events and not admission.voided_tokens and not admission.notes:
+            return []
+        return self._process(admission, source_id, now)
+
+    def _unreadable_question(
+        self,
+        raw: Mapping[str, Any],
+        kind: str,
+        result: DecodeResult,
+        source_id: str,
+        now: float,
+    ) -> list[SpeechCommand]:
+        token = raw.get("reply_token")
+        well_formed = isinstance(token, str) and _REPLY_TOKEN.fullmatch(token) is not None
+        if (
+            kind.endswith("awaiting.confirmation")
+            and well_formed
+            and source_id in self._subscriptions
+        ):
+            assert isinstance(token, str)
+            prompt = _malformed_prompt(raw, token, result, source_id, now, self.wall_clock())
+            known = self.book.get(token)
+            if known is not None and known.event_id == prompt.event_id:
+                return []  # the same frame again (§8.2.4)
+            sequence = raw.get("sequence_number")
+            void = self.tracker.void_reason(
+                source_id,
+                prompt.session_id,
+                sequence if isinstance(sequence, int) and not isinstance(sequence, bool) else None,
+            )
+            if known is None and void is not None:
+                self.book.refuse(token, "ended" if void == "ended" else "voided")
+                commands: list[SpeechCommand] = []
+                for part in self._notice(
+                    self._void_on_arrival_msgid(void),
+                    prompt,
+                    kind="system.prompt_void_on_arrival",
+                    critical=True,
+                ):
+                    commands += self._submit(part, source_id, now)
+                return commands
+            if known is None and self.book.closed_reason(token) is None:
+                if self.book.open(prompt) is None:
+                    self.tracker.note_prompt(
+                        source_id, prompt.session_id, token, prompt.producer_id, now
+                    )
+                    return self._present_or_wait(prompt, now)
+                return self._set_aside_notice(prompt, now)
+        producer = raw.get("producer")
+        name = ""
+        if isinstance(producer, Mapping):
+            for key in ("agent_name", "agent_id"):
+                value = producer.get(key)
+                if isinstance(value, str) and value.strip():
+                    name = clean_for_speech(value, self.policy.phrase_language, max_chars=60)
+                    break
+        previous_id, count = self._unreadable_questions.get(source_id, (None, 0))
+        commands, replaced = self._replace_notice(previous_id, now)
+        count = count + 1 if replaced else 1  # grouped while not yet heard
+        tr = translator(self.policy.phrase_language)
+        text = tr.gettext(
+            "Unreadable questions from {name}: {count}. They cannot be answered here; "
+            "see the diagnostics."
+        ).format(name=name or source_id, count=count)
+        self._notice_serial += 1
+        event_id = f"evt_unreadable{self._notice_serial}"
+        self._unreadable_questions[source_id] = (event_id, count)
+        if len(self._unreadable_questions) > 1024:
+            self._unreadable_questions.clear()
+        announcement = Announcement(
+            text=text,
+            language=self.policy.phrase_language,
+            urgency=Urgency.CRITICAL,
+            event_id=event_id,
+            kind="system.invalid_question",
+        )
+        return commands + self._submit(announcement, source_id, now)
 
     def _log_note(self, note: TrackerNote, source_id: str | None, now: float) -> None:
         section = _TRACKER_SECTIONS.get(note.code, "§3")
@@ -753,3 +1288,74 @@ class Engine:
             now=now,
             extra=[diagnostic],
         )
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _malformed_prompt(
+    raw: Mapping[str, Any],
+    token: str,
+    result: DecodeResult,
+    source_id: str,
+    now: float,
+    wall_now: datetime,
+) -> PendingPrompt:
+    """What could be read of an invalid confirmation, as a question only rejectable.
+
+    The event is built without validation from the fields that have the right
+    shape; everything else gets a plain stand-in. ``allowed_replies`` is reject only.
+    """
+
+    def text(name: str) -> str:
+        value = raw.get(name)
+        return value if isinstance(value, str) else ""
+
+    timeout = raw.get("timeout_seconds")
+    if not isinstance(timeout, int) or isinstance(timeout, bool) or not 0 < timeout <= 86_400:
+        timeout = MALFORMED_TIMEOUT_SECONDS
+    default = raw.get("default_decision")
+    producer = raw.get("producer")
+    agent_id = ""
+    agent_name: str | None = None
+    if isinstance(producer, Mapping):
+        if isinstance(producer.get("agent_id"), str):
+            agent_id = producer["agent_id"]
+        if isinstance(producer.get("agent_name"), str):
+            agent_name = producer["agent_name"]
+    event_id = text("event_id")
+    if _EVENT_ID.fullmatch(event_id) is None:
+        event_id = f"evt_malformed{token[4:]}"
+    session_id = text("session_id")
+    event = AwaitingConfirmation.model_construct(
+        context=text("@context") or "https://aaep-protocol.org/context/v1",
+        type=text("type"),
+        event_id=event_id,
+        session_id=session_id,
+        timestamp=wall_now,
+        producer=Producer.model_construct(agent_id=agent_id or "unknown", agent_name=agent_name),
+        urgency="critical",
+        action=text("action"),
+        consequence=text("consequence"),
+        reply_token=token,
+        timeout_seconds=timeout,
+        default_decision=default if default in ("accept", "reject") else "reject",
+        allowed_replies=["reject"],
+    )
+    problems = tuple(
+        f"{d.code} ({d.section})" for d in result.diagnostics if d.severity == "error"
+    ) or ("invalid",)
+    return PendingPrompt(
+        kind="confirmation",
+        reply_token=token,
+        session_id=session_id,
+        event_id=event_id,
+        source_id=source_id,
+        producer_id=agent_id or "unknown",
+        producer_name=agent_name,
+        received_at=now,
+        timeout_seconds=float(timeout),
+        event=event,
+        problems=problems,
+    )

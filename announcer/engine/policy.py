@@ -82,6 +82,12 @@ _URGENCIES: Final = {urgency.value: urgency for urgency in Urgency}
 _SENTENCE_END = (".", "!", "?", "…", ":", ";", "。", "！", "？", "؟", "।", "۔")
 
 
+def agent_asks_itself(event: AwaitingConfirmation) -> bool:
+    """A hook confirmation (formats/hooks.py): no answer means the agent asks, not reject."""
+    context = event.extra_context
+    return isinstance(context, dict) and context.get("on_no_answer") == "agent_asks"
+
+
 class Spoken(NamedTuple):
     """Text chosen for an event and the language it is in."""
 
@@ -477,9 +483,6 @@ class Policy:
             and event.from_state != event.to_state
             and event.to_state in CYCLE_STATES
             and event.from_state in CYCLE_STATES
-            # a new thought in the same state (thinking -> thinking, with its words) is
-            # news, not a cycle; without it a model's reasoning is never heard
-            and event.from_state != event.to_state
             and session.last_state_announced_at is not None
             and now - session.last_state_announced_at < STATE_CYCLE_QUIET_SECONDS
         )
@@ -630,13 +633,27 @@ class Policy:
             parts.append(self._own_phrase("The agent waits for your answer."))
         else:
             parts.append(
-                self._own(self._timeout_phrase(event.timeout_seconds, event.default_decision))
+                self._own(
+                    self._timeout_phrase(event.timeout_seconds, event.default_decision, event)
+                )
             )
         parts.append(self._keys(self.answer_keys.confirmation))
         return [part for part in parts if part]
 
-    def _timeout_phrase(self, seconds: int, default: str) -> str:
+    def _timeout_phrase(
+        self, seconds: int, default: str, event: AwaitingConfirmation | None = None
+    ) -> str:
         amount = duration_phrase(seconds, self.phrase_language)
+        if event is not None and agent_asks_itself(event):
+            # a coding-agent hook: with no answer the agent shows its own prompt
+            agent = clean_for_speech(
+                event.producer.agent_name or event.producer.agent_id, self.phrase_language
+            )
+            return self._phrase(
+                "If you do not answer within {time}, {agent} will ask you itself.",
+                time=amount,
+                agent=agent,
+            )
         if default == "accept":
             return self._phrase(
                 "If you do not answer within {time}, the agent will go ahead.", time=amount

@@ -20,6 +20,15 @@ class PendingPrompt:
     ``event`` is the validated ``agent.awaiting.*`` model from
     ``announcer.protocol``; ``source_id`` names the connection it came from,
     because the reply must go back on that connection (§6).
+
+    ``late_by`` is how long the event had already been under way when it arrived,
+    on the producer's own clock with the connection's clock skew taken out (§6.4:
+    the timeout runs from the event's ``timestamp``), so :attr:`deadline` is honest
+    for a question delivered late.
+
+    ``problems`` is empty for a well-formed question. A malformed confirmation
+    (§10.1.3: it must not vanish) is still opened so the user can at least reject
+    it: its ``event`` is a best-effort reading, and accept is never offered.
     """
 
     kind: PromptKind
@@ -32,10 +41,20 @@ class PendingPrompt:
     received_at: float
     timeout_seconds: float
     event: object
+    late_by: float = 0.0
+    problems: tuple[str, ...] = ()
 
     @property
     def deadline(self) -> float:
-        return self.received_at + self.timeout_seconds
+        return self.received_at + self.timeout_seconds - self.late_by
+
+    @property
+    def malformed(self) -> bool:
+        return bool(self.problems)
+
+    def seconds_left(self, now: float) -> float:
+        """Time left to answer at ``now`` (same clock as ``received_at``); never negative."""
+        return max(0.0, self.deadline - now)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,13 +11,21 @@ Each confirmation can authorise a real, irreversible action, so the rules are st
   plain sentence, and no message is built.
 * The reply echoes ``reply_token`` byte for byte (§6.2.3): the token is copied from
   the event, never parsed, rebuilt or logged.
+* An answer that names its question (``UserAnswer.event_id``) goes only to that
+  question: a token now open for another event is refused.
+* A malformed confirmation (§10.1.3) can only be rejected.
+* ``timestamp`` is the wall-clock time of the user's decision (§6.3.1), never
+  derived from the event's own timestamp.
+* The book of open questions is bounded; when it is full the *newest* question is
+  set aside (counted in :attr:`ReplyBook.overflowed`), never one the user may
+  already be hearing.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime
 from typing import Final, Literal
 
 from announcer.engine.phrases import N_
@@ -26,10 +34,10 @@ from announcer.protocol.events import AwaitingClarification, AwaitingConfirmatio
 from announcer.protocol.replies import ClarificationReply, ConfirmationReply
 
 ReplyMessage = ConfirmationReply | ClarificationReply
-ClosedReason = Literal["answered", "voided", "expired", "superseded", "reused"]
+ClosedReason = Literal["answered", "voided", "expired", "superseded", "reused", "ended"]
 
 CLOSED_TOKENS_LIMIT: Final = 10_000
-OPEN_PROMPTS_LIMIT: Final = 1_000
+OPEN_PROMPTS_LIMIT: Final = 2_000
 AUTO_POLICY_ID: Final = "auto:configured_policy"
 
 
@@ -62,7 +70,8 @@ ReplyOutcome = ReplyReady | Refusal
 class ReplyBook:
     """Open prompts keyed by reply token, plus a bounded memory of closed ones."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = OPEN_PROMPTS_LIMIT) -> None:
+        self.limit = limit
         self._open: OrderedDict[str, PendingPrompt] = OrderedDict()
         self._closed: OrderedDict[str, ClosedReason] = OrderedDict()
         self.overflowed = 0
@@ -107,12 +116,18 @@ class ReplyBook:
                 "reply_token reused by a second prompt; a reply would be ambiguous, "
                 "so no answer can be sent to either (§6.2.2)"
             )
-        self._open[token] = prompt
-        if len(self._open) > OPEN_PROMPTS_LIMIT:
-            oldest, _ = self._open.popitem(last=False)
-            self._close(oldest, "superseded")
+        if len(self._open) >= self.limit:
+            # Bounded: the newest waits nowhere; the ones the user heard first stay.
+            self._close(token, "superseded")
             self.overflowed += 1
+            return "too many questions waiting; the newest was set aside"
+        self._open[token] = prompt
         return None
+
+    def refuse(self, reply_token: str, reason: ClosedReason) -> None:
+        """A question that is void on arrival (§6.8, §6.4): remember why, never open it."""
+        if reply_token not in self._open:
+            self._close(reply_token, reason)
 
     def void(self, reply_token: str) -> PendingPrompt | None:
         """The producer cancelled the prompt (§6.8); replies to it must not be sent."""
@@ -141,6 +156,11 @@ class ReplyBook:
         prompt = self._open.get(token)
         if prompt is None:
             return _refusal_for_closed(self._closed.get(token))
+        if answer.event_id is not None and answer.event_id != prompt.event_id:
+            return Refusal(
+                "other_question",
+                N_("That answer was for another question; nothing was sent."),
+            )
         if now >= prompt.deadline:
             del self._open[token]
             self._close(token, "expired")
@@ -153,8 +173,13 @@ class ReplyBook:
                 "no_subscription",
                 N_("This connection has no subscription, so the answer cannot be sent."),
             )
-        at = decided_at if decided_at is not None else _decision_time(prompt, now)
+        at = decided_at if decided_at is not None else datetime.now(UTC)
         event = prompt.event
+        if prompt.malformed and answer.decision != "reject":
+            return Refusal(
+                "malformed",
+                N_("This request was malformed, so only reject is offered."),
+            )
         try:
             message: ReplyMessage
             if isinstance(event, AwaitingConfirmation):
@@ -212,19 +237,6 @@ class ReplyBook:
             self._closed.popitem(last=False)
 
 
-def _decision_time(prompt: PendingPrompt, now: float) -> datetime:
-    """The decision instant on the producer's clock: its event time plus time elapsed.
-
-    Anchoring to the event's own timestamp keeps the §6.3.4 expiry check honest even
-    when this machine's wall clock disagrees with the producer's.
-    """
-    event = prompt.event
-    base = getattr(event, "timestamp", None)
-    if not isinstance(base, datetime):
-        raise ValueError("the prompt has no timestamp")
-    return base + timedelta(seconds=max(0.0, now - prompt.received_at))
-
-
 def _refusal_for_closed(reason: ClosedReason | None) -> Refusal:
     if reason == "answered":
         return Refusal(
@@ -243,6 +255,11 @@ def _refusal_for_closed(reason: ClosedReason | None) -> Refusal:
                 "The agent used this question's reply token twice; an answer would be ambiguous, "
                 "so nothing was sent."
             ),
+        )
+    if reason == "ended":
+        return Refusal(
+            "session_ended",
+            N_("The agent's session had already ended, so this question cannot be answered."),
         )
     if reason == "superseded":
         return Refusal("superseded", N_("Too many questions were waiting; this one was set aside."))

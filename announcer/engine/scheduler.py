@@ -17,7 +17,20 @@ Rules, in order of precedence:
 * The user never hears minute-old news: speech that waited longer than
   ``stale_after_seconds``, or that lies beyond ``max_queued_speech_seconds`` of
   queued talk (estimated from ``pace_wpm``), is skipped and summarised as
-  "3 more updates skipped".
+  "3 more updates skipped". So is news older than ``max_delay_seconds`` when newer
+  news is waiting behind it: the newest wins and the delay stays bounded. A
+  session's start is never skipped this way.
+* Within one session, speech is heard in event order (issue 14 a, b): critical
+  speech first brings forward its own session's queued news (its start, and the
+  newest lead-up that fits ``max_lead_in_seconds``; older news is skipped and
+  summarised), and it waits for that session's utterance in progress instead of
+  cutting it off. Background news older than a session's next normal news is skipped.
+* The answer to the user's own key (``kind="system.ui"`` with no ``event_id``) is
+  said at once: it cuts off normal and background speech (said again after it),
+  waits only for the critical message being heard, and goes before queued critical
+  speech (issue 14 d).
+* Nothing about a question is said after it ended (:meth:`question_ended`,
+  :meth:`withdraw`), except why it ended (issue 14 c).
 
 Every dropped announcement is counted by reason in :attr:`drops` and recorded,
 without its text, in :attr:`drop_log`.
@@ -44,15 +57,55 @@ from announcer.i18n.translate import catalog_language, translator
 DEFAULT_MAX_QUEUE: Final = 64
 DEFAULT_STALE_AFTER_SECONDS: Final = 45.0
 DEFAULT_MAX_QUEUED_SPEECH_SECONDS: Final = 30.0
+DEFAULT_MAX_DELAY_SECONDS: Final = 2.5
+DEFAULT_MAX_LEAD_IN_SECONDS: Final = 8.0
+# An utterance that critical speech waits for is cut off once it has taken this much
+# longer than estimated (a voice slower than ``pace_wpm``, or one that never finishes).
+OVERDUE_FACTOR: Final = 2.0
+OVERDUE_GRACE_SECONDS: Final = 1.0
 DROP_LOG_SIZE: Final = 256
+ENDED_QUESTIONS_REMEMBERED: Final = 1024
 # Time a synthesiser needs beyond the words themselves (pauses, start-up).
 _UTTERANCE_OVERHEAD_SECONDS: Final = 0.25
+# Characters per spoken word: long numbers, codes and names take more than one word to say.
+_CHARACTERS_PER_WORD: Final = 6.0
+
+# The UI's answer to the user's own key (UI_SPEECH_KIND with no event_id).
+USER_REPLY_KIND: Final = "system.ui"
+# What may still be said about a question after it ended: why it ended.
+QUESTION_END_KINDS: Final = frozenset(
+    {"system.prompt_voided", "system.prompt_expired", "system.prompt_refused", "system.auto_reject"}
+)
+PROMPT_KINDS: Final = frozenset({"agent.awaiting.confirmation", "agent.awaiting.clarification"})
+_SESSION_STARTED: Final = "agent.session.started"
+# News that newer news of its session makes moot: what the agent is doing, not what it found.
+_CHATTER: Final = frozenset({"agent.state.changed", "agent.progress.updated", "agent.tool.invoked"})
+# Never skipped for its age alone: a session's start, the agent's own words, why a question ended.
+_KEPT_WHEN_LATE: Final = QUESTION_END_KINDS | {_SESSION_STARTED, "agent.output.streaming"}
 
 
 def estimated_seconds(text: str, pace_wpm: int) -> float:
-    """How long ``text`` takes to say at ``pace_wpm`` words per minute."""
-    words = text.count(" ") + 1 if text else 0
-    return words * 60.0 / pace_wpm + _UTTERANCE_OVERHEAD_SECONDS
+    """How long ``text`` takes to say at ``pace_wpm`` words per minute.
+
+    Words are counted by spaces, or as one per six characters when that is more
+    ("$12,500.00", identifiers), plus a quarter second of synthesiser overhead.
+    """
+    if not text:
+        return _UTTERANCE_OVERHEAD_SECONDS
+    words = text.count(" ") + 1
+    by_length = len(text) / _CHARACTERS_PER_WORD
+    return (words if words >= by_length else by_length) * 60.0 / pace_wpm + (
+        _UTTERANCE_OVERHEAD_SECONDS
+    )
+
+
+def is_user_reply(announcement: Announcement) -> bool:
+    """The UI's answer to the user's own key, said at once (issue 14 d)."""
+    return (
+        announcement.kind == USER_REPLY_KIND
+        and announcement.event_id is None
+        and not announcement.continues
+    )
 
 
 # How much a listener loses if a queued item is skipped (lower goes first).
@@ -82,6 +135,12 @@ class _Queued:
     announcement: Announcement
     queued_at: float
     seconds: float
+    # Submission order across lanes: a session's news is heard in this order.
+    order: int = 0
+    # Brought forward as the lead-up to this critical event (its event id).
+    lead_for: str | None = None
+    # Said right after the summary of skipped news: never skipped itself.
+    kept: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +161,10 @@ class _Current:
     announcement: Announcement
     started_at: float
     seconds: float
+    queued_at: float
+    order: int
+    # Said from the critical lane (a lead-up brought forward): critical speech waits for it.
+    held: bool = False
 
 
 class SpeechScheduler:
@@ -119,25 +182,39 @@ class SpeechScheduler:
         max_queue: int = DEFAULT_MAX_QUEUE,
         stale_after_seconds: float = DEFAULT_STALE_AFTER_SECONDS,
         max_queued_speech_seconds: float = DEFAULT_MAX_QUEUED_SPEECH_SECONDS,
+        max_delay_seconds: float = DEFAULT_MAX_DELAY_SECONDS,
+        max_lead_in_seconds: float = DEFAULT_MAX_LEAD_IN_SECONDS,
         paced: bool = False,
     ) -> None:
         self.settings = settings or UserSettings()
         self.max_queue = max_queue
         self.stale_after_seconds = stale_after_seconds
         self.max_queued_speech_seconds = max_queued_speech_seconds
+        self.max_delay_seconds = max_delay_seconds
+        self.max_lead_in_seconds = max_lead_in_seconds
         self.paced = paced
         self._queues: dict[Urgency, deque[_Queued]] = {
             Urgency.CRITICAL: deque(),
             Urgency.NORMAL: deque(),
             Urgency.BACKGROUND: deque(),
         }
+        # Answers to the user's own keys: said before anything else that waits.
+        self._replies: deque[_Queued] = deque()
         self._current: _Current | None = None
         # The parts of the message being heard that have started (one split by language).
         self._heard_parts: list[_Queued] = []
         # Paced mode: the backend reported the current utterance done before its time.
         self._done_early = False
         self._next_id = 1
+        self._order = 0
         self._skipped_pending = 0
+        # Chatter skipped since the last summary: counted in the next one, if any is said.
+        self._skipped_chatter = 0
+        self._summary_count = 0
+        # Questions answered, withdrawn or timed out (event ids, oldest first).
+        self._ended_questions: dict[str, None] = {}
+        # When each question was first heard (event id -> now), for the answering UI.
+        self._question_started: dict[str, float] = {}
         self.drops: Counter[str] = Counter()
         self.drop_log: deque[DropRecord] = deque(maxlen=DROP_LOG_SIZE)
         self.spoken_count = 0
@@ -158,15 +235,25 @@ class SpeechScheduler:
     def queued(self, urgency: Urgency | None = None) -> int:
         if urgency is not None:
             return len(self._queues[urgency])
-        return sum(len(queue) for queue in self._queues.values())
+        return len(self._replies) + sum(len(queue) for queue in self._queues.values())
 
     def queued_announcements(self) -> list[Announcement]:
         """Waiting speech in the order it would be said."""
-        return [
+        return [item.announcement for item in self._replies] + [
             item.announcement
             for urgency in (Urgency.CRITICAL, Urgency.NORMAL, Urgency.BACKGROUND)
             for item in self._queues[urgency]
         ]
+
+    def question_started_at(self, event_id: str) -> float | None:
+        """When the question ``event_id`` (a prompt event) began to be heard, if it has.
+
+        An answering UI arms its keys from this moment (see notes/pace-api.md).
+        """
+        return self._question_started.get(event_id)
+
+    def question_has_ended(self, event_id: str) -> bool:
+        return event_id in self._ended_questions
 
     # -- inputs ------------------------------------------------------------------
 
@@ -180,18 +267,33 @@ class SpeechScheduler:
         seconds = estimated_seconds(announcement.text, self.settings.pace_wpm)
         queues = self._queues
         if (
+            self._ended_questions
+            and announcement.event_id in self._ended_questions
+            and announcement.kind not in QUESTION_END_KINDS
+        ):
+            # §6.8 and issue 14 c: nothing about a question after it ended but why.
+            self._drop(announcement, "question ended", now)
+            return []
+        self._order += 1
+        if (
             current is None
             and not self._skipped_pending
             and not queues[Urgency.CRITICAL]
             and not queues[Urgency.NORMAL]
             and not queues[Urgency.BACKGROUND]
+            and not self._replies
         ):
-            return [self._speak(announcement, seconds, now)]  # idle: straight to the voice
-        if current is not None and self._barges_in(announcement, current.announcement):
-            return self._barge_in(announcement, seconds, now)
-        self._queues[urgency].append(_Queued(announcement, now, seconds))
-        if urgency is not Urgency.CRITICAL:
-            self._enforce_bound(now)
+            # Idle: straight to the voice.
+            return [self._speak(announcement, seconds, now, now, self._order)]
+        item = _Queued(announcement, now, seconds, self._order)
+        if announcement.kind == USER_REPLY_KIND and is_user_reply(announcement):
+            return self._reply(item, now)
+        if urgency is Urgency.CRITICAL:
+            return self._submit_critical(item, now)
+        if current is not None and self._barges_in(announcement, current):
+            return self._barge_in(item, now)
+        queues[urgency].append(item)
+        self._enforce_bound(now)
         if current is None:
             return self._start_next(now)
         return []
@@ -208,18 +310,64 @@ class SpeechScheduler:
         return self._finish_current(now)
 
     def tick(self, now: float) -> list[SpeechCommand]:
-        """Let time pass: ends paced utterances whose estimated time is up."""
+        """Let time pass: ends paced utterances whose estimated time is up, and cuts off
+        one far past its time that critical speech or a key's answer waits for."""
         current = self._current
-        if current is not None and self._done_early and now >= current.started_at + current.seconds:
+        if current is None:
+            return []
+        if self._done_early and now >= current.started_at + current.seconds:
             return self._finish_current(now)
+        overdue = self._overdue_at(current)
+        if overdue is not None and now >= overdue:
+            # A voice that never reports the end never holds back a question (§5.5.4).
+            self._drop(current.announcement, "overdue", now)
+            self._current = None
+            self._done_early = False
+            return [Cancel(current.utterance_id, "overdue"), *self._start_next(now)]
         return []
 
     def next_wakeup(self) -> float | None:
         """When :meth:`tick` next has something to do, if ever."""
         current = self._current
-        if current is not None and self._done_early:
+        if current is None:
+            return None
+        if self._done_early:
             return current.started_at + current.seconds
-        return None
+        return self._overdue_at(current)
+
+    def _overdue_at(self, current: _Current) -> float | None:
+        """When the utterance that critical speech or a key's answer waits for is overdue."""
+        if not self._queues[Urgency.CRITICAL] and not self._replies:
+            return None
+        if current.announcement.urgency is Urgency.CRITICAL and not current.held:
+            return None  # critical speech waits behind critical speech, as ever
+        return current.started_at + OVERDUE_FACTOR * current.seconds + OVERDUE_GRACE_SECONDS
+
+    def question_ended(
+        self, event_id: str, now: float, reason: str = "question answered"
+    ) -> list[SpeechCommand]:
+        """The question ``event_id`` was answered or timed out: say nothing more about it.
+
+        Its queued speech (key hints, time left, the UI's words about it) is dropped
+        and counted under ``reason``; if it is being read out, it is cut off. What
+        is submitted about it later is dropped too, except why it ended
+        (:data:`QUESTION_END_KINDS`). Issue 14 c.
+        """
+        self._remember_ended(event_id)
+        self._drop_event(event_id, reason, now)
+        self._release_lead_up(event_id)
+        current = self._current
+        if (
+            current is not None
+            and current.announcement.event_id == event_id
+            and current.announcement.kind not in QUESTION_END_KINDS
+        ):
+            self._drop(current.announcement, reason, now)
+            self._current = None
+            self._done_early = False
+            self._heard_parts = []
+            return [Cancel(current.utterance_id, reason), *self._start_next(now)]
+        return []
 
     def withdraw(
         self,
@@ -233,17 +381,12 @@ class SpeechScheduler:
         being spoken it is cut off, so the user is not asked to answer a void question,
         and ``notice`` (why it stopped) is said at once. Otherwise ``notice`` queues as
         usual. A notice in several parts (languages) is said in order, kept together.
+        Nothing else about the question is said later (:meth:`question_ended`).
         """
         notices = [notice] if isinstance(notice, Announcement) else list(notice or ())
-        for urgency, queue in self._queues.items():
-            if any(item.announcement.event_id == event_id for item in queue):
-                kept: deque[_Queued] = deque()
-                for item in queue:
-                    if item.announcement.event_id == event_id:
-                        self._drop(item.announcement, "withdrawn by producer", now)
-                    else:
-                        kept.append(item)
-                self._queues[urgency] = kept
+        self._remember_ended(event_id)
+        self._drop_event(event_id, "withdrawn by producer", now)
+        self._release_lead_up(event_id)
         current = self._current
         if current is not None and current.announcement.event_id == event_id:
             self._drop(current.announcement, "withdrawn by producer", now)
@@ -253,10 +396,13 @@ class SpeechScheduler:
             if notices:
                 pace = self.settings.pace_wpm
                 first, rest = notices[0], notices[1:]
-                commands.append(self._speak(first, estimated_seconds(first.text, pace), now))
+                self._order += 1
+                commands.append(
+                    self._speak(first, estimated_seconds(first.text, pace), now, now, self._order)
+                )
                 for part in reversed(rest):  # next in line, ahead of anything queued
                     seconds = estimated_seconds(part.text, pace)
-                    self._queues[part.urgency].appendleft(_Queued(part, now, seconds))
+                    self._lane(part).appendleft(_Queued(part, now, seconds, self._order))
             else:
                 commands += self._start_next(now)
             return commands
@@ -265,8 +411,12 @@ class SpeechScheduler:
             submitted += self.submit(part, now)
         return submitted
 
-    def drop_obsolete(self, session_id: str, now: float) -> None:
-        """A session ended: its queued state chatter and background news are moot."""
+    def drop_obsolete(self, session_id: str, now: float, *, keep_start: bool = False) -> None:
+        """A session ended: its queued state chatter and background news are moot.
+
+        So is its start, unless ``keep_start`` (the end is critical news, which is
+        never heard before its session's start, issue 14 a).
+        """
         for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
             queue = self._queues[urgency]
             if not queue:
@@ -275,7 +425,9 @@ class SpeechScheduler:
             for item in queue:
                 announcement = item.announcement
                 if announcement.session_id == session_id and (
-                    urgency is Urgency.BACKGROUND or _news_rank(item) == 0
+                    urgency is Urgency.BACKGROUND
+                    or _news_rank(item) == 0
+                    or (announcement.kind == _SESSION_STARTED and not keep_start)
                 ):
                     self._drop(announcement, "session ended", now)
                 else:
@@ -285,10 +437,13 @@ class SpeechScheduler:
     def silence(self, now: float) -> list[SpeechCommand]:
         """The user asked for quiet: stop now and forget queued non-critical speech."""
         commands: list[SpeechCommand] = []
-        for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
-            while self._queues[urgency]:
-                self._drop(self._queues[urgency].popleft().announcement, "silenced by user", now)
+        for queue in (self._queues[Urgency.NORMAL], self._queues[Urgency.BACKGROUND]):
+            while queue:
+                self._drop(queue.popleft().announcement, "silenced by user", now)
+        while self._replies:
+            self._drop(self._replies.popleft().announcement, "silenced by user", now)
         self._skipped_pending = 0
+        self._skipped_chatter = 0
         if self._current is not None:
             commands.append(Cancel(self._current.utterance_id, "silenced by user"))
             self._current = None
@@ -298,45 +453,286 @@ class SpeechScheduler:
 
     # -- internals -----------------------------------------------------------------
 
-    def _barges_in(self, incoming: Announcement, speaking: Announcement) -> bool:
-        if incoming.urgency is Urgency.CRITICAL:
-            # §2.2.9 critical interrupts; it never cuts off another critical message.
-            return speaking.urgency is not Urgency.CRITICAL
+    def _lane(self, announcement: Announcement) -> deque[_Queued]:
+        if is_user_reply(announcement):
+            return self._replies
+        return self._queues[announcement.urgency]
+
+    def _remember_ended(self, event_id: str) -> None:
+        ended = self._ended_questions
+        ended[event_id] = None
+        if len(ended) > ENDED_QUESTIONS_REMEMBERED:
+            del ended[next(iter(ended))]
+
+    def _drop_event(self, event_id: str, reason: str, now: float) -> None:
+        """Drop queued speech about ``event_id``, except why its question ended."""
+        for urgency, queue in self._queues.items():
+            if any(item.announcement.event_id == event_id for item in queue):
+                kept: deque[_Queued] = deque()
+                for item in queue:
+                    announcement = item.announcement
+                    if (
+                        announcement.event_id == event_id
+                        and announcement.kind not in QUESTION_END_KINDS
+                    ):
+                        self._drop(announcement, reason, now)
+                    else:
+                        kept.append(item)
+                self._queues[urgency] = kept
+
+    def _release_lead_up(self, event_id: str) -> None:
+        """The critical speech a lead-up waited for is gone: the lead-up is news again."""
+        critical = self._queues[Urgency.CRITICAL]
+        if not any(item.lead_for == event_id for item in critical):
+            return
+        released = [item for item in critical if item.lead_for == event_id]
+        self._queues[Urgency.CRITICAL] = deque(
+            item for item in critical if item.lead_for != event_id
+        )
+        for item in reversed(released):
+            item.lead_for = None
+            self._lane(item.announcement).appendleft(item)
+
+    def _barges_in(self, incoming: Announcement, current: _Current) -> bool:
+        """Whether non-critical ``incoming`` cuts off what is being said."""
+        speaking = current.announcement
         if incoming.interrupt and incoming.urgency is Urgency.NORMAL:
             # "Do not interrupt" defers normal interruptions; it never hides critical ones.
-            return not self.settings.do_not_interrupt and speaking.urgency is not Urgency.CRITICAL
+            return (
+                not self.settings.do_not_interrupt
+                and speaking.urgency is not Urgency.CRITICAL
+                and not is_user_reply(speaking)
+                # A session's own earlier news is never cut off by its later news (issue 14 a).
+                and (incoming.session_id is None or incoming.session_id != speaking.session_id)
+            )
         return False
 
-    def _barge_in(self, incoming: Announcement, seconds: float, now: float) -> list[SpeechCommand]:
+    def _critical_cuts_off(self, incoming: Announcement, current: _Current, now: float) -> bool:
+        speaking = current.announcement
+        if speaking.urgency is Urgency.CRITICAL or current.held or is_user_reply(speaking):
+            # §2.2.9 critical interrupts; it never cuts off another critical message,
+            # nor the answer to the user's own key (short, and asked for).
+            return False
+        if incoming.session_id is not None and speaking.session_id == incoming.session_id:
+            # Its own session's earlier news (often the question's lead-up, issue 14 b)
+            # finishes first, unless that would take too long.
+            return self._left(current, now) > self.max_lead_in_seconds
+        return True
+
+    @staticmethod
+    def _left(current: _Current, now: float) -> float:
+        return max(0.0, current.started_at + current.seconds - now)
+
+    def _submit_critical(self, item: _Queued, now: float) -> list[SpeechCommand]:
+        incoming = item.announcement
+        critical = self._queues[Urgency.CRITICAL]
+        current = self._current
+        # Other critical speech already waits: this one would not be next, so cutting off
+        # what is being said would gain it nothing.
+        behind_others = bool(critical)
+        if incoming.session_id is not None and (
+            self._queues[Urgency.NORMAL] or self._queues[Urgency.BACKGROUND]
+        ):
+            budget = self.max_lead_in_seconds
+            if current is not None and current.announcement.session_id == incoming.session_id:
+                budget -= self._left(current, now)
+            self._bring_forward(incoming, budget, now)
+        if current is None:
+            critical.append(item)
+            return self._start_next(now)
+        if behind_others or not self._critical_cuts_off(incoming, current, now):
+            critical.append(item)
+            return []
+        self.interruptions += 1
+        commands: list[SpeechCommand] = [Cancel(current.utterance_id, "barge-in")]
+        self._set_aside(current, incoming, now)
+        critical = self._queues[Urgency.CRITICAL]  # _set_aside may have rebuilt it
+        if critical:
+            # Its session's lead-up (or earlier critical speech) goes first.
+            critical.append(item)
+            return commands + self._start_next(now)
+        if not incoming.interrupt:
+            incoming = dataclasses.replace(incoming, interrupt=True)
+        commands.append(self._speak(incoming, item.seconds, now, item.queued_at, item.order))
+        return commands
+
+    def _barge_in(self, item: _Queued, now: float) -> list[SpeechCommand]:
+        """A normal announcement flagged ``interrupt`` cuts off normal or background speech."""
         current = self._current
         assert current is not None
         self.interruptions += 1
+        incoming = item.announcement
         commands: list[SpeechCommand] = [Cancel(current.utterance_id, "barge-in")]
-        interrupted = current.announcement
+        self._set_aside(current, incoming, now)
+        commands.append(self._speak(incoming, item.seconds, now, item.queued_at, item.order))
+        return commands
+
+    def _reply(self, item: _Queued, now: float) -> list[SpeechCommand]:
+        """The answer to the user's own key: at once, cutting off normal speech."""
+        current = self._current
+        self._replies.append(item)
+        if current is None:
+            return self._start_next(now)
+        speaking = current.announcement
+        if (
+            speaking.urgency is Urgency.CRITICAL
+            or is_user_reply(speaking)
+            or self.settings.do_not_interrupt
+        ):
+            return []  # next in line
+        self.interruptions += 1
         self._current = None
         self._done_early = False
+        commands: list[SpeechCommand] = [Cancel(current.utterance_id, "user key")]
         if self.settings.after_interrupt == "resume":
-            # Said again from the start: half a sentence helps nobody (nor half a message).
-            queue = self._queues[interrupted.urgency]
-            queue.appendleft(_Queued(interrupted, now, current.seconds))
-            if interrupted.continues:
-                for part in reversed(self._heard_parts[:-1]):
-                    queue.appendleft(_Queued(part.announcement, now, part.seconds))
+            self._resume(current, now)
         else:
-            self._drop(interrupted, "interrupted", now)
-            # The rest of an interrupted message goes with it: half a message helps nobody.
-            rest = self._queues[interrupted.urgency]
-            while rest and rest[0].announcement.continues:
-                self._drop(rest.popleft().announcement, "interrupted", now)
-            for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
-                if urgency.rank < incoming.urgency.rank:
-                    queue = self._queues[urgency]
-                    while queue:
-                        self._drop(queue.popleft().announcement, "dropped after interrupt", now)
-        if not incoming.interrupt:
-            incoming = dataclasses.replace(incoming, interrupt=True)
-        commands.append(self._speak(incoming, seconds, now))
-        return commands
+            self._drop_interrupted(current, now)
+        return commands + self._start_next(now)
+
+    def _set_aside(self, current: _Current, incoming: Announcement, now: float) -> None:
+        """The utterance ``incoming`` cuts off: said again later, or dropped."""
+        self._current = None
+        self._done_early = False
+        interrupted = current.announcement
+        if (
+            incoming.urgency is Urgency.CRITICAL
+            and interrupted.session_id is not None
+            and interrupted.session_id == incoming.session_id
+        ):
+            # Said again after its session's later critical news, it would be out of order.
+            self._drop_interrupted(current, now)
+            critical = self._queues[Urgency.CRITICAL]
+            if any(
+                item.announcement.continues and item.announcement.event_id == interrupted.event_id
+                for item in critical
+            ):  # the rest of it, brought forward with its session's news
+                kept: deque[_Queued] = deque()
+                for item in critical:
+                    if (
+                        item.announcement.continues
+                        and item.announcement.event_id == interrupted.event_id
+                    ):
+                        self._drop(item.announcement, "interrupted", now)
+                    else:
+                        kept.append(item)
+                self._queues[Urgency.CRITICAL] = kept
+            if not interrupted.continues:
+                self._note_skipped(interrupted)
+            return
+        if self.settings.after_interrupt == "resume":
+            self._resume(current, now)
+            return
+        self._drop_interrupted(current, now)
+        for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
+            if urgency.rank < incoming.urgency.rank:
+                queue = self._queues[urgency]
+                while queue:
+                    self._drop(queue.popleft().announcement, "dropped after interrupt", now)
+
+    def _resume(self, current: _Current, now: float) -> None:
+        """Said again from the start: half a sentence helps nobody (nor half a message).
+
+        Ahead of its own session's critical speech if that waits, else first in its lane.
+        """
+        interrupted = current.announcement
+        if interrupted.kind == "system.skipped":
+            # Not said again as it was: the next summary counts what this one would have.
+            self._skipped_pending += self._summary_count
+            return
+        parts = [_Queued(interrupted, now, current.seconds, current.order)]
+        if interrupted.continues:
+            parts = [
+                _Queued(part.announcement, now, part.seconds, part.order)
+                for part in self._heard_parts[:-1]
+            ] + parts
+        critical = self._queues[Urgency.CRITICAL]
+        queue = critical if current.held else self._lane(interrupted)
+        session_id = interrupted.session_id
+        if session_id is not None and queue is not critical and critical:
+            for index, waiting in enumerate(critical):
+                if waiting.announcement.session_id == session_id:
+                    for offset, part in enumerate(parts):
+                        critical.insert(index + offset, part)
+                    return
+        for part in reversed(parts):
+            queue.appendleft(part)
+
+    def _drop_interrupted(self, current: _Current, now: float) -> None:
+        interrupted = current.announcement
+        self._drop(interrupted, "interrupted", now)
+        # The rest of an interrupted message goes with it: half a message helps nobody.
+        rest = self._lane(interrupted)
+        while rest and rest[0].announcement.continues:
+            self._drop(rest.popleft().announcement, "interrupted", now)
+
+    def _bring_forward(self, incoming: Announcement, budget: float, now: float) -> None:
+        """Critical speech for ``session_id`` arrives: its queued news goes first (issue 14 a, b).
+
+        Kept, in event order: the session's start, why a question ended, the rest of a
+        message already begun, and the newest whole normal messages that fit ``budget``
+        seconds (the lead-up to a question). Older normal news is skipped and
+        summarised; background news is dropped, and so is chatter with newer news of its
+        session behind it. If the critical speech is withdrawn before it is said, its
+        lead-up goes back in line (:meth:`_release_lead_up`).
+        """
+        session_id = incoming.session_id
+        normal = self._queues[Urgency.NORMAL]
+        background = self._queues[Urgency.BACKGROUND]
+        mine = [
+            item
+            for queue in (normal, background)
+            for item in queue
+            if item.announcement.session_id == session_id
+        ]
+        if not mine:
+            return
+        self._queues[Urgency.NORMAL] = deque(
+            item for item in normal if item.announcement.session_id != session_id
+        )
+        self._queues[Urgency.BACKGROUND] = deque(
+            item for item in background if item.announcement.session_id != session_id
+        )
+        mine.sort(key=lambda item: item.order)
+        messages: list[list[_Queued]] = []
+        for item in mine:
+            if item.announcement.continues and messages:
+                messages[-1].append(item)
+            else:
+                messages.append([item])
+        keep: set[int] = set()
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            head = message[0].announcement
+            seconds = sum(part.seconds for part in message)
+            if (
+                head.continues
+                or head.kind == _SESSION_STARTED
+                or head.kind in QUESTION_END_KINDS
+                or message[0].kept
+            ):
+                keep.add(index)
+            elif head.urgency is Urgency.BACKGROUND or (
+                head.kind in _CHATTER and index < len(messages) - 1
+            ):
+                continue
+            elif seconds <= budget:
+                keep.add(index)
+                budget -= seconds
+            else:
+                budget = 0.0  # never a lead-up with a hole in it
+        critical = self._queues[Urgency.CRITICAL]
+        for index, message in enumerate(messages):
+            if index in keep:
+                for part in message:
+                    part.lead_for = incoming.event_id
+                critical.extend(message)
+                continue
+            for part in message:
+                self._drop(part.announcement, "skipped before critical news", now)
+            head = message[0].announcement
+            if head.urgency is not Urgency.BACKGROUND:
+                self._note_skipped(head)
 
     def _enforce_bound(self, now: float) -> None:
         normal = self._queues[Urgency.NORMAL]
@@ -363,7 +759,16 @@ class SpeechScheduler:
         return parts
 
     def _note_skipped(self, announcement: Announcement) -> None:
-        self._skipped_pending += 1
+        """Count skipped normal news for the spoken summary.
+
+        Chatter (a state change, progress, a tool starting) is only counted along with
+        real news: a lone "1 more update skipped." would take longer than the
+        "Running bash." it stands for, and tell less.
+        """
+        if announcement.kind in _CHATTER:
+            self._skipped_chatter += 1
+        else:
+            self._skipped_pending += 1
 
     def _drop_stale(self, now: float) -> None:
         """Skip speech the user would hear too late to matter."""
@@ -376,10 +781,12 @@ class SpeechScheduler:
                 queue
                 and now - queue[0].queued_at > stale_after
                 and not queue[0].announcement.continues  # its first part was heard
+                and not queue[0].kept
             ):
                 dropped = self._drop_message(queue, "stale", now)
                 if urgency is Urgency.NORMAL:
                     self._note_skipped(dropped[0].announcement)
+        self._drop_overtaken(now)
         normal = self._queues[Urgency.NORMAL]
         background = self._queues[Urgency.BACKGROUND]
         budget = self.max_queued_speech_seconds
@@ -392,14 +799,15 @@ class SpeechScheduler:
         # Over budget: let go of the least informative news first (state chatter before
         # results), oldest first within a rank; the newest message always stays, and a
         # message is dropped whole (never the rest of one already begun).
-        messages: list[range] = []
-        start = 0
-        while start < len(normal):
-            end = _message_end(normal, start)
-            messages.append(range(start, end))
-            start = end
+        messages = _messages(normal)
         candidates = sorted(
-            (m for m in messages[:-1] if not normal[m.start].announcement.continues),
+            (
+                m
+                for m in messages[:-1]
+                if not normal[m.start].announcement.continues
+                and normal[m.start].announcement.kind != _SESSION_STARTED
+                and not normal[m.start].kept
+            ),
             key=lambda message: (_news_rank(normal[message.start]), message.start),
         )
         doomed: set[int] = set()
@@ -408,10 +816,67 @@ class SpeechScheduler:
                 break
             doomed.update(message)
             total -= sum(normal[index].seconds for index in message)
+        self._drop_indexes(doomed, "too much queued speech", now)
+
+    def _drop_overtaken(self, now: float) -> None:
+        """Skip news the user no longer needs, so the delay stays bounded (issue 14 e).
+
+        A normal message is skipped when it is chatter (a state change, progress, a tool
+        starting) and newer news of its session waits behind it, or when it waited
+        longer than ``max_delay_seconds`` and is not one of the agent's own words
+        (streamed output), a session's start or why a question ended. The newest
+        message always stays, as does the rest of a message already begun. Skipped
+        normal news is summarised; background news older than ``max_delay_seconds``
+        goes too.
+        """
+        max_delay = self.max_delay_seconds
+        background = self._queues[Urgency.BACKGROUND]
+        while (
+            len(background) > 1
+            and now - background[0].queued_at > max_delay
+            and not background[0].announcement.continues
+            and _message_end(background, 0) < len(background)
+        ):
+            self._drop_message(background, "overtaken by newer news", now)
+        normal = self._queues[Urgency.NORMAL]
+        if len(normal) < 2:
+            return
+        messages = _messages(normal)
+        newest_of_session = {normal[m.start].announcement.session_id: m.start for m in messages}
+        doomed: set[int] = set()
+        superseded: set[int] = set()
+        for message in messages[:-1]:
+            head = normal[message.start]
+            announcement = head.announcement
+            if announcement.continues or announcement.kind == _SESSION_STARTED or head.kept:
+                continue
+            if now - head.queued_at > max_delay and announcement.kind not in _KEPT_WHEN_LATE:
+                doomed.update(message)
+            elif (
+                announcement.kind in _CHATTER
+                and self.settings.cognitive_load != "high"  # who asked for every detail
+                and announcement.session_id is not None
+                and newest_of_session[announcement.session_id] != message.start
+            ):
+                superseded.update(message)
+        if doomed or superseded:
+            # One pass: indexes are into the queue as it is now.
+            self._drop_indexes(doomed, "overtaken by newer news", now, superseded)
+
+    def _drop_indexes(
+        self,
+        doomed: set[int],
+        reason: str,
+        now: float,
+        superseded: frozenset[int] | set[int] = frozenset(),
+    ) -> None:
+        """Drop the normal messages at ``doomed`` (and at ``superseded``, for that reason)."""
+        normal = self._queues[Urgency.NORMAL]
         kept: deque[_Queued] = deque()
         for index, item in enumerate(normal):
-            if index in doomed:
-                self._drop(item.announcement, "too much queued speech", now)
+            if index in doomed or index in superseded:
+                why = reason if index in doomed else "superseded by newer news"
+                self._drop(item.announcement, why, now)
                 if not item.announcement.continues:
                     self._note_skipped(item.announcement)
             else:
@@ -422,19 +887,27 @@ class SpeechScheduler:
         if self._current is not None:
             return []
         critical = self._queues[Urgency.CRITICAL]
+        if critical and critical[0].announcement.continues:
+            # The rest of the message being heard comes before anything else.
+            return [self._speak_item(critical.popleft(), now, held=True)]
+        replies = self._replies
+        if replies:
+            self._restart_split_message(now)
+            return [self._speak_item(replies.popleft(), now)]
         if critical:
             self._restart_split_message(now)
-            item = critical.popleft()
-            return [self._speak(item.announcement, item.seconds, now)]
+            return [self._speak_item(critical.popleft(), now, held=True)]
         self._drop_stale(now)
         normal = self._queues[Urgency.NORMAL]
-        if normal and normal[0].announcement.continues:
-            # The rest of the message just heard comes before any summary of skipped news.
-            item = normal.popleft()
-            return [self._speak(item.announcement, item.seconds, now)]
+        if normal and (normal[0].announcement.continues or normal[0].kept):
+            # The rest of the message just heard, or the news the summary of skipped news
+            # led to, comes before any new summary.
+            return [self._speak_item(normal.popleft(), now)]
         if self._skipped_pending:
-            count = self._skipped_pending
+            count = self._skipped_pending + self._skipped_chatter
             self._skipped_pending = 0
+            self._skipped_chatter = 0
+            self._summary_count = count
             # Our own phrase: in the listener's language, not the skipped text's.
             language = catalog_language(self.settings.languages or ["en"])
             text = (
@@ -443,28 +916,74 @@ class SpeechScheduler:
                 .format(count=format_integer(count, language))
             )
             summary = Announcement(text=text, language=language, kind="system.skipped")
-            return [self._speak(summary, estimated_seconds(text, self.settings.pace_wpm), now)]
-        for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
-            queue = self._queues[urgency]
-            if queue:
-                item = queue.popleft()
-                return [self._speak(item.announcement, item.seconds, now)]
+            if normal:
+                # What follows the summary is said after it, however long that takes:
+                # otherwise a flood would leave nothing but summaries.
+                normal[0].kept = True
+            seconds = estimated_seconds(text, self.settings.pace_wpm)
+            return [self._speak(summary, seconds, now, now, self._order)]
+        if normal:
+            if self._queues[Urgency.BACKGROUND]:
+                earlier = self._earlier_background(normal[0], now)
+                if earlier is not None:
+                    return [self._speak_item(earlier, now)]
+            return [self._speak_item(normal.popleft(), now)]
+        background = self._queues[Urgency.BACKGROUND]
+        if background:
+            return [self._speak_item(background.popleft(), now)]
         return []
 
+    def _earlier_background(self, item: _Queued, now: float) -> _Queued | None:
+        """Background news of ``item``'s session that came before it (issue 14 a).
+
+        Chatter (progress, a state change) is superseded by that newer news and dropped;
+        of the rest, the oldest still fresh (``max_delay_seconds``) is returned to be said
+        first, and the stale ones are moot and dropped.
+        """
+        session_id = item.announcement.session_id
+        if session_id is None:
+            return None
+        background = self._queues[Urgency.BACKGROUND]
+        if not any(
+            waiting.announcement.session_id == session_id and waiting.order < item.order
+            for waiting in background
+        ):
+            return None
+        first: _Queued | None = None
+        kept: deque[_Queued] = deque()
+        for waiting in background:
+            if waiting.announcement.session_id != session_id or waiting.order > item.order:
+                kept.append(waiting)
+            elif (
+                waiting.announcement.kind in _CHATTER
+                and not waiting.announcement.continues
+                and self.settings.cognitive_load != "high"  # who asked for every detail
+            ):
+                # Progress or a state change is superseded by its session's newer news.
+                self._drop(waiting.announcement, "superseded by newer news", now)
+            elif first is None and now - waiting.queued_at <= self.max_delay_seconds:
+                first = waiting
+            elif now - waiting.queued_at <= self.max_delay_seconds:
+                kept.append(waiting)  # said next, before ``item`` too
+            else:
+                self._drop(waiting.announcement, "overtaken by newer news", now)
+        self._queues[Urgency.BACKGROUND] = kept
+        return first
+
     def _restart_split_message(self, now: float) -> None:
-        """Critical speech goes between two parts of a message: say that one again whole."""
+        """Other speech goes between two parts of a message: say that one again whole."""
         heard = self._heard_parts
         if not heard or heard[-1].announcement.urgency is Urgency.CRITICAL:
             return
         last = heard[-1].announcement
-        queue = self._queues[last.urgency]
+        queue = self._lane(last)
         if (
             queue
             and queue[0].announcement.continues
             and queue[0].announcement.event_id == last.event_id
         ):
             for part in reversed(heard):
-                queue.appendleft(_Queued(part.announcement, now, part.seconds))
+                queue.appendleft(_Queued(part.announcement, now, part.seconds, part.order))
             self._heard_parts = []
 
     def _finish_current(self, now: float) -> list[SpeechCommand]:
@@ -473,16 +992,33 @@ class SpeechScheduler:
         self.spoken_count += 1
         return self._start_next(now)
 
-    def _speak(self, announcement: Announcement, seconds: float, now: float) -> Speak:
+    def _speak_item(self, item: _Queued, now: float, *, held: bool = False) -> Speak:
+        return self._speak(item.announcement, item.seconds, now, item.queued_at, item.order, held)
+
+    def _speak(
+        self,
+        announcement: Announcement,
+        seconds: float,
+        now: float,
+        queued_at: float,
+        order: int,
+        held: bool = False,
+    ) -> Speak:
         if self.on_start is not None:
             self.on_start(announcement)
         utterance_id = self._next_id
         self._next_id += 1
-        self._current = _Current(utterance_id, announcement, now, seconds)
+        self._current = _Current(utterance_id, announcement, now, seconds, queued_at, order, held)
         if announcement.continues and self._heard_parts:
-            self._heard_parts.append(_Queued(announcement, now, seconds))
+            self._heard_parts.append(_Queued(announcement, now, seconds, order))
         else:
-            self._heard_parts = [_Queued(announcement, now, seconds)]
+            self._heard_parts = [_Queued(announcement, now, seconds, order)]
+        if announcement.kind in PROMPT_KINDS and announcement.event_id is not None:
+            started = self._question_started
+            if announcement.event_id not in started:
+                started[announcement.event_id] = now
+                if len(started) > ENDED_QUESTIONS_REMEMBERED:
+                    del started[next(iter(started))]
         return Speak(utterance_id, announcement)
 
     def _drop(self, announcement: Announcement, reason: str, now: float) -> None:
@@ -497,3 +1033,14 @@ class SpeechScheduler:
                 session_id=announcement.session_id,
             )
         )
+
+
+def _messages(queue: deque[_Queued]) -> list[range]:
+    """The index ranges of the whole messages in ``queue``, oldest first."""
+    messages: list[range] = []
+    start = 0
+    while start < len(queue):
+        end = _message_end(queue, start)
+        messages.append(range(start, end))
+        start = end
+    return messages

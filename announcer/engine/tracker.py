@@ -35,6 +35,8 @@ from announcer.protocol.events import (
 _TERMINAL: Final = (SessionCompleted, SessionErrored, SessionCancelled)
 _PROMPTS: Final = (AwaitingConfirmation, AwaitingClarification)
 Lifecycle = Literal["active", "completed", "errored", "cancelled"]
+VoidReason = Literal["ended", "voided"]
+AWAITING_INPUT: Final = "awaiting_input"
 
 SEEN_IDS_LIMIT: Final = 100_000
 SEEN_IDS_TTL_SECONDS: Final = 3_600.0
@@ -77,6 +79,14 @@ class SessionState:
     completed_outputs: OrderedDict[str, None] = field(default_factory=OrderedDict)
     # Reply tokens of prompts this session opened and that are still waiting.
     open_prompts: set[str] = field(default_factory=set)
+    # Questions closed here (answered, expired) whose "away from awaiting_input"
+    # state change the producer still owes (§6.7.2, Appendix A.4): that change
+    # resolves them, it does not cancel another open question.
+    resolutions_owed: int = 0
+    # The sequence number of the terminal event, and of the last state change that
+    # cancelled questions: a question numbered before either arrived too late (§6.8).
+    ended_at_sequence: int | None = None
+    cancelled_through_sequence: int | None = None
     events: int = 0
     # Reordering (§3.4.1): the next sequence number we expect and what arrived early.
     next_sequence: int | None = None
@@ -97,7 +107,7 @@ class SessionState:
 class Admission:
     """What the tracker lets through for one incoming event, in order."""
 
-    __slots__ = ("events", "notes", "voided_tokens")
+    __slots__ = ("events", "notes", "void_on_arrival", "voided_tokens")
 
     def __init__(
         self,
@@ -109,6 +119,9 @@ class Admission:
         self.notes: list[TrackerNote] = notes if notes is not None else []
         # Reply tokens the producer cancelled (§6.8).
         self.voided_tokens: list[str] = voided_tokens if voided_tokens is not None else []
+        # event_id of a question that was void before it arrived -> why ("ended" when
+        # its session had already ended, "voided" when a later state change cancelled it).
+        self.void_on_arrival: dict[str, VoidReason] = {}
 
 
 # Events the policy treats as critical whatever urgency the producer wrote (§4.1.3, §4.4).
@@ -118,6 +131,13 @@ _ALWAYS_CRITICAL: Final = (
     SessionErrored,
     HandoffRequested,
 )
+
+
+def _cancels_questions(event: AaepEvent) -> bool:
+    """Events that may void open questions (§6.8): terminal, or leaving awaiting_input."""
+    if isinstance(event, _TERMINAL):
+        return True
+    return isinstance(event, StateChanged) and event.from_state == AWAITING_INPUT
 
 
 def _tool_key(tool: str, tool_call_id: str | None) -> str:
@@ -210,8 +230,13 @@ class SessionTracker:
             self._apply(state, event, now, admission)
             return admission
         if sequence > state.next_sequence:
-            if event.urgency == "critical" or isinstance(event, _ALWAYS_CRITICAL):
-                # Critical news is never held back waiting for a gap to fill (§5.5.4).
+            if (
+                event.urgency == "critical"
+                or isinstance(event, _ALWAYS_CRITICAL)
+                or _cancels_questions(event)
+            ):
+                # Critical news is never held back waiting for a gap to fill (§5.5.4), nor
+                # is what cancels a question (§6.8): an answer must not slip in meanwhile.
                 state.held[sequence] = (event, now)
                 self._release_critical(state, sequence, now, admission)
                 return admission
@@ -356,6 +381,9 @@ class SessionTracker:
             if not state.is_open:
                 state.lifecycle = "active"
                 state.closed_at = None
+                state.ended_at_sequence = None
+                state.cancelled_through_sequence = None
+                state.resolutions_owed = 0
         elif not state.is_open:
             admission.notes.append(
                 TrackerNote(
@@ -375,10 +403,8 @@ class SessionTracker:
                         event.event_id,
                     )
                 )
-            if state.agent_state == "awaiting_input" and event.to_state != "awaiting_input":
-                # §6.8: moving away from awaiting_input cancels the pending prompt(s).
-                admission.voided_tokens.extend(sorted(state.open_prompts))
-                state.open_prompts.clear()
+            if event.from_state == AWAITING_INPUT and event.to_state != AWAITING_INPUT:
+                self._leave_awaiting_input(state, event, admission)
             state.agent_state = event.to_state
             state.state_since = now
         elif isinstance(event, ToolInvoked):
@@ -400,8 +426,12 @@ class SessionTracker:
         elif isinstance(event, OutputStreaming):
             self._track_output(state, event, sid, admission)
         elif isinstance(event, _PROMPTS):
-            state.open_prompts.add(event.reply_token)
-            state.agent_state = "awaiting_input"
+            void = self._void_before_arrival(state, event.sequence_number)
+            if void is not None:
+                admission.void_on_arrival[event.event_id] = void
+            else:
+                state.open_prompts.add(event.reply_token)
+                state.agent_state = AWAITING_INPUT
         elif isinstance(event, _TERMINAL):
             if isinstance(event, SessionCompleted):
                 state.lifecycle = "completed"
@@ -410,6 +440,7 @@ class SessionTracker:
             else:
                 state.lifecycle = "cancelled"
             state.closed_at = now
+            state.ended_at_sequence = event.sequence_number
             state.open_tools.clear()
             # §6.8: a session that ends cancels every prompt it left open.
             admission.voided_tokens.extend(sorted(state.open_prompts))
@@ -435,8 +466,102 @@ class SessionTracker:
             while len(state.completed_outputs) > CLOSED_OUTPUTS_LIMIT:
                 state.completed_outputs.popitem(last=False)
 
-    def prompt_closed(self, source_id: str, session_id: str, reply_token: str) -> None:
-        """The user answered (or the prompt expired): it no longer needs voiding."""
+    def prompt_closed(
+        self, source_id: str, session_id: str, reply_token: str, *, resolved: bool = False
+    ) -> None:
+        """The prompt closed here: it no longer needs voiding.
+
+        ``resolved``: a reply went out or its time ran out, so the producer owes a
+        state change away from ``awaiting_input`` for it (§6.7.2, Appendix A.4).
+        """
         state = self._sessions.get((source_id, session_id))
-        if state is not None:
+        if state is not None and reply_token in state.open_prompts:
             state.open_prompts.discard(reply_token)
+            if resolved and state.is_open:
+                state.resolutions_owed += 1
+
+    def skip_sequence(
+        self, source_id: str, session_id: str, sequence: int, now: float
+    ) -> Admission:
+        """An invalid frame used this sequence number: do not wait for it (§3.4.1, §8.2.3).
+
+        Returns what that releases: events held back waiting for the number.
+        """
+        admission = Admission()
+        state = self._sessions.get((source_id, session_id))
+        if state is None or state.next_sequence is None or sequence < state.next_sequence:
+            return admission
+        if sequence - state.next_sequence > self.reorder_window:
+            return admission  # far off: not worth a placeholder
+        state.held.setdefault(sequence, (None, now))
+        self._drain(state, now, admission)
+        return admission
+
+    def note_prompt(
+        self, source_id: str, session_id: str, reply_token: str, producer_id: str, now: float
+    ) -> None:
+        """A question opened outside :meth:`admit` (a malformed one): void it with its session."""
+        key = (source_id, session_id)
+        state = self._sessions.get(key)
+        if state is None:
+            state = SessionState(
+                session_id=session_id,
+                source_id=source_id,
+                producer_id=producer_id,
+                producer_name=None,
+                first_seen=now,
+                last_activity=now,
+                state_since=now,
+            )
+            self._sessions[key] = state
+            if len(self._sessions) > self.sessions_limit:
+                self._evict_one()
+        if state.is_open:
+            state.open_prompts.add(reply_token)
+
+    @staticmethod
+    def _leave_awaiting_input(
+        state: SessionState, event: StateChanged, admission: Admission
+    ) -> None:
+        """§6.8: a state change away from ``awaiting_input`` (``from_state`` says so).
+
+        Only this trigger cancels questions; parallel work such as ``calling_tool``
+        from another state does not (§6.1(3)). When a question of this session was
+        just answered or timed out here, the change is the producer resolving that
+        one (§6.7.2), so the other questions stay open. Otherwise the producer is no
+        longer waiting for input: every question the session left open is void.
+        """
+        if state.resolutions_owed > 0:
+            state.resolutions_owed -= 1
+            return
+        if state.open_prompts:
+            admission.voided_tokens.extend(sorted(state.open_prompts))
+            state.open_prompts.clear()
+        if event.sequence_number is not None:
+            state.cancelled_through_sequence = event.sequence_number
+
+    def void_reason(
+        self, source_id: str, session_id: str, sequence: int | None
+    ) -> VoidReason | None:
+        """Why a question of this session would be void on arrival (see below), if it is."""
+        state = self._sessions.get((source_id, session_id))
+        return None if state is None else self._void_before_arrival(state, sequence)
+
+    @staticmethod
+    def _void_before_arrival(state: SessionState, sequence: int | None) -> VoidReason | None:
+        """A question whose session ended, or that was cancelled, before it arrived (§6.8).
+
+        Out-of-order delivery can bring a question after the terminal event (released
+        at once because it is critical) or after the state change that cancelled it;
+        a higher sequence number already applied says so.
+        """
+        if not state.is_open:
+            return "ended"
+        if sequence is None:
+            return None
+        if state.ended_at_sequence is not None and sequence < state.ended_at_sequence:
+            return "ended"
+        cancelled = state.cancelled_through_sequence
+        if cancelled is not None and sequence < cancelled:
+            return "voided"
+        return None

@@ -19,7 +19,6 @@ from announcer.formats.cli_streams import (
 )
 from announcer.formats.hooks import (
     MappedHookAdapter,
-    claude_code_hook_output,
     claude_code_hooks_adapter,
     codex_hooks_adapter,
     hook_confirmation,
@@ -81,7 +80,6 @@ __all__ = [
     "FormatAdapter",
     "Mapping",
     "MappingError",
-    "claude_code_hook_output",
     "get_adapter",
     "hook_confirmation",
     "parse_mapping",

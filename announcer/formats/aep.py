@@ -353,7 +353,21 @@ class AepAdapter(FormatAdapter):
             )
         elif etype == "context.compacted":
             self._compacted(b, sess, now, at)
+        elif etype in ("agent.interrupted", "turn.interrupted"):
+            self._settled(
+                b,
+                sess,
+                now,
+                "idle",
+                normal=self._t("{agent} stopped: the turn was interrupted.").format(agent=who),
+                terse=self._t("Interrupted."),
+                at=at,
+            )
         elif etype in ("agent.stop", "turn.completed", "stop"):
+            if text:  # the agent's last message (a Stop hook's last_assistant_message)
+                b.output(
+                    sess, now, get_str(env, "id") or "last-message", text, complete=True, at=at
+                )
             self._settled(
                 b,
                 sess,

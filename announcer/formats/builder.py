@@ -382,8 +382,8 @@ class AaepBuilder:
     ) -> None:
         """§4.2.1: from_state chains from the previous change's to_state; repeats are skipped.
 
-        Only explicit changes move ``sess.state``: chaining to the last announced
-        state is always valid, whatever other events implied in between.
+        Explicit changes move ``sess.state``, and so does a question (``awaiting_input``,
+        Appendix A.4), so the change that resolves it starts from ``awaiting_input``.
         """
         if sess.started and sess.state == to_state and not force and not detailed:
             return
@@ -616,7 +616,9 @@ class AaepBuilder:
         fields.update(summaries(normal, terse, detailed))
         if extra_context:
             fields["extra_context"] = extra_context
-        return self._emit(sess, "awaiting.confirmation", now, fields, urgency="critical", at=at)
+        event = self._emit(sess, "awaiting.confirmation", now, fields, urgency="critical", at=at)
+        self._awaiting_input(sess)
+        return event
 
     def _reply_fields(
         self, sess: SessionState, token_seed: str, timeout_seconds: int
@@ -653,7 +655,18 @@ class AaepBuilder:
             fields["accepted_response_kinds"] = ["multiple_choice", "freetext"]
         else:
             fields["accepted_response_kinds"] = ["freetext"]
-        return self._emit(sess, "awaiting.clarification", now, fields, urgency="critical", at=at)
+        event = self._emit(sess, "awaiting.clarification", now, fields, urgency="critical", at=at)
+        self._awaiting_input(sess)
+        return event
+
+    @staticmethod
+    def _awaiting_input(sess: SessionState) -> None:
+        """Appendix A.4: a question puts the agent in ``awaiting_input`` (§4.2.1 implicit state).
+
+        The next state change then starts from it, which is what tells a subscriber
+        the question was resolved or withdrawn (§6.8 reads ``from_state``).
+        """
+        sess.state = "awaiting_input"
 
     def tool_denied(
         self,

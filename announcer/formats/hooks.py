@@ -5,24 +5,23 @@ Claude Code or Codex pass them to a hook command) into AEP with a mapping file,
 then into AAEP with :class:`AepAdapter`.
 
 For the blocking hooks (``PreToolUse``, ``PermissionRequest``) the bridge needs
-a confirmation the user answers: :func:`hook_confirmation` builds it, and
-:func:`claude_code_hook_output` writes Claude Code's hook output JSON for the
-decision. Without a decision the answer is ``ask`` (Claude Code shows its own
-prompt): nothing here ever allows by default.
+a confirmation the user answers: :func:`hook_confirmation` builds it. The hook
+process (``announcer/transports/hook_client.py``) writes the agent's hook output
+JSON for the decision; without a decision the answer is ``ask`` (the agent shows
+its own prompt): nothing here ever allows by default.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import json
+from dataclasses import dataclass, field
+from typing import Any
 
 from announcer.formats.aep import AepAdapter
 from announcer.formats.base import AdapterOutput, FormatAdapter, JsonObject, get_str
 from announcer.formats.builder import AaepBuilder
 from announcer.formats.mapping import Mapping, builtin_mapping
 from announcer.formats.speakable import command_words, speak_folder
-
-BLOCKING_HOOKS = ("PreToolUse", "PermissionRequest")
-Decision = Literal["allow", "deny", "ask"]
 
 
 class MappedHookAdapter(FormatAdapter):
@@ -87,28 +86,14 @@ class MappedHookAdapter(FormatAdapter):
             self.emit(event)
 
 
-# Which hooks wait for the user, per agent. Codex's PreToolUse cannot answer "ask"
-# (it would run the call), so for Codex only PermissionRequest blocks; silence there
-# leaves Codex's own approval prompt in charge.
-BLOCKING_BY_AGENT = {"claude-code": BLOCKING_HOOKS, "codex": ("PermissionRequest",)}
-HOOK_AGENTS = tuple(BLOCKING_BY_AGENT)
+#: ``extra_context["on_no_answer"]`` of a hook confirmation: with no answer the agent
+#: asks the user itself (engine/policy.py says so instead of "it will be rejected").
+NO_ANSWER_KEY = "on_no_answer"
+NO_ANSWER_AGENT_ASKS = "agent_asks"
 
-
-def is_blocking(payload: JsonObject, agent: str = "claude-code") -> bool:
-    return payload.get("hook_event_name") in BLOCKING_BY_AGENT.get(agent, ())
-
-
-def hook_output(
-    agent: str, hook_event_name: str, decision: Decision, reason: str
-) -> JsonObject | None:
-    """The hook's stdout for a decision, or None when it must print nothing.
-
-    Codex: PermissionRequest takes ``decision.behavior`` allow | deny like Claude
-    Code; with no decision ("ask") the hook stays quiet and Codex asks itself.
-    """
-    if agent == "codex" and (decision == "ask" or hook_event_name != "PermissionRequest"):
-        return None
-    return claude_code_hook_output(hook_event_name, decision, reason)
+# The agents whose hook payloads we map (the hook process itself, which decides what
+# blocks and prints the agent's answer, is transports/hook_client.py).
+HOOK_AGENTS = ("claude-code", "codex")
 
 
 def hook_confirmation(
@@ -157,7 +142,12 @@ def hook_confirmation(
             agent=agent_name
         )
     )
-    description = get_str(tool_input, "description") if isinstance(tool_input, dict) else None
+    # the model's reason: `description` (Claude Code, Codex), `justification` (Codex escalation)
+    description = (
+        (get_str(tool_input, "description") or get_str(tool_input, "justification"))
+        if isinstance(tool_input, dict)
+        else None
+    )
     allow = _t("Allow?")
     says = _t("It says: {description}.").format(description=description) if description else ""
     # single-use tokens (§6.2): one per hook call, even when PreToolUse and
@@ -169,42 +159,25 @@ def hook_confirmation(
     }
     if cwd:
         extra["cwd"] = cwd
-    return builder.confirmation(
+    # No answer is not a rejection here: the hook answers "ask" and the agent asks the
+    # user itself. The engine says so instead of "it will be rejected".
+    extra[NO_ANSWER_KEY] = NO_ANSWER_AGENT_ASKS
+    event = builder.confirmation(
         session,
         now,
         token_seed=seed,
-        action=wants,
+        # the model's own reason (tool_input.description) is heard with the command
+        action=" ".join(part for part in (wants, says) if part),
         consequence=consequence,
-        normal=f"{wants} {allow}",
+        normal=" ".join(part for part in (wants, says, allow) if part),
         terse=_t("Allow {tool}?").format(tool=spoken),
         detailed=" ".join(part for part in (wants_where, says, allow) if part),
         timeout_seconds=timeout_seconds,
         extra_context=extra,
     )
-
-
-def claude_code_hook_output(hook_event_name: str, decision: Decision, reason: str) -> JsonObject:
-    """Claude Code's hook output JSON for a decision.
-
-    PreToolUse: ``hookSpecificOutput.permissionDecision`` allow | deny | ask with
-    ``permissionDecisionReason``. PermissionRequest: ``hookSpecificOutput.decision``
-    with ``behavior`` allow | deny and a ``message``; it has no "ask", so "ask" is
-    an output without a decision and Claude Code shows its own permission dialog.
-    """
-    if hook_event_name == "PermissionRequest":
-        if decision == "ask":
-            return {"hookSpecificOutput": {"hookEventName": "PermissionRequest"}}
-        inner: JsonObject = {"behavior": decision}
-        if decision == "deny":
-            inner["message"] = reason
-        return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": inner}}
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": decision,
-            "permissionDecisionReason": reason,
-        }
-    }
+    # §6.1: the producer waits for input now; leaving this state withdraws the question (§6.8)
+    session.state = "awaiting_input"
+    return event
 
 
 def claude_code_hooks_adapter() -> MappedHookAdapter:
@@ -213,3 +186,272 @@ def claude_code_hooks_adapter() -> MappedHookAdapter:
 
 def codex_hooks_adapter() -> MappedHookAdapter:
     return MappedHookAdapter(builtin_mapping("codex"), "codex-hooks")
+
+
+# -- the bridge's desk: what is said around the questions it asks --------------------
+
+#: Codex runs its PreToolUse hook, then (when the call needs approval) PermissionRequest.
+#: "Running X" waits this long for that question, so a call that only waits for the
+#: user is never announced as running.
+HOLD_PRE_TOOL_USE_SECONDS = 1.0
+#: A Notification that only repeats "needs your permission" this soon after we asked.
+REDUNDANT_NOTICE_SECONDS = 10.0
+#: Calls and sessions remembered per agent; the oldest go first (a hook that never
+#: reports back must not grow memory for ever).
+MAX_REMEMBERED = 1024
+
+CallKey = tuple[str, str, str]
+
+
+def call_key(payload: JsonObject) -> CallKey:
+    """Session, tool and input: how a PermissionRequest (no tool_use_id) meets its call."""
+    try:
+        tool_input = json.dumps(payload.get("tool_input"), sort_keys=True, default=str)
+    except (TypeError, ValueError, RecursionError):
+        tool_input = ""
+    return (
+        get_str(payload, "session_id") or "",
+        get_str(payload, "tool_name") or "",
+        tool_input,
+    )
+
+
+@dataclass(slots=True)
+class _Question:
+    key: CallKey
+    payload: JsonObject
+    asked_at: float
+    held: JsonObject | None = None  # Codex's PreToolUse for this call, said once allowed
+
+
+@dataclass(slots=True)
+class _Held:
+    payload: JsonObject
+    due: float
+
+
+def _bound(remembered: dict[Any, Any]) -> None:
+    while len(remembered) > MAX_REMEMBERED:
+        del remembered[next(iter(remembered))]
+
+
+@dataclass(slots=True)
+class HookDesk:
+    """One agent's hooks as the bridge hears them: pure, clocked by the caller.
+
+    - A question (PreToolUse, PermissionRequest) is a confirmation; when the call is
+      then decided elsewhere (PostToolUse or PostToolUseFailure for the same session,
+      tool and input, or Stop for the session) the question is withdrawn, so no key
+      can answer a stale question.
+    - An answer moves the session out of ``awaiting_input`` (§6.8, §6.7.2), with
+      "Allowed." or "Denied."; an allowed call is then announced as running.
+    - Codex's PreToolUse waits :data:`HOLD_PRE_TOOL_USE_SECONDS` for a question about
+      the same call: a call that only waits for the user is not "running".
+    - A call heard only once it finished gets its command said with it.
+    - "Claude needs your permission" right after we asked is dropped, and counted.
+    """
+
+    adapter: MappedHookAdapter
+    hold_pre_tool_use: bool = False
+    questions: dict[str, _Question] = field(default_factory=dict)
+    held: dict[CallKey, _Held] = field(default_factory=dict)
+    opened: dict[CallKey, str] = field(default_factory=dict)  # allowed call -> builder key
+    last_asked: dict[str, float] = field(default_factory=dict)  # session -> when we asked
+    dropped: dict[str, int] = field(default_factory=dict)
+    _calls: int = 0
+
+    @property
+    def builder(self) -> AaepBuilder:
+        mapping = self.adapter.mapping
+        return self.adapter.aep.builder(mapping.agent, mapping.display_name)
+
+    def _feed(self, payload: JsonObject, now: float) -> list[JsonObject]:
+        return self.adapter.feed_object(payload, now).events
+
+    # -- questions --------------------------------------------------------------------
+
+    def ask(
+        self, payload: JsonObject, now: float, timeout_seconds: int
+    ) -> tuple[str | None, list[JsonObject]]:
+        """The confirmation for a blocking hook: (reply_token, events)."""
+        key = call_key(payload)
+        events = self._release(now, session=key[0], keep=key)
+        out = self.adapter.confirm(payload, now, timeout_seconds=timeout_seconds)
+        events += out.events
+        token = next(
+            (
+                e.get("reply_token")
+                for e in out.events
+                if e.get("type") == "aaep:agent.awaiting.confirmation"
+            ),
+            None,
+        )
+        if not isinstance(token, str):
+            return None, events
+        held = self.held.pop(key, None)
+        self.questions[token] = _Question(key, payload, now, held.payload if held else None)
+        self.last_asked.pop(key[0], None)
+        self.last_asked[key[0]] = now
+        _bound(self.last_asked)
+        return token, events
+
+    def answered(self, token: str, decision: str | None, now: float) -> list[JsonObject]:
+        """The user allowed or denied (or, with None, did not answer in time)."""
+        question = self.questions.pop(token, None)
+        if question is None:
+            return []  # withdrawn already: said then
+        b = self.builder
+        _t = b._t
+        sess = b.session(question.key[0] or None)
+        agent = b.agent_name
+        if decision == "allow":
+            b.state_changed(
+                sess, now, "calling_tool", normal=_t("Allowed."), urgency="normal", force=True
+            )
+            events = b.take()
+            if question.held is not None:
+                events += self._feed(question.held, now)  # "Running Bash: ..." is true now
+            else:
+                events += self._open_call(question.key, question.payload, now)
+            return events
+        if decision == "deny":
+            b.state_changed(
+                sess, now, "thinking", normal=_t("Denied."), urgency="normal", force=True
+            )
+            return b.take()
+        b.state_changed(
+            sess,
+            now,
+            "thinking",
+            normal=_t("No answer in time: {agent} will ask you itself.").format(agent=agent),
+            terse=_t("Not answered."),
+            urgency="normal",
+            force=True,
+        )
+        return b.take()
+
+    def _withdraw(self, token: str, sentence: str, now: float) -> list[JsonObject]:
+        question = self.questions.pop(token)
+        b = self.builder
+        sess = b.session(question.key[0] or None)
+        b.state_changed(
+            sess,
+            now,
+            "thinking",
+            normal=sentence,
+            terse=b._t("Withdrawn."),
+            urgency="normal",
+            force=True,
+        )
+        return b.take()
+
+    def _open_call(self, key: CallKey, payload: JsonObject, now: float) -> list[JsonObject]:
+        """An allowed call with no tool_use_id yet: announce it, and pair it by its input."""
+        b = self.builder
+        sess = b.session(key[0] or None)
+        self._calls += 1
+        native = f"hook-call-{self._calls}"
+        b.tool_invoked(
+            sess,
+            now,
+            native,
+            get_str(payload, "tool_name"),
+            args_summary=command_words(payload.get("tool_input"), b.language),
+        )
+        self.opened[key] = native
+        _bound(self.opened)
+        return b.take()
+
+    # -- everything else ----------------------------------------------------------------
+
+    def hook(self, payload: JsonObject, now: float) -> tuple[list[JsonObject], list[str]]:
+        """An announce-only hook: (events, tokens of questions it withdrew)."""
+        hook = get_str(payload, "hook_event_name") or ""
+        key = call_key(payload)
+        session = key[0]
+        if hook == "PreToolUse" and self.hold_pre_tool_use:
+            events = self._release(now)
+            if len(self.held) >= MAX_REMEMBERED:  # said now rather than held
+                return events + self._feed(payload, now), []
+            self.held[key] = _Held(payload, now + HOLD_PRE_TOOL_USE_SECONDS)
+            return events, []
+        if hook == "Notification" and self._redundant_notice(payload, now):
+            self.dropped["repeats the question just asked"] = (
+                self.dropped.get("repeats the question just asked", 0) + 1
+            )
+            return [], []
+        events = self._release(now, session=session)  # what happened first is said first
+        withdrawn: list[str] = []
+        b = self.builder
+        agent = b.agent_name
+        if hook in ("PostToolUse", "PostToolUseFailure"):
+            for token, question in list(self.questions.items()):
+                if question.key == key:
+                    events += self._withdraw(
+                        token,
+                        b._t("Answered in {agent} itself.").format(agent=agent),
+                        now,
+                    )
+                    withdrawn.append(token)
+            events += self._pair(payload, key, now)
+        elif hook in ("Stop", "SessionEnd"):
+            for token, question in list(self.questions.items()):
+                if question.key[0] == session:
+                    events += self._withdraw(
+                        token,
+                        b._t("{agent} went on without your answer.").format(agent=agent),
+                        now,
+                    )
+                    withdrawn.append(token)
+        events += self._feed(payload, now)
+        return events, withdrawn
+
+    def _pair(self, payload: JsonObject, key: CallKey, now: float) -> list[JsonObject]:
+        """Before a result: its call, said with its command, unless it was said already."""
+        tool_use_id = get_str(payload, "tool_use_id")
+        b = self.builder
+        sess = b.session(key[0] or None)
+        if tool_use_id is None or tool_use_id in sess.open_tools:
+            return []
+        native = self.opened.pop(key, None)
+        if native is not None and native in sess.open_tools:
+            sess.open_tools[tool_use_id] = sess.open_tools.pop(native)  # the same call
+            return []
+        b.tool_invoked(
+            sess,
+            now,
+            tool_use_id,
+            get_str(payload, "tool_name"),
+            args_summary=command_words(payload.get("tool_input"), b.language),
+            urgency="background",
+        )
+        return b.take()
+
+    def _redundant_notice(self, payload: JsonObject, now: float) -> bool:
+        kind = get_str(payload, "notification_type") or ""
+        message = (get_str(payload, "message") or "").lower()
+        if kind != "permission_prompt" and "permission" not in message:
+            return False
+        session = get_str(payload, "session_id") or ""
+        asked = self.last_asked.get(session)
+        open_here = any(q.key[0] == session for q in self.questions.values())
+        return open_here or (asked is not None and now - asked < REDUNDANT_NOTICE_SECONDS)
+
+    def _release(
+        self, now: float, *, session: str | None = None, keep: CallKey | None = None
+    ) -> list[JsonObject]:
+        """Held PreToolUse payloads that are due (or of ``session``), except ``keep``."""
+        events: list[JsonObject] = []
+        for key, held in list(self.held.items()):
+            if key == keep:
+                continue
+            if held.due <= now or (session is not None and key[0] == session):
+                del self.held[key]
+                events += self._feed(held.payload, now)
+        return events
+
+    def due(self, now: float) -> list[JsonObject]:
+        return self._release(now)
+
+    def next_due(self) -> float | None:
+        return min((held.due for held in self.held.values()), default=None)

@@ -44,6 +44,9 @@ class _Session:
     next_positions: dict[str | None, int] = field(default_factory=dict)
     tool_call_ids: set[str] = field(default_factory=set)
     reply_tokens: dict[str, str] = field(default_factory=dict)
+    # A question was asked since the last state change: the implicit state is
+    # awaiting_input (Appendix A.4), which the next from_state may name (§4.2.1).
+    asked_since_state: bool = False
 
 
 class StreamChecker:
@@ -115,9 +118,11 @@ class StreamChecker:
         elif isinstance(event, StateChanged):
             found.extend(self._state(state, event))
         elif isinstance(event, AwaitingConfirmation):
+            state.asked_since_state = True
             state.confirmed_since_tool = True
             found.extend(self._reply_token(state, event))
         elif isinstance(event, AwaitingClarification):
+            state.asked_since_state = True
             found.extend(self._reply_token(state, event))
         elif isinstance(event, ToolInvoked):
             found.extend(self._tool_invoked(state, event))
@@ -217,6 +222,10 @@ class StreamChecker:
     def _state(state: _Session, event: StateChanged) -> list[Diagnostic]:
         expected = state.last_state
         state.last_state = event.to_state
+        implied = state.asked_since_state and event.from_state == "awaiting_input"
+        state.asked_since_state = False
+        if implied:
+            return []  # §4.2.1: consistent with the state a question implies (A.4)
         if expected is None and state.started and event.from_state != "idle":
             return [
                 Diagnostic(

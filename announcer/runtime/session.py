@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import secrets
 import time
 from collections import deque
 from collections.abc import Callable
@@ -51,11 +52,10 @@ from announcer.runtime.capabilities import (
 from announcer.runtime.diagnostics import DiagnosticsFile, attach_log_file, diagnostics_report
 from announcer.runtime.failures import connection_failure
 from announcer.transports import (
-    InsecureTransportRefused,
-    SourceUnavailable,
     Transport,
     TransportError,
     TransportOptions,
+    TransportRefused,
     open_transport,
 )
 from announcer.transports.base import decode_handshake_answer
@@ -93,10 +93,18 @@ DONE_GRACE_SECONDS = 2.0
 # Once every source has ended, queued speech may take this long to finish before exit
 # (a backend that never reports the end of an utterance must not keep us forever).
 DRAIN_SECONDS = 120.0
-# Replies are validated by the engine, which needs a subscription id; a producer that
-# never answered the handshake (Level 1/2, like the public reference producers) gave
-# none. The engine gets this stand-in, and it is removed before the reply is sent.
-UNNEGOTIATED = "sub_unnegotiated"
+# §6.3.1 requires subscription_id on every reply; a producer that never answered the
+# handshake (Level 1/2, like the public reference producers) gave none. Each such
+# connection gets a generated stand-in of the right shape (``sub_local`` + 16 hex
+# digits, valid against the official reply schema), sent on the wire as is
+# (docs/protocol.md). UNNEGOTIATED is the prefix that marks one.
+UNNEGOTIATED = "sub_local"
+
+
+def standin_subscription_id() -> str:
+    return f"{UNNEGOTIATED}{secrets.token_hex(8)}"
+
+
 _CLOSED_WORDS = {
     "answered": "it was answered.",
     "voided": "the agent no longer needs an answer.",
@@ -175,6 +183,10 @@ class SourceState:
     requested: dict[str, Any] | None = None
     honoured: dict[str, Any] | None = None
     producer_name: str | None = None
+    # §5.8: the producer sent subscription.close; the next connection shakes hands anew
+    closed_by_producer: bool = False
+    # the stand-in subscription id for a producer without the handshake (§6.3.1)
+    standin_id: str = ""
     # this source's own format adapter: sessions and tool calls never mix across sources
     adapter: FrameAdapter | None = None
     # frames of this source waiting for the processor; its reader pauses at the limit
@@ -219,6 +231,7 @@ class LiveSession:
         transports: list[Transport] | None = None,
         clock: Callable[[], float] = time.monotonic,
         backend_factory: BackendFactory | None = None,
+        can_reply: bool = True,
         diagnostics_file: Path | None = None,
     ) -> None:
         self.settings = settings
@@ -230,6 +243,9 @@ class LiveSession:
         self.adapter_factory = adapter_factory
         self.backend_factory = backend_factory
         self.clock = clock
+        # §5.3.1.4: without a way to answer (``--ui none`` and no ``--auto-reject``) we
+        # say so, and producers apply their defaults at once instead of waiting.
+        self.can_reply = can_reply
         self._known_prompts: dict[str, PendingPrompt] = {}
         self._answered: set[str] = set()
         self._lost_tokens: dict[str, str] = {}
@@ -277,7 +293,9 @@ class LiveSession:
     @property
     def status(self) -> SessionStatus:
         connected = [s for s in self.states if s.connected]
-        if not connected:
+        if not connected and any(s.closed_by_producer for s in self.states):
+            text = "closed by the producer"
+        elif not connected:
             text = "not connected"
         elif len(connected) == len(self.states):
             text = "connected"
@@ -306,8 +324,23 @@ class LiveSession:
         self._run(self.engine.silence(self.clock()))
 
     def repeat_last(self) -> None:
-        for part in list(self._last_message):
+        """Say the last message again; a question still open is read anew (time left now)."""
+        parts = list(self._last_message)
+        if parts:
+            for prompt in self.engine.pending_prompts():
+                if prompt.event_id == parts[0].event_id:
+                    self.present(prompt.reply_token)
+                    return
+        for part in parts:
             self._say(part)
+
+    def presented_prompt(self) -> PendingPrompt | None:
+        """The question being presented, the one answer keys are for (see the engine)."""
+        return self.engine.presented_prompt()
+
+    def present(self, reply_token: str) -> None:
+        """Read an open question (again) with the time left now; it becomes the presented one."""
+        self._run(self.engine.present(reply_token, self.clock()))
 
     def say_after_question(self, prompt: PendingPrompt, text: str) -> None:
         """Our own sentence about a question, said right after it and kept with it.
@@ -390,7 +423,7 @@ class LiveSession:
             self._run(self.engine.on_speech_done(utterance_id, self.clock()))
 
     async def _renegotiate(self, state: SourceState) -> None:
-        capabilities = capabilities_from_settings(self.settings)
+        capabilities = capabilities_from_settings(self.settings, can_reply=self.can_reply)
         message = {
             "type": "subscription.renegotiate",
             "subscription_id": state.subscription_id,
@@ -433,17 +466,17 @@ class LiveSession:
         if token in self._lost_tokens:
             return AnswerOutcome(False, self._nothing_sent(self._lost_tokens[token]))
         outcome = self.engine.answer(answer, self.clock())
+        self._run(self.engine.take_speech())
         if isinstance(outcome, ReplyReady):
             self._answered.add(token)
         self._sync_prompts()
+        self._run(self.engine.tick(self.clock()))  # the next waiting question, now
         if not isinstance(outcome, ReplyReady):
             return AnswerOutcome(False, outcome.message)
         return outcome.prompt.source_id, outcome.to_wire()
 
     async def _deliver(self, source_id: str, wire: dict[str, Any]) -> AnswerOutcome:
         state = next((s for s in self.states if s.source == source_id), None)
-        if wire.get("subscription_id") == UNNEGOTIATED:
-            del wire["subscription_id"]  # never put the stand-in on the wire
         if state is None or not state.connected:
             reason = self._t(
                 "the connection it came from is lost; the producer applies its default."
@@ -621,12 +654,18 @@ class LiveSession:
             try:
                 await transport.connect()
                 resume = getattr(transport, "resume", None)
-                resumed = state.ever_connected and resume is not None and await resume()
+                resumed = (
+                    state.ever_connected
+                    and not state.closed_by_producer
+                    and resume is not None
+                    and await resume()
+                )
                 if not resumed:
-                    request = subscription_request(self.settings)
+                    request = subscription_request(self.settings, can_reply=self.can_reply)
                     state.requested = request["capabilities"]
                     outcome = await transport.handshake(request, self.handshake_timeout)
                     retry = self._after_handshake(state, outcome.response)
+                    state.closed_by_producer = False
                     if retry is not None:
                         await transport.close("rejected")
                         if retry < 0:
@@ -670,8 +709,8 @@ class LiveSession:
                     self._wake.set()
                     return
                 raise TransportError("the producer closed the connection")
-            except (InsecureTransportRefused, SourceUnavailable) as exc:
-                self._cancel_settle(state)
+            except TransportRefused as exc:  # plaintext off loopback, a hook socket in use,
+                self._cancel_settle(state)  # a command that cannot start: retrying cannot help
                 self._give_up(state, str(exc))
                 return
             except TransportError as exc:
@@ -704,7 +743,9 @@ class LiveSession:
         if response is None:
             state.subscription_id = None
             state.honoured = None
-            self.engine.set_subscription(state.source, UNNEGOTIATED)
+            if not state.standin_id:
+                state.standin_id = standin_subscription_id()
+            self.engine.set_subscription(state.source, state.standin_id)
             if not state.level1_announced:
                 state.level1_announced = True
                 log.info("%s did not answer the handshake; defaults apply", state.source)
@@ -770,6 +811,8 @@ class LiveSession:
                 self._t("Settings changed with {name}.").format(name=state.name),
                 urgency=Urgency.BACKGROUND,
             )
+        elif kind == "subscription.close":
+            self._closed_by_producer(state, message)
         elif kind == "subscription.rejected":
             # §5.7: a rejected renegotiation ends the subscription; start a fresh one.
             code = str(message.get("reason_code", "unknown"))
@@ -781,12 +824,44 @@ class LiveSession:
             state.subscription_id = None
             self._spawn(state.transport.close("renegotiation rejected"))
 
+    def _closed_by_producer(self, state: SourceState, message: dict[str, Any]) -> None:
+        """§5.8, §5.8.2: the producer ended the subscription and applies its defaults.
+
+        Open questions from it are void (the user hears which default the agent
+        applies); the status says so; the transport is closed and the supervisor
+        reconnects with backoff and a fresh ``subscription.request`` (§8.7, B.2.5),
+        never resuming the closed subscription.
+        """
+        if not state.connected and state.closed_by_producer:
+            return
+        code = message.get("reason_code")
+        why = code if isinstance(code, str) and code.strip() else "no reason given"
+        reason = self._t("the agent closed the subscription and applied its default.")
+        for prompt in self.engine.pending_prompts():
+            if prompt.source_id == state.source:
+                self._lost_tokens[prompt.reply_token] = reason
+        self._run(self.engine.subscription_closed(state.source, self.clock()))
+        state.closed_by_producer = True
+        state.connected = False
+        state.lost_announced = True
+        state.subscription_id = None
+        self._system(
+            self._t("{name} closed the subscription ({reason}). Reconnecting.").format(
+                name=state.name, reason=why[:80]
+            ),
+            urgency=Urgency.CRITICAL,
+        )
+        self._sync_prompts()
+        self._spawn(state.transport.close("subscription closed by the producer"))
+
     def _opened(self, state: SourceState) -> None:
         """The stream is open; it counts as up once it delivers or stays open a moment."""
         state.connected = True
         # The engine forgot the subscription when the connection dropped; a resumed
-        # SSE stream keeps it, a producer without the handshake has none.
-        self.engine.set_subscription(state.source, state.subscription_id or UNNEGOTIATED)
+        # SSE stream keeps it; a producer without the handshake gets a stand-in.
+        if not state.standin_id:
+            state.standin_id = standin_subscription_id()
+        self.engine.set_subscription(state.source, state.subscription_id or state.standin_id)
         policy = state.policy
         if policy is not None:
             policy.opened()
@@ -826,10 +901,28 @@ class LiveSession:
             self._status_changed()
 
     def _lost(self, state: SourceState, reason: str, retry: Retry | None = None) -> None:
+        # What the source sent before it went (a subscription.close, a last question) is
+        # handled first, so its meaning is not lost to "connection lost".
+        mine = [item for item in self._inbound if item[0] is state]
+        if mine:
+            self._inbound = deque(item for item in self._inbound if item[0] is not state)
+            for _state, raw, news in mine:
+                state.queued -= 1
+                if news:
+                    state.queued_news -= 1
+                with contextlib.suppress(Exception):
+                    if isinstance(raw, Skipped):
+                        self._say_skipped(state, raw)
+                    else:
+                        self._handle_frame(state, raw)
+            if state.room is not None:
+                state.room.set()
         state.connected = False
         log.info("%s: %s", state.source, reason)  # the full text, errno and all, for the log
         reason = connection_failure(reason, catalog_language(self.settings.languages))
         notice = retry.notice if retry is not None else None
+        if state.closed_by_producer and notice is Notice.LOST:
+            notice = None  # already said: "{name} closed the subscription ... Reconnecting."
         if notice is Notice.LOST:
             state.lost_announced = True
             self._system(

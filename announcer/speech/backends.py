@@ -28,7 +28,7 @@ def create_backend(
     stream: IO[str] | None = None,
     notify: Callable[[str], None] = notify_stderr,
 ) -> SpeechBackend:
-    """Build (not start) ``name``: auto, screenreader, speechd, pyttsx3, wav, text, jsonl."""
+    """Build (not start) ``name``: auto, screenreader, speechd, pyttsx3, wav, text, jsonl, paced."""
     return registry.create_backend(
         name,
         settings,

@@ -1,6 +1,6 @@
 """Backends by name, for the CLI and the runtime: ``create_backend("auto", settings)``.
 
-Names: auto, pyttsx3, screenreader, speechd, wav, text, jsonl. The text and
+Names: auto, pyttsx3, screenreader, speechd, wav, text, jsonl, paced. The text and
 jsonl backends live in ``announcer.speech.text`` / ``announcer.speech.jsonl``
 and are loaded lazily, so a broken audio stack never stops text output.
 """
@@ -18,7 +18,7 @@ from announcer.engine.settings import UserSettings
 from announcer.speech.auto import FallbackBackend, notify_stderr
 from announcer.speech.backend import BackendUnavailable, SpeechBackend, VoiceSettings
 
-BACKEND_NAMES = ("auto", "screenreader", "speechd", "pyttsx3", "wav", "text", "jsonl")
+BACKEND_NAMES = ("auto", "screenreader", "speechd", "pyttsx3", "wav", "text", "jsonl", "paced")
 
 
 def user_voice(settings: UserSettings | None) -> VoiceSettings:
@@ -79,6 +79,13 @@ def backend_factory(
             raise BackendUnavailable("the wav backend needs a folder: --speech wav:DIR")
         return WavBackend(audio_dir, earcons=earcons, user_voice=voice, user_voices=voices)
 
+    def paced() -> SpeechBackend:
+        from announcer.speech.paced import PacedBackend
+
+        # Silent, at the user's voice rate (else the pace they follow); jsonl records on ``stream``.
+        rate = settings.rate_wpm or settings.pace_wpm if settings is not None else None
+        return PacedBackend(rate_wpm=rate, stream=stream)
+
     factories: dict[str, Callable[[], SpeechBackend]] = {
         "pyttsx3": pyttsx3,
         "screenreader": screenreader,
@@ -86,6 +93,7 @@ def backend_factory(
         "wav": wav,
         "text": lambda: _text_backend(stream),
         "jsonl": lambda: _jsonl_backend(stream),
+        "paced": paced,
     }
     if name not in factories:
         raise ValueError(f"backend: must be one of {', '.join(BACKEND_NAMES)}, not {name!r}")
@@ -178,6 +186,7 @@ def backend_statuses(settings: UserSettings | None = None) -> list[BackendStatus
     statuses.append(BackendStatus("wav", True, "available as --speech wav:DIR"))
     jsonl_ok = importlib.util.find_spec("announcer.speech.jsonl") is not None
     statuses.append(BackendStatus("jsonl", jsonl_ok, "available" if jsonl_ok else "not installed"))
+    statuses.append(BackendStatus("paced", True, "available (silent, at your speech rate)"))
     return statuses
 
 

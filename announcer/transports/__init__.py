@@ -7,18 +7,49 @@
 
 from __future__ import annotations
 
-from announcer.transports.base import (
-    HandshakeOutcome,
-    InsecureTransportRefused,
-    ReplyNotDelivered,
-    SourceUnavailable,
-    Transport,
-    TransportError,
-    TransportOptions,
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from announcer.transports.base import (
+        HandshakeOutcome,
+        InsecureTransportRefused,
+        ReplyNotDelivered,
+        SourceUnavailable,
+        Transport,
+        TransportError,
+        TransportOptions,
+        TransportRefused,
+    )
+
+# `announcer hook` imports `transports.hook_client` on every agent tool call: this
+# package stays free of imports (ssl, logging) until a name from `base` is used.
+_FROM_BASE = frozenset(
+    (
+        "HandshakeOutcome",
+        "InsecureTransportRefused",
+        "ReplyNotDelivered",
+        "Transport",
+        "TransportError",
+        "TransportOptions",
+        "TransportRefused",
+        "SourceUnavailable",
+    )
 )
 
 
+def __getattr__(name: str) -> Any:
+    if name in _FROM_BASE:
+        from announcer.transports import base
+
+        value = getattr(base, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def open_transport(source: str, options: TransportOptions) -> Transport:
+    from announcer.transports.base import TransportError
+
     if source.startswith(("ws://", "wss://")):
         from announcer.transports.websocket import WebSocketTransport
 
@@ -62,5 +93,6 @@ __all__ = [
     "Transport",
     "TransportError",
     "TransportOptions",
+    "TransportRefused",
     "open_transport",
 ]

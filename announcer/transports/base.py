@@ -29,11 +29,15 @@ class TransportError(RuntimeError):
     """The connection failed or broke; the message is a plain sentence for the user."""
 
 
-class InsecureTransportRefused(TransportError):
+class TransportRefused(TransportError):
+    """A source that retrying cannot fix; the runtime gives up on it and says why."""
+
+
+class InsecureTransportRefused(TransportRefused):
     """Plaintext to a host that is not loopback without ``--allow-insecure`` (§8.2.8)."""
 
 
-class SourceUnavailable(TransportError):
+class SourceUnavailable(TransportRefused):
     """Retrying cannot help (a command that cannot be started): the source is given up."""
 
 

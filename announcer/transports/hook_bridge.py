@@ -7,77 +7,68 @@ and, for a blocking request, waits for ONE JSON line back:
 
 Only the user may talk to it: the socket lives in a directory of mode 0700, the
 socket itself is mode 0600, and the server checks the peer's uid (SO_PEERCRED)
-where the platform offers it. Nothing here ever answers "allow" on its own:
-no announcer, a refused connection, a timeout, or a garbled reply all give "ask".
+where the platform offers it. The hook's side (``hook_client``) checks the same
+from its end before it sends anything. Nothing here ever answers "allow" on its
+own: no announcer, a refused connection, a timeout, or a garbled reply all give "ask".
+A second announcer never takes over a live socket: the first holds a lock beside it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import os
-import socket
 import stat
-import struct
-import tempfile
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-PROTOCOL_VERSION = 1
-SOCKET_ENV = "ANNOUNCER_HOOK_SOCKET"
-MAX_REQUEST_BYTES = 1 << 20  # a hook payload is small; refuse anything huge
-DECISIONS = ("allow", "deny", "ask")
-KNOWN_AGENTS = ("claude-code", "codex")
+from announcer.transports.hook_client import (
+    DECISIONS,
+    KNOWN_AGENTS,
+    MAX_REQUEST_BYTES,
+    NO_ANNOUNCER,
+    NO_ANSWER,
+    PROTOCOL_VERSION,
+    SOCKET_ENV,
+    HookAnswer,
+    ask_announcer,
+    default_socket_path,
+    peer_uid,
+    shrink,
+)
 
-
-@dataclass(frozen=True, slots=True)
-class HookAnswer:
-    decision: str  # allow | deny | ask
-    reason: str
-
-
-NO_ANNOUNCER = HookAnswer("ask", "No announcer is running; the agent asks you itself.")
-NO_ANSWER = HookAnswer("ask", "No answer from the announcer in time; the agent asks you itself.")
-
-
-def default_socket_path() -> Path:
-    """$ANNOUNCER_HOOK_SOCKET, else $XDG_RUNTIME_DIR/announcer/hook.sock, else per-user tmp."""
-    override = os.environ.get(SOCKET_ENV)
-    if override:
-        return Path(override)
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    base = Path(runtime) if runtime else Path(tempfile.gettempdir()) / f"announcer-{os.getuid()}"
-    if runtime:
-        base = base / "announcer"
-    return base / "hook.sock"
+__all__ = [
+    "NO_ANNOUNCER",
+    "NO_ANSWER",
+    "PROTOCOL_VERSION",
+    "SOCKET_ENV",
+    "HookAnswer",
+    "HookBridgeServer",
+    "HookBridgeTransport",
+    "ask_announcer",
+    "default_socket_path",
+    "shrink",
+]
 
 
 def _prepare_directory(path: Path) -> None:
     directory = path.parent
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    info = directory.stat()
-    if info.st_uid != os.getuid():
+    info = os.lstat(directory)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
         raise PermissionError(
             f"{directory} belongs to another user; refusing to put the hook socket there"
         )
-    if stat.S_IMODE(info.st_mode) & 0o077 and directory.name.startswith("announcer"):
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        if not directory.name.startswith("announcer"):
+            raise PermissionError(
+                f"{directory} is open to other users (mode {stat.S_IMODE(info.st_mode):o});"
+                " the hook socket needs a directory of mode 700"
+            )
         os.chmod(directory, 0o700)
-
-
-def peer_uid(sock: socket.socket) -> int | None:
-    """The uid of the process at the other end, where the OS tells us (Linux SO_PEERCRED)."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return None
-    try:
-        raw = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    except OSError:
-        return None
-    _pid, uid, _gid = struct.unpack("3i", raw)
-    return int(uid)
 
 
 # -- the announcer's side ----------------------------------------------------
@@ -97,32 +88,50 @@ class HookBridgeServer:
         self.handler = handler
         self.path = path or default_socket_path()
         self._server: asyncio.AbstractServer | None = None
+        self._lock_fd: int | None = None
+        self._socket_id: tuple[int, int] | None = None
         self.dropped = (
             0  # requests refused (wrong user, garbled, oversize), each logged by the caller
         )
 
     async def start(self) -> None:
         _prepare_directory(self.path)
-        if self.path.is_socket():
-            if await _alive(self.path):
-                raise RuntimeError(f"another announcer already listens on {self.path}")
-            self.path.unlink()
-        old_umask = os.umask(0o177)  # the socket is born 0600
+        self._lock_fd = _take_lock(self.path)  # refuses while another announcer serves here
         try:
-            self._server = await asyncio.start_unix_server(
-                self._serve, path=str(self.path), limit=MAX_REQUEST_BYTES + 1
-            )
-        finally:
-            os.umask(old_umask)
-        os.chmod(self.path, 0o600)
+            if self.path.is_socket() and await _alive(self.path):  # one without the lock
+                raise RuntimeError(f"another announcer already listens on {self.path}")
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()  # a stale socket: its announcer is gone (it held no lock)
+            old_umask = os.umask(0o177)  # the socket is born 0600
+            try:
+                self._server = await asyncio.start_unix_server(
+                    self._serve, path=str(self.path), limit=MAX_REQUEST_BYTES + 1
+                )
+            finally:
+                os.umask(old_umask)
+            os.chmod(self.path, 0o600)
+            info = os.lstat(self.path)
+            self._socket_id = (info.st_dev, info.st_ino)
+        except BaseException:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+            raise
 
     async def close(self) -> None:
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
             self._server = None
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
+        if self._socket_id is not None:
+            # only the socket this server made: never another announcer's
+            with contextlib.suppress(OSError):
+                info = os.lstat(self.path)
+                if (info.st_dev, info.st_ino) == self._socket_id:
+                    self.path.unlink()
+            self._socket_id = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     async def __aenter__(self) -> HookBridgeServer:
         await self.start()
@@ -148,7 +157,7 @@ class HookBridgeServer:
                 return
             try:
                 request = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 self.dropped += 1
                 return
             payload = request.get("payload") if isinstance(request, dict) else None
@@ -176,6 +185,18 @@ class HookBridgeServer:
                 await writer.wait_closed()
 
 
+def _take_lock(path: Path) -> int:
+    """An exclusive lock on ``hook.sock.lock`` beside the socket, held while we serve."""
+    lock_path = path.with_name(path.name + ".lock")
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise RuntimeError(f"another announcer already listens on {path}") from None
+    return fd
+
+
 async def _alive(path: Path) -> bool:
     try:
         _reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), 1.0)
@@ -185,82 +206,8 @@ async def _alive(path: Path) -> bool:
     return True
 
 
-# -- the hook's side (a short-lived synchronous process) ----------------------
-
-# Long strings in a payload (a Write's file content, a command's output) are never
-# spoken; only their start travels, so a big edit still reaches the announcer.
-MAX_FORWARDED_CHARS = 4096
-
-
-def shrink(value: Any, depth: int = 0) -> Any:
-    if isinstance(value, str):
-        if len(value) <= MAX_FORWARDED_CHARS:
-            return value
-        # Imported here: hook commands start a process per call and most strings are short.
-        from announcer.i18n.text import grapheme_floor
-
-        return value[: grapheme_floor(value, MAX_FORWARDED_CHARS)] + "…"
-    if depth > 32:
-        return None
-    if isinstance(value, dict):
-        return {str(k): shrink(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list):
-        return [shrink(v, depth + 1) for v in value[:1000]]
-    return value
-
-
-def ask_announcer(
-    payload: dict[str, Any],
-    *,
-    blocking: bool,
-    timeout: float,
-    path: Path | None = None,
-    agent: str = "claude-code",
-) -> HookAnswer | None:
-    """Send one hook payload; for a blocking one wait up to ``timeout`` seconds for the decision.
-
-    Returns None for a non-blocking send. Every failure becomes ``ask`` (never allow).
-    """
-    path = path or default_socket_path()
-    payload = shrink(payload)
-    request = {
-        "bridge": PROTOCOL_VERSION,
-        "agent": agent,
-        "payload": payload,
-        "blocking": blocking,
-        "timeout": timeout,
-    }
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(min(timeout, 5.0))
-            sock.connect(str(path))
-            sock.sendall(json.dumps(request).encode("utf-8") + b"\n")
-            if not blocking:
-                return None
-            sock.settimeout(timeout)
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = sock.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-                if len(data) > MAX_REQUEST_BYTES:
-                    return NO_ANSWER
-    except (FileNotFoundError, ConnectionRefusedError):
-        return NO_ANNOUNCER if blocking else None
-    except TimeoutError:
-        return NO_ANSWER if blocking else None
-    except OSError:
-        return NO_ANNOUNCER if blocking else None
-    try:
-        reply = json.loads(data)
-    except ValueError:
-        return NO_ANSWER
-    decision = reply.get("decision") if isinstance(reply, dict) else None
-    reason = reply.get("reason") if isinstance(reply, dict) else None
-    if decision not in DECISIONS:
-        return NO_ANSWER
-    return HookAnswer(str(decision), str(reason) if isinstance(reason, str) else "")
+# A question withdrawn because the agent decided elsewhere (its own dialog, Stop).
+WITHDRAWN = HookAnswer("ask", "Decided in the agent itself.")
 
 
 # -- the bridge as a runtime transport ------------------------------------------
@@ -278,13 +225,15 @@ class HookBridgeTransport:
 
     def __init__(self, path: Path | None = None) -> None:
         from announcer.formats import get_adapter
-        from announcer.formats.hooks import MappedHookAdapter
+        from announcer.formats.hooks import HookDesk, MappedHookAdapter
 
-        self.adapters: dict[str, MappedHookAdapter] = {}
+        self.desks: dict[str, HookDesk] = {}
         for agent in KNOWN_AGENTS:
             adapter = get_adapter(f"{agent}-hooks")
             assert isinstance(adapter, MappedHookAdapter)
-            self.adapters[agent] = adapter
+            # Codex's PreToolUse cannot ask; it waits to hear whether a question follows
+            self.desks[agent] = HookDesk(adapter, hold_pre_tool_use=agent == "codex")
+        self._timer: asyncio.TimerHandle | None = None
         self.server = HookBridgeServer(self._handle, path)
         self.source_id = f"hooks:{self.server.path}"
         self.description = f"coding-agent hooks on {self.server.path}"
@@ -293,12 +242,15 @@ class HookBridgeTransport:
         self._pending: dict[str, asyncio.Future[HookAnswer]] = {}
 
     async def connect(self) -> None:
-        from announcer.transports.base import TransportError
+        from announcer.transports.base import TransportRefused
 
         try:
             await self.server.start()
         except (OSError, RuntimeError) as exc:  # a foreign socket dir, another announcer
-            raise TransportError(f"cannot listen for hooks on {self.server.path}: {exc}") from None
+            # never retried: the other announcer keeps its socket, and the user hears why
+            raise TransportRefused(
+                f"cannot listen for hooks on {self.server.path}: {exc}"
+            ) from None
 
     async def handshake(self, request: dict[str, Any], timeout: float) -> Any:
         from announcer.transports.base import HandshakeOutcome  # the runtime's own type
@@ -315,7 +267,8 @@ class HookBridgeTransport:
     async def send(self, message: dict[str, Any]) -> dict[str, Any] | None:
         if message.get("type") != "confirmation.reply":
             return None
-        future = self._pending.get(str(message.get("reply_token")))
+        token = str(message.get("reply_token"))
+        future = self._pending.get(token)
         if future is None or future.done():
             return None  # unknown or already used token (single-use, §6.2)
         decision = message.get("decision")
@@ -332,6 +285,9 @@ class HookBridgeTransport:
         return None
 
     async def close(self, reason: str = "subscriber_shutdown") -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         for future in self._pending.values():
             if not future.done():
                 future.set_result(NO_ANSWER)
@@ -347,34 +303,52 @@ class HookBridgeTransport:
     ) -> HookAnswer | None:
         import time
 
-        now = time.time()
-        adapter = self.adapters[agent]
+        desk = self.desks[agent]
         if not blocking:
-            self._queue(adapter.feed_object(payload, now).events)
+            events, withdrawn = desk.hook(payload, time.time())
+            self._queue(events)
+            for token in withdrawn:  # decided in the agent's own dialog: the hook may go
+                future = self._pending.get(token)
+                if future is not None and not future.done():
+                    future.set_result(WITHDRAWN)
+            self._schedule(desk)
             return None
         budget = max(0.5, timeout - 2)  # answer the hook before it gives up
-        out = adapter.confirm(payload, now, timeout_seconds=max(1, int(budget)))
-        token = next(
-            (
-                e["reply_token"]
-                for e in out.events
-                if e.get("type") == "aaep:agent.awaiting.confirmation"
-            ),
-            None,
-        )
+        token, events = desk.ask(payload, time.time(), timeout_seconds=max(1, int(budget)))
+        self._queue(events)
         if token is None:
             return None
         future: asyncio.Future[HookAnswer] = asyncio.get_running_loop().create_future()
         self._pending[token] = future
-        self._queue(out.events)
+        answer: HookAnswer | None = None
         try:
-            return await asyncio.wait_for(asyncio.shield(future), timeout=budget)
+            answer = await asyncio.wait_for(asyncio.shield(future), timeout=budget)
         except TimeoutError:
-            self._queue(
-                adapter.withdraw(
-                    payload, time.time(), "No answer in time: the agent asks you itself."
-                ).events
-            )
-            return None
+            answer = None
         finally:
             self._pending.pop(token, None)
+        if answer is WITHDRAWN:
+            return NO_ANSWER  # the agent has its answer; it no longer waits for ours
+        decision = answer.decision if answer is not None else None
+        self._queue(desk.answered(token, decision, time.time()))
+        return answer
+
+    def _schedule(self, desk: Any) -> None:
+        """Say held PreToolUse calls once their wait is over."""
+        import time
+
+        due = desk.next_due()
+        if due is None:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+
+        def release() -> None:
+            self._timer = None
+            for each in self.desks.values():
+                self._queue(each.due(time.time()))
+                if each.next_due() is not None:
+                    self._schedule(each)
+
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(max(0.0, due - time.time()) + 0.01, release)

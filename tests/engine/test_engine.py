@@ -209,7 +209,7 @@ def test_a_clarification_lists_its_choices() -> None:
         "Question. Which account? Choices: 1: Savings; 2: Checking. Answer within 2 minutes. "
         "Choose with the arrows or digits 1 to 9, then press Enter."
     ]
-    yes_no = listener.feed(
+    yes_no = listen().feed(
         clarification(
             "rpl_yn1", accepted_response_kinds=["yes_no"], choices=None, timeout_seconds=300
         )
@@ -312,9 +312,11 @@ def test_filters_and_mutes_never_hide_critical_events() -> None:
     assert listener.engine.policy.suppressed == {"excluded by filter": 1, "producer muted": 1}
 
 
-def test_critical_interrupts_normal_speech_with_a_cancel() -> None:
+def test_critical_interrupts_another_sessions_normal_speech_with_a_cancel() -> None:
     engine = Engine()
-    first = engine.receive(frame("agent.tool.invoked", **TOOL, **SUMMARIES), "c", 0.0)
+    first = engine.receive(
+        frame("agent.tool.invoked", session="sess_other", **TOOL, **SUMMARIES), "c", 0.0
+    )
     assert isinstance(first[0], Speak)
     commands = engine.receive(confirmation(), "c", 0.1)
     assert isinstance(commands[0], Cancel)
@@ -322,6 +324,17 @@ def test_critical_interrupts_normal_speech_with_a_cancel() -> None:
         isinstance(commands[1], Speak)
         and commands[1].announcement.kind == "agent.awaiting.confirmation"
     )
+
+
+def test_a_question_waits_for_its_own_sessions_lead_up_to_finish() -> None:
+    """Issue 14 b: "Checking your balance" is heard whole before the question it leads to."""
+    engine = Engine()
+    first = engine.receive(frame("agent.tool.invoked", **TOOL, **SUMMARIES), "c", 0.0)
+    assert isinstance(first[0], Speak)
+    assert engine.receive(confirmation(), "c", 0.1) == []
+    after = engine.on_speech_done(first[0].utterance_id, 1.5)
+    assert isinstance(after[0], Speak)
+    assert after[0].announcement.kind == "agent.awaiting.confirmation"
 
 
 def test_duplicates_are_dropped_and_logged() -> None:
@@ -518,14 +531,27 @@ def test_a_huge_summary_is_shortened_for_speech() -> None:
 
 
 def test_ten_thousand_confirmations_in_a_second_stay_bounded() -> None:
+    """Issue 12 (3): questions are presented in the order they came; the rest are counted."""
     engine = Engine()
     engine.receive(SUB, "c", 0.0)
     for index in range(10_000):
-        engine.receive(confirmation(f"rpl_flood{index}"), "c", index / 10_000)
-    assert len(engine.pending_prompts()) <= 1_000
-    assert engine.book.overflowed == 9_000
-    # Each is critical, so each is kept for speech; none is lost.
-    assert engine.scheduler.queued(Urgency.CRITICAL) + 1 == 10_000
+        engine.receive(
+            confirmation(f"rpl_flood{index:05d}", session=f"sess_f{index}"), "c", index / 10_000
+        )
+    pending = engine.pending_prompts()
+    assert len(pending) == 2_000  # bounded; the newest 8,000 were set aside, counted
+    assert pending[0].reply_token == "rpl_flood00000"  # the first heard stays first
+    assert engine.book.overflowed == 8_000 == engine.set_aside
+    presented = engine.presented_prompt()
+    assert presented is not None and presented.reply_token == "rpl_flood00000"
+    # One question is read; the others are one waiting count and one set-aside count.
+    texts = [a.text for a in engine.scheduler.queued_announcements()]
+    assert len(texts) <= 3, texts
+    assert any("Questions waiting after this one: 1999" in t for t in texts)
+    assert any("8000 newer ones were set aside" in t for t in texts)
+    refused = engine.answer(UserAnswer("rpl_flood09999", decision="reject"), 1.0)
+    assert isinstance(refused, Refusal) and refused.code == "superseded"
+    assert engine.diagnostics.counts().get("prompt.set_aside") == 8_000
 
 
 def test_invalid_frames_are_logged_and_urgent_ones_mentioned() -> None:
@@ -534,7 +560,12 @@ def test_invalid_frames_are_logged_and_urgent_ones_mentioned() -> None:
     bad = json.loads(confirmation())
     bad["event_id"] = "not-an-id"
     said = listener.feed(json.dumps(bad))
-    assert said == ["An agent sent an urgent message that could not be read. See the diagnostics."]
+    # §10.1.3: a question is never dropped in silence (no reply_token would be readable
+    # here without a subscription, so it is announced, not opened).
+    assert said == [
+        "Unreadable questions from Harbor Bank Assistant: 1. They cannot be answered here; "
+        "see the diagnostics."
+    ]
     assert listener.engine.invalid_frames == 4
     assert listener.engine.diagnostics.dropped == 4
 
@@ -645,8 +676,10 @@ def test_a_withdrawn_question_is_not_read_out_or_is_cut_off() -> None:
     engine.receive(SUB, "c", 0.0)
     first = engine.receive(confirmation("rpl_w1", session="sess_w1"), "c", 0.0)
     assert isinstance(first[0], Speak)
-    # A second confirmation waits behind the first (critical never cuts off critical).
-    assert engine.receive(confirmation("rpl_w2", session="sess_w2"), "c", 0.1) == []
+    # A second confirmation waits behind the first: counted, not read over it.
+    engine.receive(confirmation("rpl_w2", session="sess_w2"), "c", 0.1)
+    queued = [a.kind for a in engine.scheduler.queued_announcements()]
+    assert queued == ["system.prompts_waiting"]
     cancelled = frame(
         "agent.session.cancelled",
         session="sess_w2",
@@ -654,7 +687,7 @@ def test_a_withdrawn_question_is_not_read_out_or_is_cut_off() -> None:
         summary_normal="Stopped.",
     )
     engine.receive(cancelled, "c", 0.2)
-    assert engine.scheduler.drops["withdrawn by producer"] == 1
+    assert [p.reply_token for p in engine.pending_prompts()] == ["rpl_w1"]
     queued = [a.kind for a in engine.scheduler.queued_announcements()]
     assert "agent.awaiting.confirmation" not in queued
     # The one being spoken is cut off when its own session ends.

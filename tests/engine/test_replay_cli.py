@@ -68,7 +68,12 @@ def test_driver_turns_a_barge_in_into_a_cancel_line() -> None:
 
     driver = SpeechDriver(Slow(out, clock=lambda: clock[0]))
     driver.execute(
-        engine.receive(frame("agent.tool.invoked", tool="t", summary_normal="Working."), "c", 0.0)
+        # Another session's news: a question never cuts off its own session's lead-up.
+        engine.receive(
+            frame("agent.tool.invoked", session="sess_o", tool="t", summary_normal="Working."),
+            "c",
+            0.0,
+        )
     )
     clock[0] = 1.5
     driver.execute(engine.receive(confirmation("rpl_x1"), "c", 1.5))
@@ -222,9 +227,9 @@ def test_replay_reads_a_pretty_printed_single_event() -> None:
 
 def test_replay_of_a_rejected_confirmation_warns_the_listener() -> None:
     result = cli("replay", str(FIXTURES / "invalid" / "wrong-default-decision.json"), "--no-delay")
-    assert (
-        result.stdout
-        == "An agent sent an urgent message that could not be read. See the diagnostics.\n"
+    assert result.stdout == (
+        "Unreadable questions from bad-bank-agent: 1. They cannot be answered here; "
+        "see the diagnostics.\n"
     )
     assert "1 of 1 messages" in result.stderr
 

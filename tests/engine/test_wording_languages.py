@@ -231,11 +231,12 @@ def test_confirmation_timeouts_use_the_languages_plural_rules(
 
 
 def test_no_timeout_is_ever_said_with_the_wrong_plural_in_english() -> None:
-    heard = Heard("en")
     texts = [
-        heard.feed(
-            confirmation(f"rpl_t{seconds}", session=f"sess_{seconds}", timeout_seconds=seconds)
-        )[0].text
+        Heard("en")
+        .feed(confirmation(f"rpl_t{seconds}", session=f"sess_{seconds}", timeout_seconds=seconds))[
+            0
+        ]
+        .text
         for seconds in (*range(1, 200), 3600, 3660, 7200, 86_400)
     ]
     assert not any(" 1 minutes" in t or " 1 seconds" in t or " 1 hours" in t for t in texts)

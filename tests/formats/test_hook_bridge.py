@@ -6,6 +6,7 @@ input all print ``ask``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from announcer.formats import claude_code_hook_output
+from announcer.transports.hook_client import claude_code_hook_output
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60.0  # generous: a loaded 2-core machine
@@ -134,7 +135,7 @@ def hook_output(proc: subprocess.Popen[str]) -> dict:
 def test_pre_tool_use_allowed_from_the_plain_ui(served: Served, sock: Path):
     hook = run_hook(PRE_TOOL_USE, sock)
     assert served.wait_for("Claude Code wants to run") == (
-        "Claude Code wants to run Bash: rm -rf build. Allow?"
+        "Claude Code wants to run Bash: rm -rf build. It says: Clean the build folder. Allow?"
     )
     served.wait_for("Press y")
     served.answer("y\n", "c\n")  # allowing a medium-risk action takes a second key
@@ -298,7 +299,9 @@ CODEX_PERMISSION = {
 
 def test_codex_permission_request_allowed_from_the_plain_ui(served: Served, sock: Path):
     hook = run_codex_hook(CODEX_PERMISSION, sock)
-    assert served.wait_for("Codex wants") == "Codex wants to run Bash: rm -rf build. Allow?"
+    assert served.wait_for("Codex wants") == (
+        "Codex wants to run Bash: rm -rf build. It says: clean build dir. Allow?"
+    )
     served.wait_for("Press y")
     served.answer("y\n", "c\n")  # allowing a medium-risk action takes a second key
     assert hook_output(hook) == {
@@ -392,3 +395,66 @@ def test_deny_is_one_key_even_in_the_confirm_step(served: Served, sock: Path):
     served.type("n\n")
     served.wait_for("Denied.")
     assert hook_output(hook)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+@pytest.fixture
+def heard(sock: Path, tmp_path: Path) -> Iterator[tuple[Served, Path]]:
+    """`announcer listen hooks:PATH` with the plain UI, its speech in a jsonl record."""
+    record = tmp_path / "speech.jsonl"
+    server = Served(sock, "listen", f"hooks:{sock}", "--ui", "plain", "--speech", f"jsonl:{record}")
+    server.wait_for("Connected to coding-agent hooks")
+    yield server, record
+    server.stop()
+
+
+def spoken(record: Path) -> list[str]:
+    if not record.exists():
+        return []
+    lines = [json.loads(line) for line in record.read_text().splitlines() if line.strip()]
+    return [line["text"] for line in lines if line["action"] == "speak"]
+
+
+def wait_heard(record: Path, text: str) -> list[str]:
+    import time
+
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        said = spoken(record)
+        if any(text in line for line in said):
+            return said
+        time.sleep(0.1)
+    raise AssertionError(f"never heard {text!r}; heard {spoken(record)}")
+
+
+def test_a_question_answered_in_claude_codes_dialog_is_withdrawn_at_once(
+    heard: tuple[Served, Path], sock: Path
+):
+    import time
+
+    listening, record = heard
+    payload = dict(PRE_TOOL_USE, hook_event_name="PermissionRequest")
+    payload.pop("tool_use_id")
+    hook = run_hook(payload, sock, timeout=50)
+    listening.wait_for("Accept or reject?")
+    question = wait_heard(record, "Confirmation needed.")[-1]
+    assert "If you do not answer within" in question
+    assert "Claude Code will ask you itself." in question
+    assert "It says: Clean the build folder." in question
+    started = time.monotonic()
+    # the user allowed it in Claude Code's own dialog: the tool ran
+    done = run_hook(
+        dict(PRE_TOOL_USE, hook_event_name="PostToolUse", tool_response={"stdout": ""}), sock
+    )
+    assert done.communicate(timeout=WAIT)[0] == ""
+    assert hook_output(hook) == {"hookSpecificOutput": {"hookEventName": "PermissionRequest"}}
+    assert time.monotonic() - started < 30  # not the 50 s the hook would wait
+    said = wait_heard(record, "Answered in Claude Code itself.")
+    assert not any("will be rejected" in line or "No answer in time" in line for line in said)
+    wait_heard(record, "Bash finished.")
+    # a key now answers nothing: the stale question is gone
+    listening.type("a\n")
+    after = []
+    with contextlib.suppress(queue.Empty):
+        while True:
+            after.append(listening.lines.get(timeout=2))
+    assert not any("Sent" in line for line in after), after

@@ -33,7 +33,10 @@ def test_serve_in_spanish_from_the_settings_file(
         served.wait_for("Escuchando los hooks de Claude Code y Codex en ")
         hook = run_hook(PRE_TOOL_USE, sock)
         question = served.wait_for("Claude Code quiere")
-        assert question == "Claude Code quiere ejecutar Bash: rm -rf build. ¿Permitir?"
+        assert question == (
+            "Claude Code quiere ejecutar Bash: rm -rf build. Dice: Clean the build folder."
+            " ¿Permitir?"
+        )
         served.wait_for(
             "Pulse y y luego Intro, después c y luego Intro, para permitir; "
             "n y luego Intro para denegar."

@@ -30,6 +30,8 @@ async def transport(tmp_path: Path):
     yield bridge
     await bridge.close()
     if path.parent.exists():
+        for child in path.parent.iterdir():  # the lock file stays beside the socket
+            child.unlink()
         path.parent.rmdir()
 
 
@@ -82,7 +84,7 @@ async def test_no_reply_in_time_answers_ask_and_withdraws_the_question(
     )
     confirmation = await asyncio.wait_for(next_event(frames, "awaiting.confirmation"), 60)
     withdrawn = await asyncio.wait_for(next_event(frames, "state.changed"), 60)
-    assert withdrawn["summary_normal"] == "No answer in time: the agent asks you itself."
+    assert withdrawn["summary_normal"] == "No answer in time: Claude Code will ask you itself."
     answer = await asyncio.wait_for(hook, 60)
     assert answer is not None and answer.decision == "ask"
     # a late reply changes nothing (the token is spent)

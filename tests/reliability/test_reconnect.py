@@ -384,4 +384,7 @@ async def test_a_slow_loris_websocket_frame_is_reported_as_stalled() -> None:
             await heard.hears("stalled", bound=20)
     finally:
         await producer.close()
-    assert heard.count("Connection to Hostile lost: the producer stalled") == 1, heard.spoken
+    # The stall can fire before the connection has counted as open (2 s), and then it is
+    # "Cannot connect to Hostile: the producer stalled"; either way it is said once.
+    stalled = [t for t in heard.spoken if "Hostile" in t and "the producer stalled" in t]
+    assert len(stalled) == 1, heard.spoken

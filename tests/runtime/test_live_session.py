@@ -430,11 +430,12 @@ async def test_a_stuck_speech_backend_never_holds_back_a_confirmation() -> None:
     try:
         async with running(session):
             prompt = await recorder.wait_prompt()  # opened although nothing finished speaking
+            # The critical question is said once its session's stuck utterance is overdue
+            # (twice its estimated time and a second): never held back for good (§5.5.4).
+            await wait_for(lambda: any(t.startswith("Confirmation needed") for t in voice.started))
             outcome = await session.answer_async(UserAnswer(prompt.reply_token, decision="reject"))
             assert outcome.sent
             await wait_for(lambda: len(server.core.replies) == 1)
-            # The critical question barged in on the stuck utterance (§5.5.4).
-            await wait_for(lambda: any(t.startswith("Confirmation needed") for t in voice.started))
     finally:
         await server.close()
 

@@ -98,3 +98,45 @@ def test_in_spanish(tmp_path: Path) -> None:
         "Esta pregunta no se puede responder aquí. Cuando se acabe el tiempo, "
         "el agente aplicará su opción predeterminada y la rechazará."
     )
+
+
+def test_over_a_live_connection_it_declares_it_cannot_reply(tmp_path: Path) -> None:
+    """§5.3.1.4: ``--ui none`` (no ``--auto-reject``) says supports_confirmation_reply false,
+    so the producer applies its default at once and sends no question (issue 12, item 8)."""
+    from tests.producer.live import start_producer_process, stop_process
+
+    scenario = ROOT / "tests/producer/scenarios/confirm.json"
+    producer, port = start_producer_process("--scenario", str(scenario), "--speed", "0.05")
+    try:
+        records = listen_without_ui_live(tmp_path, f"ws://127.0.0.1:{port}/aaep/v1/ws")
+    finally:
+        stop_process(producer)
+    texts = [str(r["text"]) for r in records]
+    assert not any(t.startswith("Confirmation needed.") for t in texts)
+    assert "The email was not sent." in texts  # the producer's default: reject
+
+
+def listen_without_ui_live(tmp_path: Path, source: str) -> list[dict[str, object]]:
+    speech = tmp_path / "speech.jsonl"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "announcer",
+            "listen",
+            "--ui",
+            "none",
+            "--speech",
+            f"jsonl:{speech}",
+            "--exit-when-done",
+            source,
+        ],
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = speech.read_text(encoding="utf-8").splitlines()
+    return [r for r in map(json.loads, lines) if r["action"] == "speak"]

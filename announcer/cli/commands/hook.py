@@ -12,43 +12,30 @@ announces), and stays silent instead of "ask" so Codex shows its own approval.
 ``announcer hook serve`` is the announcer side with the plain line UI: it
 prints what the agent does and asks each confirmation on the terminal
 (y = allow, n = deny), in the user's language (``--language`` or the settings
-file). The keyboard rules of every announcer UI apply (announcer.engine.answer_guard):
-a line answers only the question printed before it, after the arming interval, and
-allowing anything but a low-risk, reversible action takes a second line, ``c``. The
-full runtime can host the same bridge.
+file). The full runtime can host the same bridge.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import sys
-import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from announcer.config import add_language_flag, load_settings
-from announcer.engine.answer_guard import (
-    ACCEPT_WITHDRAWN,
-    KeyGuard,
-    KeyVerdict,
-    accept_needs_two_keys,
-)
-from announcer.engine.settings import UserSettings
-from announcer.formats import get_adapter
-from announcer.formats.hooks import HOOK_AGENTS, MappedHookAdapter, hook_output, is_blocking
-from announcer.i18n.translate import catalog_language, translator
-from announcer.protocol.sanitise import clean_display
-from announcer.transports.hook_bridge import (
-    NO_ANNOUNCER,
-    NO_ANSWER,
-    HookAnswer,
-    HookBridgeServer,
-    ask_announcer,
-    default_socket_path,
-)
+from announcer.config.flags import add_language_flag
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from announcer.engine.settings import UserSettings
+    from announcer.formats.hooks import HookDesk
+    from announcer.transports.hook_client import HookAnswer
+
+# Claude Code and Codex start `hook claude-code|codex` on every tool call and wait for
+# it: this module imports only what parsing needs; the hook itself is
+# `transports.hook_client` (standard library only) and `hook serve` imports the rest
+# when it starts (benchmarks/startup.py).
 
 # Claude Code's default command-hook timeout is 60 s; answer before it gives up.
 DEFAULT_WAIT_SECONDS = 55.0
@@ -82,33 +69,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_hook(args: argparse.Namespace) -> int:
-    agent: str = args.agent
-    raw = sys.stdin.buffer.read()
-    try:
-        payload = json.loads(raw)
-    except ValueError:
-        payload = None
-    if not isinstance(payload, dict):
-        # Without a payload we cannot tell which hook this is; no decision lets the
-        # agent carry on with its own permission rules.
-        print("announcer hook: the hook payload on stdin is not a JSON object", file=sys.stderr)
-        if agent == "claude-code":
-            print("{}")
-        return 0
-    event = str(payload.get("hook_event_name", ""))
-    blocking = is_blocking(payload, agent)
-    timeout = max(1.0, float(args.timeout))
-    answer = ask_announcer(
-        payload, blocking=blocking, timeout=timeout, path=args.socket, agent=agent
-    )
-    if not blocking:
-        return 0
-    if answer is None or answer.decision not in ("allow", "deny", "ask"):
-        answer = NO_ANSWER
-    output = hook_output(agent, event, answer.decision, answer.reason)  # type: ignore[arg-type]
-    if output is not None:
-        print(json.dumps(output))
-    return 0
+    from announcer.transports.hook_client import run_hook as ask_and_print
+
+    return ask_and_print(args.agent, timeout=float(args.timeout), path=args.socket)
 
 
 class PlainHookUi:
@@ -116,12 +79,19 @@ class PlainHookUi:
 
     def __init__(
         self,
-        adapters: dict[str, MappedHookAdapter],
+        desks: dict[str, HookDesk],
         language: str = "en",
         settings: UserSettings | None = None,
         clock: Any = time.monotonic,
     ) -> None:
-        self.adapters = adapters
+        import asyncio
+        import threading
+
+        from announcer.engine.answer_guard import KeyGuard
+        from announcer.engine.settings import UserSettings
+        from announcer.i18n.translate import translator
+
+        self.desks = desks
         self._ = translator(language).gettext  # our own words, in the user's language
         settings = settings or UserSettings()
         self.guard = KeyGuard(
@@ -132,6 +102,9 @@ class PlainHookUi:
         self.lines: asyncio.Queue[str | None] = asyncio.Queue()
         self.closed = False
         self._loop = asyncio.get_running_loop()
+        # token -> set when the agent decided elsewhere (its own dialog, Stop)
+        self.withdrawn: dict[str, asyncio.Future[None]] = {}
+        self._timer: asyncio.TimerHandle | None = None
         threading.Thread(target=self._read_stdin, daemon=True).start()
 
     def _read_stdin(self) -> None:
@@ -143,46 +116,113 @@ class PlainHookUi:
         for event in events:
             text = event.get("summary_normal") or event.get("chunk")
             if text:
+                from announcer.protocol.sanitise import clean_display
+
                 print(clean_display(str(text)), flush=True)  # agent text, never terminal codes
 
     async def handle(
         self, payload: dict[str, Any], blocking: bool, timeout: float, agent: str
     ) -> HookAnswer | None:
+        import asyncio
+
         now = time.time()
-        adapter = self.adapters[agent]
+        desk = self.desks[agent]
         if not blocking:
-            self.say(adapter.feed_object(payload, now).events)
+            events, withdrawn = desk.hook(payload, now)
+            self.say(events)
+            for token in withdrawn:
+                future = self.withdrawn.get(token)
+                if future is not None and not future.done():
+                    future.set_result(None)
+            self._schedule()
             return None
         # answer before the hook gives up, counting the wait for an earlier question too
         budget = max(0.5, timeout - 2)
+        asked: list[str] = []  # the question's token, once it is asked
+        withdrawn_here: asyncio.Future[None] = self._loop.create_future()
+        ask = asyncio.ensure_future(self._ask(desk, payload, now, timeout, asked, withdrawn_here))
         try:
-            return await asyncio.wait_for(self._ask(adapter, payload, now, timeout), timeout=budget)
-        except TimeoutError:
-            print(self._("No answer in time: the agent will ask you itself."), flush=True)
-            return None
+            done, _pending = await asyncio.wait(
+                {ask, withdrawn_here}, timeout=budget, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            for token in asked:
+                self.withdrawn.pop(token, None)
+        if ask in done:
+            answer = ask.result()
+            if asked and answer is not None:
+                # "Allowed." / "Denied." were printed with the key; say what follows
+                self.say(
+                    event
+                    for event in desk.answered(asked[0], answer.decision, time.time())
+                    if event.get("type") != "aaep:agent.state.changed"
+                )
+            return answer
+        ask.cancel()
+        if withdrawn_here.done():
+            return None  # said when it was withdrawn; the agent no longer waits
+        if asked:
+            self.say(desk.answered(asked[0], None, time.time()))
+        else:
+            agent_name = desk.builder.agent_name
+            print(
+                self._("No answer in time: {agent} will ask you itself.").format(agent=agent_name),
+                flush=True,
+            )
+        return None
+
+    def _schedule(self) -> None:
+        """Say held Codex PreToolUse calls once their wait is over."""
+        due = min(
+            (d for d in (desk.next_due() for desk in self.desks.values()) if d is not None),
+            default=None,
+        )
+        if due is None:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+
+        def release() -> None:
+            self._timer = None
+            for desk in self.desks.values():
+                self.say(desk.due(time.time()))
+            self._schedule()
+
+        self._timer = self._loop.call_later(max(0.0, due - time.time()) + 0.01, release)
 
     async def _ask(
-        self, adapter: MappedHookAdapter, payload: dict[str, Any], now: float, timeout: float
+        self,
+        desk: HookDesk,
+        payload: dict[str, Any],
+        now: float,
+        timeout: float,
+        asked: list[str],
+        withdrawn: asyncio.Future[None],
     ) -> HookAnswer | None:
         async with self.lock:  # one question at a time
             self._drop_typed_ahead()
-            if self.closed:
+            if self.closed or withdrawn.done():
                 return None
-            out = adapter.confirm(payload, now, timeout_seconds=int(timeout))
+            from announcer.engine.answer_guard import accept_needs_two_keys
+
+            token, events = desk.ask(payload, time.time(), timeout_seconds=int(timeout))
+            if token is not None:
+                asked.append(token)
+                self.withdrawn[token] = withdrawn
             question = next(
-                (e for e in out.events if str(e.get("type", "")).endswith("confirmation")), {}
+                (e for e in events if str(e.get("type", "")).endswith("confirmation")), {}
             )
-            token = str(question.get("reply_token") or f"hook-{now}")
+            key_token = token or f"hook-{now}"
             two_keys = accept_needs_two_keys(question, self.guard.two_key_rule)
-            self.say(out.events)
+            self.say(events)
             self._keys_line(two_keys)
             # Printed is presented: this question's keys arm from now (no speech here).
-            self.guard.present(token, self.clock())
-            self.guard.speech_started(token, self.clock())
+            self.guard.present(key_token, self.clock())
+            self.guard.speech_started(key_token, self.clock())
             try:
-                return await self._answer(token, two_keys, [question] if question else [])
+                return await self._answer(key_token, two_keys, [question] if question else [])
             finally:
-                self.guard.hide(token)
+                self.guard.hide(key_token)
 
     def _keys_line(self, two_keys: bool) -> None:
         if two_keys:
@@ -202,6 +242,9 @@ class PlainHookUi:
     async def _answer(
         self, token: str, two_keys: bool, events: list[dict[str, Any]]
     ) -> HookAnswer | None:
+        from announcer.engine.answer_guard import ACCEPT_WITHDRAWN
+        from announcer.transports.hook_client import HookAnswer
+
         guard = self.guard
         while True:
             line = await self.lines.get()
@@ -247,7 +290,7 @@ class PlainHookUi:
             return HookAnswer("deny", "Denied by the user in announcer.")
 
     def _refused(
-        self, verdict: KeyVerdict, token: str, events: list[dict[str, Any]], two_keys: bool
+        self, verdict: Any, token: str, events: list[dict[str, Any]], two_keys: bool
     ) -> None:
         """Say why nothing was decided; during arming, the question is shown again."""
         print(self._(verdict.message), flush=True)
@@ -257,12 +300,19 @@ class PlainHookUi:
 
 
 async def _serve(path: Path, language: str, settings: UserSettings | None = None) -> None:
-    adapters = {}
+    import asyncio
+
+    from announcer.formats import get_adapter
+    from announcer.formats.hooks import HOOK_AGENTS, HookDesk, MappedHookAdapter
+    from announcer.i18n.translate import translator
+    from announcer.transports.hook_bridge import HookBridgeServer
+
+    desks = {}
     for agent in HOOK_AGENTS:
         adapter = get_adapter(f"{agent}-hooks", language=language)
         assert isinstance(adapter, MappedHookAdapter)
-        adapters[agent] = adapter
-    ui = PlainHookUi(adapters, language, settings)
+        desks[agent] = HookDesk(adapter, hold_pre_tool_use=agent == "codex")
+    ui = PlainHookUi(desks, language, settings)
     async with HookBridgeServer(ui.handle, path) as server:
         listening = translator(language).gettext(
             "Listening for Claude Code and Codex hooks on {path}."
@@ -272,6 +322,12 @@ async def _serve(path: Path, language: str, settings: UserSettings | None = None
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from announcer.config import load_settings
+    from announcer.i18n.translate import catalog_language
+    from announcer.transports.hook_client import default_socket_path
+
     path = args.socket or default_socket_path()
     settings = load_settings(args.config, flags={"language": args.language})
     try:
@@ -281,4 +337,4 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["NO_ANNOUNCER", "register"]
+__all__ = ["register"]

@@ -299,6 +299,8 @@ def run(args: argparse.Namespace) -> int:
             handshake_timeout=args.handshake_timeout,
             exit_when_done=args.exit_when_done,
             adapter_factory=adapter_factory,
+            # §5.3.1.4: --ui none cannot answer; only --auto-reject replies there.
+            can_reply=args.ui != "none" or settings.reply_policy == "auto_reject",
             diagnostics_file=_diagnostics_path(),
         )
     except TransportError as exc:

@@ -107,6 +107,23 @@ class EngineSession(LocalSession):
     def say(self, announcement: Announcement) -> None:
         self._run(self.engine.scheduler.submit(announcement, self.now()))
 
+    def say_after_question(self, prompt: PendingPrompt, text: str) -> None:
+        """Our sentence about a question, kept with it: never said once it has ended."""
+        language = self.settings.languages[0] if self.settings.languages else "en"
+        urgency = getattr(prompt.event, "urgency", "critical")
+        self.say(
+            Announcement(
+                text,
+                language,
+                Urgency.CRITICAL if urgency == "critical" else Urgency.NORMAL,
+                event_id=prompt.event_id,
+                session_id=prompt.session_id,
+                producer_id=prompt.producer_id,
+                kind="system.ui",
+                continues=True,
+            )
+        )
+
     def stop_speech(self) -> None:
         self._run(self.engine.silence(self.now()))
 
@@ -126,6 +143,7 @@ class EngineSession(LocalSession):
 
     def answer(self, answer: UserAnswer) -> AnswerOutcome:
         outcome = self.engine.answer(answer, self.now())
+        self._run(self.engine.take_speech())
         self._prompts.pop(answer.reply_token, None)
         if not isinstance(outcome, ReplyReady):
             self._sync_prompts()

@@ -126,6 +126,13 @@ class ConfirmationView:
 
     def default_phrase(self, language: str | None = None) -> str:
         within = speakable_duration(self.prompt.timeout_seconds, language)
+        context = _field(self.prompt.event, "extra_context")
+        if isinstance(context, dict) and context.get("on_no_answer") == "agent_asks":
+            # a coding-agent hook (docs/hooks.md): no answer and the agent asks itself
+            agent = one_line(self.prompt.producer_name or self.prompt.producer_id)
+            return _("If you do not answer within {time}, {agent} will ask you itself.").format(
+                time=within, agent=agent
+            )
         if self.default_decision == "accept":
             return _("If you do not answer within {time}, the agent will go ahead.").format(
                 time=within

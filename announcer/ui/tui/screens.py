@@ -206,7 +206,7 @@ LEVEL_LABELS = {
 
 # Backends a listener can pick without extra arguments (wav and jsonl need a path);
 # a name set in the config file but not listed here is kept.
-BACKENDS = tuple(name for name in BACKEND_NAMES if name not in ("wav", "jsonl"))
+BACKENDS = tuple(name for name in BACKEND_NAMES if name not in ("wav", "jsonl", "paced"))
 
 
 class SettingsScreen(AnnouncerScreen):

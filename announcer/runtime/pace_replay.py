@@ -1,0 +1,493 @@
+"""Replay a session through the engine at the pace of a real voice, on a simulated clock.
+
+Issue 14: with speech that finishes at once, a 21-second-late acknowledgement or a key
+hint said after its question was withdrawn cannot be seen. Here the whole path runs as
+in ``announcer listen``: frames into :class:`~announcer.engine.pipeline.Engine`, its
+commands through :class:`~announcer.speech.driver.SpeechDriver` into the
+:class:`~announcer.speech.paced.PacedBackend`, whose utterances last as long as they
+would at the user's rate. Time is an asyncio loop's (:class:`SimulatedLoop` jumps to
+the next timer), so a minute of speech replays in milliseconds.
+
+Two sources: the built-in demo producer (:func:`run_demo`: the real
+:class:`~announcer.producer.core.ProducerCore` playing a scenario, replies included) and
+a recording (:func:`run_recording`: frames at their recorded times). A simulated user
+(:class:`PacedUser`) answers each question a second after hearing it, as the Textual
+dialogs would (their intro and keys said right after the question), and presses other
+keys (a wrong digit, "where am I") while the agent talks.
+
+:class:`PaceReport` measures what the user heard: delay from each event's arrival to
+the start of its speech, utterances about a question that had already ended (stale),
+utterances heard out of their session's event order, and the delay of the answers to
+the user's own keys. Used by ``tests/speech/test_pace_end_to_end.py`` and
+``benchmarks/pace.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import selectors
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from importlib import resources
+from typing import Any
+
+from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.answer_keys import UI_SPEAKS_KEYS
+from announcer.engine.pipeline import Engine
+from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.replies import ReplyReady
+from announcer.engine.scheduler import QUESTION_END_KINDS, SpeechScheduler
+from announcer.engine.settings import UserSettings
+from announcer.engine.speech_commands import SpeechCommand
+from announcer.producer.core import ProducerCore, ProducerOptions
+from announcer.producer.scenario import load_scenario
+from announcer.speech.driver import SpeechDriver
+from announcer.speech.paced import LoopClock, PacedBackend, PacedUtterance
+
+SOURCE = "paced"
+# How long the simulated user takes to answer once the question has been heard.
+REACTION_SECONDS = 1.0
+# How often the simulated user presses a key that is not an answer while the agent talks.
+IDLE_KEY_INTERVAL_SECONDS = 15.0
+# A replay never runs past this much simulated time.
+MAX_SIMULATED_SECONDS = 3_600.0
+UI_KIND = "system.ui"
+
+
+class _InstantSelector(selectors.BaseSelector):
+    """Never waits: when nothing is ready, the loop's clock jumps by the timeout."""
+
+    def __init__(self, loop: SimulatedLoop) -> None:
+        self._inner = selectors.DefaultSelector()
+        self._loop = loop
+
+    def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        return self._inner.register(fileobj, events, data)
+
+    def unregister(self, fileobj: Any) -> selectors.SelectorKey:
+        return self._inner.unregister(fileobj)
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        ready = self._inner.select(0)
+        if not ready:
+            if timeout is None:
+                raise RuntimeError("the simulated loop has nothing left to wait for")
+            self._loop.advance(timeout)
+        return ready
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def get_map(self) -> Any:
+        return self._inner.get_map()
+
+
+class SimulatedLoop(asyncio.SelectorEventLoop):
+    """An asyncio loop on simulated time: sleeping costs nothing, order is kept."""
+
+    def __init__(self) -> None:
+        self._simulated = 0.0
+        super().__init__(selector=_InstantSelector(self))
+
+    def time(self) -> float:
+        return self._simulated
+
+    def advance(self, seconds: float) -> None:
+        if seconds > 0:
+            self._simulated += seconds
+        if self._simulated > MAX_SIMULATED_SECONDS:
+            raise RuntimeError("the simulated replay ran past its time limit")
+
+
+def run_simulated(main: Callable[[], Any]) -> Any:
+    """Run coroutine function ``main`` on a fresh :class:`SimulatedLoop`."""
+    loop = SimulatedLoop()
+    try:
+        return loop.run_until_complete(main())
+    finally:
+        loop.close()
+
+
+@dataclass(slots=True)
+class PaceReport:
+    """What the user heard, measured."""
+
+    delays: list[float] = field(default_factory=list)
+    reply_delays: list[float] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+    out_of_order: list[str] = field(default_factory=list)
+    heard: list[PacedUtterance] = field(default_factory=list)
+    # When each question ended (answered, withdrawn, timed out), by its event id.
+    ended: dict[str, float] = field(default_factory=dict)
+    skipped_summaries: int = 0
+
+    def percentile(self, fraction: float, values: list[float] | None = None) -> float:
+        data = sorted(self.delays if values is None else values)
+        if not data:
+            return 0.0
+        if len(data) == 1:
+            return data[0]
+        return statistics.quantiles(data, n=100, method="inclusive")[round(fraction * 100) - 1]
+
+    def summary(self) -> dict[str, float | int]:
+        return {
+            "p50_s": round(self.percentile(0.50), 2),
+            "p95_s": round(self.percentile(0.95), 2),
+            "max_s": round(max(self.delays, default=0.0), 2),
+            "spoken_events": len(self.delays),
+            "stale": len(self.stale),
+            "out_of_order": len(self.out_of_order),
+            "reply_max_s": round(max(self.reply_delays, default=0.0), 2),
+            "skipped_said": self.skipped_summaries,
+        }
+
+    def texts(self) -> list[str]:
+        return [utterance.announcement.text for utterance in self.heard]
+
+
+class PacedRun:
+    """The engine, a speech driver and a paced backend on one clock; records arrivals."""
+
+    def __init__(
+        self,
+        settings: UserSettings,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        scheduler: SpeechScheduler | None = None,
+    ) -> None:
+        self.loop = loop
+        self.clock = LoopClock(loop)
+        self.engine = Engine(settings, scheduler=scheduler)
+        # The Textual dialogs say the keys themselves, right after the question.
+        self.engine.set_answer_keys(UI_SPEAKS_KEYS)
+        self.backend = PacedBackend(self.clock, rate_wpm=settings.rate_wpm or settings.pace_wpm)
+        self.backend.start()
+        self.driver = SpeechDriver(self.backend, notify=self._completed)
+        self.arrivals: dict[str, float] = {}
+        self.arrival_index: dict[str, int] = {}
+        self.prompt_ended: dict[str, float] = {}
+        self.replies: list[tuple[float, Announcement]] = []
+        self._open: dict[str, PendingPrompt] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self.on_change: Callable[[], None] | None = None
+
+    def now(self) -> float:
+        return self.loop.time()
+
+    # -- inputs ------------------------------------------------------------------------
+
+    def receive(self, frame: dict[str, Any]) -> None:
+        event_id = frame.get("event_id")
+        if isinstance(event_id, str) and event_id not in self.arrivals:
+            self.arrivals[event_id] = self.now()
+            self.arrival_index[event_id] = len(self.arrival_index)
+        self.run(self.engine.receive(frame, SOURCE, self.now()))
+
+    def run(self, commands: list[SpeechCommand]) -> None:
+        self.driver.run(commands, lambda uid: self.engine.on_speech_done(uid, self.now()))
+        self._sync()
+
+    def say_reply(self, text: str, urgency: Urgency = Urgency.NORMAL) -> None:
+        """The UI answers the user's own key (an acknowledgement or a refusal)."""
+        announcement = Announcement(text, "en", urgency, kind=UI_KIND)
+        self.replies.append((self.now(), announcement))
+        self.run(self.engine.scheduler.submit(announcement, self.now()))
+
+    def say_after_question(self, prompt: PendingPrompt, text: str) -> None:
+        """The dialog's intro and keys, kept with its question (as the Textual UI does)."""
+        announcement = Announcement(
+            text,
+            "en",
+            Urgency.CRITICAL,
+            event_id=prompt.event_id,
+            session_id=prompt.session_id,
+            kind=UI_KIND,
+            continues=True,
+        )
+        self.run(self.engine.scheduler.submit(announcement, self.now()))
+
+    def answer(self, answer: UserAnswer) -> ReplyReady | None:
+        outcome = self.engine.answer(answer, self.now())
+        self.run(self.engine.take_speech())
+        return outcome if isinstance(outcome, ReplyReady) else None
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    def _completed(self) -> None:
+        self.loop.call_soon(self._drain)
+
+    def _drain(self) -> None:
+        for utterance_id in self.driver.take_completed():
+            self.run(self.engine.on_speech_done(utterance_id, self.now()))
+
+    def _sync(self) -> None:
+        pending = {prompt.reply_token: prompt for prompt in self.engine.pending_prompts()}
+        for token, prompt in list(self._open.items()):
+            if token not in pending:
+                self.prompt_ended.setdefault(prompt.event_id, self.now())
+                del self._open[token]
+        for token, prompt in pending.items():
+            self._open.setdefault(token, prompt)
+        wake = self.engine.next_wakeup()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if wake is not None:
+            self._timer = self.loop.call_at(max(wake, self.now()), self._tick)
+        if self.on_change is not None:
+            self.on_change()
+
+    def _tick(self) -> None:
+        self._timer = None
+        self.run(self.engine.tick(self.now()))
+
+    def open_prompts(self) -> list[PendingPrompt]:
+        return list(self._open.values())
+
+    def idle(self) -> bool:
+        return not self.backend.is_speaking() and self.engine.scheduler.queued() == 0
+
+    # -- measuring ---------------------------------------------------------------------
+
+    def report(self) -> PaceReport:
+        report = PaceReport(heard=list(self.backend.utterances), ended=dict(self.prompt_ended))
+        first_start: dict[str, float] = {}
+        last_index: dict[str, int] = {}
+        for utterance in report.heard:
+            announcement = utterance.announcement
+            event_id = announcement.event_id
+            if announcement.kind == "system.skipped":
+                report.skipped_summaries += 1
+            if event_id is None:
+                continue
+            ended = self.prompt_ended.get(event_id)
+            if (
+                ended is not None
+                and utterance.started > ended
+                and announcement.kind not in QUESTION_END_KINDS
+            ):
+                report.stale.append(f"{utterance.started:.1f}s: {announcement.text[:60]}")
+            if announcement.kind.startswith("system.") or event_id in first_start:
+                continue  # our own words about an event; or an utterance said again
+            first_start[event_id] = utterance.started
+            if event_id in self.arrivals:
+                report.delays.append(utterance.started - self.arrivals[event_id])
+            index = self.arrival_index.get(event_id)
+            session = announcement.session_id
+            if index is None or session is None:
+                continue
+            if index < last_index.get(session, -1):
+                report.out_of_order.append(f"{utterance.started:.1f}s: {announcement.text[:60]}")
+            last_index[session] = max(index, last_index.get(session, -1))
+        for asked_at, reply in self.replies:
+            started = next(
+                (u.started for u in report.heard if u.announcement is reply),
+                None,
+            )
+            if started is not None:
+                report.reply_delays.append(started - asked_at)
+        return report
+
+
+class PacedUser:
+    """A person at the keyboard: answers each question a second after hearing it.
+
+    While the agent talks, now and then presses a key that is not an answer and
+    expects to hear why at once. ``answers`` picks the answer to a prompt.
+    """
+
+    def __init__(
+        self,
+        run: PacedRun,
+        *,
+        send: Callable[[ReplyReady], object] | None = None,
+        idle_keys: bool = True,
+    ) -> None:
+        self.run = run
+        self.send = send
+        self.idle_keys = idle_keys
+        self._introduced: set[str] = set()
+        self._scheduled: set[str] = set()
+        self._next_idle_key = IDLE_KEY_INTERVAL_SECONDS
+        run.on_change = self._look
+
+    def _look(self) -> None:
+        run = self.run
+        now = run.now()
+        speaking = run.engine.scheduler.speaking
+        for prompt in run.open_prompts():
+            if prompt.event_id not in self._introduced:
+                # The dialog opens with the question and says who asks and its keys.
+                self._introduced.add(prompt.event_id)
+                intro = (
+                    "Press A to accept, or R to reject."
+                    if prompt.kind == "confirmation"
+                    else "Type your answer and press Enter."
+                )
+                run.loop.call_soon(run.say_after_question, prompt, f"Asked by the agent. {intro}")
+            heard = run.engine.question_started_at(prompt) is not None and (
+                speaking is None or speaking.event_id != prompt.event_id
+            )
+            if heard and prompt.reply_token not in self._scheduled:
+                self._scheduled.add(prompt.reply_token)
+                run.loop.call_at(now + REACTION_SECONDS, self._answer, prompt)
+        if self.idle_keys and now >= self._next_idle_key:
+            self._next_idle_key = now + IDLE_KEY_INTERVAL_SECONDS
+            if speaking is not None and speaking.urgency is not Urgency.CRITICAL:
+                run.loop.call_soon(run.say_reply, "Where am I: the agent is working.")
+
+    def _answer(self, prompt: PendingPrompt) -> None:
+        run = self.run
+        if prompt.reply_token not in {p.reply_token for p in run.engine.pending_prompts()}:
+            return
+        # First a slip of the finger: a key that is not an answer, refused at once.
+        run.say_reply("9 is not a choice.", Urgency.CRITICAL)
+        reply = run.answer(_answer_for(prompt))
+        if reply is None:
+            return
+        run.say_reply("Sent.", Urgency.CRITICAL)
+        if self.send is not None:
+            self.send(reply)
+
+
+def _answer_for(prompt: PendingPrompt) -> UserAnswer:
+    event: Any = prompt.event
+    if prompt.kind == "confirmation":
+        return UserAnswer(prompt.reply_token, decision="accept")
+    kinds = list(getattr(event, "accepted_response_kinds", None) or ["freetext"])
+    choices = list(getattr(event, "choices", None) or [])
+    if "multiple_choice" in kinds and choices:
+        return UserAnswer(prompt.reply_token, response=choices[0].value)
+    if "yes_no" in kinds:
+        return UserAnswer(prompt.reply_token, response=True)
+    if "numeric" in kinds:
+        return UserAnswer(prompt.reply_token, response=2)
+    return UserAnswer(prompt.reply_token, response="Alex")
+
+
+async def _play_out(run: PacedRun, settle_seconds: float = 60.0) -> None:
+    """Wait until nothing is said or queued any more (or ``settle_seconds`` pass)."""
+    deadline = run.now() + settle_seconds
+    while run.now() < deadline:
+        await asyncio.sleep(0.25)
+        if run.idle() and not run.engine.outputs.next_wakeup():
+            await asyncio.sleep(1.0)
+            if run.idle():
+                return
+
+
+def run_demo(
+    settings: UserSettings,
+    *,
+    scenario: str = "tour",
+    scheduler_factory: Callable[[UserSettings], SpeechScheduler] | None = None,
+    idle_keys: bool = True,
+) -> PaceReport:
+    """The demo producer plays ``scenario``; a simulated user answers by ear."""
+
+    async def main() -> PaceReport:
+        loop = asyncio.get_running_loop()
+        scheduler = scheduler_factory(settings) if scheduler_factory else None
+        run = PacedRun(settings, loop, scheduler=scheduler)
+        core = ProducerCore(load_scenario(scenario), ProducerOptions())
+        request = {
+            "type": "subscription.request",
+            "aaep_version": "1.0.0",
+            "capabilities": {
+                "languages": ["en"],
+                "preferred_verbosity": "normal",
+                "supports_confirmation_reply": True,
+                "supports_clarification_reply": True,
+            },
+        }
+        accepted, sub = core.subscribe(request)
+        assert sub is not None, accepted
+        run.engine.set_subscription(SOURCE, accepted["subscription_id"])
+        PacedUser(run, send=lambda reply: core.handle(sub, reply.to_wire()), idle_keys=idle_keys)
+
+        async def follow() -> None:
+            async for message in sub.follow(from_start=True):
+                run.receive(message)
+
+        follower = loop.create_task(follow())
+        try:
+            await asyncio.wait_for(core.finished.wait(), MAX_SIMULATED_SECONDS / 2)
+            await _play_out(run)
+        finally:
+            follower.cancel()
+            await core.stop()
+        return run.report()
+
+    result: PaceReport = run_simulated(main)
+    return result
+
+
+def recorded_frames(lines: Iterable[str]) -> list[tuple[float, dict[str, Any]]]:
+    """Frames of a JSON Lines recording with their times, from the first ``timestamp``."""
+    frames: list[tuple[float, dict[str, Any]]] = []
+    origin: float | None = None
+    last = 0.0
+    for line in lines:
+        if not line.strip():
+            continue
+        frame = json.loads(line)
+        stamp = frame.get("timestamp")
+        if isinstance(stamp, str):
+            moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+            origin = moment if origin is None else origin
+            last = max(last, moment - origin)
+        frames.append((last, frame))
+    return frames
+
+
+def bundled_recording(name: str = "banking_session.jsonl") -> list[str]:
+    return (resources.files("announcer.data") / name).read_text(encoding="utf-8").splitlines()
+
+
+def busy_recording(
+    copies: int = 3, offset_seconds: float = 2.0
+) -> list[tuple[float, dict[str, Any]]]:
+    """Several agents at once: the bundled banking recording, ``copies`` times over,
+    each copy with its own session, event ids and reply tokens, ``offset_seconds`` apart."""
+    base = recorded_frames(bundled_recording())
+    frames: list[tuple[float, dict[str, Any]]] = []
+    for copy in range(copies):
+        for moment, frame in base:
+            text = json.dumps(frame)
+            for key in ("session_id", "event_id", "reply_token"):
+                value = frame.get(key)
+                if isinstance(value, str):
+                    text = text.replace(value, f"{value}{copy}")
+            frames.append((moment + copy * offset_seconds, json.loads(text)))
+    frames.sort(key=lambda item: item[0])
+    return frames
+
+
+def run_recording(
+    frames: list[tuple[float, dict[str, Any]]],
+    settings: UserSettings,
+    *,
+    scheduler_factory: Callable[[UserSettings], SpeechScheduler] | None = None,
+    idle_keys: bool = True,
+) -> PaceReport:
+    """Frames at their recorded times; the simulated user answers (nobody receives it)."""
+
+    async def main() -> PaceReport:
+        loop = asyncio.get_running_loop()
+        scheduler = scheduler_factory(settings) if scheduler_factory else None
+        run = PacedRun(settings, loop, scheduler=scheduler)
+        PacedUser(run, idle_keys=idle_keys)
+        start = loop.time()
+        for moment, frame in frames:
+            delay = start + moment - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            run.receive(frame)
+        await _play_out(run)
+        return run.report()
+
+    result: PaceReport = run_simulated(main)
+    return result

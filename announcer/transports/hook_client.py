@@ -1,0 +1,311 @@
+"""The hook's side of the hook bridge: a short-lived process that asks the user's own announcer.
+
+Claude Code and Codex start ``announcer hook claude-code|codex`` once per hook
+call and wait for it, so this module imports only the standard library's
+``json``, ``os``, ``socket``, ``stat``, ``struct`` and ``sys`` (benchmarks/startup.py
+keeps it honest; tests/test_lean_commands.py checks what gets imported).
+
+Only the user's own announcer may hear the tool inputs or answer: before the
+payload leaves this process the socket's directory must be the user's and mode
+0700, the socket must be the user's, and the process listening on it must run
+as the user (SO_PEERCRED on Linux, LOCAL_PEERCRED on macOS and the BSDs). On
+any doubt nothing is sent and the answer is ``ask``, so the agent asks itself.
+Nothing here ever answers "allow" on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import struct
+import sys
+from pathlib import Path
+from typing import Any, NamedTuple
+
+PROTOCOL_VERSION = 1
+SOCKET_ENV = "ANNOUNCER_HOOK_SOCKET"
+MAX_REQUEST_BYTES = 1 << 20  # a hook payload is small; refuse anything huge
+DECISIONS = ("allow", "deny", "ask")
+KNOWN_AGENTS = ("claude-code", "codex")
+
+# Which hooks wait for the user, per agent. Codex's PreToolUse cannot answer "ask"
+# (it would run the call), so for Codex only PermissionRequest blocks; silence there
+# leaves Codex's own approval prompt in charge.
+BLOCKING_BY_AGENT: dict[str, tuple[str, ...]] = {
+    "claude-code": ("PreToolUse", "PermissionRequest"),
+    "codex": ("PermissionRequest",),
+}
+
+
+class HookAnswer(NamedTuple):  # a NamedTuple: dataclasses costs this process 5 ms
+    decision: str  # allow | deny | ask
+    reason: str
+
+
+NO_ANNOUNCER = HookAnswer("ask", "No announcer is running; the agent asks you itself.")
+NO_ANSWER = HookAnswer("ask", "No answer from the announcer in time; the agent asks you itself.")
+
+
+def untrusted(why: str) -> HookAnswer:
+    return HookAnswer(
+        "ask", f"The announcer socket is not safe ({why}); the agent asks you itself."
+    )
+
+
+def default_socket_path() -> Path:
+    """$ANNOUNCER_HOOK_SOCKET, else $XDG_RUNTIME_DIR/announcer/hook.sock, else per-user tmp."""
+    override = os.environ.get(SOCKET_ENV)
+    if override:
+        return Path(override)
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime:
+        return Path(runtime) / "announcer" / "hook.sock"
+    import tempfile  # only here: most users have XDG_RUNTIME_DIR
+
+    return Path(tempfile.gettempdir()) / f"announcer-{os.getuid()}" / "hook.sock"
+
+
+# -- who is at the other end ------------------------------------------------------
+
+# macOS and the BSDs: getsockopt(SOL_LOCAL=0, LOCAL_PEERCRED=1) gives a struct xucred
+# {u_int cr_version; uid_t cr_uid; short cr_ngroups; gid_t cr_groups[16];}.
+_SOL_LOCAL = 0
+_LOCAL_PEERCRED = getattr(socket, "LOCAL_PEERCRED", 1)
+_XUCRED_SIZE = 76
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end of a Unix socket, or None when the OS won't say."""
+    if hasattr(socket, "SO_PEERCRED"):  # Linux: struct ucred {pid_t; uid_t; gid_t}
+        try:
+            raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        except OSError:
+            return None
+        _pid, uid, _gid = struct.unpack("3i", raw)
+        return int(uid)
+    if sys.platform == "darwin" or sys.platform.startswith(("freebsd", "openbsd", "netbsd")):
+        try:
+            raw = sock.getsockopt(_SOL_LOCAL, _LOCAL_PEERCRED, _XUCRED_SIZE)
+        except OSError:
+            return None
+        if len(raw) < 8:
+            return None
+        _version, uid = struct.unpack_from("Ii", raw)
+        return int(uid)
+    return None
+
+
+def directory_problem(path: Path) -> str | None:
+    """Why the socket's directory cannot be trusted, or None: it must be ours, 0700, no link."""
+    directory = path.parent
+    try:
+        info = os.lstat(directory)
+    except FileNotFoundError:
+        return None  # nothing there: nobody listens (the caller's connect says so)
+    except OSError as exc:
+        return f"cannot inspect {directory}: {exc.strerror}"
+    if not stat.S_ISDIR(info.st_mode):
+        return f"{directory} is not a plain directory"
+    if info.st_uid != os.getuid():
+        return f"{directory} belongs to uid {info.st_uid}"
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        return f"{directory} has mode {stat.S_IMODE(info.st_mode):o}, not 700"
+    return None
+
+
+def socket_problem(path: Path) -> str | None:
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot inspect {path}: {exc.strerror}"
+    if not stat.S_ISSOCK(info.st_mode):
+        return f"{path} is not a socket"
+    if info.st_uid != os.getuid():
+        return f"{path} belongs to uid {info.st_uid}"
+    return None
+
+
+def peer_problem(sock: socket.socket) -> str | None:
+    uid = peer_uid(sock)
+    if uid is None:
+        return "the system does not say who listens on it"
+    if uid != os.getuid():
+        return f"it is served by uid {uid}"
+    return None
+
+
+# -- asking -------------------------------------------------------------------------
+
+# Long strings in a payload (a Write's file content, a command's output) are never
+# spoken; only their start travels, so a big edit still reaches the announcer.
+MAX_FORWARDED_CHARS = 4096
+MAX_FORWARDED_DEPTH = 32
+
+
+def shrink(value: Any, depth: int = 0) -> Any:
+    if isinstance(value, str):
+        if len(value) <= MAX_FORWARDED_CHARS:
+            return value
+        # Imported here: most strings are short, and this process starts on every hook call.
+        from announcer.i18n.text import grapheme_floor  # cut between characters (§11.3.3)
+
+        return value[: grapheme_floor(value, MAX_FORWARDED_CHARS)] + "…"
+    if depth > MAX_FORWARDED_DEPTH:
+        return None
+    if isinstance(value, dict):
+        return {str(k): shrink(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shrink(v, depth + 1) for v in value[:1000]]
+    return value
+
+
+def ask_announcer(
+    payload: dict[str, Any],
+    *,
+    blocking: bool,
+    timeout: float,
+    path: Path | None = None,
+    agent: str = "claude-code",
+) -> HookAnswer | None:
+    """Send one hook payload; for a blocking one wait up to ``timeout`` seconds for the decision.
+
+    Returns None for a non-blocking send. Every failure or doubt is ``ask`` (never allow),
+    and on doubt about who listens the payload is not sent at all.
+    """
+    path = path or default_socket_path()
+    problem = directory_problem(path) or socket_problem(path)
+    if problem is not None:
+        _warn(problem)
+        return untrusted(problem) if blocking else None
+    request = {
+        "bridge": PROTOCOL_VERSION,
+        "agent": agent,
+        "payload": shrink(payload),
+        "blocking": blocking,
+        "timeout": timeout,
+    }
+    data = b""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(min(timeout, 5.0))
+            sock.connect(str(path))
+            problem = peer_problem(sock)
+            if problem is not None:
+                _warn(problem)
+                return untrusted(problem) if blocking else None
+            sock.sendall(json.dumps(request).encode("utf-8") + b"\n")
+            if not blocking:
+                return None
+            sock.settimeout(timeout)
+            while not data.endswith(b"\n"):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+                if len(data) > MAX_REQUEST_BYTES:
+                    return NO_ANSWER
+    except (FileNotFoundError, ConnectionRefusedError):
+        return NO_ANNOUNCER if blocking else None
+    except TimeoutError:
+        return NO_ANSWER if blocking else None
+    except OSError:
+        return NO_ANNOUNCER if blocking else None
+    try:
+        reply = json.loads(data)
+    except (ValueError, RecursionError):
+        return NO_ANSWER
+    decision = reply.get("decision") if isinstance(reply, dict) else None
+    reason = reply.get("reason") if isinstance(reply, dict) else None
+    if decision not in DECISIONS:
+        return NO_ANSWER
+    return HookAnswer(str(decision), str(reason) if isinstance(reason, str) else "")
+
+
+def _warn(problem: str) -> None:
+    print(f"announcer hook: not asking the announcer: {problem}", file=sys.stderr)
+
+
+# -- what the hook prints -----------------------------------------------------------
+
+
+def is_blocking(payload: dict[str, Any], agent: str = "claude-code") -> bool:
+    return payload.get("hook_event_name") in BLOCKING_BY_AGENT.get(agent, ())
+
+
+def claude_code_hook_output(hook_event_name: str, decision: str, reason: str) -> dict[str, Any]:
+    """Claude Code's hook output JSON for a decision.
+
+    PreToolUse: ``hookSpecificOutput.permissionDecision`` allow | deny | ask with
+    ``permissionDecisionReason``. PermissionRequest: ``hookSpecificOutput.decision``
+    with ``behavior`` allow | deny and a ``message``; it has no "ask", so "ask" is
+    an output without a decision and Claude Code shows its own permission dialog.
+    """
+    if hook_event_name == "PermissionRequest":
+        if decision not in ("allow", "deny"):
+            return {"hookSpecificOutput": {"hookEventName": "PermissionRequest"}}
+        inner: dict[str, Any] = {"behavior": decision}
+        if decision == "deny":
+            inner["message"] = reason
+        return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": inner}}
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": decision if decision in DECISIONS else "ask",
+            "permissionDecisionReason": reason,
+        }
+    }
+
+
+def hook_output(
+    agent: str, hook_event_name: str, decision: str, reason: str
+) -> dict[str, Any] | None:
+    """The hook's stdout for a decision, or None when it must print nothing.
+
+    Codex: PermissionRequest takes ``decision.behavior`` allow | deny like Claude
+    Code; with no decision ("ask") the hook stays quiet and Codex asks itself.
+    """
+    if agent == "codex" and (decision == "ask" or hook_event_name != "PermissionRequest"):
+        return None
+    return claude_code_hook_output(hook_event_name, decision, reason)
+
+
+def read_payload(raw: bytes) -> dict[str, Any] | None:
+    """The hook payload, or None when it is not a JSON object we can read (any depth, any bytes)."""
+    try:
+        payload = json.loads(raw)
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python recurses
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def run_hook(agent: str, *, timeout: float, path: Path | None) -> int:
+    """The whole hook command: payload on stdin, decision on stdout, exit status 0 always."""
+    payload = read_payload(sys.stdin.buffer.read())
+    if payload is None:
+        # Without a payload we cannot tell which hook this is; no decision lets the
+        # agent carry on with its own permission rules.
+        print("announcer hook: the hook payload on stdin is not a JSON object", file=sys.stderr)
+        if agent == "claude-code":
+            print("{}")
+        return 0
+    event = str(payload.get("hook_event_name", ""))
+    blocking = is_blocking(payload, agent)
+    try:
+        answer = ask_announcer(
+            payload, blocking=blocking, timeout=max(1.0, timeout), path=path, agent=agent
+        )
+    except Exception as exc:  # never a traceback, never a missing answer
+        print(f"announcer hook: {type(exc).__name__}: {exc}", file=sys.stderr)
+        answer = NO_ANSWER
+    if not blocking:
+        return 0
+    if answer is None or answer.decision not in DECISIONS:
+        answer = NO_ANSWER
+    output = hook_output(agent, event, answer.decision, answer.reason)
+    if output is not None:
+        print(json.dumps(output))
+    return 0

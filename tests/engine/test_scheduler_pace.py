@@ -1,0 +1,400 @@
+"""The scheduler's rules for speech at the pace of a real voice (issue 14, item 4).
+
+Each test drives the sans-I/O scheduler with the times a voice at 180 words a
+minute would take, and checks what the user hears, in order.
+"""
+
+from __future__ import annotations
+
+from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.pipeline import Engine
+from announcer.engine.prompts import UserAnswer
+from announcer.engine.replies import ReplyReady
+from announcer.engine.scheduler import SpeechScheduler
+from announcer.engine.settings import UserSettings
+from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
+from announcer.speech.driver import SpeechDriver
+from announcer.speech.paced import PacedBackend, SimulatedClock
+
+from .aaep import confirmation, frame
+
+WEATHER = "sess_weather"
+TRIP = "sess_trip"
+
+
+def news(text: str, session: str | None = TRIP, kind: str = "agent.tool.completed", **kw: object):  # type: ignore[no-untyped-def]
+    return Announcement(text=text, session_id=session, kind=kind, **kw)  # type: ignore[arg-type]
+
+
+def critical(
+    text: str, session: str | None, kind: str, event_id: str | None = None
+) -> Announcement:
+    return Announcement(
+        text=text,
+        urgency=Urgency.CRITICAL,
+        interrupt=True,
+        session_id=session,
+        kind=kind,
+        event_id=event_id,
+    )
+
+
+def reply(text: str) -> Announcement:
+    """The UI's answer to the user's own key."""
+    return Announcement(text=text, kind="system.ui")
+
+
+class Listener:
+    """Plays the scheduler's commands like a voice: each utterance ends when told."""
+
+    def __init__(self, scheduler: SpeechScheduler) -> None:
+        self.scheduler = scheduler
+        self.heard: list[str] = []
+        self.cancelled: list[str] = []
+
+    def take(self, commands: list[SpeechCommand]) -> list[SpeechCommand]:
+        for command in commands:
+            if isinstance(command, Speak):
+                self.heard.append(command.announcement.text)
+            elif isinstance(command, Cancel):
+                self.cancelled.append(command.reason)
+        return commands
+
+    def submit(self, announcement: Announcement, now: float) -> list[SpeechCommand]:
+        return self.take(self.scheduler.submit(announcement, now))
+
+    def finish(self, now: float) -> list[SpeechCommand]:
+        current = self.scheduler.speaking_id
+        assert current is not None
+        return self.take(self.scheduler.on_done(current, now))
+
+    def play_out(self, now: float, step: float = 3.0) -> float:
+        while self.scheduler.speaking_id is not None:
+            now += step
+            self.finish(now)
+        return now
+
+
+def test_a_critical_error_never_comes_before_its_sessions_start() -> None:
+    """Issue 14 a: "the weather error" came before "New session: checking the weather"."""
+    listener = Listener(SpeechScheduler())
+    listener.submit(news("Booked. Reference LYO 4821."), 0.0)
+    listener.submit(
+        news("New session: checking the weather.", WEATHER, "agent.session.started"), 0.5
+    )
+    listener.submit(news("Looking up the weather in Lyon.", WEATHER, "agent.tool.invoked"), 1.0)
+    listener.submit(
+        critical("Error. The weather service did not answer.", WEATHER, "agent.session.errored"),
+        1.5,
+    )
+    listener.play_out(1.5)
+    heard = listener.heard
+    assert heard.index("New session: checking the weather.") < heard.index(
+        "Error. The weather service did not answer."
+    )
+    # The other session's news was cut off for it (critical barge-in) and said again after.
+    assert listener.cancelled == ["barge-in"]
+    assert heard[-1] == "Booked. Reference LYO 4821."
+
+
+def test_a_question_comes_after_its_lead_up() -> None:
+    """Issue 14 b: "Found three trains…" is heard before the question it leads to."""
+    listener = Listener(SpeechScheduler())
+    listener.submit(news("Thinking about the trip.", kind="agent.state.changed"), 0.0)
+    listener.submit(news("Found three trains; the 9:04 is cheapest at 39 euros."), 0.5)
+    listener.submit(news("I suggest the 9:04 train.", kind="agent.output.streaming"), 1.0)
+    listener.submit(
+        critical("Confirmation needed. Book the 9:04 train?", TRIP, "agent.awaiting.confirmation"),
+        1.2,
+    )
+    assert listener.cancelled == []  # its own session's news is never cut off by it
+    listener.play_out(1.2)
+    assert listener.heard == [
+        "Thinking about the trip.",
+        "Found three trains; the 9:04 is cheapest at 39 euros.",
+        "I suggest the 9:04 train.",
+        "Confirmation needed. Book the 9:04 train?",
+    ]
+
+
+def test_a_long_lead_up_is_cut_to_its_newest_part_and_the_rest_summarised() -> None:
+    listener = Listener(SpeechScheduler(max_lead_in_seconds=5.0))
+    listener.submit(news("Speaking now.", session="sess_other"), 0.0)
+    for index in range(6):  # about 3.6 seconds each at 180 words a minute
+        listener.submit(news(f"Result {index} is here with ten words in it, all of them."), 0.1)
+    listener.submit(critical("Question. Which one?", TRIP, "agent.awaiting.clarification"), 0.2)
+    listener.play_out(0.2)
+    question = listener.heard.index("Question. Which one?")
+    assert listener.heard[question - 1] == "Result 5 is here with ten words in it, all of them."
+    assert "Result 0 is here with ten words in it, all of them." not in listener.heard
+    assert listener.heard[question + 1] == "5 more updates skipped."
+
+
+def test_a_lead_up_whose_question_is_withdrawn_goes_back_in_line() -> None:
+    scheduler = SpeechScheduler()
+    listener = Listener(scheduler)
+    listener.submit(critical("Another question.", "sess_x", "agent.awaiting.confirmation"), 0.0)
+    listener.submit(news("Found three trains."), 0.1)
+    listener.submit(
+        critical("Book it?", TRIP, "agent.awaiting.confirmation", event_id="evt_book"), 0.2
+    )
+    listener.take(scheduler.withdraw("evt_book", 0.5))
+    assert [a.text for a in scheduler.queued_announcements()] == ["Found three trains."]
+    assert scheduler.queued(Urgency.CRITICAL) == 0
+
+
+def test_nothing_about_an_answered_question_is_said_after_it() -> None:
+    """Issue 14 c: no key hints or time left once the question is answered."""
+    scheduler = SpeechScheduler()
+    listener = Listener(scheduler)
+    question = critical("Book the train? Within 2 minutes.", TRIP, "agent.awaiting.confirmation")
+    question.event_id = "evt_q"
+    listener.submit(question, 0.0)
+    keys = Announcement(
+        "Press A to accept, or R to reject.",
+        urgency=Urgency.CRITICAL,
+        event_id="evt_q",
+        session_id=TRIP,
+        kind="system.ui",
+        continues=True,
+    )
+    listener.submit(keys, 0.1)
+    listener.take(scheduler.question_ended("evt_q", 1.0))
+    assert listener.cancelled == ["question answered"]
+    assert scheduler.queued() == 0 and scheduler.speaking is None
+    # Said later about it (a late "time left", the dialog's keys): dropped, and counted.
+    listener.submit(keys, 1.5)
+    assert listener.heard == ["Book the train? Within 2 minutes."]
+    assert scheduler.drops["question answered"] == 2
+    assert scheduler.drops["question ended"] == 1
+    # Why it ended may still be said.
+    notice = Announcement("Time is up.", event_id="evt_q", kind="system.prompt_expired")
+    listener.submit(notice, 2.0)
+    assert listener.heard[-1] == "Time is up."
+
+
+def test_the_dialogs_keys_are_not_said_after_the_question_is_withdrawn() -> None:
+    """Issue 14 c: "Press A to accept" came 10 s after the question was withdrawn."""
+    scheduler = SpeechScheduler()
+    listener = Listener(scheduler)
+    listener.submit(news("Working.", session="sess_other"), 0.0)
+    listener.submit(critical("Other question.", "sess_other", "agent.awaiting.confirmation"), 0.1)
+    question = critical("Add insurance?", TRIP, "agent.awaiting.confirmation", event_id="evt_i")
+    listener.submit(question, 0.2)
+    intro = Announcement("Press A to accept.", event_id="evt_i", kind="system.ui", continues=True)
+    listener.submit(intro, 0.3)
+    voided = Announcement("No answer needed any more: Add insurance?", event_id="evt_i")
+    voided.kind = "system.prompt_voided"
+    listener.take(scheduler.withdraw("evt_i", 4.0, voided))
+    listener.play_out(4.0)
+    assert "Press A to accept." not in listener.heard
+    assert "Add insurance?" not in listener.heard
+    assert listener.heard[-1] == "No answer needed any more: Add insurance?"
+
+
+def test_the_answer_to_a_key_is_said_at_once_cutting_off_normal_speech() -> None:
+    """Issue 14 d: pressing 2 in a list was acknowledged 21 s later."""
+    scheduler = SpeechScheduler()
+    listener = Listener(scheduler)
+    listener.submit(news("A long result that takes a while to say."), 0.0)
+    for index in range(8):
+        listener.submit(news(f"Queued news {index}."), 0.1)
+    listener.submit(reply("2: Hotel Presqu'île."), 0.5)
+    assert listener.heard[-1] == "2: Hotel Presqu'île."
+    assert listener.cancelled == ["user key"]
+    # What it cut off is said again after it, from the start.
+    listener.finish(1.5)
+    assert listener.heard[-1] == "A long result that takes a while to say."
+
+
+def test_the_answer_to_a_key_waits_only_for_the_critical_message_being_heard() -> None:
+    scheduler = SpeechScheduler()
+    listener = Listener(scheduler)
+    listener.submit(critical("Confirmation needed.", TRIP, "agent.awaiting.confirmation"), 0.0)
+    listener.submit(critical("Error elsewhere.", "sess_x", "agent.session.errored"), 0.1)
+    listener.submit(reply("9 is not a choice."), 0.2)
+    assert listener.cancelled == []
+    listener.finish(2.0)
+    assert listener.heard[-1] == "9 is not a choice."  # before the queued critical speech
+    listener.finish(3.0)
+    assert listener.heard[-1] == "Error elsewhere."
+
+
+def test_do_not_interrupt_puts_the_answer_first_in_line_without_cutting_off() -> None:
+    scheduler = SpeechScheduler(UserSettings(do_not_interrupt=True))
+    listener = Listener(scheduler)
+    listener.submit(news("Speaking."), 0.0)
+    listener.submit(news("Queued."), 0.1)
+    listener.submit(reply("Sent."), 0.2)
+    assert listener.cancelled == []
+    listener.finish(1.0)
+    assert listener.heard[-1] == "Sent."
+
+
+def test_when_speech_falls_behind_older_news_is_skipped_and_said_so() -> None:
+    """Issue 14 e: the delay stays bounded; the user hears how much was skipped.
+
+    A result every half second, each taking about 2.3 s to say at 180 words a
+    minute, played by the paced backend on a simulated clock.
+    """
+    clock = SimulatedClock()
+    scheduler = SpeechScheduler()
+    backend = PacedBackend(clock, rate_wpm=180)
+    driver = SpeechDriver(backend)
+    arrived: dict[str, float] = {}
+
+    def run(commands: list[SpeechCommand]) -> None:
+        driver.run(commands, lambda uid: scheduler.on_done(uid, clock.now()))
+
+    for step in range(1200):  # 60 seconds in twentieths
+        clock.advance_to(step * 0.05)
+        run([])  # what the voice finished meanwhile
+        if step % 10 == 0 and step < 400:
+            text = f"Result number {step // 10} came back fine."
+            arrived[text] = clock.now()
+            run(scheduler.submit(news(text), clock.now()))
+    heard = [u.announcement.text for u in backend.utterances]
+    print([(round(u.started, 1), u.announcement.text[:20], u.stopped) for u in backend.utterances])
+    delays = [
+        u.started - arrived[u.announcement.text]
+        for u in backend.utterances
+        if u.announcement.text in arrived
+    ]
+    assert any(text.endswith("updates skipped.") for text in heard)
+    # Never more than the bound plus one utterance in progress and one summary.
+    assert max(delays) <= scheduler.max_delay_seconds + 2 * 2.5
+    assert heard[-1] == "Result number 39 came back fine."
+    assert scheduler.drops["overtaken by newer news"] > 20
+
+
+def test_chatter_is_skipped_once_newer_news_of_its_session_waits() -> None:
+    listener = Listener(SpeechScheduler())
+    listener.submit(news("Speaking."), 0.0)
+    listener.submit(news("Thinking.", kind="agent.state.changed"), 0.1)
+    listener.submit(news("Searching trains.", kind="agent.tool.invoked"), 0.2)
+    listener.submit(news("Found three trains."), 0.3)
+    listener.play_out(0.0, step=1.0)
+    # Not worth a "2 more updates skipped." of its own; counted, and in the next summary.
+    assert listener.heard == ["Speaking.", "Found three trains."]
+    assert listener.scheduler.drops["superseded by newer news"] == 2
+
+
+def test_background_news_is_said_before_its_sessions_later_news_or_not_at_all() -> None:
+    def background(text: str, kind: str = "agent.tool.completed") -> Announcement:
+        return news(text, kind=kind, urgency=Urgency.BACKGROUND)
+
+    listener = Listener(SpeechScheduler())
+    listener.submit(news("Speaking."), 0.0)
+    listener.submit(background("Draft saved."), 0.1)
+    listener.submit(news("Found three trains."), 0.2)
+    listener.finish(1.0)
+    assert listener.heard[-1] == "Draft saved."  # still fresh: said first, in order
+    listener.play_out(1.0)
+    assert listener.heard == ["Speaking.", "Draft saved.", "Found three trains."]
+    late = Listener(SpeechScheduler())
+    late.submit(news("Speaking."), 0.0)
+    late.submit(background("Draft saved."), 0.1)
+    late.submit(news("Found three trains."), 0.2)
+    late.play_out(5.0)
+    assert late.heard == ["Speaking.", "Found three trains."]  # too late: moot, not after
+    chatter = Listener(SpeechScheduler())
+    chatter.submit(news("Speaking."), 0.0)
+    chatter.submit(background("Halfway.", kind="agent.progress.updated"), 0.1)
+    chatter.submit(news("Found three trains."), 0.2)
+    chatter.play_out(1.0)
+    # Progress is superseded by its session's newer news, at once.
+    assert chatter.heard == ["Speaking.", "Found three trains."]
+    assert chatter.scheduler.drops["superseded by newer news"] == 1
+    # Who asked for every detail (high cognitive load) hears it, while it is fresh.
+    detail = Listener(SpeechScheduler(UserSettings(cognitive_load="high")))
+    detail.submit(news("Speaking."), 0.0)
+    detail.submit(background("Halfway.", kind="agent.progress.updated"), 0.1)
+    detail.submit(news("Found three trains."), 0.2)
+    detail.play_out(0.0, step=1.0)
+    assert detail.heard == ["Speaking.", "Halfway.", "Found three trains."]
+
+
+def test_the_answering_ui_learns_when_a_question_began_to_be_heard() -> None:
+    scheduler = SpeechScheduler()
+    listener = Listener(scheduler)
+    listener.submit(news("Speaking.", session="sess_other"), 0.0)
+    question = critical("Book it?", TRIP, "agent.awaiting.confirmation", event_id="evt_b")
+    question_commands = listener.submit(question, 0.4)
+    assert isinstance(question_commands[-1], Speak)
+    assert scheduler.question_started_at("evt_b") == 0.4
+    assert scheduler.question_started_at("evt_never") is None
+
+
+# -- through the engine -----------------------------------------------------------------
+
+
+def test_an_answer_cuts_off_its_question_and_the_engine_hands_over_the_cancel() -> None:
+    engine = Engine()
+    commands = engine.receive(confirmation("rpl_pace1"), "c", 0.0)
+    engine.set_subscription("c", "sub_1")
+    assert isinstance(commands[0], Speak)
+    prompt = engine.pending_prompts()[0]
+    assert engine.question_started_at(prompt) == 0.0
+    outcome = engine.answer(UserAnswer("rpl_pace1", decision="reject"), 2.0)
+    assert isinstance(outcome, ReplyReady)
+    after = engine.take_speech()
+    assert isinstance(after[0], Cancel) and after[0].reason == "question answered"
+    assert engine.take_speech() == []
+
+
+def test_a_timed_out_question_is_not_read_on_after_its_time_is_up() -> None:
+    engine = Engine()
+    engine.receive(
+        frame("agent.tool.invoked", session="sess_o", tool="t", summary_normal="Hi."), "c", 0.0
+    )
+    engine.receive(confirmation("rpl_pace2", timeout_seconds=1), "c", 0.1)
+    commands = engine.tick(1.2)
+    reasons = [c.reason for c in commands if isinstance(c, Cancel)]
+    spoken = [c.announcement.kind for c in commands if isinstance(c, Speak)]
+    assert reasons == ["question timed out"]
+    # The other session's news it cut off is said again first, then why the question ended.
+    assert spoken == ["agent.tool.invoked"]
+    queued = [a.kind for a in engine.scheduler.queued_announcements()]
+    assert queued == ["system.prompt_expired"]
+    assert engine.scheduler.drops["question timed out"] == 1
+
+
+def test_a_voice_that_never_finishes_never_holds_back_its_sessions_question() -> None:
+    scheduler = SpeechScheduler()
+    listener = Listener(scheduler)
+    listener.submit(news("Session started.", kind="agent.session.started"), 0.0)
+    listener.submit(critical("Confirmation needed.", TRIP, "agent.awaiting.confirmation"), 0.1)
+    assert listener.cancelled == []  # its own session's start is heard first...
+    wake = scheduler.next_wakeup()
+    assert wake is not None and wake < 5.0
+    assert scheduler.tick(wake - 0.01) == []
+    listener.take(scheduler.tick(wake))  # ...but a stuck voice is cut off when overdue
+    assert listener.cancelled == ["overdue"]
+    assert listener.heard[-1] == "Confirmation needed."
+
+
+def test_critical_news_that_would_wait_anyway_cuts_nothing_off() -> None:
+    listener = Listener(SpeechScheduler())
+    listener.submit(news("Found three trains."), 0.0)
+    listener.submit(critical("Book it?", TRIP, "agent.awaiting.confirmation"), 0.1)
+    # Another session's error waits behind that question: no point cutting the lead-up.
+    listener.submit(critical("Error. No weather.", WEATHER, "agent.session.errored"), 0.2)
+    assert listener.cancelled == []
+    listener.play_out(0.2)
+    assert listener.heard == ["Found three trains.", "Book it?", "Error. No weather."]
+
+
+def test_the_agents_own_words_survive_when_old_news_and_chatter_are_skipped_together() -> None:
+    listener = Listener(SpeechScheduler())
+    listener.submit(news("Speaking."), 0.0)
+    listener.submit(news("Old result.", kind="agent.tool.completed"), 0.1)
+    listener.submit(news("Running shell.", kind="agent.tool.invoked"), 2.0)
+    listener.submit(news("Ready to apply the diff.", kind="agent.output.streaming"), 2.1)
+    listener.submit(news("Finished the turn."), 2.2)
+    listener.finish(3.0)  # "Old result." is late; "Running shell." is superseded
+    listener.play_out(3.0)
+    assert "Ready to apply the diff." in listener.heard
+    assert "Old result." not in listener.heard and "Running shell." not in listener.heard
+    assert listener.heard[-1] == "Finished the turn."
+    assert listener.scheduler.drops["overtaken by newer news"] == 1
+    assert listener.scheduler.drops["superseded by newer news"] == 1

@@ -1,0 +1,174 @@
+"""announcer's hooks with the real Claude Code and Codex CLIs, against the fake model (tests/lab).
+
+`announcer hook serve` listens; the real CLI runs `announcer hook claude-code|codex` as
+its hooks. What the person reads (serve's lines) and what the CLI did are both checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.lab import clis as lab_clis
+from tests.lab.fake_model import FakeModelServer
+
+ROOT = Path(__file__).resolve().parents[2]
+WAIT = 90.0
+
+
+class Serve:
+    """`announcer hook serve` on a socket; answers each question with the next key given."""
+
+    def __init__(self, sock: Path, keys: list[str]) -> None:
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "announcer", "hook", "serve", "--socket", str(sock)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
+        self.keys = list(keys)
+        self.lines: list[str] = []
+        self.ready: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+        assert self.ready.get(timeout=WAIT).startswith("Listening for")
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None and self.proc.stdin is not None
+        for raw in self.proc.stdout:
+            line = raw.rstrip("\n")
+            self.lines.append(line)
+            if line.startswith("Listening for"):
+                self.ready.put(line)
+            if line.startswith("Press y") and self.keys:
+                self.proc.stdin.write(self.keys.pop(0) + "\n")
+                self.proc.stdin.flush()
+
+    def stop(self) -> list[str]:
+        self.proc.kill()  # only the process this test started
+        self.proc.wait(timeout=WAIT)
+        return self.lines
+
+
+@pytest.fixture
+def sock() -> Iterator[Path]:
+    folder = Path(f"/tmp/ann-lab-hooks-{os.getpid()}-{threading.get_ident() % 10**6}")
+    yield folder / "hook.sock"
+    if folder.exists():
+        for child in folder.iterdir():
+            child.unlink()
+        folder.rmdir()
+
+
+def our_hook(agent: str, sock: Path) -> str:
+    return f"{sys.executable} -m announcer hook {agent} --socket {sock}"
+
+
+def claude_turn(
+    clis: lab_clis.Clis, server: FakeModelServer, tmp_path: Path, sock: Path, scenario: str
+) -> dict:
+    command = {"type": "command", "command": f"cd {ROOT} && {our_hook('claude-code', sock)}"}
+    settings = tmp_path / "settings.json"
+    settings.write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "PermissionRequest": [{"matcher": "*", "hooks": [dict(command, timeout=60)]}],
+                    "PostToolUse": [{"matcher": "*", "hooks": [command]}],
+                    "Stop": [{"hooks": [command]}],
+                }
+            }
+        )
+    )
+    project = tmp_path / "project"
+    project.mkdir()
+    env = lab_clis.claude_env(server.anthropic_url, tmp_path / "home")
+    done = lab_clis.run(
+        lab_clis.claude_command(
+            clis,
+            f"lab:{scenario} please",
+            permission_mode="default",
+            extra=("--settings", str(settings)),
+        ),
+        env,
+        project,
+        timeout=WAIT,
+    )
+    assert done.returncode == 0, done.stderr[-800:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_claude_code_p_mode_permission_request_allowed_by_the_user(
+    clis: lab_clis.Clis, fake_model: FakeModelServer, tmp_path: Path, sock: Path
+):
+    serve = Serve(sock, ["y"])
+    try:
+        result = claude_turn(clis, fake_model, tmp_path, sock, "denied")
+    finally:
+        lines = serve.stop()
+    assert result["permission_denials"] == []  # the user's allow reached Claude Code
+    assert (
+        "Claude Code wants to run Bash: rm -rf build. It says: Remove the build folder. Allow?"
+        in lines
+    )
+    after = lines[lines.index("Allowed.") :]
+    assert after[1] == "Running Bash: rm -rf build."
+    assert any(line.startswith("Bash finished") for line in after)
+    assert "I could not remove the build folder." in lines  # Stop's last_assistant_message
+
+
+def test_claude_code_p_mode_permission_request_denied_by_the_user(
+    clis: lab_clis.Clis, fake_model: FakeModelServer, tmp_path: Path, sock: Path
+):
+    serve = Serve(sock, ["n"])
+    try:
+        result = claude_turn(clis, fake_model, tmp_path, sock, "denied")
+    finally:
+        lines = serve.stop()
+    assert [d["tool_name"] for d in result["permission_denials"]] == ["Bash"]
+    assert "Denied." in lines
+    assert not any(line.startswith("Running Bash") for line in lines)
+
+
+def test_codex_hooks_are_heard_once_each_with_the_last_message(
+    clis: lab_clis.Clis, fake_model: FakeModelServer, tmp_path: Path, sock: Path
+):
+    env = lab_clis.codex_env(fake_model.openai_url, tmp_path / "home")
+    command = {"type": "command", "command": f"cd {ROOT} && {our_hook('codex', sock)}"}
+    hooks = {
+        event: [dict({"hooks": [command]}, **({"matcher": "*"} if "Tool" in event else {}))]
+        for event in ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
+    }
+    (Path(env["CODEX_HOME"]) / "hooks.json").write_text(json.dumps({"hooks": hooks}))
+    project = tmp_path / "project"
+    project.mkdir()
+    serve = Serve(sock, [])
+    try:
+        done = lab_clis.run(
+            lab_clis.codex_command(
+                clis, "lab:one-tool please", extra=("--dangerously-bypass-hook-trust",)
+            ),
+            env,
+            project,
+            timeout=WAIT,
+        )
+    finally:
+        lines = serve.stop()
+    assert done.returncode == 0, done.stderr[-800:]
+    assert lines.count("Running Bash: echo hello.") == 1
+    running = lines.index("Running Bash: echo hello.")
+    assert lines[running + 1].startswith("Bash finished")
+    assert "The command printed hello." in lines
+    assert "Codex finished responding." in lines
+    assert not any("never reported back" in line or "timed out" in line for line in lines)

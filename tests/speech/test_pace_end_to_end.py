@@ -1,0 +1,126 @@
+"""The whole path at the pace of a real voice (issue 14, item 4).
+
+The demo producer (``ProducerCore`` playing ``tour``) and the bundled recordings run
+through the engine, the speech driver and the ``paced`` backend on a simulated
+clock: each utterance lasts as long as it would at 180 or 350 words a minute, and a
+simulated user answers each question a second after hearing it, presses a wrong
+key first, and asks "where am I" while the agent talks. The checks are on what the
+user heard, in order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from announcer.engine.settings import UserSettings
+from announcer.runtime.pace_replay import (
+    PaceReport,
+    bundled_recording,
+    busy_recording,
+    recorded_frames,
+    run_demo,
+    run_recording,
+)
+
+RATES = (180, 350)
+
+
+def index_of(report: PaceReport, start: str) -> int:
+    texts = report.texts()
+    return next(i for i, text in enumerate(texts) if text.startswith(start))
+
+
+@pytest.fixture(scope="module", params=RATES)
+def demo(request: pytest.FixtureRequest) -> PaceReport:
+    return run_demo(UserSettings(pace_wpm=request.param))
+
+
+def test_the_demo_is_heard_in_each_sessions_order_with_nothing_stale(demo: PaceReport) -> None:
+    assert demo.stale == []
+    assert demo.out_of_order == []
+
+
+def test_in_the_demo_the_weather_error_comes_after_its_session_starts(demo: PaceReport) -> None:
+    """Issue 14 a: "the weather error" came before "New session: checking the weather"."""
+    started = index_of(demo, "New session: checking the weather")
+    assert index_of(demo, "Error. The weather service") > started
+
+
+def test_in_the_demo_the_trains_found_lead_up_to_the_question(demo: PaceReport) -> None:
+    """Issue 14 b: "Found three trains…" is heard before the question."""
+    found = index_of(demo, "Found three trains")
+    assert found < index_of(demo, "Confirmation needed. Book the 9:04 train")
+
+
+def test_in_the_demo_the_withdrawn_question_leaves_no_keys_behind(demo: PaceReport) -> None:
+    """Issue 14 c: "Press A to accept" came 10 s after the question was withdrawn."""
+    heard = demo.heard
+    voided = [u for u in heard if u.announcement.kind == "system.prompt_voided"]
+    assert voided, "the tour withdraws its insurance question after 4 seconds"
+    about_questions = [u for u in heard if u.announcement.event_id in demo.ended]
+    for utterance in about_questions:
+        announcement = utterance.announcement
+        if announcement.kind.startswith("system.prompt_"):
+            continue  # why it ended
+        # The question, its keys and its time left: only before the question ended.
+        assert utterance.started <= demo.ended[announcement.event_id or ""], announcement.text
+    keys = [u for u in about_questions if u.announcement.text.endswith("or R to reject.")]
+    assert keys, "the dialog's keys were heard for the questions still open"
+
+
+def test_in_the_demo_the_answers_to_keys_come_at_once(demo: PaceReport) -> None:
+    """Issue 14 d: an acknowledgement came 21 s late, a refusal 43 s late."""
+    assert len(demo.reply_delays) >= 10  # a wrong key and "Sent." per question, and more
+    # At once, or after at most the rest of a short message being read.
+    assert max(demo.reply_delays) <= 4.0
+
+
+def test_in_the_demo_every_question_is_heard_and_answered(demo: PaceReport) -> None:
+    texts = demo.texts()
+    assert sum(text == "Sent." for text in texts) == 5  # 1 confirmation, 4 clarifications
+    assert texts.index("Sent.") > index_of(demo, "Confirmation needed. Book the 9:04 train")
+
+
+@pytest.mark.parametrize("wpm", RATES)
+def test_a_busy_recording_is_heard_in_order_with_a_bounded_delay(wpm: int) -> None:
+    """Issue 14 e: six sessions at once; older news is skipped, and said so."""
+    report = run_recording(busy_recording(), UserSettings(pace_wpm=wpm))
+    assert report.stale == []
+    assert report.out_of_order == []
+    assert report.skipped_summaries >= 1
+    assert any(text.endswith("updates skipped.") for text in report.texts())
+    # Each session's start is heard before its error.
+    texts = report.texts()
+    assert texts.index("Harbor Bank Assistant is exporting your May statement as a PDF.") < next(
+        i for i, t in enumerate(texts) if t.startswith("Error.")
+    )
+    fifo_like_worst = 60.0  # what the old queue reached here at 180 wpm
+    assert max(report.delays) < fifo_like_worst + 30.0
+
+
+@pytest.mark.parametrize("wpm", RATES)
+def test_the_bundled_recording_keeps_order_and_never_reads_a_void_question(wpm: int) -> None:
+    report = run_recording(recorded_frames(bundled_recording()), UserSettings(pace_wpm=wpm))
+    assert report.stale == []
+    assert report.out_of_order == []
+    texts = report.texts()
+    statement_started = texts.index(
+        "Harbor Bank Assistant is exporting your May statement as a PDF."
+    )
+    assert statement_started < next(i for i, t in enumerate(texts) if t.startswith("Error."))
+
+
+SCENARIOS = sorted(
+    (Path(__file__).parents[1] / "producer" / "scenarios").glob("*.json"), key=lambda p: p.name
+)
+
+
+@pytest.mark.parametrize("wpm", RATES)
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda path: path.stem)
+def test_every_test_scenario_keeps_order_and_says_nothing_stale(scenario: Path, wpm: int) -> None:
+    report = run_demo(UserSettings(pace_wpm=wpm), scenario=str(scenario))
+    assert report.heard, "something was said"
+    assert report.stale == []
+    assert report.out_of_order == []
