@@ -393,7 +393,7 @@ class Engine:
                 prompt.source_id, prompt.session_id, prompt.reply_token, resolved=True
             )
             # Issue 14 c: no key hints or time left after the answer; cut the question off.
-            self._after_answer += self.scheduler.question_ended(outcome.prompt.event_id, now)
+            self._after_answer += self.scheduler.question_ended(prompt.event_id, now)
             if self._presented == answer.reply_token:
                 self._present_due_at = now  # the next question, at the next tick
         return outcome
