@@ -281,6 +281,8 @@ class Engine:
                 prompt.source_id, prompt.session_id, prompt.reply_token, resolved=True
             )
             notice = self._notice(self._expired_msgid(prompt), prompt, kind="system.prompt_expired")
+            # Issue 14 c: what was queued about it is dropped as timed out, then why it ended.
+            commands += self.scheduler.question_ended(prompt.event_id, now, "question timed out")
             commands += self._withdraw(prompt, notice, now)
         commands += self._present_next(now)
         commands += self._say_due_counts(now)

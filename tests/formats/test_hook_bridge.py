@@ -340,10 +340,14 @@ def test_listen_hooks_plain_ui_accepts(listening: Served, sock: Path):
     assert "Claude Code wants to run Bash: rm -rf build." in said
     # The prompt line names the action and who asks.
     listening.wait_for(
-        "Accept or reject: Claude Code wants to run Bash: rm -rf build? [a/r] (Claude Code)"
+        "Accept or reject: Claude Code wants to run Bash: rm -rf build. It says: Clean the build "
+        "folder? [a/r] (Claude Code)"
     )
     listening.answer("a\n")
-    listening.wait_for("Accept: Claude Code wants to run Bash: rm -rf build? Type c then Enter")
+    listening.wait_for(
+        "Accept: Claude Code wants to run Bash: rm -rf build. It says: Clean the build folder? "
+        "Type c then Enter"
+    )
     listening.type("c\n")
     assert hook_output(hook)["hookSpecificOutput"]["permissionDecision"] == "allow"
 
@@ -372,7 +376,7 @@ def test_a_line_typed_as_the_question_appears_decides_nothing(served: Served, so
     served.wait_for("Nothing was sent: this question has only just appeared.")
     # The question is shown again, and nothing was decided.
     assert served.wait_for("Claude Code wants to run") == (
-        "Claude Code wants to run Bash: rm -rf build. Allow?"
+        "Claude Code wants to run Bash: rm -rf build. It says: Clean the build folder. Allow?"
     )
     served.wait_for("Press y then Enter, then c then Enter, to allow")
     assert hook.poll() is None
@@ -435,7 +439,7 @@ def test_a_question_answered_in_claude_codes_dialog_is_withdrawn_at_once(
     payload = dict(PRE_TOOL_USE, hook_event_name="PermissionRequest")
     payload.pop("tool_use_id")
     hook = run_hook(payload, sock, timeout=50)
-    listening.wait_for("Accept or reject?")
+    listening.wait_for("Accept or reject: ")
     question = wait_heard(record, "Confirmation needed.")[-1]
     assert "If you do not answer within" in question
     assert "Claude Code will ask you itself." in question
