@@ -17,7 +17,7 @@ N_ = str  # marks msgids for extraction (babel.cfg keywords); translated in conn
 
 _CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
     (
-        re.compile(r"refused|Errno 111|Errno 61|Errno 10061|Connect call failed", re.I),
+        re.compile(r"Connection refused|Errno 111|Errno 61|Errno 10061|Connect call failed", re.I),
         N_("nothing is listening at that address"),
     ),
     (

@@ -12,6 +12,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from tests.lab.fake_model import FakeModelServer
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 90.0
+ARMED_AFTER = 1.5
 
 
 class Serve:
@@ -52,7 +54,13 @@ class Serve:
             if line.startswith("Listening for"):
                 self.ready.put(line)
             if line.startswith("Press y") and self.keys:
+                # A key typed as the question appears is refused (issue 12): wait out the
+                # arming interval (answer_arming_seconds, 1 s) as a person would.
+                time.sleep(ARMED_AFTER)
                 self.proc.stdin.write(self.keys.pop(0) + "\n")
+                self.proc.stdin.flush()
+            elif line.startswith("Allow? Type c") and self.keys:
+                self.proc.stdin.write(self.keys.pop(0) + "\n")  # the second, confirming key
                 self.proc.stdin.flush()
 
     def stop(self) -> list[str]:
@@ -112,7 +120,7 @@ def claude_turn(
 def test_claude_code_p_mode_permission_request_allowed_by_the_user(
     clis: lab_clis.Clis, fake_model: FakeModelServer, tmp_path: Path, sock: Path
 ):
-    serve = Serve(sock, ["y"])
+    serve = Serve(sock, ["y", "c"])
     try:
         result = claude_turn(clis, fake_model, tmp_path, sock, "denied")
     finally:
