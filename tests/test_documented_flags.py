@@ -27,6 +27,8 @@ FOREIGN_FLAGS = {
     "--no-fuzzy-matching": "pybabel",
     "--add-comments": "pybabel",
     "--project": "pybabel",
+    "--no-location": "pybabel",
+    "--sort-output": "pybabel",
     "--snapshot-update": "pytest (pytest-textual-snapshot)",
     "--output-format": "claude",
     "--include-partial-messages": "claude",

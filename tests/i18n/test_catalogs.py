@@ -23,9 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
 LOCALES = ROOT / "locales"
 TEMPLATE = LOCALES / "announcer.pot"
 UPDATE_COMMAND = (
-    "pybabel extract -F babel.cfg -o locales/announcer.pot --project announcer "
-    "--add-comments Translators: . && pybabel update -i locales/announcer.pot -d locales "
-    "-D announcer --no-fuzzy-matching"
+    "pybabel extract -F babel.cfg -o locales/announcer.pot -w 100 --no-location --sort-output "
+    "--project announcer --add-comments Translators: . && pybabel update -i locales/announcer.pot "
+    "-d locales -D announcer -w 100 --no-fuzzy-matching"
 )
 
 
