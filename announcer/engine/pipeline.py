@@ -963,10 +963,12 @@ class Engine:
         waiting = 0
         waiting_count: Announcement | None = None
         current = self._folded.get(producer_id)
-        for queued in self.scheduler.queued_announcements():
-            if queued.urgency is not Urgency.CRITICAL:
-                break  # critical speech comes first in that list
-            if queued.producer_id != producer_id or queued.continues:
+        for queued in self.scheduler.queued_announcements(Urgency.CRITICAL):
+            if (
+                queued.urgency is not Urgency.CRITICAL  # a lead-up brought forward, not urgent
+                or queued.producer_id != producer_id
+                or queued.continues
+            ):
                 continue
             if current is not None and queued is current[0]:
                 waiting_count = queued

@@ -237,8 +237,14 @@ class SpeechScheduler:
             return len(self._queues[urgency])
         return len(self._replies) + sum(len(queue) for queue in self._queues.values())
 
-    def queued_announcements(self) -> list[Announcement]:
-        """Waiting speech in the order it would be said."""
+    def queued_announcements(self, urgency: Urgency | None = None) -> list[Announcement]:
+        """Waiting speech in the order it would be said.
+
+        With ``urgency``, only that lane. The critical lane also holds the normal news
+        brought forward as a session's lead-up (issue 14 a, b), said in its place.
+        """
+        if urgency is not None:
+            return [item.announcement for item in self._queues[urgency]]
         return [item.announcement for item in self._replies] + [
             item.announcement
             for urgency in (Urgency.CRITICAL, Urgency.NORMAL, Urgency.BACKGROUND)
