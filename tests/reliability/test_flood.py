@@ -16,8 +16,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from announcer.cli.commands.listen import make_driver
 from announcer.engine.announcement import Urgency
 from announcer.engine.pipeline import CRITICAL_BACKLOG_PER_PRODUCER, Engine
