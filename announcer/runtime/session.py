@@ -980,6 +980,9 @@ class LiveSession:
         state.failed = True
         state.finished = True
         state.connected = False
+        if not announce_as_is:
+            log.info("%s: giving up: %s", state.source, reason)  # the full text for the log
+            reason = connection_failure(reason, catalog_language(self.settings.languages))
         self._system(
             reason
             if announce_as_is
