@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from announcer.formats import get_adapter
 from announcer.formats.hooks import HOLD_PRE_TOOL_USE_SECONDS, HookDesk, MappedHookAdapter
 from tests.formats.aaep_schemas import assert_valid

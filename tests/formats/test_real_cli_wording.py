@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from announcer.formats.speakable import command_words, shorten_paths, thought_parts, unwrap_shell
 from tests.formats.conftest import run_stream, speech_of
 
