@@ -330,3 +330,58 @@ def test_what_the_desk_remembers_stays_bounded():
     assert len(d.opened) <= MAX_REMEMBERED
     assert len(d.last_asked) <= MAX_REMEMBERED
     assert d.questions == {}
+
+
+def test_in_claude_p_no_answer_is_said_to_be_a_rejection_because_it_is_one():
+    """`claude -p` has no dialog: a hook's "ask" is a denial (seen in the agent lab)."""
+    import time
+
+    from announcer.engine.pipeline import Engine
+    from announcer.engine.speech_commands import Speak
+    from announcer.formats.hooks import UNATTENDED_KEY
+    from announcer.transports.hook_client import UNATTENDED_KEY as SENT_AS
+    from announcer.transports.hook_client import agent_attended
+    from announcer.ui.tui.prompt_view import ConfirmationView
+
+    # what Claude Code 2.1.330 puts in its hooks' environment
+    assert agent_attended("claude-code", {"CLAUDE_CODE_SESSION_ATTENDED": "0"}) is False
+    assert agent_attended("claude-code", {"CLAUDE_CODE_ENTRYPOINT": "sdk-cli"}) is False
+    assert (
+        agent_attended(
+            "claude-code", {"CLAUDE_CODE_SESSION_ATTENDED": "1", "CLAUDE_CODE_ENTRYPOINT": "cli"}
+        )
+        is True
+    )
+    assert agent_attended("claude-code", {}) is None
+    assert agent_attended("codex", {"CLAUDE_CODE_SESSION_ATTENDED": "0"}) is None
+    assert SENT_AS == UNATTENDED_KEY
+
+    d = desk("claude-code")
+    now = time.time()
+    payload = dict(CLAUDE, hook_event_name="PermissionRequest", tool_name="Bash", tool_input=BASH)
+    token, events = d.ask({**payload, UNATTENDED_KEY: True}, now, 23)
+    assert token is not None
+    engine = Engine()
+    spoken: list[str] = []
+    commands = [c for event in events for c in engine.receive(event, "hooks:test", now)]
+    while commands:
+        command = commands.pop(0)
+        if isinstance(command, Speak):
+            spoken.append(command.announcement.text)
+            commands += engine.on_speech_done(command.utterance_id, now)
+    question = next(text for text in spoken if "Claude Code wants to run" in text)
+    assert "If you do not answer within 23 seconds, it will be rejected." in question
+    assert "ask you itself" not in question
+    [prompt] = engine.pending_prompts()
+    assert ConfirmationView.of(prompt).default_phrase("en") == (
+        "If you do not answer within 23 seconds, it will be rejected."
+    )
+    assert said(d.answered(token, None, now + 24)) == [
+        "No answer in time: Claude Code will not run it."
+    ]
+    # with someone at Claude Code's own dialog, or when we cannot tell: it asks itself
+    token, _ = d.ask({**payload, UNATTENDED_KEY: False}, now + 30, 23)
+    assert token is not None
+    assert said(d.answered(token, None, now + 54)) == [
+        "No answer in time: Claude Code will ask you itself."
+    ]

@@ -164,11 +164,10 @@ class PlainHookUi:
         if asked:
             self.say(desk.answered(asked[0], None, time.time()))
         else:
+            from announcer.formats.hooks import no_answer_sentence, unattended
+
             agent_name = desk.builder.agent_name
-            print(
-                self._("No answer in time: {agent} will ask you itself.").format(agent=agent_name),
-                flush=True,
-            )
+            print(no_answer_sentence(self._, agent_name, unattended(payload)), flush=True)
         return None
 
     def _schedule(self) -> None:
