@@ -385,3 +385,37 @@ def test_in_claude_p_no_answer_is_said_to_be_a_rejection_because_it_is_one():
     assert said(d.answered(token, None, now + 54)) == [
         "No answer in time: Claude Code will ask you itself."
     ]
+
+
+async def test_the_textual_dialog_and_its_timeout_say_the_agent_asks_itself():
+    """The real Textual app (Pilot) on the real engine: the dialog's line, then time's up."""
+    import json
+
+    from announcer.ui.tui.app import AnnouncerApp
+    from announcer.ui.tui.modals import ConfirmScreen
+    from tests.ui.test_with_engine import EngineHarness
+
+    h = EngineHarness()
+    d = desk("codex")
+    _token, events = d.ask(
+        dict(CODEX, hook_event_name="PermissionRequest", tool_name="Bash", tool_input=BASH),
+        h.clock.now,
+        23,
+    )
+    app = AnnouncerApp(h.session)
+    async with app.run_test() as pilot:
+        for event in events:
+            h.session.receive(json.dumps(event), "hooks:test")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ConfirmScreen)
+        line = str(screen.query_one("#time").content)
+        assert line == "If you do not answer within 23 seconds, Codex will ask you itself."
+        h.clock.now += 24
+        h.session.tick()
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+    assert h.said(
+        "Time is up; the agent will ask you itself: Codex wants to run Bash: rm -rf build."
+    )
+    assert not [text for text in h.spoken() if "rejected" in text]
