@@ -639,7 +639,8 @@ class Engine:
         queued = next(
             (a for a in self.scheduler.queued_announcements() if a.event_id == notice_id), None
         )
-        if queued is None:
+        if queued is None:  # said (or being said) already: nothing to recount
+            self._waiting_notice_id = None
             return []
         pending = self.book.pending()
         if len(pending) <= 1:
