@@ -165,7 +165,7 @@ class AcpAdapter(FormatAdapter):
                         agent=self.agent_name, reason=reason
                     ),
                     terse=self._t("{agent} stopped.").format(agent=self.agent_name),
-                    category="agent_failure",
+                    category="permanent",  # §4.1.3: the process is gone
                     recoverable=False,
                 )
 

@@ -81,6 +81,7 @@ class AcpTransport:
         command: Sequence[str],
         *,
         name: str = "Agent",
+        label: str | None = None,
         cwd: str | None = None,
         language: str = "en",
         env: dict[str, str] | None = None,
@@ -90,10 +91,14 @@ class AcpTransport:
         self.command = list(command)
         self.cwd = os.path.abspath(cwd or os.getcwd())
         self.env = env
-        self.adapter = AcpAdapter(agent_name=name, agent_id=_agent_id(name))
+        # ``label``: the short name the user gave it ("claude", "codex") when several agents
+        # run side by side; it is what they type after ``@`` and what is said, so the
+        # agent's own title (``agentInfo``) does not replace it. Labels are unique per run.
+        self.label = label
+        self.adapter = AcpAdapter(agent_name=label or name, agent_id=_agent_id(label or name))
         self.adapter.set_language(language)
-        self.source_id = f"acp:{name}"
-        self.description = name
+        self.source_id = f"acp:{label or name}"
+        self.description = label or name
         self.session_id: str | None = None
         self.stderr_tail: list[str] = []
         self._process: asyncio.subprocess.Process | None = None
@@ -146,7 +151,7 @@ class AcpTransport:
             )
             agent_info = getattr(info, "agent_info", None)
             title = getattr(agent_info, "title", None) or getattr(agent_info, "name", None)
-            if isinstance(title, str) and title.strip():
+            if isinstance(title, str) and title.strip() and self.label is None:
                 self.adapter.rename(title.strip())
                 self.description = self.adapter.agent_name
             session = await asyncio.wait_for(
@@ -210,6 +215,11 @@ class AcpTransport:
         return self._turn is not None and not self._turn.done()
 
     @property
+    def stopped(self) -> bool:
+        """The agent process has ended (or announcer closed it): it takes no more messages."""
+        return self._closed or (self._process is not None and self._process.returncode is not None)
+
+    @property
     def ready(self) -> bool:
         """The agent answered ``session/new``: a message goes out at once."""
         return self._conn is not None and self.session_id is not None and not self._closed
@@ -220,7 +230,7 @@ class AcpTransport:
         False when it cannot be taken: a turn is under way, one message already waits, or
         the agent is gone.
         """
-        if self._closed or self.busy or self._early is not None:
+        if self.stopped or self.busy or self._early is not None:
             return False
         if not self.ready:
             self._early = text  # sent by connect() once the session is open
@@ -332,18 +342,30 @@ class AcpTransport:
         process = self._process
         if process is None or process.returncode is not None:
             return
-        for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+        try:
+            for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, sig)
+                try:
+                    await asyncio.wait_for(process.wait(), wait)
+                    return
+                except TimeoutError:
+                    continue
+        finally:
+            # Cut short (the runtime bounds its goodbyes): never leave the group running.
+            if process.returncode is None:
+                self.kill_now()
+
+    def kill_now(self) -> None:
+        """SIGKILL to the agent's process group at once (announcer is exiting)."""
+        process = self._process
+        if process is not None and process.returncode is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, sig)
-            try:
-                await asyncio.wait_for(process.wait(), wait)
-                return
-            except TimeoutError:
-                continue
+                os.killpg(process.pid, signal.SIGKILL)
 
     def _failure(self, exc: BaseException) -> str:
         detail = str(exc).strip() or type(exc).__name__
-        said = f"the agent {Path(self.command[0]).name!r} failed: {detail[:200]}"
+        said = f"the agent {self.label or Path(self.command[0]).name!r} failed: {detail[:200]}"
         last = next((line for line in reversed(self.stderr_tail) if line.strip()), "")
         if last:
             # Its own last words say why far better than "connection closed".

@@ -49,6 +49,12 @@ HELP = N_(
     ":diagnostics, :cancel (stop the agent's turn), :commands (the agent's slash commands), "
     ":quit"
 )
+# Said with :help when several agents run side by side.
+AGENTS_HELP = N_(
+    "With several agents: @NAME message sends to that agent (later messages go there too), "
+    ":to NAME switches, :to alone says where messages go, :cancel NAME and :commands NAME "
+    "act on that agent."
+)
 
 
 class _Session(Protocol):
@@ -282,6 +288,8 @@ class PlainUi:
         if text.startswith(":"):
             self._command(text[1:].split())
             return
+        if text.startswith("@") and self._to_agent(text) is not None:
+            return  # "@codex fix it" is a message, never an answer, even with a question open
         prompt = self._current
         if prompt is None:
             # With an agent, the line is a message to it (its answer is announced, and so
@@ -370,8 +378,22 @@ class PlainUi:
         send = getattr(self.session, "send_prompt", None)
         if not callable(send) or text.lower() in _ANSWER_WORDS:
             return None
+        if text.startswith("@"):
+            # "@codex fix the test": to that agent only (and later messages go there too)
+            target, _, message = text[1:].partition(" ")
+            if not target or not message.strip():
+                return self._say_line(
+                    self._tr("Type @ and an agent's name, a space, then your message.")
+                )
+            sent: str | None = send(message.strip(), target)
+            return sent
         said: str | None = send(text)
         return said
+
+    def _say_line(self, text: str) -> str:
+        self._print(text)
+        self._speak(text)
+        return text
 
     def _parse(self, prompt: PendingPrompt, text: str) -> UserAnswer | None:
         lowered = text.lower()
@@ -435,7 +457,7 @@ class PlainUi:
     def _command(self, words: list[str]) -> None:
         session = self.session
         if session is None or not words:
-            self._print(self._tr(HELP))
+            self._help()
             return
         name, args = words[0].lower(), words[1:]
         if name in ("quit", "q", "exit"):
@@ -454,11 +476,21 @@ class PlainUi:
             for line in lines or [self._tr("Diagnostics: nothing has been dropped.")]:
                 self._print(clean_display(line).rstrip())
         elif name == "cancel" and callable(getattr(session, "cancel_turn", None)):
-            task = asyncio.ensure_future(session.cancel_turn())  # type: ignore[attr-defined]
+            target = " ".join(args).lstrip("@") or None
+            task = asyncio.ensure_future(session.cancel_turn(target))  # type: ignore[attr-defined]
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+        elif name in ("to", "agents") and callable(getattr(session, "describe_agents", None)):
+            target = " ".join(args).lstrip("@")
+            if name == "to" and target:
+                said = session.set_prompt_target(target)  # type: ignore[attr-defined]
+            else:
+                said = session.describe_agents()  # type: ignore[attr-defined]
+            if said is None:
+                self._print(self._tr("No agent is running here."))
         elif name == "commands" and callable(getattr(session, "agent_commands", None)):
-            found = session.agent_commands()  # type: ignore[attr-defined]
+            target = " ".join(args).lstrip("@") or None
+            found = session.agent_commands(target)  # type: ignore[attr-defined]
             if not found:
                 self._print(self._tr("The agent has listed no commands."))
             for command, description in found:
@@ -474,7 +506,13 @@ class PlainUi:
             session.update_settings(updated)
             self._print(f"{name.capitalize()} is now {args[0]}.")
         else:
-            self._print(self._tr(HELP))
+            self._help()
+
+    def _help(self) -> None:
+        self._print(self._tr(HELP))
+        agents = getattr(self.session, "agents", None)
+        if callable(agents) and len(agents()) > 1:
+            self._print(self._tr(AGENTS_HELP))
 
 
 def event_field(event: object, name: str) -> Any:

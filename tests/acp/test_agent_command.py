@@ -34,6 +34,8 @@ class AgentRun:
         *extra: str,
         agent: list[str] | None = None,
         env: dict[str, str] | None = None,
+        names: list[str] | None = None,
+        config: Path | None = None,
     ) -> None:
         self.folder = tmp / "work"
         self.folder.mkdir(exist_ok=True)
@@ -41,7 +43,7 @@ class AgentRun:
         env = {
             **(os.environ if env is None else env),
             "PYTHONPATH": str(ROOT),
-            "ANNOUNCER_CONFIG": str(tmp / "none.toml"),
+            "ANNOUNCER_CONFIG": str(config or tmp / "none.toml"),
             "PYTHONIOENCODING": "utf-8",
         }
         self.proc = subprocess.Popen(
@@ -57,8 +59,8 @@ class AgentRun:
                 "--cwd",
                 str(self.folder),
                 *extra,
-                "--",
-                *(agent or [sys.executable, "-m", "tests.acp.sdk_agent"]),
+                # several agents by NAME (presets or saved in the settings file), or one command
+                *(names or ["--", *(agent or [sys.executable, "-m", "tests.acp.sdk_agent"])]),
             ],
             cwd=ROOT,
             env=env,
