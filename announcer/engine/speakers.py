@@ -17,9 +17,10 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from announcer.engine.announcement import Announcement
+from announcer.engine.phrases import N_
 
 #: msgid of the named form (translated in every catalog)
-NAMED = "{agent}: {text}"
+NAMED = N_("{agent}: {text}")
 
 
 class SpeakerNames:

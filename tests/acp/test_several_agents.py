@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.acp.test_agent_command import ARMED_AFTER, TIMEOUT, AgentRun
+from tests.acp.test_agent_command import ARMED_AFTER, AgentRun
 
 
 def _agent_source(tag: str) -> str:
@@ -203,3 +203,29 @@ def test_an_agent_that_cannot_start_is_said_and_the_others_run(agents) -> None: 
     run.wait_for("Alpha finished the turn.")
     assert run.quit() == 0
     assert not any("Retrying" in t for t in run.heard())
+
+
+def test_options_after_the_names_are_options_and_the_command_follows_the_double_dash() -> None:
+    import argparse
+
+    from announcer.cli.main import build_parser
+
+    argv = ["agent", "claude", "codex", "--cwd", "/tmp", "--ui", "none", "--", "my-agent", "--ui"]
+    args = build_parser(argv).parse_args(argv)
+    from announcer.cli.commands.agent import split_words
+
+    split_words(args)
+    assert isinstance(args, argparse.Namespace)
+    assert (args.names, args.command, str(args.cwd), args.ui) == (
+        ["claude", "codex"],
+        ["my-agent", "--ui"],
+        "/tmp",
+        "none",
+    )
+
+
+def test_two_agents_with_one_short_name_get_two_names() -> None:
+    from announcer.cli.commands.agent import AgentToStart, unique_labels
+
+    found = unique_labels([AgentToStart(["x"], "claude", "claude")] * 2)
+    assert [a.label for a in found] == ["claude", "claude2"]
