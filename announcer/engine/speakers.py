@@ -3,9 +3,10 @@
 Subscribers' Guide §9: with more than one producer, name the producer. Spoken, a name
 on every sentence would double what the user hears, so the name is said the way a
 chat transcript shows it: before the first words of each new speaker ("codex: The
-tests pass."), and again whenever the speaker changes. A sentence that already names
-its agent ("codex finished the turn.", "Confirmation needed. codex wants to run: …")
-is not named twice. Our own sentences (``system.*``, no producer) are never named.
+tests pass."), and again whenever the speaker changes or our own words came between
+("Sent to codex." could otherwise make the next sentence sound like codex's). A
+sentence that already names its agent ("codex finished the turn.", "Confirmation
+needed. codex wants to run: …") is not named twice. Our own sentences (``system.*``, no producer) are never named.
 
 Sans-I/O: the runtime passes each announcement as it starts to be spoken, in the order
 the user hears them, and gets back the one to speak and show.
@@ -37,6 +38,9 @@ class SpeakerNames:
     def name(self, announcement: Announcement) -> Announcement:
         producer = announcement.producer_id
         if producer is None or announcement.kind.startswith("system."):
+            # Our own words came between ("Sent to beta."): the next agent is named again.
+            if not announcement.continues:
+                self.last = None
             return announcement
         if announcement.continues or producer == self.last:
             self.last = producer

@@ -108,6 +108,8 @@ class AcpTransport:
         self._turn: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
+        self._gone = False  # the connection broke (the process may not be reaped yet)
+        self._stderr_read: asyncio.Task[Any] | None = None
         self._early: str | None = None  # a message typed before the agent was ready
 
     # -- the runtime's Transport face ---------------------------------------------------
@@ -132,7 +134,7 @@ class AcpTransport:
             ) from None
         process = self._process
         assert process.stdin is not None and process.stdout is not None
-        self._spawn(self._read_stderr())
+        self._stderr_read = self._spawn(self._read_stderr())
         self._spawn(self._watch_exit())
         self._conn = acp.connect_to_agent(_Client(self), process.stdin, process.stdout)
         try:
@@ -165,6 +167,7 @@ class AcpTransport:
             ) from None
         except Exception as exc:
             await self._end_process()
+            await self._last_words()
             raise TransportError(self._failure(exc)) from None
         self.session_id = str(session.session_id)
         self._queue(self.adapter.session_opened(self.session_id, self.cwd, time.time()).events)
@@ -217,7 +220,9 @@ class AcpTransport:
     @property
     def stopped(self) -> bool:
         """The agent process has ended (or announcer closed it): it takes no more messages."""
-        return self._closed or (self._process is not None and self._process.returncode is not None)
+        if self._closed or self._gone:
+            return True
+        return self._process is not None and self._process.returncode is not None
 
     @property
     def ready(self) -> bool:
@@ -289,6 +294,11 @@ class AcpTransport:
         except Exception as exc:
             if self._closed:
                 return
+            # The agent's pipe is gone (it crashed): no more messages. An error the agent
+            # answered (a JSON-RPC error) ends only this turn.
+            self._gone = isinstance(exc, ConnectionError)
+            if self._gone:
+                await self._last_words()
             self._queue(
                 self.adapter.session_failed(self.session_id, self._failure(exc), time.time()).events
             )
@@ -326,6 +336,13 @@ class AcpTransport:
             text = line.decode("utf-8", "replace").rstrip()
             self.stderr_tail = [*self.stderr_tail[-(STDERR_LINES_KEPT - 1) :], text]
             log.info("agent stderr: %s", text[:500])
+
+    async def _last_words(self) -> None:
+        """Its pipe broke: give its stderr a moment to end, so the reason said is its own."""
+        reading = self._stderr_read
+        if reading is not None and not reading.done():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(reading), 1.0)
 
     async def _watch_exit(self) -> None:
         assert self._process is not None

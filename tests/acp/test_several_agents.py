@@ -74,15 +74,15 @@ def agents(tmp_path: Path) -> Iterator[Callable[..., AgentRun]]:
 
 
 def _ready(run: AgentRun, *titles: str) -> None:
+    """Every agent said it is ready, in whichever order they started."""
+    said = [run.wait_for("is ready.") for _ in titles]
     for title in titles:
-        run.wait_for(f"{title} is ready.")
+        assert any(f"{title} is ready." in line for line in said), said
 
 
 def test_interleaved_output_is_named_and_a_prompt_reaches_only_its_target(agents) -> None:  # type: ignore[no-untyped-def]
     run = agents()
-    # Ready in either order.
-    run.wait_for("is ready.")
-    run.wait_for("is ready.")
+    _ready(run, "Alpha", "Beta")
     run.type("@alpha hello")
     run.type("@beta hello")  # both answer at once: their words interleave
     run.wait_for("finished the turn.")
@@ -229,3 +229,47 @@ def test_two_agents_with_one_short_name_get_two_names() -> None:
 
     found = unique_labels([AgentToStart(["x"], "claude", "claude")] * 2)
     assert [a.label for a in found] == ["claude", "claude2"]
+
+
+def test_listen_hears_an_acp_agent_and_an_aaep_producer_in_one_engine(tmp_path: Path) -> None:
+    """``listen alpha stdio:...``: a saved ``acp:`` agent beside an AAEP producer over stdio.
+
+    Both questions are queued in one engine and each answer reaches its own source: the
+    producer sends the email, the agent is refused and writes nothing.
+    """
+    root = Path(__file__).resolve().parents[2]
+    producer = "stdio:" + shlex.join(
+        [
+            sys.executable,
+            "-m",
+            "announcer",
+            "demo-producer",
+            "--stdio",
+            "--speed",
+            "0.05",
+            "--scenario",
+            str(root / "tests" / "producer" / "scenarios" / "confirm.json"),
+        ]
+    )
+    run = AgentRun(
+        tmp_path, names=["alpha", producer], config=_config(tmp_path), subcommand="listen"
+    )
+    try:
+        run.wait_for("Accept or reject: Send the email to Alice? [a/r] (Test producer)")
+        run.wait_for("Alpha is ready.")
+        run.type("@alpha write")  # with the producer's question open: a message, not an answer
+        run.wait_for("Sent to alpha.")
+        run.answer("a")
+        run.wait_for("Type c then Enter to confirm")
+        run.type("c")
+        run.wait_for("Accept or reject: Alpha wants to run: echo hello > out.txt? [a/r] (alpha)")
+        run.answer("r")
+        run.wait_for("Alpha finished the turn.")
+    finally:
+        assert run.quit() == 0
+    assert _lines(run.folder / "answers-alpha.txt") == ["call-1 no"]
+    assert not (run.folder / "out-alpha.txt").exists()
+    heard = run.heard()
+    assert "Email sent." in heard  # the producer received its accept
+    # The producer's words are named too once the agent has spoken in between.
+    assert any(t.startswith("Test producer: ") for t in heard), heard

@@ -27,15 +27,21 @@ def test_the_name_is_said_when_the_speaker_changes_and_only_then() -> None:
     ) == ["alpha: Hello.", "Still me.", "beta: Hi.", "alpha: Back."]
 
 
-def test_a_sentence_that_names_its_agent_and_our_own_words_are_not_named() -> None:
+def test_a_sentence_that_names_its_agent_is_not_named_and_our_own_words_name_the_next() -> None:
     names = SpeakerNames()
     names.learn("beta", "beta")
     assert _said(
         names,
         ("beta", "agent.awaiting.confirmation", "Confirmation needed. Beta wants to run: ls."),
-        (None, "system.ui", "Sent to alpha."),
         ("beta", "agent.output.streaming", "Listing."),  # still beta: not named again
-    ) == ["Confirmation needed. Beta wants to run: ls.", "Sent to alpha.", "Listing."]
+        (None, "system.ui", "Sent to alpha."),
+        ("beta", "agent.output.streaming", "Listed."),  # our words came between: named
+    ) == [
+        "Confirmation needed. Beta wants to run: ls.",
+        "Listing.",
+        "Sent to alpha.",
+        "beta: Listed.",
+    ]
 
 
 def test_a_later_part_of_one_message_is_never_named_and_an_unknown_producer_goes_by_its_id() -> (
