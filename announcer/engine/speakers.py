@@ -6,7 +6,8 @@ chat transcript shows it: before the first words of each new speaker ("codex: Th
 tests pass."), and again whenever the speaker changes or our own words came between
 ("Sent to codex." could otherwise make the next sentence sound like codex's). A
 sentence that already names its agent ("codex finished the turn.", "Confirmation
-needed. codex wants to run: …") is not named twice. Our own sentences (``system.*``, no producer) are never named.
+needed. codex wants to run: …") is not named twice. Our own sentences (``system.*``,
+no producer) are never named.
 
 Sans-I/O: the runtime passes each announcement as it starts to be spoken, in the order
 the user hears them, and gets back the one to speak and show.
