@@ -1,8 +1,9 @@
 """``announcer listen SOURCE...``: hear one or more live producers and answer them.
 
 SOURCE is ``ws://`` or ``wss://`` (WebSocket, B.2), ``http://`` or ``https://``
-(SSE + POST, B.1), ``unix:/path`` (B.4), ``stdio:COMMAND`` (B.6), a JSON Lines
-file, or ``-`` for standard input. Several sources may be given at once.
+(SSE + POST, B.1), ``unix:/path`` (B.4), ``stdio:COMMAND`` (B.6), ``acp:NAME`` or
+``acp:COMMAND`` (an ACP agent, as ``announcer agent`` starts it), a JSON Lines file, or
+``-`` for standard input. Several sources may be given at once, mixed in one engine.
 """
 
 from __future__ import annotations
