@@ -71,8 +71,12 @@ def split_words(args: argparse.Namespace) -> None:
         if "--" in words
         else (words, [])
     )
-    again = argparse.ArgumentParser(prog="announcer agent", add_help=False)
-    again.add_argument("names", nargs="*")
+    again = argparse.ArgumentParser(
+        prog="announcer agent",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    again.add_argument("names", nargs="*", metavar="NAME", help="presets or saved agents")
     _add_options(again)
     again.parse_args(head, namespace=args)
     args.command = tail
