@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     parser = subparsers.add_parser(
         "agent",
-        help="talk to ACP agents (claude, codex, gemini, goose, or -- COMMAND)",
+        help="talk to an ACP agent (claude, codex, gemini, goose, or -- COMMAND)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
