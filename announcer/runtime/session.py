@@ -805,9 +805,10 @@ class LiveSession:
                 self._cancel_settle(state)
                 if self._stopping.is_set():
                     return
-                failure = policy.failed()
                 finite = getattr(transport, "finite", False)
-                # A finite source (an agent process) is never retried: no "Retrying".
+                failure = policy.failed()
+                # a finite source (a recording, an agent process) is never retried, so it
+                # is not said to be: "Giving up on …" alone tells what happened
                 self._lost(state, str(exc), None if finite else failure)
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(transport.close("reconnecting"), 5)
