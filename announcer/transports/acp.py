@@ -110,6 +110,7 @@ class AcpTransport:
         self._closed = False
         self._gone = False  # the connection broke (the process may not be reaped yet)
         self._stderr_read: asyncio.Task[Any] | None = None
+        self._end_reported = False  # "stopped" is said once, by the first to notice
         self._early: str | None = None  # a message typed before the agent was ready
 
     # -- the runtime's Transport face ---------------------------------------------------
@@ -299,6 +300,9 @@ class AcpTransport:
             self._gone = isinstance(exc, ConnectionError)
             if self._gone:
                 await self._last_words()
+                if self._end_reported:
+                    return  # its end was already said (the process exit came first)
+                self._end_reported = True
             self._queue(
                 self.adapter.session_failed(self.session_id, self._failure(exc), time.time()).events
             )
@@ -350,8 +354,11 @@ class AcpTransport:
         if self._closed:
             return
         self._cancel_questions("The agent stopped, so the question was withdrawn.")
-        reason = f"its process ended with status {code}"
-        self._queue(self.adapter.session_failed(None, reason, time.time()).events)
+        await self._last_words()
+        if not self._end_reported:  # said once, by whichever noticed first
+            self._end_reported = True
+            reason = f"its process ended with status {code}{self._last_said()}"
+            self._queue(self.adapter.session_failed(None, reason, time.time()).events)
         self._frames.put_nowait(None)
 
     async def _end_process(self) -> None:
@@ -383,11 +390,12 @@ class AcpTransport:
     def _failure(self, exc: BaseException) -> str:
         detail = str(exc).strip() or type(exc).__name__
         said = f"the agent {self.label or Path(self.command[0]).name!r} failed: {detail[:200]}"
+        return said + self._last_said()
+
+    def _last_said(self) -> str:
+        """Its own last words, which say why far better than "connection closed"."""
         last = next((line for line in reversed(self.stderr_tail) if line.strip()), "")
-        if last:
-            # Its own last words say why far better than "connection closed".
-            said += f" (it said: {' '.join(last.split())[:200]})"
-        return said
+        return f" (it said: {' '.join(last.split())[:200]})" if last else ""
 
 
 def _selected(option_id: str) -> Any:
