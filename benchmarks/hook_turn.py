@@ -7,7 +7,8 @@ turn that calls four tools one after another, and times, in one run, round-robin
 - ``none``: no hooks at all (the baseline);
 - ``documented``: the hook set docs/hooks.md tells users to register (its first
   ``json`` block, read from the file: the announce-only hooks start
-  ``setsid -f announcer hook claude-code`` so Claude Code waits only for a shell), with
+  ``setsid -f announcer hook claude-code --detach`` so Claude Code waits only for a
+  shell), with
   ``announcer hook serve`` listening;
 - ``detach``: the portable form the docs give for systems without ``setsid``: the
   announce-only hooks run ``announcer hook claude-code --detach`` (Claude Code waits for

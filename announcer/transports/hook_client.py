@@ -205,7 +205,8 @@ def ask_announcer(
 
     Returns None for a non-blocking send. Every failure or doubt is ``ask`` (never allow),
     and on doubt about who listens the payload is not sent at all. ``spawned`` is when
-    and as which pid the agent started the hook (default: this process).
+    and as which pid the agent started the hook, for hooks the agent does not wait for
+    (the announcer puts those back in order); without it the request goes on as it arrives.
     """
     path = path or default_socket_path()
     problem = directory_problem(path) or socket_problem(path)
@@ -218,8 +219,9 @@ def ask_announcer(
         "payload": shrink(payload),
         "blocking": blocking,
         "timeout": timeout,
-        "spawned": list(spawned or (spawned_at(), os.getpid())),
     }
+    if spawned is not None:
+        request["spawned"] = list(spawned)
     data = b""
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
@@ -355,7 +357,9 @@ def run_hook(agent: str, *, timeout: float, path: Path | None, background: bool 
         return 0
     event = str(payload.get("hook_event_name", ""))
     blocking = is_blocking(payload, agent)
-    spawned = (spawned_at(), os.getpid())  # before a detach: the agent's own start order
+    # A hook the agent waits for arrives in order; a question or a detached hook carries
+    # when the agent started it (taken before a detach: the agent's own start order).
+    spawned = (spawned_at(), os.getpid()) if blocking or background else None
     if background and not blocking:
         target = path or default_socket_path()
         problem = directory_problem(target) or socket_problem(target)

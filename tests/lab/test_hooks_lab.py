@@ -245,6 +245,7 @@ def test_the_documented_hook_set_speaks_every_call_in_order_on_the_real_claude_c
 ):
     settings = documented_settings(sock)
     assert "setsid -f" in settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+    assert "--detach" in settings["hooks"]["Stop"][0]["hooks"][0]["command"]
     serve = Serve(sock, [])
     try:
         documented_turn(clis, fake_model, tmp_path, sock, "several", "acceptEdits")

@@ -246,3 +246,19 @@ def test_detach_says_on_stderr_why_it_sent_nothing_to_an_unsafe_socket(tmp_path:
         remove(sock)
     assert done.returncode == 0 and done.stdout == ""
     assert "not asking the announcer" in done.stderr and "not 700" in done.stderr
+
+
+def test_a_hook_the_agent_waits_for_carries_no_stamp_and_is_never_held(tmp_path: Path):
+    sock = short_socket(tmp_path)
+    listener = RawListener(sock)
+    try:
+        done = hook(["--socket", str(sock)], post_tool_use("ls"))
+        request, _sender = listener.take()
+    finally:
+        listener.close()
+        remove(sock)
+    assert done.returncode == 0 and done.stdout == ""
+    assert "spawned" not in request  # it arrives in the order the agent ran it
+    order = SpawnOrder()
+    ticket = order.arrive(request.get("spawned"), blocking=False, now=boot_clock())
+    assert order.release(boot_clock()) == [ticket]
