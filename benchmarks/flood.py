@@ -404,6 +404,8 @@ def meets_targets(case: dict[str, Any]) -> bool:
 
 async def run_all(frames: int, seconds: float) -> dict[str, Any]:
     result: dict[str, Any] = {"benchmark": "flood", "frames": frames, "targets": TARGETS}
+    # Timings on a shared machine depend on the others' work: the load is printed beside them.
+    result["load_average_1m_before"] = round(os.getloadavg()[0], 2)
     for strategy in STRATEGIES:
         for flood in FLOODS:
             case = await run_case(strategy, flood, frames, seconds)
@@ -411,6 +413,7 @@ async def run_all(frames: int, seconds: float) -> dict[str, Any]:
                 result[f"{strategy}_{flood}_{name}"] = value
             if strategy == "announcer":
                 result[f"announcer_{flood}_meets_targets"] = meets_targets(case)
+    result["load_average_1m_after"] = round(os.getloadavg()[0], 2)
     return result
 
 
