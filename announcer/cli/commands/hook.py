@@ -57,6 +57,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             default=DEFAULT_WAIT_SECONDS,
             help="seconds to wait for your answer before answering 'ask' (default 55)",
         )
+        hook.add_argument(
+            "--detach",
+            action="store_true",
+            help="announce-only events: send from a background process and exit at once"
+            ' (for hooks registered with "async": true; see docs/hooks.md)',
+        )
         hook.set_defaults(func=run_hook, agent=agent)
     serve = inner.add_parser("serve", help="listen for hooks and answer them on this terminal")
     serve.add_argument("--socket", type=Path, default=None, help="hook bridge socket path")
@@ -71,7 +77,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run_hook(args: argparse.Namespace) -> int:
     from announcer.transports.hook_client import run_hook as ask_and_print
 
-    return ask_and_print(args.agent, timeout=float(args.timeout), path=args.socket)
+    return ask_and_print(
+        args.agent, timeout=float(args.timeout), path=args.socket, background=args.detach
+    )
 
 
 class PlainHookUi:
@@ -164,11 +172,10 @@ class PlainHookUi:
         if asked:
             self.say(desk.answered(asked[0], None, time.time()))
         else:
+            from announcer.formats.hooks import no_answer_sentence, unattended
+
             agent_name = desk.builder.agent_name
-            print(
-                self._("No answer in time: {agent} will ask you itself.").format(agent=agent_name),
-                flush=True,
-            )
+            print(no_answer_sentence(self._, agent_name, unattended(payload)), flush=True)
         return None
 
     def _schedule(self) -> None:
@@ -215,10 +222,11 @@ class PlainHookUi:
             key_token = token or f"hook-{now}"
             two_keys = accept_needs_two_keys(question, self.guard.two_key_rule)
             self.say(events)
-            self._keys_line(two_keys)
-            # Printed is presented: this question's keys arm from now (no speech here).
+            # Printed is presented: this question's keys arm from now (no speech here),
+            # before its keys line, so whoever reads that line knows the arming has begun.
             self.guard.present(key_token, self.clock())
             self.guard.speech_started(key_token, self.clock())
+            self._keys_line(two_keys)
             try:
                 return await self._answer(key_token, two_keys, [question] if question else [])
             finally:
