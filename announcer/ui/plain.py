@@ -17,7 +17,10 @@ control characters removed so a producer cannot drive the terminal.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
+import os
+import stat
 import sys
 import threading
 from collections import OrderedDict, deque
@@ -96,6 +99,9 @@ class PlainUi:
         self._question_words: OrderedDict[str, str] = OrderedDict()
         self._own_words: deque[str] = deque(maxlen=32)
         self._closed_at = float("-inf")  # when the last question left the screen
+        # Typed input read by the event loop (_read_in_loop): bytes to text, line by line.
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._partial = ""
 
     # ---- wiring ------------------------------------------------------------------------
 
@@ -111,8 +117,54 @@ class PlainUi:
         if set_answer_keys is not None:
             set_answer_keys(TYPED_LINE_ANSWER_KEYS)
         session.subscribe(self)
+        if self._read_in_loop():
+            return
         thread = threading.Thread(target=self._read_lines, name="plain-ui-input", daemon=True)
         thread.start()
+
+    def _read_in_loop(self) -> bool:
+        """Read a pipe or a terminal in the event loop itself (POSIX), not in a thread.
+
+        A line is then handled in the loop turn after it arrives. From a thread it first
+        waited for the interpreter lock and then for a turn: under a flood, with the
+        machine busy, that hop alone was up to 75 ms of a key's answer
+        (benchmarks/flood.py). Files, Windows and test streams keep the thread.
+        """
+        loop = self._loop
+        try:
+            fd = self.inp.fileno()
+            mode = os.fstat(fd).st_mode
+        except (AttributeError, OSError, ValueError):
+            return False
+        if loop is None or not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)):
+            return False
+        encoding = getattr(self.inp, "encoding", None) or "utf-8"
+        try:
+            self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+            loop.add_reader(fd, self._readable, fd)
+        except (LookupError, NotImplementedError, OSError, ValueError, RuntimeError):
+            return False
+        return True
+
+    def _readable(self, fd: int) -> None:
+        try:
+            data = os.read(fd, 65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:  # end of input: the last line, even without its line ending
+            if self._loop is not None:
+                self._loop.remove_reader(fd)
+            rest = self._partial + self._decoder.decode(b"", final=True)
+            self._partial = ""
+            if rest:
+                self._on_line(rest.rstrip("\r"))
+            return
+        self._partial += self._decoder.decode(data)
+        while "\n" in self._partial:
+            line, _, self._partial = self._partial.partition("\n")
+            self._on_line(line.rstrip("\r"))
 
     def _read_lines(self) -> None:
         loop = self._loop
