@@ -57,7 +57,6 @@ from announcer.i18n.translate import catalog_language, translator
 DEFAULT_MAX_QUEUE: Final = 64
 DEFAULT_STALE_AFTER_SECONDS: Final = 45.0
 DEFAULT_MAX_QUEUED_SPEECH_SECONDS: Final = 30.0
-DEFAULT_MAX_DELAY_SECONDS: Final = 2.5
 DEFAULT_MAX_LEAD_IN_SECONDS: Final = 8.0
 # An utterance that critical speech waits for is cut off once it has taken this much
 # longer than estimated (a voice slower than ``pace_wpm``, or one that never finishes).
@@ -182,7 +181,7 @@ class SpeechScheduler:
         max_queue: int = DEFAULT_MAX_QUEUE,
         stale_after_seconds: float = DEFAULT_STALE_AFTER_SECONDS,
         max_queued_speech_seconds: float = DEFAULT_MAX_QUEUED_SPEECH_SECONDS,
-        max_delay_seconds: float = DEFAULT_MAX_DELAY_SECONDS,
+        max_delay_seconds: float | None = None,
         max_lead_in_seconds: float = DEFAULT_MAX_LEAD_IN_SECONDS,
         paced: bool = False,
     ) -> None:
@@ -190,7 +189,8 @@ class SpeechScheduler:
         self.max_queue = max_queue
         self.stale_after_seconds = stale_after_seconds
         self.max_queued_speech_seconds = max_queued_speech_seconds
-        self.max_delay_seconds = max_delay_seconds
+        # None: the user's ``max_news_delay_seconds``.
+        self._max_delay_seconds = max_delay_seconds
         self.max_lead_in_seconds = max_lead_in_seconds
         self.paced = paced
         self._queues: dict[Urgency, deque[_Queued]] = {
@@ -223,6 +223,13 @@ class SpeechScheduler:
         self.on_start: Callable[[Announcement], None] | None = None
 
     # -- queries -----------------------------------------------------------------
+
+    @property
+    def max_delay_seconds(self) -> float:
+        """How long normal news may wait while newer news waits behind it (issue 14 e)."""
+        if self._max_delay_seconds is not None:
+            return self._max_delay_seconds
+        return self.settings.max_news_delay_seconds
 
     @property
     def speaking(self) -> Announcement | None:
@@ -536,6 +543,14 @@ class SpeechScheduler:
             budget = self.max_lead_in_seconds
             if current is not None and current.announcement.session_id == incoming.session_id:
                 budget -= self._left(current, now)
+            # The lead-up may not make the news itself later than ``max_delay_seconds``
+            # (issue 14 e): what does not fit is skipped, and said so after it.
+            waits = sum(queued.seconds for queued in critical)
+            if current is not None and (
+                behind_others or not self._critical_cuts_off(incoming, current, now)
+            ):
+                waits += self._left(current, now)
+            budget = min(budget, self.max_delay_seconds - waits)
             self._bring_forward(incoming, budget, now)
         if current is None:
             critical.append(item)

@@ -55,6 +55,19 @@ IDLE_KEY_INTERVAL_SECONDS = 15.0
 # A replay never runs past this much simulated time.
 MAX_SIMULATED_SECONDS = 3_600.0
 UI_KIND = "system.ui"
+# Scheduler drop reasons that mean "news the user did not hear, to keep the delay bounded"
+# (not: a question's own speech after it ended, or speech cut off by a key).
+NEWS_SKIP_REASONS = frozenset(
+    {
+        "overtaken by newer news",
+        "superseded by newer news",
+        "skipped before critical news",
+        "stale",
+        "too much queued speech",
+        "queue full",
+        "session ended",
+    }
+)
 
 
 class _InstantSelector(selectors.BaseSelector):
@@ -123,6 +136,8 @@ class PaceReport:
     # When each question ended (answered, withdrawn, timed out), by its event id.
     ended: dict[str, float] = field(default_factory=dict)
     skipped_summaries: int = 0
+    # News the scheduler let go unheard, by reason (skipped as late, superseded, ...).
+    skipped: dict[str, int] = field(default_factory=dict)
 
     def percentile(self, fraction: float, values: list[float] | None = None) -> float:
         data = sorted(self.delays if values is None else values)
@@ -141,6 +156,9 @@ class PaceReport:
             "stale": len(self.stale),
             "out_of_order": len(self.out_of_order),
             "reply_max_s": round(max(self.reply_delays, default=0.0), 2),
+            "skipped_news": sum(
+                count for reason, count in self.skipped.items() if reason in NEWS_SKIP_REASONS
+            ),
             "skipped_said": self.skipped_summaries,
         }
 
@@ -253,7 +271,11 @@ class PacedRun:
     # -- measuring ---------------------------------------------------------------------
 
     def report(self) -> PaceReport:
-        report = PaceReport(heard=list(self.backend.utterances), ended=dict(self.prompt_ended))
+        report = PaceReport(
+            heard=list(self.backend.utterances),
+            ended=dict(self.prompt_ended),
+            skipped=dict(self.engine.scheduler.drops),
+        )
         first_start: dict[str, float] = {}
         last_index: dict[str, int] = {}
         for utterance in report.heard:
