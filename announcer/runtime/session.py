@@ -233,8 +233,14 @@ class LiveSession:
         backend_factory: BackendFactory | None = None,
         can_reply: bool = True,
         diagnostics_file: Path | None = None,
+        offer_again: bool = False,
     ) -> None:
         self.settings = settings
+        # The demo: once every source is done, the UIs say so and offer to run it again
+        # (their ``demo_over``); the session then runs until the user chooses.
+        self.offer_again = offer_again
+        self.again_requested = False
+        self._over_told = False
         self.options = options or TransportOptions()
         self.driver = driver
         self.engine = engine or Engine(settings)
@@ -1283,7 +1289,7 @@ class LiveSession:
             # the engine still holds the next one (or has not heard the last one end).
             if self._speech_pending() and self.clock() - self._drain_started() < DRAIN_SECONDS:
                 return
-            self.stop()
+            self._all_done()
             return
         if not self.exit_when_done or self.engine.pending_prompts():
             return
@@ -1291,7 +1297,35 @@ class LiveSession:
         if status.events == 0 or status.open_sessions or status.queued or status.speaking:
             return
         if self.clock() - self._last_frame_at >= DONE_GRACE_SECONDS:
+            self._all_done()
+
+    def _all_done(self) -> None:
+        """Nothing more will come: stop; or, for the demo, let the UIs say so (issue 14)."""
+        if not self.offer_again:
             self.stop()
+            return
+        if self._over_told:
+            return
+        self._over_told = True
+        told = False
+        for listener in self.listeners:
+            demo_over = getattr(listener, "demo_over", None)
+            if callable(demo_over):
+                demo_over()
+                told = True
+        if not told:
+            self.stop()
+
+    def request_again(self) -> None:
+        """The user asked to run the demo again: this session ends, and its runner repeats."""
+        self.again_requested = True
+        self.stop()
+
+    def is_quiet(self) -> bool:
+        """Nothing is being said or waits to be said."""
+        if self.driver is not None and self.driver.backend.is_speaking():
+            return False
+        return not self._speech_pending()
 
 
 def _create_backend(spec: str, settings: UserSettings) -> Any:

@@ -325,16 +325,25 @@ def _diagnostics_path() -> Path | None:
 
 
 async def run_session(
-    session: LiveSession, ui_name: str, before: Any = None, *, config: Path | None = None
+    session: LiveSession,
+    ui_name: str,
+    before: Any = None,
+    *,
+    config: Path | None = None,
+    plain: Any = None,
 ) -> int:
+    """Run ``session`` under ``ui_name``; ``plain`` is a PlainUi to attach again (the
+    demo run again keeps one reader of standard input)."""
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, session.stop)  # Ctrl-C closes subscriptions (§5.8)
     if ui_name == "plain":
-        from announcer.ui.plain import PlainUi
+        if plain is None:
+            from announcer.ui.plain import PlainUi
 
-        PlainUi().attach(session)
+            plain = PlainUi()
+        plain.attach(session)
     elif ui_name == "tui":
         return await _run_tui(session, config)
     else:

@@ -191,6 +191,9 @@ class AnnouncerApp(App[None]):
         Binding("d", "diagnostics", N_("Diagnostics")),
         Binding("question_mark,f1", "help", N_("Help"), key_display="?"),
         Binding("ctrl+q", "quit", N_("Quit"), priority=True),  # also from inside dialogs
+        # Only once the demo is over (check_action): run it again, or quit with one key.
+        Binding("r", "demo_again", N_("Run the demo again")),
+        Binding("q", "demo_quit", N_("Quit")),
     ]
 
     def __init__(
@@ -226,6 +229,8 @@ class AnnouncerApp(App[None]):
         self.ui_status = session.status
         self._producers_seen: set[str] = set()
         self._main = MainScreen(id="main")
+        # The demo's agent is done (``demo_over``): R runs it again, Q quits.
+        self.demo_is_over = False
         self._previous_load = (
             "medium"
             if session.settings.cognitive_load == "low"
@@ -270,6 +275,18 @@ class AnnouncerApp(App[None]):
 
     def status_changed(self, status: UiStatus) -> None:
         self.post_message(StatusChanged(status))
+
+    def demo_over(self) -> None:
+        """The demo's agent is done: say and show so, with the keys to go on (issue 14)."""
+        self.call_later(self._demo_over)
+
+    def _demo_over(self) -> None:
+        self.demo_is_over = True
+        self.refresh_bindings()
+        text = _("The demo is over. Press R to run it again, or Q to quit.")
+        self.history.append(HistoryEntry(text, kind=UI_SPEECH_KIND))
+        self.write_transcript(text)
+        self.say(text)
 
     # -- speech helpers ---------------------------------------------------
 
@@ -630,6 +647,20 @@ class AnnouncerApp(App[None]):
         self.set_class(low, "-low-load")
 
     # -- actions ----------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("demo_again", "demo_quit"):
+            return self.demo_is_over  # hidden, and the keys unbound, until the demo ends
+        return True
+
+    def action_demo_again(self) -> None:
+        again = getattr(self.session, "request_again", None)
+        if callable(again):
+            again()
+        self.exit()
+
+    def action_demo_quit(self) -> None:
+        self.exit()
 
     def action_help_quit(self) -> None:
         """Ctrl+C does not quit (it copies in text fields); say how to quit, not only show it."""
