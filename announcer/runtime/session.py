@@ -1316,6 +1316,17 @@ class LiveSession:
         if not told:
             self.stop()
 
+    def speech_output(self) -> str:
+        """The name of the output speech goes to now ("none" when there is none)."""
+        backend = getattr(self.driver, "backend", None)
+        if backend is None:
+            return "none"
+        return str(getattr(backend, "active_name", None) or getattr(backend, "name", "none"))
+
+    def speech_notices(self) -> Any:
+        """Notices about speech output held for the UI to show (``HeldNotices``), if any."""
+        return getattr(getattr(self.driver, "backend", None), "notices", None)
+
     def request_again(self) -> None:
         """The user asked to run the demo again: this session ends, and its runner repeats."""
         self.again_requested = True

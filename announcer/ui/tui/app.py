@@ -33,6 +33,7 @@ from announcer.ui.tui.messages import (
     AnnouncementArrived,
     PromptOpened,
     PromptVoided,
+    SpeechNotice,
     StatusChanged,
 )
 from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen
@@ -62,6 +63,10 @@ from announcer.ui.tui.text import (
 
 # The kind the runtime gives what ``UiSession.speak`` says.
 UI_SPEECH_KIND = "system.ui"
+# History entries about the speech output itself.
+SPEECH_NOTICE_KIND = "system.speech"
+# ``auto``'s last resort when no voice works (``PrintedBackend``): our words are shown.
+SILENT_OUTPUTS = frozenset({"printed text"})
 HISTORY_SIZE = 5000
 # When speech about each recent event began (for arming the keys of its question).
 SPEECH_STARTS_KEPT = 256
@@ -231,6 +236,7 @@ class AnnouncerApp(App[None]):
         self._main = MainScreen(id="main")
         # The demo's agent is done (``demo_over``): R runs it again, Q quits.
         self.demo_is_over = False
+        self._told_no_voice = False
         self._previous_load = (
             "medium"
             if session.settings.cognitive_load == "low"
@@ -251,6 +257,13 @@ class AnnouncerApp(App[None]):
         """Called once the transcript exists: only then may the session talk to us."""
         self._apply_load_class()
         self._show_status(self.session.status, announce=False)
+        notices = getattr(self.session, "speech_notices", None)
+        held = notices() if callable(notices) else None
+        if held is not None:
+            # Which output speaks, and why others failed: shown here, never on stderr.
+            held.listen(lambda text: self.post_message(SpeechNotice(text)))
+        if self.no_voice():
+            self._tell_no_voice()
         self.say(_("announcer is listening. Press question mark for help."))
         self.session.subscribe(self)
 
@@ -291,7 +304,41 @@ class AnnouncerApp(App[None]):
     # -- speech helpers ---------------------------------------------------
 
     def say(self, text: str, urgency: Urgency = Urgency.NORMAL, interrupt: bool = False) -> None:
+        self._show_if_silent(text)
         self.session.speak(text, urgency, interrupt)
+
+    def no_voice(self) -> bool:
+        """No speech output works (or none was chosen): our words are only on screen."""
+        output = getattr(self.session, "speech_output", None)
+        return callable(output) and output() in SILENT_OUTPUTS
+
+    def _show_if_silent(self, text: str) -> None:
+        """With no voice, what we would say goes into the transcript (the screen reader's
+        and the braille display's way in), as producer news does."""
+        if self.no_voice():
+            self.write_transcript(one_line(text))
+
+    def _tell_no_voice(self) -> None:
+        """Once: no voice works, so everything is on screen only; and how to get one."""
+        if self._told_no_voice:
+            return
+        self._told_no_voice = True
+        text = _(
+            "No voice works here, so announcements are only shown on screen. To hear "
+            "them, install espeak-ng (on Debian: sudo apt install espeak-ng) or start your "
+            "screen reader, then start announcer again. For a braille display, "
+            "--ui plain --speech text writes every announcement as a line."
+        )
+        self.history.append(HistoryEntry(text, kind=SPEECH_NOTICE_KIND))
+        self.write_transcript(text)
+
+    @on(SpeechNotice)
+    def _speech_notice(self, message: SpeechNotice) -> None:
+        line = _("Speech output: {notice}").format(notice=one_line(message.text))
+        self.history.append(HistoryEntry(line, kind=SPEECH_NOTICE_KIND))
+        self.write_transcript(line)
+        if self.no_voice():
+            self._tell_no_voice()
 
     def say_about(
         self,
@@ -306,6 +353,7 @@ class AnnouncerApp(App[None]):
         utterance as it begins) tells us through ``announcement_made``; for the others
         the request is taken as the start.
         """
+        self._show_if_silent(text)
         if getattr(self.session, "reports_speech_start", False):
             self.session.speak(text, urgency, interrupt, event_id=prompt.event_id)  # type: ignore[call-arg]
         else:
