@@ -140,6 +140,9 @@ class _Queued:
     lead_for: str | None = None
     # Said right after the summary of skipped news: never skipped itself.
     kept: bool = False
+    # Why a question the user never began to hear ended: news like any other, skipped
+    # when late (issue 14 e); the question's end is still shown.
+    unheard_end: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,6 +419,10 @@ class SpeechScheduler:
         submitted: list[SpeechCommand] = []
         for part in notices:
             submitted += self.submit(part, now)
+        if event_id not in self._question_started:
+            for item in self._queues[Urgency.NORMAL]:
+                if item.announcement.event_id == event_id:
+                    item.unheard_end = True
         return submitted
 
     def drop_obsolete(self, session_id: str, now: float, *, keep_start: bool = False) -> None:
@@ -723,7 +730,7 @@ class SpeechScheduler:
             if (
                 head.continues
                 or head.kind == _SESSION_STARTED
-                or head.kind in QUESTION_END_KINDS
+                or (head.kind in QUESTION_END_KINDS and not message[0].unheard_end)
                 or message[0].kept
             ):
                 keep.add(index)
@@ -865,7 +872,9 @@ class SpeechScheduler:
             announcement = head.announcement
             if announcement.continues or announcement.kind == _SESSION_STARTED or head.kept:
                 continue
-            if now - head.queued_at > max_delay and announcement.kind not in _KEPT_WHEN_LATE:
+            if now - head.queued_at > max_delay and (
+                announcement.kind not in _KEPT_WHEN_LATE or head.unheard_end
+            ):
                 doomed.update(message)
             elif (
                 announcement.kind in _CHATTER
