@@ -23,7 +23,13 @@ from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
 from announcer.engine.outputs import OutputStreams, Released
 from announcer.engine.phrases import N_
-from announcer.engine.policy import Policy, Spoken, by_language, same_language
+from announcer.engine.policy import (
+    Policy,
+    Spoken,
+    agent_asks_itself,
+    by_language,
+    same_language,
+)
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.replies import ReplyBook, ReplyOutcome, ReplyReady
 from announcer.engine.scheduler import SpeechScheduler
@@ -1159,6 +1165,9 @@ class Engine:
     @staticmethod
     def _expired_msgid(prompt: PendingPrompt) -> str:
         event = prompt.event
+        if isinstance(event, AwaitingConfirmation) and agent_asks_itself(event):
+            # a coding-agent hook (formats/hooks.py): no answer is "ask", never a reject
+            return N_("Time is up; the agent will ask you itself: {what}")
         if isinstance(event, AwaitingConfirmation):
             return (
                 N_("Time is up; the agent goes ahead with: {what}")
