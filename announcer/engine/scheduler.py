@@ -19,10 +19,13 @@ Rules, in order of precedence:
   queued talk (estimated from ``pace_wpm``), is skipped and summarised as
   "3 more updates skipped". So is news older than ``max_delay_seconds`` when newer
   news is waiting behind it: the newest wins and the delay stays bounded. A
-  session's start is never skipped this way.
+  session's start is never skipped this way. ``max_delay_seconds`` is the user's
+  ``max_news_delay_seconds`` unless given. Skipped news goes to ``on_skip``, so the
+  interfaces show it.
 * Within one session, speech is heard in event order (issue 14 a, b): critical
   speech first brings forward its own session's queued news (its start, and the
-  newest lead-up that fits ``max_lead_in_seconds``; older news is skipped and
+  newest lead-up that fits ``max_lead_in_seconds`` and does not make the critical
+  speech start later than ``max_delay_seconds``; older news is skipped and
   summarised), and it waits for that session's utterance in progress instead of
   cutting it off. Background news older than a session's next normal news is skipped.
 * The answer to the user's own key (``kind="system.ui"`` with no ``event_id``) is
@@ -58,6 +61,19 @@ DEFAULT_MAX_QUEUE: Final = 64
 DEFAULT_STALE_AFTER_SECONDS: Final = 45.0
 DEFAULT_MAX_QUEUED_SPEECH_SECONDS: Final = 30.0
 DEFAULT_MAX_LEAD_IN_SECONDS: Final = 8.0
+# Why news goes unheard so that the delay stays bounded (issue 14 e): such news is still
+# handed to ``on_skip``, so the interfaces show it (nothing is lost in silence).
+SKIPPED_NEWS_REASONS: Final = frozenset(
+    {
+        "overtaken by newer news",
+        "superseded by newer news",
+        "skipped before critical news",
+        "stale",
+        "too much queued speech",
+        "queue full",
+        "session ended",
+    }
+)
 # An utterance that critical speech waits for is cut off once it has taken this much
 # longer than estimated (a voice slower than ``pace_wpm``, or one that never finishes).
 OVERDUE_FACTOR: Final = 2.0
@@ -140,9 +156,6 @@ class _Queued:
     lead_for: str | None = None
     # Said right after the summary of skipped news: never skipped itself.
     kept: bool = False
-    # Why a question the user never began to hear ended: news like any other, skipped
-    # when late (issue 14 e); the question's end is still shown.
-    unheard_end: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +237,8 @@ class SpeechScheduler:
         self.interruptions = 0
         # Called with each announcement as it starts (the engine words its folded counts).
         self.on_start: Callable[[Announcement], None] | None = None
+        # Called with each announcement skipped unheard (SKIPPED_NEWS_REASONS): shown instead.
+        self.on_skip: Callable[[Announcement], None] | None = None
 
     # -- queries -----------------------------------------------------------------
 
@@ -419,10 +434,6 @@ class SpeechScheduler:
         submitted: list[SpeechCommand] = []
         for part in notices:
             submitted += self.submit(part, now)
-        if event_id not in self._question_started:
-            for item in self._queues[Urgency.NORMAL]:
-                if item.announcement.event_id == event_id:
-                    item.unheard_end = True
         return submitted
 
     def drop_obsolete(self, session_id: str, now: float, *, keep_start: bool = False) -> None:
@@ -730,7 +741,7 @@ class SpeechScheduler:
             if (
                 head.continues
                 or head.kind == _SESSION_STARTED
-                or (head.kind in QUESTION_END_KINDS and not message[0].unheard_end)
+                or head.kind in QUESTION_END_KINDS
                 or message[0].kept
             ):
                 keep.add(index)
@@ -872,9 +883,7 @@ class SpeechScheduler:
             announcement = head.announcement
             if announcement.continues or announcement.kind == _SESSION_STARTED or head.kept:
                 continue
-            if now - head.queued_at > max_delay and (
-                announcement.kind not in _KEPT_WHEN_LATE or head.unheard_end
-            ):
+            if now - head.queued_at > max_delay and announcement.kind not in _KEPT_WHEN_LATE:
                 doomed.update(message)
             elif (
                 announcement.kind in _CHATTER
@@ -1047,6 +1056,8 @@ class SpeechScheduler:
 
     def _drop(self, announcement: Announcement, reason: str, now: float) -> None:
         self.drops[reason] += 1
+        if self.on_skip is not None and reason in SKIPPED_NEWS_REASONS:
+            self.on_skip(announcement)
         self.drop_log.append(
             DropRecord(
                 at=now,

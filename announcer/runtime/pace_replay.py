@@ -39,7 +39,7 @@ from announcer.engine.answer_keys import UI_SPEAKS_KEYS
 from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.replies import ReplyReady
-from announcer.engine.scheduler import QUESTION_END_KINDS, SpeechScheduler
+from announcer.engine.scheduler import QUESTION_END_KINDS, SKIPPED_NEWS_REASONS, SpeechScheduler
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import SpeechCommand
 from announcer.producer.core import ProducerCore, ProducerOptions
@@ -55,19 +55,7 @@ IDLE_KEY_INTERVAL_SECONDS = 15.0
 # A replay never runs past this much simulated time.
 MAX_SIMULATED_SECONDS = 3_600.0
 UI_KIND = "system.ui"
-# Scheduler drop reasons that mean "news the user did not hear, to keep the delay bounded"
-# (not: a question's own speech after it ended, or speech cut off by a key).
-NEWS_SKIP_REASONS = frozenset(
-    {
-        "overtaken by newer news",
-        "superseded by newer news",
-        "skipped before critical news",
-        "stale",
-        "too much queued speech",
-        "queue full",
-        "session ended",
-    }
-)
+NEWS_SKIP_REASONS = SKIPPED_NEWS_REASONS
 
 
 class _InstantSelector(selectors.BaseSelector):

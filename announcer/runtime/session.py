@@ -246,6 +246,8 @@ class LiveSession:
         self.options = options or TransportOptions()
         self.driver = driver
         self.engine = engine or Engine(settings)
+        # News skipped unheard to keep up (issue 14 e) is still shown by the UIs.
+        self.engine.scheduler.on_skip = self._tell_skipped
         self.handshake_timeout = handshake_timeout
         self.exit_when_done = exit_when_done
         self.adapter_factory = adapter_factory
@@ -1224,6 +1226,16 @@ class LiveSession:
         for listener in list(self.listeners):
             try:
                 listener.announcement_made(announcement)
+            except Exception:
+                log.exception("a listener failed")
+
+    def _tell_skipped(self, announcement: Announcement) -> None:
+        for listener in list(self.listeners):
+            skipped = getattr(listener, "announcement_skipped", None)
+            if skipped is None:
+                continue
+            try:
+                skipped(announcement)
             except Exception:
                 log.exception("a listener failed")
 

@@ -258,6 +258,13 @@ class PlainUi:
             text = f"! {text}"
         self._print(text)
 
+    def announcement_skipped(self, announcement: Announcement) -> None:
+        """Speech fell behind and skipped this news: printed, marked, so nothing is lost."""
+        text = clean(announcement.text)
+        if announcement.kind == "system.ui" or not text:
+            return
+        self._print(self._tr("Skipped: {text}").format(text=text))
+
     def prompt_opened(self, prompt: PendingPrompt) -> None:
         self._queue.append(prompt)
         if self._current is None:

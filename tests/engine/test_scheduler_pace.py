@@ -426,26 +426,6 @@ def test_the_agents_own_words_survive_when_old_news_and_chatter_are_skipped_toge
     assert listener.scheduler.drops["superseded by newer news"] == 1
 
 
-def test_why_a_question_never_heard_ended_is_news_and_skipped_when_late() -> None:
-    """Issue 14 e: "No answer needed any more: …" about a question the user never began
-    to hear is skipped once late, and said so; the question's end is still shown."""
-    scheduler = SpeechScheduler(max_delay_seconds=3.0)
-    listener = Listener(scheduler)
-    listener.submit(critical("Error. No weather.", WEATHER, "agent.session.errored"), 0.0)
-    question = critical("Which hotel?", TRIP, "agent.awaiting.clarification", event_id="evt_q")
-    listener.submit(question, 0.1)  # waits behind the critical error
-    voided = news("No answer needed any more: Which hotel?", kind="system.prompt_voided")
-    voided.event_id = "evt_q"
-    listener.take(scheduler.withdraw("evt_q", 0.5, voided))
-    listener.submit(news("Found a cheaper hotel."), 0.6)
-    listener.finish(5.0)  # the notice waited 4.5 s; newer news waits behind it
-    listener.play_out(5.0)
-    assert "Which hotel?" not in listener.heard
-    assert voided.text not in listener.heard
-    assert listener.heard[1:] == ["1 more update skipped.", "Found a cheaper hotel."]
-    assert scheduler.drops["overtaken by newer news"] == 1
-
-
 def test_why_a_question_being_heard_ended_is_said_however_late() -> None:
     scheduler = SpeechScheduler(max_delay_seconds=3.0)
     listener = Listener(scheduler)

@@ -31,6 +31,7 @@ from announcer.ui.tui.accessibility import WrappingFooter, cursor_offset, spoken
 from announcer.ui.tui.host import HistoryEntry, PromptState
 from announcer.ui.tui.messages import (
     AnnouncementArrived,
+    AnnouncementSkipped,
     PromptOpened,
     PromptVoided,
     SpeechNotice,
@@ -283,6 +284,9 @@ class AnnouncerApp(App[None]):
     def prompt_opened(self, prompt: PendingPrompt) -> None:
         self.post_message(PromptOpened(prompt))
 
+    def announcement_skipped(self, announcement: Announcement) -> None:
+        self.post_message(AnnouncementSkipped(announcement))
+
     def prompt_voided(self, reply_token: str, reason: str) -> None:
         self.post_message(PromptVoided(reply_token, reason))
 
@@ -381,6 +385,17 @@ class AnnouncerApp(App[None]):
         text = one_line(announcement.text)
         if announcement.producer_id and self._several_producers():
             text = f"{text} — {one_line(announcement.producer_id)}"
+        self.history.append(HistoryEntry(text, kind=announcement.kind))
+        self.write_transcript(text)
+
+    @on(AnnouncementSkipped)
+    def _skipped(self, message: AnnouncementSkipped) -> None:
+        """Speech fell behind and skipped this news ("3 more updates skipped."): shown here
+        and in History, so nothing is lost (issue 14 e)."""
+        announcement = message.announcement
+        if announcement.kind == UI_SPEECH_KIND or not announcement.text.strip():
+            return
+        text = _("Skipped: {text}").format(text=one_line(announcement.text))
         self.history.append(HistoryEntry(text, kind=announcement.kind))
         self.write_transcript(text)
 

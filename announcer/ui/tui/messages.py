@@ -44,3 +44,11 @@ class SpeechNotice(Message):
     def __init__(self, text: str) -> None:
         super().__init__()
         self.text = text
+
+
+class AnnouncementSkipped(Message):
+    """News the speech let go unheard to keep up: shown, not said."""
+
+    def __init__(self, announcement: Announcement) -> None:
+        super().__init__()
+        self.announcement = announcement
