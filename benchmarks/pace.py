@@ -12,7 +12,11 @@ Replays, on a simulated clock (``announcer.runtime.pace_replay``), through the
 For each, what the user heard: ``p50_s``/``p95_s``/``max_s`` delay from an event's
 arrival to the start of its speech, ``stale`` utterances about a question that had
 already ended, ``out_of_order`` utterances heard before earlier events of their
-session, ``reply_max_s`` the longest wait for the answer to the user's own key.
+session, ``reply_max_s`` the longest wait for the answer to the user's own key. Beside the delays,
+what it cost: ``skipped_news``, news let go unheard to keep the delay bounded (late,
+superseded by newer news of its session, cut from a question's lead-up), and
+``skipped_said``, how many times the user heard "N more updates skipped." (the skipped
+news stays in History). A delay is counted only for what was heard.
 The same runs go through a plain first-in-first-out queue (``fifo``) as the baseline.
 ``all`` pools every delay of a scheduler at one rate.
 
@@ -23,6 +27,7 @@ Prints one JSON line. Run: ``.venv/bin/python benchmarks/pace.py``.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections import deque
@@ -93,6 +98,8 @@ def _pooled(reports: list[PaceReport]) -> dict[str, float | int]:
         pooled.out_of_order += report.out_of_order
         pooled.skipped_summaries += report.skipped_summaries
         pooled.unheard += report.unheard
+        for reason, count in report.skipped.items():
+            pooled.skipped[reason] = pooled.skipped.get(reason, 0) + count
     return pooled.summary()
 
 
@@ -130,6 +137,7 @@ def main() -> None:
         for key in ("stale", "out_of_order")
     )
     results["seconds"] = round(time.perf_counter() - started, 2)
+    results["load_average_1m"] = round(os.getloadavg()[0], 2)
     print(json.dumps(results))
 
 

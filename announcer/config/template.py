@@ -52,6 +52,10 @@ TEMPLATE = """\
 # Words per minute you can follow; queued speech is paced and bounded with it (60-600).
 # pace_wpm = 180
 
+# The longest (1-60 seconds) news waits to be said while newer news waits; older news
+# is skipped, said so, and kept in History. Questions are never skipped.
+# max_news_delay_seconds = 3.0
+
 # At most this many announcements a second (unset: no limit). Critical ones always pass.
 # max_events_per_second = 4.0
 

@@ -470,7 +470,10 @@ class Engine:
             prompt = self.book.void(token)
             if prompt is not None:
                 notice = self._notice(
-                    N_("No answer needed any more: {what}"), prompt, kind="system.prompt_voided"
+                    N_("No answer needed any more: {what}"),
+                    prompt,
+                    kind="system.prompt_voided",
+                    short=True,
                 )
                 commands += self._withdraw(prompt, notice, now)
         for event in admission.events:
@@ -1123,16 +1126,34 @@ class Engine:
             clean_for_speech(spoken.text, spoken.language, max_chars=160), spoken.language
         )
 
+    def _short_subject(self, prompt: PendingPrompt) -> Spoken:
+        """The question named briefly, for news that it ended (issue 14 e).
+
+        Read out whole, "No answer needed any more: <the whole question>" took 5.5 s at
+        180 words a minute while newer news waited. Its first ``SHORT_SUBJECT_WORDS``
+        words name it (a producer's ``summary_terse`` is often generic: "Permission
+        needed."); the whole question stays on screen and in History.
+        """
+        subject = self._prompt_subject(prompt)
+        return Spoken(_first_words(subject.text), subject.language)
+
     def _notice(
-        self, msgid: str, prompt: PendingPrompt, *, kind: str, critical: bool = False
+        self,
+        msgid: str,
+        prompt: PendingPrompt,
+        *,
+        kind: str,
+        critical: bool = False,
+        short: bool = False,
     ) -> list[Announcement]:
         """Our phrase about a question, naming it by its subject (``{what}``).
 
         A subject in another language than our phrase is its own part, read by its
-        own voice (§11.5); the parts are one message (``continues``).
+        own voice (§11.5); the parts are one message (``continues``). ``short`` names
+        the question by its short subject (:meth:`_short_subject`).
         """
         template = translator(self.policy.phrase_language).gettext(msgid)
-        subject = self._prompt_subject(prompt)
+        subject = self._short_subject(prompt) if short else self._prompt_subject(prompt)
         phrase_language = self.policy.phrase_language
         if same_language(subject.language, phrase_language) or template.count("{what}") != 1:
             texts = [Spoken(template.format(what=subject.text), phrase_language)]
@@ -1405,3 +1426,14 @@ def _malformed_prompt(
         event=event,
         problems=problems,
     )
+
+
+SHORT_SUBJECT_WORDS: Final = 12
+
+
+def _first_words(text: str) -> str:
+    """``text`` cut to ``SHORT_SUBJECT_WORDS`` words, with an ellipsis when cut."""
+    words = text.split()
+    if len(words) <= SHORT_SUBJECT_WORDS:
+        return text.strip()
+    return " ".join(words[:SHORT_SUBJECT_WORDS]).rstrip(",;:—-") + "…"

@@ -19,10 +19,13 @@ Rules, in order of precedence:
   queued talk (estimated from ``pace_wpm``), is skipped and summarised as
   "3 more updates skipped". So is news older than ``max_delay_seconds`` when newer
   news is waiting behind it: the newest wins and the delay stays bounded. A
-  session's start is never skipped this way.
+  session's start is never skipped this way. ``max_delay_seconds`` is the user's
+  ``max_news_delay_seconds`` unless given. Skipped news goes to ``on_skip``, so the
+  interfaces show it.
 * Within one session, speech is heard in event order (issue 14 a, b): critical
   speech first brings forward its own session's queued news (its start, and the
-  newest lead-up that fits ``max_lead_in_seconds``; older news is skipped and
+  newest lead-up that fits ``max_lead_in_seconds`` and does not make the critical
+  speech start later than ``max_delay_seconds``; older news is skipped and
   summarised), and it waits for that session's utterance in progress instead of
   cutting it off. Background news older than a session's next normal news is skipped.
 * The answer to the user's own key (``kind="system.ui"`` with no ``event_id``) is
@@ -57,8 +60,20 @@ from announcer.i18n.translate import catalog_language, translator
 DEFAULT_MAX_QUEUE: Final = 64
 DEFAULT_STALE_AFTER_SECONDS: Final = 45.0
 DEFAULT_MAX_QUEUED_SPEECH_SECONDS: Final = 30.0
-DEFAULT_MAX_DELAY_SECONDS: Final = 2.5
 DEFAULT_MAX_LEAD_IN_SECONDS: Final = 8.0
+# Why news goes unheard so that the delay stays bounded (issue 14 e): such news is still
+# handed to ``on_skip``, so the interfaces show it (nothing is lost in silence).
+SKIPPED_NEWS_REASONS: Final = frozenset(
+    {
+        "overtaken by newer news",
+        "superseded by newer news",
+        "skipped before critical news",
+        "stale",
+        "too much queued speech",
+        "queue full",
+        "session ended",
+    }
+)
 # An utterance that critical speech waits for is cut off once it has taken this much
 # longer than estimated (a voice slower than ``pace_wpm``, or one that never finishes).
 OVERDUE_FACTOR: Final = 2.0
@@ -188,7 +203,7 @@ class SpeechScheduler:
         max_queue: int = DEFAULT_MAX_QUEUE,
         stale_after_seconds: float = DEFAULT_STALE_AFTER_SECONDS,
         max_queued_speech_seconds: float = DEFAULT_MAX_QUEUED_SPEECH_SECONDS,
-        max_delay_seconds: float = DEFAULT_MAX_DELAY_SECONDS,
+        max_delay_seconds: float | None = None,
         max_lead_in_seconds: float = DEFAULT_MAX_LEAD_IN_SECONDS,
         paced: bool = False,
     ) -> None:
@@ -196,7 +211,8 @@ class SpeechScheduler:
         self.max_queue = max_queue
         self.stale_after_seconds = stale_after_seconds
         self.max_queued_speech_seconds = max_queued_speech_seconds
-        self.max_delay_seconds = max_delay_seconds
+        # None: the user's ``max_news_delay_seconds``.
+        self._max_delay_seconds = max_delay_seconds
         self.max_lead_in_seconds = max_lead_in_seconds
         self.paced = paced
         self._queues: dict[Urgency, deque[_Queued]] = {
@@ -227,8 +243,17 @@ class SpeechScheduler:
         self.interruptions = 0
         # Called with each announcement as it starts (the engine words its folded counts).
         self.on_start: Callable[[Announcement], None] | None = None
+        # Called with each announcement skipped unheard (SKIPPED_NEWS_REASONS): shown instead.
+        self.on_skip: Callable[[Announcement], None] | None = None
 
     # -- queries -----------------------------------------------------------------
+
+    @property
+    def max_delay_seconds(self) -> float:
+        """How long normal news may wait while newer news waits behind it (issue 14 e)."""
+        if self._max_delay_seconds is not None:
+            return self._max_delay_seconds
+        return self.settings.max_news_delay_seconds
 
     @property
     def speaking(self) -> Announcement | None:
@@ -548,6 +573,14 @@ class SpeechScheduler:
             budget = self.max_lead_in_seconds
             if current is not None and current.announcement.session_id == incoming.session_id:
                 budget -= self._left(current, now)
+            # The lead-up may not make the news itself later than ``max_delay_seconds``
+            # (issue 14 e): what does not fit is skipped, and said so after it.
+            waits = sum(queued.seconds for queued in critical)
+            if current is not None and (
+                behind_others or not self._critical_cuts_off(incoming, current, now)
+            ):
+                waits += self._left(current, now)
+            budget = min(budget, self.max_delay_seconds - waits)
             self._bring_forward(incoming, budget, now)
         if current is None:
             critical.append(item)
@@ -1047,6 +1080,8 @@ class SpeechScheduler:
 
     def _drop(self, announcement: Announcement, reason: str, now: float) -> None:
         self.drops[reason] += 1
+        if self.on_skip is not None and reason in SKIPPED_NEWS_REASONS:
+            self.on_skip(announcement)
         self.drop_log.append(
             DropRecord(
                 at=now,

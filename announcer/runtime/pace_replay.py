@@ -39,7 +39,7 @@ from announcer.engine.answer_keys import UI_SPEAKS_KEYS
 from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.replies import ReplyReady
-from announcer.engine.scheduler import QUESTION_END_KINDS, SpeechScheduler
+from announcer.engine.scheduler import QUESTION_END_KINDS, SKIPPED_NEWS_REASONS, SpeechScheduler
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import SpeechCommand
 from announcer.producer.core import ProducerCore, ProducerOptions
@@ -55,6 +55,7 @@ IDLE_KEY_INTERVAL_SECONDS = 15.0
 # A replay never runs past this much simulated time.
 MAX_SIMULATED_SECONDS = 3_600.0
 UI_KIND = "system.ui"
+NEWS_SKIP_REASONS = SKIPPED_NEWS_REASONS
 
 
 class _InstantSelector(selectors.BaseSelector):
@@ -125,6 +126,8 @@ class PaceReport:
     skipped_summaries: int = 0
     # Speech still waiting when the replay stopped: neither heard nor said to be skipped.
     unheard: int = 0
+    # News the scheduler let go unheard, by reason (skipped as late, superseded, ...).
+    skipped: dict[str, int] = field(default_factory=dict)
 
     def percentile(self, fraction: float, values: list[float] | None = None) -> float:
         data = sorted(self.delays if values is None else values)
@@ -143,6 +146,9 @@ class PaceReport:
             "stale": len(self.stale),
             "out_of_order": len(self.out_of_order),
             "reply_max_s": round(max(self.reply_delays, default=0.0), 2),
+            "skipped_news": sum(
+                count for reason, count in self.skipped.items() if reason in NEWS_SKIP_REASONS
+            ),
             "skipped_said": self.skipped_summaries,
             "unheard": self.unheard,
         }
@@ -260,6 +266,7 @@ class PacedRun:
             heard=list(self.backend.utterances),
             ended=dict(self.prompt_ended),
             unheard=self.engine.scheduler.queued(),
+            skipped=dict(self.engine.scheduler.drops),
         )
         first_start: dict[str, float] = {}
         last_index: dict[str, int] = {}

@@ -238,11 +238,19 @@ class LiveSession:
         backend_factory: BackendFactory | None = None,
         can_reply: bool = True,
         diagnostics_file: Path | None = None,
+        offer_again: bool = False,
     ) -> None:
         self.settings = settings
+        # The demo: once every source is done, the UIs say so and offer to run it again
+        # (their ``demo_over``); the session then runs until the user chooses.
+        self.offer_again = offer_again
+        self.again_requested = False
+        self._over_told = False
         self.options = options or TransportOptions()
         self.driver = driver
         self.engine = engine or Engine(settings)
+        # News skipped unheard to keep up (issue 14 e) is still shown by the UIs.
+        self.engine.scheduler.on_skip = self._tell_skipped
         self.handshake_timeout = handshake_timeout
         self.exit_when_done = exit_when_done
         self.adapter_factory = adapter_factory
@@ -1332,6 +1340,16 @@ class LiveSession:
             except Exception:
                 log.exception("a listener failed")
 
+    def _tell_skipped(self, announcement: Announcement) -> None:
+        for listener in list(self.listeners):
+            skipped = getattr(listener, "announcement_skipped", None)
+            if skipped is None:
+                continue
+            try:
+                skipped(announcement)
+            except Exception:
+                log.exception("a listener failed")
+
     def _say(self, announcement: Announcement) -> None:
         """Our own messages share the engine's speech queue, so urgency orders them too."""
         self._run(self.engine.scheduler.submit(announcement, self.clock()))
@@ -1418,7 +1436,7 @@ class LiveSession:
             # the engine still holds the next one (or has not heard the last one end).
             if self._speech_pending() and self.clock() - self._drain_started() < DRAIN_SECONDS:
                 return
-            self.stop()
+            self._all_done()
             return
         if not self.exit_when_done or self.engine.pending_prompts():
             return
@@ -1426,7 +1444,46 @@ class LiveSession:
         if status.events == 0 or status.open_sessions or status.queued or status.speaking:
             return
         if self.clock() - self._last_frame_at >= DONE_GRACE_SECONDS:
+            self._all_done()
+
+    def _all_done(self) -> None:
+        """Nothing more will come: stop; or, for the demo, let the UIs say so (issue 14)."""
+        if not self.offer_again:
             self.stop()
+            return
+        if self._over_told:
+            return
+        self._over_told = True
+        told = False
+        for listener in self.listeners:
+            demo_over = getattr(listener, "demo_over", None)
+            if callable(demo_over):
+                demo_over()
+                told = True
+        if not told:
+            self.stop()
+
+    def speech_output(self) -> str:
+        """The name of the output speech goes to now ("none" when there is none)."""
+        backend = getattr(self.driver, "backend", None)
+        if backend is None:
+            return "none"
+        return str(getattr(backend, "active_name", None) or getattr(backend, "name", "none"))
+
+    def speech_notices(self) -> Any:
+        """Notices about speech output held for the UI to show (``HeldNotices``), if any."""
+        return getattr(getattr(self.driver, "backend", None), "notices", None)
+
+    def request_again(self) -> None:
+        """The user asked to run the demo again: this session ends, and its runner repeats."""
+        self.again_requested = True
+        self.stop()
+
+    def is_quiet(self) -> bool:
+        """Nothing is being said or waits to be said."""
+        if self.driver is not None and self.driver.backend.is_speaking():
+            return False
+        return not self._speech_pending()
 
 
 def _agent_name(agent: Any) -> str:

@@ -41,6 +41,36 @@ def notify_stderr(message: str) -> None:
     print(f"announcer: {message}", file=sys.stderr, flush=True)
 
 
+class HeldNotices:
+    """What the fallback says about speech output, for an interface that shows it itself.
+
+    Under the Textual UI a line on standard error lands raw underneath the app, where
+    nobody reads it (issue 14). The first notice comes before the app exists, so notices
+    are held until the app listens, then passed on as they come, from any thread.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: list[str] = []
+        self._listener: Callable[[str], None] | None = None
+
+    def __call__(self, message: str) -> None:
+        with self._lock:
+            listener = self._listener
+            if listener is None:
+                self._held.append(message)
+                return
+        listener(message)
+
+    def listen(self, listener: Callable[[str], None]) -> None:
+        """Hand over the notices held so far, then each one as it comes."""
+        with self._lock:
+            held, self._held = self._held, []
+            self._listener = listener
+        for message in held:
+            listener(message)
+
+
 @dataclass(eq=False)
 class _InFlight:
     announcement: Announcement
@@ -79,6 +109,11 @@ class FallbackBackend:
         self._watchdog = Watchdog()
         self._watched: _InFlight | None = None  # the flight the watchdog is armed for
         self.exhausted = False  # every backend failed: announcements are completed unspoken
+
+    @property
+    def notices(self) -> HeldNotices | None:
+        """Where this backend's notices wait for an interface to show them, if anywhere."""
+        return self._notify if isinstance(self._notify, HeldNotices) else None
 
     @property
     def active_name(self) -> str:

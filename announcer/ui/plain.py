@@ -99,6 +99,12 @@ class PlainUi:
         self._question_words: OrderedDict[str, str] = OrderedDict()
         self._own_words: deque[str] = deque(maxlen=32)
         self._closed_at = float("-inf")  # when the last question left the screen
+        self._reader: threading.Thread | None = None
+        # Input is being read (in the loop or a thread): attached again, it goes on so.
+        self._reading = False
+        # The demo ended (``demo_over``): a line now chooses to run it again or to quit.
+        self._demo_over = False
+        self._input_ended = False
         # Typed input read by the event loop (_read_in_loop): bytes to text, line by line.
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._partial = ""
@@ -116,11 +122,18 @@ class PlainUi:
         set_answer_keys = getattr(session, "set_answer_keys", None)
         if set_answer_keys is not None:
             set_answer_keys(TYPED_LINE_ANSWER_KEYS)
+        # Attached again (the demo run again): a fresh start, on the same input reader.
+        self._queue.clear()
+        self._current = None
+        self._demo_over = False
         session.subscribe(self)
+        if self._reading:
+            return
+        self._reading = True
         if self._read_in_loop():
             return
-        thread = threading.Thread(target=self._read_lines, name="plain-ui-input", daemon=True)
-        thread.start()
+        self._reader = threading.Thread(target=self._read_lines, name="plain-ui-input", daemon=True)
+        self._reader.start()
 
     def _read_in_loop(self) -> bool:
         """Read a pipe or a terminal in the event loop itself (POSIX), not in a thread.
@@ -160,6 +173,7 @@ class PlainUi:
             self._partial = ""
             if rest:
                 self._on_line(rest.rstrip("\r"))
+            self._end_of_input()
             return
         self._partial += self._decoder.decode(data)
         while "\n" in self._partial:
@@ -172,6 +186,62 @@ class PlainUi:
         for line in self.inp:
             with contextlib.suppress(RuntimeError):  # the loop has closed
                 loop.call_soon_threadsafe(self._on_line, line.rstrip("\r\n"))
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(self._end_of_input)
+
+    def _end_of_input(self) -> None:
+        self._input_ended = True
+        if self._demo_over:
+            self._quit_when_quiet()
+
+    # ---- the demo's end ----------------------------------------------------------------
+
+    def demo_over(self) -> None:
+        """The demo's agent is done: say so, and how to run it again or leave (issue 14)."""
+        self._demo_over = True
+        self._say_demo_over()
+        if self._input_ended:  # a script piped its lines in: nobody is left to choose
+            self._quit_when_quiet()
+
+    def _say_demo_over(self) -> None:
+        text = self._tr(
+            "The demo is over. Type r and press Enter to run it again, "
+            "or q and press Enter to quit."
+        )
+        self._print(text)
+        self._speak(text, at_once=False)
+
+    def _demo_choice(self, text: str) -> None:
+        session = self.session
+        if session is None:
+            return
+        choice = text.lower().lstrip(":")
+        if choice in ("r", "again"):
+            again = getattr(session, "request_again", None)
+            if callable(again):
+                again()
+                return
+        if choice in ("q", "quit", "exit"):
+            session.stop()
+            return
+        self._say_demo_over()
+
+    def _quit_when_quiet(self) -> None:
+        """Stop once the last words are said (bounded: a stuck voice never keeps us here)."""
+
+        async def wait() -> None:
+            session = self.session
+            quiet = getattr(session, "is_quiet", None)
+            for _ in range(150):
+                if not callable(quiet) or quiet():
+                    break
+                await asyncio.sleep(0.1)
+            if session is not None:
+                session.stop()
+
+        task = asyncio.ensure_future(wait())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _tr(self, message: str) -> str:
         """The interface's own words, in the user's language once a catalog has them.
@@ -248,6 +318,13 @@ class PlainUi:
         ):
             text = f"! {text}"
         self._print(text)
+
+    def announcement_skipped(self, announcement: Announcement) -> None:
+        """Speech fell behind and skipped this news: printed, marked, so nothing is lost."""
+        text = clean(announcement.text)
+        if announcement.kind == "system.ui" or not text:
+            return
+        self._print(self._tr("Skipped: {text}").format(text=text))
 
     def prompt_opened(self, prompt: PendingPrompt) -> None:
         self._queue.append(prompt)
@@ -337,6 +414,9 @@ class PlainUi:
 
     def _on_line(self, line: str) -> None:
         text = line.strip()
+        if self._demo_over:
+            self._demo_choice(text)
+            return
         if text.startswith(":"):
             self._command(text[1:].split())
             return

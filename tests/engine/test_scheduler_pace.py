@@ -98,8 +98,11 @@ def test_a_critical_error_never_comes_before_its_sessions_start() -> None:
 
 
 def test_a_question_comes_after_its_lead_up() -> None:
-    """Issue 14 b: "Found three trains…" is heard before the question it leads to."""
-    listener = Listener(SpeechScheduler())
+    """Issue 14 b: "Found three trains…" is heard before the question it leads to.
+
+    (With a generous news delay: the bound on it is the next test's.)
+    """
+    listener = Listener(SpeechScheduler(max_delay_seconds=10.0))
     listener.submit(news("Thinking about the trip.", kind="agent.state.changed"), 0.0)
     listener.submit(news("Found three trains; the 9:04 is cheapest at 39 euros."), 0.5)
     listener.submit(news("I suggest the 9:04 train.", kind="agent.output.streaming"), 1.0)
@@ -117,8 +120,31 @@ def test_a_question_comes_after_its_lead_up() -> None:
     ]
 
 
+def test_a_late_lead_up_is_cut_so_the_question_starts_within_the_news_delay() -> None:
+    """Issue 14 b and e: the lead-up never makes its question later than ``max_delay_seconds``.
+
+    What does not fit is skipped, and said so right after the question.
+    """
+    scheduler = SpeechScheduler(max_delay_seconds=3.0)
+    listener = Listener(scheduler)
+    listener.submit(news("Thinking about the trip.", kind="agent.state.changed"), 0.0)
+    listener.submit(news("Found three trains; the 9:04 is cheapest at 39 euros."), 0.5)
+    listener.submit(news("I suggest the 9:04 train.", kind="agent.output.streaming"), 1.0)
+    listener.submit(critical("Book the 9:04 train?", TRIP, "agent.awaiting.confirmation"), 1.2)
+    # "Thinking" (about 1.7 s) ends at 1.7; "I suggest…" (about 1.9 s) fits before 4.2.
+    listener.finish(1.7)
+    assert listener.heard[-1] == "I suggest the 9:04 train."
+    listener.finish(3.6)
+    assert listener.heard[-1] == "Book the 9:04 train?"
+    assert scheduler.max_delay_seconds >= 3.6 - 1.2
+    listener.play_out(3.6)
+    assert "Found three trains; the 9:04 is cheapest at 39 euros." not in listener.heard
+    assert listener.heard[-1] == "1 more update skipped."
+    assert scheduler.drops["skipped before critical news"] == 1
+
+
 def test_a_long_lead_up_is_cut_to_its_newest_part_and_the_rest_summarised() -> None:
-    listener = Listener(SpeechScheduler(max_lead_in_seconds=5.0))
+    listener = Listener(SpeechScheduler(max_lead_in_seconds=5.0, max_delay_seconds=6.0))
     listener.submit(news("Speaking now.", session="sess_other"), 0.0)
     for index in range(6):  # about 3.6 seconds each at 180 words a minute
         listener.submit(news(f"Result {index} is here with ten words in it, all of them."), 0.1)
@@ -385,7 +411,7 @@ def test_critical_news_that_would_wait_anyway_cuts_nothing_off() -> None:
 
 
 def test_the_agents_own_words_survive_when_old_news_and_chatter_are_skipped_together() -> None:
-    listener = Listener(SpeechScheduler())
+    listener = Listener(SpeechScheduler(max_delay_seconds=2.5))
     listener.submit(news("Speaking."), 0.0)
     listener.submit(news("Old result.", kind="agent.tool.completed"), 0.1)
     listener.submit(news("Running shell.", kind="agent.tool.invoked"), 2.0)
@@ -428,3 +454,14 @@ def test_why_a_question_ended_and_a_sessions_end_are_said_however_far_behind() -
     assert done.text in heard
     drops = listener.scheduler.drops
     assert sum(drops.values()) >= 12  # the results were skipped, and counted
+def test_why_a_question_being_heard_ended_is_said_however_late() -> None:
+    scheduler = SpeechScheduler(max_delay_seconds=3.0)
+    listener = Listener(scheduler)
+    question = critical("Which hotel?", TRIP, "agent.awaiting.clarification", event_id="evt_q")
+    listener.submit(question, 0.0)
+    listener.submit(news("Found a cheaper hotel.", session=WEATHER), 0.1)
+    voided = news("No answer needed any more: Which hotel?", kind="system.prompt_voided")
+    voided.event_id = "evt_q"
+    listener.take(scheduler.withdraw("evt_q", 0.5, voided))
+    # It was being read: cut off, and why it ended said at once.
+    assert listener.heard[-1] == voided.text

@@ -36,14 +36,24 @@ pytestmark = pytest.mark.skipif(
 
 
 def _pattern(template: str) -> re.Pattern[str] | None:
-    """A regex for a message with its placeholders as wildcards; None if it has few letters."""
+    """A regex for a message with its placeholders as wildcards; None if it has few letters.
+
+    A placeholder that ends the message may be missing: a subject in the producer's own
+    language is said as its own part (§11.5), so "No answer needed any more:" is heard
+    alone.
+    """
     pieces: list[str] = []
     letters = 0
-    for literal, field, _, _ in string.Formatter().parse(template):
-        pieces.append(re.escape(literal))
+    parsed = list(string.Formatter().parse(template))
+    for index, (literal, field, _, _) in enumerate(parsed):
+        last = index == len(parsed) - 1
+        if field is not None and last and literal.strip():
+            pieces.append(re.escape(literal.rstrip()) + r"(?:\s*.+?)?")
+        else:
+            pieces.append(re.escape(literal))
+            if field is not None:
+                pieces.append(r".+?")
         letters += sum(ch.isalpha() for ch in literal)
-        if field is not None:
-            pieces.append(r".+?")
     words = [w for w in re.split(r"\W+", "".join(pieces).replace("\\", " ")) if w]
     if letters < 4 or len(words) < 2:
         return None  # single words ("Enter", key names) also appear inside translations

@@ -86,17 +86,29 @@ def run(args: argparse.Namespace) -> int:
 async def _live(
     scenario: Scenario, settings: UserSettings, driver: Any, ui: str, config: Path | None = None
 ) -> int:
-    core = ProducerCore(scenario, ProducerOptions())
-    server = ProducerServer(core, "127.0.0.1", 0)
-    await server.start()
-    try:
-        session = LiveSession(
-            [f"ws://127.0.0.1:{server.port}/aaep/v1/ws"],
-            settings,
-            TransportOptions(),
-            driver=driver,
-            exit_when_done=True,
-        )
-        return await run_session(session, ui, config=config)
-    finally:
-        await server.close()
+    """Play the demo; when it is over the UI says so, and the user may run it again."""
+    plain: Any = None
+    if ui == "plain":
+        from announcer.ui.plain import PlainUi
+
+        plain = PlainUi()  # one reader of standard input for every run
+    while True:
+        core = ProducerCore(scenario, ProducerOptions())
+        server = ProducerServer(core, "127.0.0.1", 0)
+        await server.start()
+        try:
+            session = LiveSession(
+                [f"ws://127.0.0.1:{server.port}/aaep/v1/ws"],
+                settings,
+                TransportOptions(),
+                driver=driver,
+                exit_when_done=True,
+                # The plain and Textual UIs say "The demo is over" and offer to run it again.
+                offer_again=ui in ("plain", "tui"),
+            )
+            code = await run_session(session, ui, config=config, plain=plain)
+        finally:
+            await server.close()
+        if not session.again_requested:
+            return code
+        settings = session.settings  # what the user changed meanwhile stays

@@ -232,11 +232,16 @@ def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str | No
     """A speech driver for ``--speech NAME[:ARG]`` (or the ``backend`` setting); None: print only.
 
     ``auto`` tries a screen reader, speech-dispatcher, then pyttsx3 (and, without the
-    plain UI, text output); ``jsonl:PATH`` records every speech decision; ``wav:DIR``
-    saves what would be heard as WAV files; ``text`` writes spoken lines to standard
-    error. ``none`` prints announcements only.
+    plain or Textual UI, text output); ``jsonl:PATH`` records every speech decision;
+    ``wav:DIR`` saves what would be heard as WAV files; ``text`` writes spoken lines to
+    standard error. ``none`` prints announcements only.
+
+    Under the plain and Textual UIs, ``auto``'s last resort is the interface's own lines:
+    both show every announcement. The Textual UI also shows what ``auto`` says about its
+    outputs (which one speaks, why the others failed, how to get a voice) in its
+    transcript, not on standard error underneath the app (issue 14).
     """
-    from announcer.speech.auto import FallbackBackend
+    from announcer.speech.auto import FallbackBackend, HeldNotices, notify_stderr
     from announcer.speech.backends import backend_from_spec
     from announcer.speech.driver import SpeechDriver
     from announcer.speech.registry import (
@@ -252,15 +257,17 @@ def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str | No
         raise SystemExit(f"announcer: {exc}") from None
     backend: Any
     try:
-        if name == "auto" and ui == "plain":
-            # The plain UI already prints every line; a text "voice" would print it twice.
-            # When every voice has failed, the printed lines are all that is left.
+        if name == "auto" and ui in ("plain", "tui"):
+            # The UI already shows every line; a text "voice" would print it twice (or,
+            # under Textual, raw beneath the app). When every voice has failed, the lines
+            # on screen are all that is left.
             from announcer.speech.text import PrintedBackend
 
             order = ["screenreader", "speechd", "pyttsx3"]
             backend = FallbackBackend(
                 [(n, backend_factory(n, settings, speechd_autospawn=False)) for n in order]
                 + [("printed", PrintedBackend)],
+                notify=HeldNotices() if ui == "tui" else notify_stderr,
                 translate=catalog_gettext(settings),
             )
         else:
@@ -370,16 +377,25 @@ def _diagnostics_path() -> Path | None:
 
 
 async def run_session(
-    session: LiveSession, ui_name: str, before: Any = None, *, config: Path | None = None
+    session: LiveSession,
+    ui_name: str,
+    before: Any = None,
+    *,
+    config: Path | None = None,
+    plain: Any = None,
 ) -> int:
+    """Run ``session`` under ``ui_name``; ``plain`` is a PlainUi to attach again (the
+    demo run again keeps one reader of standard input)."""
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, session.stop)  # Ctrl-C closes subscriptions (§5.8)
     if ui_name == "plain":
-        from announcer.ui.plain import PlainUi
+        if plain is None:
+            from announcer.ui.plain import PlainUi
 
-        PlainUi().attach(session)
+            plain = PlainUi()
+        plain.attach(session)
     elif ui_name == "tui":
         return await _run_tui(session, config)
     else:

@@ -31,8 +31,10 @@ from announcer.ui.tui.accessibility import WrappingFooter, cursor_offset, spoken
 from announcer.ui.tui.host import HistoryEntry, PromptState
 from announcer.ui.tui.messages import (
     AnnouncementArrived,
+    AnnouncementSkipped,
     PromptOpened,
     PromptVoided,
+    SpeechNotice,
     StatusChanged,
 )
 from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen
@@ -62,6 +64,10 @@ from announcer.ui.tui.text import (
 
 # The kind the runtime gives what ``UiSession.speak`` says.
 UI_SPEECH_KIND = "system.ui"
+# History entries about the speech output itself.
+SPEECH_NOTICE_KIND = "system.speech"
+# ``auto``'s last resort when no voice works (``PrintedBackend``): our words are shown.
+SILENT_OUTPUTS = frozenset({"printed text"})
 HISTORY_SIZE = 5000
 # When speech about each recent event began (for arming the keys of its question).
 SPEECH_STARTS_KEPT = 256
@@ -191,6 +197,9 @@ class AnnouncerApp(App[None]):
         Binding("d", "diagnostics", N_("Diagnostics")),
         Binding("question_mark,f1", "help", N_("Help"), key_display="?"),
         Binding("ctrl+q", "quit", N_("Quit"), priority=True),  # also from inside dialogs
+        # Only once the demo is over (check_action): run it again, or quit with one key.
+        Binding("r", "demo_again", N_("Run the demo again")),
+        Binding("q", "demo_quit", N_("Quit")),
     ]
 
     def __init__(
@@ -226,6 +235,9 @@ class AnnouncerApp(App[None]):
         self.ui_status = session.status
         self._producers_seen: set[str] = set()
         self._main = MainScreen(id="main")
+        # The demo's agent is done (``demo_over``): R runs it again, Q quits.
+        self.demo_is_over = False
+        self._told_no_voice = False
         self._previous_load = (
             "medium"
             if session.settings.cognitive_load == "low"
@@ -246,6 +258,13 @@ class AnnouncerApp(App[None]):
         """Called once the transcript exists: only then may the session talk to us."""
         self._apply_load_class()
         self._show_status(self.session.status, announce=False)
+        notices = getattr(self.session, "speech_notices", None)
+        held = notices() if callable(notices) else None
+        if held is not None:
+            # Which output speaks, and why others failed: shown here, never on stderr.
+            held.listen(lambda text: self.post_message(SpeechNotice(text)))
+        if self.no_voice():
+            self._tell_no_voice()
         self.say(_("announcer is listening. Press question mark for help."))
         self.session.subscribe(self)
 
@@ -265,16 +284,65 @@ class AnnouncerApp(App[None]):
     def prompt_opened(self, prompt: PendingPrompt) -> None:
         self.post_message(PromptOpened(prompt))
 
+    def announcement_skipped(self, announcement: Announcement) -> None:
+        self.post_message(AnnouncementSkipped(announcement))
+
     def prompt_voided(self, reply_token: str, reason: str) -> None:
         self.post_message(PromptVoided(reply_token, reason))
 
     def status_changed(self, status: UiStatus) -> None:
         self.post_message(StatusChanged(status))
 
+    def demo_over(self) -> None:
+        """The demo's agent is done: say and show so, with the keys to go on (issue 14)."""
+        self.call_later(self._demo_over)
+
+    def _demo_over(self) -> None:
+        self.demo_is_over = True
+        self.refresh_bindings()
+        text = _("The demo is over. Press R to run it again, or Q to quit.")
+        self.history.append(HistoryEntry(text, kind=UI_SPEECH_KIND))
+        self.write_transcript(text)
+        self.say(text)
+
     # -- speech helpers ---------------------------------------------------
 
     def say(self, text: str, urgency: Urgency = Urgency.NORMAL, interrupt: bool = False) -> None:
+        self._show_if_silent(text)
         self.session.speak(text, urgency, interrupt)
+
+    def no_voice(self) -> bool:
+        """No speech output works (or none was chosen): our words are only on screen."""
+        output = getattr(self.session, "speech_output", None)
+        return callable(output) and output() in SILENT_OUTPUTS
+
+    def _show_if_silent(self, text: str) -> None:
+        """With no voice, what we would say goes into the transcript (the screen reader's
+        and the braille display's way in), as producer news does."""
+        if self.no_voice():
+            self.write_transcript(one_line(text))
+
+    def _tell_no_voice(self) -> None:
+        """Once: no voice works, so everything is on screen only; and how to get one."""
+        if self._told_no_voice:
+            return
+        self._told_no_voice = True
+        text = _(
+            "No voice works here, so announcements are only shown on screen. To hear "
+            "them, install espeak-ng (on Debian: sudo apt install espeak-ng) or start your "
+            "screen reader, then start announcer again. For a braille display, "
+            "--ui plain --speech text writes every announcement as a line."
+        )
+        self.history.append(HistoryEntry(text, kind=SPEECH_NOTICE_KIND))
+        self.write_transcript(text)
+
+    @on(SpeechNotice)
+    def _speech_notice(self, message: SpeechNotice) -> None:
+        line = _("Speech output: {notice}").format(notice=one_line(message.text))
+        self.history.append(HistoryEntry(line, kind=SPEECH_NOTICE_KIND))
+        self.write_transcript(line)
+        if self.no_voice():
+            self._tell_no_voice()
 
     def say_about(
         self,
@@ -289,6 +357,7 @@ class AnnouncerApp(App[None]):
         utterance as it begins) tells us through ``announcement_made``; for the others
         the request is taken as the start.
         """
+        self._show_if_silent(text)
         if getattr(self.session, "reports_speech_start", False):
             self.session.speak(text, urgency, interrupt, event_id=prompt.event_id)  # type: ignore[call-arg]
         else:
@@ -316,6 +385,17 @@ class AnnouncerApp(App[None]):
         text = one_line(announcement.text)
         if announcement.producer_id and self._several_producers():
             text = f"{text} — {one_line(announcement.producer_id)}"
+        self.history.append(HistoryEntry(text, kind=announcement.kind))
+        self.write_transcript(text)
+
+    @on(AnnouncementSkipped)
+    def _skipped(self, message: AnnouncementSkipped) -> None:
+        """Speech fell behind and skipped this news ("3 more updates skipped."): shown here
+        and in History, so nothing is lost (issue 14 e)."""
+        announcement = message.announcement
+        if announcement.kind == UI_SPEECH_KIND or not announcement.text.strip():
+            return
+        text = _("Skipped: {text}").format(text=one_line(announcement.text))
         self.history.append(HistoryEntry(text, kind=announcement.kind))
         self.write_transcript(text)
 
@@ -630,6 +710,20 @@ class AnnouncerApp(App[None]):
         self.set_class(low, "-low-load")
 
     # -- actions ----------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("demo_again", "demo_quit"):
+            return self.demo_is_over  # hidden, and the keys unbound, until the demo ends
+        return True
+
+    def action_demo_again(self) -> None:
+        again = getattr(self.session, "request_again", None)
+        if callable(again):
+            again()
+        self.exit()
+
+    def action_demo_quit(self) -> None:
+        self.exit()
 
     def action_help_quit(self) -> None:
         """Ctrl+C does not quit (it copies in text fields); say how to quit, not only show it."""

@@ -36,3 +36,19 @@ class StatusChanged(Message):
     def __init__(self, status: UiStatus) -> None:
         super().__init__()
         self.status = status
+
+
+class SpeechNotice(Message):
+    """What the speech output says about itself (which one speaks, why one failed)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class AnnouncementSkipped(Message):
+    """News the speech let go unheard to keep up: shown, not said."""
+
+    def __init__(self, announcement: Announcement) -> None:
+        super().__init__()
+        self.announcement = announcement
