@@ -5,7 +5,9 @@ do: it streams message and thought chunks, announces each tool call twice (first
 then titled, as the real adapters do), asks permission before it writes a file, and
 writes it only when allowed. The prompt picks the scenario:
 
-- ``write``: asks to run ``echo hello > out.txt`` and creates ``out.txt`` when allowed;
+- ``write``: asks to run ``echo hello > out.txt`` (offering allow once, allow always,
+  reject once and reject always), appends the option picked to ``choices.txt``, and
+  creates ``out.txt`` when allowed;
 - ``edit``: a diff on ``app.py`` reported on completion;
 - ``plan``: a three-step plan, then an answer;
 - ``wait``: asks permission and then waits to be cancelled (the client stops the turn);
@@ -59,6 +61,7 @@ class ScriptedAgent:
             schema.PermissionOption(option_id="always", name="Always allow", kind="allow_always"),
             schema.PermissionOption(option_id="once", name="Allow", kind="allow_once"),
             schema.PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+            schema.PermissionOption(option_id="never", name="Always reject", kind="reject_always"),
         ]
         call = schema.ToolCallUpdate(tool_call_id=call_id, title=title, kind=kind)
         answer = await self.conn.request_permission(session_id, call, options)
@@ -87,6 +90,8 @@ class ScriptedAgent:
                 raw_input={"command": "echo hello > out.txt", "description": "Create out.txt"},
             )  # fmt: skip
             choice = await self.ask(session_id, "call-1", "echo hello > out.txt", "execute")
+            with (self.cwd / "choices.txt").open("a") as log:
+                log.write(f"{choice}\n")  # which of its options the client picked
             if choice in ("once", "always"):
                 (self.cwd / "out.txt").write_text("hello\n")
                 await self.conn.session_update(
