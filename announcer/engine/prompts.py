@@ -21,20 +21,29 @@ ANNOUNCER_EXTENSION: Final = "x-announcer"
 ALWAYS_SCOPE_KEY: Final = "scope"
 
 
+def _ours(event: object) -> dict[str, object]:
+    extensions = (
+        event.get("extensions") if isinstance(event, dict) else getattr(event, "extensions", None)
+    )
+    ours = extensions.get(ANNOUNCER_EXTENSION) if isinstance(extensions, dict) else None
+    return ours if isinstance(ours, dict) else {}
+
+
 def always_decisions(event: object) -> frozenset[str]:
     """The decisions (``accept``, ``reject``) the question's agent offers "always" for.
 
     Only a mapping that knows its agent remembers answers sets this (``x-announcer``
     ``always``); AAEP itself has no such thing, so any other question offers none.
     """
-    extensions = (
-        event.get("extensions") if isinstance(event, dict) else getattr(event, "extensions", None)
-    )
-    ours = extensions.get(ANNOUNCER_EXTENSION) if isinstance(extensions, dict) else None
-    offered = ours.get("always") if isinstance(ours, dict) else None
+    offered = _ours(event).get("always")
     if not isinstance(offered, list):
         return frozenset()
     return frozenset(d for d in offered if d in ("accept", "reject"))
+
+
+def waits_without_deadline(event: object) -> bool:
+    """The agent waits for the answer with no deadline (``x-announcer`` ``no_timeout``)."""
+    return _ours(event).get("no_timeout") is True
 
 
 @dataclass(frozen=True, slots=True)

@@ -247,6 +247,7 @@ class LiveSession:
         # say so, and producers apply their defaults at once instead of waiting.
         self.can_reply = can_reply
         self._known_prompts: dict[str, PendingPrompt] = {}
+        self.prompt_taken = False
         self._answered: set[str] = set()
         self._lost_tokens: dict[str, str] = {}
         self.listeners: list[SessionListener] = []
@@ -544,21 +545,35 @@ class LiveSession:
     def takes_prompts(self) -> bool:
         return self._agent() is not None
 
-    def send_prompt(self, text: str) -> str | None:
-        """Send the user's words to the agent; the sentence said back, or None with no agent."""
+    def send_prompt(self, text: str, *, stop_key: str = "") -> str | None:
+        """Send the user's words to the agent; the sentence said back, or None with no agent.
+
+        What was sent is said back briefly (its first words). ``stop_key`` names the key
+        that stops the agent's turn in the caller's interface (default: ``:cancel``).
+        """
         agent = self._agent()
+        self.prompt_taken = False  # whether the last message went (or waits to go) out
         if agent is None:
             return None
         name = agent.description
         ready = getattr(agent, "ready", True)
         if agent.busy:
-            said = self._t("{agent} is still working. Type :cancel to stop it.").format(agent=name)
-        elif agent.prompt(text):
             said = (
-                self._t("Sent to {agent}.")
+                self._t("{agent} is still working. Press {key} to stop it.").format(
+                    agent=name, key=stop_key
+                )
+                if stop_key
+                else self._t("{agent} is still working. Type :cancel to stop it.").format(
+                    agent=name
+                )
+            )
+        elif agent.prompt(text):
+            self.prompt_taken = True
+            said = (
+                self._t("Sent to {agent}: {words}")
                 if ready
                 else self._t("{agent} is starting; your message goes as soon as it is ready.")
-            ).format(agent=name)
+            ).format(agent=name, words=_first_words(text))
         else:
             said = self._t("{agent} is not ready for a message.").format(agent=name)
         self.speak(said)
@@ -1292,6 +1307,12 @@ class LiveSession:
             return
         if self.clock() - self._last_frame_at >= DONE_GRACE_SECONDS:
             self.stop()
+
+
+def _first_words(text: str, count: int = 8) -> str:
+    """A message said back briefly: its first words, and an ellipsis if there is more."""
+    words = text.split()
+    return " ".join(words[:count]) + ("…" if len(words) > count else "")
 
 
 def _create_backend(spec: str, settings: UserSettings) -> Any:

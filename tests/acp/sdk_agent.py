@@ -12,6 +12,7 @@ writes it only when allowed. The prompt picks the scenario:
 - ``plan``: a three-step plan, then an answer;
 - ``wait``: asks permission and then waits to be cancelled (the client stops the turn);
 - ``think``: a thought in several chunks, then an answer;
+- ``commands``: lists two slash commands (``available_commands_update``), then answers;
 - ``burst N``: N message chunks and N/20 tool calls, for the benchmark;
 - ``ask N``: N permission requests in a row, each answer's arrival time logged;
 - anything else: a short answer in three chunks.
@@ -144,6 +145,18 @@ class ScriptedAgent:
                     choice = await self.ask(session_id, call, f"touch f{index}", "edit")
                     log.write(f"{time.monotonic()} {choice}\n")
                     log.flush()
+        elif text == "commands":
+            commands = [
+                schema.AvailableCommand(name="review", description="Review the changes"),
+                schema.AvailableCommand(name="init", description="Write an AGENTS.md file"),
+            ]
+            await self.conn.session_update(
+                session_id,
+                schema.AvailableCommandsUpdate(
+                    session_update="available_commands_update", available_commands=commands
+                ),
+            )
+            await self.say(session_id, "Two commands are available.")
         elif text.startswith("burst"):
             count = int(text.split()[1])
             for index in range(count):

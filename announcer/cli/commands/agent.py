@@ -3,8 +3,9 @@
 Starts an Agent Client Protocol agent (Claude Code, Codex, Gemini CLI, goose, or any
 command after ``--``) in the current folder. What it says goes through the same engine
 as every other source; its permission requests are questions you answer with a key;
-a line you type with no question open is sent to the agent. ``:cancel`` stops its turn,
-``:commands`` lists its slash commands. See docs/agents.md.
+a message you type with no question open is sent to the agent. In the full-screen UI
+Escape stops its turn and ``/`` lists its slash commands; in the plain UI ``:cancel`` and
+``:commands`` do. See docs/agents.md.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from announcer.cli.commands.listen import default_ui, ui_choices
     from announcer.config import add_settings_flags
     from announcer.config.agents import AGENT_PRESETS
 
@@ -37,9 +39,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--cwd", type=Path, default=None, help="the folder the agent works in")
     parser.add_argument(
         "--ui",
-        choices=["plain", "none"],
-        default="plain",
-        help="plain (type messages and answers as lines) or none (listen only)",
+        choices=ui_choices(),
+        default=default_ui(),
+        help="tui (full screen with a message box, the default on an interactive terminal), "
+        "plain (type messages and answers as lines) or none (listen only)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log diagnostics to stderr")
     add_settings_flags(parser)
@@ -108,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
     try:
-        return asyncio.run(run_session(session, args.ui))
+        return asyncio.run(run_session(session, args.ui, config=args.config))
     except TransportError as exc:
         print(f"announcer agent: {exc}", file=sys.stderr)
         return 2
