@@ -114,7 +114,7 @@ class AgentPrompt(TextArea):
             id="agent-prompt",
         )
         self.agent = agent
-        self.history = PromptHistory()
+        self.sent = PromptHistory()
         self.border_title = _("Message to {agent}").format(agent=agent)
         self.accessible_name = _("Message to {agent}").format(agent=agent)
 
@@ -163,7 +163,7 @@ class AgentPrompt(TextArea):
         # The session says it back ("Sent to Claude Code: ..."), or why not.
         send(text, stop_key=_("Escape"))
         if getattr(session, "prompt_taken", True):
-            self.history.add(text)
+            self.sent.add(text)
             self.announcer.write_transcript(_("You: {text}").format(text=one_line(text)))
             self.load_text("")
 
@@ -175,16 +175,16 @@ class AgentPrompt(TextArea):
         if self.cursor_location[0] > 0:
             self.action_cursor_up()
             return
-        recalled = self.history.back(self.text)
+        recalled = self.sent.back(self.text)
         if recalled is None:
             self.say(
-                _("No earlier message.") if self.history.entries else _("Nothing sent yet.")
+                _("No earlier message.") if self.sent.entries else _("Nothing sent yet.")
             )
             return
         self._show(recalled)
         self.say(
             _("Message {position} of {count}: {text}").format(
-                position=self.history.position, count=len(self.history.entries), text=recalled
+                position=self.sent.position, count=len(self.sent.entries), text=recalled
             )
         )
 
@@ -192,20 +192,20 @@ class AgentPrompt(TextArea):
         if self.cursor_location[0] < self.document.line_count - 1:
             self.action_cursor_down()
             return
-        recalled = self.history.forward()
+        recalled = self.sent.forward()
         if recalled is None:
             self.say(_("This is the newest; nothing comes after it."))
             return
         self._show(recalled)
-        if self.history.position is None:
+        if self.sent.position is None:
             self.say(
                 _("Your draft: {text}").format(text=recalled) if recalled else _("Empty message.")
             )
         else:
             self.say(
                 _("Message {position} of {count}: {text}").format(
-                    position=self.history.position,
-                    count=len(self.history.entries),
+                    position=self.sent.position,
+                    count=len(self.sent.entries),
                     text=recalled,
                 )
             )
