@@ -34,23 +34,34 @@ ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
 
 
+_SDK: list[Any] = []  # the real SDK module, imported once
+
+
 @pytest.fixture(autouse=True)
 def the_real_acp_sdk(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """``import acp`` must find the SDK, not the test package tests/acp.
 
     pytest puts tests/ on ``sys.path`` (rootdir insertion: tests/ has no __init__.py), so
     in a run that also collects tests/acp, ``acp`` is that package. The transport
-    imports the SDK when it connects; for these tests it gets the SDK.
+    imports the SDK when it connects; for these tests it gets the SDK, imported once
+    (importing it again beside its cached submodules would not work).
     """
-    tests_dir = (ROOT / "tests").resolve()
-    monkeypatch.setattr(
-        sys, "path", [p for p in sys.path if Path(p or ".").resolve() != tests_dir]
-    )
-    for name in [n for n in sys.modules if n == "acp" or n.startswith("acp.")]:
-        module_file = str(getattr(sys.modules[name], "__file__", "") or "")
-        if module_file.startswith(str(tests_dir)):
-            monkeypatch.delitem(sys.modules, name)
-    assert hasattr(importlib.import_module("acp"), "connect_to_agent")
+    loaded = sys.modules.get("acp")
+    if not _SDK and hasattr(loaded, "connect_to_agent"):
+        _SDK.append(loaded)
+    if not _SDK:
+        tests_dir = (ROOT / "tests").resolve()
+        shadow = sys.modules.pop("acp", None)
+        saved = list(sys.path)
+        sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != tests_dir]
+        try:
+            _SDK.append(importlib.import_module("acp"))
+        finally:
+            sys.path[:] = saved
+            if shadow is not None:
+                sys.modules["acp"] = shadow
+    assert hasattr(_SDK[0], "connect_to_agent")
+    monkeypatch.setitem(sys.modules, "acp", _SDK[0])
     yield
 
 
@@ -135,6 +146,7 @@ async def test_enter_sends_shift_enter_and_ctrl_j_make_lines_up_recalls(tmp_path
         await until(pilot, run.said("This is the scripted agent."), "the agent's answer")
         await until(pilot, run.said("Scripted Agent finished the turn."), "the turn's end")
         assert run.box.text == ""
+        assert run.box.border_title == "Message to Scripted Agent"  # the name it gave itself
         assert "You: first second third" in run.app.main_screen.transcript.entries
         await pilot.press(*"draft")
         await pilot.press("up")  # on the first line: the message sent before

@@ -113,10 +113,16 @@ class AgentPrompt(TextArea):
             compact=False,
             id="agent-prompt",
         )
-        self.agent = agent
         self.sent = PromptHistory()
-        self.border_title = _("Message to {agent}").format(agent=agent)
-        self.accessible_name = _("Message to {agent}").format(agent=agent)
+        self.agent = ""
+        self.rename(agent)
+
+    def rename(self, agent: str) -> None:
+        """The agent said its own name (ACP ``initialize``): the box is labelled with it."""
+        if agent and agent != self.agent:
+            self.agent = agent
+            self.border_title = _("Message to {agent}").format(agent=agent)
+            self.accessible_name = _("Message to {agent}").format(agent=agent)
 
     @property
     def announcer(self) -> AnnouncerHost:

@@ -392,6 +392,9 @@ class AnnouncerApp(App[None]):
         line = status_line(status)
         if str(widget.content) != line:  # changes only on real changes
             widget.update(line)
+        prompt = self.main_screen.agent_prompt if self.agent is not None else None
+        if prompt is not None and status.producers:
+            prompt.rename(one_line(status.producers[0]))  # the agent's own name, once known
         if announce and status.connection != old_connection:
             self.say(_("Connection: {state}.").format(state=status_word(status.connection)))
 
@@ -752,7 +755,11 @@ class AnnouncerApp(App[None]):
 
     def help_text(self) -> str:
         """The keys the Footer shows for the current screen, as a sentence."""
-        return " ".join(self.key_help(self.screen.active_bindings.values()))
+        lines = self.key_help(self.screen.active_bindings.values())
+        extra = getattr(self.screen, "extra_help", None)
+        if callable(extra) and extra():
+            lines.append(extra())
+        return " ".join(lines)
 
     def key_help(self, active: Iterable[object]) -> list[str]:
         lines: list[str] = []

@@ -217,8 +217,10 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a,y", "accept('letter')", _("Accept"), key_display="a"),
         Binding("r,n", "reject('letter')", _("Reject"), key_display="r"),
-        Binding("A", "always('accept_always')", _("Always allow"), key_display="shift+a"),
-        Binding("R", "always('reject_always')", _("Always reject"), key_display="shift+r"),
+        # Not in the Footer (it would not fit 80 columns in every language): the dialog
+        # shows and says these keys only when the agent offers them (extra_help).
+        Binding("A", "always('accept_always')", _("Always allow"), show=False),
+        Binding("R", "always('reject_always')", _("Always reject"), show=False),
         Binding("escape", "escape", _("Reject"), show=False),
         # Enter confirms a pending accept whatever has focus; otherwise it presses the button.
         Binding("enter", "enter", show=False, priority=True),
@@ -299,6 +301,10 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
 
     def answer_keys_phrase(self) -> str:
         return self.view.keys_phrase(self.two_keys)
+
+    def extra_help(self) -> str:
+        """Said after the Footer's keys by help: the agent's "always" keys, if offered."""
+        return self.view.always_phrase()
 
     def on_key(self, event: Key) -> None:
         self.refuse_key(event)
