@@ -129,6 +129,7 @@ def withdrawn_text(intent: str) -> str:
     """The msgid said when the user goes back from the confirm step of ``intent``."""
     return ACCEPT_WITHDRAWN if intent == "accept" else ALWAYS_WITHDRAWN
 
+
 _NOT_SHOWN = KeyVerdict(
     "refused",
     "not_shown",

@@ -436,7 +436,9 @@ def test_a_question_without_a_deadline_is_reminded_at_the_users_interval() -> No
     assert _reminders(heard) == []
     assert heard.engine.next_wakeup() is not None
     heard._run(heard.engine.tick(start + 40))
-    assert _reminders(heard) == ["Still waiting for your answer: Claude Code wants to run: npm test."]
+    assert _reminders(heard) == [
+        "Still waiting for your answer: Claude Code wants to run: npm test."
+    ]
     heard._run(heard.engine.tick(start + 50))
     assert len(_reminders(heard)) == 1  # not again before the interval is over
     heard._run(heard.engine.tick(start + 75))

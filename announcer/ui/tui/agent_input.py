@@ -183,9 +183,7 @@ class AgentPrompt(TextArea):
             return
         recalled = self.sent.back(self.text)
         if recalled is None:
-            self.say(
-                _("No earlier message.") if self.sent.entries else _("Nothing sent yet.")
-            )
+            self.say(_("No earlier message.") if self.sent.entries else _("Nothing sent yet."))
             return
         self._show(recalled)
         self.say(
@@ -235,9 +233,7 @@ class AgentPrompt(TextArea):
     def help_text(self) -> str:
         return " ".join(
             [
-                _("Type a message to {agent} and press Enter to send it.").format(
-                    agent=self.agent
-                ),
+                _("Type a message to {agent} and press Enter to send it.").format(agent=self.agent),
                 _("Shift+Enter, or Control J, starts a new line."),
                 _("Up and Down recall earlier messages."),
                 _("Escape stops the agent's turn."),
