@@ -15,7 +15,55 @@ from announcer.i18n.translate import translator
 
 N_ = str  # marks msgids for extraction (babel.cfg keywords); translated in connection_failure
 
+# The transports' own reasons come first: they are more exact than the OS message they
+# may quote ("cannot start the command x: No such file or directory" is about a command,
+# not a socket). A named group fills the placeholder of the same name.
 _CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"another origin", re.I), N_("it pointed to another address, which was refused")),
+    (
+        re.compile(
+            r"cannot start the (?:command|agent) '?(?P<command>[^':]+)'?: No such file", re.I
+        ),
+        N_("the command {command} was not found"),
+    ),
+    (
+        re.compile(r"cannot start the (?:command|agent) '?(?P<command>[^':]+)'?", re.I),
+        N_("the command {command} could not be started"),
+    ),
+    (
+        re.compile(r"process exited with status (?P<status>-?\d+)", re.I),
+        N_("its process ended with status {status}"),
+    ),
+    (
+        re.compile(r"process is not running|process stopped reading", re.I),
+        N_("its process is not running"),
+    ),
+    (
+        re.compile(r"closed the connection during the handshake", re.I),
+        N_("it closed the connection during the handshake"),
+    ),
+    (
+        re.compile(r"closed the connection|closed mid-message|connection is closed", re.I),
+        N_("it closed the connection"),
+    ),
+    (re.compile(r"ended the event stream", re.I), N_("it ended the event stream")),
+    (re.compile(r"went silent", re.I), N_("it went silent, with no events and no heartbeat")),
+    (re.compile(r"stalled", re.I), N_("it stalled and stopped answering")),
+    (
+        re.compile(r"did not agree to the aaep\.v1 subprotocol", re.I),
+        N_("it does not offer AAEP over WebSocket"),
+    ),
+    (
+        re.compile(r"no longer knows our subscription", re.I),
+        N_("it no longer knows our subscription"),
+    ),
+    (
+        re.compile(r"no AAEP event stream|not text/event-stream", re.I),
+        N_("no AAEP event stream was found there"),
+    ),
+    (re.compile(r"message far over", re.I), N_("it sent a message far over the size limit")),
+    (re.compile(r"token (?:variable|file)", re.I), N_("the token is missing or unreadable")),
+    (re.compile(r"did not answer within", re.I), N_("it did not answer in time")),
     (
         re.compile(r"Connection refused|Errno 111|Errno 61|Errno 10061|Connect call failed", re.I),
         N_("nothing is listening at that address"),
@@ -36,6 +84,10 @@ _CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
         N_("that socket or file does not exist"),
     ),
     (re.compile(r"Permission denied|Errno 13\b", re.I), N_("permission was denied")),
+    (
+        re.compile(r"HTTP (?P<status>[1-5]\d\d)\b"),
+        N_("it answered with HTTP status {status}"),
+    ),
 )
 _NOISE = re.compile(r"\[Errno -?\d+\]\s*|\(\s*'[^']*',\s*\d+\s*\)|^cannot connect to \S+:\s*", re.I)
 
@@ -44,7 +96,8 @@ def connection_failure(reason: str, language: str) -> str:
     """A cause the listener understands ("nothing is listening at that address")."""
     t = translator(language)
     for pattern, msgid in _CAUSES:
-        if pattern.search(reason):
-            return t.gettext(msgid)
+        found = pattern.search(reason)
+        if found:
+            return t.gettext(msgid).format(**found.groupdict())
     cleaned = " ".join(_NOISE.sub("", reason).split()).rstrip(" .:")
     return cleaned or t.gettext("the connection failed")

@@ -200,6 +200,8 @@ class SourceState:
     policy: ReconnectPolicy | None = None
     settle_timer: asyncio.TimerHandle | None = None
     last_rejection: str | None = None
+    # producer-supplied URLs on another origin already told to the user (SSE manifest)
+    refusals_said: int = 0
 
     @property
     def name(self) -> str:
@@ -910,10 +912,26 @@ class LiveSession:
                 self._t("Connected to {name}.").format(name=state.name), urgency=Urgency.BACKGROUND
             )
         if notice is not None:
+            self._say_refused_origins(state)
             state.last_rejection = None
             state.ever_connected = True
             state.lost_announced = False
             self._status_changed()
+
+    def _say_refused_origins(self, state: SourceState) -> None:
+        """§10: a producer that points announcer at another origin is refused; the user
+        hears it once per new refusal, since it may be an attempt to take the token."""
+        refused = getattr(state.transport, "refused_urls", 0)
+        if not isinstance(refused, int) or refused <= state.refusals_said:
+            return
+        state.refusals_said = refused
+        self._system(
+            self._t(
+                "{name} pointed announcer at another address. It was refused: your token and "
+                "answers go only to the address you gave."
+            ).format(name=state.name),
+            kind="system.security",
+        )
 
     def _lost(self, state: SourceState, reason: str, retry: Retry | None = None) -> None:
         # What the source sent before it went (a subscription.close, a last question) is
@@ -977,6 +995,9 @@ class LiveSession:
         state.failed = True
         state.finished = True
         state.connected = False
+        if not announce_as_is:
+            log.info("%s: giving up: %s", state.source, reason)  # the full text for the log
+            reason = connection_failure(reason, catalog_language(self.settings.languages))
         self._system(
             reason
             if announce_as_is

@@ -27,6 +27,32 @@ def test_os_messages_become_causes_in_the_users_language() -> None:
     assert "Errno" not in connection_failure("[Errno 99] odd thing happened", "en")
 
 
+def test_the_transports_own_reasons_are_said_in_the_users_language() -> None:
+    """The reasons our transports give (not only the OS's) are translated, their
+    details (a status, a command) kept."""
+    cases = {
+        "the producer redirected the connection to another origin; refused": (
+            "it pointed to another address, which was refused"
+        ),
+        "cannot start the command /no/such: No such file or directory": (
+            "the command /no/such was not found"
+        ),
+        "the producer process exited with status 127": "its process ended with status 127",
+        "the event stream answered HTTP 500": "it answered with HTTP status 500",
+        "the producer stalled: no answer to a ping for 20 seconds": (
+            "it stalled and stopped answering"
+        ),
+        "the producer refused the subscription (HTTP 401): check the token": "access was refused",
+    }
+    for reason, words in cases.items():
+        assert connection_failure(reason, "en") == words
+    spanish = connection_failure("the producer process exited with status 127", "es")
+    assert spanish == "su proceso terminó con el estado 127"
+    assert connection_failure("cannot start the command x-agent: Permission denied", "de") == (
+        "der Befehl x-agent konnte nicht gestartet werden"
+    )
+
+
 async def test_a_refused_connection_is_on_screen_in_history_and_spoken_in_words() -> None:
     probe = socket.socket()
     probe.bind(("127.0.0.1", 0))
