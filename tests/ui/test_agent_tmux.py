@@ -1,0 +1,109 @@
+"""`announcer agent --ui tui` in a real terminal (tmux), with the scripted SDK agent.
+
+What Pilot cannot show: the keys as a terminal really sends them. Ctrl+J arrives as a
+line feed and must make a new line, Enter must send, a capital R (Shift+R) must start
+"reject always", and a lone Escape must reach the app as Escape. The agent
+(tests/acp/sdk_agent.py) is a real child process and records the option it received.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+WORKTREE = Path(__file__).resolve().parents[2]
+TIMEOUT = 90.0
+ARMING = 1.0
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(
+        ["tmux", *args], check=True, capture_output=True, text=True, timeout=30
+    ).stdout
+
+
+def wait_for(condition: Callable[[], bool], what: str, seen: Callable[[], str] = str) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}; {seen()}")
+        time.sleep(0.2)
+
+
+def test_the_message_box_and_reject_always_with_real_terminal_keys(tmp_path: Path) -> None:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    speech_log = tmp_path / "speech.jsonl"
+    session = f"announcer-agent-{uuid.uuid4().hex[:8]}"
+    command = (
+        f"cd {WORKTREE} && PYTHONPATH={WORKTREE} ANNOUNCER_CONFIG={tmp_path / 'none.toml'} "
+        f"ANNOUNCER_ANSWER_ARMING_SECONDS={ARMING} "
+        f"exec {sys.executable} -m announcer agent --ui tui --speech jsonl:{speech_log} "
+        f"--cwd {folder} -- {sys.executable} -m tests.acp.sdk_agent"
+    )
+    env = {**os.environ, "TERM": "xterm-256color"}
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command],
+        check=True,
+        env=env,
+        timeout=30,
+    )
+
+    def screen() -> str:
+        return tmux("capture-pane", "-p", "-t", session)
+
+    def spoken() -> list[str]:
+        lines = speech_log.read_text(encoding="utf-8").splitlines() if speech_log.exists() else []
+        return [json.loads(line)["text"] for line in lines if '"speak"' in line]
+
+    def heard(text: str) -> Callable[[], bool]:
+        return lambda: any(text in t for t in spoken())
+
+    def choices() -> list[str]:
+        path = folder / "choices.txt"
+        return path.read_text().split() if path.exists() else []
+
+    def state() -> str:
+        return f"screen:\n{screen()}\nheard: {spoken()}"
+
+    try:
+        wait_for(heard("Scripted Agent is ready."), "the agent to start", state)
+        wait_for(lambda: "Message to Scripted Agent" in screen(), "the message box")
+        # the welcome is said once the box has the focus: typing starts after it
+        wait_for(heard("type, then press Enter. F1 for help."), "the welcome", state)
+        tmux("send-keys", "-t", session, "-l", "hello")
+        tmux("send-keys", "-t", session, "C-j")  # a line feed: a new line, not a send
+        tmux("send-keys", "-t", session, "-l", "there")
+        wait_for(lambda: "there" in screen(), "the second line typed")
+        assert not heard("Sent to")()
+        tmux("send-keys", "-t", session, "Enter")
+        wait_for(heard("Sent to Scripted Agent: hello there"), "the message sent", state)
+        wait_for(heard("Scripted Agent finished the turn."), "the turn's end")
+        assert "You: hello there" in screen()
+        tmux("send-keys", "-t", session, "Escape")  # nothing runs: said so
+        wait_for(heard("Scripted Agent is not working on anything."), "the Escape")
+        tmux("send-keys", "-t", session, "-l", "write")
+        tmux("send-keys", "-t", session, "Enter")
+        wait_for(lambda: "Reject (R)" in screen(), "the permission dialog")
+        wait_for(heard("Shift+A allows it from now on"), "the always keys said")
+        time.sleep(ARMING + 1.0)  # a person listens first
+        tmux("send-keys", "-t", session, "R")  # Shift+R as the terminal sends it
+        wait_for(heard("Always reject: Scripted Agent wants to run"), "the second step")
+        assert choices() == []
+        tmux("send-keys", "-t", session, "Enter")
+        wait_for(lambda: choices() == ["never"], "the agent's reject-always option")
+        wait_for(heard("finished the turn"), "the turn's end")
+        assert not (folder / "out.txt").exists()
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], timeout=30, check=False)
