@@ -92,7 +92,7 @@ class AgentPrompt(TextArea):
             "shift+enter,ctrl+j,alt+enter",
             "new_line",
             _("New line"),
-            key_display="ctrl+j",
+            key_display="^j",
             priority=True,
         ),
         Binding("up", "history_back", show=False, priority=True),

@@ -260,6 +260,7 @@ class AnnouncerApp(App[None]):
         # An agent that takes messages (``announcer agent``) gets a message box.
         self.agent: str | None = None
         if getattr(session, "takes_prompts", False):
+            set_language(self._language())  # the fallback name is in the user's language
             producers = self.ui_status.producers
             self.agent = one_line(producers[0]) if producers else _("the agent")
         self._main = MainScreen(self.agent, id="main")
