@@ -79,31 +79,34 @@ def test_the_message_box_and_reject_always_with_real_terminal_keys(tmp_path: Pat
 
     try:
         wait_for(heard("Scripted Agent is ready."), "the agent to start", state)
-        wait_for(lambda: "Message to Scripted Agent" in screen(), "the message box")
+        wait_for(lambda: "Message to Scripted Agent" in screen(), "the message box", state)
         # the welcome is said once the box has the focus: typing starts after it
         wait_for(heard("type, then press Enter. F1 for help."), "the welcome", state)
+        # Typed fast, with the new line and Enter right behind the letters (as a fast
+        # typist or a paste sends them): every letter lands before the Enter sends.
+        tail = "there " + "quick " * 30 + "end."
         tmux("send-keys", "-t", session, "-l", "hello")
         tmux("send-keys", "-t", session, "C-j")  # a line feed: a new line, not a send
-        tmux("send-keys", "-t", session, "-l", "there")
-        wait_for(lambda: "there" in screen(), "the second line typed")
-        assert not heard("Sent to")()
+        tmux("send-keys", "-t", session, "-l", tail)
         tmux("send-keys", "-t", session, "Enter")
-        wait_for(heard("Sent to Scripted Agent: hello there"), "the message sent", state)
-        wait_for(heard("Scripted Agent finished the turn."), "the turn's end")
-        assert "You: hello there" in screen()
+        wait_for(heard("Sent to Scripted Agent: hello there quick"), "the message sent", state)
+        wait_for(heard("Scripted Agent finished the turn."), "the turn's end", state)
+        joined = tmux("capture-pane", "-p", "-J", "-t", session)
+        assert f"You: hello {tail}" in " ".join(joined.split()), joined
+        assert heard("New line.")()
         tmux("send-keys", "-t", session, "Escape")  # nothing runs: said so
-        wait_for(heard("Scripted Agent is not working on anything."), "the Escape")
+        wait_for(heard("Scripted Agent is not working on anything."), "the Escape", state)
         tmux("send-keys", "-t", session, "-l", "write")
         tmux("send-keys", "-t", session, "Enter")
-        wait_for(lambda: "Reject (R)" in screen(), "the permission dialog")
-        wait_for(heard("Shift+A allows it from now on"), "the always keys said")
+        wait_for(lambda: "Reject (R)" in screen(), "the permission dialog", state)
+        wait_for(heard("Shift+A allows it from now on"), "the always keys said", state)
         time.sleep(ARMING + 1.0)  # a person listens first
         tmux("send-keys", "-t", session, "R")  # Shift+R as the terminal sends it
-        wait_for(heard("Always reject: Scripted Agent wants to run"), "the second step")
+        wait_for(heard("Always reject: Scripted Agent wants to run"), "the second step", state)
         assert choices() == []
         tmux("send-keys", "-t", session, "Enter")
-        wait_for(lambda: choices() == ["never"], "the agent's reject-always option")
-        wait_for(heard("finished the turn"), "the turn's end")
+        wait_for(lambda: choices() == ["never"], "the agent's reject-always option", state)
+        wait_for(heard("finished the turn"), "the turn's end", state)
         assert not (folder / "out.txt").exists()
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], timeout=30, check=False)

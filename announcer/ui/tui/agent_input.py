@@ -86,19 +86,18 @@ class PromptHistory:
 class AgentPrompt(TextArea):
     """A multi-line message box whose Enter sends the message to the agent."""
 
+    # Enter and the new-line keys are handled in ``_on_key``, in order with the typed
+    # letters: as priority bindings they ran ahead of letters still queued for the box,
+    # so a fast typist (or a paste) sent half a message. These entries show them in the
+    # Footer and in help.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "send", _("Send"), priority=True),
-        Binding(
-            "shift+enter,ctrl+j,alt+enter",
-            "new_line",
-            _("New line"),
-            key_display="^j",
-            priority=True,
-        ),
-        Binding("up", "history_back", show=False, priority=True),
-        Binding("down", "history_forward", show=False, priority=True),
-        Binding("escape", "stop_turn", _("Stop the agent"), key_display="esc", priority=True),
+        Binding("enter", "send", _("Send")),
+        Binding("shift+enter,ctrl+j,alt+enter", "new_line", _("New line"), key_display="^j"),
+        Binding("up", "history_back", show=False),
+        Binding("down", "history_forward", show=False),
+        Binding("escape", "stop_turn", _("Stop the agent"), key_display="esc"),
     ]
+    _NEW_LINE_KEYS: ClassVar[frozenset[str]] = frozenset({"shift+enter", "ctrl+j", "alt+enter"})
 
     DEFAULT_CSS = """
     AgentPrompt { height: auto; min-height: 3; max-height: 10; }
@@ -137,6 +136,14 @@ class AgentPrompt(TextArea):
     # -- keys ---------------------------------------------------------------------------
 
     async def _on_key(self, event: Key) -> None:
+        if event.key == "enter" or event.key in self._NEW_LINE_KEYS:
+            event.stop()
+            event.prevent_default()
+            if event.key == "enter":
+                self.action_send()
+            else:
+                self.action_new_line()
+            return
         if event.character == "?" and not self.text:
             event.stop()
             event.prevent_default()
