@@ -1,8 +1,9 @@
 """`announcer agent --ui tui` in a real terminal (tmux), with the scripted SDK agent.
 
-What Pilot cannot show: the keys as a terminal really sends them. Ctrl+J arrives as a
-line feed and must make a new line, Enter must send, a capital R (Shift+R) must start
-"reject always", and a lone Escape must reach the app as Escape. The agent
+What Pilot cannot show: the keys as a terminal really sends them, several in one read.
+Ctrl+J arrives as a line feed and must make a new line, Enter must send (after every
+letter typed before it), a capital R (Shift+R) must start "reject always", Shift+A and
+Enter typed together must be "allow always", and a lone Escape must reach the app. The agent
 (tests/acp/sdk_agent.py) is a real child process and records the option it received.
 """
 
@@ -108,5 +109,14 @@ def test_the_message_box_and_reject_always_with_real_terminal_keys(tmp_path: Pat
         wait_for(lambda: choices() == ["never"], "the agent's reject-always option", state)
         wait_for(heard("finished the turn"), "the turn's end", state)
         assert not (folder / "out.txt").exists()
+        # Shift+A and Enter in one breath (one read by the terminal): the dialog still
+        # takes them in order, so it is allow always, not Enter on the focused Reject.
+        tmux("send-keys", "-t", session, "-l", "write")
+        tmux("send-keys", "-t", session, "Enter")
+        wait_for(lambda: "Reject (R)" in screen(), "the second dialog", state)
+        time.sleep(ARMING + 1.0)
+        tmux("send-keys", "-t", session, "A", "Enter")
+        wait_for(lambda: choices() == ["never", "always"], "allow always", state)
+        wait_for(lambda: (folder / "out.txt").exists(), "the file the agent writes", state)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], timeout=30, check=False)

@@ -215,13 +215,17 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("a,y", "accept('letter')", _("Accept"), key_display="a"),
-        Binding("r,n", "reject('letter')", _("Reject"), key_display="r"),
+        # Every answer key is a priority binding, like Enter: priority bindings run as
+        # each key arrives, the others only once the focused button has seen the key, so
+        # "a" (or Shift+R) and Enter typed in one breath would otherwise reach the dialog
+        # as Enter first, pressing the focused Reject button instead of confirming.
+        Binding("a,y", "accept('letter')", _("Accept"), key_display="a", priority=True),
+        Binding("r,n", "reject('letter')", _("Reject"), key_display="r", priority=True),
         # Not in the Footer (it would not fit 80 columns in every language): the dialog
         # shows and says these keys only when the agent offers them (extra_help).
-        Binding("A", "always('accept_always')", _("Always allow"), show=False),
-        Binding("R", "always('reject_always')", _("Always reject"), show=False),
-        Binding("escape", "escape", _("Reject"), show=False),
+        Binding("A", "always('accept_always')", _("Always allow"), show=False, priority=True),
+        Binding("R", "always('reject_always')", _("Always reject"), show=False, priority=True),
+        Binding("escape", "escape", _("Reject"), show=False, priority=True),
         # Enter confirms a pending accept whatever has focus; otherwise it presses the button.
         Binding("enter", "enter", show=False, priority=True),
         Binding("i", "repeat_question", _("Say again"), show=False),
