@@ -26,6 +26,7 @@ from announcer.engine.phrases import N_
 from announcer.engine.policy import (
     Policy,
     Spoken,
+    agent_asks_itself,
     by_language,
     same_language,
     waits_without_timeout,
@@ -1193,6 +1194,9 @@ class Engine:
     @staticmethod
     def _expired_msgid(prompt: PendingPrompt) -> str:
         event = prompt.event
+        if isinstance(event, AwaitingConfirmation) and agent_asks_itself(event):
+            # a coding-agent hook (formats/hooks.py): no answer is "ask", never a reject
+            return N_("Time is up; the agent will ask you itself: {what}")
         if isinstance(event, AwaitingConfirmation):
             return (
                 N_("Time is up; the agent goes ahead with: {what}")

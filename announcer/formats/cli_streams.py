@@ -689,6 +689,8 @@ class CodexExecAdapter(_CliStreamAdapter):
             return
         name: str | None = item_type
         label: str | None = None
+        # what the end of the call says when it is not the tool's name ("Apply patch")
+        ended: tuple[str, str | None] | None = None
         if item_type == "command_execution":
             name = "shell"
             label = clip(
@@ -721,8 +723,18 @@ class CodexExecAdapter(_CliStreamAdapter):
                     if kinds == {"delete"}
                     else self._t("Editing {files}.")
                 )
-                hints.summary = wording.format(files=names)
+                hints.summary = hints.terse = wording.format(files=names)
                 hints.detailed = wording.format(files=label)
+                # Codex's end of a patch names the files too: a listener behind the news
+                # may have had the start skipped, and "Apply patch finished." names nothing
+                done_wording = (
+                    self._t("Created {files}.")
+                    if kinds == {"add"}
+                    else self._t("Deleted {files}.")
+                    if kinds == {"delete"}
+                    else self._t("Edited {files}.")
+                )
+                ended = (done_wording.format(files=names), done_wording.format(files=label))
                 label = names
             else:
                 label = clip(text or "", 160)
@@ -731,6 +743,7 @@ class CodexExecAdapter(_CliStreamAdapter):
                     if label
                     else self._t("Editing files.")
                 )
+                ended = (self._t("Files edited."), None)
             name = "apply_patch"
         elif item_type == "mcp_tool_call":
             server, tool = get_str(item, "server"), get_str(item, "tool")
@@ -784,6 +797,9 @@ class CodexExecAdapter(_CliStreamAdapter):
         )
         message = f"{status}" if status == "declined" else None
         done_hints = Hints(session=hints.session)
+        if ended is not None and not failed:
+            done_hints.summary = done_hints.terse = ended[0]
+            done_hints.detailed = ended[1]
         if item_type == "collab_tool_call" and not failed:
             if name == "spawn_agent":
                 done_hints.summary = self._t("The subagent started.")

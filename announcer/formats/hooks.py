@@ -90,6 +90,18 @@ class MappedHookAdapter(FormatAdapter):
 #: asks the user itself (engine/policy.py says so instead of "it will be rejected").
 NO_ANSWER_KEY = "on_no_answer"
 NO_ANSWER_AGENT_ASKS = "agent_asks"
+#: ... unless no one sits at the agent's own dialog (``claude -p``): then "ask" is a
+#: denial, and the usual "it will be rejected" is the truth.
+NO_ANSWER_AGENT_DENIES = "agent_denies"
+#: Set by the hook bridge in a blocking payload when the agent said no one is at its
+#: dialog (transports/hook_client.py ``agent_attended``, the same name there).
+UNATTENDED_KEY = "announcer_unattended"
+
+
+def unattended(payload: JsonObject) -> bool:
+    """No one at the agent's own dialog: a hook's "ask" is a denial."""
+    return payload.get(UNATTENDED_KEY) is True
+
 
 # The agents whose hook payloads we map (the hook process itself, which decides what
 # blocks and prints the agent's answer, is transports/hook_client.py).
@@ -160,8 +172,9 @@ def hook_confirmation(
     if cwd:
         extra["cwd"] = cwd
     # No answer is not a rejection here: the hook answers "ask" and the agent asks the
-    # user itself. The engine says so instead of "it will be rejected".
-    extra[NO_ANSWER_KEY] = NO_ANSWER_AGENT_ASKS
+    # user itself. The engine says so instead of "it will be rejected". In `claude -p`
+    # no one is there to ask, so "ask" is a denial and "it will be rejected" is true.
+    extra[NO_ANSWER_KEY] = NO_ANSWER_AGENT_DENIES if unattended(payload) else NO_ANSWER_AGENT_ASKS
     event = builder.confirmation(
         session,
         now,
@@ -178,6 +191,13 @@ def hook_confirmation(
     # §6.1: the producer waits for input now; leaving this state withdraws the question (§6.8)
     session.state = "awaiting_input"
     return event
+
+
+def no_answer_sentence(_t: Any, agent: str, no_one_there: bool) -> str:
+    """What the hook's "ask" after no answer means: the agent asks, or (``-p``) refuses."""
+    if no_one_there:
+        return str(_t("No answer in time: {agent} will not run it.")).format(agent=agent)
+    return str(_t("No answer in time: {agent} will ask you itself.")).format(agent=agent)
 
 
 def claude_code_hooks_adapter() -> MappedHookAdapter:
@@ -323,7 +343,7 @@ class HookDesk:
             sess,
             now,
             "thinking",
-            normal=_t("No answer in time: {agent} will ask you itself.").format(agent=agent),
+            normal=no_answer_sentence(_t, agent, unattended(question.payload)),
             terse=_t("Not answered."),
             urgency="normal",
             force=True,

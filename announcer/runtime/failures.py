@@ -62,6 +62,10 @@ _CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
         N_("no AAEP event stream was found there"),
     ),
     (re.compile(r"message far over", re.I), N_("it sent a message far over the size limit")),
+    (
+        re.compile(r"\b40[13]\b.*check the token", re.I),
+        N_("access was refused; check the token (--token-env or --token-file)"),
+    ),
     (re.compile(r"token (?:variable|file)", re.I), N_("the token is missing or unreadable")),
     (re.compile(r"did not answer within", re.I), N_("it did not answer in time")),
     (

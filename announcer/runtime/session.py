@@ -734,11 +734,14 @@ class LiveSession:
                 self._cancel_settle(state)
                 if self._stopping.is_set():
                     return
+                finite = getattr(transport, "finite", False)
                 failure = policy.failed()
-                self._lost(state, str(exc), failure)
+                # a finite source (a recording, an agent process) is never retried, so it
+                # is not said to be: "Giving up on …" alone tells what happened
+                self._lost(state, str(exc), None if finite else failure)
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(transport.close("reconnecting"), 5)
-                if getattr(transport, "finite", False):
+                if finite:
                     self._give_up(state, str(exc))
                     return
                 if await self._sleep_or_stop(failure.delay):

@@ -33,6 +33,7 @@ from announcer.transports.hook_client import (
     NO_ANSWER,
     PROTOCOL_VERSION,
     SOCKET_ENV,
+    UNATTENDED_KEY,
     HookAnswer,
     ask_announcer,
     default_socket_path,
@@ -169,6 +170,9 @@ class HookBridgeServer:
             wait = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else 60.0
             agent = request.get("agent")
             agent = agent if isinstance(agent, str) and agent in KNOWN_AGENTS else "claude-code"
+            if blocking:
+                # no one at the agent's own dialog (`claude -p`): no answer is a denial
+                payload[UNATTENDED_KEY] = request.get("attended") is False
             answer = await self.handler(payload, blocking, wait, agent)
             if blocking:
                 reply = answer if answer is not None and answer.decision in DECISIONS else NO_ANSWER

@@ -48,6 +48,33 @@ NO_ANNOUNCER = HookAnswer("ask", "No announcer is running; the agent asks you it
 NO_ANSWER = HookAnswer("ask", "No answer from the announcer in time; the agent asks you itself.")
 
 
+#: Set by the bridge in a blocking payload whose agent has no one at its own dialog
+#: (``formats/hooks.py`` reads it under the same name).
+UNATTENDED_KEY = "announcer_unattended"
+
+
+def agent_attended(agent: str, environ: Any = None) -> bool | None:
+    """Whether a person sits at the agent's own permission dialog; None when unknown.
+
+    Claude Code tells its hooks in their environment (seen on 2.1.330 in the agent lab):
+    ``CLAUDE_CODE_SESSION_ATTENDED`` is 0 and ``CLAUDE_CODE_ENTRYPOINT`` is ``sdk-cli``
+    in ``claude -p``, 1 and ``cli`` in the interactive CLI. With no one there, a hook's
+    ``ask`` is a denial, not a question the user will see.
+    """
+    if agent != "claude-code":
+        return None
+    environ = os.environ if environ is None else environ
+    attended = environ.get("CLAUDE_CODE_SESSION_ATTENDED")
+    if attended in ("0", "1"):
+        return attended == "1"
+    entrypoint = environ.get("CLAUDE_CODE_ENTRYPOINT")
+    if entrypoint == "sdk-cli":
+        return False
+    if entrypoint == "cli":
+        return True
+    return None
+
+
 def untrusted(why: str) -> HookAnswer:
     return HookAnswer(
         "ask", f"The announcer socket is not safe ({why}); the agent asks you itself."
@@ -188,6 +215,9 @@ def ask_announcer(
         "blocking": blocking,
         "timeout": timeout,
     }
+    attended = agent_attended(agent)
+    if attended is not None:
+        request["attended"] = attended
     data = b""
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:

@@ -332,7 +332,9 @@ class PlainUi:
 
         async def send() -> None:
             outcome = await session.answer_async(answer)
-            self._print(clean(outcome.message))
+            said = clean(outcome.message)
+            self._print(said)
+            self._speak(said)  # the answer to the user's own key is heard, not only shown
             if self._current is not None:
                 return  # another question is already on screen
             still_open = any(p.reply_token == prompt.reply_token for p in session.pending_prompts())

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from announcer.formats import get_adapter
 from announcer.formats.hooks import HOLD_PRE_TOOL_USE_SECONDS, HookDesk, MappedHookAdapter
 from tests.formats.aaep_schemas import assert_valid
@@ -268,19 +266,12 @@ def test_codex_interrupt_and_post_compact_are_heard():
     assert heard[-1] == "Codex stopped: the turn was interrupted."
 
 
-@pytest.mark.xfail(
-    reason=(
-        "Known regression from merging hooks with q-keys/q-engine: the Textual dialog "
-        "path no longer shows the expected line. Open in issue 15; see the session note."
-    ),
-    strict=False,
-)
 def test_the_engine_and_the_textual_ui_say_the_agent_asks_itself_never_rejected():
-    """What the user hears and reads for a hook question: the engine and the TUI's own line."""
+    """What the user hears and reads for a hook question, and when its time is up."""
     import time
 
     from announcer.engine.pipeline import Engine
-    from announcer.engine.speech_commands import Speak
+    from announcer.engine.speech_commands import Speak, SpeechCommand
     from announcer.ui.tui.prompt_view import ConfirmationView
 
     d = desk("codex")
@@ -289,14 +280,20 @@ def test_the_engine_and_the_textual_ui_say_the_agent_asks_itself_never_rejected(
         dict(CODEX, hook_event_name="PermissionRequest", tool_name="Bash", tool_input=BASH), now, 23
     )
     engine = Engine()
-    spoken = []
+    spoken: list[str] = []
+
+    def speak(commands: list[SpeechCommand], at: float) -> None:
+        # a speech driver: each utterance ends before the next is asked for (the engine
+        # paces its speech, so a question waits for the words before it to be said)
+        while commands:
+            command = commands.pop(0)
+            if isinstance(command, Speak):
+                spoken.append(command.announcement.text)
+                commands += engine.on_speech_done(command.utterance_id, at)
+
     for event in events:
-        spoken += [
-            c.announcement.text
-            for c in engine.receive(event, "hooks:test", now)
-            if isinstance(c, Speak)
-        ]
-    spoken += [c.announcement.text for c in engine.tick(now + 0.1) if isinstance(c, Speak)]
+        speak(engine.receive(event, "hooks:test", now), now)
+    speak(engine.tick(now + 0.1), now + 0.1)
     question = next(text for text in spoken if "Codex wants to run" in text)
     assert "It says: Clean the build folder." in question
     assert "If you do not answer within 23 seconds, Codex will ask you itself." in question
@@ -304,6 +301,15 @@ def test_the_engine_and_the_textual_ui_say_the_agent_asks_itself_never_rejected(
     [prompt] = engine.pending_prompts()
     phrase = ConfirmationView.of(prompt).default_phrase("en")
     assert phrase == "If you do not answer within 23 seconds, Codex will ask you itself."
+    # time is up: the hook answers "ask", so the agent asks; nothing was rejected
+    del spoken[:]
+    speak(engine.tick(now + 24), now + 24)
+    assert spoken == [
+        "Time is up; the agent will ask you itself: "
+        "Codex wants to run Bash: rm -rf build. It says: Clean the build folder."
+    ]
+    assert engine.pending_prompts() == []
+    assert not [e for e in engine.transcript() if "rejected" in e.announcement.text]
 
 
 def test_what_the_desk_remembers_stays_bounded():
@@ -324,3 +330,92 @@ def test_what_the_desk_remembers_stays_bounded():
     assert len(d.opened) <= MAX_REMEMBERED
     assert len(d.last_asked) <= MAX_REMEMBERED
     assert d.questions == {}
+
+
+def test_in_claude_p_no_answer_is_said_to_be_a_rejection_because_it_is_one():
+    """`claude -p` has no dialog: a hook's "ask" is a denial (seen in the agent lab)."""
+    import time
+
+    from announcer.engine.pipeline import Engine
+    from announcer.engine.speech_commands import Speak
+    from announcer.formats.hooks import UNATTENDED_KEY
+    from announcer.transports.hook_client import UNATTENDED_KEY as SENT_AS
+    from announcer.transports.hook_client import agent_attended
+    from announcer.ui.tui.prompt_view import ConfirmationView
+
+    # what Claude Code 2.1.330 puts in its hooks' environment
+    assert agent_attended("claude-code", {"CLAUDE_CODE_SESSION_ATTENDED": "0"}) is False
+    assert agent_attended("claude-code", {"CLAUDE_CODE_ENTRYPOINT": "sdk-cli"}) is False
+    assert (
+        agent_attended(
+            "claude-code", {"CLAUDE_CODE_SESSION_ATTENDED": "1", "CLAUDE_CODE_ENTRYPOINT": "cli"}
+        )
+        is True
+    )
+    assert agent_attended("claude-code", {}) is None
+    assert agent_attended("codex", {"CLAUDE_CODE_SESSION_ATTENDED": "0"}) is None
+    assert SENT_AS == UNATTENDED_KEY
+
+    d = desk("claude-code")
+    now = time.time()
+    payload = dict(CLAUDE, hook_event_name="PermissionRequest", tool_name="Bash", tool_input=BASH)
+    token, events = d.ask({**payload, UNATTENDED_KEY: True}, now, 23)
+    assert token is not None
+    engine = Engine()
+    spoken: list[str] = []
+    commands = [c for event in events for c in engine.receive(event, "hooks:test", now)]
+    while commands:
+        command = commands.pop(0)
+        if isinstance(command, Speak):
+            spoken.append(command.announcement.text)
+            commands += engine.on_speech_done(command.utterance_id, now)
+    question = next(text for text in spoken if "Claude Code wants to run" in text)
+    assert "If you do not answer within 23 seconds, it will be rejected." in question
+    assert "ask you itself" not in question
+    [prompt] = engine.pending_prompts()
+    assert ConfirmationView.of(prompt).default_phrase("en") == (
+        "If you do not answer within 23 seconds, it will be rejected."
+    )
+    assert said(d.answered(token, None, now + 24)) == [
+        "No answer in time: Claude Code will not run it."
+    ]
+    # with someone at Claude Code's own dialog, or when we cannot tell: it asks itself
+    token, _ = d.ask({**payload, UNATTENDED_KEY: False}, now + 30, 23)
+    assert token is not None
+    assert said(d.answered(token, None, now + 54)) == [
+        "No answer in time: Claude Code will ask you itself."
+    ]
+
+
+async def test_the_textual_dialog_and_its_timeout_say_the_agent_asks_itself():
+    """The real Textual app (Pilot) on the real engine: the dialog's line, then time's up."""
+    import json
+
+    from announcer.ui.tui.app import AnnouncerApp
+    from announcer.ui.tui.modals import ConfirmScreen
+    from tests.ui.test_with_engine import EngineHarness
+
+    h = EngineHarness()
+    d = desk("codex")
+    _token, events = d.ask(
+        dict(CODEX, hook_event_name="PermissionRequest", tool_name="Bash", tool_input=BASH),
+        h.clock.now,
+        23,
+    )
+    app = AnnouncerApp(h.session)
+    async with app.run_test() as pilot:
+        for event in events:
+            h.session.receive(json.dumps(event), "hooks:test")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ConfirmScreen)
+        line = str(screen.query_one("#time").content)
+        assert line == "If you do not answer within 23 seconds, Codex will ask you itself."
+        h.clock.now += 24
+        h.session.tick()
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+    assert h.said(
+        "Time is up; the agent will ask you itself: Codex wants to run Bash: rm -rf build."
+    )
+    assert not [text for text in h.spoken() if "rejected" in text]

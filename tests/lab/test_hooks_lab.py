@@ -79,14 +79,22 @@ def sock() -> Iterator[Path]:
         folder.rmdir()
 
 
-def our_hook(agent: str, sock: Path) -> str:
-    return f"{sys.executable} -m announcer hook {agent} --socket {sock}"
+def our_hook(agent: str, sock: Path, *args: str) -> str:
+    return " ".join(
+        [sys.executable, "-m", "announcer", "hook", agent, "--socket", str(sock), *args]
+    )
 
 
 def claude_turn(
-    clis: lab_clis.Clis, server: FakeModelServer, tmp_path: Path, sock: Path, scenario: str
+    clis: lab_clis.Clis,
+    server: FakeModelServer,
+    tmp_path: Path,
+    sock: Path,
+    scenario: str,
+    hook_args: tuple[str, ...] = (),
 ) -> dict:
-    command = {"type": "command", "command": f"cd {ROOT} && {our_hook('claude-code', sock)}"}
+    hook = our_hook("claude-code", sock, *hook_args)
+    command = {"type": "command", "command": f"cd {ROOT} && {hook}"}
     settings = tmp_path / "settings.json"
     settings.write_text(
         json.dumps(
@@ -146,6 +154,23 @@ def test_claude_code_p_mode_permission_request_denied_by_the_user(
         lines = serve.stop()
     assert [d["tool_name"] for d in result["permission_denials"]] == ["Bash"]
     assert "Denied." in lines
+    assert not any(line.startswith("Running Bash") for line in lines)
+
+
+def test_claude_code_p_mode_no_answer_is_said_as_the_denial_it_is(
+    clis: lab_clis.Clis, fake_model: FakeModelServer, tmp_path: Path, sock: Path
+):
+    """No dialog in `claude -p`: the hook's "ask" denies, and announcer says so."""
+    serve = Serve(sock, [])  # nobody answers
+    try:
+        result = claude_turn(
+            clis, fake_model, tmp_path, sock, "denied", hook_args=("--timeout", "4")
+        )
+    finally:
+        lines = serve.stop()
+    assert [d["tool_name"] for d in result["permission_denials"]] == ["Bash"]
+    assert "No answer in time: Claude Code will not run it." in lines
+    assert not [line for line in lines if "ask you itself" in line]
     assert not any(line.startswith("Running Bash") for line in lines)
 
 

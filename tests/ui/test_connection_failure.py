@@ -42,7 +42,9 @@ def test_the_transports_own_reasons_are_said_in_the_users_language() -> None:
         "the producer stalled: no answer to a ping for 20 seconds": (
             "it stalled and stopped answering"
         ),
-        "the producer refused the subscription (HTTP 401): check the token": "access was refused",
+        "the producer refused the subscription (HTTP 401): check the token (--token-env or "
+        "--token-file)": "access was refused; check the token (--token-env or --token-file)",
+        "the producer refused the WebSocket (HTTP 403)": "access was refused",
     }
     for reason, words in cases.items():
         assert connection_failure(reason, "en") == words

@@ -85,6 +85,16 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
             await until(lambda: bool(core.replies), "the reply at the producer")
             [reply] = core.replies
             assert reply.type == "confirmation.reply" and reply.decision == "accept"
+
+            def heard() -> list[str]:
+                return [
+                    json.loads(line)["text"]
+                    for line in records.getvalue().splitlines()
+                    if '"speak"' in line
+                ]
+
+            # the answer to the user's own key is heard, not only printed
+            await until(lambda: "Sent: accept." in heard(), "the spoken acknowledgement")
             session.stop()
             await asyncio.wait_for(runner, TIMEOUT)
         finally:

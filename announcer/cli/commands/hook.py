@@ -164,11 +164,10 @@ class PlainHookUi:
         if asked:
             self.say(desk.answered(asked[0], None, time.time()))
         else:
+            from announcer.formats.hooks import no_answer_sentence, unattended
+
             agent_name = desk.builder.agent_name
-            print(
-                self._("No answer in time: {agent} will ask you itself.").format(agent=agent_name),
-                flush=True,
-            )
+            print(no_answer_sentence(self._, agent_name, unattended(payload)), flush=True)
         return None
 
     def _schedule(self) -> None:
@@ -215,10 +214,11 @@ class PlainHookUi:
             key_token = token or f"hook-{now}"
             two_keys = accept_needs_two_keys(question, self.guard.two_key_rule)
             self.say(events)
-            self._keys_line(two_keys)
-            # Printed is presented: this question's keys arm from now (no speech here).
+            # Printed is presented: this question's keys arm from now (no speech here),
+            # before its keys line, so whoever reads that line knows the arming has begun.
             self.guard.present(key_token, self.clock())
             self.guard.speech_started(key_token, self.clock())
+            self._keys_line(two_keys)
             try:
                 return await self._answer(key_token, two_keys, [question] if question else [])
             finally:
