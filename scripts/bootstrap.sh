@@ -118,8 +118,11 @@ ensure_venv() {
 
 # The agent lab (tests/lab) runs the real Claude Code and Codex CLIs: node and npm
 # from Debian when missing, then the pinned CLIs from npm into .cache/agent-lab
-# (tests/lab/clis.py holds the versions). A failure here is only a warning: the
-# lab tests say why they cannot run, and on CI they fail.
+# (tests/lab/clis.py holds the versions). The pinned Claude Code needs node >= 22 and
+# Debian 12 ships 18: when the system's node is older, clis.py installs the npm
+# registry's node binary package into .cache/node (no root needed) and the lab uses it.
+# A failure here is only a warning: the lab tests say why they cannot run, and on CI
+# they fail.
 ensure_agent_lab() {
     if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
         install_debian_packages no nodejs npm

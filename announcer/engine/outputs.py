@@ -46,6 +46,8 @@ class Released:
     language: str
     session_id: str
     event_id: str | None
+    # whose output it is, when no event completed it (a pause, the session's end)
+    source_id: str | None = None
 
 
 class OutputStreams:
@@ -127,7 +129,7 @@ class OutputStreams:
         for key, output in self._open.items():
             if output.coalescer.waiting_for_pause:
                 released += [
-                    Released(text, output.language, key[1], output.last_event_id)
+                    Released(text, output.language, key[1], output.last_event_id, key[0])
                     for text in output.coalescer.poll(now)
                 ]
         return released
@@ -156,5 +158,7 @@ class OutputStreams:
         if output.dropped_chars:
             self.truncated_chars += output.dropped_chars
         return [
-            Released(text, output.language, key[1], output.last_event_id) for text in texts if text
+            Released(text, output.language, key[1], output.last_event_id, key[0])
+            for text in texts
+            if text
         ]

@@ -972,10 +972,18 @@ class Engine:
             interrupt=urgency is Urgency.CRITICAL,
             event_id=released.event_id,
             session_id=released.session_id,
-            producer_id=event.producer.agent_id if event is not None else None,
+            producer_id=event.producer.agent_id
+            if event is not None
+            else self._producer_of(released, source_id),
             kind="agent.output.streaming",
         )
         return self._submit(announcement, source_id, now)
+
+    def _producer_of(self, released: Released, source_id: str | None) -> str | None:
+        """Whose words a sentence released by a pause or a session's end are."""
+        source = source_id or released.source_id
+        session = self.tracker.session(source, released.session_id) if source else None
+        return session.producer_id if session is not None else None
 
     def _withdraw(
         self, prompt: PendingPrompt, notice: list[Announcement], now: float

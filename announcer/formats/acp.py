@@ -172,7 +172,7 @@ class AcpAdapter(FormatAdapter):
                         agent=self.agent_name, reason=reason
                     ),
                     terse=self._t("{agent} stopped.").format(agent=self.agent_name),
-                    category="agent_failure",
+                    category="permanent",  # §4.1.3: the process is gone
                     recoverable=False,
                 )
 
@@ -255,8 +255,9 @@ class AcpAdapter(FormatAdapter):
         return self._take()
 
     def _flush(self) -> None:
-        for event in self.builder.take():
-            self.emit(event)
+        built = self.builder.take()
+        if built:
+            self._out.events.extend(built)
 
     def update(self, params: JsonObject, now: float) -> AdapterOutput:
         """One ``session/update`` notification's params."""
@@ -279,22 +280,25 @@ class AcpAdapter(FormatAdapter):
         return session
 
     def _session(self, session_id: str | None, now: float) -> _Session:
-        if session_id is None or session_id not in self.sessions:
+        session = self.sessions.get(session_id) if session_id else None
+        if session is None:
             return self._open(session_id or "unknown", "", now)
-        session = self.sessions[session_id]
         self.builder.current = session.state
         return session
 
     def _update(self, params: JsonObject, now: float) -> None:
+        # The hot path (benchmarks/acp.py): most updates are message chunks, so this
+        # does only what a chunk needs before it goes to the builder.
         session = self._session(get_str(params, "sessionId"), now)
         update = params.get("update")
         if not isinstance(update, dict):
             self.diagnose("acp_update", "session/update without an update object; dropped")
             return
         kind = update.get("sessionUpdate")
-        if kind != "agent_thought_chunk":
+        if kind != "agent_thought_chunk" and session.thought:
             self._say_thought(session, now)
-        self._announce_due(session, now, keep=get_str(update, "toolCallId"))
+        if session.due:
+            self._announce_due(session, now, keep=get_str(update, "toolCallId"))
         if kind == "agent_message_chunk":
             self._message(session, update, now)
         elif kind == "agent_thought_chunk":

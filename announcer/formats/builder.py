@@ -10,7 +10,9 @@ gives the same event ids (the engine's dedup, §8.2, relies on stable ids).
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -48,8 +50,14 @@ def _json_cost(char: str) -> int:
     return 12 if code > 0xFFFF else 6
 
 
+# Text this short fits both bounds whatever its characters (12 bytes each at worst).
+_ALWAYS_FITS = min(MAX_CHUNK_CHARS, MAX_CHUNK_JSON_BYTES // 12)
+
+
 def split_chunks(text: str) -> list[str]:
     """Cut streamed text into chunks that fit §4.3.3 (16384 characters) and §3.7 (64 KiB)."""
+    if len(text) <= _ALWAYS_FITS:
+        return [text] if text else []  # a streamed chunk: nearly always a few words
     pieces: list[str] = []
     start = cost = 0
     for index, char in enumerate(text):
@@ -67,12 +75,30 @@ Event = dict[str, Any]
 
 
 def digest(*parts: object, length: int = 32) -> str:
-    joined = "\x1f".join(str(p) for p in parts)
+    joined = "\x1f".join(map(str, parts))
     return hashlib.sha256(joined.encode("utf-8")).hexdigest()[:length]
 
 
 def iso_timestamp(seconds: float) -> str:
-    """RFC 3339 UTC with millisecond precision (§3 timestamp)."""
+    """RFC 3339 UTC with millisecond precision (§3 timestamp).
+
+    Every event is stamped, so the date and time up to the second are remembered for
+    the last few seconds (events come many to a second); the milliseconds are rounded as
+    ``datetime.fromtimestamp`` rounds them.
+    """
+    fraction, whole = math.modf(seconds)
+    micro = round(fraction * 1_000_000)
+    if micro >= 1_000_000 or micro < 0 or whole != whole:  # a carry, before 1970, NaN
+        return _slow_iso_timestamp(seconds)
+    return f"{_second_prefix(int(whole))}{micro // 1000:03d}Z"
+
+
+@functools.lru_cache(maxsize=8)
+def _second_prefix(second: int) -> str:
+    return datetime.fromtimestamp(second, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.")
+
+
+def _slow_iso_timestamp(seconds: float) -> str:
     moment = datetime.fromtimestamp(seconds, tz=UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
@@ -145,6 +171,8 @@ class SessionState:
     tool_count: int = 0
     open_tools: dict[str, OpenTool] = field(default_factory=dict)
     outputs: dict[str, OpenOutput] = field(default_factory=dict)
+    # (session id, its hash state) for event ids: one hash per event, most of it done once
+    id_hash: tuple[str, Any] | None = field(default=None, repr=False, compare=False)
 
 
 def sentence(text: str) -> str:
@@ -264,7 +292,7 @@ class AaepBuilder:
         event: Event = {
             "@context": AAEP_CONTEXT,
             "type": "aaep:agent." + type_,
-            "event_id": "evt_" + digest(self.salt, sess.session_id, sess.next_seq),
+            "event_id": self._event_id(sess),
             "session_id": sess.session_id,
             "sequence_number": sess.next_seq,
             "timestamp": iso_timestamp(at if at is not None else now),
@@ -279,6 +307,16 @@ class AaepBuilder:
         sess.next_seq += 1
         self.events.append(event)
         return event
+
+    def _event_id(self, sess: SessionState) -> str:
+        """``evt_`` + digest(salt, session id, sequence number), the session's part hashed once."""
+        cached = sess.id_hash
+        if cached is None or cached[0] != sess.session_id:
+            prefix = f"{self.salt}\x1f{sess.session_id}\x1f".encode()
+            cached = sess.id_hash = (sess.session_id, hashlib.sha256(prefix))
+        hashed = cached[1].copy()
+        hashed.update(str(sess.next_seq).encode())
+        return "evt_" + hashed.hexdigest()[:32]
 
     # -- Chapter 4 event types --------------------------------------------
 

@@ -79,6 +79,11 @@ def grapheme_floor(text: str, index: int, *, progress: bool = False) -> int:
         return len(text)
     if index <= 0:
         return 0
+    if " " <= text[index - 1] <= "~" and " " <= text[index] <= "~":
+        # Between two printable ASCII characters there is always a boundary (UAX #29
+        # GB999: neither is a control, an extender, a joiner or a prepend), and the
+        # coalescer's cuts nearly always fall at a space: no scan from the start.
+        return index
     boundary = 0
     for match in _GRAPHEME.finditer(text):
         end: int = match.end()

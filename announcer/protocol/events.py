@@ -379,8 +379,11 @@ class OutputStreaming(AaepEvent):
         # §4.3.3 requires no summary on a chunk, and the TypeScript reference producer
         # sends ``"summary_normal": ""`` on every one: read an empty summary as none
         # and speak the chunk (liberal where the spec allows).
-        if isinstance(data, dict) and any(
-            data.get(name) == "" for name in _SUMMARY_FIELDS if name in data
+        # (a chunk seldom has a summary at all: one set operation in C says so)
+        if (
+            isinstance(data, dict)
+            and not _SUMMARY_FIELDS.isdisjoint(data)
+            and any(data.get(name) == "" for name in _SUMMARY_FIELDS if name in data)
         ):
             return {
                 key: value

@@ -38,6 +38,7 @@ from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.reconnect import Notice, ReconnectPolicy, Retry
 from announcer.engine.replies import ReplyReady
 from announcer.engine.settings import UserSettings
+from announcer.engine.speakers import SpeakerNames
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.i18n.format import format_integer
@@ -83,8 +84,10 @@ _NEVER_SKIPPED = frozenset(
         "agent.output.streaming",
     }
 )
-# The processor hands the loop back after this long (keys stay answered in a flood).
-BATCH_SECONDS = 0.005
+# The processor hands the loop back after this long (keys stay answered in a flood); the
+# reader does too. With the WebSocket parser's own turn (transports.websocket) a turn of
+# the loop stays under about 10 ms of CPU in a flood, so a key waits at most two of them.
+BATCH_SECONDS = 0.002
 # Ctrl-C: saying goodbye to producers (§5.8) may take at most this long in all.
 SHUTDOWN_SECONDS = 1.5
 SEEN_EVENT_IDS = 4096
@@ -249,11 +252,13 @@ class LiveSession:
         # say so, and producers apply their defaults at once instead of waiting.
         self.can_reply = can_reply
         self._known_prompts: dict[str, PendingPrompt] = {}
-        self.prompt_taken = False
+        self.prompt_taken = False  # whether the last message went (or waits to go) out
         self._answered: set[str] = set()
         self._lost_tokens: dict[str, str] = {}
         self.listeners: list[SessionListener] = []
-        made = transports or [open_transport(s, self.options) for s in sources]
+        # ACP agents come ready-made (``announcer agent``, ``listen acp:NAME``); the other
+        # sources are opened from their names. One engine hears them all.
+        made = [*(transports or []), *(open_transport(s, self.options) for s in sources)]
         self.states = [
             SourceState(t.source_id, t, adapter=adapter_factory() if adapter_factory else None)
             for t in made
@@ -273,6 +278,10 @@ class LiveSession:
         # Every part of the last message (one split by language has several), for repeat.
         self._last_message: list[Announcement] = []
         self._tasks: list[asyncio.Task[Any]] = []
+        # Where a message without @NAME goes (several agents): the one last addressed.
+        self._prompt_target: Any = None
+        # Several sources: whose words these are is said when the speaker changes (§9).
+        self._speakers = SpeakerNames(self._t) if len(self.states) > 1 else None
         # every record of the engine's diagnostics also goes to this file (state dir)
         self.log_file: DiagnosticsFile | None = (
             attach_log_file(self.engine.diagnostics, diagnostics_file)
@@ -534,41 +543,115 @@ class LiveSession:
                 continue
             await self._deliver(reply.source_id, wire)
 
-    # ---- talking to an agent (ACP sources: ``announcer agent``) ----------------------
+    # ---- talking to agents (ACP sources: ``announcer agent``, ``listen acp:NAME``) ------
 
-    def _agent(self) -> Any:
-        """The first source the user can type to, or None (AAEP producers take no prompts)."""
-        for state in self.states:
-            if callable(getattr(state.transport, "prompt", None)):
-                return state.transport
-        return None
+    def agents(self) -> list[Any]:
+        """The sources the user can type to, in the order named (AAEP producers take none)."""
+        return [s.transport for s in self.states if callable(getattr(s.transport, "prompt", None))]
 
     @property
     def takes_prompts(self) -> bool:
-        return self._agent() is not None
+        return bool(self.agents())
 
-    def send_prompt(self, text: str, *, stop_key: str = "") -> str | None:
-        """Send the user's words to the agent; the sentence said back, or None with no agent.
+    def find_agent(self, name: str) -> Any:
+        """The agent called ``name`` (its short name or title, any case, or a unique start)."""
+        wanted = name.strip().lstrip("@").casefold()
+        agents = self.agents()
+        for agent in agents:
+            if wanted in (_agent_name(agent).casefold(), str(agent.description).casefold()):
+                return agent
+        starting = [a for a in agents if _agent_name(a).casefold().startswith(wanted)]
+        return starting[0] if wanted and len(starting) == 1 else None
 
-        What was sent is said back briefly (its first words). ``stop_key`` names the key
-        that stops the agent's turn in the caller's interface (default: ``:cancel``).
-        """
-        agent = self._agent()
-        self.prompt_taken = False  # whether the last message went (or waits to go) out
-        if agent is None:
+    def prompt_target(self) -> Any:
+        """Where a message without ``@NAME`` goes: the agent last addressed, else the first."""
+        agents = self.agents()
+        target = getattr(self, "_prompt_target", None)
+        if target in agents:
+            return target
+        return agents[0] if agents else None
+
+    def set_prompt_target(self, name: str) -> str | None:
+        """``:to NAME``: later messages go to that agent; the sentence said back."""
+        agents = self.agents()
+        if not agents:
             return None
+        agent = self.find_agent(name)
+        if agent is None:
+            said = self._no_such_agent(name)
+        else:
+            self._prompt_target = agent
+            said = self._t("Messages now go to {agent}.").format(agent=agent.description)
+        self.speak(said)
+        return said
+
+    def describe_agents(self) -> str | None:
+        """``:to`` alone or ``:agents``: where messages go and what each agent is doing."""
+        agents = self.agents()
+        if not agents:
+            return None
+        target = self.prompt_target()
+        parts = [self._t("Messages go to {agent}.").format(agent=target.description)]
+        if len(agents) > 1:
+            states = "; ".join(f"{a.description}: {self._agent_state(a)}" for a in agents)
+            parts.append(self._t("Agents: {list}.").format(list=states))
+        said = " ".join(parts)
+        self.speak(said)
+        return said
+
+    def _agent_state(self, agent: Any) -> str:
+        if getattr(agent, "stopped", False):
+            return self._t("stopped")
+        if agent.busy:
+            waiting = sum(
+                1
+                for p in self.engine.pending_prompts()
+                if p.source_id == getattr(agent, "source_id", None)
+            )
+            if waiting:
+                return self._t("waiting for your answer")
+            return self._t("working")
+        if not getattr(agent, "ready", True):
+            return self._t("starting")
+        return self._t("ready")
+
+    def _no_such_agent(self, name: str) -> str:
+        names = ", ".join(_agent_name(a) for a in self.agents())
+        return self._t("No agent is called {name}. The agents are: {names}.").format(
+            name=name.strip(), names=names
+        )
+
+    def send_prompt(
+        self, text: str, target: str | None = None, *, stop_key: str = ""
+    ) -> str | None:
+        """Send the user's words to one agent; the sentence said back, or None with no agent.
+
+        ``target`` (``@NAME``) picks the agent and makes it the one later messages go to;
+        without it the message goes to :meth:`prompt_target`. Only that agent gets it.
+        What was sent is said back briefly (its first words); ``stop_key`` names the key
+        that stops a turn in the caller's interface (default: ``:cancel``).
+        :attr:`prompt_taken` says whether the message went (or waits to go) out.
+        """
+        self.prompt_taken = False
+        if not self.agents():
+            return None
+        agent = self.prompt_target() if target is None else self.find_agent(target)
+        if agent is None:
+            said = self._no_such_agent(target or "")
+            self.speak(said)
+            return said
+        if target is not None:
+            self._prompt_target = agent
         name = agent.description
         ready = getattr(agent, "ready", True)
-        if agent.busy:
-            said = (
-                self._t("{agent} is still working. Press {key} to stop it.").format(
-                    agent=name, key=stop_key
-                )
-                if stop_key
-                else self._t("{agent} is still working. Type :cancel to stop it.").format(
-                    agent=name
-                )
+        if getattr(agent, "stopped", False):
+            said = self._t("{agent} has stopped; nothing was sent.").format(agent=name)
+        elif agent.busy and stop_key:
+            said = self._t("{agent} is still working. Press {key} to stop it.").format(
+                agent=name, key=stop_key
             )
+        elif agent.busy:
+            said = self._t("{agent} is still working. Type :cancel to stop it.").format(agent=name)
         elif agent.prompt(text):
             self.prompt_taken = True
             said = (
@@ -581,21 +664,23 @@ class LiveSession:
         self.speak(said)
         return said
 
-    async def cancel_turn(self) -> str | None:
-        """``session/cancel``: stop the agent's turn; the sentence said back."""
-        agent = self._agent()
-        if agent is None:
+    async def cancel_turn(self, target: str | None = None) -> str | None:
+        """``session/cancel``: stop one agent's turn (``:cancel [NAME]``); the sentence said."""
+        if not self.agents():
             return None
-        if await agent.cancel_turn():
+        agent = self.prompt_target() if target is None else self.find_agent(target)
+        if agent is None:
+            said = self._no_such_agent(target or "")
+        elif await agent.cancel_turn():
             said = self._t("Stopping {agent}.").format(agent=agent.description)
         else:
             said = self._t("{agent} is not working on anything.").format(agent=agent.description)
         self.speak(said, interrupt=True)
         return said
 
-    def agent_commands(self) -> list[tuple[str, str]]:
-        """The agent's slash commands, as it last listed them."""
-        agent = self._agent()
+    def agent_commands(self, target: str | None = None) -> list[tuple[str, str]]:
+        """An agent's slash commands, as it last listed them (the target's by default)."""
+        agent = self.prompt_target() if target is None else self.find_agent(target)
         return list(agent.commands()) if agent is not None else []
 
     # ---- running -----------------------------------------------------------------
@@ -1204,6 +1289,8 @@ class LiveSession:
             follow: list[SpeechCommand] = []
             for command in pending:
                 if isinstance(command, Speak):
+                    if self._speakers is not None:
+                        command = self._named(command)
                     announcement = command.announcement
                     self.last_announcement = announcement
                     if announcement.kind != "system.ui":  # the UI's own words are not news
@@ -1222,6 +1309,27 @@ class LiveSession:
                     self.driver.execute([command])
             pending = follow
         self._drain_speech()
+
+    def _named(self, command: Speak) -> Speak:
+        """With several sources, the speaker's name before their first words (engine.speakers)."""
+        assert self._speakers is not None
+        announcement = command.announcement
+        producer = announcement.producer_id
+        if producer is not None and producer not in self._speakers.names:
+            self._speakers.learn(producer, self._producer_name(producer))
+        named = self._speakers.name(announcement)
+
+        return command if named is announcement else Speak(command.utterance_id, named)
+
+    def _producer_name(self, producer_id: str) -> str:
+        for agent in self.agents():
+            adapter = getattr(agent, "adapter", None)
+            if getattr(adapter, "agent_id", None) == producer_id:
+                return str(agent.description)
+        for session in self.engine.sessions():
+            if session.producer_id == producer_id and session.producer_name:
+                return clean_speech(session.producer_name)
+        return producer_id
 
     def _drain_speech(self) -> None:
         if self.driver is None:
@@ -1337,6 +1445,11 @@ def _first_words(text: str, count: int = 8) -> str:
     """A message said back briefly: its first words, and an ellipsis if there is more."""
     words = text.split()
     return " ".join(words[:count]) + ("…" if len(words) > count else "")
+
+
+def _agent_name(agent: Any) -> str:
+    """The short name the user types after ``@``: the label given, else the agent's name."""
+    return str(getattr(agent, "label", None) or agent.description)
 
 
 def _create_backend(spec: str, settings: UserSettings) -> Any:

@@ -81,6 +81,7 @@ class AcpTransport:
         command: Sequence[str],
         *,
         name: str = "Agent",
+        label: str | None = None,
         cwd: str | None = None,
         language: str = "en",
         env: dict[str, str] | None = None,
@@ -90,10 +91,14 @@ class AcpTransport:
         self.command = list(command)
         self.cwd = os.path.abspath(cwd or os.getcwd())
         self.env = env
-        self.adapter = AcpAdapter(agent_name=name, agent_id=_agent_id(name))
+        # ``label``: the short name the user gave it ("claude", "codex") when several agents
+        # run side by side; it is what they type after ``@`` and what is said, so the
+        # agent's own title (``agentInfo``) does not replace it. Labels are unique per run.
+        self.label = label
+        self.adapter = AcpAdapter(agent_name=label or name, agent_id=_agent_id(label or name))
         self.adapter.set_language(language)
-        self.source_id = f"acp:{name}"
-        self.description = name
+        self.source_id = f"acp:{label or name}"
+        self.description = label or name
         self.session_id: str | None = None
         self.stderr_tail: list[str] = []
         self._process: asyncio.subprocess.Process | None = None
@@ -103,6 +108,9 @@ class AcpTransport:
         self._turn: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
+        self._gone = False  # the connection broke (the process may not be reaped yet)
+        self._stderr_read: asyncio.Task[Any] | None = None
+        self._end_reported = False  # "stopped" is said once, by the first to notice
         self._early: str | None = None  # a message typed before the agent was ready
 
     # -- the runtime's Transport face ---------------------------------------------------
@@ -127,7 +135,7 @@ class AcpTransport:
             ) from None
         process = self._process
         assert process.stdin is not None and process.stdout is not None
-        self._spawn(self._read_stderr())
+        self._stderr_read = self._spawn(self._read_stderr())
         self._spawn(self._watch_exit())
         self._conn = acp.connect_to_agent(_Client(self), process.stdin, process.stdout)
         try:
@@ -146,7 +154,7 @@ class AcpTransport:
             )
             agent_info = getattr(info, "agent_info", None)
             title = getattr(agent_info, "title", None) or getattr(agent_info, "name", None)
-            if isinstance(title, str) and title.strip():
+            if isinstance(title, str) and title.strip() and self.label is None:
                 self.adapter.rename(title.strip())
                 self.description = self.adapter.agent_name
             session = await asyncio.wait_for(
@@ -160,6 +168,7 @@ class AcpTransport:
             ) from None
         except Exception as exc:
             await self._end_process()
+            await self._last_words()
             raise TransportError(self._failure(exc)) from None
         self.session_id = str(session.session_id)
         self._queue(self.adapter.session_opened(self.session_id, self.cwd, time.time()).events)
@@ -210,6 +219,13 @@ class AcpTransport:
         return self._turn is not None and not self._turn.done()
 
     @property
+    def stopped(self) -> bool:
+        """The agent process has ended (or announcer closed it): it takes no more messages."""
+        if self._closed or self._gone:
+            return True
+        return self._process is not None and self._process.returncode is not None
+
+    @property
     def ready(self) -> bool:
         """The agent answered ``session/new``: a message goes out at once."""
         return self._conn is not None and self.session_id is not None and not self._closed
@@ -220,7 +236,7 @@ class AcpTransport:
         False when it cannot be taken: a turn is under way, one message already waits, or
         the agent is gone.
         """
-        if self._closed or self.busy or self._early is not None:
+        if self.stopped or self.busy or self._early is not None:
             return False
         if not self.ready:
             self._early = text  # sent by connect() once the session is open
@@ -279,6 +295,14 @@ class AcpTransport:
         except Exception as exc:
             if self._closed:
                 return
+            # The agent's pipe is gone (it crashed): no more messages. An error the agent
+            # answered (a JSON-RPC error) ends only this turn.
+            self._gone = isinstance(exc, ConnectionError)
+            if self._gone:
+                await self._last_words()
+                if self._end_reported:
+                    return  # its end was already said (the process exit came first)
+                self._end_reported = True
             self._queue(
                 self.adapter.session_failed(self.session_id, self._failure(exc), time.time()).events
             )
@@ -317,14 +341,24 @@ class AcpTransport:
             self.stderr_tail = [*self.stderr_tail[-(STDERR_LINES_KEPT - 1) :], text]
             log.info("agent stderr: %s", text[:500])
 
+    async def _last_words(self) -> None:
+        """Its pipe broke: give its stderr a moment to end, so the reason said is its own."""
+        reading = self._stderr_read
+        if reading is not None and not reading.done():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(reading), 1.0)
+
     async def _watch_exit(self) -> None:
         assert self._process is not None
         code = await self._process.wait()
         if self._closed:
             return
         self._cancel_questions("The agent stopped, so the question was withdrawn.")
-        reason = f"its process ended with status {code}"
-        self._queue(self.adapter.session_failed(None, reason, time.time()).events)
+        await self._last_words()
+        if not self._end_reported:  # said once, by whichever noticed first
+            self._end_reported = True
+            reason = f"its process ended with status {code}{self._last_said()}"
+            self._queue(self.adapter.session_failed(None, reason, time.time()).events)
         self._frames.put_nowait(None)
 
     async def _end_process(self) -> None:
@@ -332,23 +366,36 @@ class AcpTransport:
         process = self._process
         if process is None or process.returncode is not None:
             return
-        for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+        try:
+            for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, sig)
+                try:
+                    await asyncio.wait_for(process.wait(), wait)
+                    return
+                except TimeoutError:
+                    continue
+        finally:
+            # Cut short (the runtime bounds its goodbyes): never leave the group running.
+            if process.returncode is None:
+                self.kill_now()
+
+    def kill_now(self) -> None:
+        """SIGKILL to the agent's process group at once (announcer is exiting)."""
+        process = self._process
+        if process is not None and process.returncode is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, sig)
-            try:
-                await asyncio.wait_for(process.wait(), wait)
-                return
-            except TimeoutError:
-                continue
+                os.killpg(process.pid, signal.SIGKILL)
 
     def _failure(self, exc: BaseException) -> str:
         detail = str(exc).strip() or type(exc).__name__
-        said = f"the agent {Path(self.command[0]).name!r} failed: {detail[:200]}"
+        said = f"the agent {self.label or Path(self.command[0]).name!r} failed: {detail[:200]}"
+        return said + self._last_said()
+
+    def _last_said(self) -> str:
+        """Its own last words, which say why far better than "connection closed"."""
         last = next((line for line in reversed(self.stderr_tail) if line.strip()), "")
-        if last:
-            # Its own last words say why far better than "connection closed".
-            said += f" (it said: {' '.join(last.split())[:200]})"
-        return said
+        return f" (it said: {' '.join(last.split())[:200]})" if last else ""
 
 
 def _scope(message: dict[str, Any]) -> str:

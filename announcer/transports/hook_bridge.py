@@ -1,7 +1,8 @@
 """The hook bridge: a local Unix socket from `announcer hook claude-code` to the announcer.
 
 Wire format: the hook connects, sends ONE JSON line
-``{"bridge": 1, "payload": {...hook payload...}, "blocking": true|false, "timeout": seconds}``
+``{"bridge": 1, "payload": {...hook payload...}, "blocking": true|false, "timeout": seconds,
+"spawned": [seconds, pid]}`` (when the agent started the hook; see :class:`SpawnOrder`)
 and, for a blocking request, waits for ONE JSON line back:
 ``{"decision": "allow"|"deny"|"ask", "reason": "..."}``.
 
@@ -36,6 +37,7 @@ from announcer.transports.hook_client import (
     UNATTENDED_KEY,
     HookAnswer,
     ask_announcer,
+    boot_clock,
     default_socket_path,
     peer_uid,
     shrink,
@@ -49,6 +51,7 @@ __all__ = [
     "HookAnswer",
     "HookBridgeServer",
     "HookBridgeTransport",
+    "SpawnOrder",
     "ask_announcer",
     "default_socket_path",
     "shrink",
@@ -74,6 +77,78 @@ def _prepare_directory(path: Path) -> None:
 
 # -- the announcer's side ----------------------------------------------------
 
+# How long an announce-only request may wait, counted from when the agent started its
+# hook, for hooks the agent started earlier. Interpreters start in 30-250 ms here
+# (more on a busy machine), and announce-only hooks run side by side (``"async": true``)
+# or hand over to a background process (``--detach``), so they can arrive out of order.
+SPAWN_ORDER_HOLD_SECONDS = 0.5
+# A stamp further off than this is not believed (a clock that jumped, a hostile value).
+SPAWN_STAMP_SLACK_SECONDS = 30.0
+
+
+class SpawnOrder:
+    """Lets hook requests go on in the order the agent STARTED the hooks, not as they arrive.
+
+    Pure and clocked by the caller (``boot_clock``, the clock of the hooks' ``spawned``
+    stamps). An announce-only request waits until ``hold_seconds`` after its hook was
+    started, unless it already arrived that late. A blocking request (a question) never
+    waits. Whatever goes on takes every earlier-started request that is waiting with
+    it, earliest first. A request without a believable stamp goes on at once.
+    """
+
+    def __init__(self, hold_seconds: float = SPAWN_ORDER_HOLD_SECONDS) -> None:
+        self.hold_seconds = hold_seconds
+        self._waiting: dict[int, tuple[tuple[float, int, int], float]] = {}  # ticket -> key, due
+        self._tickets = 0
+
+    def arrive(self, spawned: object, *, blocking: bool, now: float) -> int:
+        """Register a request; returns its ticket for :meth:`release`."""
+        self._tickets += 1
+        ticket = self._tickets
+        stamp = _spawn_stamp(spawned, now)
+        if stamp is None:
+            key, due = (now, 0, ticket), now
+        else:
+            started, pid = stamp
+            key = (started, pid, ticket)
+            due = now if blocking else max(now, started + self.hold_seconds)
+        self._waiting[ticket] = (key, due)
+        return ticket
+
+    def release(self, now: float) -> list[int]:
+        """The tickets that go on now, earliest-started first."""
+        due_keys = [key for key, due in self._waiting.values() if due <= now]
+        if not due_keys:
+            return []
+        last = max(due_keys)
+        going = sorted(
+            (key, ticket) for ticket, (key, _due) in self._waiting.items() if key <= last
+        )
+        for _key, ticket in going:
+            del self._waiting[ticket]
+        return [ticket for _key, ticket in going]
+
+    def next_due(self) -> float | None:
+        return min((due for _key, due in self._waiting.values()), default=None)
+
+    def __len__(self) -> int:
+        return len(self._waiting)
+
+
+def _spawn_stamp(spawned: object, now: float) -> tuple[float, int] | None:
+    """``[seconds on boot_clock, pid]`` from the request, if it is believable."""
+    if not isinstance(spawned, list) or len(spawned) != 2:
+        return None
+    started, pid = spawned
+    if not isinstance(started, int | float) or isinstance(started, bool):
+        return None
+    if not isinstance(pid, int) or isinstance(pid, bool):
+        return None
+    if not now - SPAWN_STAMP_SLACK_SECONDS <= started <= now + 1.0:
+        return None
+    return float(started), pid
+
+
 RequestHandler = Callable[[dict[str, Any], bool, float, str], Awaitable[HookAnswer | None]]
 
 
@@ -94,6 +169,9 @@ class HookBridgeServer:
         self.dropped = (
             0  # requests refused (wrong user, garbled, oversize), each logged by the caller
         )
+        self.order = SpawnOrder()
+        self._turns: dict[int, asyncio.Future[None]] = {}
+        self._order_timer: asyncio.TimerHandle | None = None
 
     async def start(self) -> None:
         _prepare_directory(self.path)
@@ -119,6 +197,9 @@ class HookBridgeServer:
             raise
 
     async def close(self) -> None:
+        if self._order_timer is not None:
+            self._order_timer.cancel()
+            self._order_timer = None
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
@@ -173,6 +254,7 @@ class HookBridgeServer:
             if blocking:
                 # no one at the agent's own dialog (`claude -p`): no answer is a denial
                 payload[UNATTENDED_KEY] = request.get("attended") is False
+            await self._turn(request.get("spawned"), blocking)
             answer = await self.handler(payload, blocking, wait, agent)
             if blocking:
                 reply = answer if answer is not None and answer.decision in DECISIONS else NO_ANSWER
@@ -187,6 +269,30 @@ class HookBridgeServer:
             writer.close()
             with contextlib.suppress(ConnectionError, OSError):
                 await writer.wait_closed()
+
+    async def _turn(self, spawned: object, blocking: bool) -> None:
+        """Wait until the requests from hooks the agent started earlier have gone on."""
+        ticket = self.order.arrive(spawned, blocking=blocking, now=boot_clock())
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._turns[ticket] = turn
+        self._release()
+        try:
+            await turn
+        finally:
+            self._turns.pop(ticket, None)
+
+    def _release(self) -> None:
+        if self._order_timer is not None:
+            self._order_timer.cancel()
+            self._order_timer = None
+        for ticket in self.order.release(boot_clock()):
+            turn = self._turns.get(ticket)
+            if turn is not None and not turn.done():
+                turn.set_result(None)  # resumed in this order: earliest-started first
+        due = self.order.next_due()
+        if due is not None:
+            delay = max(0.0, due - boot_clock()) + 0.005
+            self._order_timer = asyncio.get_running_loop().call_later(delay, self._release)
 
 
 def _take_lock(path: Path) -> int:

@@ -2,7 +2,7 @@
 
 Claude Code and Codex start ``announcer hook claude-code|codex`` once per hook
 call and wait for it, so this module imports only the standard library's
-``json``, ``os``, ``socket``, ``stat``, ``struct`` and ``sys`` (benchmarks/startup.py
+``json``, ``os``, ``socket``, ``stat``, ``struct``, ``sys`` and ``time`` (benchmarks/startup.py
 keeps it honest; tests/test_lean_commands.py checks what gets imported).
 
 Only the user's own announcer may hear the tool inputs or answer: before the
@@ -21,6 +21,7 @@ import socket
 import stat
 import struct
 import sys
+import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -190,6 +191,34 @@ def shrink(value: Any, depth: int = 0) -> Any:
     return value
 
 
+# -- when the agent started this hook ----------------------------------------------
+
+# Hooks registered with ``"async": true`` run side by side, and a detached hook
+# (``--detach``) hands its payload to a background process, so payloads can reach the
+# announcer out of order. Each request carries when the agent started its hook process,
+# and the announcer puts them back in that order (hook_bridge.SpawnOrder).
+
+
+def boot_clock() -> float:
+    """Seconds on the clock the kernel stamps process start times with (Linux: boot time)."""
+    if hasattr(time, "CLOCK_BOOTTIME"):
+        return time.clock_gettime(time.CLOCK_BOOTTIME)
+    return time.monotonic()
+
+
+def spawned_at() -> float:
+    """When this process was started, on :func:`boot_clock`: the kernel's start time
+    (``/proc/self/stat``, 10 ms steps), so a hook the agent started first sorts first
+    however long each interpreter took to start. Elsewhere: now."""
+    try:
+        with open("/proc/self/stat", "rb") as stat_file:
+            raw = stat_file.read()
+        fields = raw[raw.rindex(b")") + 2 :].split()
+        return int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime, in ticks
+    except (OSError, ValueError, IndexError):
+        return boot_clock()
+
+
 def ask_announcer(
     payload: dict[str, Any],
     *,
@@ -197,11 +226,14 @@ def ask_announcer(
     timeout: float,
     path: Path | None = None,
     agent: str = "claude-code",
+    spawned: tuple[float, int] | None = None,
 ) -> HookAnswer | None:
     """Send one hook payload; for a blocking one wait up to ``timeout`` seconds for the decision.
 
     Returns None for a non-blocking send. Every failure or doubt is ``ask`` (never allow),
-    and on doubt about who listens the payload is not sent at all.
+    and on doubt about who listens the payload is not sent at all. ``spawned`` is when
+    and as which pid the agent started the hook, for hooks the agent does not wait for
+    (the announcer puts those back in order); without it the request goes on as it arrives.
     """
     path = path or default_socket_path()
     problem = directory_problem(path) or socket_problem(path)
@@ -215,6 +247,8 @@ def ask_announcer(
         "blocking": blocking,
         "timeout": timeout,
     }
+    if spawned is not None:
+        request["spawned"] = list(spawned)
     attended = agent_attended(agent)
     if attended is not None:
         request["attended"] = attended
@@ -312,8 +346,37 @@ def read_payload(raw: bytes) -> dict[str, Any] | None:
     return payload if isinstance(payload, dict) else None
 
 
-def run_hook(agent: str, *, timeout: float, path: Path | None) -> int:
-    """The whole hook command: payload on stdin, decision on stdout, exit status 0 always."""
+def detach() -> bool:
+    """Go on in a background process of its own and let the agent's process end now.
+
+    True in the background process (it carries on), False where forking is not possible
+    (it carries on in the foreground); the agent's process exits here. The background
+    process leaves the agent's process group and closes the agent's pipes, so neither
+    the agent's wait nor its clean-up at exit (Claude Code ends hooks registered with
+    ``"async": true`` that still run when ``claude -p`` ends) cuts an announcement off.
+    """
+    if not hasattr(os, "fork"):
+        return False
+    try:
+        child = os.fork()
+    except OSError:
+        return False
+    if child:
+        os._exit(0)  # the agent sees the hook end at once; nothing to print
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    return True
+
+
+def run_hook(agent: str, *, timeout: float, path: Path | None, background: bool = False) -> int:
+    """The whole hook command: payload on stdin, decision on stdout, exit status 0 always.
+
+    ``background`` (``--detach``): an announce-only event is sent from a detached
+    process, so the agent never waits for the socket. A blocking one never detaches.
+    """
     payload = read_payload(sys.stdin.buffer.read())
     if payload is None:
         # Without a payload we cannot tell which hook this is; no decision lets the
@@ -324,9 +387,26 @@ def run_hook(agent: str, *, timeout: float, path: Path | None) -> int:
         return 0
     event = str(payload.get("hook_event_name", ""))
     blocking = is_blocking(payload, agent)
+    # A hook the agent waits for arrives in order; a question or a detached hook carries
+    # when the agent started it (taken before a detach: the agent's own start order).
+    spawned = (spawned_at(), os.getpid()) if blocking or background else None
+    if background and not blocking:
+        target = path or default_socket_path()
+        problem = directory_problem(target) or socket_problem(target)
+        if problem is not None:  # said here, while the agent still reads stderr
+            _warn(problem)
+            return 0
+        if not target.exists():
+            return 0  # no announcer runs: nothing to hand over
+        detach()
     try:
         answer = ask_announcer(
-            payload, blocking=blocking, timeout=max(1.0, timeout), path=path, agent=agent
+            payload,
+            blocking=blocking,
+            timeout=max(1.0, timeout),
+            path=path,
+            agent=agent,
+            spawned=spawned,
         )
     except Exception as exc:  # never a traceback, never a missing answer
         print(f"announcer hook: {type(exc).__name__}: {exc}", file=sys.stderr)

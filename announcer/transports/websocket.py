@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import time
 from collections import deque
 from typing import Any
 from urllib.parse import urlsplit
@@ -49,13 +50,80 @@ CLOSE_MEANINGS = {
 }
 
 
+# asyncio hands a protocol up to 256 KiB per read, and websockets parses (and inflates)
+# all of it at once: in a flood of small compressed frames that is thousands of frames,
+# measured at up to 87 ms of CPU (200 ms on a busy machine) in which no key was answered
+# (benchmarks/flood.py). So what arrives is parsed in slices of READ_SLICE_BYTES for at
+# most PARSE_TURN_SECONDS per turn of the event loop, and the rest on the next turn.
+READ_SLICE_BYTES = 2048
+PARSE_TURN_SECONDS = 0.002
+
+
 class _AaepConnection(ClientConnection):
     """Remembers, per message in arrival order, whether it came as a binary frame:
-    ``recv(decode=False)`` hands text and binary alike as bytes."""
+    ``recv(decode=False)`` hands text and binary alike as bytes.
+
+    Also parses what arrives a few milliseconds per turn of the event loop
+    (:data:`PARSE_TURN_SECONDS`), with reading paused meanwhile (the kernel's buffer and
+    TCP flow control hold the rest): keys, timers and Ctrl-C are answered in between.
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.binary_messages: deque[bool] = deque()
+        self._unparsed = bytearray()
+        self._lost = False
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        resume = self.recv_messages.resume
+
+        def resume_unless_parsing() -> None:
+            # the message queue has room again; reading resumes once the slices are done
+            if not self._unparsed:
+                resume()
+
+        self.recv_messages.resume = resume_unless_parsing
+
+    def data_received(self, data: bytes) -> None:
+        if not self._unparsed and len(data) <= READ_SLICE_BYTES:
+            super().data_received(data)
+            return
+        parsing = bool(self._unparsed)
+        self._unparsed += data
+        if not parsing:
+            self.transport.pause_reading()
+            self._parse_slice()
+
+    def _parse_slice(self) -> None:
+        until = time.perf_counter() + PARSE_TURN_SECONDS
+        while self._unparsed and not self._lost:
+            chunk = bytes(self._unparsed[:READ_SLICE_BYTES])
+            del self._unparsed[:READ_SLICE_BYTES]
+            super().data_received(chunk)
+            if time.perf_counter() > until:
+                break
+        if self._lost:
+            return
+        if self._unparsed:
+            self.loop.call_soon(self._parse_slice)
+        elif not self.recv_messages.paused and not self.transport.is_closing():
+            self.transport.resume_reading()
+
+    def _parse_the_rest(self) -> None:
+        if self._unparsed:
+            chunk, self._unparsed = bytes(self._unparsed), bytearray()
+            super().data_received(chunk)
+
+    def eof_received(self) -> bool | None:
+        self._parse_the_rest()  # what came before the end is read first
+        return super().eof_received()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self._lost:
+            self._parse_the_rest()
+            self._lost = True
+        super().connection_lost(exc)
 
     def process_event(self, event: Any) -> None:
         starts_message = isinstance(event, Frame) and event.opcode in (Opcode.TEXT, Opcode.BINARY)

@@ -17,7 +17,10 @@ control characters removed so a producer cannot drive the terminal.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
+import os
+import stat
 import sys
 import threading
 from collections import OrderedDict, deque
@@ -50,6 +53,12 @@ HELP = N_(
     "Commands: :verbosity terse|normal|detailed, :load low|medium|high, :status, :repeat, "
     ":diagnostics, :cancel (stop the agent's turn), :commands (the agent's slash commands), "
     ":quit"
+)
+# Said with :help when several agents run side by side.
+AGENTS_HELP = N_(
+    "With several agents: @NAME message sends to that agent (later messages go there too), "
+    ":to NAME switches, :to alone says where messages go, :cancel NAME and :commands NAME "
+    "act on that agent."
 )
 
 
@@ -92,6 +101,9 @@ class PlainUi:
         self._question_words: OrderedDict[str, str] = OrderedDict()
         self._own_words: deque[str] = deque(maxlen=32)
         self._closed_at = float("-inf")  # when the last question left the screen
+        # Typed input read by the event loop (_read_in_loop): bytes to text, line by line.
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._partial = ""
 
     # ---- wiring ------------------------------------------------------------------------
 
@@ -107,8 +119,54 @@ class PlainUi:
         if set_answer_keys is not None:
             set_answer_keys(TYPED_LINE_ANSWER_KEYS)
         session.subscribe(self)
+        if self._read_in_loop():
+            return
         thread = threading.Thread(target=self._read_lines, name="plain-ui-input", daemon=True)
         thread.start()
+
+    def _read_in_loop(self) -> bool:
+        """Read a pipe or a terminal in the event loop itself (POSIX), not in a thread.
+
+        A line is then handled in the loop turn after it arrives. From a thread it first
+        waited for the interpreter lock and then for a turn: under a flood, with the
+        machine busy, that hop alone was up to 75 ms of a key's answer
+        (benchmarks/flood.py). Files, Windows and test streams keep the thread.
+        """
+        loop = self._loop
+        try:
+            fd = self.inp.fileno()
+            mode = os.fstat(fd).st_mode
+        except (AttributeError, OSError, ValueError):
+            return False
+        if loop is None or not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)):
+            return False
+        encoding = getattr(self.inp, "encoding", None) or "utf-8"
+        try:
+            self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+            loop.add_reader(fd, self._readable, fd)
+        except (LookupError, NotImplementedError, OSError, ValueError, RuntimeError):
+            return False
+        return True
+
+    def _readable(self, fd: int) -> None:
+        try:
+            data = os.read(fd, 65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:  # end of input: the last line, even without its line ending
+            if self._loop is not None:
+                self._loop.remove_reader(fd)
+            rest = self._partial + self._decoder.decode(b"", final=True)
+            self._partial = ""
+            if rest:
+                self._on_line(rest.rstrip("\r"))
+            return
+        self._partial += self._decoder.decode(data)
+        while "\n" in self._partial:
+            line, _, self._partial = self._partial.partition("\n")
+            self._on_line(line.rstrip("\r"))
 
     def _read_lines(self) -> None:
         loop = self._loop
@@ -290,6 +348,8 @@ class PlainUi:
         if text.startswith(":"):
             self._command(text[1:].split())
             return
+        if text.startswith("@") and self._to_agent(text) is not None:
+            return  # "@codex fix it" is a message, never an answer, even with a question open
         prompt = self._current
         if prompt is None:
             # With an agent, the line is a message to it (its answer is announced, and so
@@ -388,8 +448,22 @@ class PlainUi:
         send = getattr(self.session, "send_prompt", None)
         if not callable(send) or text.lower() in _ANSWER_WORDS:
             return None
+        if text.startswith("@"):
+            # "@codex fix the test": to that agent only (and later messages go there too)
+            target, _, message = text[1:].partition(" ")
+            if not target or not message.strip():
+                return self._say_line(
+                    self._tr("Type @ and an agent's name, a space, then your message.")
+                )
+            sent: str | None = send(message.strip(), target)
+            return sent
         said: str | None = send(text)
         return said
+
+    def _say_line(self, text: str) -> str:
+        self._print(text)
+        self._speak(text)
+        return text
 
     def _parse(self, prompt: PendingPrompt, text: str) -> UserAnswer | None:
         lowered = text.lower()
@@ -463,7 +537,7 @@ class PlainUi:
     def _command(self, words: list[str]) -> None:
         session = self.session
         if session is None or not words:
-            self._print(self._tr(HELP))
+            self._help()
             return
         name, args = words[0].lower(), words[1:]
         if name in ("quit", "q", "exit"):
@@ -482,11 +556,21 @@ class PlainUi:
             for line in lines or [self._tr("Diagnostics: nothing has been dropped.")]:
                 self._print(clean_display(line).rstrip())
         elif name == "cancel" and callable(getattr(session, "cancel_turn", None)):
-            task = asyncio.ensure_future(session.cancel_turn())  # type: ignore[attr-defined]
+            target = " ".join(args).lstrip("@") or None
+            task = asyncio.ensure_future(session.cancel_turn(target))  # type: ignore[attr-defined]
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+        elif name in ("to", "agents") and callable(getattr(session, "describe_agents", None)):
+            target = " ".join(args).lstrip("@")
+            if name == "to" and target:
+                said = session.set_prompt_target(target)  # type: ignore[attr-defined]
+            else:
+                said = session.describe_agents()  # type: ignore[attr-defined]
+            if said is None:
+                self._print(self._tr("No agent is running here."))
         elif name == "commands" and callable(getattr(session, "agent_commands", None)):
-            found = session.agent_commands()  # type: ignore[attr-defined]
+            target = " ".join(args).lstrip("@") or None
+            found = session.agent_commands(target)  # type: ignore[attr-defined]
             if not found:
                 self._print(self._tr("The agent has listed no commands."))
             for command, description in found:
@@ -502,7 +586,13 @@ class PlainUi:
             session.update_settings(updated)
             self._print(f"{name.capitalize()} is now {args[0]}.")
         else:
-            self._print(self._tr(HELP))
+            self._help()
+
+    def _help(self) -> None:
+        self._print(self._tr(HELP))
+        agents = getattr(self.session, "agents", None)
+        if callable(agents) and len(agents()) > 1:
+            self._print(self._tr(AGENTS_HELP))
 
 
 def event_field(event: object, name: str) -> Any:

@@ -13,9 +13,15 @@ writes it only when allowed. The prompt picks the scenario:
 - ``wait``: asks permission and then waits to be cancelled (the client stops the turn);
 - ``think``: a thought in several chunks, then an answer;
 - ``commands``: lists two slash commands (``available_commands_update``), then answers;
+- ``die``: says a word, then its process ends at once with status 7 (a crash);
 - ``burst N``: N message chunks and N/20 tool calls, for the benchmark;
 - ``ask N``: N permission requests in a row, each answer's arrival time logged;
 - anything else: a short answer in three chunks.
+
+``--tag NAME`` (several agents in one folder): its title is NAME, every prompt it gets is
+appended to ``prompts-NAME.txt``, every permission answer to ``answers-NAME.txt``, its
+process id to ``pid-NAME.txt``, and the files it writes are called ``out-NAME.txt`` and
+``permission-outcome-NAME.txt``.
 """
 
 from __future__ import annotations
@@ -32,7 +38,8 @@ from acp import schema
 
 
 class ScriptedAgent:
-    def __init__(self) -> None:
+    def __init__(self, tag: str | None = None) -> None:
+        self.tag = tag
         self.conn: Any = None
         self.cwd = Path.cwd()
         self.cancelled = asyncio.Event()
@@ -43,11 +50,26 @@ class ScriptedAgent:
     async def initialize(self, protocol_version: int, **_: Any) -> schema.InitializeResponse:
         return schema.InitializeResponse(
             protocol_version=acp.PROTOCOL_VERSION,
-            agent_info=schema.Implementation(name="scripted", title="Scripted Agent", version="1"),
+            agent_info=schema.Implementation(
+                name="scripted", title=self.tag or "Scripted Agent", version="1"
+            ),
         )
+
+    def file(self, name: str) -> Path:
+        """``out.txt``, or ``out-TAG.txt`` when several agents share the folder."""
+        if self.tag:
+            stem, dot, ext = name.partition(".")
+            name = f"{stem}-{self.tag}{dot}{ext}"
+        return self.cwd / name
+
+    def log(self, name: str, line: str) -> None:
+        if self.tag:
+            with self.file(name).open("a", encoding="utf-8") as handle:
+                handle.write(line + "\n")
 
     async def new_session(self, cwd: str, **_: Any) -> schema.NewSessionResponse:
         self.cwd = Path(cwd)
+        self.log("pid.txt", str(os.getpid()))
         return schema.NewSessionResponse(session_id="sess-1")
 
     async def cancel(self, session_id: str, **_: Any) -> None:
@@ -67,7 +89,9 @@ class ScriptedAgent:
         call = schema.ToolCallUpdate(tool_call_id=call_id, title=title, kind=kind)
         answer = await self.conn.request_permission(session_id, call, options)
         outcome = answer.outcome
-        return getattr(outcome, "option_id", None)
+        choice = getattr(outcome, "option_id", None)
+        self.log("answers.txt", f"{call_id} {choice or outcome.outcome}")
+        return choice
 
     async def tool(
         self, session_id: str, call_id: str, title: str, kind: str, **extra: Any
@@ -84,6 +108,7 @@ class ScriptedAgent:
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> schema.PromptResponse:
         text = " ".join(getattr(block, "text", "") for block in prompt).strip()
         self.cancelled.clear()
+        self.log("prompts.txt", text)
         if text == "write":
             await self.say(session_id, "I will create the file. ")
             await self.tool(
@@ -91,10 +116,10 @@ class ScriptedAgent:
                 raw_input={"command": "echo hello > out.txt", "description": "Create out.txt"},
             )  # fmt: skip
             choice = await self.ask(session_id, "call-1", "echo hello > out.txt", "execute")
-            with (self.cwd / "choices.txt").open("a") as log:
+            with self.file("choices.txt").open("a") as log:
                 log.write(f"{choice}\n")  # which of its options the client picked
             if choice in ("once", "always"):
-                (self.cwd / "out.txt").write_text("hello\n")
+                self.file("out.txt").write_text("hello\n")
                 await self.conn.session_update(
                     session_id, acp.update_tool_call("call-1", status="completed")
                 )
@@ -129,12 +154,16 @@ class ScriptedAgent:
             )
             await self.cancelled.wait()
             choice = await asyncio.wait_for(waiting, 10)
-            (self.cwd / "permission-outcome.txt").write_text(str(choice))
+            self.file("permission-outcome.txt").write_text(str(choice))
             return schema.PromptResponse(stop_reason="cancelled")
         elif text == "think":
             for piece in ("The user wants ", "a greeting, ", "so I will greet them."):
                 await self.conn.session_update(session_id, acp.update_agent_thought_text(piece))
             await self.say(session_id, "Hello there.")
+        elif text == "die":
+            await self.say(session_id, "Starting. ")
+            print("fatal: the scripted agent crashed on purpose", file=sys.stderr, flush=True)
+            os._exit(7)
         elif text.startswith("ask"):
             # ``ask N``: N permission requests in a row; each answer's arrival time (the
             # system-wide monotonic clock) is appended to ``answers.txt`` for the benchmark.
@@ -178,7 +207,8 @@ def main() -> None:
     if os.environ.get("SDK_AGENT_FAIL_AT_START"):
         print("cannot start: no model configured", file=sys.stderr)
         sys.exit(3)
-    asyncio.run(acp.run_agent(ScriptedAgent()))
+    tag = sys.argv[sys.argv.index("--tag") + 1] if "--tag" in sys.argv else None
+    asyncio.run(acp.run_agent(ScriptedAgent(tag)))
 
 
 if __name__ == "__main__":

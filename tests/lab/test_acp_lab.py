@@ -113,3 +113,45 @@ def test_claude_code_acp_allow_always_is_remembered_by_the_agent(
         assert agent.quit() == 0
     heard = agent.heard()
     assert sum(t.startswith("Confirmation needed.") for t in heard) == 1
+
+
+def test_claude_code_acp_and_codex_acp_side_by_side(
+    tmp_path: Path, clis: Clis, fake_model: FakeModelServer
+) -> None:
+    """``announcer agent claude codex``: the real adapters at once, each answered on its own.
+
+    claude asks to ``rm -rf build`` while codex runs its own command; the accept goes to
+    claude only (the folder really goes), and codex's words are heard, named.
+    """
+    home = tmp_path / "home"
+    env = {
+        **os.environ,
+        **claude_env(fake_model.anthropic_url, home),
+        **codex_env(fake_model.openai_url, home),
+    }
+    bin_dir = str(acp_adapter(clis, "claude-code-acp").parent)
+    env["PATH"] = os.pathsep.join(p for p in (bin_dir, codex_sandbox_path(clis), env["PATH"]) if p)
+    run = AgentRun(tmp_path, env=env, names=["claude", "codex"])
+    (run.folder / "build").mkdir()
+    (run.folder / "build" / "keep.txt").write_text("built\n")
+    try:
+        ready = [run.wait_for("is ready."), run.wait_for("is ready.")]
+        assert any("Claude is ready." in r for r in ready) and any("Codex" in r for r in ready)
+        run.type("@claude lab:denied please")
+        question = run.wait_for("Confirmation needed.")
+        assert "claude wants to run: rm -rf build" in question.lower()
+        run.wait_for("(claude)")  # the prompt line names whose question it is
+        run.type("@codex lab:one-tool please")  # a message, though claude's question is open
+        run.wait_for("Sent to codex:")
+        run.answer("a")
+        run.wait_for("to confirm")
+        run.type("c")
+        for agent in ("Claude", "Codex"):  # in whichever order they finish
+            if not any(f"{agent} finished the turn." in line for line in run.seen):
+                run.wait_for(f"{agent} finished the turn.")
+        assert not (run.folder / "build").exists()
+    finally:
+        assert run.quit() == 0
+    heard = run.heard()
+    assert "The command printed hello." in " ".join(heard)
+    assert any(t.startswith(("codex: ", "claude: ")) for t in heard), heard

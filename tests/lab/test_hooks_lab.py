@@ -205,3 +205,145 @@ def test_codex_hooks_are_heard_once_each_with_the_last_message(
     assert "The command printed hello." in lines
     assert "Codex finished responding." in lines
     assert not any("never reported back" in line or "timed out" in line for line in lines)
+
+
+# -- the documented set (docs/hooks.md), as a user registers it ------------------------
+
+ANNOUNCE_COMMAND = "announcer hook claude-code"
+
+
+def documented_settings(sock: Path, form: str = "setsid") -> dict:
+    """docs/hooks.md's first ``json`` block, with this checkout's announcer and socket.
+
+    ``form="detach"``: the docs' form for systems without ``setsid``, where each
+    announce-only hook is ``announcer hook claude-code --detach``.
+    """
+    text = (ROOT / "docs" / "hooks.md").read_text()
+    hooks = json.loads(text.split("```json\n", 1)[1].split("```", 1)[0])["hooks"]
+    ours = f"{sys.executable} -m announcer hook claude-code --socket {sock}"
+    for event, entries in hooks.items():
+        for entry in entries:
+            for handler in entry["hooks"]:
+                assert ANNOUNCE_COMMAND in handler["command"], handler
+                handler["command"] = handler["command"].replace(ANNOUNCE_COMMAND, ours)
+                if form == "detach" and event != "PermissionRequest":
+                    handler["command"] = f"{ours} --detach"
+    return {"hooks": hooks}
+
+
+def documented_turn(
+    clis: lab_clis.Clis,
+    server: FakeModelServer,
+    tmp_path: Path,
+    sock: Path,
+    scenario: str,
+    permission_mode: str,
+    form: str = "setsid",
+) -> dict:
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps(documented_settings(sock, form)))
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.md").write_text("one\ntwo\n")
+    env = lab_clis.claude_env(server.anthropic_url, tmp_path / "home")
+    env["PYTHONPATH"] = str(ROOT)  # `python -m announcer` from this checkout
+    done = lab_clis.run(
+        lab_clis.claude_command(
+            clis,
+            f"lab:{scenario} please",
+            permission_mode=permission_mode,
+            extra=("--settings", str(settings)),
+        ),
+        env,
+        project,
+        timeout=WAIT,
+    )
+    assert done.returncode == 0, done.stderr[-800:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def heard_until(serve: Serve, last: str, seconds: float = 30.0) -> list[str]:
+    """serve's lines once ``last`` was printed: detached hooks may still be on their way
+    when Claude Code exits."""
+    deadline = time.monotonic() + seconds
+    while last not in serve.lines and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)  # anything after it (there should be nothing) is heard too
+    return serve.stop()
+
+
+@pytest.mark.parametrize("form", ["setsid", "detach"])
+def test_the_documented_hook_set_speaks_every_call_in_order_on_the_real_claude_code(
+    clis: lab_clis.Clis, tmp_path: Path, sock: Path, form: str
+):
+    settings = documented_settings(sock, form)
+    assert ("setsid -f" in settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"]) == (
+        form == "setsid"
+    )
+    assert "--detach" in settings["hooks"]["Stop"][0]["hooks"][0]["command"]
+    serve = Serve(sock, [])
+    # The fake model answers at once, so Claude Code starts the hooks ~50 ms apart; a
+    # model that takes a little time (as every real one does) keeps this test about the
+    # order announcer restores, not about how fast a busy machine starts Python.
+    try:
+        with FakeModelServer(delay=0.03) as paced:
+            documented_turn(clis, paced, tmp_path, sock, "several", "acceptEdits", form)
+    finally:
+        lines = heard_until(serve, "Claude Code finished responding.")
+    said = [line for line in lines if not line.startswith("Listening for")]
+    assert said == [
+        "Claude Code session started.",  # the first hook of a session says so
+        "Running Bash: ls.",
+        "Bash finished.",
+        "Running Read: notes.md in project.",
+        "Read finished.",
+        "Running Bash: wc -l notes.md.",
+        "Bash finished.",
+        "I looked at the files.",
+        "Claude Code finished responding.",
+    ]
+
+
+def test_the_documented_permission_hook_still_waits_for_the_user_and_never_allows_alone(
+    clis: lab_clis.Clis, fake_model: FakeModelServer, tmp_path: Path, sock: Path
+):
+    serve = Serve(sock, ["y", "c"])
+    try:
+        result = documented_turn(clis, fake_model, tmp_path, sock, "denied", "default")
+    finally:
+        lines = heard_until(serve, "Claude Code finished responding.")
+    assert result["permission_denials"] == []  # the user's allow reached Claude Code
+    asked = lines.index(
+        "Claude Code wants to run Bash: rm -rf build. It says: Remove the build folder. Allow?"
+    )
+    allowed = lines.index("Allowed.")
+    assert asked < allowed < lines.index("Running Bash: rm -rf build.")
+    assert lines.index("I could not remove the build folder.") > allowed
+
+
+def test_claude_code_p_ends_an_async_hook_that_still_runs_so_the_docs_do_not_use_async(
+    clis: lab_clis.Clis, fake_model: FakeModelServer, tmp_path: Path
+):
+    """Claude Code 2.1.330 ends ``"async": true`` hooks still running when ``claude -p``
+    ends (and waits about a second more to exit): an announcement sent that way can be
+    cut off, so docs/hooks.md detaches with ``setsid -f`` instead."""
+    log = tmp_path / "async.log"
+    slow = f"echo start >> {log}; cat > /dev/null; sleep 3; echo end >> {log}"
+    handler = {"type": "command", "command": slow, "timeout": 10, "async": True}
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [handler]}]}}))
+    project = tmp_path / "project"
+    project.mkdir()
+    env = lab_clis.claude_env(fake_model.anthropic_url, tmp_path / "home")
+    done = lab_clis.run(
+        lab_clis.claude_command(clis, "lab:one-tool please", extra=("--settings", str(settings))),
+        env,
+        project,
+        timeout=WAIT,
+    )
+    assert done.returncode == 0, done.stderr[-800:]
+    deadline = time.monotonic() + 10
+    while "start" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(4.0)  # longer than the hook's own sleep
+    assert log.read_text().split() == ["start"]  # started, and ended before it could finish

@@ -57,6 +57,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             default=DEFAULT_WAIT_SECONDS,
             help="seconds to wait for your answer before answering 'ask' (default 55)",
         )
+        hook.add_argument(
+            "--detach",
+            action="store_true",
+            help="announce-only events: send from a background process and exit at once"
+            ' (for hooks registered with "async": true; see docs/hooks.md)',
+        )
         hook.set_defaults(func=run_hook, agent=agent)
     serve = inner.add_parser("serve", help="listen for hooks and answer them on this terminal")
     serve.add_argument("--socket", type=Path, default=None, help="hook bridge socket path")
@@ -71,7 +77,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run_hook(args: argparse.Namespace) -> int:
     from announcer.transports.hook_client import run_hook as ask_and_print
 
-    return ask_and_print(args.agent, timeout=float(args.timeout), path=args.socket)
+    return ask_and_print(
+        args.agent, timeout=float(args.timeout), path=args.socket, background=args.detach
+    )
 
 
 class PlainHookUi:

@@ -1,8 +1,9 @@
 """``announcer listen SOURCE...``: hear one or more live producers and answer them.
 
 SOURCE is ``ws://`` or ``wss://`` (WebSocket, B.2), ``http://`` or ``https://``
-(SSE + POST, B.1), ``unix:/path`` (B.4), ``stdio:COMMAND`` (B.6), a JSON Lines
-file, or ``-`` for standard input. Several sources may be given at once.
+(SSE + POST, B.1), ``unix:/path`` (B.4), ``stdio:COMMAND`` (B.6), ``acp:NAME`` or
+``acp:COMMAND`` (an ACP agent, as ``announcer agent`` starts it), a JSON Lines file, or
+``-`` for standard input. Several sources may be given at once, mixed in one engine.
 """
 
 from __future__ import annotations
@@ -286,7 +287,14 @@ def run(args: argparse.Namespace) -> int:
         format="announcer: %(message)s",
     )
     settings = settings_from_args(args)
-    sources, saved_token_env = resolve_sources(list(args.sources), settings)
+    agents = acp_agents(list(args.sources), settings)
+    if isinstance(agents, str):
+        print(agents, file=sys.stderr)
+        return 2
+    named, transports = agents
+    sources, saved_token_env = resolve_sources(
+        [s for s in args.sources if s not in named], settings
+    )
     options = options_from_args(args, saved_token_env)
     adapter_factory = format_adapter(args.format, catalog_language(settings.languages))
     driver = make_driver(settings.backend, settings, ui=args.ui)
@@ -295,6 +303,7 @@ def run(args: argparse.Namespace) -> int:
             sources,
             settings,
             options,
+            transports=transports,
             driver=driver,
             handshake_timeout=args.handshake_timeout,
             exit_when_done=args.exit_when_done,
@@ -310,7 +319,43 @@ def run(args: argparse.Namespace) -> int:
     # collector from rescanning them while events stream in.
     gc.collect()
     gc.freeze()
-    return asyncio.run(run_session(session, args.ui, config=args.config))
+    try:
+        return asyncio.run(run_session(session, args.ui, config=args.config))
+    finally:
+        for transport in transports:
+            transport.kill_now()  # an agent's process group ends with announcer
+
+
+def acp_agents(sources: list[str], settings: UserSettings) -> tuple[set[str], list[Any]] | str:
+    """``acp:NAME`` / ``acp:COMMAND`` sources (or saved ones) as agents beside the others.
+
+    The SOURCE words that are agents, and one ACP transport each, named by its short
+    name so several sources can be told apart; or a sentence saying what is wrong.
+    """
+    acp_words = [
+        s
+        for s in sources
+        if s.startswith("acp:") or resolve_source(s, settings)[0].startswith("acp:")
+    ]
+    if not acp_words:
+        return set(), []
+    from announcer.cli.commands.agent import acp_transports, resolve_agent
+
+    found = []
+    for word in acp_words:
+        one = resolve_agent(word.removeprefix("acp:"), settings)
+        if isinstance(one, str):
+            return one
+        found.append(one)
+    from announcer.cli.commands.agent import unique_labels
+
+    transports = acp_transports(
+        unique_labels(found),
+        cwd=None,
+        language=catalog_language(settings.languages),
+        named=len(sources) > 1,
+    )
+    return set(acp_words), transports
 
 
 def _diagnostics_path() -> Path | None:

@@ -116,6 +116,13 @@ class AgentPrompt(TextArea):
         self.agent = ""
         self.rename(agent)
 
+    def follow_target(self) -> None:
+        """Label the box with the agent messages now go to (several agents: ``@NAME``)."""
+        target = getattr(self.announcer.session, "prompt_target", None)
+        agent = target() if callable(target) else None
+        if agent is not None:
+            self.rename(one_line(str(getattr(agent, "description", "") or "")))
+
     def rename(self, agent: str) -> None:
         """The agent said its own name (ACP ``initialize``): the box is labelled with it."""
         if agent and agent != self.agent:
@@ -173,10 +180,19 @@ class AgentPrompt(TextArea):
         if not callable(send):
             self.say(_("This source does not take messages."))
             return
+        target: str | None = None
+        if text.startswith("@"):
+            # "@codex fix the test": to that agent only (and later messages go there too)
+            name, _space, rest = text[1:].partition(" ")
+            if not name or not rest.strip():
+                self.say(_("Type @ and an agent's name, a space, then your message."))
+                return
+            target, text = name, rest.strip()
         # The session says it back ("Sent to Claude Code: ..."), or why not.
-        send(text, stop_key=_("Escape"))
+        send(text, target, stop_key=_("Escape"))
+        self.follow_target()
         if getattr(session, "prompt_taken", True):
-            self.sent.add(text)
+            self.sent.add(self.text)
             self.announcer.write_transcript(_("You: {text}").format(text=one_line(text)))
             self.load_text("")
 

@@ -396,6 +396,7 @@ class AnnouncerApp(App[None]):
         prompt = self.main_screen.agent_prompt if self.agent is not None else None
         if prompt is not None and status.producers:
             prompt.rename(one_line(status.producers[0]))  # the agent's own name, once known
+            prompt.follow_target()  # with several agents: the one messages go to
         if announce and status.connection != old_connection:
             self.say(_("Connection: {state}.").format(state=status_word(status.connection)))
 
