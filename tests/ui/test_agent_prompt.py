@@ -167,7 +167,10 @@ async def test_a_lone_answer_word_is_never_sent_and_slash_lists_commands(tmp_pat
         assert run.box.text == "y"  # kept, so nothing typed is lost
         await pilot.press("backspace", "enter")
         await until(pilot, run.said("Nothing to send: the message is empty."), "empty")
-        await pilot.press(*"commands", "enter")
+        await pilot.press("@", "enter")  # no name and no message: told how
+        await until(pilot, run.said("Type @ and an agent's name"), "the @ help")
+        await pilot.press("backspace", *"@scripted commands", "enter")  # to that agent
+        await until(pilot, run.said("Sent to Scripted Agent: commands"), "sent by name")
         await until(pilot, run.said("Two commands are available."), "the commands turn")
         await until(pilot, run.said("finished the turn"), "the turn's end")
         await pilot.press("slash")
