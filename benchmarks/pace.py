@@ -92,6 +92,7 @@ def _pooled(reports: list[PaceReport]) -> dict[str, float | int]:
         pooled.stale += report.stale
         pooled.out_of_order += report.out_of_order
         pooled.skipped_summaries += report.skipped_summaries
+        pooled.unheard += report.unheard
     return pooled.summary()
 
 

@@ -664,16 +664,41 @@ class Engine:
 
     def _present_next(self, now: float) -> list[SpeechCommand]:
         """When the presented question closed, present the oldest one still waiting."""
+        commands = self._recount_waiting(now)
         if self._presented is not None and self.book.get(self._presented) is not None:
             self._present_due_at = None
-            return []
+            return commands
         self._presented = None
         self._present_due_at = None
         pending = self.book.pending()
         if not pending:
             self.presented_at = None
+            return commands
+        return commands + self._present(pending[0], now)
+
+    def _recount_waiting(self, now: float) -> list[SpeechCommand]:
+        """Questions closed: a waiting count not yet said must not tell of them.
+
+        Once nothing waits behind the presented question it is dropped; otherwise it
+        says the number waiting now. (A count said after its questions were withdrawn
+        told the user "Questions waiting: 2" with none open.)
+        """
+        notice_id = self._waiting_notice_id
+        if notice_id is None:
             return []
-        return self._present(pending[0], now)
+        queued = next(
+            (a for a in self.scheduler.queued_announcements() if a.event_id == notice_id), None
+        )
+        if queued is None:  # said (or being said) already: nothing to recount
+            self._waiting_notice_id = None
+            return []
+        pending = self.book.pending()
+        if len(pending) <= 1:
+            self._waiting_notice_id = None
+            return self.scheduler.withdraw(notice_id, now)
+        presented = self.presented_prompt() or pending[0]
+        queued.text = self._waiting_announcement(presented, len(pending) - 1, False).text
+        return []
 
     def _say_prompt(
         self, prompt: PendingPrompt, session: SessionState | None, now: float
@@ -1027,10 +1052,12 @@ class Engine:
         waiting = 0
         waiting_count: Announcement | None = None
         current = self._folded.get(producer_id)
-        for queued in self.scheduler.queued_announcements():
-            if queued.urgency is not Urgency.CRITICAL:
-                break  # critical speech comes first in that list
-            if queued.producer_id != producer_id or queued.continues:
+        for queued in self.scheduler.queued_announcements(Urgency.CRITICAL):
+            if (
+                queued.urgency is not Urgency.CRITICAL  # a lead-up brought forward, not urgent
+                or queued.producer_id != producer_id
+                or queued.continues
+            ):
                 continue
             if current is not None and queued is current[0]:
                 waiting_count = queued

@@ -80,8 +80,14 @@ PROMPT_KINDS: Final = frozenset({"agent.awaiting.confirmation", "agent.awaiting.
 _SESSION_STARTED: Final = "agent.session.started"
 # News that newer news of its session makes moot: what the agent is doing, not what it found.
 _CHATTER: Final = frozenset({"agent.state.changed", "agent.progress.updated", "agent.tool.invoked"})
-# Never skipped for its age alone: a session's start, the agent's own words, why a question ended.
-_KEPT_WHEN_LATE: Final = QUESTION_END_KINDS | {_SESSION_STARTED, "agent.output.streaming"}
+# A session's end: "done" and "cancelled" (each with its own earcon) are what a listener
+# waits for, so they are never skipped for age or surplus, however late.
+_SESSION_ENDS: Final = frozenset({"agent.session.completed", "agent.session.cancelled"})
+# Never skipped for its age alone: a session's start and end, the agent's own words, why a
+# question ended.
+_KEPT_WHEN_LATE: Final = (
+    QUESTION_END_KINDS | _SESSION_ENDS | {_SESSION_STARTED, "agent.output.streaming"}
+)
 
 
 def estimated_seconds(text: str, pace_wpm: int) -> float:
@@ -237,8 +243,14 @@ class SpeechScheduler:
             return len(self._queues[urgency])
         return len(self._replies) + sum(len(queue) for queue in self._queues.values())
 
-    def queued_announcements(self) -> list[Announcement]:
-        """Waiting speech in the order it would be said."""
+    def queued_announcements(self, urgency: Urgency | None = None) -> list[Announcement]:
+        """Waiting speech in the order it would be said.
+
+        With ``urgency``, only that lane. The critical lane also holds the normal news
+        brought forward as a session's lead-up (issue 14 a, b), said in its place.
+        """
+        if urgency is not None:
+            return [item.announcement for item in self._queues[urgency]]
         return [item.announcement for item in self._replies] + [
             item.announcement
             for urgency in (Urgency.CRITICAL, Urgency.NORMAL, Urgency.BACKGROUND)
@@ -777,15 +789,24 @@ class SpeechScheduler:
         stale_after = self.stale_after_seconds
         for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
             queue = self._queues[urgency]
+            if not queue or now - queue[0].queued_at <= stale_after:
+                continue
+            ends: list[_Queued] = []  # a session's end is said however late (_SESSION_ENDS)
             while (
                 queue
                 and now - queue[0].queued_at > stale_after
                 and not queue[0].announcement.continues  # its first part was heard
                 and not queue[0].kept
             ):
+                if queue[0].announcement.kind in _SESSION_ENDS:
+                    ends.extend(queue[index] for index in range(_message_end(queue, 0)))
+                    for _ in range(_message_end(queue, 0)):
+                        queue.popleft()
+                    continue
                 dropped = self._drop_message(queue, "stale", now)
                 if urgency is Urgency.NORMAL:
                     self._note_skipped(dropped[0].announcement)
+            queue.extendleft(reversed(ends))
         self._drop_overtaken(now)
         normal = self._queues[Urgency.NORMAL]
         background = self._queues[Urgency.BACKGROUND]
@@ -806,6 +827,9 @@ class SpeechScheduler:
                 for m in messages[:-1]
                 if not normal[m.start].announcement.continues
                 and normal[m.start].announcement.kind != _SESSION_STARTED
+                # Why a question ended, or that a session did: never left unsaid.
+                and normal[m.start].announcement.kind not in QUESTION_END_KINDS
+                and normal[m.start].announcement.kind not in _SESSION_ENDS
                 and not normal[m.start].kept
             ),
             key=lambda message: (_news_rank(normal[message.start]), message.start),

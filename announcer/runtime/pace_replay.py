@@ -123,6 +123,8 @@ class PaceReport:
     # When each question ended (answered, withdrawn, timed out), by its event id.
     ended: dict[str, float] = field(default_factory=dict)
     skipped_summaries: int = 0
+    # Speech still waiting when the replay stopped: neither heard nor said to be skipped.
+    unheard: int = 0
 
     def percentile(self, fraction: float, values: list[float] | None = None) -> float:
         data = sorted(self.delays if values is None else values)
@@ -142,6 +144,7 @@ class PaceReport:
             "out_of_order": len(self.out_of_order),
             "reply_max_s": round(max(self.reply_delays, default=0.0), 2),
             "skipped_said": self.skipped_summaries,
+            "unheard": self.unheard,
         }
 
     def texts(self) -> list[str]:
@@ -253,7 +256,11 @@ class PacedRun:
     # -- measuring ---------------------------------------------------------------------
 
     def report(self) -> PaceReport:
-        report = PaceReport(heard=list(self.backend.utterances), ended=dict(self.prompt_ended))
+        report = PaceReport(
+            heard=list(self.backend.utterances),
+            ended=dict(self.prompt_ended),
+            unheard=self.engine.scheduler.queued(),
+        )
         first_start: dict[str, float] = {}
         last_index: dict[str, int] = {}
         for utterance in report.heard:
@@ -318,9 +325,11 @@ class PacedUser:
         run = self.run
         now = run.now()
         speaking = run.engine.scheduler.speaking
+        presented = run.engine.presented_prompt()
         for prompt in run.open_prompts():
-            if prompt.event_id not in self._introduced:
-                # The dialog opens with the question and says who asks and its keys.
+            if prompt.event_id not in self._introduced and prompt is presented:
+                # The dialog opens with the question being presented (one at a time, as
+                # the Textual UI does) and says who asks and its keys.
                 self._introduced.add(prompt.event_id)
                 intro = (
                     "Press A to accept, or R to reject."
@@ -368,8 +377,13 @@ def _answer_for(prompt: PendingPrompt) -> UserAnswer:
     return UserAnswer(prompt.reply_token, response="Alex")
 
 
-async def _play_out(run: PacedRun, settle_seconds: float = 60.0) -> None:
-    """Wait until nothing is said or queued any more (or ``settle_seconds`` pass)."""
+async def _play_out(run: PacedRun, settle_seconds: float = 600.0) -> None:
+    """Wait until nothing is said or queued any more (or ``settle_seconds`` pass).
+
+    Simulated time costs nothing: wait long enough for a busy session's backlog to be
+    heard or summarised (a 60 s bound once cut a 180 wpm replay off with 31 messages
+    still waiting, so its "updates skipped" summary was never reached).
+    """
     deadline = run.now() + settle_seconds
     while run.now() < deadline:
         await asyncio.sleep(0.25)

@@ -398,3 +398,33 @@ def test_the_agents_own_words_survive_when_old_news_and_chatter_are_skipped_toge
     assert listener.heard[-1] == "Finished the turn."
     assert listener.scheduler.drops["overtaken by newer news"] == 1
     assert listener.scheduler.drops["superseded by newer news"] == 1
+
+
+def test_why_a_question_ended_and_a_sessions_end_are_said_however_far_behind() -> None:
+    """Rule e skips old news and says so, but never a question's withdrawal (a question
+    never vanishes in silence) nor "done" (its earcon is what the listener waits for):
+    not for too much queued speech, nor after a minute's wait behind urgent speech."""
+    listener = Listener(SpeechScheduler())
+    listener.submit(critical("Error one.", "sess_a", "agent.session.errored"), 0.0)
+    voided = news("No answer needed any more: transfer the money.", kind="system.prompt_voided")
+    listener.submit(voided, 0.1)
+    for number in range(12):  # half a minute of results: over the queued-speech budget
+        listener.submit(news(f"Result number {number} came back fine, with details."), 0.2)
+    done = news("All done. The money is in your savings.", kind="agent.session.completed")
+    listener.submit(done, 0.3)
+    listener.submit(news("Found the statement.", session="sess_b"), 0.4)
+    # A minute of urgent speech from another session before the normal lane's turn.
+    now = 0.0
+    for second in range(1, 70):
+        now = float(second)
+        if second % 5 == 0:
+            listener.submit(critical(f"Alert {second}.", "sess_c", "agent.state.changed"), now)
+        if listener.scheduler.speaking_id is not None:
+            listener.finish(now)
+    listener.play_out(now)
+    heard = listener.heard
+    assert any(text.endswith("updates skipped.") for text in heard)
+    assert voided.text in heard
+    assert done.text in heard
+    drops = listener.scheduler.drops
+    assert sum(drops.values()) >= 12  # the results were skipped, and counted

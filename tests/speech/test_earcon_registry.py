@@ -11,8 +11,10 @@ import asyncio
 import importlib.util
 import io
 import json
+import time
 import wave
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +27,8 @@ from announcer.speech.earcons import EARCON_NAMES, EARCONS_DIR, earcon_path
 from announcer.speech.wav import WavBackend
 from announcer.transports import TransportOptions
 from announcer.ui.plain import PlainUi
+from tests.producer.live import running
+from tests.reliability.flood_producer import LoopbackProducer
 
 BANKING = Path(__file__).resolve().parents[2] / "announcer" / "data" / "banking_session.jsonl"
 
@@ -64,31 +68,46 @@ def _frames(path: Path) -> bytes:
         return wav.readframes(wav.getnframes())
 
 
-@pytest.mark.xfail(
-    reason=(
-        "Known regression from merging speech with q-engine and pace: the real session no"
-        " longer plays the needs-you and tool earcons in this recording (questions are "
-        "presented one at a time; chatter is skipped). Open in issue 14; see the session "
-        "note."
-    ),
-    strict=False,
-)
+def _heard_event_ids(record: Path) -> set[str]:
+    if not record.is_file():
+        return set()
+    return {
+        entry["event_id"]
+        for entry in map(json.loads, record.read_text().splitlines())
+        if entry.get("action") == "speak" and entry.get("event_id")
+    }
+
+
 async def test_a_real_session_plays_the_sounds_and_the_plain_ui_shows_them(
     tmp_path: Path,
 ) -> None:
-    """The bundled banking session through the engine into real audio files: each
-    utterance with an earcon starts with that sound's samples; the plain UI prints the
-    label in its place."""
+    """The bundled banking session from a producer on loopback WebSocket, through the
+    engine into real audio files: each utterance with an earcon starts with that sound's
+    samples; the plain UI prints the label in its place.
+
+    The producer goes on after a question or a tool's start only once it was heard, as
+    a live agent waits for its user. (Read from the file all at once, both questions are
+    withdrawn by the next frames before their turn comes, so they are rightly never read
+    and only "No answer needed any more" is said; and each tool's start is chatter that
+    its own result, already waiting, makes moot: issue 14 c and e.)
+    """
     wav = WavBackend(tmp_path / "audio")
     wav.start()
+    frames = BANKING.read_text(encoding="utf-8").splitlines()
+
+    async def script(producer: LoopbackProducer, websocket: Any) -> None:
+        for line in frames:
+            await producer.send(websocket, line)
+            frame = json.loads(line)
+            kind = frame["type"].removeprefix("aaep:")
+            if kind.startswith("agent.awaiting.") or kind == "agent.tool.invoked":
+                deadline = time.monotonic() + 60
+                while frame["event_id"] not in _heard_event_ids(wav.record_path):
+                    assert time.monotonic() < deadline, f"never heard {kind}"
+                    await asyncio.sleep(0.02)
+        await producer.stop_flooding.wait()
+
     out = io.StringIO()
-    session = LiveSession(
-        [str(BANKING)],
-        UserSettings(),
-        TransportOptions(),
-        driver=SpeechDriver(wav),
-        exit_when_done=True,
-    )
     ui = PlainUi(out=out, inp=io.StringIO(""))
     heard_earcons: list[str] = []  # every utterance sent to speech, in order
 
@@ -102,13 +121,23 @@ async def test_a_real_session_plays_the_sounds_and_the_plain_ui_shows_them(
 
         def status_changed(self, status: object) -> None: ...
 
-    ui.attach(session)
-    session.subscribe(Listener())
-    try:
-        assert await asyncio.wait_for(session.run(), 240) == 0
-    finally:
-        session.stop()
-        wav.close()
+    async with LoopbackProducer(script) as producer:
+        session = LiveSession(
+            [producer.url], UserSettings(), TransportOptions(), driver=SpeechDriver(wav)
+        )
+        ui.attach(session)
+        session.subscribe(Listener())
+        try:
+            async with running(session):
+                deadline = time.monotonic() + 120
+                while "evt_demo0026bank" not in _heard_event_ids(wav.record_path):
+                    assert time.monotonic() < deadline, "never heard the session end"
+                    await asyncio.sleep(0.05)
+                while session.engine.scheduler.speaking is not None:  # "All done" finishes
+                    assert time.monotonic() < deadline
+                    await asyncio.sleep(0.05)
+        finally:
+            wav.close()
     spoken = [
         json.loads(line) for line in wav.record_path.read_text().splitlines() if '"speak"' in line
     ]
