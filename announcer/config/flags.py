@@ -30,6 +30,7 @@ SETTINGS_FLAG_DESTS = (
     "pace",
     "max_events_per_second",
     "reply_policy",
+    "question_reminder_seconds",
 )
 
 
@@ -168,6 +169,13 @@ def add_settings_flags(parser: argparse.ArgumentParser) -> None:
         dest="reply_policy",
         choices=["ask", "auto_reject"],
         help="what to do with unanswered confirmations; never accepts for you",
+    )
+    add(
+        "--reminder-seconds",
+        dest="question_reminder_seconds",
+        type=float,
+        metavar="SECONDS",
+        help="say that a question without a deadline is still waiting every SECONDS (0: off)",
     )
 
 

@@ -39,7 +39,7 @@ ENV_PREFIX = "ANNOUNCER_"
 # Flag spellings that differ from the field names (argparse dests).
 FLAG_ALIASES = {"language": "languages", "rate": "rate_wpm", "pace": "pace_wpm", "voice": "voices"}
 # Flags whose option string is not their dest spelled with dashes.
-FLAG_OPTIONS = {"backend": "--speech"}
+FLAG_OPTIONS = {"backend": "--speech", "question_reminder_seconds": "--reminder-seconds"}
 _NONE_WORDS = {"", "none", "null", "default", "unset"}
 # What "Using ... instead" says for an optional setting left unset.
 NO_VALUE = N_("the engine's default")

@@ -75,6 +75,10 @@ TEMPLATE = """\
 # low-risk, reversible ones) or "always". Rejecting always takes one key.
 # two_key_accept = "risky"
 
+# Seconds between reminders that a question is still waiting, for agents that wait
+# without a deadline (announcer agent); 0 turns the reminders off.
+# question_reminder_seconds = 60.0
+
 # A voice per language: the language tag, then the voice name your speech
 # engine knows (see `announcer voices`).
 [voices]

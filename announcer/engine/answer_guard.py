@@ -16,6 +16,10 @@ answer the question the user was told about:
   and ``back`` returns to the question. Rejecting always takes one key. The setting
   ``two_key_accept = "always"`` asks for both keys on every confirmation; no setting
   makes an irreversible accept a single key.
+* **Two keys for "always".** An answer the agent remembers (``accept_always``,
+  ``reject_always``: ACP's allow-always and reject-always options) persists beyond this
+  question, so it always takes the second key too, whatever the risk or the setting;
+  only a reject for this time is a single key.
 
 Pure, like the rest of the engine: every call takes ``now`` from the caller's clock,
 and the same class serves the Textual UI, the plain line UI and ``hook serve``.
@@ -28,7 +32,11 @@ from typing import Final, Literal
 
 from announcer.engine.phrases import N_
 
-KeyIntent = Literal["accept", "reject", "answer", "confirm", "back"]
+KeyIntent = Literal[
+    "accept", "reject", "accept_always", "reject_always", "answer", "confirm", "back"
+]
+#: the intents a second key must confirm whatever the question's risk
+ALWAYS_INTENTS: Final = frozenset({"accept_always", "reject_always"})
 TwoKeyRule = Literal["risky", "always"]
 VerdictKind = Literal["send", "refused", "confirm_step", "back"]
 
@@ -67,15 +75,17 @@ def accept_needs_two_keys(event: object, rule: TwoKeyRule = "risky") -> bool:
 class KeyVerdict:
     """What a key press does.
 
-    ``send``: send the answer the key stands for. ``confirm_step``: ask the user to
-    confirm the accept (say :data:`CONFIRM_ACCEPT`). ``back``: the accept was withdrawn
-    by the user; the question stays open. ``refused``: nothing happens; say ``message``
-    (an English msgid, translate it) to the user.
+    ``send``: send the answer ``intent`` stands for (after a confirm, the intent the
+    first key chose). ``confirm_step``: ask the user to confirm ``intent``
+    (:func:`confirm_step_text`). ``back``: the accept was withdrawn by the user; the
+    question stays open. ``refused``: nothing happens; say ``message`` (an English
+    msgid, translate it) to the user.
     """
 
     kind: VerdictKind
     code: str = ""
     message: str = ""
+    intent: str = ""
 
     @property
     def sends(self) -> bool:
@@ -86,7 +96,39 @@ CONFIRM_ACCEPT: Final = N_("Accept: {action}? Press Enter to confirm, or Escape 
 CONFIRM_ACCEPT_TYPED: Final = N_(
     "Accept: {action}? Type c then Enter to confirm; anything else goes back."
 )
+CONFIRM_ALLOW_ALWAYS: Final = N_(
+    "Always allow: {action}? The agent will not ask again for this. "
+    "Press Enter to confirm, or Escape to go back."
+)
+CONFIRM_ALLOW_ALWAYS_TYPED: Final = N_(
+    "Always allow: {action}? The agent will not ask again for this. "
+    "Type c then Enter to confirm; anything else goes back."
+)
+CONFIRM_REJECT_ALWAYS: Final = N_(
+    "Always reject: {action}? The agent will refuse this from now on without asking. "
+    "Press Enter to confirm, or Escape to go back."
+)
+CONFIRM_REJECT_ALWAYS_TYPED: Final = N_(
+    "Always reject: {action}? The agent will refuse this from now on without asking. "
+    "Type c then Enter to confirm; anything else goes back."
+)
 ACCEPT_WITHDRAWN: Final = N_("Not accepted. The question is still open.")
+ALWAYS_WITHDRAWN: Final = N_("Nothing was sent. The question is still open.")
+
+
+def confirm_step_text(intent: str, *, typed: bool = False) -> str:
+    """The msgid that asks for the second key of ``intent`` (translate, then format action)."""
+    if intent == "accept_always":
+        return CONFIRM_ALLOW_ALWAYS_TYPED if typed else CONFIRM_ALLOW_ALWAYS
+    if intent == "reject_always":
+        return CONFIRM_REJECT_ALWAYS_TYPED if typed else CONFIRM_REJECT_ALWAYS
+    return CONFIRM_ACCEPT_TYPED if typed else CONFIRM_ACCEPT
+
+
+def withdrawn_text(intent: str) -> str:
+    """The msgid said when the user goes back from the confirm step of ``intent``."""
+    return ACCEPT_WITHDRAWN if intent == "accept" else ALWAYS_WITHDRAWN
+
 
 _NOT_SHOWN = KeyVerdict(
     "refused",
@@ -125,6 +167,7 @@ class _Shown:
     confirming: bool = False
     step_key: str = ""
     step_at: float = 0.0
+    step_intent: str = ""
 
 
 class KeyGuard:
@@ -157,6 +200,12 @@ class KeyGuard:
     @property
     def confirming(self) -> bool:
         return self._shown is not None and self._shown.confirming
+
+    @property
+    def confirming_intent(self) -> str:
+        """What the pending second key would send (``accept``, ``accept_always``...)."""
+        shown = self._shown
+        return shown.step_intent if shown is not None and shown.confirming else ""
 
     def present(self, token: str, now: float) -> None:
         """A question is now on screen (or asked again after another): its keys re-arm."""
@@ -222,23 +271,26 @@ class KeyGuard:
             if not shown.confirming:
                 return _NOTHING_TO_CONFIRM
             shown.confirming = False
-            return KeyVerdict("back", "accept_withdrawn", ACCEPT_WITHDRAWN)
+            return KeyVerdict(
+                "back", "accept_withdrawn", withdrawn_text(shown.step_intent), shown.step_intent
+            )
         if intent == "confirm":
             if not shown.confirming:
                 return _NOTHING_TO_CONFIRM
             if key and key == shown.step_key and now - shown.step_at < SAME_KEY_CONFIRM_SECONDS:
                 return _CONFIRM_PENDING
             shown.confirming = False
-            return KeyVerdict("send", "confirmed")
+            return KeyVerdict("send", "confirmed", intent=shown.step_intent or "accept")
         armed = self.armed_at()
         if armed is not None and now < armed:
             return _ARMING_REPLACED if shown.replaced else _ARMING_NEW
-        if intent == "accept":
+        if intent == "accept" or intent in ALWAYS_INTENTS:
             if shown.confirming:
                 return _CONFIRM_PENDING  # the same key twice is not two deliberate keys
-            if two_keys or self.two_key_rule == "always":
+            if intent in ALWAYS_INTENTS or two_keys or self.two_key_rule == "always":
                 shown.confirming = True
-                shown.step_key, shown.step_at = key, now
-                return KeyVerdict("confirm_step", "confirm_accept")
+                shown.step_key, shown.step_at, shown.step_intent = key, now, intent
+                code = "confirm_accept" if intent == "accept" else f"confirm_{intent}"
+                return KeyVerdict("confirm_step", code, intent=intent)
         shown.confirming = False
-        return KeyVerdict("send", intent)
+        return KeyVerdict("send", intent, intent=intent)

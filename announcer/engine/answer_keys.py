@@ -50,3 +50,9 @@ UI_SPEAKS_KEYS: Final = AnswerKeys("", "", "", "", "")
 # it; the runtime says instead, right after each question, that it cannot be answered here
 # and which default the agent applies (announcer/ui/no_answer.py). Never answered for the user.
 NO_ANSWERING_UI_KEYS: Final = AnswerKeys("", "", "", "", "")
+
+#: Typed answers to a question. A message that is only one of these is never sent to an
+#: agent: it was meant for a question that has just closed (both UIs, ``announcer agent``).
+LONE_ANSWER_WORDS: Final = frozenset(
+    {"a", "r", "y", "n", "c", "accept", "reject", "yes", "no", "confirm", "always", "never"}
+)

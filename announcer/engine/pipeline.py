@@ -29,6 +29,7 @@ from announcer.engine.policy import (
     agent_asks_itself,
     by_language,
     same_language,
+    waits_without_timeout,
 )
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.replies import ReplyBook, ReplyOutcome, ReplyReady
@@ -195,6 +196,8 @@ class Engine:
         self._presented: str | None = None
         self.presented_at: float | None = None
         self._present_due_at: float | None = None
+        # When the presented question was last said to be still waiting (reminders).
+        self._reminded_at: float | None = None
         self._waiting_notice_id: str | None = None
         self._count_notice_at: dict[str, float] = {}
         # A count held back by the interval, said when it is over (never lost).
@@ -291,6 +294,7 @@ class Engine:
             commands += self.scheduler.question_ended(prompt.event_id, now, "question timed out")
             commands += self._withdraw(prompt, notice, now)
         commands += self._present_next(now)
+        commands += self._remind(now)
         commands += self._say_due_counts(now)
         commands += self.scheduler.tick(now)
         return commands
@@ -303,6 +307,7 @@ class Engine:
             self.book.next_deadline(),
             self.scheduler.next_wakeup(),
             self._present_due_at,
+            self._reminder_due(),
             *(
                 self._count_notice_at[kind] + COUNT_NOTICE_INTERVAL_SECONDS
                 for kind in self._count_due
@@ -607,12 +612,57 @@ class Engine:
     def _present(self, prompt: PendingPrompt, now: float) -> list[SpeechCommand]:
         self._presented = prompt.reply_token
         self.presented_at = now
+        self._reminded_at = None
         self._present_due_at = None
         session = self.tracker.session(prompt.source_id, prompt.session_id)
         commands = self._say_prompt(prompt, session, now)
         waiting = len(self.book.pending()) - 1
         if waiting > 0:
             commands += self._submit(self._waiting_announcement(prompt, waiting, True), None, now)
+        return commands
+
+    def _reminder_due(self) -> float | None:
+        """When the presented question is next said to be still waiting, or None.
+
+        Only a question whose agent waits without a deadline (ACP permissions, marked
+        by announcer's own extension) is reminded of: one with a deadline has its time
+        left said instead. ``question_reminder_seconds`` 0 turns reminders off.
+        """
+        interval = self.settings.question_reminder_seconds
+        prompt = self.presented_prompt()
+        if interval <= 0 or prompt is None or self.presented_at is None:
+            return None
+        event = prompt.event
+        if not isinstance(event, _PROMPTS) or not waits_without_timeout(event):
+            return None
+        return (self._reminded_at or self.presented_at) + interval
+
+    def _remind(self, now: float) -> list[SpeechCommand]:
+        """Say that the presented question still waits, once per reminder interval.
+
+        Never over the question itself: while anything about it is being said or queued,
+        the next reminder counts from now.
+        """
+        due = self._reminder_due()
+        prompt = self.presented_prompt()
+        if due is None or prompt is None or now < due:
+            return []
+        speaking = self.scheduler.speaking
+        if (speaking is not None and speaking.event_id == prompt.event_id) or any(
+            a.event_id == prompt.event_id for a in self.scheduler.queued_announcements()
+        ):
+            self._reminded_at = now
+            return []
+        self._reminded_at = now
+        commands: list[SpeechCommand] = []
+        for part in self._notice(
+            N_("Still waiting for your answer: {what}"),
+            prompt,
+            kind="system.prompt_reminder",
+            critical=True,
+        ):
+            # critical, so it is never skipped as stale; but it does not cut other speech
+            commands += self._submit(dataclasses.replace(part, interrupt=False), None, now)
         return commands
 
     def _present_next(self, now: float) -> list[SpeechCommand]:

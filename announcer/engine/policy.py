@@ -628,7 +628,7 @@ class Policy:
             parts.append(self._own_phrase(cannot_undo))
         if level == "detailed":
             parts.append(self._producer_text(event, "summary_detailed"))
-        if _waits_without_timeout(event):
+        if waits_without_timeout(event):
             # An ACP agent waits for the answer (formats/acp.py): no deadline to announce.
             parts.append(self._own_phrase("The agent waits for your answer."))
         else:
@@ -815,7 +815,7 @@ def already_says(
     return False
 
 
-def _waits_without_timeout(event: AaepEvent) -> bool:
+def waits_without_timeout(event: AaepEvent) -> bool:
     """announcer's own §7 extension marks a question whose agent has no deadline."""
     ours = (event.extensions or {}).get("x-announcer")
     return isinstance(ours, dict) and ours.get("no_timeout") is True

@@ -8,9 +8,42 @@ the reply path (which turns an answer into a ``confirmation.reply`` or
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 PromptKind = Literal["confirmation", "clarification"]
+AnswerScope = Literal["once", "always"]
+
+#: announcer's own §7 extension: where a format mapping (ACP) says which decisions the
+#: agent also offers "always" (remembered by the agent, so never asked again).
+ANNOUNCER_EXTENSION: Final = "x-announcer"
+#: a reply's ``modified_action`` key for an "always" answer (§6.3: a producer that does
+#: not know it treats the reply as reject, so "always" can never become a silent yes).
+ALWAYS_SCOPE_KEY: Final = "scope"
+
+
+def _ours(event: object) -> dict[str, object]:
+    extensions = (
+        event.get("extensions") if isinstance(event, dict) else getattr(event, "extensions", None)
+    )
+    ours = extensions.get(ANNOUNCER_EXTENSION) if isinstance(extensions, dict) else None
+    return ours if isinstance(ours, dict) else {}
+
+
+def always_decisions(event: object) -> frozenset[str]:
+    """The decisions (``accept``, ``reject``) the question's agent offers "always" for.
+
+    Only a mapping that knows its agent remembers answers sets this (``x-announcer``
+    ``always``); AAEP itself has no such thing, so any other question offers none.
+    """
+    offered = _ours(event).get("always")
+    if not isinstance(offered, list):
+        return frozenset()
+    return frozenset(d for d in offered if d in ("accept", "reject"))
+
+
+def waits_without_deadline(event: object) -> bool:
+    """The agent waits for the answer with no deadline (``x-announcer`` ``no_timeout``)."""
+    return _ours(event).get("no_timeout") is True
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +94,10 @@ class PendingPrompt:
 class UserAnswer:
     """What the user chose, before it becomes a protocol reply.
 
-    For a confirmation ``decision`` is ``accept`` or ``reject``; for a
-    clarification ``response`` holds the text, choice id, boolean or number.
+    For a confirmation ``decision`` is ``accept`` or ``reject``, and ``scope`` says
+    whether the user chose it for this time only or "always" (only where the agent
+    offers that, :func:`always_decisions`); for a clarification ``response`` holds the
+    text, choice id, boolean or number.
 
     ``event_id`` names the exact question the user was answering (the one on
     screen when the key was pressed). When given, the engine refuses the answer
@@ -74,3 +109,4 @@ class UserAnswer:
     response: object = None
     decided_by: str = "user:local"
     event_id: str | None = None
+    scope: AnswerScope = "once"

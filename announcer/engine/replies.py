@@ -14,6 +14,9 @@ Each confirmation can authorise a real, irreversible action, so the rules are st
 * An answer that names its question (``UserAnswer.event_id``) goes only to that
   question: a token now open for another event is refused.
 * A malformed confirmation (§10.1.3) can only be rejected.
+* An "always" answer goes only to a question whose agent offers it
+  (:func:`announcer.engine.prompts.always_decisions`), never automatically, and rides
+  in ``modified_action`` (§6.3), which a producer that does not know it reads as reject.
 * ``timestamp`` is the wall-clock time of the user's decision (§6.3.1), never
   derived from the event's own timestamp.
 * The book of open questions is bounded; when it is full the *newest* question is
@@ -29,7 +32,13 @@ from datetime import UTC, datetime
 from typing import Final, Literal
 
 from announcer.engine.phrases import N_
-from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.prompts import (
+    ALWAYS_SCOPE_KEY,
+    ANNOUNCER_EXTENSION,
+    PendingPrompt,
+    UserAnswer,
+    always_decisions,
+)
 from announcer.protocol.events import AwaitingClarification, AwaitingConfirmation
 from announcer.protocol.replies import ClarificationReply, ConfirmationReply
 
@@ -195,6 +204,11 @@ class ReplyBook:
                     subscription_id=subscription_id,
                     timestamp=at,
                     decided_by=answer.decided_by,
+                    modified_action=(
+                        {ANNOUNCER_EXTENSION: {ALWAYS_SCOPE_KEY: "always"}}
+                        if answer.scope == "always"
+                        else None
+                    ),
                 )
             elif isinstance(event, AwaitingClarification):
                 response = _check_response(answer, event)
@@ -278,6 +292,16 @@ def _check_decision(answer: UserAnswer, event: AwaitingConfirmation) -> Refusal 
     if decision == "accept" and answer.decided_by.startswith("auto:"):
         # Never auto-accept: only a person may say yes (DEVELOPERS.md security).
         return Refusal("auto_accept_forbidden", N_("Only you can accept a confirmation."))
+    if answer.scope == "always":
+        if answer.decided_by.startswith("auto:"):
+            return Refusal("auto_always_forbidden", N_("Only you can choose an always answer."))
+        if decision not in always_decisions(event):
+            return Refusal(
+                "always_not_offered",
+                N_("The agent offers no always answer for this question; nothing was sent."),
+            )
+    elif answer.scope != "once":
+        return Refusal("invalid_scope", N_("The answer must be for once or always."))
     return None
 
 

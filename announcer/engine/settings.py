@@ -66,6 +66,9 @@ class UserSettings(BaseModel):
     # Which confirmations need a second, different key to accept: "risky" (all but the
     # known low-risk, reversible ones) or "always". There is deliberately no "never".
     two_key_accept: Literal["risky", "always"] = "risky"
+    # A question whose agent waits without a deadline (ACP permissions) is said to be
+    # still waiting every this many seconds while it stays open; 0 turns it off.
+    question_reminder_seconds: float = Field(default=60.0, ge=0.0, le=86_400.0)
     backend: str = "auto"
     voices: dict[str, str] = Field(default_factory=dict)
     rate_wpm: int | None = Field(default=None, ge=60, le=600)

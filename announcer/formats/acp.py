@@ -19,7 +19,9 @@ What the user hears, by design (docs/agents.md):
 - a plan is read as "Step 2 of 5: ..." when the step in progress changes;
 - a mode change is said briefly; token usage is never spoken;
 - a permission request is a confirmation whose reply maps back to the agent's own
-  option (allow once / reject once); the agent waits, so no timeout is spoken.
+  option: allow once / reject once, and allow always / reject always when the agent
+  offers them (an "always" answer rides in the reply's ``modified_action``, see
+  :mod:`announcer.engine.replies`); the agent waits, so no timeout is spoken.
 """
 
 from __future__ import annotations
@@ -98,12 +100,17 @@ class Permission:
     tool_call_id: str | None
     options: dict[str, str]  # kind -> optionId, the first of each kind
 
-    def option_for(self, decision: str) -> str | None:
-        """The agent's option for the user's decision; never an "always" one here."""
+    def option_for(self, decision: str, scope: str = "once") -> str | None:
+        """The agent's option for the user's decision, or None (answered ``cancelled``).
+
+        "always" only when the user chose it: a reject for once never becomes a
+        remembered "reject always" (an agent without "reject once" is told the turn is
+        cancelled instead, which is not remembered).
+        """
         if decision == "accept":
-            return self.options.get(_ALLOW_ONCE)
+            return self.options.get(_ALLOW_ALWAYS if scope == "always" else _ALLOW_ONCE)
         if decision == "reject":
-            return self.options.get(_REJECT_ONCE) or self.options.get(_REJECT_ALWAYS)
+            return self.options.get(_REJECT_ALWAYS if scope == "always" else _REJECT_ONCE)
         return None
 
 
@@ -199,7 +206,7 @@ class AcpAdapter(FormatAdapter):
 
         return self._run(step)
 
-    def answer(self, reply_token: str, decision: str) -> str | None:
+    def answer(self, reply_token: str, decision: str, scope: str = "once") -> str | None:
         """The agent's option id for a reply, once: a token is used up by its first answer.
 
         A rejected call never runs: it is not announced afterwards (the user has just heard
@@ -208,7 +215,7 @@ class AcpAdapter(FormatAdapter):
         permission = self.permissions.pop(reply_token, None)
         if permission is None:
             return None
-        option = permission.option_for(decision)
+        option = permission.option_for(decision, scope)
         session = self.sessions.get(permission.session_id)
         tool = session.tools.get(permission.tool_call_id or "") if session else None
         if tool is not None and decision != "accept" and not tool.announced:
@@ -592,9 +599,16 @@ class AcpAdapter(FormatAdapter):
         event["allowed_replies"] = allowed
         # §7: the agent waits without a deadline; the engine must not speak one.
         event["@context"] = [event["@context"], EXTENSION_CONTEXT]
+        always = [
+            decision
+            for decision, kind in (("accept", _ALLOW_ALWAYS), ("reject", _REJECT_ALWAYS))
+            if kind in options and decision in allowed
+        ]
         event.setdefault("extensions", {})[EXTENSION] = {
             "no_timeout": True,
             "options": sorted(options),
+            # the decisions the agent also offers "always" for (engine.prompts.always_decisions)
+            "always": always,
         }
         session.state.state = "awaiting_input"  # §6.8: a later change away from it withdraws
         token = str(event["reply_token"])

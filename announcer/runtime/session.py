@@ -260,6 +260,7 @@ class LiveSession:
         # say so, and producers apply their defaults at once instead of waiting.
         self.can_reply = can_reply
         self._known_prompts: dict[str, PendingPrompt] = {}
+        self.prompt_taken = False  # whether the last message went (or waits to go) out
         self._answered: set[str] = set()
         self._lost_tokens: dict[str, str] = {}
         self.listeners: list[SessionListener] = []
@@ -628,12 +629,18 @@ class LiveSession:
             name=name.strip(), names=names
         )
 
-    def send_prompt(self, text: str, target: str | None = None) -> str | None:
+    def send_prompt(
+        self, text: str, target: str | None = None, *, stop_key: str = ""
+    ) -> str | None:
         """Send the user's words to one agent; the sentence said back, or None with no agent.
 
         ``target`` (``@NAME``) picks the agent and makes it the one later messages go to;
         without it the message goes to :meth:`prompt_target`. Only that agent gets it.
+        What was sent is said back briefly (its first words); ``stop_key`` names the key
+        that stops a turn in the caller's interface (default: ``:cancel``).
+        :attr:`prompt_taken` says whether the message went (or waits to go) out.
         """
+        self.prompt_taken = False
         if not self.agents():
             return None
         agent = self.prompt_target() if target is None else self.find_agent(target)
@@ -647,14 +654,19 @@ class LiveSession:
         ready = getattr(agent, "ready", True)
         if getattr(agent, "stopped", False):
             said = self._t("{agent} has stopped; nothing was sent.").format(agent=name)
+        elif agent.busy and stop_key:
+            said = self._t("{agent} is still working. Press {key} to stop it.").format(
+                agent=name, key=stop_key
+            )
         elif agent.busy:
             said = self._t("{agent} is still working. Type :cancel to stop it.").format(agent=name)
         elif agent.prompt(text):
+            self.prompt_taken = True
             said = (
-                self._t("Sent to {agent}.")
+                self._t("Sent to {agent}: {words}")
                 if ready
                 else self._t("{agent} is starting; your message goes as soon as it is ready.")
-            ).format(agent=name)
+            ).format(agent=name, words=_first_words(text))
         else:
             said = self._t("{agent} is not ready for a message.").format(agent=name)
         self.speak(said)
@@ -1484,6 +1496,12 @@ class LiveSession:
         if self.driver is not None and self.driver.backend.is_speaking():
             return False
         return not self._speech_pending()
+
+
+def _first_words(text: str, count: int = 8) -> str:
+    """A message said back briefly: its first words, and an ellipsis if there is more."""
+    words = text.split()
+    return " ".join(words[:count]) + ("…" if len(words) > count else "")
 
 
 def _agent_name(agent: Any) -> str:

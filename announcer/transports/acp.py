@@ -192,7 +192,7 @@ class AcpTransport:
             return None
         token = str(message.get("reply_token"))
         future = self._pending.pop(token, None)
-        option = self.adapter.answer(token, str(message.get("decision")))
+        option = self.adapter.answer(token, str(message.get("decision")), _scope(message))
         if future is None or future.done():
             return None  # already answered or withdrawn: never twice (§6.2)
         future.set_result(_selected(option) if option is not None else _cancelled())
@@ -396,6 +396,16 @@ class AcpTransport:
         """Its own last words, which say why far better than "connection closed"."""
         last = next((line for line in reversed(self.stderr_tail) if line.strip()), "")
         return f" (it said: {' '.join(last.split())[:200]})" if last else ""
+
+
+def _scope(message: dict[str, Any]) -> str:
+    """ "always" only when the reply says so (engine.replies puts it in modified_action)."""
+    from announcer.engine.prompts import ALWAYS_SCOPE_KEY, ANNOUNCER_EXTENSION
+
+    modified = message.get("modified_action")
+    ours = modified.get(ANNOUNCER_EXTENSION) if isinstance(modified, dict) else None
+    scope = ours.get(ALWAYS_SCOPE_KEY) if isinstance(ours, dict) else None
+    return "always" if scope == "always" else "once"
 
 
 def _selected(option_id: str) -> Any:

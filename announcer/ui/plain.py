@@ -28,16 +28,16 @@ from typing import Any, Protocol, TextIO
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_guard import (
-    ACCEPT_WITHDRAWN,
-    CONFIRM_ACCEPT_TYPED,
     KeyGuard,
     KeyVerdict,
     accept_needs_two_keys,
+    confirm_step_text,
+    withdrawn_text,
 )
-from announcer.engine.answer_keys import TYPED_LINE_ANSWER_KEYS
+from announcer.engine.answer_keys import LONE_ANSWER_WORDS, TYPED_LINE_ANSWER_KEYS
 from announcer.engine.earcons import earcon_label
 from announcer.engine.phrases import N_
-from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.prompts import PendingPrompt, UserAnswer, always_decisions
 from announcer.engine.settings import UserSettings
 from announcer.i18n.format import format_number
 from announcer.i18n.numbers import read_number
@@ -45,7 +45,9 @@ from announcer.i18n.translate import catalog_language, translator
 from announcer.protocol.sanitise import clean_display
 
 # Typed answers to a question; never sent to an agent as a message (see _to_agent).
-_ANSWER_WORDS = frozenset({"a", "r", "y", "n", "c", "accept", "reject", "yes", "no", "confirm"})
+_ANSWER_WORDS = LONE_ANSWER_WORDS
+# Typed answers that the agent remembers (ACP "allow always" / "reject always").
+_ALWAYS_WORDS = {"always": "accept", "never": "reject"}
 SPEECH_KEPT = 256
 HELP = N_(
     "Commands: :verbosity terse|normal|detailed, :load low|medium|high, :status, :repeat, "
@@ -379,7 +381,13 @@ class PlainUi:
             self._print(line + who)
             return line + who
         if prompt.kind == "confirmation":
-            line = self._tr("Accept or reject: {action}? [a/r]").format(action=_action(event))
+            always = always_decisions(event)
+            if always:
+                line = self._tr(
+                    "Accept or reject: {action}? [a/r; always or never: from now on]"
+                ).format(action=_action(event))
+            else:
+                line = self._tr("Accept or reject: {action}? [a/r]").format(action=_action(event))
             self._print(line + who)
             return line + who
         kind = _clarification_kind(event)
@@ -447,7 +455,9 @@ class PlainUi:
                 key=text.lower(),
             )
             if verdict.kind == "confirm_step":
-                step = self._tr(CONFIRM_ACCEPT_TYPED).format(action=_action(prompt.event))
+                step = self._tr(confirm_step_text(verdict.intent, typed=True)).format(
+                    action=_action(prompt.event)
+                )
                 self._print(step)
                 self._speak(step)
                 return
@@ -486,7 +496,13 @@ class PlainUi:
         if typed in ("c", "confirm"):
             verdict = self.guard.press(token, "confirm", self._now(), key=typed)
             if verdict.sends:
-                return UserAnswer(token, event_id=prompt.event_id, decision="accept")
+                decision, _, always = verdict.intent.partition("_")
+                return UserAnswer(
+                    token,
+                    event_id=prompt.event_id,
+                    decision=decision,
+                    scope="always" if always else "once",
+                )
             self._refused(prompt, verdict)
             return None
         if typed in ("r", "reject", "n"):
@@ -496,8 +512,8 @@ class PlainUi:
                 return UserAnswer(token, event_id=prompt.event_id, decision="reject")
             self._refused(prompt, verdict)
             return None
-        self.guard.press(token, "back", self._now(), key=typed)
-        withdrawn = self._tr(ACCEPT_WITHDRAWN)
+        back = self.guard.press(token, "back", self._now(), key=typed)
+        withdrawn = self._tr(back.message or withdrawn_text("accept"))
         self._print(withdrawn)
         self._speak(withdrawn)
         self._ask(prompt)
@@ -542,6 +558,16 @@ class PlainUi:
                 return UserAnswer(prompt.reply_token, event_id=prompt.event_id, decision="accept")
             if lowered in ("r", "reject", "n"):
                 return UserAnswer(prompt.reply_token, event_id=prompt.event_id, decision="reject")
+            always = always_decisions(prompt.event)
+            if lowered in _ALWAYS_WORDS and _ALWAYS_WORDS[lowered] in always:
+                return UserAnswer(
+                    prompt.reply_token,
+                    event_id=prompt.event_id,
+                    decision=_ALWAYS_WORDS[lowered],
+                    scope="always",
+                )
+            if lowered in _ALWAYS_WORDS:
+                self._print(self._tr("The agent offers no always answer for this question."))
             self._print(
                 self._tr("Please type a to accept or r to reject: {action}").format(
                     action=_action(prompt.event)
@@ -659,7 +685,8 @@ def event_field(event: object, name: str) -> Any:
 def _intent(prompt: PendingPrompt, answer: UserAnswer) -> Any:
     if prompt.kind != "confirmation":
         return "answer"
-    return "accept" if answer.decision == "accept" else "reject"
+    decision = "accept" if answer.decision == "accept" else "reject"
+    return f"{decision}_always" if answer.scope == "always" else decision
 
 
 def _action(event: object) -> str:

@@ -5,11 +5,14 @@ do: it streams message and thought chunks, announces each tool call twice (first
 then titled, as the real adapters do), asks permission before it writes a file, and
 writes it only when allowed. The prompt picks the scenario:
 
-- ``write``: asks to run ``echo hello > out.txt`` and creates ``out.txt`` when allowed;
+- ``write``: asks to run ``echo hello > out.txt`` (offering allow once, allow always,
+  reject once and reject always), appends the option picked to ``choices.txt``, and
+  creates ``out.txt`` when allowed;
 - ``edit``: a diff on ``app.py`` reported on completion;
 - ``plan``: a three-step plan, then an answer;
 - ``wait``: asks permission and then waits to be cancelled (the client stops the turn);
 - ``think``: a thought in several chunks, then an answer;
+- ``commands``: lists two slash commands (``available_commands_update``), then answers;
 - ``die``: says a word, then its process ends at once with status 7 (a crash);
 - ``burst N``: N message chunks and N/20 tool calls, for the benchmark;
 - ``ask N``: N permission requests in a row, each answer's arrival time logged;
@@ -81,6 +84,7 @@ class ScriptedAgent:
             schema.PermissionOption(option_id="always", name="Always allow", kind="allow_always"),
             schema.PermissionOption(option_id="once", name="Allow", kind="allow_once"),
             schema.PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+            schema.PermissionOption(option_id="never", name="Always reject", kind="reject_always"),
         ]
         call = schema.ToolCallUpdate(tool_call_id=call_id, title=title, kind=kind)
         answer = await self.conn.request_permission(session_id, call, options)
@@ -112,6 +116,8 @@ class ScriptedAgent:
                 raw_input={"command": "echo hello > out.txt", "description": "Create out.txt"},
             )  # fmt: skip
             choice = await self.ask(session_id, "call-1", "echo hello > out.txt", "execute")
+            with self.file("choices.txt").open("a") as log:
+                log.write(f"{choice}\n")  # which of its options the client picked
             if choice in ("once", "always"):
                 self.file("out.txt").write_text("hello\n")
                 await self.conn.session_update(
@@ -168,6 +174,18 @@ class ScriptedAgent:
                     choice = await self.ask(session_id, call, f"touch f{index}", "edit")
                     log.write(f"{time.monotonic()} {choice}\n")
                     log.flush()
+        elif text == "commands":
+            commands = [
+                schema.AvailableCommand(name="review", description="Review the changes"),
+                schema.AvailableCommand(name="init", description="Write an AGENTS.md file"),
+            ]
+            await self.conn.session_update(
+                session_id,
+                schema.AvailableCommandsUpdate(
+                    session_update="available_commands_update", available_commands=commands
+                ),
+            )
+            await self.say(session_id, "Two commands are available.")
         elif text.startswith("burst"):
             count = int(text.split()[1])
             for index in range(count):

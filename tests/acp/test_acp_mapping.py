@@ -13,10 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from announcer.engine.pipeline import Engine
+from announcer.engine.prompts import UserAnswer
+from announcer.engine.replies import Refusal, ReplyReady
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Speak
 from announcer.formats.acp import AcpAdapter
 from announcer.protocol.decode import decode_frame
+from announcer.transports.acp import _scope
 
 CWD = "/home/ada/project"
 
@@ -271,7 +274,9 @@ _UPDATES = st.sampled_from(
 @settings(max_examples=150, deadline=None)
 @given(
     steps=st.lists(st.tuples(_UPDATES, st.sampled_from(["a", "b", "c"])), max_size=40),
-    decisions=st.lists(st.sampled_from(["accept", "reject"]), max_size=40),
+    decisions=st.lists(
+        st.sampled_from(["accept", "reject", "accept always", "reject always"]), max_size=40
+    ),
 )
 def test_any_sequence_announces_each_call_once_and_answers_each_permission_once(
     steps: list[tuple[tuple[str, dict[str, Any]], str]], decisions: list[str]
@@ -288,7 +293,7 @@ def test_any_sequence_announces_each_call_once_and_answers_each_permission_once(
             params = {
                 "sessionId": "s1",
                 "toolCall": {"toolCallId": call, "title": f"step {call}", "kind": "execute"},
-                "options": OPTIONS,
+                "options": ALL_OPTIONS,
             }
             out = adapter.permission_requested(str(index), params, now)
             tokens += [
@@ -302,8 +307,10 @@ def test_any_sequence_announces_each_call_once_and_answers_each_permission_once(
             out = adapter.permission_withdrawn(tokens[0], "Withdrawn.", now)
         elif kind == "answer":
             token = tokens.pop(0)
-            decision = decisions[index % len(decisions)] if decisions else "reject"
-            if adapter.answer(token, decision) is not None:
+            decision, _, scope = (
+                decisions[index % len(decisions)] if decisions else "reject"
+            ).partition(" ")
+            if adapter.answer(token, decision, scope or "once") is not None:
                 answers[token] = answers.get(token, 0) + 1
             out = adapter.update(update("agent_message_chunk", content=text("")), now)
         else:
@@ -341,3 +348,128 @@ def test_a_rejected_call_is_not_announced_or_read_as_a_failure_afterwards() -> N
     failed = {"type": "content", "content": text("User refused permission to run tool")}
     heard.send(update("tool_call_update", toolCallId="t1", status="failed", content=[failed]))
     assert heard.spoken == before
+
+
+# -- "always" options and reminders (issue 16, items 4) -------------------------------------
+
+ALL_OPTIONS = [
+    *OPTIONS,
+    {"optionId": "never", "name": "Always reject", "kind": "reject_always"},
+]
+
+
+def _ask(heard: Heard, options: list[dict[str, str]], key: str = "k") -> str:
+    heard.engine.set_subscription("acp", "sub_test1")
+    params = {
+        "sessionId": "s1",
+        "toolCall": {"toolCallId": f"t-{key}", "title": "npm test", "kind": "execute"},
+        "options": options,
+    }
+    question = heard.take(heard.adapter.permission_requested(key, params, heard.now))[-1]
+    assert question["type"] == "aaep:agent.awaiting.confirmation"
+    return str(question["reply_token"])
+
+
+def _option_sent(heard: Heard, answer: UserAnswer) -> str | None:
+    """What the agent receives: the engine's reply read back as the transport reads it."""
+    outcome = heard.engine.answer(answer, heard.now)
+    assert isinstance(outcome, ReplyReady), outcome
+    wire = outcome.to_wire()
+    assert decode_frame(json.dumps(wire)).kind == "reply"  # still a schema-valid reply
+    return heard.adapter.answer(answer.reply_token, str(wire["decision"]), _scope(wire))
+
+
+def test_always_answers_reach_the_agents_own_always_options() -> None:
+    for decision, expected in (("accept", "always"), ("reject", "never")):
+        heard = Heard()
+        heard.open()
+        token = _ask(heard, ALL_OPTIONS)
+        answer = UserAnswer(token, decision=decision, scope="always")
+        assert _option_sent(heard, answer) == expected
+    heard = Heard()
+    heard.open()
+    token = _ask(heard, ALL_OPTIONS)
+    # once stays once: never the remembered option
+    assert _option_sent(heard, UserAnswer(token, decision="reject")) == "no"
+
+
+def test_always_is_refused_when_the_agent_does_not_offer_it() -> None:
+    heard = Heard()
+    heard.open()
+    token = _ask(heard, OPTIONS)  # allow always, allow once, reject once: no reject always
+    refused = heard.engine.answer(UserAnswer(token, decision="reject", scope="always"), heard.now)
+    assert isinstance(refused, Refusal) and refused.code == "always_not_offered"
+    auto = UserAnswer(token, decision="reject", scope="always", decided_by="auto:policy")
+    refused = heard.engine.answer(auto, heard.now)
+    assert isinstance(refused, Refusal) and refused.code == "auto_always_forbidden"
+    # the question is still open and answerable once
+    assert _option_sent(heard, UserAnswer(token, decision="accept", scope="always")) == "always"
+
+
+def test_a_reject_for_once_never_becomes_a_remembered_reject() -> None:
+    adapter = AcpAdapter("Codex")
+    adapter.session_opened("s1", CWD, 0.0)
+    params = {
+        "sessionId": "s1",
+        "toolCall": {"toolCallId": "x", "title": "git push", "kind": "execute"},
+        "options": [
+            {"optionId": "once", "name": "Allow", "kind": "allow_once"},
+            {"optionId": "never", "name": "Always reject", "kind": "reject_always"},
+        ],
+    }
+    question = adapter.permission_requested("k", params, 0.0).events[-1]
+    assert question["extensions"]["x-announcer"]["always"] == ["reject"]
+    # None: the transport answers "cancelled", which the agent does not remember
+    assert adapter.answer(question["reply_token"], "reject") is None
+
+
+def _reminders(heard: Heard) -> list[str]:
+    return [s for s in heard.spoken if s.startswith("Still waiting for your answer")]
+
+
+def test_a_question_without_a_deadline_is_reminded_at_the_users_interval() -> None:
+    heard = Heard(question_reminder_seconds=30)
+    heard.open()
+    start = heard.now
+    token = _ask(heard, ALL_OPTIONS)
+    heard._run(heard.engine.tick(start + 20))
+    assert _reminders(heard) == []
+    assert heard.engine.next_wakeup() is not None
+    heard._run(heard.engine.tick(start + 40))
+    assert _reminders(heard) == [
+        "Still waiting for your answer: Claude Code wants to run: npm test."
+    ]
+    heard._run(heard.engine.tick(start + 50))
+    assert len(_reminders(heard)) == 1  # not again before the interval is over
+    heard._run(heard.engine.tick(start + 75))
+    assert len(_reminders(heard)) == 2
+    heard.now = start + 80
+    _option_sent(heard, UserAnswer(token, decision="reject"))
+    heard._run(heard.engine.tick(start + 200))
+    assert len(_reminders(heard)) == 2  # answered: no more reminders
+
+
+def test_reminders_are_off_at_zero_and_never_for_a_question_with_a_deadline() -> None:
+    heard = Heard(question_reminder_seconds=0)
+    heard.open()
+    start = heard.now
+    _ask(heard, ALL_OPTIONS)
+    for step in range(1, 10):
+        heard._run(heard.engine.tick(start + 100 * step))
+    assert _reminders(heard) == []
+    # a question with its own deadline has its time left said instead, never reminders
+    heard = Heard(question_reminder_seconds=5)
+    heard.open()
+    start = heard.now
+    params = {
+        "sessionId": "s1",
+        "toolCall": {"toolCallId": "t", "title": "npm test", "kind": "execute"},
+        "options": ALL_OPTIONS,
+    }
+    question = heard.adapter.permission_requested("k", params, heard.now).events[-1]
+    question["extensions"]["x-announcer"]["no_timeout"] = False
+    question["timeout_seconds"] = 600
+    heard._run(heard.engine.receive(json.dumps(question), "acp", heard.now))
+    heard._run(heard.engine.tick(start + 100))
+    assert heard.engine.pending_prompts()
+    assert _reminders(heard) == []

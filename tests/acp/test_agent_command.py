@@ -250,3 +250,40 @@ def test_a_program_name_without_a_preset_is_started_as_the_agent(tmp_path: Path)
     )
     assert done.returncode == 2
     assert "neither a preset" in done.stderr
+
+
+def test_always_and_never_reach_the_agents_own_options_after_a_second_line(run) -> None:  # type: ignore[no-untyped-def]
+    agent = run()
+    agent.type("write")
+    agent.wait_for("[a/r; always or never: from now on]")
+    agent.answer("always")
+    agent.wait_for("Always allow: Scripted Agent wants to run: echo hello > out.txt?")
+    assert not (agent.folder / "choices.txt").exists()  # one line sends nothing
+    agent.type("c")
+    agent.wait_for("Scripted Agent finished the turn.")
+    agent.type("write")
+    agent.wait_for("Accept or reject:")
+    agent.answer("never")
+    agent.wait_for("Always reject:")
+    agent.type("x")  # anything but c goes back: nothing is sent
+    agent.wait_for("Nothing was sent. The question is still open.")
+    agent.type("never")
+    agent.wait_for("Always reject:")
+    agent.type("c")
+    agent.wait_for("Scripted Agent finished the turn.")
+    assert (agent.folder / "choices.txt").read_text().split() == ["always", "never"]
+    agent.type("never")  # a lone answer word with no question open is not a message
+    agent.wait_for("No question is waiting")
+    assert agent.quit() == 0
+
+
+def test_a_waiting_question_is_reminded_at_the_interval_the_user_set(run) -> None:  # type: ignore[no-untyped-def]
+    agent = run("--reminder-seconds", "2")
+    agent.type("write")
+    agent.wait_for("Accept or reject:")
+    agent.wait_for("Still waiting for your answer: Scripted Agent wants to run")
+    agent.answer("r")
+    agent.wait_for("Scripted Agent finished the turn.")
+    assert agent.quit() == 0
+    heard = agent.heard()
+    assert any(t.startswith("Still waiting for your answer") for t in heard)

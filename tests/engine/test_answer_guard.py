@@ -6,9 +6,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from announcer.engine.answer_guard import (
+    ALWAYS_WITHDRAWN,
+    CONFIRM_ALLOW_ALWAYS,
+    CONFIRM_REJECT_ALWAYS_TYPED,
     SPEECH_WAIT_LIMIT,
     KeyGuard,
     accept_needs_two_keys,
+    confirm_step_text,
 )
 
 
@@ -144,3 +148,42 @@ def test_nothing_is_sent_for_a_question_not_shown_or_not_armed(sequence: list) -
                 else:
                     assert armed is not None and now >= armed
                     assert not (intent == "accept" and two_keys)
+
+
+# -- "always" answers (ACP allow always / reject always) ------------------------------------
+
+
+def test_an_always_answer_takes_a_second_key_even_for_a_low_risk_question() -> None:
+    for intent in ("accept_always", "reject_always"):
+        guard = KeyGuard(arming_seconds=0)
+        guard.present("t", 0.0)
+        step = guard.press("t", intent, 1.0, two_keys=False, key="A")
+        assert (step.kind, step.intent) == ("confirm_step", intent)
+        assert guard.confirming_intent == intent
+        # the same key again at once is not the second key
+        assert guard.press("t", "confirm", 1.1, key="A").kind == "refused"
+        sent = guard.press("t", "confirm", 1.2, key="enter")
+        assert (sent.kind, sent.intent) == ("send", intent)
+        assert not guard.confirming
+
+
+def test_going_back_from_always_sends_nothing_and_a_plain_reject_stays_one_key() -> None:
+    guard = KeyGuard(arming_seconds=0)
+    guard.present("t", 0.0)
+    guard.press("t", "reject_always", 1.0, key="R")
+    back = guard.press("t", "back", 1.5, key="escape")
+    assert back.kind == "back" and back.message == ALWAYS_WITHDRAWN
+    assert guard.press("t", "confirm", 2.0, key="enter").kind == "refused"  # nothing to confirm
+    once = guard.press("t", "reject", 2.5, key="r")
+    assert (once.kind, once.intent) == ("send", "reject")
+
+
+def test_an_always_key_during_arming_is_refused_and_asks_nothing() -> None:
+    guard = KeyGuard(arming_seconds=1.0)
+    guard.present("t", 0.0)
+    guard.speech_started("t", 0.0)
+    verdict = guard.press("t", "accept_always", 0.3, key="A")
+    assert verdict.kind == "refused" and verdict.code == "arming"
+    assert not guard.confirming
+    assert confirm_step_text("accept_always") == CONFIRM_ALLOW_ALWAYS
+    assert confirm_step_text("reject_always", typed=True) == CONFIRM_REJECT_ALWAYS_TYPED

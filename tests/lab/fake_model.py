@@ -213,6 +213,15 @@ SCENARIOS: dict[str, Scenario] = {
             "a call the CLI refuses (permission mode default / escalation in exec)",
         ),
         Scenario(
+            "denied-twice",
+            (
+                Turn(calls=(Call(_bash("rm -rf build", "Remove the build folder")),)),
+                Turn(calls=(Call(_bash("rm -rf build", "Remove the build folder")),)),
+                Turn(text="I removed the build folder twice."),
+            ),
+            "the same refused call twice in one turn (an 'always' answer covers the second)",
+        ),
+        Scenario(
             "reasoning",
             (
                 Turn(

@@ -95,6 +95,26 @@ def test_codex_acp_is_heard_through_the_engine(
     assert any(t.startswith("Echo hello") for t in heard)
 
 
+def test_claude_code_acp_allow_always_is_remembered_by_the_agent(
+    tmp_path: Path, clis: Clis, fake_model: FakeModelServer
+) -> None:
+    """The "always" option is the adapter's own: the same call is not asked again."""
+    agent = claude_agent(tmp_path, clis, fake_model)
+    try:
+        agent.wait_for("is ready.")
+        agent.type("lab:denied-twice please")
+        agent.wait_for("always or never: from now on]")
+        agent.answer("always")
+        agent.wait_for("Always allow:")  # a second, confirming line is asked for
+        agent.type("c")
+        agent.wait_for("finished the turn.")
+        assert not (agent.folder / "build").exists()
+    finally:
+        assert agent.quit() == 0
+    heard = agent.heard()
+    assert sum(t.startswith("Confirmation needed.") for t in heard) == 1
+
+
 def test_claude_code_acp_and_codex_acp_side_by_side(
     tmp_path: Path, clis: Clis, fake_model: FakeModelServer
 ) -> None:
@@ -122,7 +142,7 @@ def test_claude_code_acp_and_codex_acp_side_by_side(
         assert "claude wants to run: rm -rf build" in question.lower()
         run.wait_for("(claude)")  # the prompt line names whose question it is
         run.type("@codex lab:one-tool please")  # a message, though claude's question is open
-        run.wait_for("Sent to codex.")
+        run.wait_for("Sent to codex:")
         run.answer("a")
         run.wait_for("to confirm")
         run.type("c")

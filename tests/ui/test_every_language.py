@@ -198,3 +198,58 @@ def test_the_check_finds_english_words_the_issue_reported() -> None:
     """The detector itself: Spanish screens once showed these."""
     found = untranslated(["Riesgo medium", "Conexión: connected.", "Riesgo media"], "es", [])
     assert [f.split(" in ")[1] for f in found] == ["'Riesgo medium'", "'Conexión: connected.'"]
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+async def test_the_agent_message_box_and_its_always_keys_in_every_language(
+    harness: Harness, language: str
+) -> None:
+    """``announcer agent``: the message box, its help, and an ACP question with "always"."""
+    from announcer.formats.acp import AcpAdapter
+
+    folder = LANGUAGES[language]
+    adapter = AcpAdapter("Claude Code")
+    adapter.set_language(language)
+    adapter.session_opened("s1", "/home/ada/project", 0.0)
+    params = {
+        "sessionId": "s1",
+        "toolCall": {"toolCallId": "t1", "title": "npm test", "kind": "execute"},
+        "options": [
+            {"optionId": "a", "name": "Always allow", "kind": "allow_always"},
+            {"optionId": "o", "name": "Allow", "kind": "allow_once"},
+            {"optionId": "r", "name": "Reject", "kind": "reject_once"},
+            {"optionId": "n", "name": "Always reject", "kind": "reject_always"},
+        ],
+    }
+    question = adapter.permission_requested("k", params, 0.0).events[-1]
+    harness.session.update_settings(
+        harness.session.settings.model_copy(update={"languages": [language]})
+    )
+    harness.session.set_status(connection="connected", session_state="idle")
+    harness.session.takes_prompts = True  # type: ignore[attr-defined]
+    app = AnnouncerApp(harness.session)
+    problems: list[str] = []
+    producer = ["Claude Code", "npm test", *producer_strings(question)]
+    try:
+        async with app.run_test(size=(WIDTH, 24)) as pilot:
+            await pilot.press("question_mark")  # on the empty box: its keys
+            await pilot.pause()
+            texts = harness.backend.texts
+            for problem in untranslated(shown_texts(app.screen), folder, producer):
+                problems.append(f"message box shows {problem}")
+            for problem in untranslated(texts, folder, producer):
+                problems.append(f"message box says {problem}")
+            problems.extend(f"message box: {p}" for p in cut_off(app.screen))
+            heard = len(texts)
+            harness.open(question)
+            await pilot.pause()
+            await pilot.press("question_mark")
+            await pilot.pause()
+            for problem in untranslated(shown_texts(app.screen), folder, producer):
+                problems.append(f"ACP confirmation shows {problem}")
+            for problem in untranslated(texts[heard:], folder, producer):
+                problems.append(f"ACP confirmation says {problem}")
+            problems.extend(f"ACP confirmation: {p}" for p in cut_off(app.screen))
+    finally:
+        set_language("en")
+    assert not problems, json.dumps(problems, ensure_ascii=False, indent=1)

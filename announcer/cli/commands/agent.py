@@ -4,9 +4,10 @@ Starts one or more Agent Client Protocol agents (Claude Code, Codex, Gemini CLI,
 an agent saved in the settings file as ``[producers.NAME] source = "acp:COMMAND"``, or
 any command after ``--``) in the current folder. What they say goes through the same
 engine as every other source; their permission requests are questions you answer with
-a key; a line you type with no question open is sent to an agent. With several agents,
-``@NAME message`` picks the agent and ``:to NAME`` switches. ``:cancel`` stops a turn,
-``:commands`` lists slash commands. See docs/agents.md.
+a key; a message you type with no question open is sent to an agent. With several
+agents, ``@NAME message`` picks the agent and ``:to NAME`` switches. In the full-screen
+UI (``--ui tui``) Escape stops the turn and ``/`` lists slash commands; in the plain UI
+``:cancel`` and ``:commands`` do. See docs/agents.md.
 """
 
 from __future__ import annotations
@@ -45,14 +46,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _add_options(parser: argparse.ArgumentParser) -> None:
+    from announcer.cli.commands.listen import default_ui, ui_choices
     from announcer.config import add_settings_flags
 
     parser.add_argument("--cwd", type=Path, default=None, help="the folder the agents work in")
     parser.add_argument(
         "--ui",
-        choices=["plain", "none"],
-        default="plain",
-        help="plain (type messages and answers as lines) or none (listen only)",
+        choices=ui_choices(),
+        default=default_ui(),
+        help="tui (full screen with a message box, the default on an interactive terminal), "
+        "plain (type messages and answers as lines) or none (listen only)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log diagnostics to stderr")
     add_settings_flags(parser)
@@ -244,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
                 flush=True,
             )
     try:
-        return asyncio.run(run_session(session, args.ui))
+        return asyncio.run(run_session(session, args.ui, config=args.config))
     except TransportError as exc:
         print(f"announcer agent: {exc}", file=sys.stderr)
         return 2

@@ -10,7 +10,16 @@ from textual.app import ComposeResult
 from textual.geometry import Offset
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Button, Checkbox, Footer, Input, OptionList, RichLog, Select
+from textual.widgets import (
+    Button,
+    Checkbox,
+    Footer,
+    Input,
+    OptionList,
+    RichLog,
+    Select,
+    TextArea,
+)
 
 from announcer.ui.tui.text import _
 
@@ -47,7 +56,7 @@ def cursor_offset(widget: Widget) -> Offset:
     An Input has its caret; a list its highlighted row (so braille and review
     cursors follow the arrows); anything else the first cell of its content.
     """
-    if isinstance(widget, Input):
+    if isinstance(widget, (Input, TextArea)):
         return widget.cursor_screen_offset
     region = widget.content_region
     if isinstance(widget, OptionList) and widget.highlighted is not None:
@@ -84,6 +93,9 @@ def spoken_name(widget: Widget) -> str:
     if isinstance(widget, Input):
         value = widget.value or _("blank")
         return _("{label}, edit, {value}").format(label=name or widget.placeholder, value=value)
+    if isinstance(widget, TextArea):
+        value = " ".join(widget.text.split()) or _("blank")
+        return _("{label}, edit, {value}").format(label=name, value=value)
     if isinstance(widget, Checkbox):
         state = _("on") if widget.value else _("off")
         return _("{label}, check box, {state}").format(label=name or str(widget.label), state=state)

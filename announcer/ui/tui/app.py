@@ -25,9 +25,10 @@ from textual.widgets import RichLog, Static
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_guard import KeyGuard
 from announcer.engine.answer_keys import UI_SPEAKS_KEYS
-from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.prompts import PendingPrompt, UserAnswer, waits_without_deadline
 from announcer.engine.settings import UserSettings
 from announcer.ui.tui.accessibility import WrappingFooter, cursor_offset, spoken_name
+from announcer.ui.tui.agent_input import AgentPrompt
 from announcer.ui.tui.host import HistoryEntry, PromptState
 from announcer.ui.tui.messages import (
     AnnouncementArrived,
@@ -87,6 +88,10 @@ def speakable_key(display: str) -> str:
     """'^q' reads as 'Control q' aloud; symbols get their names."""
     if display.startswith("^") and len(display) > 1:
         return _("Control {key}").format(key=display[1:])
+    if display.lower().startswith("shift+") and len(display) > 6:
+        return _("Shift {key}").format(key=display[6:].upper())
+    if display.lower().startswith("ctrl+") and len(display) > 5:
+        return _("Control {key}").format(key=display[5:].upper())
     if len(display) > 1 and display[0] == "f" and display[1:].isdigit():
         return display.upper()
     return _(_KEY_WORDS.get(display, display))
@@ -146,19 +151,40 @@ class Transcript(RichLog):
 
 
 class MainScreen(Screen[None]):
-    """Transcript, status line, Footer; low cognitive load keeps only the transcript."""
+    """Transcript, status line, Footer; low cognitive load keeps only the transcript.
+
+    With an agent to talk to (``announcer agent``), a message box below the transcript
+    has the focus (announcer/ui/tui/agent_input.py).
+    """
+
+    def __init__(self, agent: str | None = None, **kwargs: str) -> None:
+        super().__init__(**kwargs)
+        self.agent = agent
 
     def compose(self) -> ComposeResult:
         yield Static("", id="status", markup=False)
         transcript = Transcript(HISTORY_SIZE, id="transcript")
         transcript.accessible_name = _("Transcript")  # type: ignore[attr-defined]
         yield transcript
+        if self.agent is not None:
+            yield AgentPrompt(self.agent)
         yield WrappingFooter()
 
     def on_mount(self) -> None:
         localize_bindings(self)
-        self.focus_spoken = self.transcript  # the welcome is spoken instead of "Transcript"
+        prompt = self.agent_prompt
+        if prompt is not None:
+            localize_bindings(prompt)
+            self.focus_spoken = prompt  # the welcome says where the user is
+            prompt.focus()
+        else:
+            self.focus_spoken = self.transcript  # the welcome is spoken instead of "Transcript"
         self.app.main_screen_ready()  # type: ignore[attr-defined]
+
+    @property
+    def agent_prompt(self) -> AgentPrompt | None:
+        found = self.query(AgentPrompt)
+        return found.first() if found else None
 
     @property
     def transcript(self) -> Transcript:
@@ -200,6 +226,12 @@ class AnnouncerApp(App[None]):
         # Only once the demo is over (check_action): run it again, or quit with one key.
         Binding("r", "demo_again", N_("Run the demo again")),
         Binding("q", "demo_quit", N_("Quit")),
+        # Keys that work while typing a message to an agent (letters are typed there).
+        Binding("f2", "repeat_last", show=False),
+        Binding("f3", "where_am_i", show=False),
+        Binding("ctrl+s", "stop_speech", show=False),
+        Binding("slash", "agent_commands", show=False),
+        Binding("escape", "stop_turn", show=False),
     ]
 
     def __init__(
@@ -231,13 +263,19 @@ class AnnouncerApp(App[None]):
             settings.answer_arming_seconds, settings.pace_wpm, settings.two_key_accept
         )
         self._speech_starts: OrderedDict[str, float] = OrderedDict()
-        self._dialog_closed_at = float("-inf")
+        self.dialog_closed_at = float("-inf")
         self.ui_status = session.status
         self._producers_seen: set[str] = set()
-        self._main = MainScreen(id="main")
         # The demo's agent is done (``demo_over``): R runs it again, Q quits.
         self.demo_is_over = False
         self._told_no_voice = False
+        # An agent that takes messages (``announcer agent``) gets a message box.
+        self.agent: str | None = None
+        if getattr(session, "takes_prompts", False):
+            set_language(self._language())  # the fallback name is in the user's language
+            producers = self.ui_status.producers
+            self.agent = one_line(producers[0]) if producers else _("the agent")
+        self._main = MainScreen(self.agent, id="main")
         self._previous_load = (
             "medium"
             if session.settings.cognitive_load == "low"
@@ -265,7 +303,14 @@ class AnnouncerApp(App[None]):
             held.listen(lambda text: self.post_message(SpeechNotice(text)))
         if self.no_voice():
             self._tell_no_voice()
-        self.say(_("announcer is listening. Press question mark for help."))
+        if self.agent is not None:
+            self.say(
+                _("Message to {agent}: type, then press Enter. F1 for help.").format(
+                    agent=self.agent
+                )
+            )
+        else:
+            self.say(_("announcer is listening. Press question mark for help."))
         self.session.subscribe(self)
 
     @property
@@ -428,6 +473,10 @@ class AnnouncerApp(App[None]):
         line = status_line(status)
         if str(widget.content) != line:  # changes only on real changes
             widget.update(line)
+        prompt = self.main_screen.agent_prompt if self.agent is not None else None
+        if prompt is not None and status.producers:
+            prompt.rename(one_line(status.producers[0]))  # the agent's own name, once known
+            prompt.follow_target()  # with several agents: the one messages go to
         if announce and status.connection != old_connection:
             self.say(_("Connection: {state}.").format(state=status_word(status.connection)))
 
@@ -497,7 +546,7 @@ class AnnouncerApp(App[None]):
         presented = self.session.presented_prompt()  # type: ignore[attr-defined]
         if presented is not None and presented.reply_token == prompt.reply_token:
             started = self.speech_start_of(prompt.event_id)
-            if started is not None and started >= self._dialog_closed_at:
+            if started is not None and started >= self.dialog_closed_at:
                 return True, False  # its turn came and the engine read it already
             return False, True
         present = getattr(self.session, "present", None)
@@ -508,7 +557,7 @@ class AnnouncerApp(App[None]):
 
     def prompt_dialog_closed(self, reply_token: str) -> None:
         """A dialog closed (answered, withdrawn, put off): the next question may open."""
-        self._dialog_closed_at = self.session.now()
+        self.dialog_closed_at = self.session.now()
         self.key_guard.hide(reply_token)
         if self.active_token == reply_token:
             self.active_token = None
@@ -602,6 +651,8 @@ class AnnouncerApp(App[None]):
         """Speak the time left at half and at ten seconds; close prompts whose time is up."""
         now = self.session.now()
         for token, state in list(self.prompts.items()):
+            if waits_without_deadline(state.prompt.event):
+                continue  # the agent waits: no time left to say (the engine reminds instead)
             remaining = state.prompt.deadline - now
             if remaining <= 0:
                 view_default = (
@@ -778,11 +829,33 @@ class AnnouncerApp(App[None]):
         self.push_screen(SettingsScreen())
 
     def action_help(self) -> None:
+        focused = self.focused
+        if isinstance(focused, AgentPrompt):
+            self.say(focused.help_text(), interrupt=True)
+            return
         self.say(self.help_text())
+
+    def action_agent_commands(self) -> None:
+        """``/`` outside the message box: the agent's slash commands."""
+        prompt = self.main_screen.agent_prompt
+        if prompt is None:
+            self.say(_("No agent to ask: this source takes no messages."))
+            return
+        self.say(prompt.commands_text(), interrupt=True)
+
+    def action_stop_turn(self) -> None:
+        """Escape on the main screen: stop the agent's turn (as in the message box)."""
+        prompt = self.main_screen.agent_prompt
+        if prompt is not None:
+            prompt.action_stop_turn()
 
     def help_text(self) -> str:
         """The keys the Footer shows for the current screen, as a sentence."""
-        return " ".join(self.key_help(self.screen.active_bindings.values()))
+        lines = self.key_help(self.screen.active_bindings.values())
+        extra = getattr(self.screen, "extra_help", None)
+        if callable(extra) and extra():
+            lines.append(extra())
+        return " ".join(lines)
 
     def key_help(self, active: Iterable[object]) -> list[str]:
         lines: list[str] = []

@@ -47,6 +47,9 @@ class AnnouncerHost(Protocol):
     history: deque[HistoryEntry]
     prompts: dict[str, PromptState]
     active_token: str | None
+    # when the last question dialog closed (session clock): a key pressed twice
+    # (Escape to reject, Escape again) must not also act on the screen below
+    dialog_closed_at: float
 
     @property
     def settings(self) -> UserSettings: ...
@@ -64,6 +67,8 @@ class AnnouncerHost(Protocol):
     ) -> None: ...
 
     def open_prompt(self, reply_token: str, *, just_announced: bool = False) -> None: ...
+
+    def write_transcript(self, line: str) -> None: ...
 
     def prompt_dialog_closed(self, reply_token: str) -> None: ...
 

@@ -26,9 +26,9 @@ from textual.widgets.option_list import Option
 from announcer.engine.announcement import Urgency
 from announcer.engine.answer_guard import (
     ACCEPT_WITHDRAWN,
-    CONFIRM_ACCEPT,
     KeyVerdict,
     accept_needs_two_keys,
+    confirm_step_text,
 )
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.i18n.format import format_number
@@ -208,12 +208,24 @@ class PromptScreen(ModalScreen[None]):
 
 
 class ConfirmScreen(PromptScreen, inherit_bindings=False):
-    """Accept with ``a``/``y`` (then Enter when risky); reject with ``r``/``n``/Escape (§6.1)."""
+    """Accept with ``a``/``y`` (then Enter when risky); reject with ``r``/``n``/Escape (§6.1).
+
+    Where the agent offers them (ACP), Shift+A allows and Shift+R rejects "from now on";
+    the agent remembers those, so each always takes Enter as a second key.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("a,y", "accept('letter')", _("Accept"), key_display="a"),
-        Binding("r,n", "reject('letter')", _("Reject"), key_display="r"),
-        Binding("escape", "escape", _("Reject"), show=False),
+        # Every answer key is a priority binding, like Enter: priority bindings run as
+        # each key arrives, the others only once the focused button has seen the key, so
+        # "a" (or Shift+R) and Enter typed in one breath would otherwise reach the dialog
+        # as Enter first, pressing the focused Reject button instead of confirming.
+        Binding("a,y", "accept('letter')", _("Accept"), key_display="a", priority=True),
+        Binding("r,n", "reject('letter')", _("Reject"), key_display="r", priority=True),
+        # Not in the Footer (it would not fit 80 columns in every language): the dialog
+        # shows and says these keys only when the agent offers them (extra_help).
+        Binding("A", "always('accept_always')", _("Always allow"), show=False, priority=True),
+        Binding("R", "always('reject_always')", _("Always reject"), show=False, priority=True),
+        Binding("escape", "escape", _("Reject"), show=False, priority=True),
         # Enter confirms a pending accept whatever has focus; otherwise it presses the button.
         Binding("enter", "enter", show=False, priority=True),
         Binding("i", "repeat_question", _("Say again"), show=False),
@@ -257,6 +269,8 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
                     classes="field",
                 )
                 yield Static(view.default_phrase(), markup=False, id="time", classes="field")
+            if view.always_phrase():
+                yield Static(view.always_phrase(), markup=False, id="always", classes="field")
             with Horizontal(id="buttons"):
                 if not view.malformed:  # a malformed request can only be rejected
                     yield Button(_("Accept (A)"), id="accept", variant="warning", compact=True)
@@ -291,6 +305,10 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
 
     def answer_keys_phrase(self) -> str:
         return self.view.keys_phrase(self.two_keys)
+
+    def extra_help(self) -> str:
+        """Said after the Footer's keys by help: the agent's "always" keys, if offered."""
+        return self.view.always_phrase()
 
     def on_key(self, event: Key) -> None:
         self.refuse_key(event)
@@ -328,13 +346,39 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         verdict = self._press("accept", key)
         if verdict.kind == "confirm_step":
             # Issue 12: an irreversible or risky accept takes a second, different key.
-            step = _(CONFIRM_ACCEPT).format(action=self._action_words())
-            self._show_step(step)
-            self.announcer.say(step, Urgency.CRITICAL, interrupt=True)
+            self._ask_second_key(verdict)
         elif verdict.sends:
             self._send_accept()
         else:
             self.refused(verdict)
+
+    def action_always(self, intent: str) -> None:
+        """Shift+A / Shift+R: the agent's "always" option, then Enter (it is remembered)."""
+        if self.answered or self.closed:
+            return
+        decision = intent.partition("_")[0]
+        if self.view.malformed or decision not in self.view.always:
+            self.announcer.say(
+                " ".join(
+                    [
+                        _("The agent offers no always answer for this question."),
+                        self.answer_keys_phrase(),
+                    ]
+                ),
+                Urgency.CRITICAL,
+                interrupt=True,
+            )
+            return
+        verdict = self._press(intent, "shift")
+        if verdict.kind == "confirm_step":
+            self._ask_second_key(verdict)
+        else:
+            self.refused(verdict)
+
+    def _ask_second_key(self, verdict: KeyVerdict) -> None:
+        step = _(confirm_step_text(verdict.intent)).format(action=self._action_words())
+        self._show_step(step)
+        self.announcer.say(step, Urgency.CRITICAL, interrupt=True)
 
     def _show_step(self, text: str) -> None:
         step = self.query_one("#step", Static)
@@ -345,6 +389,25 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         self.send(
             UserAnswer(self.prompt.reply_token, event_id=self.prompt.event_id, decision="accept"),
             _("Accepted: {action}").format(action=self._action_words()),
+        )
+
+    def _send_confirmed(self, intent: str) -> None:
+        """The second key confirmed ``intent``: accept, or one of the "always" answers."""
+        if intent == "accept_always":
+            described = _("Always allowed: {action}")
+        elif intent == "reject_always":
+            described = _("Always rejected: {action}")
+        else:
+            self._send_accept()
+            return
+        self.send(
+            UserAnswer(
+                self.prompt.reply_token,
+                event_id=self.prompt.event_id,
+                decision=intent.partition("_")[0],
+                scope="always",
+            ),
+            described.format(action=self._action_words()),
         )
 
     def action_reject(self, key: str = "letter") -> None:
@@ -364,7 +427,7 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         if guard.confirming and guard.shown == self.prompt.reply_token:
             verdict = self._press("confirm", "enter")
             if verdict.sends:
-                self._send_accept()
+                self._send_confirmed(verdict.intent)
             else:
                 self.refused(verdict)
             return
@@ -375,9 +438,11 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
     def action_escape(self) -> None:
         guard = self.announcer.key_guard
         if guard.confirming and guard.shown == self.prompt.reply_token:
-            self._press("back", "escape")
+            back = self._press("back", "escape")
             self._show_step("")
-            self.announcer.say(_(ACCEPT_WITHDRAWN), Urgency.CRITICAL, interrupt=True)
+            self.announcer.say(
+                _(back.message or ACCEPT_WITHDRAWN), Urgency.CRITICAL, interrupt=True
+            )
             return
         self.action_reject("escape")
 

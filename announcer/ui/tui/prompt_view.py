@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from announcer.engine.prompts import PendingPrompt
+from announcer.engine.prompts import PendingPrompt, always_decisions, waits_without_deadline
 from announcer.i18n.format import format_duration
 from announcer.ui.tui.text import N_, _, current_language, one_line, printable
 
@@ -86,6 +86,8 @@ class ConfirmationView:
     irreversible: bool
     reversibility: str | None
     default_decision: str | None
+    # decisions the agent also offers "always" for (ACP allow/reject always)
+    always: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, prompt: PendingPrompt) -> ConfirmationView:
@@ -99,6 +101,7 @@ class ConfirmationView:
             irreversible=bool(_field(event, "irreversible")),
             reversibility=_text(event, "reversibility"),
             default_decision=_text(event, "default_decision"),
+            always=always_decisions(event),
         )
 
     @property
@@ -124,7 +127,14 @@ class ConfirmationView:
             return _("Can be undone")
         return _("Reversibility not stated")
 
+    @property
+    def waits(self) -> bool:
+        """The agent waits without a deadline (ACP): no time limit is said or counted."""
+        return waits_without_deadline(self.prompt.event)
+
     def default_phrase(self, language: str | None = None) -> str:
+        if self.waits:
+            return _("The agent waits for your answer; there is no time limit.")
         within = speakable_duration(self.prompt.timeout_seconds, language)
         context = _field(self.prompt.event, "extra_context")
         if isinstance(context, dict) and context.get("on_no_answer") == "agent_asks":
@@ -153,9 +163,25 @@ class ConfirmationView:
                     _("Press R to reject."),
                 ]
             )
-        if two_keys:
-            return _("Press A then Enter to accept, or R to reject.")
-        return _("Press A to accept, or R to reject.")
+        keys = (
+            _("Press A then Enter to accept, or R to reject.")
+            if two_keys
+            else _("Press A to accept, or R to reject.")
+        )
+        return f"{keys} {self.always_phrase()}".strip()
+
+    def always_phrase(self) -> str:
+        """The keys of the agent's "always" options, which always take Enter as well."""
+        if self.malformed or not self.always:
+            return ""
+        if self.always == {"accept", "reject"}:
+            return _(
+                "Shift+A allows it from now on, Shift+R rejects it from now on; "
+                "either then takes Enter."
+            )
+        if "accept" in self.always:
+            return _("Shift+A then Enter allows it from now on.")
+        return _("Shift+R then Enter rejects it from now on.")
 
     def spoken_question(self, language: str = "en", two_keys: bool = False) -> str:
         return " ".join(

@@ -1,0 +1,122 @@
+"""`announcer agent --ui tui` in a real terminal (tmux), with the scripted SDK agent.
+
+What Pilot cannot show: the keys as a terminal really sends them, several in one read.
+Ctrl+J arrives as a line feed and must make a new line, Enter must send (after every
+letter typed before it), a capital R (Shift+R) must start "reject always", Shift+A and
+Enter typed together must be "allow always", and a lone Escape must reach the app. The agent
+(tests/acp/sdk_agent.py) is a real child process and records the option it received.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+WORKTREE = Path(__file__).resolve().parents[2]
+TIMEOUT = 90.0
+ARMING = 1.0
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(
+        ["tmux", *args], check=True, capture_output=True, text=True, timeout=30
+    ).stdout
+
+
+def wait_for(condition: Callable[[], bool], what: str, seen: Callable[[], str] = str) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}; {seen()}")
+        time.sleep(0.2)
+
+
+def test_the_message_box_and_reject_always_with_real_terminal_keys(tmp_path: Path) -> None:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    speech_log = tmp_path / "speech.jsonl"
+    session = f"announcer-agent-{uuid.uuid4().hex[:8]}"
+    command = (
+        f"cd {WORKTREE} && PYTHONPATH={WORKTREE} ANNOUNCER_CONFIG={tmp_path / 'none.toml'} "
+        f"ANNOUNCER_ANSWER_ARMING_SECONDS={ARMING} "
+        f"exec {sys.executable} -m announcer agent --ui tui --speech jsonl:{speech_log} "
+        f"--cwd {folder} -- {sys.executable} -m tests.acp.sdk_agent"
+    )
+    env = {**os.environ, "TERM": "xterm-256color"}
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command],
+        check=True,
+        env=env,
+        timeout=30,
+    )
+
+    def screen() -> str:
+        return tmux("capture-pane", "-p", "-t", session)
+
+    def spoken() -> list[str]:
+        lines = speech_log.read_text(encoding="utf-8").splitlines() if speech_log.exists() else []
+        return [json.loads(line)["text"] for line in lines if '"speak"' in line]
+
+    def heard(text: str) -> Callable[[], bool]:
+        return lambda: any(text in t for t in spoken())
+
+    def choices() -> list[str]:
+        path = folder / "choices.txt"
+        return path.read_text().split() if path.exists() else []
+
+    def state() -> str:
+        return f"screen:\n{screen()}\nheard: {spoken()}"
+
+    try:
+        wait_for(heard("Scripted Agent is ready."), "the agent to start", state)
+        wait_for(lambda: "Message to Scripted Agent" in screen(), "the message box", state)
+        # the welcome is said once the box has the focus: typing starts after it
+        wait_for(heard("type, then press Enter. F1 for help."), "the welcome", state)
+        # Typed fast, with the new line and Enter right behind the letters (as a fast
+        # typist or a paste sends them): every letter lands before the Enter sends.
+        tail = "there " + "quick " * 30 + "end."
+        tmux("send-keys", "-t", session, "-l", "hello")
+        tmux("send-keys", "-t", session, "C-j")  # a line feed: a new line, not a send
+        tmux("send-keys", "-t", session, "-l", tail)
+        tmux("send-keys", "-t", session, "Enter")
+        wait_for(heard("Sent to Scripted Agent: hello there quick"), "the message sent", state)
+        wait_for(heard("Scripted Agent finished the turn."), "the turn's end", state)
+        joined = tmux("capture-pane", "-p", "-J", "-t", session)
+        assert f"You: hello {tail}" in " ".join(joined.split()), joined
+        assert heard("New line.")()
+        tmux("send-keys", "-t", session, "Escape")  # nothing runs: said so
+        wait_for(heard("Scripted Agent is not working on anything."), "the Escape", state)
+        tmux("send-keys", "-t", session, "-l", "write")
+        tmux("send-keys", "-t", session, "Enter")
+        wait_for(lambda: "Reject (R)" in screen(), "the permission dialog", state)
+        wait_for(heard("Shift+A allows it from now on"), "the always keys said", state)
+        time.sleep(ARMING + 1.0)  # a person listens first
+        tmux("send-keys", "-t", session, "R")  # Shift+R as the terminal sends it
+        wait_for(heard("Always reject: Scripted Agent wants to run"), "the second step", state)
+        assert choices() == []
+        tmux("send-keys", "-t", session, "Enter")
+        wait_for(lambda: choices() == ["never"], "the agent's reject-always option", state)
+        wait_for(heard("finished the turn"), "the turn's end", state)
+        assert not (folder / "out.txt").exists()
+        # Shift+A and Enter in one breath (one read by the terminal): the dialog still
+        # takes them in order, so it is allow always, not Enter on the focused Reject.
+        tmux("send-keys", "-t", session, "-l", "write")
+        tmux("send-keys", "-t", session, "Enter")
+        wait_for(lambda: "Reject (R)" in screen(), "the second dialog", state)
+        time.sleep(ARMING + 1.0)
+        tmux("send-keys", "-t", session, "A", "Enter")
+        wait_for(lambda: choices() == ["never", "always"], "allow always", state)
+        wait_for(lambda: (folder / "out.txt").exists(), "the file the agent writes", state)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], timeout=30, check=False)
