@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, NamedTuple
 
 from announcer.engine.announcement import Announcement, Urgency
-from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
+from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, NO_ANSWERING_UI_KEYS, AnswerKeys
 from announcer.engine.outputs import OutputStreams, Released
 from announcer.engine.phrases import N_
 from announcer.engine.policy import (
@@ -632,6 +632,8 @@ class Engine:
         prompt = self.presented_prompt()
         if interval <= 0 or prompt is None or self.presented_at is None:
             return None
+        if self.policy.answer_keys is NO_ANSWERING_UI_KEYS:
+            return None  # ``--ui none``: "your answer" could never come from here
         event = prompt.event
         if not isinstance(event, _PROMPTS) or not waits_without_timeout(event):
             return None

@@ -12,6 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from announcer.engine.answer_keys import NO_ANSWERING_UI_KEYS
 from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import UserAnswer
 from announcer.engine.replies import Refusal, ReplyReady
@@ -447,6 +448,19 @@ def test_a_question_without_a_deadline_is_reminded_at_the_users_interval() -> No
     _option_sent(heard, UserAnswer(token, decision="reject"))
     heard._run(heard.engine.tick(start + 200))
     assert len(_reminders(heard)) == 2  # answered: no more reminders
+
+
+def test_no_reminder_where_no_interface_can_answer() -> None:
+    """``--ui none``: "Still waiting for your answer" would ask for what cannot come."""
+    heard = Heard(question_reminder_seconds=30)
+    heard.engine.set_answer_keys(NO_ANSWERING_UI_KEYS)
+    heard.open()
+    start = heard.now
+    _ask(heard, ALL_OPTIONS)
+    for step in range(1, 10):
+        heard._run(heard.engine.tick(start + 40 * step))
+    assert heard.engine.pending_prompts()
+    assert _reminders(heard) == []
 
 
 def test_reminders_are_off_at_zero_and_never_for_a_question_with_a_deadline() -> None:
