@@ -9,7 +9,6 @@ Enter typed together must be "allow always", and a lone Escape must reach the ap
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -21,17 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.ui.conftest import spoken_in, tmux
+
 WORKTREE = Path(__file__).resolve().parents[2]
 TIMEOUT = 90.0
 ARMING = 1.0
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-
-
-def tmux(*args: str) -> str:
-    return subprocess.run(
-        ["tmux", *args], check=True, capture_output=True, text=True, timeout=30
-    ).stdout
 
 
 def wait_for(condition: Callable[[], bool], what: str, seen: Callable[[], str] = str) -> None:
@@ -65,8 +60,7 @@ def test_the_message_box_and_reject_always_with_real_terminal_keys(tmp_path: Pat
         return tmux("capture-pane", "-p", "-t", session)
 
     def spoken() -> list[str]:
-        lines = speech_log.read_text(encoding="utf-8").splitlines() if speech_log.exists() else []
-        return [json.loads(line)["text"] for line in lines if '"speak"' in line]
+        return spoken_in(speech_log.read_text(encoding="utf-8")) if speech_log.exists() else []
 
     def heard(text: str) -> Callable[[], bool]:
         return lambda: any(text in t for t in spoken())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 import socket
 
 from announcer.engine.settings import UserSettings
@@ -13,6 +12,7 @@ from announcer.runtime.session import LiveSession
 from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
 from announcer.ui.tui.app import AnnouncerApp
+from tests.ui.conftest import spoken_in
 
 TIMEOUT = 30.0
 
@@ -78,12 +78,7 @@ async def test_a_refused_connection_is_on_screen_in_history_and_spoken_in_words(
         assert shown.endswith("nothing is listening at that address. Retrying.")
         assert "Errno" not in shown and "127.0.0.1', " not in shown
         assert any(entry.line == shown for entry in app.history)
-        spoken = [
-            json.loads(line)["text"]
-            for line in records.getvalue().splitlines()
-            if '"speak"' in line
-        ]
-        assert shown in spoken
+        assert shown in spoken_in(records.getvalue())
         assert "not connected" in str(app.main_screen.status_widget.content)
         session.stop()
         await asyncio.wait_for(runner, TIMEOUT)

@@ -31,6 +31,7 @@ from announcer.runtime.session import LiveSession
 from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
 from announcer.ui.tui.app import AnnouncerApp
+from tests.ui.conftest import spoken_in
 
 SCENARIO = Path(__file__).parent / "scenarios" / "demo_short.json"
 TIMEOUT = 60.0
@@ -50,11 +51,7 @@ async def until(pilot, condition: Callable[[], bool], what: str) -> None:  # typ
 
 
 def spoken(records: io.StringIO) -> list[str]:
-    return [
-        json.loads(line)["text"]
-        for line in records.getvalue().splitlines()
-        if line.strip() and json.loads(line).get("action") == "speak"
-    ]
+    return spoken_in(records.getvalue())
 
 
 async def _demo_app(key: str) -> tuple[LiveSession, AnnouncerApp, list[str], bool]:

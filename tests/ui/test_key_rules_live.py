@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 from collections.abc import Callable
 
 import pytest
@@ -26,6 +25,7 @@ from announcer.speech.jsonl import JsonlBackend
 from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.modals import ConfirmScreen
 from tests.producer.live import scenario_path
+from tests.ui.conftest import spoken_in
 
 TIMEOUT = 60.0
 # Wide, so a loaded machine cannot make "just after" late; the user waits it out.
@@ -63,8 +63,7 @@ async def test_a_key_for_the_withdrawn_question_never_accepts_its_replacement(
     app = AnnouncerApp(session)
 
     def heard() -> list[str]:
-        lines = records.getvalue().splitlines()
-        return [json.loads(line)["text"] for line in lines if '"speak"' in line]
+        return spoken_in(records.getvalue())
 
     def showing(action: str) -> Callable[[], bool]:
         def check() -> bool:
@@ -196,8 +195,7 @@ async def test_the_waiting_question_is_read_once_when_its_turn_comes_then_armed(
     app = AnnouncerApp(session)
 
     def heard() -> list[str]:
-        lines = records.getvalue().splitlines()
-        return [json.loads(line)["text"] for line in lines if '"speak"' in line]
+        return spoken_in(records.getvalue())
 
     def showing(token: str) -> Callable[[], bool]:
         def check() -> bool:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import io
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +25,7 @@ from announcer.runtime.session import AnswerOutcome, LiveSession
 from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
 from announcer.ui.plain import PlainUi
-from tests.ui.conftest import ManualClock, load_event, prompt_from_event
+from tests.ui.conftest import ManualClock, load_event, prompt_from_event, spoken_in
 
 SCENARIO = Path(__file__).parent / "scenarios" / "tui_confirm.json"
 TIMEOUT = 60.0
@@ -65,12 +64,11 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
             runner = asyncio.ensure_future(session.run())
             line = "Accept or reject: Send the quarterly report to Alice? [a/r] (TUI test producer)"
             await until(lambda: line in out.getvalue(), "the question, named on its prompt line")
-            spoken = [
-                json.loads(line)["text"]
-                for line in records.getvalue().splitlines()
-                if '"speak"' in line
+            [question] = [
+                text
+                for text in spoken_in(records.getvalue())
+                if "Send the quarterly report" in text
             ]
-            [question] = [text for text in spoken if "Send the quarterly report" in text]
             assert question.endswith("Type A to accept or R to reject, then press Enter.")
             assert "Press" not in question  # no single-key help the line UI does not take
             assert core.replies == []
@@ -86,15 +84,11 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
             [reply] = core.replies
             assert reply.type == "confirmation.reply" and reply.decision == "accept"
 
-            def heard() -> list[str]:
-                return [
-                    json.loads(line)["text"]
-                    for line in records.getvalue().splitlines()
-                    if '"speak"' in line
-                ]
-
             # the answer to the user's own key is heard, not only printed
-            await until(lambda: "Sent: accept." in heard(), "the spoken acknowledgement")
+            await until(
+                lambda: "Sent: accept." in spoken_in(records.getvalue()),
+                "the spoken acknowledgement",
+            )
             session.stop()
             await asyncio.wait_for(runner, TIMEOUT)
         finally:

@@ -10,7 +10,6 @@ Enter, and the test checks at the producer that the reply echoed the token it is
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shutil
 import subprocess
@@ -26,18 +25,13 @@ pytest.importorskip("announcer.producer.server", reason="the demo producer is no
 from announcer.producer.core import ProducerCore, ProducerOptions
 from announcer.producer.scenario import load_scenario
 from announcer.producer.server import ProducerServer
+from tests.ui.conftest import spoken_in, tmux
 
 WORKTREE = Path(__file__).resolve().parents[2]
 SCENARIO = Path(__file__).parent / "scenarios" / "tui_confirm.json"
 TIMEOUT = 90.0
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-
-
-def tmux(*args: str) -> str:
-    return subprocess.run(
-        ["tmux", *args], check=True, capture_output=True, text=True, timeout=30
-    ).stdout
 
 
 async def wait_for(condition: Callable[[], bool], what: str) -> None:
@@ -87,8 +81,7 @@ async def test_accept_a_confirmation_with_a_keystroke_in_tmux(tmp_path: Path) ->
         return tmux("capture-pane", "-p", "-t", session)
 
     def spoken() -> list[str]:
-        lines = speech_log.read_text(encoding="utf-8").splitlines() if speech_log.exists() else []
-        return [json.loads(line)["text"] for line in lines if '"speak"' in line]
+        return spoken_in(speech_log.read_text(encoding="utf-8")) if speech_log.exists() else []
 
     try:
         await wait_for(lambda: "Accept (A)" in screen(), "the confirmation modal")

@@ -16,6 +16,7 @@ from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
 from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.modals import ClarifyScreen
+from tests.ui.conftest import spoken_in
 
 SCENARIO = Path(__file__).parent / "scenarios" / "tui_clarify.json"
 TIMEOUT = 60.0
@@ -31,13 +32,7 @@ async def until(pilot, condition: Callable[[], bool], what: str) -> None:
 
 
 def spoken(records: io.StringIO) -> list[str]:
-    import json
-
-    return [
-        json.loads(line)["text"]
-        for line in records.getvalue().splitlines()
-        if line.strip() and json.loads(line).get("action") == "speak"
-    ]
+    return spoken_in(records.getvalue())
 
 
 async def test_where_am_i_says_the_agent_waits_for_an_answer_not_idle() -> None:

@@ -24,7 +24,7 @@ from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.engine_session import EngineSession
 from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen
 from announcer.ui.tui.session import AnswerOutcome
-from tests.ui.conftest import FIXTURES, ManualClock, load_event, schema_example
+from tests.ui.conftest import FIXTURES, ManualClock, load_event, schema_example, spoken_in
 
 CAPTURED = FIXTURES.parent / "captured-minimal-producer-confirmation-run.jsonl"
 
@@ -51,8 +51,7 @@ class EngineHarness:
         return AnswerOutcome(True)
 
     def spoken(self) -> list[str]:
-        lines = self.records.getvalue().splitlines()
-        return [json.loads(line)["text"] for line in lines if '"speak"' in line]
+        return spoken_in(self.records.getvalue())
 
     def said(self, fragment: str) -> bool:
         return any(fragment in text for text in self.spoken())
