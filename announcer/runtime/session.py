@@ -1076,7 +1076,7 @@ class LiveSession:
                 ).format(name=state.name, reason=reason),
                 urgency=Urgency.NORMAL,
             )
-        else:
+        elif retry is not None:  # a finite source is not retried: _give_up says why
             log.info("%s: %s (retrying)", state.source, reason)
         # §5.8.2/§8.2.5: the producer applies its default to what we could not answer.
         reason = self._t("the connection was lost; the producer applies its default.")
