@@ -3,10 +3,44 @@ and the same neutral locale, whatever the developer's or CI's environment says."
 
 from __future__ import annotations
 
+import ast
+import gc
 import os
+import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+
+def _guard_ast_parse_against_reentry() -> None:
+    """CPython 3.11.7 keeps the AST-to-object recursion counter in shared module state
+    (gh-106905, fixed in 3.11.8). A garbage collection during ``ast.parse`` can run a
+    finaliser whose unraisable-exception report formats a traceback, and 3.11's traceback
+    formatting calls ``ast.parse`` again: the outer call then fails with "SystemError: AST
+    constructor recursion depth mismatch". pytest (assertion rewriting) and tracebacks are
+    the callers here, so each parse runs with the collector paused and one at a time."""
+    if sys.version_info >= (3, 11, 8) or getattr(ast.parse, "_announcer_guarded", False):
+        return
+    original = ast.parse
+    lock = threading.Lock()
+
+    def parse(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            was_enabled = gc.isenabled()
+            gc.disable()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                if was_enabled:
+                    gc.enable()
+
+    parse._announcer_guarded = True  # type: ignore[attr-defined]
+    ast.parse = parse
+
+
+_guard_ast_parse_against_reentry()
 
 
 @pytest.fixture(autouse=True)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from announcer.formats.acp import AcpAdapter
-from announcer.transports.base import HandshakeOutcome, TransportError
+from announcer.transports.base import HandshakeOutcome, TransportError, release_process_pipes
 
 log = logging.getLogger("announcer.transports.acp")
 
@@ -207,6 +207,7 @@ class AcpTransport:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._conn.cancel(session_id=self.session_id), 1.0)
         await self._end_process()
+        release_process_pipes(self._process)
         for task in list(self._tasks):
             task.cancel()
         self._frames.put_nowait(None)

@@ -228,3 +228,18 @@ def message_type(raw: str) -> str | None:
 
     result = decode_frame(raw)
     return result.type if result.raw is not None else None
+
+
+def release_process_pipes(process: Any) -> None:
+    """Close an ended child's asyncio pipes while their loop still runs.
+
+    ``asyncio.subprocess.Process`` has no public close: its transport stays open until
+    it is garbage collected, and if that happens after the loop closed, its finaliser
+    raises "Event loop is closed" as an unraisable exception. Closing it here, once the
+    process has been reaped, frees the pipes at a known time instead.
+    """
+    if process is None or process.returncode is None:
+        return
+    transport = getattr(process, "_transport", None)
+    if transport is not None and not transport.is_closing():
+        transport.close()

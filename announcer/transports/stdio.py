@@ -16,7 +16,12 @@ import shlex
 from typing import Any
 
 from announcer.protocol.decode import loads_strict
-from announcer.transports.base import SourceUnavailable, TransportError, TransportOptions
+from announcer.transports.base import (
+    SourceUnavailable,
+    TransportError,
+    TransportOptions,
+    release_process_pipes,
+)
 from announcer.transports.stream import MessageStreamTransport
 from announcer.transports.unix import UnixSocketTransport
 
@@ -148,3 +153,4 @@ class StdioTransport(MessageStreamTransport):
                 except TimeoutError:
                     proc.kill()
                     await proc.wait()
+        release_process_pipes(proc)

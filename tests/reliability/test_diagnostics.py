@@ -25,6 +25,7 @@ from announcer.engine.pipeline import Engine
 from announcer.protocol.log import DiagnosticsLog
 from announcer.runtime.diagnostics import DiagnosticsFile, diagnostics_report
 from announcer.speech.jsonl import JsonlBackend
+from announcer.transports.base import release_process_pipes
 from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.engine_session import EngineSession
 from tests.reliability.flood_producer import LoopbackProducer, event
@@ -96,6 +97,7 @@ async def test_the_plain_ui_lists_every_drop_and_the_log_file_keeps_no_payload(
             if process.returncode is None:
                 process.kill()
                 await process.wait()
+            release_process_pipes(process)
     report = "\n".join(printed)
     assert "type.unknown_core: 1" in report
     assert "timestamp.format: 1" in report
