@@ -58,6 +58,9 @@ from announcer.protocol.log import DiagnosticsLog
 _TERMINAL: Final = (SessionCompleted, SessionErrored, SessionCancelled)
 _PROMPTS: Final = (AwaitingConfirmation, AwaitingClarification)
 TRANSCRIPT_SIZE: Final = 1_000
+#: A question the producer withdraws this close to its deadline (or later) ran out of
+#: time: a hook's own timer and our tick race for the same moment.
+VOID_AT_DEADLINE_SECONDS: Final = 1.0
 _URGENCY_OF: Final = {urgency.value: urgency for urgency in Urgency}
 # §2.2.9 critical news is never dropped in silence, but a flood of it cannot all be
 # said: once this many urgent messages from one producer wait to be spoken, the rest
@@ -473,14 +476,25 @@ class Engine:
             self._log_note(note, source_id, now)
         for token in admission.voided_tokens:
             prompt = self.book.void(token)
-            if prompt is not None:
+            if prompt is None:
+                continue
+            if prompt.timeout_seconds > 0 and now >= prompt.deadline - VOID_AT_DEADLINE_SECONDS:
+                # §6.4/§6.8: the producer moved on because its time ran out (a hook's
+                # own timer can beat our tick): that is a timeout, said as one.
+                notice = self._notice(
+                    self._expired_msgid(prompt), prompt, kind="system.prompt_expired"
+                )
+                commands += self.scheduler.question_ended(
+                    prompt.event_id, now, "question timed out"
+                )
+            else:
                 notice = self._notice(
                     N_("No answer needed any more: {what}"),
                     prompt,
                     kind="system.prompt_voided",
                     short=True,
                 )
-                commands += self._withdraw(prompt, notice, now)
+            commands += self._withdraw(prompt, notice, now)
         for event in admission.events:
             void = admission.void_on_arrival.get(event.event_id)
             if void is not None and isinstance(event, _PROMPTS):

@@ -315,8 +315,16 @@ class HookDesk:
         _bound(self.last_asked)
         return token, events
 
-    def answered(self, token: str, decision: str | None, now: float) -> list[JsonObject]:
-        """The user allowed or denied (or, with None, did not answer in time)."""
+    def answered(
+        self, token: str, decision: str | None, now: float, *, say_timeout: bool = True
+    ) -> list[JsonObject]:
+        """The user allowed or denied (or, with None, did not answer in time).
+
+        ``say_timeout=False`` when the question went through the engine: its own timer
+        (at or before ours: the question's ``timeout_seconds`` is rounded down) closes
+        it and says the time ran out, so nothing more is sent; the agent's next event
+        moves the state on from ``awaiting_input``.
+        """
         question = self.questions.pop(token, None)
         if question is None:
             return []  # withdrawn already: said then
@@ -339,6 +347,8 @@ class HookDesk:
                 sess, now, "thinking", normal=_t("Denied."), urgency="normal", force=True
             )
             return b.take()
+        if not say_timeout:
+            return []
         b.state_changed(
             sess,
             now,

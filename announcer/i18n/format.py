@@ -108,12 +108,20 @@ ListStyle = Literal[
 
 
 def _has_long_units(locale: Locale) -> bool:
+    """CLDR has spoken-length words for seconds, minutes and hours in this language.
+
+    A "long" pattern that is the short one again (babel 2.19's Yoruba: "2 ìṣ", with or
+    without the space) is an abbreviation a voice cannot read; the catalog's words
+    are used instead.
+    """
     patterns = locale._data["unit_patterns"]
     for unit in ("duration-second", "duration-minute", "duration-hour"):
         try:
-            if "long" not in patterns[unit]:
-                return False
+            long_form = patterns[unit]["long"]["other"]
+            short_form = patterns[unit]["short"]["other"]
         except KeyError:
+            return False
+        if "".join(str(long_form).split()) == "".join(str(short_form).split()):
             return False
     return True
 

@@ -440,7 +440,8 @@ class HookBridgeTransport:
         if answer is WITHDRAWN:
             return NO_ANSWER  # the agent has its answer; it no longer waits for ours
         decision = answer.decision if answer is not None else None
-        self._queue(desk.answered(token, decision, time.time()))
+        # No answer: the engine's own timer closes the question and says so, once.
+        self._queue(desk.answered(token, decision, time.time(), say_timeout=False))
         return answer
 
     def _schedule(self, desk: Any) -> None:

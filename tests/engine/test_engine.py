@@ -400,6 +400,35 @@ def test_leaving_awaiting_input_voids_the_prompt() -> None:
     assert isinstance(outcome, Refusal) and outcome.code == "voided"
 
 
+@pytest.mark.parametrize(
+    ("left_at", "heard"),
+    [
+        (5.0, "No answer needed any more: Transfer $500.00 from"),
+        (9.5, "Time is up; the agent rejected: Transfer $500.00 from checking to savings."),
+        (12.0, "Time is up; the agent rejected: Transfer $500.00 from checking to savings."),
+    ],
+)
+def test_a_question_left_at_its_deadline_is_said_to_have_timed_out(
+    left_at: float, heard: str
+) -> None:
+    """§6.4/§6.8: a producer whose own timer beat our tick leaves ``awaiting_input`` at
+    the deadline; that is a timeout, not "no answer needed"."""
+    listener = listen()
+    listener.feed(SUB, started(), confirmation("rpl_due1", timeout_seconds=10), now=0.0)
+    said = listener.feed(
+        frame(
+            "agent.state.changed",
+            from_state="awaiting_input",
+            to_state="thinking",
+            at=left_at,
+        ),
+        now=left_at,
+    )
+    assert said[0].startswith(heard), said
+    assert listener.engine.pending_prompts() == []
+    assert not [text for text in listener.said if "Time is up" in text and text != said[0]]
+
+
 def test_an_answer_becomes_a_reply_echoing_the_token_once() -> None:
     listener = listen()
     token = "rpl_4f8a2e7d9c1b6a3fZZ"

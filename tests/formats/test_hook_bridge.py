@@ -365,7 +365,12 @@ def test_listen_hooks_no_answer_in_time_is_ask(listening: Served, sock: Path):
     hook = run_hook(dict(PRE_TOOL_USE, tool_use_id="toolu_slow"), sock, timeout=4)
     listening.wait_for("Accept or reject:")
     assert hook_output(hook)["hookSpecificOutput"]["permissionDecision"] == "ask"
-    listening.wait_for("No answer in time")  # the question is withdrawn aloud
+    # the question is withdrawn aloud, once: the engine's timer, not a second sentence
+    listening.wait_for("Time is up; the agent will ask you itself: Claude Code wants to run Bash")
+    note = {"hook_event_name": "Notification", "session_id": "s-after", "message": "Build done"}
+    assert run_hook(note, sock).wait(WAIT) == 0
+    listening.wait_for("Claude Code: Build done")
+    assert not [line for line in listening.seen if "No answer in time" in line]
 
 
 def test_a_line_typed_as_the_question_appears_decides_nothing(served: Served, sock: Path):

@@ -73,20 +73,51 @@ async def test_accept_reply_allows_and_reject_denies(transport: HookBridgeTransp
         assert answer is not None and answer.decision == expected
 
 
-async def test_no_reply_in_time_answers_ask_and_withdraws_the_question(
+async def test_no_reply_in_time_answers_ask_and_the_engine_says_so_once(
     transport: HookBridgeTransport,
 ):
+    """The question's own timer (never later than the bridge's) closes it in the engine,
+    which says the time ran out; the bridge adds no second sentence about it."""
+    from announcer.engine.pipeline import Engine
+    from announcer.engine.speech_commands import Speak
+
     frames = transport.frames()
     hook = asyncio.create_task(
         asyncio.to_thread(
-            ask_announcer, PAYLOAD, blocking=True, timeout=3, path=transport.server.path
+            ask_announcer, PAYLOAD, blocking=True, timeout=4, path=transport.server.path
         )
     )
-    confirmation = await asyncio.wait_for(next_event(frames, "awaiting.confirmation"), 60)
-    withdrawn = await asyncio.wait_for(next_event(frames, "state.changed"), 60)
-    assert withdrawn["summary_normal"] == "No answer in time: Claude Code will ask you itself."
+    events = [await asyncio.wait_for(next_event(frames, "awaiting.confirmation"), 60)]
+    confirmation = events[0]
     answer = await asyncio.wait_for(hook, 60)
     assert answer is not None and answer.decision == "ask"
+    assert confirmation["timeout_seconds"] <= 2  # the bridge waited 4 - 2 seconds
+    while not transport._frames.empty():  # everything the bridge sent after the question
+        frame = transport._frames.get_nowait()
+        assert frame is not None
+        events.append(json.loads(frame))
+    engine = Engine()
+    spoken: list[str] = []
+
+    def speak(commands: list, at: float) -> None:
+        while commands:
+            command = commands.pop(0)
+            if isinstance(command, Speak):
+                spoken.append(command.announcement.text)
+                commands += engine.on_speech_done(command.utterance_id, at)
+
+    from announcer.protocol.identifiers import parse_timestamp
+
+    asked_at = parse_timestamp(confirmation["timestamp"])
+    assert asked_at is not None
+    now = asked_at.timestamp()
+    for event in events:
+        speak(engine.receive(json.dumps(event), "hooks", now), now)
+    del spoken[:]
+    speak(engine.tick(now + 10), now + 10)
+    assert [line for line in spoken if "ime is up" in line or "No answer" in line] == [
+        "Time is up; the agent will ask you itself: Claude Code wants to use Write: .env in shop."
+    ], spoken
     # a late reply changes nothing (the token is spent)
     await transport.send(
         {
