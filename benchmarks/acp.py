@@ -11,7 +11,7 @@
    request entering the mapping to the engine's first speech command for its question.
    Target: p99 at most 50 ms.
 3. ``wire_updates_per_s`` against ``sdk_only_updates_per_s``: a real agent process (the
-   scripted SDK agent in tests/acp) streams the same burst over stdio; once to a bare
+   scripted SDK agent in tests/acp_frontend) streams the same burst over stdio; once to a bare
    ``agent-client-protocol`` client that only counts updates (the peer baseline: the SDK's own
    cost), once to announcer's transport feeding the engine. The ratio is our overhead.
 4. ``key_to_response_ms_p99``: 50 permission requests over the wire; each is answered as soon
@@ -49,7 +49,7 @@ from announcer.runtime.session import UNNEGOTIATED  # noqa: E402
 
 CHUNKS, TOOLS, QUESTIONS = 10_000, 500, 50
 ENGINE_RUNS = 3
-AGENT = [sys.executable, "-m", "tests.acp.sdk_agent"]
+AGENT = [sys.executable, "-m", "tests.acp_frontend.sdk_agent"]
 
 
 def p99(values: list[float]) -> float:

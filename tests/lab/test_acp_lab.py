@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tests.acp.test_agent_command import AgentRun
+from tests.acp_frontend.test_agent_command import AgentRun
 from tests.lab.clis import Clis, acp_adapter, claude_env, codex_env, codex_sandbox_path
 from tests.lab.fake_model import FakeModelServer
 

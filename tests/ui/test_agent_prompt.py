@@ -1,6 +1,6 @@
 """The Textual app talking to a real ACP agent: the message box, its keys, and permissions.
 
-The agent is tests/acp/sdk_agent.py, written with the SDK's agent side and run as a
+The agent is tests/acp_frontend/sdk_agent.py, written with the SDK's agent side and run as a
 real child process through ``AcpTransport``; ``LiveSession`` runs beside the real app
 on one loop, as ``announcer agent --ui tui`` does, and Pilot presses the keys. What
 the agent receives is what it records (``choices.txt``, the files it writes); what the
@@ -10,16 +10,13 @@ user hears is the jsonl speech record.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import io
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from announcer.engine.settings import UserSettings
 from announcer.runtime.session import LiveSession
@@ -34,37 +31,6 @@ ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
 
 
-_SDK: list[Any] = []  # the real SDK module, imported once
-
-
-@pytest.fixture(autouse=True)
-def the_real_acp_sdk(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """``import acp`` must find the SDK, not the test package tests/acp.
-
-    pytest puts tests/ on ``sys.path`` (rootdir insertion: tests/ has no __init__.py), so
-    in a run that also collects tests/acp, ``acp`` is that package. The transport
-    imports the SDK when it connects; for these tests it gets the SDK, imported once
-    (importing it again beside its cached submodules would not work).
-    """
-    loaded = sys.modules.get("acp")
-    if not _SDK and hasattr(loaded, "connect_to_agent"):
-        _SDK.append(loaded)
-    if not _SDK:
-        tests_dir = (ROOT / "tests").resolve()
-        shadow = sys.modules.pop("acp", None)
-        saved = list(sys.path)
-        sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != tests_dir]
-        try:
-            _SDK.append(importlib.import_module("acp"))
-        finally:
-            sys.path[:] = saved
-            if shadow is not None:
-                sys.modules["acp"] = shadow
-    assert hasattr(_SDK[0], "connect_to_agent")
-    monkeypatch.setitem(sys.modules, "acp", _SDK[0])
-    yield
-
-
 class Run:
     """The real app, a live session and the scripted agent in ``folder``."""
 
@@ -72,7 +38,7 @@ class Run:
         self.folder = folder
         self.records = io.StringIO()
         transport = AcpTransport(
-            [sys.executable, "-m", "tests.acp.sdk_agent"],
+            [sys.executable, "-m", "tests.acp_frontend.sdk_agent"],
             name="Scripted",
             cwd=str(folder),
             env={**os.environ, "PYTHONPATH": str(ROOT)},

@@ -4,7 +4,7 @@ What Pilot cannot show: the keys as a terminal really sends them, several in one
 Ctrl+J arrives as a line feed and must make a new line, Enter must send (after every
 letter typed before it), a capital R (Shift+R) must start "reject always", Shift+A and
 Enter typed together must be "allow always", and a lone Escape must reach the app. The agent
-(tests/acp/sdk_agent.py) is a real child process and records the option it received.
+(tests/acp_frontend/sdk_agent.py) is a real child process and records the option it received.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def test_the_message_box_and_reject_always_with_real_terminal_keys(tmp_path: Pat
         f"cd {WORKTREE} && PYTHONPATH={WORKTREE} ANNOUNCER_CONFIG={tmp_path / 'none.toml'} "
         f"ANNOUNCER_ANSWER_ARMING_SECONDS={ARMING} "
         f"exec {sys.executable} -m announcer agent --ui tui --speech jsonl:{speech_log} "
-        f"--cwd {folder} -- {sys.executable} -m tests.acp.sdk_agent"
+        f"--cwd {folder} -- {sys.executable} -m tests.acp_frontend.sdk_agent"
     )
     env = {**os.environ, "TERM": "xterm-256color"}
     subprocess.run(

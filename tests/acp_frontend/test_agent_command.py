@@ -1,6 +1,6 @@
 """``announcer agent`` end to end: the real command, the plain UI on pipes, a real ACP agent.
 
-The agent (tests/acp/sdk_agent.py) is written with the SDK's agent side and runs as a
+The agent (tests/acp_frontend/sdk_agent.py) is written with the SDK's agent side and runs as a
 child process; it creates ``out.txt`` only when allowed. What the producer receives is
 what it did (the file, the outcome it recorded); what the user hears is the jsonl record.
 """
@@ -61,7 +61,10 @@ class AgentRun:
                 *(["--cwd", str(self.folder)] if subcommand == "agent" else []),
                 *extra,
                 # several agents by NAME (presets or saved in the settings file), or one command
-                *(names or ["--", *(agent or [sys.executable, "-m", "tests.acp.sdk_agent"])]),
+                *(
+                    names
+                    or ["--", *(agent or [sys.executable, "-m", "tests.acp_frontend.sdk_agent"])]
+                ),
             ],
             cwd=ROOT if subcommand == "agent" else self.folder,
             env=env,
@@ -198,7 +201,7 @@ def test_an_agent_that_cannot_start_says_why_and_exits(tmp_path: Path) -> None:
             "--",
             sys.executable,
             "-m",
-            "tests.acp.sdk_agent",
+            "tests.acp_frontend.sdk_agent",
         ],
         cwd=ROOT,
         env={

@@ -1,6 +1,6 @@
 """Several ACP agents side by side in one ``announcer agent``: the plain UI on pipes.
 
-Two scripted SDK agents (tests/acp/sdk_agent.py, real child processes) are saved in the
+Two scripted SDK agents (tests/acp_frontend/sdk_agent.py, real child processes) are saved in the
 settings file as ``[producers.alpha] source = "acp:..."`` and started together with
 ``announcer agent alpha beta``. Each logs what it RECEIVES (``prompts-alpha.txt``,
 ``answers-alpha.txt``) and writes its own files, so the tests check that a prompt and an
@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.acp.test_agent_command import ARMED_AFTER, AgentRun
+from tests.acp_frontend.test_agent_command import ARMED_AFTER, AgentRun
 
 
 def _agent_source(tag: str) -> str:
-    return "acp:" + shlex.join([sys.executable, "-m", "tests.acp.sdk_agent", "--tag", tag])
+    return "acp:" + shlex.join([sys.executable, "-m", "tests.acp_frontend.sdk_agent", "--tag", tag])
 
 
 def _config(tmp: Path, extra: dict[str, str] | None = None) -> Path:
