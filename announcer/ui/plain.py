@@ -531,10 +531,16 @@ class PlainUi:
         if text.startswith("@"):
             # "@codex fix the test": to that agent only (and later messages go there too)
             target, _, message = text[1:].partition(" ")
-            if not target or not message.strip():
-                return self._say_line(
-                    self._tr("Type @ and an agent's name, a space, then your message.")
-                )
+            if not message.strip():
+                # "@codex" alone is ":to codex"; "@" alone is ":agents" (the session speaks)
+                switch = getattr(self.session, "set_prompt_target", None)
+                describe = getattr(self.session, "describe_agents", None)
+                said = (switch(target) if target else describe()) if callable(switch) else None
+                if said is None:
+                    return self._say_line(
+                        self._tr("Type @ and an agent's name, a space, then your message.")
+                    )
+                return str(said)
             sent: str | None = send(message.strip(), target)
             return sent
         said: str | None = send(text)

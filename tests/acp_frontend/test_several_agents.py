@@ -187,6 +187,12 @@ def test_cancel_and_switch_act_on_the_named_agent_only(agents) -> None:  # type:
     assert (run.folder / "permission-outcome-alpha.txt").read_text() == "None"
     run.type("hello")  # to beta, the target now
     run.wait_for("Beta finished the turn.")
+    run.type("@")  # as :agents
+    run.wait_for("Messages go to beta. Agents: alpha: ")
+    run.type("@alpha")  # as :to alpha
+    run.wait_for("Messages now go to alpha.")
+    run.type(":cancel")  # the target now: alpha, which is idle
+    run.wait_for("alpha is not working on anything.")
     assert run.quit() == 0
     assert _lines(run.folder / "prompts-alpha.txt") == ["wait"]
     assert _lines(run.folder / "prompts-beta.txt") == ["hello"]

@@ -34,19 +34,20 @@ TIMEOUT = 60.0
 class Run:
     """The real app, a live session and the scripted agent in ``folder``."""
 
-    def __init__(self, folder: Path, **settings: Any) -> None:
+    def __init__(self, folder: Path, *, tags: tuple[str, ...] = (), **settings: Any) -> None:
+        """One scripted agent, or (``tags``) one per tag, each labelled with its tag."""
         self.folder = folder
         self.records = io.StringIO()
-        transport = AcpTransport(
-            [sys.executable, "-m", "tests.acp_frontend.sdk_agent"],
-            name="Scripted",
-            cwd=str(folder),
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )
+        agent = [sys.executable, "-m", "tests.acp_frontend.sdk_agent"]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        transports = [
+            AcpTransport([*agent, "--tag", tag], name=tag, label=tag, cwd=str(folder), env=env)
+            for tag in tags
+        ] or [AcpTransport(agent, name="Scripted", cwd=str(folder), env=env)]
         self.session = LiveSession(
             [],
             UserSettings(**settings),
-            transports=[transport],
+            transports=transports,
             driver=SpeechDriver(JsonlBackend(self.records)),
         )
         self.app = AnnouncerApp(self.session, save_settings=lambda _settings: None)
@@ -133,8 +134,10 @@ async def test_a_lone_answer_word_is_never_sent_and_slash_lists_commands(tmp_pat
         assert run.box.text == "y"  # kept, so nothing typed is lost
         await pilot.press("backspace", "enter")
         await until(pilot, run.said("Nothing to send: the message is empty."), "empty")
-        await pilot.press("@", "enter")  # no name and no message: told how
-        await until(pilot, run.said("Type @ and an agent's name"), "the @ help")
+        await pilot.press("@", "enter")  # no name and no message: where messages go
+        await until(pilot, run.said("Messages go to Scripted Agent."), "the @ answer")
+        assert run.box.text == ""
+        await pilot.press(*"@")
         await pilot.press("backspace", *"@scripted commands", "enter")  # to that agent
         await until(pilot, run.said("Sent to Scripted Agent: commands"), "sent by name")
         await until(pilot, run.said("Two commands are available."), "the commands turn")
@@ -241,3 +244,36 @@ def test_prompt_history_keeps_the_draft_and_stops_at_both_ends() -> None:
     assert history.position == 3
     assert [history.forward(), history.forward(), history.forward()] == ["three", "four", "draft"]
     assert history.forward() is None and history.position is None
+
+
+async def test_with_two_agents_at_names_where_messages_and_escape_go(tmp_path: Path) -> None:
+    """``@`` alone says who is who; ``@NAME`` alone switches; Escape acts on that agent."""
+    run = Run(tmp_path, tags=("alpha", "beta"))
+    async with run.app.run_test() as pilot:
+        runner = asyncio.ensure_future(run.session.run())
+        ready = lambda: sum("is ready." in t for t in run.heard()) >= 2  # noqa: E731
+        await until(pilot, ready, "both agents to start")
+        await pilot.press("@", "enter")
+        await until(
+            pilot,
+            run.said("Messages go to alpha. Agents: alpha: ready; beta: ready."),
+            "who is who",
+        )
+        await pilot.press(*"@beta", "enter")
+        await until(pilot, run.said("Messages now go to beta."), "the switch")
+        assert run.box.text == ""
+        assert run.box.border_title == "Message to beta"
+        await pilot.press(*"hello", "enter")
+        await until(pilot, run.said("Sent to beta: hello"), "sent to beta")
+        await until(pilot, run.said("finished the turn."), "beta's turn")
+        assert (tmp_path / "prompts-beta.txt").read_text().split() == ["hello"]
+        assert not (tmp_path / "prompts-alpha.txt").exists()
+        await pilot.press(*"@alpha", "enter")
+        await until(pilot, run.said("Messages now go to alpha."), "the switch back")
+        await pilot.press("escape")
+        await until(pilot, run.said("alpha is not working on anything."), "Escape to alpha")
+        await pilot.press(*"@gamma", "enter")
+        await until(
+            pilot, run.said("No agent is called gamma. The agents are: alpha, beta."), "no such"
+        )
+        await stopped(run, runner)

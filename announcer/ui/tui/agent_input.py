@@ -9,6 +9,8 @@ and by F1:
   the many terminals that cannot send Shift+Enter. What was sent is said back briefly.
 * Up on the first line and Down on the last recall earlier messages of this run.
 * Escape stops the agent's turn (ACP ``session/cancel``).
+* With several agents, ``@NAME message`` sends to one of them; ``@NAME`` alone makes it
+  the one messages and Escape go to; ``@`` alone says which that is and what each does.
 * ``/`` as the first character lists the agent's slash commands.
 
 A question from the agent opens in its own dialog, which takes the keys until it is
@@ -183,9 +185,9 @@ class AgentPrompt(TextArea):
         target: str | None = None
         if text.startswith("@"):
             # "@codex fix the test": to that agent only (and later messages go there too)
-            name, _space, rest = text[1:].partition(" ")
-            if not name or not rest.strip():
-                self.say(_("Type @ and an agent's name, a space, then your message."))
+            name, _space, rest = text.strip()[1:].partition(" ")
+            if not rest.strip():
+                self._address(name)
                 return
             target, text = name, rest.strip()
         # The session says it back ("Sent to Claude Code: ..."), or why not.
@@ -195,6 +197,19 @@ class AgentPrompt(TextArea):
             self.sent.add(self.text)
             self.announcer.write_transcript(_("You: {text}").format(text=one_line(text)))
             self.load_text("")
+
+    def _address(self, name: str) -> None:
+        """``@NAME`` alone: later messages, and Escape, go to that agent (the session says
+        so); ``@`` alone: which agent messages go to, and what each one is doing."""
+        session = self.announcer.session
+        switch = getattr(session, "set_prompt_target", None)
+        describe = getattr(session, "describe_agents", None)
+        said = (switch(name) if name else describe()) if callable(switch) else None
+        if said is None:
+            self.say(_("Type @ and an agent's name, a space, then your message."))
+            return
+        self.follow_target()
+        self.load_text("")
 
     def action_new_line(self) -> None:
         self.insert("\n")
@@ -260,6 +275,11 @@ class AgentPrompt(TextArea):
                 _("Shift+Enter, or Control J, starts a new line."),
                 _("Up and Down recall earlier messages."),
                 _("Escape stops the agent's turn."),
+                _(
+                    "With several agents: @ and a name before a message sends it to that "
+                    "agent; @ and a name alone makes it the one messages and Escape go to; "
+                    "@ alone says which one that is and what each is doing."
+                ),
                 _("A slash at the start lists the agent's commands."),
                 _(
                     "A question from the agent opens in its own dialog; "
