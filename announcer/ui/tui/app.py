@@ -223,9 +223,10 @@ class AnnouncerApp(App[None]):
         Binding("d", "diagnostics", N_("Diagnostics")),
         Binding("question_mark,f1", "help", N_("Help"), key_display="?"),
         Binding("ctrl+q", "quit", N_("Quit"), priority=True),  # also from inside dialogs
-        # Only once the demo is over (check_action): run it again, or quit with one key.
+        # Only once the demo is over (check_action): run it again, or quit with one key
+        # (said when the demo ends).
         Binding("r", "demo_again", N_("Run the demo again")),
-        Binding("q", "demo_quit", N_("Quit")),
+        Binding("q", "demo_quit", N_("Quit"), show=False),  # the Footer has ^q Quit already
         # Keys that work while typing a message to an agent (letters are typed there).
         Binding("f2", "repeat_last", show=False),
         Binding("f3", "where_am_i", show=False),
