@@ -76,6 +76,18 @@ def agent_attended(agent: str, environ: Any = None) -> bool | None:
     return None
 
 
+def as_told_to(answer: HookAnswer, attended: bool | None) -> HookAnswer:
+    """The reason the agent reads, true for how it runs: with no one at its own dialog
+    (``claude -p``), "ask" is a denial, so "the agent asks you itself" would be false."""
+    if attended is not False or answer.decision != "ask":
+        return answer
+    if answer is NO_ANNOUNCER:
+        return HookAnswer(
+            "ask", "No announcer is running and no one is at the prompt, so it is not run."
+        )
+    return HookAnswer("ask", answer.reason.replace("the agent asks you itself", "so it is not run"))
+
+
 def untrusted(why: str) -> HookAnswer:
     return HookAnswer(
         "ask", f"The announcer socket is not safe ({why}); the agent asks you itself."
@@ -415,6 +427,7 @@ def run_hook(agent: str, *, timeout: float, path: Path | None, background: bool 
         return 0
     if answer is None or answer.decision not in DECISIONS:
         answer = NO_ANSWER
+    answer = as_told_to(answer, agent_attended(agent))
     output = hook_output(agent, event, answer.decision, answer.reason)
     if output is not None:
         print(json.dumps(output))

@@ -185,6 +185,30 @@ def test_no_announcer_answers_ask(sock: Path):
     assert "No announcer is running" in result["hookSpecificOutput"]["permissionDecisionReason"]
 
 
+@pytest.mark.parametrize(
+    ("attended", "reason"),
+    [
+        ("1", "No announcer is running; the agent asks you itself."),
+        ("0", "No announcer is running and no one is at the prompt, so it is not run."),
+    ],
+)
+def test_the_reason_claude_code_reads_is_true_for_how_it_runs(
+    sock: Path, attended: str, reason: str
+):
+    """In `claude -p` (CLAUDE_CODE_SESSION_ATTENDED=0) an "ask" is a denial."""
+    result = subprocess.run(
+        [sys.executable, "-m", "announcer", "hook", "claude-code", "--socket", str(sock)],
+        input=json.dumps(PRE_TOOL_USE),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), CLAUDE_CODE_SESSION_ATTENDED=attended),
+        timeout=WAIT,
+    )
+    output = json.loads(result.stdout)["hookSpecificOutput"]
+    assert (output["permissionDecision"], output["permissionDecisionReason"]) == ("ask", reason)
+
+
 def test_no_announcer_for_permission_request_leaves_the_dialog_to_claude(sock: Path):
     payload = dict(PRE_TOOL_USE, hook_event_name="PermissionRequest")
     assert hook_output(run_hook(payload, sock)) == {
