@@ -81,7 +81,7 @@ ensure_venv_support() {
         { log "$python cannot create virtual environments (no ensurepip)"; exit 1; }
 }
 
-# The stamp records the pyproject.toml hash and the extras installed; a later
+# The stamp records the hash of pyproject.toml and packaging/constraints.txt and the extras installed; a later
 # call needing fewer extras (./run after ./test) is satisfied by it.
 stamp_satisfies() {
     local stamp="$1" digest="$2" extras="$3" have extra
@@ -94,7 +94,7 @@ stamp_satisfies() {
 
 ensure_venv() {
     local extras="$1" stamp="$venv/.announcer-installed" digest python
-    digest="$(sha256sum < "$root/pyproject.toml" | cut -c1-16)"
+    digest="$(cat "$root/pyproject.toml" "$root/packaging/constraints.txt" | sha256sum | cut -c1-16)"
     if ! "$venv/bin/python" -m pip --version >/dev/null 2>&1; then
         python="$(pick_python)"
         ensure_venv_support "$python"
@@ -110,7 +110,9 @@ ensure_venv() {
         # A person at a terminal sees pip's progress; logs and CI get one line per step.
         local quiet=(-q)
         [ -t 2 ] && quiet=(--progress-bar on)
-        "$venv/bin/python" -m pip install "${quiet[@]}" --disable-pip-version-check -e "${root}[${extras}]" >&2
+        # packaging/constraints.txt: the versions the suite last passed with.
+        "$venv/bin/python" -m pip install "${quiet[@]}" --disable-pip-version-check \
+            -c "$root/packaging/constraints.txt" -e "${root}[${extras}]" >&2
         echo "$digest-$extras" > "$stamp"
         log "Python dependencies installed"
     fi
