@@ -207,7 +207,12 @@ def acp_transports(
 def run(args: argparse.Namespace) -> int:
     import logging
 
-    from announcer.cli.commands.listen import make_driver, run_session, settings_from_args
+    from announcer.cli.commands.listen import (
+        make_driver,
+        run_session,
+        settings_from_args,
+        speech_switcher,
+    )
     from announcer.i18n.translate import catalog_language, translator
     from announcer.runtime.session import LiveSession
     from announcer.transports import TransportError
@@ -227,7 +232,13 @@ def run(args: argparse.Namespace) -> int:
     language = catalog_language(settings.languages)
     transports = acp_transports(found, cwd=args.cwd, language=language, named=len(found) > 1)
     driver = make_driver(settings.backend, settings, ui=args.ui)
-    session = LiveSession([], settings, transports=transports, driver=driver)
+    session = LiveSession(
+        [],
+        settings,
+        transports=transports,
+        driver=driver,
+        backend_factory=speech_switcher(args.ui, driver),
+    )
     if args.ui == "plain":
         if len(found) == 1:
             print(

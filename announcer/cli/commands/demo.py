@@ -16,7 +16,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from announcer.cli.commands.listen import default_ui, make_driver, run_session, ui_choices
+from announcer.cli.commands.listen import (
+    default_ui,
+    make_driver,
+    run_session,
+    speech_switcher,
+    ui_choices,
+)
 from announcer.cli.commands.replay import (
     add_replay_options,
     file_settings,
@@ -102,6 +108,7 @@ async def _live(
                 settings,
                 TransportOptions(),
                 driver=driver,
+                backend_factory=speech_switcher(ui, driver),
                 exit_when_done=True,
                 # The plain and Textual UIs say "The demo is over" and offer to run it again.
                 offer_again=ui in ("plain", "tui"),

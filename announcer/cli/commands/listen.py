@@ -234,44 +234,19 @@ def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str | No
     ``auto`` tries a screen reader, speech-dispatcher, then pyttsx3 (and, without the
     plain or Textual UI, text output); ``jsonl:PATH`` records every speech decision;
     ``wav:DIR`` saves what would be heard as WAV files; ``text`` writes spoken lines to
-    standard error. ``none`` prints announcements only.
+    standard error (under the Textual UI, its transcript is those lines). ``none`` prints
+    announcements only.
 
     Under the plain and Textual UIs, ``auto``'s last resort is the interface's own lines:
     both show every announcement. The Textual UI also shows what ``auto`` says about its
     outputs (which one speaks, why the others failed, how to get a voice) in its
     transcript, not on standard error underneath the app (issue 14).
     """
-    from announcer.speech.auto import FallbackBackend, HeldNotices, notify_stderr
-    from announcer.speech.backends import backend_from_spec
     from announcer.speech.driver import SpeechDriver
-    from announcer.speech.registry import (
-        backend_factory,
-        catalog_gettext,
-        split_speech_spec,
-        user_voice,
-    )
+    from announcer.speech.registry import user_voice
 
     try:
-        name, _ = split_speech_spec(spec)
-    except ValueError as exc:
-        raise SystemExit(f"announcer: {exc}") from None
-    backend: Any
-    try:
-        if name == "auto" and ui in ("plain", "tui"):
-            # The UI already shows every line; a text "voice" would print it twice (or,
-            # under Textual, raw beneath the app). When every voice has failed, the lines
-            # on screen are all that is left.
-            from announcer.speech.text import PrintedBackend
-
-            order = ["screenreader", "speechd", "pyttsx3"]
-            backend = FallbackBackend(
-                [(n, backend_factory(n, settings, speechd_autospawn=False)) for n in order]
-                + [("printed", PrintedBackend)],
-                notify=HeldNotices() if ui == "tui" else notify_stderr,
-                translate=catalog_gettext(settings),
-            )
-        else:
-            backend = backend_from_spec(spec, settings)  # text goes to stderr
+        backend = speech_backend(spec, settings, ui=ui)
         if backend is None:
             return None
         backend.start()
@@ -280,11 +255,61 @@ def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str | No
     except OSError as exc:
         raise SystemExit(f"announcer: --speech {spec}: {exc.strerror or exc}") from None
     except Exception as exc:
-        if name != "auto":
+        if spec.partition(":")[0] != "auto":
             raise SystemExit(f"announcer: speech backend unavailable: {exc}") from None
         print(f"announcer: no speech here ({exc}); printing only", file=sys.stderr)
         return None
     return SpeechDriver(backend, user_voice(settings))
+
+
+def speech_backend(
+    spec: str, settings: UserSettings | None = None, *, ui: str | None = None, notices: Any = None
+) -> Any:
+    """The backend ``spec`` names, not started, as suits the interface; None for ``none``.
+
+    ``notices``: where ``auto`` under the Textual UI says which output speaks (the app
+    listens to it); a new one is made when None.
+    """
+    from announcer.speech.auto import FallbackBackend, HeldNotices, notify_stderr
+    from announcer.speech.backends import backend_from_spec
+    from announcer.speech.registry import backend_factory, catalog_gettext, split_speech_spec
+
+    name, _ = split_speech_spec(spec)
+    if name == "auto" and ui in ("plain", "tui"):
+        # The UI already shows every line; a text "voice" would print it twice (or,
+        # under Textual, raw beneath the app). When every voice has failed, the lines
+        # on screen are all that is left.
+        from announcer.speech.text import PrintedBackend
+
+        order = ["screenreader", "speechd", "pyttsx3"]
+        return FallbackBackend(
+            [(n, backend_factory(n, settings, speechd_autospawn=False)) for n in order]
+            + [("printed", PrintedBackend)],
+            notify=(notices or HeldNotices()) if ui == "tui" else notify_stderr,
+            translate=catalog_gettext(settings),
+        )
+    if name == "text" and ui == "tui":
+        # Text lines written beneath the Textual app would land inside its screen;
+        # its transcript already shows every announcement, one per line.
+        from announcer.speech.text import PrintedBackend
+
+        return PrintedBackend()
+    return backend_from_spec(spec, settings)  # text goes to stderr
+
+
+def speech_switcher(ui: str | None, driver: Any) -> Any:
+    """How the running session starts another backend (the Textual settings screen):
+    as at start-up for this interface, with ``auto``'s notices going where the app
+    already listens."""
+    notices = getattr(getattr(driver, "backend", None), "notices", None)
+
+    def create(spec: str, settings: UserSettings) -> Any:
+        backend = speech_backend(spec, settings, ui=ui, notices=notices)
+        if backend is None:
+            raise ValueError("'none' turns speech off; it is not a voice to switch to")
+        return backend
+
+    return create
 
 
 def run(args: argparse.Namespace) -> int:
@@ -312,6 +337,7 @@ def run(args: argparse.Namespace) -> int:
             options,
             transports=transports,
             driver=driver,
+            backend_factory=speech_switcher(args.ui, driver),
             handshake_timeout=args.handshake_timeout,
             exit_when_done=args.exit_when_done,
             adapter_factory=adapter_factory,

@@ -293,15 +293,19 @@ class AnnouncerApp(App[None]):
         localize_bindings(self)
         self.set_interval(0.5, self.check_deadlines)
 
+    def _listen_to_speech_notices(self) -> None:
+        """Which output speaks, and why others failed: shown here, never on stderr
+        (again after the settings screen switched the backend)."""
+        notices = getattr(self.session, "speech_notices", None)
+        held = notices() if callable(notices) else None
+        if held is not None:
+            held.listen(lambda text: self.post_message(SpeechNotice(text)))
+
     def main_screen_ready(self) -> None:
         """Called once the transcript exists: only then may the session talk to us."""
         self._apply_load_class()
         self._show_status(self.session.status, announce=False)
-        notices = getattr(self.session, "speech_notices", None)
-        held = notices() if callable(notices) else None
-        if held is not None:
-            # Which output speaks, and why others failed: shown here, never on stderr.
-            held.listen(lambda text: self.post_message(SpeechNotice(text)))
+        self._listen_to_speech_notices()
         if self.no_voice():
             self._tell_no_voice()
         if self.agent is not None:
@@ -732,11 +736,14 @@ class AnnouncerApp(App[None]):
 
     def apply_settings(self, settings: UserSettings, spoken: str | None = None) -> None:
         """Apply, persist and renegotiate through the session, then tell the user."""
+        switched = settings.backend != self.settings.backend
         try:
             self.session.update_settings(settings)
         except Exception as error:  # a store or a producer refused it
             self.say(_("Setting not changed: {error}").format(error=printable(str(error))))
             return
+        if switched:
+            self._listen_to_speech_notices()
         set_language(self._language())
         self.key_guard.configure(
             settings.answer_arming_seconds, settings.pace_wpm, settings.two_key_accept

@@ -9,9 +9,12 @@ own (``--exit-when-done``) closes the app.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import importlib
-from collections.abc import Callable
+import logging
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol, cast
 
@@ -46,6 +49,65 @@ def settings_saver(
     return cast("Callable[[UserSettings], object]", store.save)
 
 
+#: log records kept while the app owns the terminal; older ones are counted, not kept
+HELD_LOG_RECORDS = 200
+
+
+class _HeldRecords(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self.records: collections.deque[logging.LogRecord] = collections.deque(
+            maxlen=HELD_LOG_RECORDS
+        )
+        self.overflow = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if len(self.records) == self.records.maxlen:
+            self.overflow += 1
+        self.records.append(record)
+
+
+@contextlib.contextmanager
+def logs_held_while_the_app_runs() -> Iterator[None]:
+    """Log lines to the terminal wait until the app has given the terminal back.
+
+    Textual draws on the same terminal as the root logger's stream handlers (standard
+    error): a line written there lands inside the app's screen, where a screen reader
+    reads it as part of whatever it overwrote. Such handlers are set aside while the app
+    runs and get the held records (the newest ``HELD_LOG_RECORDS``, with a count of the
+    rest) afterwards. Handlers that write files stay as they are.
+    """
+    root = logging.getLogger()
+    terminal = [
+        handler
+        for handler in root.handlers
+        if isinstance(handler, logging.StreamHandler)
+        and not isinstance(handler, logging.FileHandler)
+        and getattr(handler, "stream", None) in (sys.stderr, sys.__stderr__, sys.stdout)
+    ]
+    if not terminal:
+        yield
+        return
+    held = _HeldRecords()
+    for handler in terminal:
+        root.removeHandler(handler)
+    root.addHandler(held)
+    try:
+        yield
+    finally:
+        root.removeHandler(held)
+        for handler in terminal:
+            root.addHandler(handler)
+        if held.overflow:
+            logging.getLogger("announcer").warning(
+                "%d earlier log lines from while the app ran were not kept", held.overflow
+            )
+        for record in held.records:
+            for handler in terminal:
+                if record.levelno >= handler.level:
+                    handler.handle(record)
+
+
 async def run_with_session(
     session: RunnableSession,
     *,
@@ -65,7 +127,8 @@ async def run_with_session(
 
     runner.add_done_callback(session_over)
     try:
-        await app.run_async(headless=headless)
+        with logs_held_while_the_app_runs():
+            await app.run_async(headless=headless)
     finally:
         session.stop()
         with contextlib.suppress(asyncio.CancelledError):
