@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Proves the README's set-up commands on a fresh Debian 12 that has only Python 3.11 and apt:
 # builds a minimal bookworm root with debootstrap, clones the repository into it, and runs
-# ./run --help, ./test, both again (they must not set up twice) and ./run replay of a shared
-# fixture there, as root.
+# ./run --help, ./test (as CI runs it: CI=true, so the agent lab must run), both again (they
+# must not set up twice) and ./run replay of a shared fixture there, as root.
 # Usage (as root, on a Debian host): packaging/fresh-debian-check.sh [REPO] [SHARED]
 #   REPO    git repository to clone (default: this checkout)
 #   SHARED  directory mounted as ../shared beside the clone (default: ../shared beside REPO)
@@ -32,9 +32,10 @@ cleanup() {
 }
 
 in_root() {
-    # A clean root login environment; PIP_CERT lets pip trust a host-added CA (see docs/install.md).
+    # A clean root login environment; PIP_CERT and NODE_EXTRA_CA_CERTS let pip and npm trust a
+    # host-added CA (see docs/install.md).
     chroot "$target" /usr/bin/env -i HOME=/root USER=root LOGNAME=root TERM=xterm LANG=C.UTF-8 \
-        PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin ${pip_cert:+PIP_CERT=$pip_cert} \
+        PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin ${pip_cert:+PIP_CERT=$pip_cert NODE_EXTRA_CA_CERTS=$pip_cert} \
         /bin/bash -c "cd /work/announcer && $*"
 }
 
@@ -76,7 +77,8 @@ start=$SECONDS
 in_root ./run --help >/dev/null || { log "./run --help failed on the fresh machine"; status=1; }
 log "first ./run --help (set-up for running) took $((SECONDS - start))s"
 start=$SECONDS
-in_root ./test -q -p no:cacheprovider || { log "./test failed"; status=1; }
+# As CI runs it: the agent lab must run, never skip
+in_root CI=true ./test -q -p no:cacheprovider || { log "./test failed"; status=1; }
 log "then ./test (test packages, benchmark extra and the suite) took $((SECONDS - start))s"
 # Idempotence: once set up, neither command may install anything again.
 again="$(in_root './run --help >/dev/null && ./test -q -p no:cacheprovider tests/test_architecture.py >/dev/null' 2>&1)" ||
