@@ -33,9 +33,18 @@ cleanup() {
 
 in_root() {
     # A clean root login environment; PIP_CERT and NODE_EXTRA_CA_CERTS let pip and npm trust a
-    # host-added CA (see docs/install.md).
-    chroot "$target" /usr/bin/env -i HOME=/root USER=root LOGNAME=root TERM=xterm LANG=C.UTF-8 \
-        PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin ${pip_cert:+PIP_CERT=$pip_cert NODE_EXTRA_CA_CERTS=$pip_cert} \
+    # host-added CA (see docs/install.md). The root is entered with pivot_root in a mount
+    # namespace of its own, not chroot: a chrooted process may not create user namespaces,
+    # and Codex's sandbox (bwrap) in the agent lab needs them, as on a real machine.
+    # shellcheck disable=SC2016  # expanded by the inner shell
+    unshare --mount --propagation private --fork /bin/bash -c '
+        mount --rbind "$1" "$1" && cd "$1" && mkdir -p .oldroot && pivot_root . .oldroot &&
+            cd / && umount -l /.oldroot && rmdir /.oldroot || exit 1
+        shift
+        exec "$@"' _ "$target" \
+        /usr/bin/env -i HOME=/root USER=root LOGNAME=root TERM=xterm LANG=C.UTF-8 \
+        PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+        ${pip_cert:+PIP_CERT=$pip_cert NODE_EXTRA_CA_CERTS=$pip_cert} \
         /bin/bash -c "cd /work/announcer && $*"
 }
 
