@@ -46,6 +46,15 @@ class Turn:
     text: str = ""
     reasoning: str = ""
     calls: tuple[Call, ...] = ()
+    #: answer only once this scenario has asked the model too (or ``AFTER_WAIT_SECONDS``
+    #: passed): a parent that waits for its subagent. Codex's spawn_agent returns at once,
+    #: and `codex exec` ends with the parent's turn, so a slow machine could end the run
+    #: before the subagent ever asked.
+    after: str = ""
+
+
+#: the longest a turn waits for the scenario named in ``Turn.after``
+AFTER_WAIT_SECONDS = 20.0
 
 
 @dataclass(frozen=True)
@@ -177,7 +186,7 @@ SCENARIOS: dict[str, Scenario] = {
                         ),
                     )
                 ),
-                Turn(text="The helper counted the functions."),
+                Turn(text="The helper counted the functions.", after="sub-inner"),
             ),
             "a subagent: Claude Code's Agent tool, Codex's spawn_agent (multi_agent_v1)",
         ),
@@ -688,6 +697,29 @@ class _Handler(BaseHTTPRequestHandler):
             if self.server.state.delay:
                 time.sleep(self.server.state.delay)
 
+    def _wait_for(self, scenario: str, parent: str) -> None:
+        """Hold this answer until ``scenario`` has asked the model on this endpoint since
+        ``parent``'s previous request (the one that started it), or the wait is over."""
+        if not scenario:
+            return
+        endpoint = self.path.split("?", 1)[0]
+        deadline = time.monotonic() + AFTER_WAIT_SECONDS
+        while time.monotonic() < deadline:
+            with self.server.state.lock:
+                requests = list(self.server.state.requests)
+            mine = [
+                i
+                for i, r in enumerate(requests)
+                if r.scenario == parent and r.path.split("?", 1)[0] == endpoint
+            ]
+            started = mine[-2] if len(mine) >= 2 else -1  # [-1] is this request
+            if any(
+                r.scenario == scenario and r.path.split("?", 1)[0] == endpoint
+                for r in requests[started + 1 :]
+            ):
+                return
+            time.sleep(0.05)
+
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
@@ -713,6 +745,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if scenario
                 else Turn(text=FALLBACK_TEXT)
             )
+            self._wait_for(turn.after, scenario.name if scenario else "")
             if body.get("stream"):
                 self._sse(anthropic_events(turn, model, cwd), named=True)
             else:
@@ -728,6 +761,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if scenario
                 else Turn(text=FALLBACK_TEXT)
             )
+            self._wait_for(turn.after, scenario.name if scenario else "")
             if body.get("stream"):
                 self._sse(responses_events(turn, model, cwd), named=True)
             else:
