@@ -292,10 +292,7 @@ class Engine:
             self.tracker.prompt_closed(
                 prompt.source_id, prompt.session_id, prompt.reply_token, resolved=True
             )
-            notice = self._notice(self._expired_msgid(prompt), prompt, kind="system.prompt_expired")
-            # Issue 14 c: what was queued about it is dropped as timed out, then why it ended.
-            commands += self.scheduler.question_ended(prompt.event_id, now, "question timed out")
-            commands += self._withdraw(prompt, notice, now)
+            commands += self._say_expired(prompt, now)
         commands += self._present_next(now)
         commands += self._remind(now)
         commands += self._say_due_counts(now)
@@ -481,19 +478,14 @@ class Engine:
             if prompt.timeout_seconds > 0 and now >= prompt.deadline - VOID_AT_DEADLINE_SECONDS:
                 # §6.4/§6.8: the producer moved on because its time ran out (a hook's
                 # own timer can beat our tick): that is a timeout, said as one.
-                notice = self._notice(
-                    self._expired_msgid(prompt), prompt, kind="system.prompt_expired"
-                )
-                commands += self.scheduler.question_ended(
-                    prompt.event_id, now, "question timed out"
-                )
-            else:
-                notice = self._notice(
-                    N_("No answer needed any more: {what}"),
-                    prompt,
-                    kind="system.prompt_voided",
-                    short=True,
-                )
+                commands += self._say_expired(prompt, now)
+                continue
+            notice = self._notice(
+                N_("No answer needed any more: {what}"),
+                prompt,
+                kind="system.prompt_voided",
+                short=True,
+            )
             commands += self._withdraw(prompt, notice, now)
         for event in admission.events:
             void = admission.void_on_arrival.get(event.event_id)
@@ -1028,6 +1020,13 @@ class Engine:
         source = source_id or released.source_id
         session = self.tracker.session(source, released.session_id) if source else None
         return session.producer_id if session is not None else None
+
+    def _say_expired(self, prompt: PendingPrompt, now: float) -> list[SpeechCommand]:
+        """A question whose time ran out: what was queued about it is dropped as timed
+        out (issue 14 c), then why it ended is said."""
+        notice = self._notice(self._expired_msgid(prompt), prompt, kind="system.prompt_expired")
+        commands = self.scheduler.question_ended(prompt.event_id, now, "question timed out")
+        return commands + self._withdraw(prompt, notice, now)
 
     def _withdraw(
         self, prompt: PendingPrompt, notice: list[Announcement], now: float
