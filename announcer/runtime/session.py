@@ -593,6 +593,12 @@ class LiveSession:
         self.speak(said)
         return said
 
+    def address_agent(self, name: str) -> str | None:
+        """``@NAME`` or ``:to NAME`` with no message: switch to that agent; with no name
+        (``@``, ``:to``, ``:agents``), say where messages go. The sentence said, or None
+        when no agent runs here."""
+        return self.set_prompt_target(name) if name else self.describe_agents()
+
     def describe_agents(self) -> str | None:
         """``:to`` alone or ``:agents``: where messages go and what each agent is doing."""
         agents = self.agents()

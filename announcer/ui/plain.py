@@ -533,9 +533,8 @@ class PlainUi:
             target, _, message = text[1:].partition(" ")
             if not message.strip():
                 # "@codex" alone is ":to codex"; "@" alone is ":agents" (the session speaks)
-                switch = getattr(self.session, "set_prompt_target", None)
-                describe = getattr(self.session, "describe_agents", None)
-                said = (switch(target) if target else describe()) if callable(switch) else None
+                address = getattr(self.session, "address_agent", None)
+                said = address(target) if callable(address) else None
                 if said is None:
                     return self._say_line(
                         self._tr("Type @ and an agent's name, a space, then your message.")
@@ -646,12 +645,9 @@ class PlainUi:
             task = asyncio.ensure_future(session.cancel_turn(target))  # type: ignore[attr-defined]
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-        elif name in ("to", "agents") and callable(getattr(session, "describe_agents", None)):
-            target = " ".join(args).lstrip("@")
-            if name == "to" and target:
-                said = session.set_prompt_target(target)  # type: ignore[attr-defined]
-            else:
-                said = session.describe_agents()  # type: ignore[attr-defined]
+        elif name in ("to", "agents") and callable(getattr(session, "address_agent", None)):
+            target = " ".join(args).lstrip("@") if name == "to" else ""
+            said = session.address_agent(target)  # type: ignore[attr-defined]
             if said is None:
                 self._print(self._tr("No agent is running here."))
         elif name == "commands" and callable(getattr(session, "agent_commands", None)):

@@ -201,10 +201,8 @@ class AgentPrompt(TextArea):
     def _address(self, name: str) -> None:
         """``@NAME`` alone: later messages, and Escape, go to that agent (the session says
         so); ``@`` alone: which agent messages go to, and what each one is doing."""
-        session = self.announcer.session
-        switch = getattr(session, "set_prompt_target", None)
-        describe = getattr(session, "describe_agents", None)
-        said = (switch(name) if name else describe()) if callable(switch) else None
+        address = getattr(self.announcer.session, "address_agent", None)
+        said = address(name) if callable(address) else None
         if said is None:
             self.say(_("Type @ and an agent's name, a space, then your message."))
             return
