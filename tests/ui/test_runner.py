@@ -109,3 +109,29 @@ def test_a_backend_switched_to_under_textual_writes_nothing_beneath_the_app() ->
     assert again.notices is started.notices is not None
     with pytest.raises(ValueError, match="turns speech off"):
         switch("none", UserSettings())
+
+
+def test_log_lines_beyond_what_is_held_are_counted_at_the_level_they_had() -> None:
+    """At the default level (errors only) the count of lost lines is still written."""
+    from announcer.ui.tui.runner import HELD_LOG_RECORDS, logs_held_while_the_app_runs
+
+    terminal = io.StringIO()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.stream = terminal  # a terminal handler, as logging.basicConfig makes one
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.ERROR)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(sys, "stderr", terminal)
+            with logs_held_while_the_app_runs():
+                for number in range(HELD_LOG_RECORDS + 5):
+                    logging.getLogger("announcer.runtime").error("failure %d", number)
+                assert terminal.getvalue() == ""
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+    lines = terminal.getvalue().splitlines()
+    assert lines[0] == "5 earlier log lines from while the app ran were not kept"
+    assert lines[1:] == [f"failure {n}" for n in range(5, HELD_LOG_RECORDS + 5)]

@@ -60,10 +60,12 @@ class _HeldRecords(logging.Handler):
             maxlen=HELD_LOG_RECORDS
         )
         self.overflow = 0
+        self.overflow_level = logging.NOTSET  # the most severe record not kept
 
     def emit(self, record: logging.LogRecord) -> None:
         if len(self.records) == self.records.maxlen:
             self.overflow += 1
+            self.overflow_level = max(self.overflow_level, self.records[0].levelno)
         self.records.append(record)
 
 
@@ -99,8 +101,11 @@ def logs_held_while_the_app_runs() -> Iterator[None]:
         for handler in terminal:
             root.addHandler(handler)
         if held.overflow:
-            logging.getLogger("announcer").warning(
-                "%d earlier log lines from while the app ran were not kept", held.overflow
+            # at the level of the worst line lost, which passed the same filters
+            logging.getLogger("announcer").log(
+                held.overflow_level,
+                "%d earlier log lines from while the app ran were not kept",
+                held.overflow,
             )
         for record in held.records:
             for handler in terminal:
