@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from announcer.protocol.identifiers import parse_timestamp
 from announcer.transports.hook_bridge import HookBridgeTransport, ask_announcer
+from tests.engine.test_engine import listen
 from tests.formats.aaep_schemas import assert_valid
 
 PAYLOAD = {
@@ -78,9 +80,6 @@ async def test_no_reply_in_time_answers_ask_and_the_engine_says_so_once(
 ):
     """The question's own timer (never later than the bridge's) closes it in the engine,
     which says the time ran out; the bridge adds no second sentence about it."""
-    from announcer.engine.pipeline import Engine
-    from announcer.engine.speech_commands import Speak
-
     frames = transport.frames()
     hook = asyncio.create_task(
         asyncio.to_thread(
@@ -96,25 +95,14 @@ async def test_no_reply_in_time_answers_ask_and_the_engine_says_so_once(
         frame = transport._frames.get_nowait()
         assert frame is not None
         events.append(json.loads(frame))
-    engine = Engine()
-    spoken: list[str] = []
-
-    def speak(commands: list, at: float) -> None:
-        while commands:
-            command = commands.pop(0)
-            if isinstance(command, Speak):
-                spoken.append(command.announcement.text)
-                commands += engine.on_speech_done(command.utterance_id, at)
-
-    from announcer.protocol.identifiers import parse_timestamp
-
     asked_at = parse_timestamp(confirmation["timestamp"])
     assert asked_at is not None
     now = asked_at.timestamp()
-    for event in events:
-        speak(engine.receive(json.dumps(event), "hooks", now), now)
-    del spoken[:]
-    speak(engine.tick(now + 10), now + 10)
+    listener = listen()  # an instant backend: every utterance ends at once
+    listener.feed(*(json.dumps(event) for event in events), now=now, source="hooks")
+    before = len(listener.said)
+    listener.run(listener.engine.tick(now + 10), now + 10)
+    spoken = listener.said[before:]
     assert [line for line in spoken if "ime is up" in line or "No answer" in line] == [
         "Time is up; the agent will ask you itself: Claude Code wants to use Write: .env in shop."
     ], spoken
