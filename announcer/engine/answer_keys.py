@@ -25,6 +25,10 @@ class AnswerKeys:
     yes_no: str
     numeric: str
     freetext: str
+    #: a confirmation whose accept takes a second key (high risk, irreversible)
+    confirmation_two_keys: str = ""
+    #: after a question naming a long command: the key that reads it whole
+    whole_command: str = ""
 
 
 # The Textual dialogs bind these (announcer/ui/tui/modals.py): A or Y accepts, R, N or Escape
@@ -35,6 +39,8 @@ KEY_PRESS_ANSWER_KEYS: Final = AnswerKeys(
     yes_no=N_("Press Y for yes or N for no."),
     numeric=N_("Type a number and press Enter."),
     freetext=N_("Type your answer and press Enter."),
+    confirmation_two_keys=N_("A then Enter accepts, R rejects."),
+    whole_command=N_("W reads the whole command."),
 )
 # The plain line UI (announcer/ui/plain.py) reads whole lines: a or r, y or n, a number.
 TYPED_LINE_ANSWER_KEYS: Final = AnswerKeys(
@@ -43,6 +49,10 @@ TYPED_LINE_ANSWER_KEYS: Final = AnswerKeys(
     yes_no=N_("Type Y for yes or N for no, then press Enter."),
     numeric=N_("Type a number and press Enter."),
     freetext=N_("Type your answer and press Enter."),
+    confirmation_two_keys=N_(
+        "Type A then Enter, then C then Enter to confirm; or R then Enter to reject."
+    ),
+    whole_command=N_("Type W then Enter to hear the whole command."),
 )
 # For an interface that speaks its own key help when it shows the question.
 UI_SPEAKS_KEYS: Final = AnswerKeys("", "", "", "", "")
