@@ -546,14 +546,20 @@ def _symbol_name(symbol: str, language: str) -> str:
 
 
 _NAMED: Final = re.compile(r"[*_~]")
+_STOP_AFTER_NAME: Final = re.compile(r"[.,;:!?](?:\s|$)")
 
 
 def literal_for_speech(text: str, language: str = "en") -> str:
     """Text read exactly as written: safe for a synthesiser, the symbols a voice drops
     named (``dist/*`` is "dist/ star"), never markdown-cleaned, on one line."""
     safe = clean_speech(_HIDDEN.sub("", text))
-    named = _NAMED.sub(lambda m: f" {_symbol_name(m.group(0), language)} ", safe)
-    return " ".join(named.split())
+
+    def name(match: re.Match[str]) -> str:
+        # a sentence's own stop stays with the name before it ("rm -rf tilde.")
+        after = "" if _STOP_AFTER_NAME.match(safe, match.end()) else " "
+        return f" {_symbol_name(match.group(0), language)}{after}"
+
+    return " ".join(_NAMED.sub(name, safe).split())
 
 
 def for_display(analysis: CommandAnalysis) -> str:
@@ -593,10 +599,14 @@ def summary(analysis: CommandAnalysis, language: str = "en") -> str:
     return " ".join(parts)
 
 
-def _dangerous_and_hidden(analysis: CommandAnalysis, language: str, limit: int) -> list[str]:
+def _dangerous_and_hidden(
+    analysis: CommandAnalysis, language: str, limit: int, *, spoken: bool = False
+) -> list[str]:
     tr = translator(language)
     parts: list[str] = []
     dangerous = list(analysis.dangerous)
+    if spoken:
+        dangerous = [literal_for_speech(part, language) for part in dangerous]
     if dangerous:
         named = "; ".join(dangerous[:limit])
         if len(dangerous) > limit:
@@ -654,8 +664,8 @@ def whole_for_speech(analysis: CommandAnalysis, language: str = "en") -> str:
             )
             for number, line in enumerate(lines, start=1)
         )
-    extra = _dangerous_and_hidden(analysis, language, len(analysis.dangerous) or 1)
-    return " ".join([said, *(literal_for_speech(e, language) for e in extra)]).strip()
+    extra = _dangerous_and_hidden(analysis, language, len(analysis.dangerous) or 1, spoken=True)
+    return clean_speech(" ".join([said, *extra])).strip()
 
 
 __all__ = [
