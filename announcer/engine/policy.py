@@ -26,7 +26,7 @@ from typing import Final, NamedTuple
 
 from announcer.command_analysis import analyse, literal_for_speech
 from announcer.engine.announcement import Announcement, Urgency
-from announcer.engine.answer_guard import accept_needs_two_keys, command_of
+from announcer.engine.answer_guard import accept_needs_two_keys, command_of, is_high_risk
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
 from announcer.engine.earcons import EARCON_FOR_EVENT
 from announcer.engine.phrases import N_, duration_phrase
@@ -629,9 +629,12 @@ class Policy:
                 self._producer_text(event, "action"),
                 self._producer_text(event, "consequence"),
             ]
-        if event.risk_level == "high":
+        # risk follows what will run: a dangerous command named in the action is high
+        # risk whatever the producer declared (issue 22)
+        risk = "high" if is_high_risk(event) else event.risk_level
+        if risk == "high":
             parts.append(self._own_phrase("High risk."))
-        elif event.risk_level == "medium":
+        elif risk == "medium":
             parts.append(self._own_phrase("Medium risk."))
         reversibility = {
             "irreversible": N_("This cannot be undone."),

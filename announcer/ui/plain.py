@@ -369,7 +369,9 @@ class PlainUi:
         started = self._speech_starts.get(prompt.event_id)
         engine_reads_it = callable(getattr(self.session, "presented_prompt", None))
         if started is not None and (fresh or (engine_reads_it and started >= self._closed_at)):
-            self.guard.speech_started(prompt.reply_token, started)  # read out this turn
+            # read out this turn; its words say when it will have been said through
+            words = self._question_words.get(prompt.event_id, "")
+            self.guard.speech_started(prompt.reply_token, started, words)
         line = self._ask(prompt)
         if not fresh and not engine_reads_it:
             words = self._question_words.get(prompt.event_id) or line
@@ -486,7 +488,7 @@ class PlainUi:
             # With an agent, the line is a message to it (its answer is announced, and so
             # printed); otherwise there is nothing to answer.
             if text and self._to_agent(text) is None:
-                self._print(self._tr("No question is waiting. Type :help for commands."))
+                self._say_line(self._tr("No question is waiting. Type :help for commands."))
             return
         if prompt.kind == "confirmation" and text.lower() in ("w", "whole"):
             self._read_whole(prompt)

@@ -314,3 +314,69 @@ async def test_a_malformed_question_offers_reject_only() -> None:
         await pilot.press("r")
         await pilot.pause()
         assert decisions(h) == [("rpl_lowrisk01", "reject")]
+
+
+async def test_a_medium_risk_question_is_one_key_once_heard(armed_harness: Harness) -> None:
+    """issue 20: an ordinary ACP edit or command permission, medium risk, is `a`."""
+    h = armed_harness
+    event = low_risk()
+    event.update(risk_level="medium")
+    event.pop("reversibility")
+    app = AnnouncerApp(h.session)
+    async with app.run_test() as pilot:
+        h.open(event)
+        await pilot.pause()
+        assert h.backend.texts[-1].endswith("A accepts, R rejects; F2 repeats.")
+        h.clock.now += 1.2
+        await pilot.press("a")
+        await pilot.pause()
+        assert decisions(h) == [("rpl_lowrisk01", "accept")]
+
+
+async def test_a_producer_that_calls_rm_rf_low_risk_still_takes_two_keys(
+    armed_harness: Harness,
+) -> None:
+    """issue 22: risk follows the command, never the producer's own declaration alone."""
+    h = armed_harness
+    event = low_risk()
+    event["action"] = "Run rm -rf ~/photos to free space."
+    app = AnnouncerApp(h.session)
+    async with app.run_test() as pilot:
+        h.open(event)
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ConfirmScreen)
+        shown = str(screen.query_one("#dangerous", Static).content)
+        assert shown.startswith("Dangerous: rm -rf ~/photos")
+        assert "Risk high." in h.backend.texts[-1]
+        h.clock.now += 1.2
+        await pilot.press("a")  # heard its first words, not all of it: not yet
+        await pilot.pause()
+        assert h.backend.texts[-1] == NOT_YET and not app.key_guard.confirming
+        h.clock.now += HEARD
+        await pilot.press("a")
+        await pilot.pause()
+        assert h.replies == [] and app.key_guard.confirming  # the first of two keys
+        await pilot.press("enter")
+        await pilot.pause()
+        assert decisions(h) == [("rpl_lowrisk01", "accept")]
+
+
+async def test_w_reads_what_will_run_whole_and_detailed_names_who_asks() -> None:
+    h = Harness(arming=0.0)
+    h.session.update_settings(UserSettings(answer_arming_seconds=0.0, verbosity="detailed"))
+    app = AnnouncerApp(h.session)
+    async with app.run_test() as pilot:
+        h.open(low_risk())
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ConfirmScreen)
+        # the key line after the engine's question: who asks only at detailed verbosity
+        assert screen.spoken_intro() == (
+            "Asked by banking-assistant. A accepts, R rejects; F2 repeats."
+        )
+        h.session.update_settings(UserSettings(answer_arming_seconds=0.0))
+        assert screen.spoken_intro() == "A accepts, R rejects; F2 repeats."
+        await pilot.press("w")
+        await pilot.pause()
+        assert h.backend.texts[-1] == "Send 5 dollars to Alice."

@@ -273,6 +273,8 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
                     )
                     if view.hidden_note():
                         yield Static(view.hidden_note(), markup=False, id="hidden")
+                elif view.dangerous_note():
+                    yield Static(view.dangerous_note(), markup=False, id="dangerous")
                 yield Static(
                     _("Consequence: {consequence}").format(consequence=view.consequence),
                     markup=False,

@@ -17,9 +17,10 @@ from announcer.command_analysis import (
     analyse,
     for_display,
     literal_for_speech,
+    scan_text,
 )
 from announcer.command_analysis import whole_for_speech as whole_command_for_speech
-from announcer.engine.answer_guard import command_of, confirm_step_action
+from announcer.engine.answer_guard import command_of, confirm_step_action, is_high_risk
 from announcer.engine.prompts import PendingPrompt, always_decisions, waits_without_deadline
 from announcer.i18n.format import format_duration
 from announcer.ui.tui.text import N_, _, current_language, ngettext, one_line, printable
@@ -159,8 +160,19 @@ class ConfirmationView:
             or self.reversibility not in (None, "reversible")
         )
 
+    def dangerous_note(self) -> str:
+        """A dangerous command named in an action that carries no command field (an AAEP
+        producer's own words): shown, so the two keys it takes are explained."""
+        if self.command is not None:
+            return ""
+        found = scan_text(self.action)
+        if found is None:
+            return ""
+        return _("Dangerous: {parts}").format(parts="; ".join(found.dangerous)) + "."
+
     def risk_phrase(self) -> str:
-        level = self.risk_level
+        # the risk follows what will run, never the producer's declaration alone
+        level = "high" if is_high_risk(self.prompt.event) else self.risk_level
         word = _(RISK_WORDS[level]) if level in RISK_WORDS else (level or _("not stated"))
         return _("Risk {level}").format(level=word)
 
