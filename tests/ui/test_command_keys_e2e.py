@@ -16,9 +16,9 @@ import json
 import time
 from pathlib import Path
 
-from tests.formats.test_hook_bridge import PRE_TOOL_USE, WAIT, Served, hook_output, run_hook
-from tests.formats.test_hook_bridge import sock as sock  # noqa: F401  (the fixture)
 from tests.formats.test_disguise import padded
+from tests.formats.test_hook_bridge import PRE_TOOL_USE, WAIT, Served, hook_output, run_hook
+from tests.formats.test_hook_bridge import sock as sock
 
 COMMAND = padded(446)
 
@@ -44,7 +44,7 @@ def wait_heard(path: Path, check, what: str) -> list[str]:  # type: ignore[no-un
 
 
 def test_a_long_disguised_command_from_the_first_key_to_the_agents_answer(
-    sock: Path,  # noqa: F811
+    sock: Path,
     tmp_path: Path,
     isolated_settings_file: Path,
 ) -> None:
@@ -146,7 +146,7 @@ def _textual_session(sock: Path, heard: Path, **settings: object):  # type: igno
     return session, stream
 
 
-async def test_textual_keys_on_a_long_disguised_command(sock: Path, tmp_path: Path) -> None:  # noqa: F811
+async def test_textual_keys_on_a_long_disguised_command(sock: Path, tmp_path: Path) -> None:
     import asyncio
 
     from textual.widgets import Static
@@ -224,7 +224,7 @@ async def test_textual_keys_on_a_long_disguised_command(sock: Path, tmp_path: Pa
             hook.kill()
 
 
-async def test_textual_an_ordinary_command_is_one_key(sock: Path, tmp_path: Path) -> None:  # noqa: F811
+async def test_textual_an_ordinary_command_is_one_key(sock: Path, tmp_path: Path) -> None:
     import asyncio
 
     from announcer.ui.tui.app import AnnouncerApp
