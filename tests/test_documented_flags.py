@@ -35,6 +35,7 @@ FOREIGN_FLAGS = {
     "--ax-screen-reader": "claude",
     "--permission-mode": "claude",
     "--experimental-acp": "gemini",
+    "--recursive": "rm (docs/tui.md: a long option read as its short form)",
     "--force": "git push",
 }
 
