@@ -289,10 +289,6 @@ class KeyGuard:
             through = now + _seconds_to_say(words, self.pace_wpm)
             shown.heard_at = through if shown.heard_at is None else max(shown.heard_at, through)
 
-    def restart_speech(self, token: str) -> None:
-        """Kept for callers of the former rule; an early key no longer re-reads anything."""
-        return None
-
     def hide(self, token: str | None = None) -> None:
         """The question left the screen (answered, withdrawn, put off)."""
         if self._shown is not None and (token is None or self._shown.token == token):
