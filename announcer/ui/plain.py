@@ -421,8 +421,9 @@ class PlainUi:
         self._print_command(prompt)
         self._speak(text)
 
-    def _ask(self, prompt: PendingPrompt) -> str:
-        """Print the prompt line, which always names what it asks about."""
+    def _ask(self, prompt: PendingPrompt, *, command: bool = True) -> str:
+        """Print the prompt line, which always names what it asks about (and, the first
+        time, the whole command it would run)."""
         event = prompt.event
         who = f" ({clean(prompt.producer_name)})" if prompt.producer_name else ""
         if prompt.kind == "confirmation" and getattr(prompt, "malformed", False):
@@ -433,7 +434,8 @@ class PlainUi:
             self._print(line + who)
             return line + who
         if prompt.kind == "confirmation":
-            self._print_command(prompt)
+            if command:
+                self._print_command(prompt)
             always = always_decisions(event)
             if always:
                 line = self._tr(
@@ -500,7 +502,7 @@ class PlainUi:
         else:
             answer = self._parse(prompt, text)
             if answer is None:
-                self._ask(prompt)
+                self._ask(prompt, command=False)
                 return
             confirmation = prompt.kind == "confirmation"
             verdict = self.guard.press(
@@ -575,7 +577,7 @@ class PlainUi:
         withdrawn = self._tr(back.message or withdrawn_text("accept"))
         self._print(withdrawn)
         self._speak(withdrawn)
-        self._ask(prompt)
+        self._ask(prompt, command=False)
         return None
 
     def _to_agent(self, text: str) -> str | None:

@@ -56,7 +56,8 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
         ui = PlainUi(out=out, inp=typed)
 
         def armed() -> bool:
-            at = ui.guard.armed_at()
+            # an irreversible accept also waits until the question was said through
+            at = ui.guard.heard_at()
             return at is not None and session.now() >= at
 
         try:
@@ -75,7 +76,7 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
             )
             assert "Press" not in question  # no single-key help the line UI does not take
             assert core.replies == []
-            await until(armed, "the keys to arm")
+            await until(armed, "the question to have been heard")
             keyboard.write("a\n")
             keyboard.flush()
             step = "Accept: Send the quarterly report to Alice? Type c then Enter to confirm"
