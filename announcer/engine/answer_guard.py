@@ -75,6 +75,14 @@ def command_of(event: object) -> str | None:
     return command if isinstance(command, str) and command.strip() else None
 
 
+def reads_literally(event: object) -> bool:
+    """The question's action names commands, paths or code as written (announcer's own
+    mappings mark it, ``x-announcer`` ``literal``): read as written, never markdown-cleaned."""
+    extensions = _field(event, "extensions")
+    ours = extensions.get(ANNOUNCER_EXTENSION) if isinstance(extensions, dict) else None
+    return isinstance(ours, dict) and (ours.get("literal") is True or "command" in ours)
+
+
 def is_high_risk(event: object) -> bool:
     """High risk, irreversible (either way of saying it), or a command that is (issue 22:
     risk follows the command, never the agent's own words alone)."""

@@ -26,7 +26,12 @@ from typing import Final, NamedTuple
 
 from announcer.command_analysis import analyse, literal_for_speech
 from announcer.engine.announcement import Announcement, Urgency
-from announcer.engine.answer_guard import accept_needs_two_keys, command_of, is_high_risk
+from announcer.engine.answer_guard import (
+    accept_needs_two_keys,
+    command_of,
+    is_high_risk,
+    reads_literally,
+)
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
 from announcer.engine.earcons import EARCON_FOR_EVENT
 from announcer.engine.phrases import N_, duration_phrase
@@ -620,6 +625,12 @@ class Policy:
                 self._literal_text(event, "action"),
                 self._producer_text(event, "consequence") if level != "terse" else None,
             ]
+        elif reads_literally(event) and level != "terse":
+            # paths and code named as written (issue 21), never tidied as markdown
+            parts += [
+                self._literal_text(event, "action"),
+                self._producer_text(event, "consequence"),
+            ]
         elif level == "terse":
             parts.append(
                 self._producer_text(event, "summary_terse") or self._producer_text(event, "action")
@@ -647,7 +658,7 @@ class Policy:
         elif event.irreversible:
             cannot_undo = reversibility["irreversible"]
             parts.append(self._own_phrase(cannot_undo))
-        if level == "detailed" and command is None:
+        if level == "detailed" and not reads_literally(event):
             parts.append(self._producer_text(event, "summary_detailed"))
         if waits_without_timeout(event):
             # An ACP agent waits for the answer (formats/acp.py): no deadline to announce.

@@ -34,7 +34,7 @@ from typing import Any
 
 from announcer.command_analysis import analyse, higher_risk
 from announcer.formats.base import AdapterOutput, FormatAdapter, JsonObject, get_str
-from announcer.formats.builder import AaepBuilder, SessionState, mark_command
+from announcer.formats.builder import AaepBuilder, SessionState, mark_command, mark_literal
 from announcer.formats.speakable import clip, command_in_words
 from announcer.i18n.translate import translator
 
@@ -561,7 +561,8 @@ class AcpAdapter(FormatAdapter):
             session.due.remove(call_id)
         tool.asked = True
         self._announce_due(session, now)
-        title = " ".join((get_str(call, "title") or tool.title or "").split())
+        # a title's code marks are markdown (older adapters), never part of what runs
+        title = " ".join((get_str(call, "title") or tool.title or "").replace("`", "").split())
         kind = get_str(call, "kind") or tool.kind
         description = get_str(call, "rawInput", "description") or tool.description
         # What will run decides the risk and is said, never the title or kind alone
@@ -578,9 +579,17 @@ class AcpAdapter(FormatAdapter):
         if analysis is not None:
             risk = higher_risk(risk, analysis.risk)
         action = title or self._t("a {kind} step").format(kind=kind)
-        if command is not None and " ".join(command.split()) != action:
+        if command is not None:
             said = command_in_words(command, self.language).rstrip(".")
-            action = f"{_sentence(action)} " + self._t("Command: {command}").format(command=said)
+            flat = " ".join(command.split())
+            if " ".join(title.replace("`", "").split()) == flat:
+                action = said  # titled by its command (`rm -rf build`): said once, as run
+            else:
+                # the title's code marks are markdown, not part of what runs
+                action = " ".join(action.replace("`", "").split())
+                if flat not in action or len(flat) > len(said):
+                    command_words = self._t("Command: {command}").format(command=said)
+                    action = f"{_sentence(action)} {command_words}"
         files = ", ".join(tool.locations[:3]) if tool.locations else ""
         changes = _change_summaries(call.get("content"), session.cwd, self.language) or (
             tool.changes
@@ -633,6 +642,8 @@ class AcpAdapter(FormatAdapter):
         }
         if command is not None:
             mark_command(event, command)
+        else:
+            mark_literal(event)  # titles and paths are read as written
         session.state.state = "awaiting_input"  # §6.8: a later change away from it withdraws
         token = str(event["reply_token"])
         self.permissions[token] = Permission(

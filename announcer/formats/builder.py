@@ -210,14 +210,26 @@ MAX_COMMAND = 8192
 def mark_command(event: Event, command: str) -> None:
     """Record in a question the command its agent will run, whole (bounded), so every
     interface shows and reads what will run (announcer.command_analysis, issue 22)."""
+    ours = _ours(event)
+    ours["command"] = command[:MAX_COMMAND]
+    ours["literal"] = True
+
+
+def mark_literal(event: Event) -> None:
+    """A question whose action names paths or code as written (announcer's own mappings):
+    read literally, never tidied as markdown (issue 21: `__init__.py` is not emphasis)."""
+    _ours(event)["literal"] = True
+
+
+def _ours(event: Event) -> dict[str, Any]:
     context = event.get("@context")
     if isinstance(context, list):
         if ANNOUNCER_EXTENSION_CONTEXT not in context:
             context.append(ANNOUNCER_EXTENSION_CONTEXT)
     else:
         event["@context"] = [context, ANNOUNCER_EXTENSION_CONTEXT]
-    ours = event.setdefault("extensions", {}).setdefault(ANNOUNCER_EXTENSION, {})
-    ours["command"] = command[:MAX_COMMAND]
+    ours: dict[str, Any] = event.setdefault("extensions", {}).setdefault(ANNOUNCER_EXTENSION, {})
+    return ours
 
 
 class AaepBuilder:

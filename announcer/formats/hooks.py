@@ -21,7 +21,7 @@ from typing import Any
 from announcer.command_analysis import analyse
 from announcer.formats.aep import AepAdapter
 from announcer.formats.base import AdapterOutput, FormatAdapter, JsonObject, get_str
-from announcer.formats.builder import AaepBuilder, mark_command
+from announcer.formats.builder import AaepBuilder, mark_command, mark_literal
 from announcer.formats.mapping import Mapping, builtin_mapping
 from announcer.formats.speakable import command_words, speak_folder
 
@@ -198,6 +198,8 @@ def hook_confirmation(
     )
     if command is not None:
         mark_command(event, command)
+    else:
+        mark_literal(event)  # a path or pattern is read as written
     # §6.1: the producer waits for input now; leaving this state withdraws the question (§6.8)
     session.state = "awaiting_input"
     return event

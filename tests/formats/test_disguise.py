@@ -181,3 +181,21 @@ def test_a_diff_sent_before_the_permission_is_summarised_in_the_question() -> No
     assert question["consequence"] == "Adds 3 lines and removes 1 line in src/app.py."
     assert question["risk_level"] == "medium" and not accept_needs_two_keys(question)
     assert "Adds 3 lines and removes 1 line in src/app.py." in heard.said()
+
+
+def test_a_path_in_a_question_without_a_command_is_read_as_written() -> None:
+    """issue 21: `__init__.py` is not markdown emphasis, and `*` is not a bullet."""
+    payload = dict(pre_tool_use("x"), tool_name="Write", tool_input={"file_path": "__init__.py"})
+    event = hook_confirmation(payload, 0.0)
+    assert command_of(event) is None
+    said = spoken(event)
+    assert "underscore underscore init underscore underscore .py" in said
+    heard = Heard()
+    heard.open()
+    params = {
+        "sessionId": "s1",
+        "toolCall": {"toolCallId": "t1", "title": "Edit `src/__init__.py`", "kind": "edit"},
+        "options": OPTIONS,
+    }
+    heard.take(heard.adapter.permission_requested("r1", params, heard.now))
+    assert "Edit src/ underscore underscore init underscore underscore .py." in heard.said()

@@ -20,7 +20,12 @@ from announcer.command_analysis import (
     scan_text,
 )
 from announcer.command_analysis import whole_for_speech as whole_command_for_speech
-from announcer.engine.answer_guard import command_of, confirm_step_action, is_high_risk
+from announcer.engine.answer_guard import (
+    command_of,
+    confirm_step_action,
+    is_high_risk,
+    reads_literally,
+)
 from announcer.engine.prompts import PendingPrompt, always_decisions, waits_without_deadline
 from announcer.i18n.format import format_duration
 from announcer.ui.tui.text import N_, _, current_language, ngettext, one_line, printable
@@ -247,7 +252,8 @@ class ConfirmationView:
     def spoken_action(self, language: str = "en") -> str:
         """The action as said: a command in it literally, its symbols named (issue 21)."""
         action = self.action.rstrip(".")
-        return literal_for_speech(action, language) if self.command is not None else action
+        literal = self.command is not None or reads_literally(self.prompt.event)
+        return literal_for_speech(action, language) if literal else action
 
     def spoken_question(self, language: str = "en", two_keys: bool = False) -> str:
         return " ".join(
