@@ -293,6 +293,8 @@ class KeyGuard:
             return
         if shown.spoken_at is None:
             shown.spoken_at = now
+        if shown.heard_at is not None and now >= shown.heard_at:
+            return  # said through already: hearing it again (F2, W) never delays a key
         if words:
             through = now + _seconds_to_say(words, self.pace_wpm)
             shown.heard_at = through if shown.heard_at is None else max(shown.heard_at, through)

@@ -264,3 +264,15 @@ def test_an_always_key_during_arming_is_refused_and_asks_nothing() -> None:
     assert not guard.confirming
     assert confirm_step_text("accept_always") == CONFIRM_ALLOW_ALWAYS
     assert confirm_step_text("reject_always", typed=True) == CONFIRM_REJECT_ALWAYS_TYPED
+
+
+def test_hearing_the_question_again_never_delays_a_key() -> None:
+    """F2 or W after the question was said through: the accept still works at once."""
+    guard = KeyGuard(arming_seconds=1.0, pace_wpm=180)
+    guard.present("t", 0.0)
+    guard.speech_started("t", 0.0, "six words of a short question")
+    assert guard.heard_at() is not None and guard.heard_at() <= 3.0
+    guard.speech_started("t", 5.0, "the whole command read again " * 40)  # W, at 5 s
+    assert guard.heard_at() <= 3.0
+    verdict = guard.press("t", "accept", 6.0, two_keys=True, key="a", must_be_heard=True)
+    assert verdict.kind == "confirm_step"

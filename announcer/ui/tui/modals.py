@@ -336,8 +336,10 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         return self.view.keys_phrase(self.two_keys)
 
     def extra_help(self) -> str:
-        """Said after the Footer's keys by help: the agent's "always" keys, if offered."""
-        return self.view.always_phrase()
+        """Said after the Footer's keys by help: the agent's "always" keys, if offered,
+        and W for a question about a command."""
+        whole = _("W reads the whole command.") if self.view.command is not None else ""
+        return " ".join(part for part in (self.view.always_phrase(), whole) if part)
 
     def on_key(self, event: Key) -> None:
         self.refuse_key(event)
