@@ -26,7 +26,7 @@ import threading
 from collections import OrderedDict, deque
 from typing import Any, Protocol, TextIO
 
-from announcer.command_analysis import analyse, for_display, whole_for_speech
+from announcer.command_analysis import analyse, for_display, scan_text, whole_for_speech
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_guard import (
     KeyGuard,
@@ -389,6 +389,11 @@ class PlainUi:
         """What will run, whole, line by line (issue 22: never cut, never only a title)."""
         command = command_of(prompt.event)
         if command is None:
+            # a producer's own words naming a dangerous command: shown, so the two keys
+            # it takes are explained (risk follows the command, never the label alone)
+            found = scan_text(str(event_field(prompt.event, "action") or ""))
+            if found is not None:
+                self._print(self._tr("Dangerous: {parts}").format(parts="; ".join(found.dangerous)))
             return
         analysis = analyse(command)
         lines = for_display(analysis).split("\n")

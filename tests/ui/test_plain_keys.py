@@ -271,3 +271,29 @@ async def test_a_number_with_an_exponent_is_refused_in_the_line_ui() -> None:
         finally:
             session.stop()
             await server.close()
+
+
+async def test_a_producer_naming_rm_rf_low_risk_is_shown_dangerous_and_takes_two_lines() -> None:
+    """issue 22: the risk follows the command, never the producer's own label alone."""
+    session = FakeLineSession()
+    out = io.StringIO()
+    ui = PlainUi(out=out, inp=io.StringIO())
+    ui.attach(session)  # type: ignore[arg-type]
+    prompt = prompt_from_event(_confirmation("rpl_rm1", "Run rm -rf ~/photos", low_risk=True), 0)
+    ui.prompt_opened(prompt)
+    assert "Dangerous: rm -rf ~/photos" in out.getvalue()
+    ui.announcement_made(
+        Announcement(
+            "Confirmation needed. Run rm -rf ~/photos.",
+            event_id=prompt.event_id,
+            kind="agent.awaiting.confirmation",
+        )
+    )
+    session.clock.now += 10
+    ui._on_line("a")
+    assert session.answers == []
+    assert "Type c then Enter to confirm" in out.getvalue()
+    ui._on_line("c")
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert [a.decision for a in session.answers] == ["accept"]
