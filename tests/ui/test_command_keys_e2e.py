@@ -168,11 +168,18 @@ async def test_textual_keys_on_a_long_disguised_command(sock: Path, tmp_path: Pa
                 tool_input={"command": COMMAND, "description": "Tidy up"},
             )
             hook = run_hook(payload, sock)
-            await _until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the dialog")
+            await _until(
+                pilot,
+                lambda: (
+                    isinstance(app.screen, ConfirmScreen) and bool(app.screen.query("#command"))
+                ),
+                "the dialog, composed",
+            )
             screen = app.screen
             assert isinstance(screen, ConfirmScreen)
             # Seen: the whole command, never cut.
-            assert str(screen.query_one("#command", Static).content) == f"Command:\n{COMMAND}"
+            shown = str(screen.query_one("#command", Static).content)
+            assert shown == f"Command:\n{COMMAND}", (shown[:200], screen.prompt.event)
             # Two early keys: one two-word cue, nothing sent, nothing read again.
             await pilot.press("a")
             await pilot.press("a")

@@ -460,7 +460,7 @@ class AnnouncerApp(App[None]):
         state = self.prompts.get(self.key_guard.shown or "")
         if state is not None and state.prompt.event_id == event_id:
             self.key_guard.speech_started(state.prompt.reply_token, now, text)
-            screen = self.screen
+            screen = self.screen_stack[-1] if self.screen_stack else None  # none: closing
             if getattr(screen, "prompt", None) is state.prompt:
                 screen.engine_reading_started()  # type: ignore[attr-defined]
 
