@@ -164,10 +164,6 @@ class CommandAnalysis:
             return len(lines) > SHORT_LINES or len(self.normalised) > LONG_COMMAND_CHARS
         return len(self.normalised) > LONG_COMMAND_CHARS
 
-    @property
-    def dangerous_found(self) -> bool:
-        return bool(self.dangerous)
-
 
 def higher_risk(*risks: str | None) -> Risk:
     """The highest of several risk levels (unknown values count as medium)."""
@@ -249,17 +245,10 @@ def scan_text(text: str) -> CommandAnalysis | None:
     text = _HIDDEN.sub("", unicodedata.normalize("NFKC", text[:MAX_COMMAND_CHARS]))
     worst: CommandAnalysis | None = None
     for line in text.replace("\r", "\n").split("\n"):
-        if not any(trigger in line for trigger in ("rm", "git", "dd", "mk", "sudo", "curl",
-                                                   "wget", "find", "ch", "sh", "sql", "DROP",
-                                                   "drop", "TRUNCATE", "truncate", "scp",
-                                                   "rsync", "nc", "eval", "xargs", "doas",
-                                                   "shred", "unlink", "wipe", "reboot",
-                                                   "shutdown", "halt", "poweroff", "fdisk",
-                                                   "parted", "srm", "trash")):  # fmt: skip
-            continue
         for match in _PROSE_WORD.finditer(line):
             word = match.group(0).strip(".,;:()[]{}")
-            if _basename(word) not in _TRIGGERS:
+            pathed = word.startswith(("/", "\\")) and _basename(word) in _TRIGGERS  # /bin/rm
+            if word not in _TRIGGERS and not pathed:
                 continue
             rest = line[match.start() :].replace("`", " ").strip().rstrip(".?!,;:'\"")
             found = analyse(rest)
