@@ -17,10 +17,6 @@ ROOT = Path(__file__).resolve().parents[2]
 CONSTRAINTS = ROOT / "packaging" / "constraints.txt"
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "slow: builds and installs the package (minutes)")
-
-
 def clean_environment(home: Path) -> dict[str, str]:
     """The environment of a user's shell: none of the test run's paths or settings."""
     env = {
