@@ -196,3 +196,11 @@ def test_the_speech_flag_names_a_screen_reader() -> None:
     assert split_speech_spec("screenreader") == ("screenreader", "")
     with pytest.raises(ValueError, match="the screen reader must be one of nvda, jaws"):
         split_speech_spec("screenreader:narrator")
+
+
+def test_every_screen_reader_name_is_a_prismatoid_backend() -> None:
+    prism = pytest.importorskip("prism")
+    from announcer.speech.screenreader import PRISM_SCREEN_READERS, SCREEN_READER_TARGETS
+
+    for member in (*SCREEN_READER_TARGETS.values(), *PRISM_SCREEN_READERS):
+        assert member in prism.BackendId.__members__, member
