@@ -204,3 +204,23 @@ def test_every_screen_reader_name_is_a_prismatoid_backend() -> None:
 
     for member in (*SCREEN_READER_TARGETS.values(), *PRISM_SCREEN_READERS):
         assert member in prism.BackendId.__members__, member
+
+
+def test_the_auto_chain_tries_a_running_screen_reader_then_speechd_then_pyttsx3_then_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from announcer.engine.settings import UserSettings
+    from announcer.speech import speechd_backend
+    from announcer.speech.registry import auto_backend
+    from announcer.speech.screenreader import PrismSpeechdBackend
+
+    chain = auto_backend(UserSettings(braille="off"), notify=lambda _message: None)
+    assert [name for name, _ in chain._factories] == ["screenreader", "speechd", "pyttsx3", "text"]
+    screen_reader = chain._factories[0][1]()
+    assert isinstance(screen_reader, ScreenReaderBackend)
+    assert screen_reader.screen_readers_only and screen_reader.braille == "off"
+    # a uv or pipx install has no python3-speechd: Speech Dispatcher comes through prismatoid,
+    # and the chain only joins a server that already runs
+    monkeypatch.setattr(speechd_backend, "import_speechd", lambda: None)
+    speechd = chain._factories[1][1]()
+    assert isinstance(speechd, PrismSpeechdBackend) and not speechd.autospawn
