@@ -69,10 +69,28 @@ def test_replay_in_spanish_speaks_spanish(installed_wheel: Installed) -> None:
     assert not {"Question.", "Confirmation needed."} & {record["text"] for record in spoken}
 
 
-def test_live_demo_into_wav_files_plays_the_earcons(installed_wheel: Installed) -> None:
-    """``replay`` refuses wav:DIR on this branch, so the live demo records the WAVs."""
+def earcons_heard(audio: Path, wanted: dict[str, bytes]) -> set[str]:
+    found = set()
+    for path in sorted(audio.glob("0*.wav")):
+        try:
+            data = frames(path)
+        except (EOFError, wave.Error):
+            continue  # still being written
+        found |= {name for name, samples in wanted.items() if samples[2000:6000] in data}
+    return found
+
+
+def test_the_earcons_are_in_the_wav_files(installed_wheel: Installed) -> None:
+    """``replay --speech wav:DIR`` where replay takes it; else the live demo records them."""
     audio = installed_wheel.workdir / "audio"
-    wanted = {"session_started": frames(EARCONS / "session_started.wav")}
+    wanted = {name: frames(EARCONS / f"{name}.wav") for name in ("session_started", "needs_you")}
+    session = next(installed_wheel.venv.glob("lib/python*/site-packages/announcer/data/*.jsonl"))
+    replay = installed_wheel.run("replay", "--speech", f"wav:{audio}", "--no-delay", str(session))
+    if replay.returncode == 0:
+        assert earcons_heard(audio, wanted) == set(wanted), replay.stderr[-2000:]
+        return
+    assert "a replay prints" in replay.stderr  # refused on purpose, not broken
+    wanted = {"session_started": wanted["session_started"]}
     process = subprocess.Popen(
         [str(installed_wheel.announcer), "demo", "--speech", f"wav:{audio}", "--ui", "none"],
         cwd=installed_wheel.workdir,
@@ -86,12 +104,7 @@ def test_live_demo_into_wav_files_plays_the_earcons(installed_wheel: Installed) 
     try:
         deadline = time.monotonic() + 240  # an upper bound only: it ends on the first find
         while not found and time.monotonic() < deadline and process.poll() is None:
-            for path in sorted(audio.glob("0*.wav")):
-                try:
-                    data = frames(path)
-                except (EOFError, wave.Error):
-                    continue  # still being written
-                found |= {name for name, samples in wanted.items() if samples[2000:6000] in data}
+            found = earcons_heard(audio, wanted)
             time.sleep(0.2)
     finally:
         process.send_signal(signal.SIGINT)
