@@ -4,6 +4,7 @@ virtual environment outside the checkout, as a user's ``pipx``/``uv tool install
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -70,12 +71,31 @@ def pip(python: Path, *args: str, env: dict[str, str]) -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
+def clean_copy(target: Path) -> Path:
+    """The checkout's files as git sees them (tracked and new, not ignored), without the
+    build/ and egg-info that setuptools leaves behind: a stale build/lib would slip
+    files that no longer exist into the wheel."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        source = ROOT / name
+        if source.is_file() and not source.is_symlink():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
 @pytest.fixture(scope="session")
 def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     base = tmp_path_factory.mktemp("installed-wheel")
     env = clean_environment(base / "home")
     wheels = base / "wheels"
-    pip(Path(sys.executable), "wheel", "--no-deps", "-w", str(wheels), str(ROOT), env=env)
+    source = clean_copy(base / "source")
+    pip(Path(sys.executable), "wheel", "--no-deps", "-w", str(wheels), str(source), env=env)
     [wheel] = sorted(wheels.glob("announcer-*.whl"))
     target = base / "venv"
     venv.EnvBuilder(with_pip=True, symlinks=True).create(target)
