@@ -224,3 +224,14 @@ def test_the_auto_chain_tries_a_running_screen_reader_then_speechd_then_pyttsx3_
     monkeypatch.setattr(speechd_backend, "import_speechd", lambda: None)
     speechd = chain._factories[1][1]()
     assert isinstance(speechd, PrismSpeechdBackend) and not speechd.autospawn
+
+
+def test_the_auto_chain_says_which_screen_reader_it_found() -> None:
+    from announcer.speech.auto import FallbackBackend
+
+    said: list[str] = []
+    chain = FallbackBackend(
+        [("screenreader", lambda: ScreenReaderBackend([FakeNvda()]))], notify=said.append
+    )
+    chain.start()
+    assert said == ["speaking through screenreader (NVDA)"]
