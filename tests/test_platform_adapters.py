@@ -75,6 +75,7 @@ def test_a_childs_whole_group_is_ended() -> None:
         [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, **process.own_group()
     )
     assert parent.stdout is not None and parent.stdout.readline() == "ready\n"
+    process.contain(parent.pid)  # POSIX: nothing to do (Windows: a job object)
     process.ask_group_to_end(parent.pid)
     assert parent.wait(timeout=30) is not None
     process.end_group_now(parent.pid)  # the grandchild too, and a second end is harmless

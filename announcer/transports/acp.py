@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from announcer.formats.acp import AcpAdapter
-from announcer.platform.process import ask_group_to_end, end_group_now, own_group
+from announcer.platform.process import ask_group_to_end, contain, end_group_now, own_group
 from announcer.transports.base import HandshakeOutcome, TransportError, release_process_pipes
 
 log = logging.getLogger("announcer.transports.acp")
@@ -133,6 +133,7 @@ class AcpTransport:
             raise TransportError(
                 f"cannot start the agent {self.command[0]!r}: {exc.strerror or exc}"
             ) from None
+        contain(self._process.pid)  # Windows: a job object ends it however we end
         process = self._process
         assert process.stdin is not None and process.stdout is not None
         self._stderr_read = self._spawn(self._read_stderr())
