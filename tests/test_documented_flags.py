@@ -37,6 +37,7 @@ FOREIGN_FLAGS = {
     "--experimental-acp": "gemini",
     "--recursive": "rm (docs/tui.md: a long option read as its short form)",
     "--force": "git push",
+    "--user": "pip",
 }
 
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]")
