@@ -94,9 +94,11 @@ def is_high_risk(event: object) -> bool:
     command = command_of(event)
     if command is not None:
         analysis = analyse(command)
-        return analysis.risk == "high" or analysis.irreversible
+        if analysis.risk == "high" or analysis.irreversible:
+            return True
+    # a dangerous command named in the action counts too, whatever else the event says
+    # (an AAEP producer's own words, or a command field that tries to say otherwise)
     action = _field(event, "action")
-    # no command field (an AAEP producer): a dangerous command named in the action counts
     return isinstance(action, str) and scan_text(action) is not None
 
 

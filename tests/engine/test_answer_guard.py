@@ -166,6 +166,9 @@ def test_risk_follows_the_command_not_the_agents_own_words() -> None:
     assert is_high_risk(disguised) and accept_needs_two_keys(disguised)
     plain = {**disguised, "extensions": {"x-announcer": {"command": "ls -la"}}}
     assert not is_high_risk(plain) and not accept_needs_two_keys(plain)
+    # a harmless command field never hides a dangerous action
+    masked = {**plain, "action": "Run rm -rf ~ now"}
+    assert is_high_risk(masked) and accept_needs_two_keys(masked)
 
 
 steps = st.lists(
