@@ -177,7 +177,9 @@ def command_in_words(command: str | list[str], language: str = SOURCE_LANGUAGE) 
         command = shlex.join(str(word) for word in command)
     analysis = analyse(command)
     said = in_question(analysis, language)
-    return said if analysis.is_long or analysis.hidden else " ".join(said.split())
+    if analysis.is_long or analysis.hidden:
+        return said.rstrip(".")  # a sentence around it ends it
+    return " ".join(said.split())
 
 
 _HEADLINE = re.compile(

@@ -199,3 +199,26 @@ def test_a_path_in_a_question_without_a_command_is_read_as_written() -> None:
     }
     heard.take(heard.adapter.permission_requested("r1", params, heard.now))
     assert "Edit src/ underscore underscore init underscore underscore .py." in heard.said()
+
+
+def test_an_agent_stream_names_the_dangerous_part_of_a_long_command() -> None:
+    """Agent streams use the same rule: a padded command is never cut before its rm."""
+    from announcer.formats import get_adapter
+
+    adapter = get_adapter("claude-code")
+    init = {"type": "system", "subtype": "init", "session_id": "s1", "cwd": "/w", "tools": []}
+    call = {
+        "type": "assistant",
+        "session_id": "s1",
+        "message": {
+            "id": "m1",
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": padded(446)}}
+            ],
+        },
+    }
+    events = adapter.feed_object(init, 0.0).events + adapter.feed_object(call, 0.0).events
+    [invoked] = [e for e in events if e["type"] == "aaep:agent.tool.invoked"]
+    assert invoked["summary_normal"].endswith("Dangerous: rm -rf ~.")
+    assert "A long command, 446 characters." in invoked["summary_normal"]
