@@ -26,7 +26,13 @@ import threading
 from collections import OrderedDict, deque
 from typing import Any, Protocol, TextIO
 
-from announcer.command_analysis import analyse, for_display, scan_text, whole_for_speech
+from announcer.command_analysis import (
+    analyse,
+    for_display,
+    literal_for_speech,
+    scan_text,
+    whole_for_speech,
+)
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_guard import (
     KeyGuard,
@@ -36,6 +42,7 @@ from announcer.engine.answer_guard import (
     confirm_step_action,
     confirm_step_text,
     is_high_risk,
+    reads_literally,
     withdrawn_text,
 )
 from announcer.engine.answer_keys import LONE_ANSWER_WORDS, TYPED_LINE_ANSWER_KEYS
@@ -410,6 +417,9 @@ class PlainUi:
                 ).format(count=analysis.hidden)
             )
 
+    def _languages(self) -> list[str]:
+        return self.session.settings.languages if self.session is not None else ["en"]
+
     def _ngettext(self, singular: str, plural: str, count: int) -> str:
         languages = self.session.settings.languages if self.session is not None else ["en"]
         return translator(catalog_language(languages)).ngettext(singular, plural, count)
@@ -521,11 +531,12 @@ class PlainUi:
             )
             if verdict.kind == "confirm_step":
                 # The action by its first words: a long command is not read again.
-                step = self._tr(confirm_step_text(verdict.intent, typed=True)).format(
-                    action=_short_action(prompt.event)
-                )
-                self._print(step)
-                self._speak(step)
+                template = self._tr(confirm_step_text(verdict.intent, typed=True))
+                action = _short_action(prompt.event)
+                self._print(template.format(action=action))
+                if reads_literally(prompt.event):  # a command's symbols named (issue 21)
+                    action = literal_for_speech(action, catalog_language(self._languages()))
+                self._speak(template.format(action=action))
                 return
             if not verdict.sends:
                 self._refused(prompt, verdict)

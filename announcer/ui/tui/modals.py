@@ -413,9 +413,12 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
     def _ask_second_key(self, verdict: KeyVerdict) -> None:
         # The action by its first words: the question was just heard; a long command is
         # not read a second time (issue 20).
-        step = _(confirm_step_text(verdict.intent)).format(action=self._short_action())
+        template = _(confirm_step_text(verdict.intent))
+        step = template.format(action=self._short_action())
         self._show_step(step)
-        self.announcer.say(step, Urgency.CRITICAL, interrupt=True)
+        # said with a command's symbols named, as the question was (issue 21)
+        spoken = template.format(action=self.view.spoken_words(self._short_action()))
+        self.announcer.say(spoken, Urgency.CRITICAL, interrupt=True)
 
     def _show_step(self, text: str) -> None:
         step = self.query_one("#step", Static)

@@ -249,11 +249,15 @@ class ConfirmationView:
             return _("Shift+A then Enter allows it from now on.")
         return _("Shift+R then Enter rejects it from now on.")
 
+    def spoken_words(self, text: str, language: str = "en") -> str:
+        """Text about this question as said: literally, symbols named, when it names a
+        command or paths (announcer's own mappings); otherwise as it is."""
+        literal = self.command is not None or reads_literally(self.prompt.event)
+        return literal_for_speech(text, language) if literal else text
+
     def spoken_action(self, language: str = "en") -> str:
         """The action as said: a command in it literally, its symbols named (issue 21)."""
-        action = self.action.rstrip(".")
-        literal = self.command is not None or reads_literally(self.prompt.event)
-        return literal_for_speech(action, language) if literal else action
+        return self.spoken_words(self.action.rstrip("."), language)
 
     def spoken_question(self, language: str = "en", two_keys: bool = False) -> str:
         return " ".join(
