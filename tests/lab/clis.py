@@ -33,14 +33,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 #: the versions the lab's expectations were reviewed against; change them together
 PINNED = {
-    "@anthropic-ai/claude-code": "2.1.330",
-    "@openai/codex": "0.169.0",
-    # ACP adapters for ``announcer agent`` (tests/lab/test_acp_lab.py)
-    "@zed-industries/claude-code-acp": "0.16.2",
-    "@zed-industries/codex-acp": "0.16.0",
+    "@anthropic-ai/claude-code": "2.1.332",
+    "@openai/codex": "0.171.0",
+    # ACP adapters and ACP agents for ``announcer agent`` (tests/lab/test_acp_lab.py)
+    "@agentclientprotocol/claude-agent-acp": "0.101.0",
+    "@agentclientprotocol/codex-acp": "2.6.0",
+    "@qwen-code/qwen-code": "0.24.4",
+    "opencode-ai": "1.18.33",
+    "@google/gemini-cli": "0.61.0",
 }
 #: the commands the lab needs from node_modules/.bin
-COMMANDS = ("claude", "codex", "claude-code-acp", "codex-acp")
+COMMANDS = ("claude", "codex", "claude-agent-acp", "codex-acp", "qwen", "opencode", "gemini")
 INSTALL_TIMEOUT = 900.0
 
 
