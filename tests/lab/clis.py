@@ -288,7 +288,7 @@ def _quiet_base(home: Path) -> dict[str, str]:
 
 
 def acp_adapter(clis: Clis, name: str) -> Path:
-    """``claude-code-acp`` or ``codex-acp`` from the lab's node_modules."""
+    """``claude-agent-acp``, ``codex-acp`` or another ACP command from the lab's node_modules."""
     return clis.folder / "node_modules" / ".bin" / name
 
 

@@ -1,6 +1,6 @@
 """``announcer agent`` with the real ACP adapters from npm, offline against the lab's fake model.
 
-claude-code-acp and codex-acp (pinned in tests/lab/clis.py) run as the user would start
+claude-agent-acp and codex-acp (pinned in tests/lab/clis.py) run as the user would start
 them; the fake Anthropic and OpenAI servers script the model. What the producer receives
 is what the agent really did on disk: allow lets ``rm -rf build`` remove the folder,
 reject and cancel leave it. What the user hears is the jsonl speech record.
@@ -18,7 +18,7 @@ from tests.lab.fake_model import FakeModelServer
 
 def claude_agent(tmp: Path, clis: Clis, fake_model: FakeModelServer) -> AgentRun:
     env = {**os.environ, **claude_env(fake_model.anthropic_url, tmp / "home")}
-    run = AgentRun(tmp, agent=[str(acp_adapter(clis, "claude-code-acp"))], env=env)
+    run = AgentRun(tmp, agent=[str(acp_adapter(clis, "claude-agent-acp"))], env=env)
     (run.folder / "build").mkdir()
     (run.folder / "build" / "keep.txt").write_text("built\n")
     return run
@@ -129,7 +129,7 @@ def test_claude_code_acp_and_codex_acp_side_by_side(
         **claude_env(fake_model.anthropic_url, home),
         **codex_env(fake_model.openai_url, home),
     }
-    bin_dir = str(acp_adapter(clis, "claude-code-acp").parent)
+    bin_dir = str(acp_adapter(clis, "claude-agent-acp").parent)
     env["PATH"] = os.pathsep.join(p for p in (bin_dir, codex_sandbox_path(clis), env["PATH"]) if p)
     run = AgentRun(tmp_path, env=env, names=["claude", "codex"])
     (run.folder / "build").mkdir()

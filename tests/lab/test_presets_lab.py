@@ -1,0 +1,88 @@
+"""Each lab preset, started as its agent file says, asks before an edit and before a command.
+
+The real agent (pinned in tests/lab/clis.py, the version its file pins) runs offline
+against the fake model with the preset's command line and environment, and its session
+gets the preset's config options. Then, per preset, in one agent process: an edit
+rejected and allowed, a delete (``rm -rf build``) rejected and allowed, each in a session
+of its own. Every one must be asked once on the wire (``session/request_permission``),
+and the files prove what the answer did. Without the preset's settings, several of these
+agents would approve by themselves (Claude's Auto mode, Codex's Auto review).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from announcer.config.agents import presets
+from tests.lab.acp_client import BareAcpClient, apply_preset_asking
+from tests.lab.clis import Clis, acp_adapter, claude_env, codex_env, codex_sandbox_path
+from tests.lab.fake_model import EDIT_FILE, EDIT_TEXT, FakeModelServer
+
+EnvMaker = Callable[[Clis, FakeModelServer, Path], dict[str, str]]
+
+
+def _claude(clis: Clis, fake: FakeModelServer, home: Path) -> dict[str, str]:
+    return claude_env(fake.anthropic_url, home)
+
+
+def _codex(clis: Clis, fake: FakeModelServer, home: Path) -> dict[str, str]:
+    env = codex_env(fake.openai_url, home)
+    env["PATH"] = os.pathsep.join(p for p in (codex_sandbox_path(clis), env["PATH"]) if p)
+    return env
+
+
+#: the presets the lab runs, and how each reaches the fake model
+LAB_ENV: dict[str, EnvMaker] = {"claude": _claude, "codex": _codex}
+
+
+def _folder(root: Path, name: str) -> Path:
+    folder = root / name
+    (folder / "build").mkdir(parents=True)
+    (folder / "build" / "keep.txt").write_text("built\n")
+    (folder / "notes.md").write_text("# Notes\n")
+    return folder
+
+
+@pytest.mark.parametrize("preset_id", sorted(LAB_ENV))
+def test_the_preset_asks_before_an_edit_and_a_delete_and_the_answer_is_obeyed(
+    preset_id: str, clis: Clis, fake_model: FakeModelServer, tmp_path: Path
+) -> None:
+    preset = presets()[preset_id]
+    env = LAB_ENV[preset_id](clis, fake_model, tmp_path / "home")
+    env.update(preset.ask.env)  # the preset's launch environment, as announcer applies it
+    program = str(acp_adapter(clis, preset.command[0]))
+    client = BareAcpClient(
+        preset.launch_command(program), tmp_path, env, stderr_path=tmp_path / "agent.err"
+    ).start()
+    cases = [
+        ("edit-reject", "lab:edit please", "reject_once"),
+        ("edit-allow", "lab:edit please", "allow_once"),
+        ("delete-reject", "lab:denied please", "reject_once"),
+        ("delete-allow", "lab:denied please", "allow_once"),
+    ]
+    folders: dict[str, Path] = {}
+    sessions: dict[str, str] = {}
+    try:
+        client.initialize()
+        for name, prompt, kind in cases:
+            folders[name] = _folder(tmp_path, name)
+            session = client.new_session(folders[name])
+            sessions[name] = session["sessionId"]
+            apply_preset_asking(client, session, preset.ask.config, preset.ask.mode)
+            client.answer_kind[session["sessionId"]] = kind
+            client.prompt(session["sessionId"], prompt)
+    finally:
+        client.close()
+    err = (tmp_path / "agent.err").read_text(errors="replace")[-2000:]
+    for name, _, kind in cases:
+        asked = client.asked_in(sessions[name])
+        assert len(asked) == 1, f"{preset_id} {name}: asked {len(asked)} times; stderr: {err}"
+        assert asked[0].chosen is not None, f"{preset_id} {name}: no {kind} option offered"
+    assert not (folders["edit-reject"] / EDIT_FILE).exists()
+    assert (folders["edit-allow"] / EDIT_FILE).read_text() == EDIT_TEXT
+    assert (folders["delete-reject"] / "build" / "keep.txt").exists()
+    assert not (folders["delete-allow"] / "build").exists()
