@@ -48,6 +48,8 @@ class BareAcpClient:
     answer_kind: dict[str, str] = field(default_factory=dict)
     asked: list[PermissionAsked] = field(default_factory=list)
     updates: list[dict[str, Any]] = field(default_factory=list)
+    #: every method the agent called on us, in order (unanswerable ones get an error)
+    calls: list[str] = field(default_factory=list)
     stderr_path: Path | None = None
 
     def start(self) -> BareAcpClient:
@@ -96,6 +98,7 @@ class BareAcpClient:
             waiting.put({"error": {"message": "the agent's output ended"}})
 
     def _on_request(self, message: dict[str, Any]) -> None:
+        self.calls.append(message["method"])
         if message["method"] != "session/request_permission":
             self._send(
                 {

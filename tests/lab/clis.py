@@ -29,6 +29,10 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tests.lab.fake_model import FakeModelServer
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the versions the lab's expectations were reviewed against; change them together
@@ -366,6 +370,27 @@ def codex_command(
         sandbox,
         *extra,
         prompt,
+    ]
+
+
+def qwen_env(home: Path) -> dict[str, str]:
+    """Qwen Code 0.24 against the fake: an OpenAI-compatible provider (Chat Completions)."""
+    env = _quiet_base(home)
+    env.update({"OPENAI_API_KEY": "sk-lab-not-a-real-key", "QWEN_CODE_DISABLE_TELEMETRY": "1"})
+    return env
+
+
+def qwen_args(server: FakeModelServer) -> list[str]:
+    """After ``qwen --acp``: the fake model as its OpenAI-compatible endpoint."""
+    return [
+        "--auth-type",
+        "openai",
+        "--openai-base-url",
+        server.openai_url,
+        "--openai-api-key",
+        "sk-lab-not-a-real-key",
+        "--model",
+        "lab-model",
     ]
 
 

@@ -19,10 +19,20 @@ import pytest
 
 from announcer.config.agents import presets
 from tests.lab.acp_client import BareAcpClient, apply_preset_asking
-from tests.lab.clis import Clis, acp_adapter, claude_env, codex_env, codex_sandbox_path
+from tests.lab.clis import (
+    Clis,
+    acp_adapter,
+    claude_env,
+    codex_env,
+    codex_sandbox_path,
+    qwen_args,
+    qwen_env,
+)
 from tests.lab.fake_model import EDIT_FILE, EDIT_TEXT, FakeModelServer
 
 EnvMaker = Callable[[Clis, FakeModelServer, Path], dict[str, str]]
+#: arguments after the preset's own that point the agent at the fake model
+ArgsMaker = Callable[[FakeModelServer], list[str]]
 
 
 def _claude(clis: Clis, fake: FakeModelServer, home: Path) -> dict[str, str]:
@@ -35,8 +45,20 @@ def _codex(clis: Clis, fake: FakeModelServer, home: Path) -> dict[str, str]:
     return env
 
 
+def _qwen(clis: Clis, fake: FakeModelServer, home: Path) -> dict[str, str]:
+    return qwen_env(home)
+
+
+def _no_args(fake: FakeModelServer) -> list[str]:
+    return []
+
+
 #: the presets the lab runs, and how each reaches the fake model
-LAB_ENV: dict[str, EnvMaker] = {"claude": _claude, "codex": _codex}
+LAB_ENV: dict[str, tuple[EnvMaker, ArgsMaker]] = {
+    "claude": (_claude, _no_args),
+    "codex": (_codex, _no_args),
+    "qwen": (_qwen, qwen_args),
+}
 
 
 def _folder(root: Path, name: str) -> Path:
@@ -52,11 +74,15 @@ def test_the_preset_asks_before_an_edit_and_a_delete_and_the_answer_is_obeyed(
     preset_id: str, clis: Clis, fake_model: FakeModelServer, tmp_path: Path
 ) -> None:
     preset = presets()[preset_id]
-    env = LAB_ENV[preset_id](clis, fake_model, tmp_path / "home")
+    make_env, make_args = LAB_ENV[preset_id]
+    env = make_env(clis, fake_model, tmp_path / "home")
     env.update(preset.ask.env)  # the preset's launch environment, as announcer applies it
     program = str(acp_adapter(clis, preset.command[0]))
     client = BareAcpClient(
-        preset.launch_command(program), tmp_path, env, stderr_path=tmp_path / "agent.err"
+        [*preset.launch_command(program), *make_args(fake_model)],
+        tmp_path,
+        env,
+        stderr_path=tmp_path / "agent.err",
     ).start()
     cases = [
         ("edit-reject", "lab:edit please", "reject_once"),
