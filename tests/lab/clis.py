@@ -394,6 +394,44 @@ def qwen_args(server: FakeModelServer) -> list[str]:
     ]
 
 
+def opencode_env(server: FakeModelServer, home: Path) -> dict[str, str]:
+    """opencode 1.18 against the fake: an openai-compatible provider given in the environment.
+
+    With ``--pure`` (:func:`opencode_args`) it loads no plugins, and nothing is fetched:
+    no model list, no update check.
+    """
+    env = _quiet_base(home)
+    config = {
+        "$schema": "https://opencode.ai/config.json",
+        "model": "lab/lab-model",
+        "small_model": "lab/lab-model",
+        "autoupdate": False,
+        "share": "disabled",
+        "provider": {
+            "lab": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "Announcer lab",
+                "options": {"baseURL": server.openai_url, "apiKey": "sk-lab-not-a-real-key"},
+                "models": {"lab-model": {"name": "Lab model"}},
+            }
+        },
+    }
+    env.update(
+        {
+            "OPENCODE_CONFIG_CONTENT": json.dumps(config),
+            "OPENCODE_DISABLE_AUTOUPDATE": "1",
+            "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        }
+    )
+    return env
+
+
+def opencode_args(server: FakeModelServer) -> list[str]:
+    """After ``opencode acp``: no plugins (``--pure``)."""
+    return ["--pure"]
+
+
 def run(
     command: list[str], env: dict[str, str], cwd: Path, timeout: float = 60.0
 ) -> subprocess.CompletedProcess[str]:

@@ -25,6 +25,8 @@ from tests.lab.clis import (
     claude_env,
     codex_env,
     codex_sandbox_path,
+    opencode_args,
+    opencode_env,
     qwen_args,
     qwen_env,
 )
@@ -49,6 +51,10 @@ def _qwen(clis: Clis, fake: FakeModelServer, home: Path) -> dict[str, str]:
     return qwen_env(home)
 
 
+def _opencode(clis: Clis, fake: FakeModelServer, home: Path) -> dict[str, str]:
+    return opencode_env(fake, home)
+
+
 def _no_args(fake: FakeModelServer) -> list[str]:
     return []
 
@@ -58,6 +64,7 @@ LAB_ENV: dict[str, tuple[EnvMaker, ArgsMaker]] = {
     "claude": (_claude, _no_args),
     "codex": (_codex, _no_args),
     "qwen": (_qwen, qwen_args),
+    "opencode": (_opencode, opencode_args),
 }
 
 
