@@ -432,6 +432,40 @@ def opencode_args(server: FakeModelServer) -> list[str]:
     return ["--pure"]
 
 
+def gemini_env(server: FakeModelServer, home: Path) -> dict[str, str]:
+    """Gemini CLI 0.61 against the fake: ``GOOGLE_GEMINI_BASE_URL`` and API-key auth.
+
+    The auth type is chosen in its settings (individual Google accounts are no longer
+    served, and an API key needs no browser); telemetry and update checks are off.
+    """
+    env = _quiet_base(home)
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(
+        json.dumps(
+            {
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+                "privacy": {"usageStatisticsEnabled": False},
+                "telemetry": {"enabled": False},
+            }
+        )
+    )
+    env.update(
+        {
+            "GEMINI_API_KEY": "lab-not-a-real-key",
+            "GOOGLE_GEMINI_BASE_URL": server.url,
+            "GEMINI_CLI_NO_RELAUNCH": "true",
+        }
+    )
+    return env
+
+
+def gemini_args(server: FakeModelServer) -> list[str]:
+    """After ``gemini --acp``: one model by name (``auto`` would first ask a router model)."""
+    return ["--model", "gemini-2.5-flash"]
+
+
 def run(
     command: list[str], env: dict[str, str], cwd: Path, timeout: float = 60.0
 ) -> subprocess.CompletedProcess[str]:

@@ -830,7 +830,10 @@ class _State:
 
 
 _CWD = re.compile(
-    r"(?:working directory:\s*|working in the directory:\s*|<cwd>)(/[^\s<>\"'\\]+)", re.IGNORECASE
+    # Claude Code, Codex and opencode; Qwen Code; Gemini CLI's first workspace folder
+    r"(?:working directory:\s*|working in the directory:\s*|<cwd>"
+    r"|\*\*Workspace Directories:\*\*\s*-\s*)(/[^\s<>\"'\\]+)",
+    re.IGNORECASE,
 )
 
 

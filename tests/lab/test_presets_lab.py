@@ -25,6 +25,8 @@ from tests.lab.clis import (
     claude_env,
     codex_env,
     codex_sandbox_path,
+    gemini_args,
+    gemini_env,
     opencode_args,
     opencode_env,
     qwen_args,
@@ -55,6 +57,10 @@ def _opencode(clis: Clis, fake: FakeModelServer, home: Path) -> dict[str, str]:
     return opencode_env(fake, home)
 
 
+def _gemini(clis: Clis, fake: FakeModelServer, home: Path) -> dict[str, str]:
+    return gemini_env(fake, home)
+
+
 def _no_args(fake: FakeModelServer) -> list[str]:
     return []
 
@@ -65,6 +71,7 @@ LAB_ENV: dict[str, tuple[EnvMaker, ArgsMaker]] = {
     "codex": (_codex, _no_args),
     "qwen": (_qwen, qwen_args),
     "opencode": (_opencode, opencode_args),
+    "gemini": (_gemini, gemini_args),
 }
 
 
