@@ -118,7 +118,8 @@ ensure_venv() {
     fi
 }
 
-# The agent lab (tests/lab) runs the real Claude Code and Codex CLIs: node and npm
+# The agent lab (tests/lab) runs the real agents (Claude Code and Codex, their ACP
+# adapters, Qwen Code, opencode and Gemini CLI): node and npm
 # from Debian when missing, then the pinned CLIs from npm into .cache/agent-lab
 # (tests/lab/clis.py holds the versions). The pinned Claude Code needs node >= 22 and
 # Debian 12 ships 18: when the system's node is older, clis.py installs the npm
