@@ -373,10 +373,33 @@ def codex_command(
     ]
 
 
-def qwen_env(home: Path) -> dict[str, str]:
-    """Qwen Code 0.24 against the fake: an OpenAI-compatible provider (Chat Completions)."""
+def qwen_env(server: FakeModelServer, home: Path) -> dict[str, str]:
+    """Qwen Code 0.24 against the fake: an OpenAI-compatible provider (Chat Completions).
+
+    Its settings choose the OpenAI auth type and the model, and the environment gives the
+    endpoint, so ``qwen --acp`` as the preset starts it needs no more arguments;
+    :func:`qwen_args` gives the same on the command line (``--openai-base-url``).
+    """
     env = _quiet_base(home)
-    env.update({"OPENAI_API_KEY": "sk-lab-not-a-real-key", "QWEN_CODE_DISABLE_TELEMETRY": "1"})
+    settings = home / ".qwen" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(
+        json.dumps(
+            {
+                "security": {"auth": {"selectedType": "openai"}},
+                "model": {"name": "lab-model"},
+                "privacy": {"usageStatisticsEnabled": False},
+                "telemetry": {"enabled": False},
+            }
+        )
+    )
+    env.update(
+        {
+            "OPENAI_API_KEY": "sk-lab-not-a-real-key",
+            "OPENAI_BASE_URL": server.openai_url,
+            "OPENAI_MODEL": "lab-model",
+        }
+    )
     return env
 
 
@@ -418,6 +441,7 @@ def opencode_env(server: FakeModelServer, home: Path) -> dict[str, str]:
     }
     env.update(
         {
+            "OPENCODE_PURE": "1",  # as --pure: no plugins
             "OPENCODE_CONFIG_CONTENT": json.dumps(config),
             "OPENCODE_DISABLE_AUTOUPDATE": "1",
             "OPENCODE_DISABLE_MODELS_FETCH": "1",
@@ -445,6 +469,8 @@ def gemini_env(server: FakeModelServer, home: Path) -> dict[str, str]:
         json.dumps(
             {
                 "security": {"auth": {"selectedType": "gemini-api-key"}},
+                # one model by name: "auto" would first ask a router model which to use
+                "model": {"name": "gemini-2.5-flash"},
                 "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
                 "privacy": {"usageStatisticsEnabled": False},
                 "telemetry": {"enabled": False},

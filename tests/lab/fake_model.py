@@ -385,23 +385,41 @@ def _chat_offered(body: dict[str, Any]) -> dict[str, set[str]]:
     return offered
 
 
-def _chat_texts(body: dict[str, Any]) -> Iterator[str]:
+def _latest_scenario(entries: list[tuple[list[str], int]]) -> tuple[Scenario | None, int]:
+    """The scenario of the latest user text that names one, and the tool results since.
+
+    ``entries``: per message, its user texts and how many tool results it holds. Chat
+    Completions and Gemini agents keep one conversation per session, so a second prompt
+    (``lab:denied`` after ``lab:reasoning``) is a scenario of its own, counted afresh.
+    """
+    found: Scenario | None = None
+    results = 0
+    for texts, tool_results in entries:
+        named = scenario_in(iter(texts))
+        if named is not None:
+            found, results = named, 0
+        results += tool_results
+    return found, results
+
+
+def _chat_entries(body: dict[str, Any]) -> list[tuple[list[str], int]]:
+    entries = []
     for message in body.get("messages") or []:
-        if not isinstance(message, dict) or message.get("role") != "user":
+        if not isinstance(message, dict):
             continue
+        if message.get("role") == "tool":
+            entries.append(([], 1))
+            continue
+        texts = []
         content = message.get("content")
-        if isinstance(content, str):
-            yield content
-        elif isinstance(content, list):
-            for part in content:
-                if isinstance(part, dict) and isinstance(part.get("text"), str):
-                    yield part["text"]
-
-
-def _chat_results(body: dict[str, Any]) -> int:
-    return sum(
-        1 for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "tool"
-    )
+        if message.get("role") == "user" and isinstance(content, str):
+            texts.append(content)
+        elif message.get("role") == "user" and isinstance(content, list):
+            texts += [
+                p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+            ]
+        entries.append((texts, 0))
+    return entries
 
 
 def chat_events(
@@ -469,23 +487,19 @@ def _gemini_offered(body: dict[str, Any]) -> dict[str, set[str]]:
     return offered
 
 
-def _gemini_texts(body: dict[str, Any]) -> Iterator[str]:
+def _gemini_entries(body: dict[str, Any]) -> list[tuple[list[str], int]]:
+    entries = []
     for content in body.get("contents") or []:
-        if not isinstance(content, dict) or content.get("role") != "user":
+        if not isinstance(content, dict):
             continue
-        for part in content.get("parts") or []:
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                yield part["text"]
-
-
-def _gemini_results(body: dict[str, Any]) -> int:
-    return sum(
-        1
-        for content in body.get("contents") or []
-        if isinstance(content, dict)
-        for part in content.get("parts") or []
-        if isinstance(part, dict) and "functionResponse" in part
-    )
+        parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+        texts = (
+            [p["text"] for p in parts if isinstance(p.get("text"), str)]
+            if content.get("role") == "user"
+            else []
+        )
+        entries.append((texts, sum(1 for p in parts if "functionResponse" in p)))
+    return entries
 
 
 def gemini_chunks(
@@ -963,16 +977,12 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._json(200, responses_object(turn, model, cwd))
         elif path.endswith("/chat/completions"):
-            scenario = scenario_in(_chat_texts(body))
+            scenario, results = _latest_scenario(_chat_entries(body))
             self._record(body, scenario.name if scenario else None)
             if scenario and scenario.http_error:
                 self._json(scenario.http_error, OPENAI_ERROR)
                 return
-            turn = (
-                turn_for(scenario, _chat_results(body), "claude")
-                if scenario
-                else Turn(text=FALLBACK_TEXT)
-            )
+            turn = turn_for(scenario, results, "claude") if scenario else Turn(text=FALLBACK_TEXT)
             offered = _chat_offered(body)
             if body.get("stream"):
                 self._sse(chat_events(turn, model, cwd, offered), named=False, done=True)
@@ -980,16 +990,12 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(200, chat_object(turn, model, cwd, offered))
         elif ":generateContent" in path or ":streamGenerateContent" in path:
             model = path.rsplit("/", 1)[-1].split(":", 1)[0]
-            scenario = scenario_in(_gemini_texts(body))
+            scenario, results = _latest_scenario(_gemini_entries(body))
             self._record(body, scenario.name if scenario else None)
             if scenario and scenario.http_error:
                 self._json(scenario.http_error, GEMINI_ERROR)
                 return
-            turn = (
-                turn_for(scenario, _gemini_results(body), "claude")
-                if scenario
-                else Turn(text=FALLBACK_TEXT)
-            )
+            turn = turn_for(scenario, results, "claude") if scenario else Turn(text=FALLBACK_TEXT)
             offered = _gemini_offered(body)
             if ":streamGenerateContent" in path:
                 self._sse(gemini_chunks(turn, model, cwd, offered), named=False)

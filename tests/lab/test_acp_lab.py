@@ -15,8 +15,20 @@ from pathlib import Path
 import pytest
 
 from tests.acp_frontend.test_agent_command import AgentRun
-from tests.lab.clis import Clis, acp_adapter, claude_env, codex_env, codex_sandbox_path
+from tests.lab.clis import (
+    Clis,
+    acp_adapter,
+    claude_env,
+    codex_env,
+    codex_sandbox_path,
+    gemini_env,
+    opencode_env,
+    qwen_env,
+)
 from tests.lab.fake_model import FakeModelServer
+
+#: how each preset started by name reaches the fake model (environment and settings only)
+LAB_AGENT_ENV = {"qwen": qwen_env, "opencode": opencode_env, "gemini": gemini_env}
 
 
 def asking_claude_home(home: Path) -> None:
@@ -182,3 +194,35 @@ def test_claude_code_acp_and_codex_acp_side_by_side(
     heard = run.heard()
     assert "The command printed hello." in " ".join(heard)
     assert any(t.startswith(("codex: ", "claude: ")) for t in heard), heard
+
+
+@pytest.mark.parametrize("preset_id", ["qwen", "opencode", "gemini"])
+def test_a_preset_started_by_name_answers_and_asks_before_a_delete(
+    preset_id: str, tmp_path: Path, clis: Clis, fake_model: FakeModelServer
+) -> None:
+    """``announcer agent qwen`` (opencode, gemini): the preset's own command line and
+    settings, found on PATH; a plain answer is heard, and a delete is asked and obeyed."""
+    env = {**os.environ, **LAB_AGENT_ENV[preset_id](fake_model, tmp_path / "home")}
+    bin_dir = str(acp_adapter(clis, "qwen").parent)
+    env["PATH"] = os.pathsep.join([bin_dir, env["PATH"]])
+    run = AgentRun(tmp_path, env=env, names=[preset_id])
+    (run.folder / "build").mkdir()
+    (run.folder / "build" / "keep.txt").write_text("built\n")
+    try:
+        run.wait_for("is ready.")
+        run.type("lab:reasoning please")
+        run.wait_for("nothing needs to change")
+        run.wait_for("finished the turn.")
+        run.type("lab:denied please")
+        question = run.wait_for("Confirmation needed.")
+        assert "rm -rf build" in question
+        run.wait_for("Accept or reject")
+        run.answer("a")
+        run.wait_for("to confirm")
+        run.type("c")
+        run.wait_for("finished the turn.")
+        assert not (run.folder / "build").exists()
+    finally:
+        assert run.quit() == 0
+    heard = run.heard()
+    assert sum(t.startswith("Confirmation needed.") for t in heard) == 1

@@ -50,7 +50,7 @@ def _codex(clis: Clis, fake: FakeModelServer, home: Path) -> dict[str, str]:
 
 
 def _qwen(clis: Clis, fake: FakeModelServer, home: Path) -> dict[str, str]:
-    return qwen_env(home)
+    return qwen_env(fake, home)
 
 
 def _opencode(clis: Clis, fake: FakeModelServer, home: Path) -> dict[str, str]:
