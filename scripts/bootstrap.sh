@@ -12,6 +12,7 @@ venv="$root/.venv"
 run_apt_packages=(espeak-ng libespeak-ng1 alsa-utils python3-speechd)
 # speech-dispatcher only recommends an output module; without one it aborts at start.
 test_apt_packages=(espeak-ng libespeak-ng1 alsa-utils sox tmux speech-dispatcher speech-dispatcher-espeak-ng
+    openssh-client openssh-server
     python3-speechd)
 
 log() { printf 'announcer setup: %s\n' "$*" >&2; }

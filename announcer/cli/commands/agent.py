@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shlex
 import sys
 from dataclasses import dataclass, replace
@@ -64,6 +65,13 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
         "plain (type messages and answers as lines) or none (listen only)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log diagnostics to stderr")
+    parser.add_argument(
+        "--ssh",
+        metavar="HOST",
+        default=None,
+        help="start the agents on HOST over 'ssh -T' (ACP on its standard input and output); "
+        "speech and keys stay here. $ANNOUNCER_SSH_COMMAND is the ssh program and its options",
+    )
     parser.add_argument(
         "--list",
         dest="list_presets",
@@ -141,7 +149,8 @@ def agents_to_start(args: argparse.Namespace, settings: Any) -> list[AgentToStar
     if not hasattr(args, "names"):
         names = [args.name] if getattr(args, "name", None) else []
     command = [c for c in (args.command or []) if c != "--"]
-    if len(names) == 1 and not command and not _known(names[0], settings):
+    host = getattr(args, "ssh", None)
+    if len(names) == 1 and not command and not _known(names[0], settings) and host is None:
         # "agent my-agent": a program on PATH, started as the agent
         program = names[0]
         if find_command(program) is None and not Path(program).exists():
@@ -154,13 +163,13 @@ def agents_to_start(args: argparse.Namespace, settings: Any) -> list[AgentToStar
         names = [DEFAULT_AGENT]
     found: list[AgentToStart] = []
     for name in names:
-        one = resolve_agent(name, settings)
+        one = resolve_agent(name, settings, host=host)
         if isinstance(one, str):
             return one
         found.append(one)
     if command:
         label = Path(command[0]).name
-        found.append(AgentToStart(command, label, label))
+        found.append(AgentToStart(ssh_command(host, command) if host else command, label, label))
     return unique_labels(found)
 
 
@@ -182,14 +191,51 @@ def _saved_acp(name: str, settings: Any) -> str | None:
     return saved.source.removeprefix(ACP_SCHEME)
 
 
-def resolve_agent(name: str, settings: Any, label: str | None = None) -> AgentToStart | str:
-    """A preset, a saved ``acp:`` producer, or (from ``acp:COMMAND``) a command line."""
+#: the prefix of a remote agent in the settings file: ``source = "acp:ssh:HOST NAME"``
+SSH_SCHEME = "ssh:"
+#: the ssh program, with any options, from the environment (like git's GIT_SSH_COMMAND)
+SSH_COMMAND_VARIABLE = "ANNOUNCER_SSH_COMMAND"
+
+
+def ssh_command(host: str, words: list[str], env: dict[str, str] | None = None) -> list[str]:
+    """``ssh -T HOST 'COMMAND'``: the agent's command line run on ``host``, ACP on its stdio.
+
+    The remote shell reads one string, so every word (and each ``NAME=value`` the agent
+    needs, through ``env``) is quoted for it. ``BatchMode``: a password prompt would fight
+    the interface for the terminal, so a host that needs one fails with ssh's own reason.
+    """
+    assignments = [f"{key}={value}" for key, value in (env or {}).items()]
+    remote = shlex.join(["env", *assignments, *words] if assignments else words)
+    ssh = shlex.split(os.environ.get(SSH_COMMAND_VARIABLE) or "ssh")
+    return [*ssh, "-T", "-o", "BatchMode=yes", "--", host, remote]
+
+
+def resolve_agent(
+    name: str, settings: Any, label: str | None = None, *, host: str | None = None
+) -> AgentToStart | str:
+    """A preset, a saved ``acp:`` producer, or (from ``acp:COMMAND``) a command line.
+
+    ``host``: start it there over ssh (``--ssh HOST``, or ``acp:ssh:HOST NAME`` saved).
+    """
     from announcer.config.agents import find_command, find_preset, presets
 
     saved = _saved_acp(name, settings)
     if saved is not None:
-        return resolve_agent(saved, None, label or name)
+        return resolve_agent(saved, None, label or name, host=host)
+    if name.startswith(SSH_SCHEME):
+        remote_host, _, rest = name.removeprefix(SSH_SCHEME).partition(" ")
+        if not remote_host or not rest.strip():
+            return f"announcer: {ACP_SCHEME}{name}: give a host and an agent, ssh:HOST NAME"
+        return resolve_agent(rest.strip(), None, label, host=remote_host)
     preset = find_preset(name)
+    if preset is not None and host is not None:
+        return AgentToStart(
+            ssh_command(host, preset.launch_command(), preset.ask.env),
+            preset.title,
+            label or preset.id,
+            config_options=tuple(preset.ask.config.items()),
+            mode=preset.ask.mode,
+        )
     if preset is not None:
         program = find_command(preset.command[0])
         if program is None:
@@ -206,6 +252,9 @@ def resolve_agent(name: str, settings: Any, label: str | None = None) -> AgentTo
         command = [c for c in shlex.split(name) if c != "--"]
     except ValueError as exc:
         return f"announcer: {ACP_SCHEME}{name}: {exc}"
+    if command and host is not None:
+        short = label or Path(command[0]).name
+        return AgentToStart(ssh_command(host, command), short, short)
     if not command or (find_command(command[0]) is None and not Path(command[0]).exists()):
         return (
             f"announcer agent: {name!r} is neither a preset ({', '.join(presets())}), "
