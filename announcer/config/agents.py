@@ -56,14 +56,16 @@ class AskBeforeActing(_Strict):
     """What makes the agent ask before it edits or runs anything.
 
     ``env`` and ``args`` are applied when the agent starts; ``config`` holds
-    ``session/set_config_option`` values (option id -> value) to set once the session
-    is open, with ``mode`` the ``session/set_mode`` id for agents without config options.
+    ``session/set_config_option`` values (option id -> value id, or true/false for a
+    boolean option) to set once the session is open, with ``mode`` the ``session/set_mode``
+    id for agents without config options.
     ``says`` is the sentence for the docs and ``agent --list``.
     """
 
     env: dict[str, str] = Field(default_factory=dict)
     args: tuple[str, ...] = ()
-    config: dict[str, str] = Field(default_factory=dict)
+    #: a select option's value id, or a boolean option's value
+    config: dict[str, str | bool] = Field(default_factory=dict)
     mode: str | None = None
     says: str = Field(min_length=1)
 

@@ -154,11 +154,11 @@ class BareAcpClient:
         result = self.request("session/new", {"cwd": str(folder), "mcpServers": []})
         return dict(result or {})
 
-    def set_config_option(self, session_id: str, option: str, value: str) -> Any:
-        return self.request(
-            "session/set_config_option",
-            {"sessionId": session_id, "configId": option, "value": value},
-        )
+    def set_config_option(self, session_id: str, option: str, value: str | bool) -> Any:
+        params: dict[str, Any] = {"sessionId": session_id, "configId": option, "value": value}
+        if isinstance(value, bool):
+            params["type"] = "boolean"  # a boolean option's value is not a value id
+        return self.request("session/set_config_option", params)
 
     def set_mode(self, session_id: str, mode: str) -> Any:
         return self.request("session/set_mode", {"sessionId": session_id, "modeId": mode})
@@ -192,7 +192,10 @@ class BareAcpClient:
 
 
 def apply_preset_asking(
-    client: BareAcpClient, session: dict[str, Any], config: dict[str, str], mode: str | None
+    client: BareAcpClient,
+    session: dict[str, Any],
+    config: dict[str, str | bool],
+    mode: str | None,
 ) -> list[str]:
     """Set the preset's config options (or, without them, its mode), as announcer will.
 

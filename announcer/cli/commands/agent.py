@@ -116,7 +116,7 @@ class AgentToStart:
     env: dict[str, str] | None = None
     #: ``session/set_config_option`` values (option id -> value) and the ``session/set_mode``
     #: fallback that keep a preset's agent asking before it acts, set once the session opens
-    config_options: tuple[tuple[str, str], ...] = ()
+    config_options: tuple[tuple[str, str | bool], ...] = ()
     mode: str | None = None
 
 
