@@ -230,6 +230,25 @@ SCENARIOS: dict[str, Scenario] = {
             "a call the CLI refuses (permission mode default / escalation in exec)",
         ),
         Scenario(
+            "command",
+            (
+                Turn(
+                    calls=(
+                        Call(
+                            _bash("touch made.txt", "Create made.txt"),
+                            _shell(
+                                "touch made.txt",
+                                sandbox_permissions="require_escalated",
+                                justification="Create made.txt",
+                            ),
+                        ),
+                    )
+                ),
+                Turn(text="I ran the command."),
+            ),
+            "a command that changes the folder but deletes nothing (the agent's asking mode asks)",
+        ),
+        Scenario(
             "denied-twice",
             (
                 Turn(calls=(Call(_bash("rm -rf build", "Remove the build folder")),)),

@@ -2,11 +2,12 @@
 
 The real agent (pinned in tests/lab/clis.py, the version its file pins) runs offline
 against the fake model with the preset's command line and environment, and its session
-gets the preset's config options. Then, per preset, in one agent process: an edit
-rejected and allowed, a delete (``rm -rf build``) rejected and allowed, each in a session
-of its own. Every one must be asked once on the wire (``session/request_permission``),
-and the files prove what the answer did. Without the preset's settings, several of these
-agents would approve by themselves (Claude's Auto mode, Codex's Auto review).
+gets the preset's config options. Then, per preset, in one agent process: an edit, a
+command (``touch made.txt``) and a delete (``rm -rf build``), each rejected and allowed,
+each in a session of its own. Every one must be asked once on the wire
+(``session/request_permission``), and the files prove what the answer did. Without the
+preset's settings, several of these agents would approve by themselves (Claude's Auto mode,
+Codex's Auto review, opencode's allowed commands, Cline's auto-approve).
 """
 
 from __future__ import annotations
@@ -101,6 +102,8 @@ def test_the_preset_asks_before_an_edit_and_a_delete_and_the_answer_is_obeyed(
     cases = [
         ("edit-reject", "lab:edit please", "reject_once"),
         ("edit-allow", "lab:edit please", "allow_once"),
+        ("command-reject", "lab:command please", "reject_once"),
+        ("command-allow", "lab:command please", "allow_once"),
         ("delete-reject", "lab:denied please", "reject_once"),
         ("delete-allow", "lab:denied please", "allow_once"),
     ]
@@ -124,5 +127,7 @@ def test_the_preset_asks_before_an_edit_and_a_delete_and_the_answer_is_obeyed(
         assert asked[0].chosen is not None, f"{preset_id} {name}: no {kind} option offered"
     assert not (folders["edit-reject"] / EDIT_FILE).exists()
     assert (folders["edit-allow"] / EDIT_FILE).read_text() == EDIT_TEXT
+    assert not (folders["command-reject"] / "made.txt").exists()
+    assert (folders["command-allow"] / "made.txt").exists()
     assert (folders["delete-reject"] / "build" / "keep.txt").exists()
     assert not (folders["delete-allow"] / "build").exists()
