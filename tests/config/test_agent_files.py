@@ -286,3 +286,10 @@ def test_the_missing_preset_is_said_in_the_users_language(tmp_path: Path) -> Non
         "Kimi Code ist nicht installiert. Installieren Sie es mit: "
         "npm install -g @moonshot-ai/kimi-code@2.1.0"
     ]
+
+
+def test_the_readme_names_every_preset_where_it_names_agents() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| `agent [NAME"))
+    for preset in presets().values():
+        assert preset.title in row, preset.title
