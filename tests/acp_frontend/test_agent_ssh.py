@@ -241,3 +241,30 @@ def test_without_a_reachable_host_ssh_says_why(tmp_path: Path) -> None:
         if run.proc.poll() is None:
             run.quit()
     assert sum("nothing is listening" in t for t in run.heard()) == 1
+
+
+def test_a_preset_missing_on_the_host_says_so_with_its_install_command(
+    sshd: SshServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host itself says what is missing and how to install it, as the agent's last words
+    (standard error, exit status 127), and announcer gives up on the agent aloud, once."""
+    from announcer.cli.commands.agent import AgentToStart, resolve_agent
+
+    monkeypatch.setenv("ANNOUNCER_SSH_COMMAND", sshd.ssh_command)
+    agent = resolve_agent("gemini", None, host=sshd.host)
+    assert isinstance(agent, AgentToStart)
+    done = subprocess.run(
+        agent.command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 127
+    assert done.stderr.strip() == (
+        f"Gemini CLI is not installed on {sshd.host}. Install it there with: "
+        "npm install -g @google/gemini-cli@0.61.0"
+    )
+    run = AgentRun(tmp_path, "--ssh", sshd.host, env=_remote_env(sshd), names=["gemini"])
+    try:
+        run.wait_for("Giving up on Gemini CLI")
+    finally:
+        if run.proc.poll() is None:
+            run.quit()
+    assert sum("Giving up on Gemini CLI" in t for t in run.heard()) == 1

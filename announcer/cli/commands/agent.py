@@ -162,8 +162,9 @@ def agents_to_start(args: argparse.Namespace, settings: Any) -> list[AgentToStar
     if not names and not command:
         names = [DEFAULT_AGENT]
     found: list[AgentToStart] = []
+    language = _language(settings)
     for name in names:
-        one = resolve_agent(name, settings, host=host)
+        one = resolve_agent(name, settings, host=host, language=language)
         if isinstance(one, str):
             return one
         found.append(one)
@@ -171,6 +172,15 @@ def agents_to_start(args: argparse.Namespace, settings: Any) -> list[AgentToStar
         label = Path(command[0]).name
         found.append(AgentToStart(ssh_command(host, command) if host else command, label, label))
     return unique_labels(found)
+
+
+def _language(settings: Any) -> str:
+    """The catalog language of the user's settings (English without settings)."""
+    if settings is None:
+        return "en"
+    from announcer.i18n.translate import catalog_language
+
+    return catalog_language(settings.languages)
 
 
 def _known(name: str, settings: Any) -> bool:
@@ -197,40 +207,68 @@ SSH_SCHEME = "ssh:"
 SSH_COMMAND_VARIABLE = "ANNOUNCER_SSH_COMMAND"
 
 
-def ssh_command(host: str, words: list[str], env: dict[str, str] | None = None) -> list[str]:
+def ssh_command(
+    host: str,
+    words: list[str],
+    env: dict[str, str] | None = None,
+    *,
+    missing: str | None = None,
+) -> list[str]:
     """``ssh -T HOST 'COMMAND'``: the agent's command line run on ``host``, ACP on its stdio.
 
     The remote shell reads one string, so every word (and each ``NAME=value`` the agent
-    needs, through ``env``) is quoted for it. ``BatchMode``: a password prompt would fight
-    the interface for the terminal, so a host that needs one fails with ssh's own reason.
+    needs, through ``env``) is quoted for it. ``missing``: what the host says on standard
+    error when the program is not installed there (heard as the agent's last words).
+    ``BatchMode``: a password prompt would fight the interface for the terminal, so a host
+    that needs one fails with ssh's own reason.
     """
     assignments = [f"{key}={value}" for key, value in (env or {}).items()]
-    remote = shlex.join(["env", *assignments, *words] if assignments else words)
+    command = ["env", *assignments, *words] if assignments else list(words)
+    if missing is not None:
+        # POSIX sh on the host, whatever the login shell: the sentence and the program
+        # are arguments, never part of the script, so nothing in them is run
+        check = (
+            'm=$1; p=$2; shift 2; command -v "$p" >/dev/null 2>&1 '
+            '|| { printf \'%s\\n\' "$m" >&2; exit 127; }; exec "$@"'
+        )
+        command = ["sh", "-c", check, "sh", missing, words[0], *command]
     ssh = shlex.split(os.environ.get(SSH_COMMAND_VARIABLE) or "ssh")
-    return [*ssh, "-T", "-o", "BatchMode=yes", "--", host, remote]
+    return [*ssh, "-T", "-o", "BatchMode=yes", "--", host, shlex.join(command)]
 
 
 def resolve_agent(
-    name: str, settings: Any, label: str | None = None, *, host: str | None = None
+    name: str,
+    settings: Any,
+    label: str | None = None,
+    *,
+    host: str | None = None,
+    language: str = "en",
 ) -> AgentToStart | str:
     """A preset, a saved ``acp:`` producer, or (from ``acp:COMMAND``) a command line.
 
-    ``host``: start it there over ssh (``--ssh HOST``, or ``acp:ssh:HOST NAME`` saved).
+    ``host``: start it there over ssh (``--ssh HOST``, or ``acp:ssh:HOST NAME`` saved);
+    ``language``: of what the host says when a preset is not installed there.
     """
     from announcer.config.agents import find_command, find_preset, presets
+    from announcer.i18n.translate import translator
 
     saved = _saved_acp(name, settings)
     if saved is not None:
-        return resolve_agent(saved, None, label or name, host=host)
+        return resolve_agent(saved, None, label or name, host=host, language=language)
     if name.startswith(SSH_SCHEME):
         remote_host, _, rest = name.removeprefix(SSH_SCHEME).partition(" ")
         if not remote_host or not rest.strip():
             return f"announcer: {ACP_SCHEME}{name}: give a host and an agent, ssh:HOST NAME"
-        return resolve_agent(rest.strip(), None, label, host=remote_host)
+        return resolve_agent(rest.strip(), None, label, host=remote_host, language=language)
     preset = find_preset(name)
     if preset is not None and host is not None:
+        missing = (
+            translator(language)
+            .gettext("{title} is not installed on {host}. Install it there with: {install}")
+            .format(title=preset.title, host=host, install=preset.install)
+        )
         return AgentToStart(
-            ssh_command(host, preset.launch_command(), preset.ask.env),
+            ssh_command(host, preset.launch_command(), preset.ask.env, missing=missing),
             preset.title,
             label or preset.id,
             config_options=tuple(preset.ask.config.items()),
