@@ -25,7 +25,7 @@ from tests.lab.clis import (
     opencode_env,
     qwen_env,
 )
-from tests.lab.fake_model import FakeModelServer
+from tests.lab.fake_model import EDIT_FILE, EDIT_TEXT, FakeModelServer
 
 #: how each preset started by name reaches the fake model (environment and settings only)
 LAB_AGENT_ENV = {"qwen": qwen_env, "opencode": opencode_env, "gemini": gemini_env}
@@ -226,3 +226,27 @@ def test_a_preset_started_by_name_answers_and_asks_before_a_delete(
         assert run.quit() == 0
     heard = run.heard()
     assert sum(t.startswith("Confirmation needed.") for t in heard) == 1
+
+
+def test_codex_started_by_name_asks_before_an_edit(
+    tmp_path: Path, clis: Clis, fake_model: FakeModelServer
+) -> None:
+    """``announcer agent codex``: the preset starts codex-acp read-only (INITIAL_AGENT_MODE),
+    so even a patch inside the working folder is asked, not approved by Codex's reviewer."""
+    env = {**os.environ, **codex_env(fake_model.openai_url, tmp_path / "home")}
+    bin_dir = str(acp_adapter(clis, "codex-acp").parent)
+    env["PATH"] = os.pathsep.join(p for p in (bin_dir, codex_sandbox_path(clis), env["PATH"]) if p)
+    run = AgentRun(tmp_path, env=env, names=["codex"])
+    try:
+        run.wait_for("is ready.")
+        run.type("lab:edit please")
+        run.wait_for("Confirmation needed.")
+        assert not (run.folder / EDIT_FILE).exists()  # nothing written before the answer
+        run.wait_for("Accept or reject")
+        run.answer("a")
+        run.wait_for("to confirm")  # a change to a file: a second, confirming key
+        run.type("c")
+        run.wait_for("finished the turn.")
+    finally:
+        assert run.quit() == 0
+    assert (run.folder / EDIT_FILE).read_text() == EDIT_TEXT
