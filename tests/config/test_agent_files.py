@@ -293,3 +293,18 @@ def test_the_readme_names_every_preset_where_it_names_agents() -> None:
     row = next(line for line in text.splitlines() if line.startswith("| `agent [NAME"))
     for preset in presets().values():
         assert preset.title in row, preset.title
+
+
+def test_each_preset_tells_the_transport_what_to_set_once_its_session_is_open() -> None:
+    from announcer.cli.commands.agent import resolve_agent
+
+    wanted = {
+        "claude": {"mode": "default"},
+        "codex": {"mode": "read-only"},
+        "cline": {"auto_approve": False},
+        "qwen": {},  # its argument already starts it asking
+    }
+    for name, settings in wanted.items():
+        agent = resolve_agent(name, None, host="devbox")  # over ssh: no local install needed
+        assert not isinstance(agent, str)
+        assert agent.start_settings() == settings, name

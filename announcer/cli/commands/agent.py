@@ -119,6 +119,14 @@ class AgentToStart:
     config_options: tuple[tuple[str, str | bool], ...] = ()
     mode: str | None = None
 
+    def start_settings(self) -> dict[str, str | bool]:
+        """What to set once its session is open, by config option id (``mode`` also names
+        the ``session/set_mode`` fallback): the preset's config options, else its mode."""
+        settings: dict[str, str | bool] = dict(self.config_options)
+        if self.mode is not None:
+            settings.setdefault("mode", self.mode)
+        return settings
+
 
 class MissingAgent(str):
     """A preset whose command is not installed: the sentence printed, with what to say.
