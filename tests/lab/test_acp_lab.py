@@ -129,8 +129,8 @@ def test_codex_acp_is_heard_through_the_engine(
 
 
 @pytest.mark.xfail(
-    reason="issue 21 item 5: claude-agent-acp 0.101.0 offers no allow-always option for "
-    "'rm -rf build' (only accept or reject), so there is no 'always' to answer",
+    reason="issue 21 item 5: claude-agent-acp 0.101.0 offers only Yes and No for a command "
+    "(its 'always' options change modes instead), so there is no 'always' to answer here",
     strict=False,
 )
 def test_claude_code_acp_allow_always_is_remembered_by_the_agent(
