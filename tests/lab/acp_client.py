@@ -18,6 +18,7 @@ import queue
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,6 +170,43 @@ class BareAcpClient:
             {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]},
         )
         return dict(result or {})
+
+    def prompt_in_background(self, session_id: str, text: str) -> Callable[[float], dict[str, Any]]:
+        """Send a prompt without waiting; the returned function waits for its result."""
+        outcome: queue.Queue[dict[str, Any] | BaseException] = queue.Queue()
+
+        def send() -> None:
+            try:
+                outcome.put(self.prompt(session_id, text))
+            except BaseException as exc:  # handed to the waiting test
+                outcome.put(exc)
+
+        threading.Thread(target=send, daemon=True).start()
+
+        def result(timeout: float) -> dict[str, Any]:
+            try:
+                got = outcome.get(timeout=timeout)
+            except queue.Empty:
+                raise AcpError(f"session/prompt: no answer within {timeout:.0f} s") from None
+            if isinstance(got, BaseException):
+                raise got
+            return got
+
+        return result
+
+    def cancel(self, session_id: str) -> None:
+        """``session/cancel``: a notification, so no answer; the prompt ends as cancelled."""
+        self._send(
+            {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session_id}}
+        )
+
+    def wait_until_asked(self, session_id: str, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.asked_in(session_id):
+                return True
+            time.sleep(0.05)
+        return False
 
     def asked_in(self, session_id: str) -> list[PermissionAsked]:
         return [a for a in self.asked if a.session_id == session_id]

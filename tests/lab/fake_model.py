@@ -108,6 +108,14 @@ EDIT_FILE = "hello.txt"
 EDIT_TEXT = "hello from the lab\n"
 CODEX_PATCH = f"*** Begin Patch\n*** Add File: {EDIT_FILE}\n+hello from the lab\n*** End Patch\n"
 
+#: a command that works for a second, marks that it is well under way (``started.txt``),
+#: works 3 s more, then writes ``late.txt``. No ``sleep`` word: Qwen Code refuses a bare
+#: sleep before another command.
+LONG_COMMAND = (
+    'python3 -c \'import pathlib, time; time.sleep(1); pathlib.Path("started.txt").touch(); '
+    'time.sleep(3); pathlib.Path("late.txt").touch()\''
+)
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -247,6 +255,25 @@ SCENARIOS: dict[str, Scenario] = {
                 Turn(text="I ran the command."),
             ),
             "a command that changes the folder but deletes nothing (the agent's asking mode asks)",
+        ),
+        Scenario(
+            "long",
+            (
+                Turn(
+                    calls=(
+                        Call(
+                            _bash(LONG_COMMAND, "Wait, then create late.txt"),
+                            _shell(
+                                LONG_COMMAND,
+                                sandbox_permissions="require_escalated",
+                                justification="Wait, then create late.txt",
+                            ),
+                        ),
+                    )
+                ),
+                Turn(text="The long command ended."),
+            ),
+            "a command that takes seconds and then changes the folder (to cancel midway)",
         ),
         Scenario(
             "denied-twice",

@@ -13,6 +13,7 @@ Codex's Auto review, opencode's allowed commands, Cline's auto-approve).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -64,6 +65,30 @@ def _gemini(clis: Clis, fake: FakeModelServer, home: Path) -> dict[str, str]:
 
 def _no_args(fake: FakeModelServer) -> list[str]:
     return []
+
+
+#: whether the agent ends its running command when the turn is cancelled (seen at the pinned
+#: versions: codex-acp 2.6.0 lets a command that has run a second finish its work after the
+#: turn has ended, so announcer must never say that it stopped)
+ENDS_COMMAND_ON_CANCEL = {
+    "claude": True,
+    "codex": False,
+    "qwen": True,
+    "opencode": True,
+    "gemini": True,
+}
+#: how long the lab's long command works before it writes late.txt (3 s), with a margin
+LONG_COMMAND_SECONDS = 3.0 + 5.0
+
+
+def _appears(path: Path, within: float) -> bool:
+    """Whether ``path`` exists, or comes to exist within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while not path.exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 #: the presets the lab runs, and how each reaches the fake model
@@ -118,6 +143,19 @@ def test_the_preset_asks_before_an_edit_and_a_delete_and_the_answer_is_obeyed(
             apply_preset_asking(client, session, preset.ask.config, preset.ask.mode)
             client.answer_kind[session["sessionId"]] = kind
             client.prompt(session["sessionId"], prompt)
+        # a cancel while an allowed command still works: the turn ends as cancelled
+        folders["cancel"] = _folder(tmp_path, "cancel")
+        session = client.new_session(folders["cancel"])
+        sessions["cancel"] = session["sessionId"]
+        apply_preset_asking(client, session, preset.ask.config, preset.ask.mode)
+        client.answer_kind[session["sessionId"]] = "allow_once"
+        result = client.prompt_in_background(session["sessionId"], "lab:long please")
+        assert client.wait_until_asked(session["sessionId"], 60), f"{preset_id}: never asked"
+        # the allowed command is well under way once it has marked it (after 1 s)
+        assert _appears(folders["cancel"] / "started.txt", 60), f"{preset_id}: never started"
+        client.cancel(session["sessionId"])
+        assert result(60)["stopReason"] == "cancelled"
+        outlived = _appears(folders["cancel"] / "late.txt", LONG_COMMAND_SECONDS)
     finally:
         client.close()
     err = (tmp_path / "agent.err").read_text(errors="replace")[-2000:]
@@ -131,3 +169,7 @@ def test_the_preset_asks_before_an_edit_and_a_delete_and_the_answer_is_obeyed(
     assert (folders["command-allow"] / "made.txt").exists()
     assert (folders["delete-reject"] / "build" / "keep.txt").exists()
     assert not (folders["delete-allow"] / "build").exists()
+    assert outlived is not ENDS_COMMAND_ON_CANCEL[preset_id], (
+        f"{preset_id}: its command {'outlived' if outlived else 'ended with'} the cancelled turn; "
+        "update ENDS_COMMAND_ON_CANCEL and what announcer says after a cancel"
+    )
