@@ -11,9 +11,11 @@ venv="$root/.venv"
 
 run_apt_packages=(espeak-ng libespeak-ng1 alsa-utils python3-speechd)
 # speech-dispatcher only recommends an output module; without one it aborts at start.
+# pulseaudio: the prismatoid test hears speech-dispatcher through a private null sink;
+# desktop-file-utils and appstream validate packaging/'s desktop entry and metainfo;
+# openssh-server: the agent --ssh tests start their own sshd on 127.0.0.1.
 test_apt_packages=(espeak-ng libespeak-ng1 alsa-utils sox tmux speech-dispatcher speech-dispatcher-espeak-ng
-    openssh-client openssh-server
-    python3-speechd)
+    python3-speechd pulseaudio desktop-file-utils appstream openssh-client openssh-server)
 
 log() { printf 'announcer setup: %s\n' "$*" >&2; }
 

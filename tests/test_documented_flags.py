@@ -37,6 +37,7 @@ FOREIGN_FLAGS = {
     "--acp": "gemini, qwen, cline and copilot (ACP mode)",
     "--approval-mode": "gemini and qwen",
     "--force": "git push",
+    "--user": "pip",
 }
 
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]")
