@@ -1003,8 +1003,8 @@ class SpeechScheduler:
         oldest successes fold too (a failure is always said). Folded news is counted by
         kind and summarised ("3 more: 2 edits, 1 command.").
         """
-        if self.settings.cognitive_load == "high":
-            return  # who asked for every detail
+        if self.settings.cognitive_load == "high" or self.settings.verbosity == "detailed":
+            return  # who asked for every detail hears it (still never older than 10 s)
         source = _source_of(incoming)
         if source is None:
             return
@@ -1041,17 +1041,25 @@ class SpeechScheduler:
             for message in results[: max(0, len(results) - MAX_PENDING_RESULTS)]:
                 doomed.update(message)
             if doomed:
-                self._drop_at(urgency, doomed, "superseded by newer news", now)
+                # A tool's start that its own result supersedes is said by that result.
+                quiet = incoming.kind == "agent.tool.completed"
+                self._drop_at(urgency, doomed, "superseded by newer news", now, quiet=quiet)
 
-    def _drop_at(self, urgency: Urgency, doomed: set[int], reason: str, now: float) -> None:
-        """Drop and count the items at ``doomed`` indexes of a lane."""
+    def _drop_at(
+        self, urgency: Urgency, doomed: set[int], reason: str, now: float, *, quiet: bool = False
+    ) -> None:
+        """Drop and count the items at ``doomed`` indexes of a lane (``quiet``: tool starts
+        are not counted in the summary)."""
         queue = self._queues[urgency]
         kept: deque[_Queued] = deque()
         for index, item in enumerate(queue):
             if index in doomed:
                 self._drop(item.announcement, reason, now)
-                if not item.announcement.continues:
-                    self._note_skipped(item.announcement)
+                announcement = item.announcement
+                if not announcement.continues and not (
+                    quiet and announcement.kind == "agent.tool.invoked"
+                ):
+                    self._note_skipped(announcement)
             else:
                 kept.append(item)
         self._queues[urgency] = kept

@@ -162,7 +162,10 @@ class PacedBackend:
         # A new utterance replaces the one in progress, as a player would.
         self.stop()
         now = self.clock.now()
-        seconds = estimated_seconds(announcement.text, voice.rate_wpm or self.rate_wpm)
+        # A faster pace for the agent's piled-up words (issue 20); the driver already
+        # applied it to a voice with its own rate.
+        rate = voice.rate_wpm or round(self.rate_wpm * announcement.rate_factor)
+        seconds = estimated_seconds(announcement.text, rate)
         utterance = PacedUtterance(announcement, now, seconds)
         with self._lock:
             self.utterances.append(utterance)
