@@ -68,16 +68,10 @@ STATE_CYCLE_QUIET_SECONDS: Final = 3.0
 # Issue 20: at normal verbosity a status line is said within this many seconds at the
 # user's rate (about 8 words at 180 words a minute, 14 at 300); detailed says more.
 STATUS_LINE_SECONDS: Final = 2.7
-# Status news, whose lines are fitted to that time.
-_STATUS_LINE_CLASSES: Final = (
-    SessionStarted,
-    StateChanged,
-    ProgressUpdated,
-    ToolInvoked,
-    ToolCompleted,
-    SessionCompleted,
-    SessionCancelled,
-)
+# Status news, whose lines are fitted to that time; a failure and a session's end are
+# final states, said whole.
+# (A session's start names the work once; it is said whole too.)
+_STATUS_LINE_CLASSES: Final = (StateChanged, ProgressUpdated, ToolInvoked)
 # What a tool's name says it does, so folded news is summarised by kind (ACP tool kinds,
 # Claude Code and Codex tool names).
 _TOOL_TOPICS: Final = {
@@ -329,7 +323,10 @@ class Policy:
             parts = [wording]
         else:
             parts = by_language(wording)
-        if isinstance(event, _STATUS_LINE_CLASSES) and self.level_for(event) == "normal":
+        if (
+            isinstance(event, _STATUS_LINE_CLASSES)
+            or (isinstance(event, ToolCompleted) and event.status == "success")
+        ) and self.level_for(event) == "normal":
             parts = self._fit_status_line(parts)
         kind = type(event).SHORT_TYPE or event.short_type
         earcon = EARCON_FOR_EVENT.get(kind)
@@ -364,10 +361,18 @@ class Policy:
         budget = self.status_line_words()
         if sum(len(part.text.split()) for part in parts) <= budget:
             return parts
-        warnings = {self._phrase("This cannot be undone."), self._phrase("High risk.")}
-        tail = [parts[-1]] if len(parts) > 1 and parts[-1].text in warnings else []
-        body = parts[: len(parts) - len(tail)]
-        left = max(2, budget - sum(len(part.text.split()) for part in tail))
+        tail: list[Spoken] = []
+        body = list(parts)
+        for warning in (self._phrase("This cannot be undone."), self._phrase("High risk.")):
+            last = body[-1]
+            if last.text.endswith(warning):
+                tail = [Spoken(warning, last.language)]
+                rest = last.text[: -len(warning)].rstrip()
+                body[-1:] = [Spoken(rest, last.language)] if rest else []
+                break
+        if not body:
+            return parts
+        left = budget  # a warning does not count: it is never cut
         fitted: list[Spoken] = []
         for part in body:
             words = part.text.split()
@@ -381,6 +386,9 @@ class Policy:
                 cut = " ".join(words[:left]).rstrip(",;:—-")
                 fitted.append(Spoken(cut + "…", part.language))
             break
+        if tail and fitted and same_language(fitted[-1].language, tail[0].language):
+            last = fitted.pop()
+            tail = [Spoken(f"{last.text} {tail[0].text}", last.language)]
         return fitted + tail
 
     # -- wording -----------------------------------------------------------------------

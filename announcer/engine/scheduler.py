@@ -58,7 +58,7 @@ from announcer.i18n.format import format_integer, format_list
 from announcer.i18n.translate import catalog_language, translator
 
 DEFAULT_MAX_QUEUE: Final = 64
-DEFAULT_STALE_AFTER_SECONDS: Final = 45.0
+DEFAULT_STALE_AFTER_SECONDS: Final = 10.0
 DEFAULT_MAX_QUEUED_SPEECH_SECONDS: Final = 30.0
 DEFAULT_MAX_LEAD_IN_SECONDS: Final = 8.0
 # Why news goes unheard so that the delay stays bounded (issue 14 e): such news is still
@@ -145,8 +145,10 @@ def speech_class(announcement: Announcement) -> str:
         return "words"
     if kind in STATUS_KINDS:
         return "status"
-    if kind in PROMPT_KINDS or kind in QUESTION_END_KINDS or (
-        kind == USER_REPLY_KIND and announcement.event_id is not None
+    if (
+        kind in PROMPT_KINDS
+        or kind in QUESTION_END_KINDS
+        or (kind == USER_REPLY_KIND and announcement.event_id is not None)
     ):
         return "question"
     return "other"
@@ -1090,7 +1092,8 @@ class SpeechScheduler:
         """
         for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
             queue = self._queues[urgency]
-            if not queue or all(now - item.eligible_at <= STATUS_STALE_SECONDS for item in queue):
+            stale_after = self.stale_after_seconds
+            if not queue or all(now - item.eligible_at <= stale_after for item in queue):
                 continue
             newest_plan = {
                 _source_of(item.announcement): index
@@ -1100,7 +1103,7 @@ class SpeechScheduler:
             doomed: set[int] = set()
             for message in _messages(queue):
                 head = queue[message.start]
-                if now - head.eligible_at > STATUS_STALE_SECONDS and not self._protected(
+                if now - head.eligible_at > stale_after and not self._protected(
                     head, newest_plan, message.start
                 ):
                     doomed.update(message)
@@ -1399,9 +1402,7 @@ def folded_summary_text(counts: Counter[str], language: str) -> str:
     return (
         translator(language)
         .ngettext("{count} more: {kinds}.", "{count} more: {kinds}.", total)
-        .format(
-            count=format_integer(total, language), kinds=format_list(parts, language, style="unit")
-        )
+        .format(count=format_integer(total, language), kinds=format_list(parts, language))
     )
 
 
