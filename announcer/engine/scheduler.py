@@ -846,7 +846,8 @@ class SpeechScheduler:
                 self._folded_news.setdefault(source, Counter()).update(counts)
                 self._summary_counts = None
             return
-        parts = [_Queued(interrupted, now, current.seconds, current.order)]
+        # Said again first in its lane, never skipped as stale (issue 20: never lost).
+        parts = [_Queued(interrupted, now, current.seconds, current.order, kept=True)]
         if interrupted.continues:
             parts = [
                 _Queued(part.announcement, now, part.seconds, part.order)
