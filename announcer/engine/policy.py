@@ -68,6 +68,7 @@ STATE_CYCLE_QUIET_SECONDS: Final = 3.0
 # Issue 20: at normal verbosity a status line is said within this many seconds at the
 # user's rate (about 8 words at 180 words a minute, 14 at 300); detailed says more.
 STATUS_LINE_SECONDS: Final = 2.7
+STATUS_LINE_SLACK_WORDS: Final = 2
 # Status news, whose lines are fitted to that time; a failure and a session's end are
 # final states, said whole.
 # (A session's start names the work once; it is said whole too.)
@@ -359,8 +360,8 @@ class Policy:
         Our own risk warning ("This cannot be undone.") is never cut.
         """
         budget = self.status_line_words()
-        if sum(len(part.text.split()) for part in parts) <= budget:
-            return parts
+        if sum(len(part.text.split()) for part in parts) <= budget + STATUS_LINE_SLACK_WORDS:
+            return parts  # cutting a word or two would save little and could lose the point
         tail: list[Spoken] = []
         body = list(parts)
         for warning in (self._phrase("This cannot be undone."), self._phrase("High risk.")):

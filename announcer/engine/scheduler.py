@@ -125,15 +125,15 @@ STATUS_KINDS: Final = frozenset(
 STATUS_STALE_SECONDS: Final = 10.0
 # A source's pending tool results beyond this many are folded, successes oldest first
 # (a failure is always said).
-MAX_PENDING_RESULTS: Final = 2
+MAX_PENDING_RESULTS: Final = 1
 # The agent's words pile up past this much queued speech: the rate starts to rise, and
 # reaches the user's ``max_rate_factor`` at this many seconds more.
 WORDS_BACKLOG_FREE_SECONDS: Final = 4.0
 WORDS_RAMP_SECONDS: Final = 12.0
 # What folded status is summarised as (its kind), in the order said.
 FOLD_CATEGORIES: Final = ("edit", "command", "read", "tool", "plan", "state", "update")
-# Folded alone, these are not worth a summary of their own (it would take longer than
-# the "Thinking." it stands for); counted when said along with others.
+# Never named in a summary (it would take longer than the "Thinking." it stands for, and
+# what the agent does now says more); shown in the transcript like all folded news.
 _QUIET_CATEGORIES: Final = frozenset({"state"})
 FOLDED_SUMMARY_KIND: Final = "system.skipped"
 
@@ -180,6 +180,16 @@ def _is_final(announcement: Announcement) -> bool:
         or announcement.kind == "agent.tool.completed"
         or announcement.topic == "plan_done"
     )
+
+
+def _said_by(folded: Announcement, newer: Announcement | None) -> bool:
+    """Whether ``newer`` status says what ``folded`` said (a tool's result its start, a plan
+    step an older one), so the summary need not count it."""
+    if newer is None:
+        return False
+    if folded.kind == "agent.tool.invoked":
+        return newer.kind == "agent.tool.completed"
+    return folded.kind == newer.kind == "agent.progress.updated"
 
 
 def _is_failure(announcement: Announcement) -> bool:
@@ -437,9 +447,14 @@ class SpeechScheduler:
             return self._barge_in(item, now)
         if announcement.kind == WORDS_KIND:
             self._words.append(item)
-        else:
-            if announcement.kind in STATUS_KINDS and not announcement.continues:
+        elif announcement.kind in STATUS_KINDS:
+            # One rule for status news, whatever its urgency: a source's status is said
+            # in its order, current then most recent (issue 20).
+            if not announcement.continues:
                 self._fold_source(announcement, now)
+            queues[Urgency.NORMAL].append(item)
+            self._enforce_bound(now)
+        else:
             queues[urgency].append(item)
             self._enforce_bound(now)
         if current is None:
@@ -643,8 +658,11 @@ class SpeechScheduler:
     def _lane(self, announcement: Announcement) -> deque[_Queued]:
         if is_user_reply(announcement):
             return self._replies
-        if announcement.kind == WORDS_KIND and announcement.urgency is not Urgency.CRITICAL:
-            return self._words
+        if announcement.urgency is not Urgency.CRITICAL:
+            if announcement.kind == WORDS_KIND:
+                return self._words
+            if announcement.kind in STATUS_KINDS:
+                return self._queues[Urgency.NORMAL]
         return self._queues[announcement.urgency]
 
     def _remember_ended(self, event_id: str) -> None:
@@ -726,7 +744,7 @@ class SpeechScheduler:
         # what is being said would gain it nothing.
         behind_others = bool(critical)
         if incoming.session_id is not None and (
-            self._queues[Urgency.NORMAL] or self._queues[Urgency.BACKGROUND]
+            self._queues[Urgency.NORMAL] or self._queues[Urgency.BACKGROUND] or self._words
         ):
             budget = self.max_lead_in_seconds
             if current is not None and current.announcement.session_id == incoming.session_id:
@@ -1044,24 +1062,29 @@ class SpeechScheduler:
             for message in results[: max(0, len(results) - MAX_PENDING_RESULTS)]:
                 doomed.update(message)
             if doomed:
-                # A tool's start that its own result supersedes is said by that result.
-                quiet = incoming.kind == "agent.tool.completed"
-                self._drop_at(urgency, doomed, "superseded by newer news", now, quiet=quiet)
+                self._drop_at(urgency, doomed, "superseded by newer news", now, newer=incoming)
 
     def _drop_at(
-        self, urgency: Urgency, doomed: set[int], reason: str, now: float, *, quiet: bool = False
+        self,
+        urgency: Urgency,
+        doomed: set[int],
+        reason: str,
+        now: float,
+        *,
+        newer: Announcement | None = None,
     ) -> None:
-        """Drop and count the items at ``doomed`` indexes of a lane (``quiet``: tool starts
-        are not counted in the summary)."""
+        """Drop and count the items at ``doomed`` indexes of a lane.
+
+        What ``newer`` news says anyway is not counted in a summary: a tool's start when
+        its result comes, an older plan step when a newer one comes.
+        """
         queue = self._queues[urgency]
         kept: deque[_Queued] = deque()
         for index, item in enumerate(queue):
             if index in doomed:
                 self._drop(item.announcement, reason, now)
                 announcement = item.announcement
-                if not announcement.continues and not (
-                    quiet and announcement.kind == "agent.tool.invoked"
-                ):
+                if not announcement.continues and not _said_by(announcement, newer):
                     self._note_skipped(announcement)
             else:
                 kept.append(item)
@@ -1171,19 +1194,27 @@ class SpeechScheduler:
             text=text, language=language, kind=FOLDED_SUMMARY_KIND, session_id=source
         )
 
-    def _speak_words(self, item: _Queued, now: float) -> Speak:
-        """The agent's next sentence, faster when its words pile up (issue 20)."""
-        backlog = item.seconds + sum(waiting.seconds for waiting in self._words)
+    def _speak_words(self, item: _Queued, now: float, *, held: bool = False) -> Speak:
+        """The agent's next sentence (or status line), faster when speech piles up.
+
+        Issue 20: within the user's ``max_rate_factor``, by how much speech waits.
+        """
+        backlog = item.seconds + sum(
+            waiting.seconds
+            for queue in (self._words, self._queues[Urgency.CRITICAL], self._queues[Urgency.NORMAL])
+            for waiting in queue
+            if waiting.announcement.kind == WORDS_KIND or waiting.announcement.kind in STATUS_KINDS
+        )
         factor = min(
             self.settings.max_rate_factor,
             1.0 + max(0.0, backlog - WORDS_BACKLOG_FREE_SECONDS) / WORDS_RAMP_SECONDS,
         )
         if factor <= 1.0:
-            return self._speak_item(item, now)
+            return self._speak_item(item, now, held=held)
         factor = round(factor, 2)
         announcement = dataclasses.replace(item.announcement, rate_factor=factor)
         seconds = estimated_seconds(announcement.text, round(self.settings.pace_wpm * factor))
-        return self._speak(announcement, seconds, now, item.queued_at, item.order)
+        return self._speak(announcement, seconds, now, item.queued_at, item.order, held)
 
     def _start_next(self, now: float) -> list[SpeechCommand]:
         if self._current is not None:
@@ -1198,7 +1229,10 @@ class SpeechScheduler:
             return [self._speak_item(replies.popleft(), now)]
         if critical:
             self._restart_split_message(now)
-            return [self._speak_item(critical.popleft(), now, held=True)]
+            item = critical.popleft()
+            if item.announcement.kind == WORDS_KIND:  # the words before a question
+                return [self._speak_words(item, now, held=True)]
+            return [self._speak_item(item, now, held=True)]
         self._drop_stale(now)
         normal = self._queues[Urgency.NORMAL]
         words = self._words
@@ -1242,6 +1276,8 @@ class SpeechScheduler:
                     if earlier is not None:
                         normal.insert(index, news)
                         return [self._speak_item(earlier, now)]
+                if news.announcement.kind in STATUS_KINDS:
+                    return [self._speak_words(news, now)]
                 return [self._speak_item(news, now)]
         if words:
             return [self._speak_words(words.popleft(), now)]
@@ -1309,6 +1345,18 @@ class SpeechScheduler:
         current = self._current
         if current is not None:
             source = _source_of(current.announcement)
+            if current.announcement.urgency is Urgency.CRITICAL or is_user_reply(
+                current.announcement
+            ):
+                # Status news gives way to questions, urgent news and the user's keys:
+                # the time they took does not age it (issue 20).
+                spent = max(0.0, now - current.started_at)
+                for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
+                    for item in self._queues[urgency]:
+                        if item.queued_at < current.started_at:
+                            item.eligible_at += spent
+                        elif item.queued_at < now:
+                            item.eligible_at = max(item.eligible_at, now)
             if source is not None:
                 # Its source's later news could not be said before now: it ages from here.
                 for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
@@ -1394,11 +1442,12 @@ def _category_phrase(category: str, count: int, language: str) -> str:
 
 def folded_summary_text(counts: Counter[str], language: str) -> str:
     """ "3 more: 2 edits, 1 command." in ``language`` (issue 20: never a bare count)."""
-    total = sum(counts.values())
+    # State changes are counted, not named: what the agent is doing now says more.
+    total = sum(count for category, count in counts.items() if category not in _QUIET_CATEGORIES)
     parts = [
         _category_phrase(category, counts[category], language)
         for category in FOLD_CATEGORIES
-        if counts.get(category, 0)
+        if counts.get(category, 0) and category not in _QUIET_CATEGORIES
     ]
     return (
         translator(language)
