@@ -1278,6 +1278,7 @@ class Engine:
             prompt,
             kind="system.prompt_voided",
             critical=critical,
+            short=True,  # its first words name it; the whole question stays on screen
             why=why,
         )
 

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import resources
-from typing import Any
+from typing import Any, TextIO
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import UI_SPEAKS_KEYS
@@ -219,13 +219,17 @@ class PacedRun:
         loop: asyncio.AbstractEventLoop,
         *,
         scheduler: SpeechScheduler | None = None,
+        record: TextIO | None = None,
     ) -> None:
         self.loop = loop
         self.clock = LoopClock(loop)
         self.engine = Engine(settings, scheduler=scheduler)
         # The Textual dialogs say the keys themselves, right after the question.
         self.engine.set_answer_keys(UI_SPEAKS_KEYS)
-        self.backend = PacedBackend(self.clock, rate_wpm=settings.rate_wpm or settings.pace_wpm)
+        # ``record``: the jsonl speech record, what the user heard (docs/architecture.md).
+        self.backend = PacedBackend(
+            self.clock, rate_wpm=settings.rate_wpm or settings.pace_wpm, stream=record
+        )
         self.backend.start()
         self.driver = SpeechDriver(self.backend, notify=self._completed)
         self.arrivals: dict[str, float] = {}
@@ -694,13 +698,17 @@ def run_recording(
     *,
     scheduler_factory: Callable[[UserSettings], SpeechScheduler] | None = None,
     idle_keys: bool = True,
+    record: TextIO | None = None,
 ) -> PaceReport:
-    """Frames at their recorded times; the simulated user answers (nobody receives it)."""
+    """Frames at their recorded times; the simulated user answers (nobody receives it).
+
+    ``record`` receives the jsonl speech record of what was said.
+    """
 
     async def main() -> PaceReport:
         loop = asyncio.get_running_loop()
         scheduler = scheduler_factory(settings) if scheduler_factory else None
-        run = PacedRun(settings, loop, scheduler=scheduler)
+        run = PacedRun(settings, loop, scheduler=scheduler, record=record)
         PacedUser(run, idle_keys=idle_keys)
         start = loop.time()
         for moment, frame in frames:
