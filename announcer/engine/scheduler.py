@@ -5,29 +5,37 @@ speech-dispatcher's message classes: one queue per §2.2.9 urgency feeding a sin
 backend. The scheduler is sans-I/O: it returns :class:`Speak`/:class:`Cancel`
 commands and learns that an utterance ended through :meth:`on_done`.
 
-Rules, in order of precedence:
+Three classes of speech, each with its rule (issue 20, docs/speech.md):
 
-* Critical speech is never dropped, filtered or rate-limited; it interrupts any
-  non-critical utterance (barge-in) and waits only behind other critical speech.
+* The agent's words (``agent.output.streaming``) have a lane of their own: never
+  skipped, reordered or cut mid-sentence; said faster, within the user's
+  ``max_rate_factor``, when they pile up. Status news of their source waits for them.
+* Questions start at the next sentence boundary (they never cut off an utterance) and go
+  before waiting status news. One withdrawn before it was heard is said in its place.
+* Status news is "current, then most recent" per source: a newer status folds its
+  source's older pending ones (a plan step only a plan step); a tool's result, a plan's
+  end and a session's start and end are kept. What is folded is summarised by kind
+  ("3 more: 2 edits and 1 command."). Nothing older than ``stale_after_seconds`` (10 s,
+  counted from when it could be said in its source's order) is read as news.
+
+Other rules, in order of precedence:
+
+* Critical speech is never dropped, filtered or rate-limited; other than a question, it
+  interrupts a non-critical utterance other than the agent's words (barge-in) and waits
+  only behind other critical speech.
 * After a barge-in, the interrupted utterance and the queued lower-urgency speech
   resume (said again from the start) or are dropped, per ``after_interrupt``.
 * Normal speech takes its turn. A normal announcement flagged ``interrupt`` cuts off
-  normal or background speech, unless the user chose "do not interrupt".
-* Background speech goes first when the queue is over its bound.
-* The user never hears minute-old news: speech that waited longer than
-  ``stale_after_seconds``, or that lies beyond ``max_queued_speech_seconds`` of
-  queued talk (estimated from ``pace_wpm``), is skipped and summarised as
-  "3 more updates skipped". So is news older than ``max_delay_seconds`` when newer
-  news is waiting behind it: the newest wins and the delay stays bounded. A
-  session's start is never skipped this way. ``max_delay_seconds`` is the user's
-  ``max_news_delay_seconds`` unless given. Skipped news goes to ``on_skip``, so the
-  interfaces show it.
+  normal or background speech (never the agent's words), unless the user chose "do not
+  interrupt".
+* Background news gives way to newer news after ``max_delay_seconds`` (the user's
+  ``max_news_delay_seconds`` unless given) and past ``max_queued_speech_seconds``.
+  Skipped news goes to ``on_skip``, so the interfaces show it.
 * Within one session, speech is heard in event order (issue 14 a, b): critical
-  speech first brings forward its own session's queued news (its start, and the
-  newest lead-up that fits ``max_lead_in_seconds`` and does not make the critical
-  speech start later than ``max_delay_seconds``; older news is skipped and
-  summarised), and it waits for that session's utterance in progress instead of
-  cutting it off. Background news older than a session's next normal news is skipped.
+  speech first brings forward its own session's queued news (its words, start, results
+  and latest plan step; its other status gives way and is summarised), and it waits for
+  that session's utterance in progress instead of cutting it off. Background news
+  older than a session's next normal news is skipped.
 * The answer to the user's own key (``kind="system.ui"`` with no ``event_id``) is
   said at once: it cuts off normal and background speech (said again after it),
   waits only for the critical message being heard, and goes before queued critical

@@ -378,7 +378,6 @@ class PacedRun:
                 report.reply_delays.append(started - asked_at)
         return report
 
-
     def _measure_classes(self, report: PaceReport) -> None:
         """Issue 20's measures, each class by its own rule.
 
@@ -386,8 +385,9 @@ class PacedRun:
         words, questions and urgent news (heard before it) end, since order within a source
         comes first. Status news is measured from ready to the start of its speech, or of
         the summary it was folded into, less the time spent meanwhile on questions, urgent
-        news and answers to the user's keys (status gives way to them by rule); a question from ready, or from the end of the utterance in progress
-        when it arrived, to its start; the agent's words by the gap before each sentence
+        news and answers to the user's keys (status gives way to them by rule); a question
+        from ready, or from the end of the utterance in progress when it arrived, to its
+        start; the agent's words by the gap before each sentence
         after the previous sentence of its session ended (or after it arrived).
         """
         heard = report.heard

@@ -18,7 +18,7 @@ from announcer.speech.backend import SpeechBackend, VoiceSettings
 from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
 from announcer.speech.text import TextBackend
-from tests.engine.aaep import confirmation, frame
+from tests.engine.aaep import frame
 from tests.shared_data import SHARED as SHARED_ROOT
 
 ROOT = Path(__file__).resolve().parents[2]
