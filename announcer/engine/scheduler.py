@@ -133,7 +133,7 @@ STATUS_KINDS: Final = frozenset(
 STATUS_STALE_SECONDS: Final = 10.0
 # A source's pending tool results beyond this many are folded, successes oldest first
 # (a failure is always said).
-MAX_PENDING_RESULTS: Final = 1
+MAX_PENDING_RESULTS: Final = 2
 # The agent's words pile up past this much queued speech: the rate starts to rise, and
 # reaches the user's ``max_rate_factor`` at this many seconds more.
 WORDS_BACKLOG_FREE_SECONDS: Final = 4.0

@@ -418,13 +418,15 @@ class PacedRun:
             return min(moment, before)
 
         def given_way(since: float, until: float) -> float:
-            """Time spent on questions, urgent news and answers to the user's keys (which
-            go first by rule) between ``since`` and ``until``."""
+            """Time spent on questions (and why one ended), urgent news and answers to the
+            user's keys (which go first by rule) between ``since`` and ``until``."""
             total = 0.0
             for index, utterance in enumerate(heard):
                 other = utterance.announcement
-                if other.urgency is Urgency.CRITICAL or (
-                    other.kind == UI_KIND and other.event_id is None
+                if (
+                    other.urgency is Urgency.CRITICAL
+                    or other.kind in QUESTION_END_KINDS
+                    or (other.kind == UI_KIND and other.event_id is None)
                 ):
                     total += max(0.0, min(ends[index], until) - max(utterance.started, since))
             return total
@@ -461,6 +463,8 @@ class PacedRun:
                 continue
             if announcement.continues or event_id in first:
                 continue
+            # Said by its summary, or by the newer news of its source that folded it (a
+            # tool's result, a newer step, the question it gave way to).
             said = next(
                 (
                     u.started
@@ -470,6 +474,7 @@ class PacedRun:
                     and (
                         u.announcement.kind == FOLDED_SUMMARY_KIND
                         or u.announcement.kind in STATUS_KINDS
+                        or u.announcement.kind in PROMPT_KINDS
                     )
                 ),
                 None,

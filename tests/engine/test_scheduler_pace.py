@@ -326,13 +326,21 @@ def test_background_news_is_said_before_its_sessions_later_news_or_not_at_all() 
     late.submit(background("Draft saved."), 0.1)
     late.submit(news("Found three trains."), 0.2)
     late.play_out(5.0)
-    assert late.heard == ["Speaking.", "Found three trains."]  # too late: moot, not after
+    # Issue 20: a tool's result is a final state, always said, in its source's order.
+    assert late.heard == ["Speaking.", "Draft saved.", "Found three trains."]
     chatter = Listener(SpeechScheduler())
     chatter.submit(news("Speaking."), 0.0)
     chatter.submit(background("Halfway.", kind="agent.progress.updated"), 0.1)
     chatter.submit(news("Found three trains."), 0.2)
     chatter.play_out(1.0)
-    # Progress is superseded by its session's newer news, at once.
+    # Issue 20: a plan's latest step is never dropped (only a newer step supersedes it).
+    assert chatter.heard == ["Speaking.", "Halfway.", "Found three trains."]
+    chatter = Listener(SpeechScheduler())
+    chatter.submit(news("Speaking."), 0.0)
+    chatter.submit(background("Thinking.", kind="agent.state.changed"), 0.1)
+    chatter.submit(news("Found three trains."), 0.2)
+    chatter.play_out(1.0)
+    # A state change is superseded by its session's newer news, at once.
     assert chatter.heard == ["Speaking.", "Found three trains."]
     assert chatter.scheduler.drops["superseded by newer news"] == 1
     # Who asked for every detail (high cognitive load) hears it, while it is fresh.
