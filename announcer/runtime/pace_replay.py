@@ -387,8 +387,9 @@ class PacedRun:
         the summary it was folded into, less the time spent meanwhile on questions, urgent
         news and answers to the user's keys (status gives way to them by rule); a question
         from ready, or from the end of the utterance in progress when it arrived, to its
-        start; the agent's words by the gap before each sentence
-        after the previous sentence of its session ended (or after it arrived).
+        start, less the time spent on answers to the user's keys; the agent's words by the
+        gap before each sentence after the previous sentence of its session ended (or
+        after it arrived).
         """
         heard = report.heard
         ends = [u.ended if u.ended is not None else u.started + u.seconds for u in heard]
@@ -455,7 +456,13 @@ class PacedRun:
                 start = max(
                     speaking_end, ready(event_id, announcement.session_id, utterance.started)
                 )
-                report.question_delays.append(max(0.0, utterance.started - start))
+                # The answers to the user's own keys go first by rule, questions or not.
+                keys = sum(
+                    max(0.0, min(ends[i], utterance.started) - max(u.started, start))
+                    for i, u in enumerate(heard)
+                    if u.announcement.kind == UI_KIND and u.announcement.event_id is None
+                )
+                report.question_delays.append(max(0.0, utterance.started - start - keys))
                 report.question_waits.append(utterance.started - arrived)
         for dropped_at, announcement in self.skipped_news:
             event_id = announcement.event_id
