@@ -66,6 +66,8 @@ from announcer.i18n.format import format_integer, format_list
 from announcer.i18n.translate import catalog_language, translator
 
 DEFAULT_MAX_QUEUE: Final = 64
+# Issue 20: nothing older than this is read as news (from when it could first be said in
+# its source's order, time given to questions and urgent news not counted).
 DEFAULT_STALE_AFTER_SECONDS: Final = 10.0
 DEFAULT_MAX_QUEUED_SPEECH_SECONDS: Final = 30.0
 DEFAULT_MAX_LEAD_IN_SECONDS: Final = 8.0
@@ -106,11 +108,6 @@ _CHATTER: Final = frozenset({"agent.state.changed", "agent.progress.updated", "a
 # A session's end: "done" and "cancelled" (each with its own earcon) are what a listener
 # waits for, so they are never skipped for age or surplus, however late.
 _SESSION_ENDS: Final = frozenset({"agent.session.completed", "agent.session.cancelled"})
-# Never skipped for its age alone: a session's start and end, the agent's own words, why a
-# question ended.
-_KEPT_WHEN_LATE: Final = (
-    QUESTION_END_KINDS | _SESSION_ENDS | {_SESSION_STARTED, "agent.output.streaming"}
-)
 
 # Issue 20: three classes of speech, each with its rule.
 # The agent's own words: never skipped, reordered or cut mid-sentence.
@@ -128,9 +125,6 @@ STATUS_KINDS: Final = frozenset(
         "system.connection",
     }
 )
-# Status news is not read once it is older than this (from when it could first be said
-# in its source's order).
-STATUS_STALE_SECONDS: Final = 10.0
 # A source's pending tool results beyond this many are folded, successes oldest first
 # (a failure is always said).
 MAX_PENDING_RESULTS: Final = 2
@@ -1116,7 +1110,7 @@ class SpeechScheduler:
         )
 
     def _drop_stale(self, now: float) -> None:
-        """Nothing older than ``STATUS_STALE_SECONDS`` is read as news (issue 20).
+        """Nothing older than ``stale_after_seconds`` is read as news (issue 20).
 
         Age counts from when the news could first be said in its source's order (after
         that source's earlier words and questions). Background news also gives way to
