@@ -10,7 +10,6 @@ event loop can wake up (e.g. ``loop.call_soon_threadsafe``).
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -50,24 +49,13 @@ class SpeechDriver:
                 self.spoken += 1
                 done = self._completion(command.utterance_id)
                 try:
-                    self.backend.speak(command.announcement, self._voice_for(command), done)
+                    self.backend.speak(command.announcement, self.voice, done)
                 except Exception as exc:
                     # A backend that cannot speak must not stall the queue behind it: the
                     # utterance ends here (the interface has shown it) and speech goes on.
                     self.failed += 1
                     log.warning("speech failed (%s); the announcement is shown only", exc)
                     done()
-
-    def _voice_for(self, command: Speak) -> VoiceSettings:
-        """The voice, faster when the scheduler catches up on the agent's words (issue 20).
-
-        A voice at the engine's own rate (no ``rate_wpm``) keeps it: the backend knows it.
-        """
-        factor = command.announcement.rate_factor
-        voice = self.voice
-        if factor <= 1.0 or voice.rate_wpm is None:
-            return voice
-        return dataclasses.replace(voice, rate_wpm=min(600, round(voice.rate_wpm * factor)))
 
     def _completion(self, utterance_id: int) -> Callable[[], None]:
         self._live.add(utterance_id)
