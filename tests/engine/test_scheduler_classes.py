@@ -334,3 +334,20 @@ def test_no_word_is_dropped_every_question_is_said_and_final_states_are_said(
     assert all(result in texts for result in final.values())
     assert not any("skipped" in t for t in texts)
     assert voice.scheduler.queued() == 0
+
+
+def test_an_aaep_plan_at_its_end_is_said_as_all_steps_done() -> None:
+    """Issue 20: progress at 100 percent with its step count says the plan is done, every
+    step reaches the scheduler (no more "progress too frequent"), in the user's language."""
+    for language, expected in (("en", "All 4 steps done."), ("de", "Alle 4 Schritte erledigt.")):
+        engine = Engine(UserSettings(languages=[language]))
+        said: list[str] = []
+        for step, at in ((3, 0.0), (4, 0.5)):
+            progress = {"step": step, "total_steps": 4}
+            commands = engine.receive(frame("agent.progress.updated", progress=progress), "c", at)
+            said += [c.announcement.text for c in commands if isinstance(c, Speak)]
+        done = {"percent": 100, "step": 4, "total_steps": 4}
+        engine.receive(frame("agent.progress.updated", progress=done), "c", 1.0)
+        queued = [a.text for a in engine.scheduler.queued_announcements()]
+        assert engine.policy.suppressed.get("progress too frequent", 0) == 0
+        assert (said + queued)[-1] == expected

@@ -207,19 +207,29 @@ def test_a_coding_agents_long_answer_and_plan_are_heard_whole(wpm: int) -> None:
     assert not any(" more updates skipped" in t or " more update skipped" in t for t in texts)
 
 
-def _reference_run(verbosity: str) -> tuple[PaceReport, list[dict[str, object]]]:
-    frames = recorded_frames(REFERENCE_RUN.read_text(encoding="utf-8").splitlines())
+def _reference_run(
+    verbosity: str, path: Path = REFERENCE_RUN
+) -> tuple[PaceReport, list[dict[str, object]]]:
+    frames = recorded_frames(path.read_text(encoding="utf-8").splitlines())
     return _records(frames, UserSettings(verbosity=verbosity))  # type: ignore[arg-type]
 
 
 @pytest.mark.skipif(not REFERENCE_RUN.exists(), reason="the shared AAEP fixtures are not here")
-def test_the_reference_run_says_different_words_at_terse_and_detailed() -> None:
-    _, terse = _reference_run("terse")
-    _, detailed = _reference_run("detailed")
-    terse_words = " ".join(str(r["text"]) for r in terse).split()
-    detailed_words = " ".join(str(r["text"]) for r in detailed).split()
-    assert terse_words != detailed_words
-    assert len(terse_words) < len(detailed_words)
+@pytest.mark.parametrize(
+    "recording", sorted(FIXTURES.glob("*.jsonl")) or [REFERENCE_RUN], ids=lambda p: p.stem
+)
+def test_every_recorded_run_says_different_words_at_terse_and_detailed(recording: Path) -> None:
+    _, terse = _reference_run("terse", recording)
+    _, detailed = _reference_run("detailed", recording)
+
+    def lines(records: list[dict[str, object]]) -> list[str]:
+        # What the agent's events said, once each (not the simulated user's own keys,
+        # nor a line said again after a key cut it off).
+        return list(dict.fromkeys(str(r["text"]) for r in records if r["event_id"] is not None))
+
+    assert lines(terse) != lines(detailed)
+    # Detailed says more: a line terse does not have.
+    assert set(lines(detailed)) - set(lines(terse))
 
 
 @pytest.mark.skipif(not REFERENCE_RUN.exists(), reason="the shared AAEP fixtures are not here")
