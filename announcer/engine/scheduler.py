@@ -131,6 +131,9 @@ MAX_PENDING_RESULTS: Final = 2
 # The agent's words pile up past this much queued speech: the rate starts to rise, and
 # reaches the user's ``max_rate_factor`` at this many seconds more.
 WORDS_BACKLOG_FREE_SECONDS: Final = 4.0
+# The agent's words waiting beyond this many sentences (an hour or more of speech) are
+# let go oldest first, counted and shown: memory stays bounded whatever a producer sends.
+MAX_QUEUED_SENTENCES: Final = 5_000
 WORDS_RAMP_SECONDS: Final = 12.0
 # What folded status is summarised as (its kind), in the order said.
 FOLD_CATEGORIES: Final = ("edit", "command", "read", "tool", "plan", "state", "update")
@@ -449,6 +452,10 @@ class SpeechScheduler:
             return self._barge_in(item, now)
         if announcement.kind == WORDS_KIND:
             self._words.append(item)
+            if len(self._words) > MAX_QUEUED_SENTENCES:
+                # Memory stays bounded even for a runaway producer: past about an hour of
+                # speech the oldest sentence goes, counted and shown (never in silence).
+                self._drop(self._words.popleft().announcement, "too much queued speech", now)
         elif announcement.kind in STATUS_KINDS:
             # One rule for status news, whatever its urgency: a source's status is said
             # in its order, current then most recent (issue 20).

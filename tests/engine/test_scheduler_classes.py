@@ -351,3 +351,18 @@ def test_an_aaep_plan_at_its_end_is_said_as_all_steps_done() -> None:
         queued = [a.text for a in engine.scheduler.queued_announcements()]
         assert engine.policy.suppressed.get("progress too frequent", 0) == 0
         assert (said + queued)[-1] == expected
+
+
+def test_a_runaway_stream_of_words_keeps_memory_bounded_and_says_so() -> None:
+    """Past MAX_QUEUED_SENTENCES (an hour or more of speech) the oldest waiting sentence
+    goes, counted and shown: never silently, and never below that bound."""
+    from announcer.engine.scheduler import MAX_QUEUED_SENTENCES
+
+    scheduler = SpeechScheduler()
+    shown: list[str] = []
+    scheduler.on_skip = lambda announcement: shown.append(announcement.text)
+    for index in range(MAX_QUEUED_SENTENCES + 3):
+        scheduler.submit(words(f"Sentence {index}."), 0.0)
+    assert scheduler.queued() == MAX_QUEUED_SENTENCES
+    assert scheduler.drops == {"too much queued speech": 2}
+    assert shown == ["Sentence 1.", "Sentence 2."]  # the first is being said
