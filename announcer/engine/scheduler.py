@@ -131,9 +131,9 @@ MAX_PENDING_RESULTS: Final = 2
 # The agent's words pile up past this much queued speech: the rate starts to rise, and
 # reaches the user's ``max_rate_factor`` at this many seconds more.
 WORDS_BACKLOG_FREE_SECONDS: Final = 4.0
-# The agent's words waiting beyond this many sentences (an hour or more of speech) are
+# The agent's words waiting beyond this many sentences (about 50 minutes of speech) are
 # let go oldest first, counted and shown: memory stays bounded whatever a producer sends.
-MAX_QUEUED_SENTENCES: Final = 5_000
+MAX_QUEUED_SENTENCES: Final = 1_000
 WORDS_RAMP_SECONDS: Final = 12.0
 # What folded status is summarised as (its kind), in the order said.
 FOLD_CATEGORIES: Final = ("edit", "command", "read", "tool", "plan", "state", "update")
@@ -453,8 +453,8 @@ class SpeechScheduler:
         if announcement.kind == WORDS_KIND:
             self._words.append(item)
             if len(self._words) > MAX_QUEUED_SENTENCES:
-                # Memory stays bounded even for a runaway producer: past about an hour of
-                # speech the oldest sentence goes, counted and shown (never in silence).
+                # Memory stays bounded even for a runaway producer: past about 50 minutes
+                # of speech the oldest sentence goes, counted and shown (never in silence).
                 self._drop(self._words.popleft().announcement, "too much queued speech", now)
         elif announcement.kind in STATUS_KINDS:
             # One rule for status news, whatever its urgency: a source's status is said
@@ -914,9 +914,10 @@ class SpeechScheduler:
         normal = self._queues[Urgency.NORMAL]
         background = self._queues[Urgency.BACKGROUND]
         words = self._words
-        mine = [
+        mine_words = [item for item in words if item.announcement.session_id == session_id]
+        mine = mine_words + [
             item
-            for queue in (normal, background, words)
+            for queue in (normal, background)
             for item in queue
             if item.announcement.session_id == session_id
         ]
@@ -928,7 +929,10 @@ class SpeechScheduler:
         self._queues[Urgency.BACKGROUND] = deque(
             item for item in background if item.announcement.session_id != session_id
         )
-        self._words = deque(item for item in words if item.announcement.session_id != session_id)
+        if mine_words:
+            self._words = deque(
+                item for item in words if item.announcement.session_id != session_id
+            )
         mine.sort(key=lambda item: item.order)
         messages: list[list[_Queued]] = []
         for item in mine:
@@ -1045,18 +1049,20 @@ class SpeechScheduler:
                 continue
             doomed: set[int] = set()
             results: list[range] = []
-            for message in _messages(queue):
-                head = queue[message.start]
+            # One pass over the heads (this runs for every status submitted, issue 20);
+            # a head's later parts (``continues``) go with it.
+            for index, head in enumerate(queue):
                 announcement = head.announcement
                 if (
-                    _source_of(announcement) != source
+                    announcement.continues
                     or announcement.kind not in STATUS_KINDS
-                    or announcement.continues
+                    or (announcement.session_id or announcement.producer_id) != source
                     or head.kept
                     or head.lead_for is not None
                     or announcement.kind == _SESSION_STARTED
                 ):
                     continue
+                message = range(index, _message_end(queue, index))
                 if _is_final(announcement):
                     if announcement.kind == "agent.tool.completed" and not _is_failure(
                         announcement
@@ -1101,7 +1107,8 @@ class SpeechScheduler:
 
     def _protected(self, item: _Queued, newest_plan: dict[str | None, int], index: int) -> bool:
         """Never dropped for age: a session's start and end, a tool's result, a plan's
-        latest step, why a question ended, and the rest of a message already begun."""
+        latest step, why a question ended, a count of skipped news, and the rest of a
+        message already begun."""
         announcement = item.announcement
         return (
             announcement.continues
@@ -1109,6 +1116,8 @@ class SpeechScheduler:
             or item.lead_for is not None
             or announcement.kind == _SESSION_STARTED
             or announcement.kind in QUESTION_END_KINDS
+            # A count of what was skipped (a flood's) is never itself skipped.
+            or announcement.kind == FOLDED_SUMMARY_KIND
             or _is_final(announcement)
             or (
                 announcement.kind == "agent.progress.updated"

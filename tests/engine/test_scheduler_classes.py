@@ -354,7 +354,7 @@ def test_an_aaep_plan_at_its_end_is_said_as_all_steps_done() -> None:
 
 
 def test_a_runaway_stream_of_words_keeps_memory_bounded_and_says_so() -> None:
-    """Past MAX_QUEUED_SENTENCES (an hour or more of speech) the oldest waiting sentence
+    """Past MAX_QUEUED_SENTENCES (about 50 minutes of speech) the oldest waiting sentence
     goes, counted and shown: never silently, and never below that bound."""
     from announcer.engine.scheduler import MAX_QUEUED_SENTENCES
 
