@@ -38,6 +38,10 @@ class Announcement:
     ``continues`` marks a later part of one message split by language (our own
     phrase in the listener's language, the producer's text in its own, §11.5):
     the scheduler keeps the parts in order and drops or keeps them together.
+    ``topic`` says what a piece of status news is about ("edit", "command", "read",
+    "tool", "plan", "plan_done"), so what is folded is summarised by kind (issue 20).
+    ``rate_factor`` above 1 asks the voice to speak faster than the user's rate: the
+    scheduler sets it when the agent's words pile up, within the user's ``max_rate_factor``.
     """
 
     text: str
@@ -50,3 +54,5 @@ class Announcement:
     kind: str = "system"
     earcon: str | None = None
     continues: bool = False
+    topic: str | None = None
+    rate_factor: float = 1.0

@@ -10,6 +10,7 @@ outputs and the text held for each are bounded.
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Final
@@ -131,6 +132,22 @@ class OutputStreams:
                 released += [
                     Released(text, output.language, key[1], output.last_event_id, key[0])
                     for text in output.coalescer.poll(now)
+                ]
+        return released
+
+    def release_finished(self, source_id: str, session_id: str) -> list[Released]:
+        """The finished sentences a session's outputs hold for a pause, released now.
+
+        Issue 20: a tool call or a question of the same session comes after them, so the
+        agent's intro sentence ("I'll update two files.") is said before what it introduces.
+        A sentence still being written stays held.
+        """
+        released: list[Released] = []
+        for key, output in self._open.items():
+            if key[0] == source_id and key[1] == session_id and output.coalescer.waiting_for_pause:
+                released += [
+                    Released(text, output.language, key[1], output.last_event_id, key[0])
+                    for text in output.coalescer.poll(math.inf)
                 ]
         return released
 

@@ -480,6 +480,10 @@ class Engine:
                 # own timer can beat our tick): that is a timeout, said as one.
                 commands += self._say_expired(prompt, now)
                 continue
+            if self.scheduler.question_started_at(prompt.event_id) is None:
+                # Issue 20: never heard, it is still said, at its urgency and in its place.
+                commands += self._withdraw(prompt, self._unheard_void_notice(prompt), now)
+                continue
             notice = self._notice(
                 N_("No answer needed any more: {what}"),
                 prompt,
@@ -503,6 +507,10 @@ class Engine:
         if session is None:  # evicted under pressure between admit and now
             return []
         commands: list[SpeechCommand] = []
+        if self.outputs:
+            # Issue 20: a finished sentence held for a pause comes before what follows it.
+            for released in self.outputs.release_finished(source_id, event.session_id):
+                commands += self._say_output(released, source_id, now)
         if isinstance(event, _TERMINAL):
             # What the agent was still saying comes before how the session ended.
             for released in self.outputs.close_session(source_id, event.session_id):
@@ -1210,6 +1218,7 @@ class Engine:
         kind: str,
         critical: bool = False,
         short: bool = False,
+        why: str = "",
     ) -> list[Announcement]:
         """Our phrase about a question, naming it by its subject (``{what}``).
 
@@ -1219,6 +1228,13 @@ class Engine:
         """
         template = translator(self.policy.phrase_language).gettext(msgid)
         subject = self._short_subject(prompt) if short else self._prompt_subject(prompt)
+        if why:
+            # Why it ended, a sentence after the subject: "…: <action>. <why>" (issue 20).
+            text = subject.text.rstrip()
+            if text and not text.endswith((".", "!", "?", "…", "。", "؟", "।")):
+                text += "."
+            subject = Spoken(text, subject.language)
+            template = f"{template} {why}"
         phrase_language = self.policy.phrase_language
         if same_language(subject.language, phrase_language) or template.count("{what}") != 1:
             texts = [Spoken(template.format(what=subject.text), phrase_language)]
@@ -1241,6 +1257,30 @@ class Engine:
             )
             for index, part in enumerate(texts)
         ]
+
+    def _unheard_void_notice(self, prompt: PendingPrompt) -> list[Announcement]:
+        """ "Withdrawn before you could answer: <action>. <why>." (issue 20)
+
+        Said at the question's own urgency, in its place: the user learns what the agent
+        wanted to do, even though it no longer waits for an answer.
+        """
+        session = self.tracker.session(prompt.source_id, prompt.session_id)
+        ended = session is not None and session.lifecycle != "active"
+        why = translator(self.policy.phrase_language).gettext(
+            N_("The session ended.") if ended else N_("The agent went on without your answer.")
+        )
+        event = prompt.event
+        critical = (
+            not isinstance(event, AaepEvent) or self.policy.urgency_of(event) is Urgency.CRITICAL
+        )
+        return self._notice(
+            N_("Withdrawn before you could answer: {what}"),
+            prompt,
+            kind="system.prompt_voided",
+            critical=critical,
+            short=True,  # its first words name it; the whole question stays on screen
+            why=why,
+        )
 
     @staticmethod
     def _void_on_arrival_msgid(reason: str) -> str:

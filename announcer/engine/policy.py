@@ -65,8 +65,39 @@ _LEVEL_ORDER: Final = {
 }
 # A state flicker shorter than this is not worth a word (§4.2.1 allows suppressing it).
 STATE_CYCLE_QUIET_SECONDS: Final = 3.0
-# Progress is spoken at most this often per session, except for 100 percent.
-PROGRESS_MIN_INTERVAL_SECONDS: Final = 5.0
+# Issue 20: at normal verbosity a status line is said within this many seconds at the
+# user's rate (about 8 words at 180 words a minute, 14 at 300); detailed says more.
+STATUS_LINE_SECONDS: Final = 2.7
+STATUS_LINE_SLACK_WORDS: Final = 2
+# Status news, whose lines are fitted to that time; a failure and a session's end are
+# final states, said whole.
+# (A session's start names the work once; it is said whole too.)
+_STATUS_LINE_CLASSES: Final = (StateChanged, ProgressUpdated, ToolInvoked)
+# What a tool's name says it does, so folded news is summarised by kind (ACP tool kinds,
+# Claude Code and Codex tool names).
+_TOOL_TOPICS: Final = {
+    "edit": "edit",
+    "write": "edit",
+    "multiedit": "edit",
+    "notebookedit": "edit",
+    "apply_patch": "edit",
+    "delete": "edit",
+    "move": "edit",
+    "execute": "command",
+    "bash": "command",
+    "shell": "command",
+    "exec": "command",
+    "exec_command": "command",
+    "local_shell": "command",
+    "read": "read",
+    "search": "read",
+    "grep": "read",
+    "glob": "read",
+    "ls": "read",
+    "fetch": "read",
+    "webfetch": "read",
+    "websearch": "read",
+}
 
 
 _CRITICAL_CLASSES: Final = (
@@ -160,7 +191,6 @@ class Policy:
         self.answer_keys = answer_keys
         self.suppressed: Counter[str] = Counter()
         self._rate_tokens: dict[str, tuple[float, float]] = {}
-        self._last_progress: dict[str, float] = {}
         self._filter_cache: dict[str, bool] = {}
         self._plain = self._no_rules_apply()
         self._phrase_language = catalog_language(settings.languages or ["en"])
@@ -294,8 +324,14 @@ class Policy:
             parts = [wording]
         else:
             parts = by_language(wording)
+        if (
+            isinstance(event, _STATUS_LINE_CLASSES)
+            or (isinstance(event, ToolCompleted) and event.status == "success")
+        ) and self.level_for(event) == "normal":
+            parts = self._fit_status_line(parts)
         kind = type(event).SHORT_TYPE or event.short_type
         earcon = EARCON_FOR_EVENT.get(kind)
+        topic = _topic_of(event)
         return [
             Announcement(
                 text=part.text,
@@ -308,9 +344,53 @@ class Policy:
                 kind=kind,
                 earcon=earcon if index == 0 else None,
                 continues=index > 0,
+                topic=topic,
             )
             for index, part in enumerate(parts)
         ]
+
+    def status_line_words(self) -> int:
+        """How many words a status line may have at normal verbosity (issue 20)."""
+        wpm = self.settings.rate_wpm or self.settings.pace_wpm
+        return max(4, round(wpm * STATUS_LINE_SECONDS / 60.0))
+
+    def _fit_status_line(self, parts: list[Spoken]) -> list[Spoken]:
+        """Cut a status line to the time its user's rate allows (the screen keeps it whole).
+
+        Our own risk warning ("This cannot be undone.") is never cut.
+        """
+        budget = self.status_line_words()
+        if sum(len(part.text.split()) for part in parts) <= budget + STATUS_LINE_SLACK_WORDS:
+            return parts  # cutting a word or two would save little and could lose the point
+        tail: list[Spoken] = []
+        body = list(parts)
+        for warning in (self._phrase("This cannot be undone."), self._phrase("High risk.")):
+            last = body[-1]
+            if last.text.endswith(warning):
+                tail = [Spoken(warning, last.language)]
+                rest = last.text[: -len(warning)].rstrip()
+                body[-1:] = [Spoken(rest, last.language)] if rest else []
+                break
+        if not body:
+            return parts
+        left = budget  # a warning does not count: it is never cut
+        fitted: list[Spoken] = []
+        for part in body:
+            words = part.text.split()
+            if not words:
+                continue
+            if len(words) <= left:
+                fitted.append(part)
+                left -= len(words)
+                continue
+            if left > 0:
+                cut = " ".join(words[:left]).rstrip(",;:—-")
+                fitted.append(Spoken(cut + "…", part.language))
+            break
+        if tail and fitted and same_language(fitted[-1].language, tail[0].language):
+            last = fitted.pop()
+            tail = [Spoken(f"{last.text} {tail[0].text}", last.language)]
+        return fitted + tail
 
     # -- wording -----------------------------------------------------------------------
 
@@ -423,6 +503,10 @@ class Policy:
     def _started(self, event: SessionStarted, session: SessionState) -> Wording:
         spoken = self.summary(event)
         if spoken is not None:
+            if self.level_for(event) == "detailed" and event.request_text:
+                request = self._producer_text(event, "request_text")
+                if request is not None and request.text not in spoken.text:
+                    return [spoken, request]
             return spoken
         return self._own_phrase("{agent} started.", agent=session.display_name)
 
@@ -492,7 +576,9 @@ class Policy:
             return None
         session.last_state_announced_at = now
         spoken = self.summary(event)
-        if spoken is not None:
+        if spoken is not None and (
+            self.level_for(event) != "terse" or self._producer_text(event, "summary_terse")
+        ):
             return spoken
         names = {
             "idle": N_("Idle."),
@@ -509,20 +595,20 @@ class Policy:
         return self._own_phrase("Now {state}.", state=event.to_state.replace("_", " "))
 
     def _progress(self, event: ProgressUpdated, session: SessionState, now: float) -> Wording:
+        # Issue 20: every step reaches the scheduler, which keeps each source's newest.
         progress = event.progress
-        finished = progress.percent is not None and progress.percent >= 100
-        last = self._last_progress.get(session.session_id)
-        if not finished and last is not None and now - last < PROGRESS_MIN_INTERVAL_SECONDS:
-            self.suppressed["progress too frequent"] += 1
-            return None
-        self._last_progress[session.session_id] = now
-        if len(self._last_progress) > 1024:
-            self._last_progress.clear()
         spoken = self.summary(event)
         if spoken is not None:
             return spoken
         language = self.phrase_language
         parts: list[Spoken] = []
+        if _plan_done(event) and progress.total_steps is not None:
+            count = int(progress.total_steps)
+            return self._own(
+                translator(language)
+                .ngettext("The one step is done.", "All {count} steps done.", count)
+                .format(count=format_integer(count, language))
+            )
         if progress.percent is not None:
             parts.append(
                 self._own_phrase(
@@ -560,7 +646,12 @@ class Policy:
             if self.level_for(event) == "detailed" and event.args_summary:
                 parts.append(self._producer_text(event, "args_summary"))
             return [p for p in (*parts, risk) if p]
-        return [spoken, risk] if risk else spoken
+        args = None
+        if self.level_for(event) == "detailed" and event.args_summary:
+            args = self._producer_text(event, "args_summary")
+            if args is not None and args.text in spoken.text:
+                args = None
+        return [p for p in (spoken, args, risk) if p]
 
     def _tool_completed(self, event: ToolCompleted) -> Wording:
         spoken = self.summary(event)
@@ -578,6 +669,8 @@ class Policy:
             # "Bash was denied by ..." or "Bash failed.": our lead would say it twice,
             # or call a denial a failure
             return spoken
+        if self.level_for(event) == "terse" and not self._producer_text(event, "summary_terse"):
+            return self._own(lead)
         detail = spoken or self._producer_text(event, "error_message")
         return [self._own(lead), detail] if detail else self._own(lead)
 
@@ -819,3 +912,27 @@ def waits_without_timeout(event: AaepEvent) -> bool:
     """announcer's own §7 extension marks a question whose agent has no deadline."""
     ours = (event.extensions or {}).get("x-announcer")
     return isinstance(ours, dict) and ours.get("no_timeout") is True
+
+
+def _plan_done(event: ProgressUpdated) -> bool:
+    """Every step of a plan is done (issue 20: "All 4 steps done." is always said)."""
+    progress = event.progress
+    if progress.percent is not None and progress.percent >= 100:
+        return True
+    return (
+        progress.step is not None
+        and progress.total_steps is not None
+        and progress.step > progress.total_steps
+    )
+
+
+def _topic_of(event: AaepEvent) -> str | None:
+    """What status news is about, for the scheduler's summary of folded news by kind."""
+    if isinstance(event, ToolCompleted) and event.status != "success":
+        return "failed"  # a failure is always said
+    if isinstance(event, (ToolInvoked, ToolCompleted)):
+        name = event.tool.rsplit("__", 1)[-1].rsplit(".", 1)[-1].lower()
+        return _TOOL_TOPICS.get(name)
+    if isinstance(event, ProgressUpdated):
+        return "plan_done" if _plan_done(event) else "plan"
+    return None

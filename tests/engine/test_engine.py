@@ -318,12 +318,45 @@ def test_critical_interrupts_another_sessions_normal_speech_with_a_cancel() -> N
         frame("agent.tool.invoked", session="sess_other", **TOOL, **SUMMARIES), "c", 0.0
     )
     assert isinstance(first[0], Speak)
-    commands = engine.receive(confirmation(), "c", 0.1)
+    commands = engine.receive(
+        frame(
+            "agent.session.errored",
+            urgency="critical",
+            error_category="permanent",
+            summary_normal="The export failed.",
+        ),
+        "c",
+        0.1,
+    )
     assert isinstance(commands[0], Cancel)
     assert (
-        isinstance(commands[1], Speak)
-        and commands[1].announcement.kind == "agent.awaiting.confirmation"
+        isinstance(commands[1], Speak) and commands[1].announcement.kind == "agent.session.errored"
     )
+
+
+def test_a_question_starts_at_the_next_sentence_boundary_not_mid_sentence() -> None:
+    """Issue 20 (changed from issue 14): a question waits for the end of what is being
+    said (another session's status line), then goes before anything else queued."""
+    engine = Engine()
+    first = engine.receive(
+        frame("agent.tool.invoked", session="sess_other", **TOOL, **SUMMARIES), "c", 0.0
+    )
+    assert isinstance(first[0], Speak)
+    engine.receive(
+        frame(
+            "agent.state.changed",
+            session="sess_third",
+            from_state="idle",
+            to_state="thinking",
+            summary_normal="Thinking it over.",
+        ),
+        "c",
+        0.05,
+    )
+    assert engine.receive(confirmation(), "c", 0.1) == []
+    after = engine.on_speech_done(first[0].utterance_id, 1.5)
+    assert isinstance(after[0], Speak)
+    assert after[0].announcement.kind == "agent.awaiting.confirmation"
 
 
 def test_a_question_waits_for_its_own_sessions_lead_up_to_finish() -> None:
@@ -553,10 +586,26 @@ def test_contradictory_producers_get_diagnostics_and_sensible_speech() -> None:
 
 
 def test_a_huge_summary_is_shortened_for_speech() -> None:
-    listener = listen()
-    said = listener.feed(frame("agent.tool.invoked", **TOOL, summary_normal="word " * 3000))
+    listener = listen(UserSettings(verbosity="detailed"))
+    said = listener.feed(
+        frame(
+            "agent.tool.invoked",
+            **TOOL,
+            summary_normal="Working.",
+            summary_detailed="word " * 3000,
+        )
+    )
     assert len(said[0]) < 1_600
     assert said[0].endswith("(shortened, full text in the transcript)")
+
+
+def test_a_status_line_fits_the_time_of_the_users_rate() -> None:
+    """Issue 20: at normal verbosity about 8 words at 180 wpm, 14 at 300."""
+    for wpm, words in ((180, 8), (300, 14)):
+        listener = listen(UserSettings(pace_wpm=wpm))
+        said = listener.feed(frame("agent.tool.invoked", **TOOL, summary_normal="word " * 3000))
+        assert len(said[0].split()) == words
+        assert said[0].endswith("…")
 
 
 def test_ten_thousand_confirmations_in_a_second_stay_bounded() -> None:

@@ -440,7 +440,7 @@ class AnnouncerApp(App[None]):
 
     @on(AnnouncementSkipped)
     def _skipped(self, message: AnnouncementSkipped) -> None:
-        """Speech fell behind and skipped this news ("3 more updates skipped."): shown here
+        """Speech fell behind and skipped this news ("3 more: 2 edits and 1 command."): shown here
         and in History, so nothing is lost (issue 14 e)."""
         announcement = message.announcement
         if announcement.kind == UI_SPEECH_KIND or not announcement.text.strip():
