@@ -65,9 +65,12 @@ _URGENCY_OF: Final = {urgency.value: urgency for urgency in Urgency}
 # §2.2.9 critical news is never dropped in silence, but a flood of it cannot all be
 # said: once this many urgent messages from one producer wait to be spoken, the rest
 # are folded into one spoken count ("40 more urgent messages from X"), each counted
-# in the diagnostics. Questions and our own notices are never folded.
+# in the diagnostics. Only repeated news of one kind is folded (§4.1.3, §9.3.2(7),
+# §9.5.2(9)): questions, handoffs, what starts or ends a session (errored MUST NOT be
+# suppressed) and our own notices never are; what is folded still goes to the
+# transcript and History with its words.
 CRITICAL_BACKLOG_PER_PRODUCER: Final = 3
-_NEVER_FOLDED: Final = ("agent.awaiting.", "system.")
+_NEVER_FOLDED: Final = ("agent.awaiting.", "agent.handoff.", "agent.session.", "system.")
 FOLDED_KIND: Final = "system.folded"
 # An unreadable frame that looked urgent is mentioned at most this often per source
 # (never a question: §10.1.3 says those are never dropped in silence).
@@ -222,9 +225,9 @@ class Engine:
         self._outgoing: deque[OutgoingReply] = deque(maxlen=10_000)
         self._last_unreadable_notice: dict[str, float] = {}
         self._after_answer: list[SpeechCommand] = []
-        # producer_id -> [the count of folded urgent messages waiting to be said, how many,
+        # (producer_id, kind) -> [the count of folded urgent messages waiting to be said, how many,
         # the source it came from]; its words are set when it is said (:meth:`_word_count`)
-        self._folded: dict[str, list[Any]] = {}
+        self._folded: dict[tuple[str, str], list[Any]] = {}
         self._folding_event: str | None = None
         self.folded_total = 0
         self.frames = 0
@@ -1051,25 +1054,33 @@ class Engine:
     ) -> list[SpeechCommand] | None:
         """Fold an urgent message into its producer's spoken count if too many wait.
 
-        None when it is to be queued as usual. Otherwise it is counted (per producer,
-        and in the diagnostics with its envelope fields only) instead of queued: the
-        first of a run queues "1 more urgent message from X" in its place, in order,
-        and each later one raises that count while it waits. The later parts of a
-        folded message go with it.
+        None when it is to be queued as usual. Only news of a kind that may be folded
+        (never a question, handoff, session start or end, or our own notice), and only
+        when ``CRITICAL_BACKLOG_PER_PRODUCER`` urgent messages of the same producer and
+        the same kind already wait. It is then counted (per producer and kind, and in
+        the diagnostics with its envelope fields only) instead of queued: the first of
+        a run queues "1 more urgent message from X" in its place, in order, and each
+        later one raises that count while it waits. Its words still go to the
+        transcript and to History (``scheduler.on_skip``). The later parts of a folded
+        message go with it.
         """
         producer_id = announcement.producer_id
         if producer_id is None or announcement.kind.startswith(_NEVER_FOLDED):
             return None
         if announcement.continues:
             folding = announcement.event_id is not None
-            return [] if folding and announcement.event_id == self._folding_event else None
+            if folding and announcement.event_id == self._folding_event:
+                self._keep_folded(announcement, source_id, now)
+                return []
+            return None
         bound = CRITICAL_BACKLOG_PER_PRODUCER
         if self.scheduler.queued(Urgency.CRITICAL) < bound:
             self._folding_event = None
             return None
+        key = (producer_id, announcement.kind)
         waiting = 0
         waiting_count: Announcement | None = None
-        current = self._folded.get(producer_id)
+        current = self._folded.get(key)
         for queued in self.scheduler.queued_announcements(Urgency.CRITICAL):
             if (
                 queued.urgency is not Urgency.CRITICAL  # a lead-up brought forward, not urgent
@@ -1080,21 +1091,22 @@ class Engine:
             if current is not None and queued is current[0]:
                 waiting_count = queued
                 waiting += 1
-            elif not queued.kind.startswith(_NEVER_FOLDED):
+            elif queued.kind == announcement.kind:
                 waiting += 1
         if waiting < bound:
             self._folding_event = None
             return None
         self._folding_event = announcement.event_id
         self.folded_total += 1
+        self._keep_folded(announcement, source_id, now)
         if current is not None and waiting_count is not None:
             current[1] += 1
             self.diagnostics.count_drop("critical.folded")  # the run's first is on record
             return []
         self.diagnostics.record_drop(
             "critical.folded",
-            f"urgent message folded into a spoken count: {bound} from the same producer "
-            "were already waiting to be said; the rest of this run is counted",
+            f"urgent message folded into a spoken count: {bound} of the same kind from the "
+            "same producer were already waiting to be said; the rest of this run is counted",
             section="§2.2.9",
             envelope={
                 "type": announcement.kind,
@@ -1115,9 +1127,17 @@ class Engine:
             producer_id=producer_id,
             kind=FOLDED_KIND,
         )
-        self._folded[producer_id] = [summary, 1, source_id]
+        if len(self._folded) > 1024:
+            self._folded.clear()
+        self._folded[key] = [summary, 1, source_id]
         self._transcript.append(TranscriptEntry(now, summary, source_id))
         return self.scheduler.submit(summary, now)
+
+    def _keep_folded(self, announcement: Announcement, source_id: str | None, now: float) -> None:
+        """A folded message is not spoken, but its words stay in the transcript and History."""
+        self._transcript.append(TranscriptEntry(now, announcement, source_id))
+        if self.scheduler.on_skip is not None:
+            self.scheduler.on_skip(announcement)
 
     def _word_count(self, announcement: Announcement) -> None:
         """A count about to be said gets its words now: the number it reached meanwhile.
@@ -1127,12 +1147,13 @@ class Engine:
         """
         if announcement.kind != FOLDED_KIND:
             return
-        entry = self._folded.get(announcement.producer_id or "")
-        if entry is not None and entry[0] is announcement:
-            del self._folded[announcement.producer_id or ""]
-            announcement.text = self._folded_phrase(
-                entry[1], announcement.producer_id or "", entry[2], announcement
-            )
+        for key, entry in self._folded.items():
+            if entry[0] is announcement:
+                del self._folded[key]
+                announcement.text = self._folded_phrase(
+                    entry[1], announcement.producer_id or "", entry[2], announcement
+                )
+                return
 
     def _folded_phrase(
         self, count: int, producer_id: str, source_id: str | None, announcement: Announcement
