@@ -1,0 +1,98 @@
+"""Issue 22 end to end: the producer's side over real loopback sockets.
+
+Our scripted producer (tests/runtime/test_question_safety.py) sends exactly the frames a
+test gives it and keeps every reply it receives; the live session's speech goes to the
+``jsonl`` record, which is what the user hears.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from announcer.cli.commands.listen import make_driver
+from announcer.engine.prompts import UserAnswer
+from announcer.engine.settings import UserSettings
+from announcer.runtime.session import LiveSession
+from announcer.transports import TransportOptions
+from tests.producer.live import Recorder, running, wait_for
+from tests.runtime.test_question_safety import (
+    KINDS,
+    confirmation,
+    connected,
+    event,
+    scripted,
+    source,
+    started,
+)
+
+
+def listening(kind: str, server: Any, record: Path, **kw: Any) -> tuple[LiveSession, Recorder]:
+    settings = kw.pop("settings", None) or UserSettings(pace_wpm=600)
+    session = LiveSession(
+        [source(kind, server)],
+        settings,
+        TransportOptions(),
+        handshake_timeout=2.0,
+        driver=make_driver(f"jsonl:{record}", settings),
+        **kw,
+    )
+    recorder = Recorder()
+    session.subscribe(recorder)
+    return session, recorder
+
+
+def spoken(record: Path) -> list[str]:
+    """What the user heard: every ``speak`` line of the jsonl record, in order."""
+    if not record.exists():
+        return []
+    return [
+        entry["text"]
+        for entry in map(json.loads, record.read_text(encoding="utf-8").splitlines())
+        if entry.get("action") == "speak"
+    ]
+
+
+async def hears(record: Path, needle: str, timeout: float = 30) -> None:
+    try:
+        await wait_for(lambda: any(needle in text for text in spoken(record)), timeout)
+    except TimeoutError:
+        raise AssertionError(f"never heard {needle!r}; heard {spoken(record)}") from None
+
+
+# -- item 2: a clock that cannot be poisoned -------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_an_event_stamped_an_hour_ahead_leaves_the_next_question_answerable(
+    kind: str, tmp_path: Path
+) -> None:
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    session, recorder = listening(kind, server, record)
+    sid = "sess_skew"
+    question = confirmation(sid, timeout_seconds=30, action="Pay the invoice")
+    try:
+        async with running(session):
+            await connected(core, session)
+            core.push(
+                started(sid),
+                event(
+                    "agent.state.changed", sid, ago=-3600.0, from_state="idle", to_state="thinking"
+                ),
+                question,
+            )
+            prompt = await recorder.wait_prompt()
+            await hears(record, "Pay the invoice")
+            outcome = await session.answer_async(UserAnswer(prompt.reply_token, decision="reject"))
+            assert outcome.sent, outcome.message
+            await wait_for(lambda: core.wire)
+    finally:
+        await server.close()
+    assert [(m["reply_token"], m["decision"]) for m in core.wire] == [
+        (question["reply_token"], "reject")
+    ]
+    assert not any("time ran out" in text for text in spoken(record))
