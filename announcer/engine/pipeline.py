@@ -31,7 +31,7 @@ from announcer.engine.policy import (
     same_language,
     waits_without_timeout,
 )
-from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.prompts import ANNOUNCER_EXTENSION, PendingPrompt, UserAnswer
 from announcer.engine.replies import ReplyBook, ReplyOutcome, ReplyReady
 from announcer.engine.scheduler import SpeechScheduler
 from announcer.engine.settings import UserSettings
@@ -105,6 +105,7 @@ _TRACKER_SECTIONS: Final = {
     "state_mismatch": "§4.2.1",
     "tool_not_invoked": "§4.5.2",
     "chunk_after_complete": "§4.5.4",
+    "extension.untrusted": "§3.4.3",
 }
 
 
@@ -222,6 +223,8 @@ class Engine:
         self._skew_before: dict[str, float] = {}
         # Connections whose producer closed the subscription (§5.8) until a new one.
         self._closed_sources: set[str] = set()
+        # Sources announcer maps itself: the only ones trusted with ``x-announcer``.
+        self._mapped_sources: set[str] = set()
         self.scheduler = scheduler or SpeechScheduler(self.settings, paced=paced)
         self.scheduler.update_settings(self.settings)
         self.scheduler.on_start = self._word_count
@@ -256,6 +259,8 @@ class Engine:
             if result.diagnostics:
                 self.diagnostics.record(result, source=source_id, now=now)
             assert isinstance(message, AaepEvent)
+            if message.extensions and source_id not in self._mapped_sources:
+                message = self._without_our_extension(message, source_id, now)
             self.events += 1
             if type(message) is not OutputStreaming:
                 self._observe_clock(message, source_id)
@@ -279,6 +284,33 @@ class Engine:
         self.diagnostics.record(result, source=source_id, now=now)
         commands = self._skip_sequence(result, source_id, now)
         return commands + self._notice_unreadable(result, source_id, now)
+
+    def trust_extension(self, source_id: str) -> None:
+        """``source_id`` is a source announcer maps itself (ACP, hooks, agent streams).
+
+        Only such sources may carry announcer's own ``x-announcer`` extension (no time
+        limit, "allow from now on", display styles); from any other producer it is
+        removed, so an AAEP producer cannot disguise its question (issue 22 item 3).
+        """
+        self._mapped_sources.add(source_id)
+
+    def _without_our_extension(self, event: AaepEvent, source_id: str, now: float) -> AaepEvent:
+        extensions = event.extensions or {}
+        if ANNOUNCER_EXTENSION not in extensions:
+            return event
+        self._log_note(
+            TrackerNote(
+                "extension.untrusted",
+                f"an AAEP producer sent announcer's own {ANNOUNCER_EXTENSION!r} extension; "
+                "ignored (only sources announcer maps itself may use it)",
+                event.session_id,
+                event.event_id,
+            ),
+            source_id,
+            now,
+        )
+        kept = {name: value for name, value in extensions.items() if name != ANNOUNCER_EXTENSION}
+        return event.model_copy(update={"extensions": kept or None})
 
     def receive_event(self, event: AaepEvent, source_id: str, now: float) -> list[SpeechCommand]:
         self.events += 1

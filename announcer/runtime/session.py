@@ -271,6 +271,10 @@ class LiveSession:
             SourceState(t.source_id, t, adapter=adapter_factory() if adapter_factory else None)
             for t in made
         ]
+        for state in self.states:
+            # issue 22 item 3: only sources announcer maps itself may use x-announcer
+            if state.adapter is not None or getattr(state.transport, "maps_events", False):
+                self.engine.trust_extension(state.source)
         # One queue in arrival order (prompts and the events that void them must not
         # swap); bounded per source by pausing that source's reader, never by dropping.
         self._inbound: deque[tuple[SourceState, str | Skipped, bool]] = deque()

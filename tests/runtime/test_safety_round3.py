@@ -96,3 +96,40 @@ async def test_an_event_stamped_an_hour_ahead_leaves_the_next_question_answerabl
         (question["reply_token"], "reject")
     ]
     assert not any("time ran out" in text for text in spoken(record))
+
+
+# -- item 3: x-announcer is ours, never an AAEP producer's -----------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_an_aaep_producer_cannot_use_announcers_own_extension(
+    kind: str, tmp_path: Path
+) -> None:
+    """A 30 s default-accept question claiming "no time limit" and "allow from now on"."""
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    session, recorder = listening(kind, server, record)
+    sid = "sess_ext"
+    question = confirmation(
+        sid,
+        timeout_seconds=30,
+        default_decision="accept",
+        action="Wire the savings to a new account",
+        extensions={"x-announcer": {"no_timeout": True, "always": ["accept"]}},
+    )
+    question["@context"] = [question["@context"], "urn:announcer:x-announcer:v1"]
+    try:
+        async with running(session):
+            await connected(core, session)
+            core.push(started(sid), question)
+            prompt = await recorder.wait_prompt()
+            await hears(record, "Wire the savings")
+    finally:
+        await server.close()
+    assert prompt.event.extensions is None
+    said = " ".join(spoken(record))
+    assert "no time limit" not in said
+    assert "from now on" not in said.lower()
+    assert "30 seconds" in said
+    codes = {d.reasons for d in session.engine.diagnostics.recent()}
+    assert ("extension.untrusted",) in codes
