@@ -223,6 +223,8 @@ class Engine:
         self._skew_before: dict[str, float] = {}
         # Connections whose producer closed the subscription (§5.8) until a new one.
         self._closed_sources: set[str] = set()
+        # Questions already said to be still open after the agent went on working.
+        self._told_open: set[str] = set()
         # Sources announcer maps itself: the only ones trusted with ``x-announcer``.
         self._mapped_sources: set[str] = set()
         self.scheduler = scheduler or SpeechScheduler(self.settings, paced=paced)
@@ -270,6 +272,15 @@ class Engine:
                 self._subscriptions[source_id] = result.message.subscription_id
             return []
         if result.kind == "reply":
+            token = getattr(result.message, "reply_token", None)
+            prompt = self.book.get(token) if isinstance(token, str) else None
+            if prompt is not None and prompt.source_id == source_id:
+                # §6.7.2: the producer passed on another subscriber's answer to it.
+                commands = self._resolved_elsewhere(prompt.reply_token, now)
+                self.tracker.prompt_closed(
+                    source_id, prompt.session_id, prompt.reply_token, resolved=True
+                )
+                return commands + self._present_next(now)
             # Replies flow from subscribers to producers; one arriving here is misrouted.
             self.ignored["reply message received"] += 1
             self.diagnostics.record_drop(
@@ -506,6 +517,8 @@ class Engine:
             and not admission.notes
             and not admission.voided_tokens
             and not admission.void_on_arrival
+            and not admission.resolved_tokens
+            and not admission.kept_open
         ):
             return self._handle(events[0], source_id, now)  # the usual case
         commands: list[SpeechCommand] = []
@@ -527,6 +540,9 @@ class Engine:
                 short=True,
             )
             commands += self._withdraw(prompt, notice, now)
+        for token in admission.resolved_tokens:
+            commands += self._resolved_elsewhere(token, now)
+        commands += self._still_open(admission.kept_open, now)
         for event in admission.events:
             void = admission.void_on_arrival.get(event.event_id)
             if void is not None and isinstance(event, _PROMPTS):
@@ -535,6 +551,45 @@ class Engine:
             commands += self._handle(event, source_id, now)
         commands += self._present_next(now)
         return commands
+
+    def _resolved_elsewhere(self, token: str, now: float) -> list[SpeechCommand]:
+        """§6.7.2: the producer says this question was answered elsewhere; said once.
+
+        A later key is refused as "already answered elsewhere", never sent.
+        """
+        prompt = self.book.close(token, "answered_elsewhere")
+        if prompt is None:
+            return []
+        notice = self._notice(
+            N_("Answered elsewhere; no answer is needed from you: {what}"),
+            prompt,
+            kind="system.prompt_voided",
+            short=True,
+        )
+        return self._withdraw(prompt, notice, now)
+
+    def _still_open(self, tokens: list[str], now: float) -> list[SpeechCommand]:
+        """The agent left awaiting_input without naming a question: none is withdrawn.
+
+        Said once per question (§6.8, §6.1(3): parallel work, or several questions
+        open and the change names none of them).
+        """
+        untold = [t for t in tokens if self.book.get(t) is not None and t not in self._told_open]
+        if not untold:
+            return []
+        self._told_open.update(untold)
+        if len(self._told_open) > 4096:
+            self._told_open = set(untold)
+        prompt = self.book.get(untold[0])
+        assert prompt is not None
+        text = translator(self.policy.phrase_language).gettext(
+            "The agent went on working; your question is still open."
+        )
+        announcement = self._system_announcement(
+            text, prompt, kind="system.prompt_still_open", critical=False
+        )
+        announcement.event_id = None  # not part of the question: never cut off with it
+        return self._submit(announcement, prompt.source_id, now)
 
     def _handle(self, event: AaepEvent, source_id: str, now: float) -> list[SpeechCommand]:
         if type(event) is OutputStreaming:

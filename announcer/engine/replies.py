@@ -43,7 +43,9 @@ from announcer.protocol.events import AwaitingClarification, AwaitingConfirmatio
 from announcer.protocol.replies import ClarificationReply, ConfirmationReply
 
 ReplyMessage = ConfirmationReply | ClarificationReply
-ClosedReason = Literal["answered", "voided", "expired", "superseded", "reused", "ended"]
+ClosedReason = Literal[
+    "answered", "voided", "expired", "superseded", "reused", "ended", "answered_elsewhere"
+]
 
 CLOSED_TOKENS_LIMIT: Final = 10_000
 OPEN_PROMPTS_LIMIT: Final = 2_000
@@ -143,6 +145,13 @@ class ReplyBook:
         prompt = self._open.pop(reply_token, None)
         if prompt is not None:
             self._close(reply_token, "voided")
+        return prompt
+
+    def close(self, reply_token: str, reason: ClosedReason) -> PendingPrompt | None:
+        """Close an open prompt for ``reason`` (answered elsewhere, §6.7.2); no reply."""
+        prompt = self._open.pop(reply_token, None)
+        if prompt is not None:
+            self._close(reply_token, reason)
         return prompt
 
     def expire(self, now: float) -> list[PendingPrompt]:
@@ -258,6 +267,11 @@ def _refusal_for_closed(reason: ClosedReason | None) -> Refusal:
         )
     if reason == "voided":
         return Refusal("voided", N_("The agent cancelled this question; nothing was sent."))
+    if reason == "answered_elsewhere":
+        return Refusal(
+            "answered_elsewhere",
+            N_("This question was already answered elsewhere; nothing was sent."),
+        )
     if reason == "expired":
         return Refusal(
             "expired", N_("Too late: this question timed out and the agent applied its default.")

@@ -133,3 +133,80 @@ async def test_an_aaep_producer_cannot_use_announcers_own_extension(
     assert "30 seconds" in said
     codes = {d.reasons for d in session.engine.diagnostics.recent()}
     assert ("extension.untrusted",) in codes
+
+
+# -- item 4: voiding only on evidence --------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_change_naming_no_question_voids_neither_of_two(kind: str, tmp_path: Path) -> None:
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    session, recorder = listening(kind, server, record)
+    sid = "sess_two"
+    first = confirmation(sid, 2, action="Pay the rent")
+    second = confirmation(sid, 3, action="Pay the phone bill")
+    try:
+        async with running(session):
+            await connected(core, session)
+            core.push(
+                started(sid, 0),
+                event(
+                    "agent.state.changed", sid, 1, from_state="thinking", to_state="awaiting_input"
+                ),
+                first,
+                second,
+                event(
+                    "agent.state.changed", sid, 4, from_state="awaiting_input", to_state="thinking"
+                ),
+            )
+            await hears(record, "The agent went on working; your question is still open.")
+            await recorder.wait_until(lambda: len(recorder.prompts) >= 1)
+            outcome = await session.answer_async(
+                UserAnswer(first["reply_token"], decision="reject")
+            )
+            assert outcome.sent, outcome.message
+            await wait_for(lambda: core.wire)
+    finally:
+        await server.close()
+    assert [(m["reply_token"], m["decision"]) for m in core.wire] == [
+        (first["reply_token"], "reject")
+    ]
+    assert not any("No answer needed any more" in text for text in spoken(record))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_question_resolved_elsewhere_is_said_once_and_a_key_sends_nothing(
+    kind: str, tmp_path: Path
+) -> None:
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    session, _recorder = listening(kind, server, record)
+    sid = "sess_else"
+    question = confirmation(sid, 1, action="Transfer 500 dollars")
+    try:
+        async with running(session):
+            await connected(core, session)
+            core.push(started(sid, 0), question)
+            await hears(record, "Transfer 500 dollars")
+            core.push(
+                event(
+                    "agent.state.changed",
+                    sid,
+                    2,
+                    from_state="awaiting_input",
+                    to_state="calling_tool",
+                    correlation_id=question["event_id"],
+                    summary_normal="User accepted the transfer; proceeding.",
+                )
+            )
+            await hears(record, "Answered elsewhere")
+            outcome = await session.answer_async(
+                UserAnswer(question["reply_token"], decision="accept")
+            )
+    finally:
+        await server.close()
+    assert not outcome.sent
+    assert "answered elsewhere" in outcome.message
+    assert core.wire == []
+    assert sum("Answered elsewhere" in text for text in spoken(record)) == 1

@@ -1,0 +1,108 @@
+"""Issue 22 item 4: a question is withdrawn only on evidence (§6.8, §6.7.2, §6.1(3))."""
+
+from __future__ import annotations
+
+import pytest
+
+from announcer.engine.prompts import UserAnswer
+from announcer.engine.replies import Refusal, ReplyReady
+from tests.engine.test_question_rules import Clocked
+
+STILL_OPEN = "The agent went on working; your question is still open."
+
+
+def told(c: Clocked, needle: str) -> int:
+    """How many times the engine decided to say ``needle`` (its transcript)."""
+    return sum(needle in entry.announcement.text for entry in c.engine.transcript())
+
+
+def two_open() -> Clocked:
+    c = Clocked()
+    c.send("agent.session.started", 0, summary_normal="Hi.")
+    c.state(1, "thinking", "awaiting_input")
+    c.ask("rpl_a1", 2)
+    c.ask("rpl_b2", 3)
+    return c
+
+
+@pytest.mark.parametrize("to_state", ["thinking", "deciding", "calling_tool", "idle"])
+def test_with_two_open_a_change_naming_none_voids_none(to_state: str) -> None:
+    c = two_open()
+    c.state(4, "awaiting_input", to_state)
+    assert sorted(c.open_tokens()) == ["rpl_a1", "rpl_b2"]
+    assert told(c, STILL_OPEN) == 1
+    assert not any("No answer needed any more" in text for text in c.said)
+    c.now = 2.0
+    assert isinstance(c.engine.answer(UserAnswer("rpl_a1", decision="reject"), c.now), ReplyReady)
+
+
+def test_a_change_naming_one_question_withdraws_only_that_one() -> None:
+    c = two_open()
+    c.send(
+        "agent.state.changed",
+        4,
+        from_state="awaiting_input",
+        to_state="thinking",
+        correlation_id="rpl_a1",
+    )
+    assert c.open_tokens() == ["rpl_b2"]
+    assert told(c, "No answer needed any more") == 1
+
+
+@pytest.mark.parametrize("to_state", ["calling_tool", "writing_output", "idle"])
+def test_parallel_work_from_awaiting_input_does_not_withdraw_the_only_question(
+    to_state: str,
+) -> None:
+    c = Clocked()
+    c.send("agent.session.started", 0, summary_normal="Hi.")
+    c.state(1, "thinking", "awaiting_input")
+    c.ask("rpl_only", 2)
+    c.state(3, "awaiting_input", to_state)
+    assert c.open_tokens() == ["rpl_only"]
+    assert STILL_OPEN in c.said
+    c.state(4, to_state, "awaiting_input")
+    c.state(5, "awaiting_input", to_state)
+    assert told(c, STILL_OPEN) == 1  # said once per question
+
+
+def test_a_resolution_naming_the_question_is_answered_elsewhere_once() -> None:
+    """§6.7.2: another subscriber accepted; a later key is never "Sent"."""
+    c = Clocked()
+    c.send("agent.session.started", 0, summary_normal="Hi.")
+    c.ask("rpl_else", 1)
+    event_id = c.engine.pending_prompts()[0].event_id
+    c.send(
+        "agent.state.changed",
+        2,
+        from_state="awaiting_input",
+        to_state="calling_tool",
+        correlation_id=event_id,
+        summary_normal="User accepted the transfer; proceeding.",
+    )
+    assert c.open_tokens() == []
+    assert told(c, "Answered elsewhere") == 1
+    refused = c.engine.answer(UserAnswer("rpl_else", decision="accept"), 1.0)
+    assert isinstance(refused, Refusal) and refused.code == "answered_elsewhere"
+    assert "answered elsewhere" in refused.message
+
+
+def test_another_subscribers_reply_passed_on_by_the_producer_closes_the_question() -> None:
+    c = Clocked()
+    c.send("agent.session.started", 0, summary_normal="Hi.")
+    c.ask("rpl_other", 1)
+    reply = {
+        "type": "confirmation.reply",
+        "reply_token": "rpl_other",
+        "decision": "accept",
+        "subscription_id": "sub_someone",
+        "timestamp": "2026-11-23T12:00:01.000Z",
+    }
+    c._heard(c.engine.receive(reply, "c", 1.0))
+    assert c.open_tokens() == []
+    assert told(c, "Answered elsewhere") == 1
+    refused = c.engine.answer(UserAnswer("rpl_other", decision="accept"), 2.0)
+    assert isinstance(refused, Refusal) and refused.code == "answered_elsewhere"
+    # the producer's own resolution notice that follows withdraws nothing else
+    c.state(2, "awaiting_input", "calling_tool")
+    assert told(c, "Answered elsewhere") == 1
+    assert told(c, STILL_OPEN) == 0
