@@ -215,7 +215,6 @@ class Engine:
         self._notice_serial = 0
         self.set_aside = 0
         self._set_aside_notice_id: str | None = None
-        self._unreadable_questions: dict[str, tuple[str, int]] = {}
         # Per connection and producer (each has its own clock): recent (our wall clock -
         # event timestamp) in seconds, to take clock skew out of lateness (§6.4).
         self._clock_offsets: dict[tuple[str, str], deque[float]] = {}
@@ -829,6 +828,17 @@ class Engine:
                 critical=True,
             )
             if prompt.malformed:
+                # §10.1.3: its words kept: consequence, risk, reversibility, deadline.
+                details = self._malformed_details(prompt, now)
+                if details:
+                    notice.append(
+                        dataclasses.replace(
+                            self._system_announcement(
+                                details, prompt, kind="system.prompt_malformed", critical=True
+                            ),
+                            continues=True,
+                        )
+                    )
                 notice.append(
                     dataclasses.replace(
                         self._system_announcement(
@@ -853,6 +863,21 @@ class Engine:
         for announcement in self.policy.decide(event, session, prompt.source_id, now):
             commands += self._submit(announcement, prompt.source_id, now)
         return commands
+
+    def _malformed_details(self, prompt: PendingPrompt, now: float) -> str:
+        """What a malformed confirmation says beyond its action, with the time left now."""
+        event = prompt.event
+        if not isinstance(event, AwaitingConfirmation):
+            return ""
+        raw = {
+            "consequence": getattr(event, "consequence", None),
+            "risk_level": getattr(event, "risk_level", None),
+            "reversibility": getattr(event, "reversibility", None),
+            "irreversible": getattr(event, "irreversible", None),
+            "timeout_seconds": max(1, math.ceil(prompt.seconds_left(now))),
+            "default_decision": getattr(event, "default_decision", "reject"),
+        }
+        return clean_for_speech(self._raw_confirmation_details(raw), self.policy.phrase_language)
 
     def _waiting_announcement(
         self, prompt: PendingPrompt, waiting: int, continues: bool
@@ -1426,7 +1451,9 @@ class Engine:
         kind = raw.get("type") if isinstance(raw.get("type"), str) else ""
         if any(str(kind).endswith(suffix) for suffix in _QUESTION_SUFFIXES):
             return self._unreadable_question(raw, str(kind), result, source_id, now)
-        urgent = raw.get("urgency") == "critical" or str(kind).endswith("session.errored")
+        if str(kind).endswith("session.errored"):
+            return self._unreadable_errored(raw, source_id, now)
+        urgent = raw.get("urgency") == "critical"
         if not urgent:
             return []
         last = self._last_unreadable_notice.get(source_id)
@@ -1439,7 +1466,42 @@ class Engine:
             "An agent sent an urgent message that could not be read. See the diagnostics."
         )
         announcement = Announcement(
-            text=text, language=self.policy.phrase_language, kind="system.invalid"
+            text=text,
+            language=self.policy.phrase_language,
+            urgency=Urgency.CRITICAL,
+            kind="system.invalid",
+        )
+        return self._submit(announcement, source_id, now)
+
+    def _unreadable_errored(
+        self, raw: Mapping[str, Any], source_id: str, now: float
+    ) -> list[SpeechCommand]:
+        """§4.4, §10.1.3: an errored session that fails validation is still said, critical,
+        with the words it carries (never rate-limited: errored MUST NOT be suppressed)."""
+        language = self.policy.phrase_language
+        tr = translator(language)
+        name = _raw_producer_name(raw, language) or source_id
+        words = _raw_words(raw, ("summary_normal", "summary_terse", "summary_detailed"))
+        detail = _raw_words(raw, ("error_message", "remediation_hint"))
+        what = words if detail in words else f"{words} {detail}".strip()
+        text = (
+            tr.gettext("{name} reports an error: {what}").format(name=name, what=what)
+            if what
+            else tr.gettext(
+                "{name} reports an error that could not be read; see the diagnostics."
+            ).format(name=name)
+        )
+        self._notice_serial += 1
+        event_id = raw.get("event_id")
+        announcement = Announcement(
+            text=clean_for_speech(text, language),
+            language=language,
+            urgency=Urgency.CRITICAL,
+            interrupt=True,
+            event_id=event_id if isinstance(event_id, str) else f"evt_invalid{self._notice_serial}",
+            session_id=raw.get("session_id") if isinstance(raw.get("session_id"), str) else None,
+            kind="system.invalid_errored",
+            earcon="errored",
         )
         return self._submit(announcement, source_id, now)
 
@@ -1505,35 +1567,66 @@ class Engine:
                     )
                     return self._present_or_wait(prompt, now)
                 return self._set_aside_notice(prompt, now)
-        producer = raw.get("producer")
-        name = ""
-        if isinstance(producer, Mapping):
-            for key in ("agent_name", "agent_id"):
-                value = producer.get(key)
-                if isinstance(value, str) and value.strip():
-                    name = clean_for_speech(value, self.policy.phrase_language, max_chars=60)
-                    break
-        previous_id, count = self._unreadable_questions.get(source_id, (None, 0))
-        commands, replaced = self._replace_notice(previous_id, now)
-        count = count + 1 if replaced else 1  # grouped while not yet heard
-        tr = translator(self.policy.phrase_language)
-        text = tr.gettext(
-            "Unreadable questions from {name}: {count}. They cannot be answered here; "
-            "see the diagnostics."
-        ).format(name=name or source_id, count=count)
-        self._notice_serial += 1
-        event_id = f"evt_unreadable{self._notice_serial}"
-        self._unreadable_questions[source_id] = (event_id, count)
-        if len(self._unreadable_questions) > 1024:
-            self._unreadable_questions.clear()
-        announcement = Announcement(
-            text=text,
-            language=self.policy.phrase_language,
-            urgency=Urgency.CRITICAL,
-            event_id=event_id,
-            kind="system.invalid_question",
+        # §10.1.3: a question that cannot be opened still keeps its words: each one is
+        # said, critical, with what could be read of it (never grouped, never limited).
+        language = self.policy.phrase_language
+        tr = translator(language)
+        name = _raw_producer_name(raw, language) or source_id
+        if kind.endswith("awaiting.confirmation"):
+            words = _raw_words(raw, ("action", "summary_normal", "summary_terse"))
+            details = self._raw_confirmation_details(raw)
+        elif kind.endswith("awaiting.clarification"):
+            words = _raw_words(raw, ("question", "summary_normal", "summary_terse"))
+            details = _raw_choice_labels(raw)
+        else:
+            words = _raw_words(raw, ("reason", "summary_normal", "summary_terse"))
+            details = ""
+        what = " ".join(part for part in (words, details) if part)
+        text = (
+            tr.gettext(
+                "Unreadable question from {name}; it cannot be answered here: {what}"
+            ).format(name=name, what=what)
+            if what
+            else tr.gettext(
+                "Unreadable questions from {name}: {count}. They cannot be answered here; "
+                "see the diagnostics."
+            ).format(name=name, count=1)
         )
-        return commands + self._submit(announcement, source_id, now)
+        self._notice_serial += 1
+        announcement = Announcement(
+            text=clean_for_speech(text, language),
+            language=language,
+            urgency=Urgency.CRITICAL,
+            event_id=f"evt_unreadable{self._notice_serial}",
+            kind="system.invalid_question",
+            earcon="needs_you",
+        )
+        return self._submit(announcement, source_id, now)
+
+    def _raw_confirmation_details(self, raw: Mapping[str, Any]) -> str:
+        """Consequence, risk, reversibility and deadline of a confirmation, as far as
+        they can be read from a frame that failed validation (§10.1.3)."""
+        tr = translator(self.policy.phrase_language)
+        parts = [_raw_words(raw, ("consequence",))]
+        risk = raw.get("risk_level")
+        if risk == "high":
+            parts.append(tr.gettext("High risk."))
+        elif risk == "medium":
+            parts.append(tr.gettext("Medium risk."))
+        reversibility = raw.get("reversibility")
+        if reversibility == "reversible":
+            parts.append(tr.gettext("This can be undone."))
+        elif reversibility == "reversible_with_effort":
+            parts.append(tr.gettext("Undoing this takes effort."))
+        elif reversibility == "irreversible" or raw.get("irreversible") is True:
+            parts.append(tr.gettext("This cannot be undone."))
+        timeout = raw.get("timeout_seconds")
+        default = raw.get("default_decision")
+        if isinstance(timeout, int) and not isinstance(timeout, bool) and timeout > 0:
+            parts.append(
+                self.policy.timeout_phrase(timeout, "accept" if default == "accept" else "reject")
+            )
+        return " ".join(part for part in parts if part)
 
     def _log_note(self, note: TrackerNote, source_id: str | None, now: float) -> None:
         section = _TRACKER_SECTIONS.get(note.code, "§3")
@@ -1619,6 +1712,11 @@ def _malformed_prompt(
         timeout_seconds=timeout,
         default_decision=default if default in ("accept", "reject") else "reject",
         allowed_replies=["reject"],
+        risk_level=raw.get("risk_level") if raw.get("risk_level") in _RISKS else None,
+        irreversible=raw.get("irreversible") if isinstance(raw.get("irreversible"), bool) else None,
+        reversibility=(
+            raw.get("reversibility") if raw.get("reversibility") in _REVERSIBILITY else None
+        ),
     )
     problems = tuple(
         f"{d.code} ({d.section})" for d in result.diagnostics if d.severity == "error"
@@ -1636,6 +1734,42 @@ def _malformed_prompt(
         event=event,
         problems=problems,
     )
+
+
+_RISKS: Final = ("low", "medium", "high")
+_REVERSIBILITY: Final = ("reversible", "reversible_with_effort", "irreversible")
+
+
+def _raw_producer_name(raw: Mapping[str, Any], language: str) -> str:
+    """The producer's name from a frame that failed validation, sanitised for speech."""
+    producer = raw.get("producer")
+    if isinstance(producer, Mapping):
+        for key in ("agent_name", "agent_id"):
+            value = producer.get(key)
+            if isinstance(value, str) and value.strip():
+                return clean_for_speech(value, language, max_chars=60)
+    return ""
+
+
+def _raw_words(raw: Mapping[str, Any], fields: tuple[str, ...]) -> str:
+    """The first of ``fields`` that holds text, for speech (bounded, sanitised later)."""
+    for name in fields:
+        value = raw.get(name)
+        if isinstance(value, str) and value.strip():
+            return value.strip()[:600]
+    return ""
+
+
+def _raw_choice_labels(raw: Mapping[str, Any]) -> str:
+    choices = raw.get("choices")
+    if not isinstance(choices, list):
+        return ""
+    labels = [
+        choice["label"].strip()[:100]
+        for choice in choices[:12]
+        if isinstance(choice, Mapping) and isinstance(choice.get("label"), str)
+    ]
+    return "; ".join(label for label in labels if label)
 
 
 SHORT_SUBJECT_WORDS: Final = 12

@@ -660,6 +660,10 @@ class Policy:
             )
         return self._phrase("If you do not answer within {time}, it will be rejected.", time=amount)
 
+    def timeout_phrase(self, seconds: int, default: str) -> str:
+        """ "If you do not answer within 1 minute, it will be rejected." (our language)."""
+        return self._timeout_phrase(seconds, default)
+
     def _choices(self, event: AwaitingClarification, language: str) -> str:
         """Numbered labels ("1: Savings; 2: Checking") punctuated as ``language`` does."""
         tr = translator(language)

@@ -591,9 +591,11 @@ def test_invalid_frames_are_logged_and_urgent_ones_mentioned() -> None:
     said = listener.feed(json.dumps(bad))
     # §10.1.3: a question is never dropped in silence (no reply_token would be readable
     # here without a subscription, so it is announced, not opened).
+    # issue 22 item 5: its words are kept, with consequence, risk and deadline.
     assert said == [
-        "Unreadable questions from Harbor Bank Assistant: 1. They cannot be answered here; "
-        "see the diagnostics."
+        "Unreadable question from Harbor Bank Assistant; it cannot be answered here: "
+        "Transfer $500.00 from checking to savings. The money moves at once. High risk. "
+        "This cannot be undone. If you do not answer within 5 minutes, it will be rejected."
     ]
     assert listener.engine.invalid_frames == 4
     assert listener.engine.diagnostics.dropped == 4

@@ -210,3 +210,65 @@ async def test_a_question_resolved_elsewhere_is_said_once_and_a_key_sends_nothin
     assert "answered elsewhere" in outcome.message
     assert core.wire == []
     assert sum("Answered elsewhere" in text for text in spoken(record)) == 1
+
+
+# -- item 5 (and 11): malformed questions and errors keep their words ------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_malformed_confirmation_and_an_invalid_error_are_said_with_their_words(
+    kind: str, tmp_path: Path
+) -> None:
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    session, recorder = listening(kind, server, record)
+    sid = "sess_bad"
+    bad = confirmation(
+        sid,
+        1,
+        action="Close the savings account",
+        consequence="The balance moves to checking.",
+        risk_level="high",
+        irreversible=True,
+        default_decision="accept-ish",
+        timeout_seconds=120,
+    )
+    # as the reference producers send it: error_message is not in the schema
+    errored = event(
+        "agent.session.errored",
+        "sess_other",
+        1,
+        urgency="critical",
+        error_category="transient",
+        summary_normal="Error: ConnectionError",
+        error_message="the bank's server went away",
+    )
+    try:
+        async with running(session):
+            await connected(core, session)
+            core.push(started(sid, 0), bad, started("sess_other", 0), errored)
+            prompt = await recorder.wait_prompt()
+            await hears(record, "only reject is offered")
+            await hears(record, "Error: ConnectionError")
+            assert prompt.malformed
+            outcome = await session.answer_async(UserAnswer(prompt.reply_token, decision="reject"))
+            assert outcome.sent, outcome.message
+            await wait_for(lambda: core.wire)
+    finally:
+        await server.close()
+    assert [(m["reply_token"], m["decision"]) for m in core.wire] == [
+        (bad["reply_token"], "reject")
+    ]
+    said = " ".join(spoken(record))
+    for words in (
+        "Close the savings account",
+        "The balance moves to checking.",
+        "High risk.",
+        "This cannot be undone.",
+        "it will be rejected",
+        "the bank's server went away",
+    ):
+        assert words in said, (words, said)
+    lines = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+    error_lines = [e for e in lines if "Error: ConnectionError" in e.get("text", "")]
+    assert error_lines and all(e.get("urgency", "critical") == "critical" for e in error_lines)
