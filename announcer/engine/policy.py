@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Final, NamedTuple
 
 from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.answer_guard import accept_needs_two_keys
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
 from announcer.engine.earcons import EARCON_FOR_EVENT
 from announcer.engine.phrases import N_, duration_phrase
@@ -637,7 +638,12 @@ class Policy:
                     self._timeout_phrase(event.timeout_seconds, event.default_decision, event)
                 )
             )
-        parts.append(self._keys(self.answer_keys.confirmation))
+        keys = self.answer_keys.confirmation
+        if self.answer_keys.confirmation_two_keys and accept_needs_two_keys(
+            event, self.settings.two_key_accept
+        ):
+            keys = self.answer_keys.confirmation_two_keys  # every key it needs is named
+        parts.append(self._keys(keys))
         return [part for part in parts if part]
 
     def _timeout_phrase(

@@ -26,6 +26,7 @@ Each confirmation can authorise a real, irreversible action, so the rules are st
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -48,6 +49,7 @@ ClosedReason = Literal[
 ]
 
 CLOSED_TOKENS_LIMIT: Final = 10_000
+_PLAIN_NUMBER: Final = re.compile(r"[+-]?[0-9]{1,15}(\.[0-9]{1,15})?")
 OPEN_PROMPTS_LIMIT: Final = 2_000
 AUTO_POLICY_ID: Final = "auto:configured_policy"
 
@@ -340,14 +342,11 @@ def _check_response(
             return response
         if "freetext" in kinds:
             return response
-        if "numeric" in kinds:
-            try:
-                number = float(response)
-            except ValueError:
-                pass
-            else:
-                if number == number and abs(number) != float("inf"):
-                    return int(number) if number.is_integer() else number
+        if "numeric" in kinds and _PLAIN_NUMBER.fullmatch(response.strip()):
+            # §6.5.2: only a plain number as typed; never an exponent or a changed number
+            number = float(response)
+            if abs(number) != float("inf"):
+                return int(number) if number.is_integer() else number
         if "yes_no" in kinds and response.strip().lower() in ("yes", "no", "y", "n"):
             return response.strip().lower() in ("yes", "y")
         if "multiple_choice" in kinds:

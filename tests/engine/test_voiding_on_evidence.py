@@ -106,3 +106,24 @@ def test_another_subscribers_reply_passed_on_by_the_producer_closes_the_question
     c.state(2, "awaiting_input", "calling_tool")
     assert told(c, "Answered elsewhere") == 1
     assert told(c, STILL_OPEN) == 0
+
+
+def test_a_number_given_as_text_is_sent_only_as_typed() -> None:
+    """Issue 22 item 6: "2.5e3" is never sent as 2500; "62" takes the numeric kind."""
+    c = Clocked()
+    c.send("agent.session.started", 0, summary_normal="Hi.")
+    c.send(
+        "agent.awaiting.clarification",
+        1,
+        urgency="critical",
+        question="Which retirement age?",
+        reply_token="rpl_age1",
+        timeout_seconds=300,
+        accepted_response_kinds=["multiple_choice", "numeric"],
+        choices=[{"value": "60", "label": "Age 60"}, {"value": "65", "label": "Age 65"}],
+    )
+    c.now = 3.0
+    refused = c.engine.answer(UserAnswer("rpl_age1", response="2.5e3"), c.now)
+    assert isinstance(refused, Refusal)
+    sent = c.engine.answer(UserAnswer("rpl_age1", response="62"), c.now)
+    assert isinstance(sent, ReplyReady) and sent.message.response == 62
