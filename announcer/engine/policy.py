@@ -353,16 +353,23 @@ class Policy:
             payload[field_name] = base
         hints = event.localization_hints
         fallback = (hints.fallback_chain or []) if hints is not None else []
+        # §11: beside variants that name their language, an undeclared base text is of
+        # unknown language, not the user's: with --language fr,es, summary_normal_es is
+        # chosen over an untagged (often English) summary_normal, and labelled es.
+        declared = event.primary_language
         choice = pick_field_variant(
             payload,
             field_name,
             self.settings.languages or [self.language],
             fallback,
-            self._text_language(event),
+            declared or "und",
         )
         if choice is None:
             return None
-        return Spoken(clean_for_speech(choice.text, choice.language), choice.language)
+        language = choice.language
+        if language == "und":
+            language = self._text_language(event)  # nothing else offered: as before
+        return Spoken(clean_for_speech(choice.text, language), language)
 
     def _phrase(self, msgid: str, **values: object) -> str:
         return translator(self.phrase_language).gettext(msgid).format(**values)

@@ -272,3 +272,35 @@ async def test_a_malformed_confirmation_and_an_invalid_error_are_said_with_their
     lines = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
     error_lines = [e for e in lines if "Error: ConnectionError" in e.get("text", "")]
     assert error_lines and all(e.get("urgency", "critical") == "critical" for e in error_lines)
+
+
+# -- item 7: the first language of the chain that the event offers --------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_spanish_variant_is_spoken_in_spanish_to_a_french_then_spanish_listener(
+    kind: str, tmp_path: Path
+) -> None:
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    settings = UserSettings(pace_wpm=600, languages=["fr", "es"])
+    session, _recorder = listening(kind, server, record, settings=settings)
+    sid = "sess_lang"
+    news = event(
+        "agent.session.started",
+        sid,
+        0,
+        summary_normal="Starting the monthly report.",
+        summary_normal_es="Empezando el informe mensual.",
+    )
+    try:
+        async with running(session):
+            await connected(core, session)
+            core.push(news)
+            await hears(record, "Empezando el informe mensual.")
+    finally:
+        await server.close()
+    lines = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+    [said] = [e for e in lines if e.get("text") == "Empezando el informe mensual."]
+    assert said["language"].startswith("es")
+    assert not any("Starting the monthly report" in e.get("text", "") for e in lines)
