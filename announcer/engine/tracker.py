@@ -150,6 +150,8 @@ _ALWAYS_CRITICAL: Final = (
 
 # §6.8: "an agent.state.changed returning to thinking or deciding" withdraws a question.
 WITHDRAWING_STATES: Final = frozenset({"thinking", "deciding"})
+# §6.7.2's resolution notice: the agent proceeds with the action (accepted elsewhere).
+PROCEEDING_STATES: Final = frozenset({"calling_tool", "writing_output"})
 
 
 def _named_prompts(state: SessionState, event: StateChanged) -> list[str]:
@@ -561,8 +563,9 @@ class SessionTracker:
         * when a question of this session was just answered or timed out here, the
           change is the producer resolving that one (§6.7.2): nothing else changes;
         * a change that names questions (``correlation_id`` is the question's
-          ``event_id`` or ``reply_token``) settles those: withdrawn when it returns
-          to ``thinking`` or ``deciding``, otherwise resolved elsewhere (§6.7.2);
+          ``event_id`` or ``reply_token``) settles those: answered elsewhere when the
+          agent proceeds (``calling_tool``, ``writing_output``, §6.7.2), otherwise
+          withdrawn;
         * a change naming none returns to ``thinking``/``deciding`` with exactly one
           question open: that one is withdrawn (§6.8);
         * otherwise (several open, or parallel work such as ``calling_tool``) every
@@ -576,7 +579,10 @@ class SessionTracker:
         if named:
             for token in named:
                 state.open_prompts.discard(token)
-            (admission.voided_tokens if withdraws else admission.resolved_tokens).extend(named)
+            # §6.7.2: going on to the tool (or the output) is the producer proceeding on
+            # an answer given elsewhere; any other named change withdraws the question
+            proceeds = event.to_state in PROCEEDING_STATES
+            (admission.resolved_tokens if proceeds else admission.voided_tokens).extend(named)
             return
         if not state.open_prompts:
             if withdraws and event.sequence_number is not None:

@@ -503,8 +503,8 @@ def test_without_a_subscription_no_reply_can_be_built() -> None:
 def test_streaming_is_spoken_sentence_by_sentence() -> None:
     listener = listen()
     said = listener.feed(
-        chunk("Transferred $500 succ", 0),
-        chunk("essfully. New bal", 21),
+        chunk("Transferred $500 succ", 0, hint="word"),
+        chunk("essfully. New bal", 21, hint="word"),
     )
     assert said == ["Transferred $500 successfully."]
     assert listener.feed(chunk("ance: $12,000.", 38, complete=True, hint="completion")) == [
@@ -517,9 +517,21 @@ def test_a_declared_sentence_boundary_is_released_at_once() -> None:
     assert listener.feed(chunk("Your plan is ready", 0, hint="sentence")) == ["Your plan is ready"]
 
 
+def test_none_chunks_wait_for_a_boundary_and_are_not_cut_at_ours() -> None:
+    """§4.3.3: "none" chunks are never announced directly (issue 22 item 8)."""
+    listener = listen()
+    assert listener.feed(chunk("Dr. Smith paid. ", 0), chunk("The bank closed.", 16)) == []
+    wake = listener.engine.next_wakeup()
+    if wake is not None:  # a stall does not release them either
+        listener.run(listener.engine.tick(wake + 5), wake + 5)
+    assert listener.said == []
+    said = listener.feed(chunk(" Done.", 32, complete=True, hint="completion"))
+    assert " ".join(said) == "Dr. Smith paid. The bank closed. Done."
+
+
 def test_a_stalled_stream_is_released_on_tick() -> None:
     listener = listen()
-    assert listener.feed(chunk("The transfer is done.", 0)) == []
+    assert listener.feed(chunk("The transfer is done.", 0, hint="word")) == []
     wake = listener.engine.next_wakeup()
     assert wake is not None
     listener.run(listener.engine.tick(wake), wake)

@@ -304,3 +304,51 @@ async def test_a_spanish_variant_is_spoken_in_spanish_to_a_french_then_spanish_l
     [said] = [e for e in lines if e.get("text") == "Empezando el informe mensual."]
     assert said["language"].startswith("es")
     assert not any("Starting the monthly report" in e.get("text", "") for e in lines)
+
+
+# -- item 8: coalesce_hint none is not cut at our sentence ends (§4.3.3) -------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_none_chunks_wait_for_the_producers_boundary(kind: str, tmp_path: Path) -> None:
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    session, _recorder = listening(kind, server, record)
+    sid = "sess_none"
+
+    def chunk(seq: int, text: str, position: int, hint: str, complete: bool = False) -> Any:
+        return event(
+            "agent.output.streaming",
+            sid,
+            seq,
+            chunk=text,
+            position=position,
+            complete=complete,
+            coalesce_hint=hint,
+            output_id="out_n1",
+        )
+
+    try:
+        async with running(session):
+            await connected(core, session)
+            core.push(
+                started(sid, 0),
+                chunk(1, "Dr. Smith paid 3. ", 0, "none"),
+                chunk(2, "Then the bank closed.", 18, "none"),
+                event(
+                    "agent.state.changed",
+                    sid,
+                    3,
+                    from_state="thinking",
+                    to_state="thinking",
+                    summary_normal="Marker one.",
+                ),
+            )
+            await hears(record, "Marker one.")
+            assert not any("Smith" in text for text in spoken(record))
+            core.push(chunk(4, " Done", 39, "completion", complete=True))
+            await hears(record, "Done")
+    finally:
+        await server.close()
+    said = " ".join(t for t in spoken(record) if "Smith" in t or "bank" in t or "Done" in t)
+    assert "Dr. Smith paid 3. Then the bank closed." in said
