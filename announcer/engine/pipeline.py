@@ -886,7 +886,14 @@ class Engine:
         text = (
             translator(self.policy.phrase_language)
             .gettext("Questions waiting after this one: {count}. The latest is from {name}.")
-            .format(count=waiting, name=newest.producer_name or newest.producer_id)
+            .format(
+                count=waiting,
+                name=clean_for_speech(
+                    newest.producer_name or newest.producer_id,
+                    self.policy.phrase_language,
+                    max_chars=60,
+                ),
+            )
         )
         return dataclasses.replace(
             self._system_announcement(text, prompt, kind="system.prompts_waiting", critical=True),

@@ -30,7 +30,7 @@ from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
 from announcer.engine.earcons import EARCON_FOR_EVENT
 from announcer.engine.phrases import N_, duration_phrase
 from announcer.engine.settings import UserSettings
-from announcer.engine.text_hygiene import clean_for_speech
+from announcer.engine.text_hygiene import clean_for_speech, strip_terminal_codes
 from announcer.engine.tracker import CYCLE_STATES, SessionState
 from announcer.i18n.format import format_integer, format_number, format_percent
 from announcer.i18n.negotiate import pick_field_variant
@@ -52,6 +52,7 @@ from announcer.protocol.events import (
     ToolCompleted,
     ToolInvoked,
 )
+from announcer.protocol.sanitise import clean_speech
 
 _FINAL_RESULTS: Final = (SessionCompleted, SessionCancelled, OutputStreaming)
 _LEVEL_FIELDS: Final = {
@@ -372,7 +373,13 @@ class Policy:
         return Spoken(clean_for_speech(choice.text, language), language)
 
     def _phrase(self, msgid: str, **values: object) -> str:
-        return translator(self.phrase_language).gettext(msgid).format(**values)
+        # Every value put into our sentence is sanitised: a producer's name or type with
+        # escape codes or bidi controls must not reach a speech backend (issue 22 item 8).
+        safe = {
+            key: _speakable(value) if isinstance(value, str) else value
+            for key, value in values.items()
+        }
+        return translator(self.phrase_language).gettext(msgid).format(**safe)
 
     def _compose(
         self, event: AaepEvent, session: SessionState, urgency: Urgency, now: float
@@ -745,6 +752,13 @@ class Policy:
             outcome_words(words_msgid, spoken.language) | {words_of(lead)},
             negation_words(spoken.language),
         )
+
+
+def _speakable(value: str) -> str:
+    """A producer value quoted in our sentence: one line, no terminal or bidi controls."""
+    if value.isprintable():
+        return value
+    return " ".join(clean_speech(strip_terminal_codes(value)).split())
 
 
 def _tool_name(tool: str) -> str:

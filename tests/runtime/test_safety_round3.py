@@ -352,3 +352,36 @@ async def test_none_chunks_wait_for_the_producers_boundary(kind: str, tmp_path: 
         await server.close()
     said = " ".join(t for t in spoken(record) if "Smith" in t or "bank" in t or "Done" in t)
     assert "Dr. Smith paid 3. Then the bank closed." in said
+
+
+# -- item 8: every spoken interpolation is sanitised ----------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_producer_name_with_escape_codes_never_reaches_speech(
+    kind: str, tmp_path: Path
+) -> None:
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    session, _recorder = listening(kind, server, record)
+    evil = {"agent_id": "evil", "agent_name": "Evil\x1b[31m\u202eAgent\x07"}
+    sid = "sess_evil"
+    frames = [
+        started(sid, 0),
+        confirmation(sid, 2, action="First thing"),
+        confirmation(sid, 3, action="Second thing"),  # "... The latest is from <name>."
+    ]
+    for frame in frames:
+        frame["producer"] = evil
+    try:
+        async with running(session):
+            await connected(core, session)
+            core.push(*frames)
+            await hears(record, "The latest is from")
+    finally:
+        await server.close()
+    raw = record.read_text(encoding="utf-8")
+    assert "\x1b" not in raw and "\\u001b" not in raw
+    assert "\u202e" not in raw and "\\u202e" not in raw
+    assert "\x07" not in raw and "\\u0007" not in raw
+    assert any("EvilAgent" in t or "Evil Agent" in t for t in spoken(record))
