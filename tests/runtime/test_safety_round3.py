@@ -385,3 +385,36 @@ async def test_a_producer_name_with_escape_codes_never_reaches_speech(
     assert "\u202e" not in raw and "\\u202e" not in raw
     assert "\x07" not in raw and "\\u0007" not in raw
     assert any("EvilAgent" in t or "Evil Agent" in t for t in spoken(record))
+
+
+# -- item 8: a producer over its agreed rate is logged (§10 T4) ------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_producer_over_its_agreed_rate_is_logged(kind: str, tmp_path: Path) -> None:
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    settings = UserSettings(pace_wpm=600, max_events_per_second=2)
+    session, _recorder = listening(kind, server, record, settings=settings)
+    sid = "sess_rate"
+    burst = [
+        event("agent.tool.invoked", sid, n, tool="read_file", summary_normal=f"Reading {n}.")
+        for n in range(1, 41)
+    ]
+    try:
+        async with running(session):
+            await connected(core, session)
+            [sub] = list(core.subscriptions.values())
+            assert sub.capabilities["max_events_per_second"] == 2
+            core.push(started(sid, 0), *burst)
+            await wait_for(
+                lambda: any(
+                    "rate.exceeded" in r.reasons for r in session.engine.diagnostics.recent()
+                )
+            )
+    finally:
+        await server.close()
+    [logged] = [r for r in session.engine.diagnostics.recent() if "rate.exceeded" in r.reasons]
+    assert "max_events_per_second" in " ".join(logged.details)
+    report = "\n".join(session.diagnostics_report())
+    assert "rate.exceeded" in report or "faster than" in report
