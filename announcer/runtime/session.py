@@ -1020,7 +1020,11 @@ class LiveSession:
             state.settle_timer = None
 
     def _announce_connection(self, state: SourceState, notice: Notice | None) -> None:
-        if notice is Notice.RECONNECTED:
+        policy = state.policy
+        if policy is not None and policy.up and self._loop is not None:
+            # whether it holds, checked once it has been up long enough (flapping)
+            self._loop.call_later(policy.healthy_seconds + 0.05, self._holding, state)
+        if notice is Notice.RECONNECTED or notice is Notice.HOLDS:
             self._system(self._t("Reconnected to {name}.").format(name=state.name))
         elif notice is Notice.CONNECTED:
             self._system(
@@ -1032,6 +1036,12 @@ class LiveSession:
             state.ever_connected = True
             state.lost_announced = False
             self._status_changed()
+
+    def _holding(self, state: SourceState) -> None:
+        if state.policy is not None and not self._stopping.is_set():
+            notice = state.policy.holding()
+            if notice is not None:
+                self._announce_connection(state, notice)
 
     def _say_refused_origins(self, state: SourceState) -> None:
         """§10: a producer that points announcer at another origin is refused; the user
@@ -1084,6 +1094,14 @@ class LiveSession:
             self._system(
                 self._t("Cannot connect to {name}: {reason}. Retrying.").format(
                     name=state.name, reason=reason
+                ),
+                urgency=Urgency.CRITICAL,
+            )
+        elif notice is Notice.FLAPPING:
+            state.lost_announced = True
+            self._system(
+                self._t("{name} keeps dropping the connection; still trying.").format(
+                    name=state.name
                 ),
                 urgency=Urgency.CRITICAL,
             )
