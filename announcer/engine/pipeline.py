@@ -1162,6 +1162,9 @@ class Engine:
             else self._producer_of(released, source_id),
             kind="agent.output.streaming",
         )
+        hints = event.localization_hints if event is not None else None
+        if hints is not None and hints.text_direction:
+            announcement.direction = hints.text_direction  # §11.4
         return self._submit(announcement, source_id, now)
 
     def _producer_of(self, released: Released, source_id: str | None) -> str | None:

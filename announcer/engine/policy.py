@@ -298,6 +298,9 @@ class Policy:
             parts = by_language(wording)
         kind = type(event).SHORT_TYPE or event.short_type
         earcon = EARCON_FOR_EVENT.get(kind)
+        hints = event.localization_hints
+        declared = hints.text_direction if hints is not None else None
+        producer_language = self._text_language(event) if declared else None
         return [
             Announcement(
                 text=part.text,
@@ -310,6 +313,10 @@ class Policy:
                 kind=kind,
                 earcon=earcon if index == 0 else None,
                 continues=index > 0,
+                # §11.4: the producer's direction for its own words (ours are our own)
+                direction=declared
+                if declared and same_language(part.language, producer_language or "")
+                else None,
             )
             for index, part in enumerate(parts)
         ]
@@ -758,7 +765,7 @@ def _speakable(value: str) -> str:
     """A producer value quoted in our sentence: one line, no terminal or bidi controls."""
     if value.isprintable():
         return value
-    return " ".join(clean_speech(strip_terminal_codes(value)).split())
+    return clean_speech(strip_terminal_codes(value))
 
 
 def _tool_name(tool: str) -> str:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.announcement import Announcement, Urgency, directed
 from announcer.speech.backend import (
     BackendCapabilities,
     BackendFailed,
@@ -168,7 +168,8 @@ class ScreenReaderBackend:
         try:
             self.output.speak(announcement.text, interrupt=interrupt)
             if self.braille and callable(getattr(self.output, "braille", None)):
-                self.output.braille(announcement.text)
+                # §11.4: a braille display shows the text in its declared direction
+                self.output.braille(directed(announcement.text, announcement.direction))
         except Exception as exc:
             failure = BackendFailed(f"{self.output_name} stopped answering ({exc})")
             if self._listener is None:
