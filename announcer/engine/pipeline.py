@@ -67,10 +67,16 @@ _URGENCY_OF: Final = {urgency.value: urgency for urgency in Urgency}
 # are folded into one spoken count ("40 more urgent messages from X"), each counted
 # in the diagnostics. Only repeated news of one kind is folded (§4.1.3, §9.3.2(7),
 # §9.5.2(9)): questions, handoffs, what starts or ends a session (errored MUST NOT be
-# suppressed) and our own notices never are; what is folded still goes to the
-# transcript and History with its words.
+# suppressed), the agent's streamed words and our own notices never are; what is
+# folded still goes to the transcript and History with its words.
 CRITICAL_BACKLOG_PER_PRODUCER: Final = 3
-_NEVER_FOLDED: Final = ("agent.awaiting.", "agent.handoff.", "agent.session.", "system.")
+_NEVER_FOLDED: Final = (
+    "agent.awaiting.",
+    "agent.handoff.",
+    "agent.session.",
+    "agent.output.",  # the agent's own words are never dropped
+    "system.",
+)
 FOLDED_KIND: Final = "system.folded"
 # An unreadable frame that looked urgent is mentioned at most this often per source
 # (never a question: §10.1.3 says those are never dropped in silence).
