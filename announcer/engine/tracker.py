@@ -81,6 +81,10 @@ class SessionState:
     open_prompts: set[str] = field(default_factory=set)
     # event_id of each open question -> its reply token (a change may name either).
     prompt_events: dict[str, str] = field(default_factory=dict)
+    # The tool a question gates (§4.3.1: invoked, then asked about, with nothing between)
+    # -> its reply token: that tool completing is the producer going on, answered elsewhere.
+    prompt_tools: dict[str, str] = field(default_factory=dict)
+    last_invoked: str | None = None
     # Questions closed here (answered, expired) whose "away from awaiting_input"
     # state change the producer still owes (§6.7.2, Appendix A.4): that change
     # resolves them, it does not cancel another open question.
@@ -392,6 +396,7 @@ class SessionTracker:
         state.events += 1
         state.last_activity = now
         sid = event.session_id
+        invoked, state.last_invoked = state.last_invoked, None  # only the event just before
         if type(event) is OutputStreaming and state.lifecycle == "active":
             # The most frequent event by far gets the short path.
             self._track_output(state, event, sid, admission)
@@ -440,10 +445,17 @@ class SessionTracker:
         elif isinstance(event, ToolInvoked):
             state.tool_invocations += 1
             state.open_tools[_tool_key(event.tool, event.tool_call_id)] = event
+            state.last_invoked = _tool_key(event.tool, event.tool_call_id)
             while len(state.open_tools) > OPEN_TOOLS_LIMIT:
                 state.open_tools.popitem(last=False)
         elif isinstance(event, ToolCompleted):
             key = _tool_key(event.tool, event.tool_call_id)
+            gated = state.prompt_tools.pop(key, None)
+            if gated is not None and gated in state.open_prompts:
+                # §6.7.2: the tool this question gated went on (or was declined) without
+                # our answer: another subscriber answered it
+                state.open_prompts.discard(gated)
+                admission.resolved_tokens.append(gated)
             if state.open_tools.pop(key, None) is None:
                 admission.notes.append(
                     TrackerNote(
@@ -462,6 +474,10 @@ class SessionTracker:
             else:
                 state.open_prompts.add(event.reply_token)
                 state.prompt_events[event.event_id] = event.reply_token
+                if invoked is not None and invoked in state.open_tools:
+                    if len(state.prompt_tools) > OPEN_TOOLS_LIMIT:
+                        state.prompt_tools.clear()
+                    state.prompt_tools[invoked] = event.reply_token
                 if len(state.prompt_events) > 4 * OPEN_TOOLS_LIMIT:
                     state.prompt_events.clear()
                 state.agent_state = AWAITING_INPUT

@@ -127,3 +127,35 @@ def test_a_number_given_as_text_is_sent_only_as_typed() -> None:
     assert isinstance(refused, Refusal)
     sent = c.engine.answer(UserAnswer("rpl_age1", response="62"), c.now)
     assert isinstance(sent, ReplyReady) and sent.message.response == 62
+
+
+def test_the_tool_a_question_gated_completing_is_answered_elsewhere() -> None:
+    """The reference producers: tool.invoked, then the confirmation gating it; another
+    subscriber answers, and the tool completes. Said once; a later key sends nothing."""
+    c = Clocked()
+    c.send("agent.session.started", 0, summary_normal="Hi.")
+    c.send(
+        "agent.tool.invoked",
+        1,
+        tool="send_email",
+        tool_call_id="call_g1",
+        summary_normal="Calling send_email.",
+        risk_level="high",
+        irreversible=True,
+    )
+    c.ask("rpl_gated1", 2)
+    c.send("agent.tool.completed", 3, tool="send_email", tool_call_id="call_g1", status="success")
+    assert c.open_tokens() == []
+    assert told(c, "Answered elsewhere") == 1
+    refused = c.engine.answer(UserAnswer("rpl_gated1", decision="accept"), 2.0)
+    assert isinstance(refused, Refusal) and refused.code == "answered_elsewhere"
+
+
+def test_another_tool_completing_leaves_the_question_open() -> None:
+    c = Clocked()
+    c.send("agent.session.started", 0, summary_normal="Hi.")
+    c.send("agent.tool.invoked", 1, tool="read_file", tool_call_id="call_r1", summary_normal="R.")
+    c.send("agent.state.changed", 2, from_state="calling_tool", to_state="calling_tool")
+    c.ask("rpl_open1", 3)
+    c.send("agent.tool.completed", 4, tool="read_file", tool_call_id="call_r1", status="success")
+    assert c.open_tokens() == ["rpl_open1"]
