@@ -452,10 +452,14 @@ class SessionTracker:
             key = _tool_key(event.tool, event.tool_call_id)
             gated = state.prompt_tools.pop(key, None)
             if gated is not None and gated in state.open_prompts:
-                # §6.7.2: the tool this question gated went on (or was declined) without
-                # our answer: another subscriber answered it
+                # §6.7.2: the tool this question gated ran without our answer (another
+                # subscriber accepted it), or ended otherwise (declined, the producer's
+                # default): either way the producer no longer waits for us
                 state.open_prompts.discard(gated)
-                admission.resolved_tokens.append(gated)
+                if event.status == "success":
+                    admission.resolved_tokens.append(gated)
+                else:
+                    admission.voided_tokens.append(gated)
             if state.open_tools.pop(key, None) is None:
                 admission.notes.append(
                     TrackerNote(

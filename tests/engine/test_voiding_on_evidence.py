@@ -159,3 +159,20 @@ def test_another_tool_completing_leaves_the_question_open() -> None:
     c.ask("rpl_open1", 3)
     c.send("agent.tool.completed", 4, tool="read_file", tool_call_id="call_r1", status="success")
     assert c.open_tokens() == ["rpl_open1"]
+
+
+def test_the_gated_tool_declined_elsewhere_withdraws_the_question() -> None:
+    c = Clocked()
+    c.send("agent.session.started", 0, summary_normal="Hi.")
+    c.send("agent.tool.invoked", 1, tool="send_email", tool_call_id="call_d1", summary_normal="S.")
+    c.ask("rpl_declined1", 2)
+    c.send(
+        "agent.tool.completed",
+        3,
+        tool="send_email",
+        tool_call_id="call_d1",
+        status="error",
+        error_message="User declined to authorize this action.",
+    )
+    assert c.open_tokens() == []
+    assert told(c, "No answer needed any more") == 1
