@@ -299,9 +299,7 @@ async def test_a_silent_sse_producer_is_not_a_lost_connection() -> None:
             await asyncio.sleep(3.5)  # well past the old 1 s stall time, in silence
             assert recorder.voided == []
             assert not any("lost" in text for text in recorder.texts)
-            outcome = await session.answer_async(
-                UserAnswer(prompt.reply_token, decision="reject")
-            )
+            outcome = await session.answer_async(UserAnswer(prompt.reply_token, decision="reject"))
             assert outcome.sent, outcome.message
     finally:
         await server.close()
