@@ -56,3 +56,19 @@ class Announcement:
     continues: bool = False
     topic: str | None = None
     rate_factor: float = 1.0
+    # §11.4: the producer's declared text_direction ("ltr", "rtl", "auto") for its own
+    # words; visual and braille output honour it (speech is linear, §11.4.1)
+    direction: str | None = None
+
+
+# §11.4.2: Unicode bidirectional isolates, one per declared direction.
+_ISOLATES = {"ltr": "\u2066", "rtl": "\u2067", "auto": "\u2068"}
+_POP_ISOLATE = "\u2069"
+
+
+def directed(text: str, direction: str | None) -> str:
+    """``text`` isolated in its declared direction (§11.4), for display and braille."""
+    opening = _ISOLATES.get(direction or "")
+    if opening is None or not text:
+        return text
+    return f"{opening}{text}{_POP_ISOLATE}"

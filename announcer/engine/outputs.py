@@ -35,6 +35,10 @@ class _OpenOutput:
     held_chars: int = 0
     dropped_chars: int = 0
     last_event_id: str | None = None
+    # §4.3.3: chunks with coalesce_hint "none", waiting for a more meaningful boundary
+    # (the next chunk with another hint, or completion); never cut at our sentence ends.
+    unbounded: list[str] = field(default_factory=list)
+    unbounded_chars: int = 0
 
 
 # Read-only by convention, not frozen: a frozen dataclass's __init__ measured 2.6 times
@@ -72,10 +76,12 @@ class OutputStreams:
     ) -> list[Released]:
         key = (source_id, event.session_id, event.output_id or "")
         output = self._open.get(key)
+        if event.coalesce_hint == "none" and not event.complete and not hold_until_complete:
+            return self._wait_for_boundary(key, output, event, language, now)
         if output is not None and not hold_until_complete and not output.held:
             # The usual chunk of an output already under way.
             output.last_event_id = event.event_id
-            texts = output.coalescer.push(event.chunk, now)
+            texts = output.coalescer.push(_with_unbounded(output, event.chunk), now)
             if event.complete:
                 texts += output.coalescer.flush()
                 del self._open[key]
@@ -98,6 +104,7 @@ class OutputStreams:
         output.last_event_id = event.event_id
         chunk = event.chunk
         if hold_until_complete:
+            chunk = _with_unbounded(output, chunk)
             room = max(HELD_OUTPUT_LIMIT - output.held_chars, 0)
             # §11.3.3: what is kept ends between grapheme clusters.
             kept = chunk if len(chunk) <= room else chunk[: grapheme_floor(chunk, room)]
@@ -114,7 +121,7 @@ class OutputStreams:
             output.coalescer.push("".join(output.held), now)
             output.held.clear()
             output.held_chars = 0
-        texts = output.coalescer.push(chunk, now)
+        texts = output.coalescer.push(_with_unbounded(output, chunk), now)
         if event.complete:
             texts += output.coalescer.flush()
             del self._open[key]
@@ -123,6 +130,35 @@ class OutputStreams:
             texts += output.coalescer.flush()
         released += [Released(t, output.language, key[1], event.event_id) for t in texts]
         return released
+
+    def _wait_for_boundary(
+        self,
+        key: OutputKey,
+        output: _OpenOutput | None,
+        event: OutputStreaming,
+        language: str,
+        now: float,
+    ) -> list[Released]:
+        """§4.3.3: a ``none`` chunk is never announced by itself, nor cut at a sentence end
+        of ours: it waits for the next chunk with a boundary, or for completion. Past
+        ``HELD_OUTPUT_LIMIT`` characters without one, the coalescer cuts it (bounded)."""
+        released: list[Released] = []
+        if output is None:
+            output = _OpenOutput(
+                Coalescer(language, pause_seconds=self.pause_seconds, max_chars=self.max_chars),
+                language,
+            )
+            self._open[key] = output
+            if len(self._open) > OPEN_OUTPUTS_LIMIT:
+                old_key, old = self._open.popitem(last=False)
+                released += self._finish(old_key, old)
+        output.last_event_id = event.event_id
+        output.unbounded.append(event.chunk)
+        output.unbounded_chars += len(event.chunk)
+        if output.unbounded_chars <= HELD_OUTPUT_LIMIT or output.held:
+            return released
+        texts = output.coalescer.push(_with_unbounded(output, ""), now)
+        return released + [Released(t, output.language, key[1], event.event_id) for t in texts]
 
     def poll(self, now: float) -> list[Released]:
         """Sentences whose stream stalled after their end (see Coalescer.poll)."""
@@ -171,6 +207,8 @@ class OutputStreams:
         texts: list[str] = []
         if output.held:
             texts.append("".join(output.held).strip())
+        if output.unbounded:
+            output.coalescer.push(_with_unbounded(output, ""))
         texts += output.coalescer.flush()
         if output.dropped_chars:
             self.truncated_chars += output.dropped_chars
@@ -179,3 +217,13 @@ class OutputStreams:
             for text in texts
             if text
         ]
+
+
+def _with_unbounded(output: _OpenOutput, chunk: str) -> str:
+    """``chunk`` after the ``none`` chunks that waited for it (§4.3.3), which it releases."""
+    if not output.unbounded:
+        return chunk
+    waiting = "".join(output.unbounded)
+    output.unbounded.clear()
+    output.unbounded_chars = 0
+    return waiting + chunk

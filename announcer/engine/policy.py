@@ -25,11 +25,12 @@ from functools import lru_cache
 from typing import Final, NamedTuple
 
 from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.answer_guard import accept_needs_two_keys
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
 from announcer.engine.earcons import EARCON_FOR_EVENT
 from announcer.engine.phrases import N_, duration_phrase
 from announcer.engine.settings import UserSettings
-from announcer.engine.text_hygiene import clean_for_speech
+from announcer.engine.text_hygiene import clean_for_speech, strip_terminal_codes
 from announcer.engine.tracker import CYCLE_STATES, SessionState
 from announcer.i18n.format import format_integer, format_number, format_percent
 from announcer.i18n.negotiate import pick_field_variant
@@ -51,6 +52,7 @@ from announcer.protocol.events import (
     ToolCompleted,
     ToolInvoked,
 )
+from announcer.protocol.sanitise import clean_speech
 
 _FINAL_RESULTS: Final = (SessionCompleted, SessionCancelled, OutputStreaming)
 _LEVEL_FIELDS: Final = {
@@ -332,6 +334,9 @@ class Policy:
         kind = type(event).SHORT_TYPE or event.short_type
         earcon = EARCON_FOR_EVENT.get(kind)
         topic = _topic_of(event)
+        hints = event.localization_hints
+        declared = hints.text_direction if hints is not None else None
+        producer_language = self._text_language(event) if declared else None
         return [
             Announcement(
                 text=part.text,
@@ -345,6 +350,10 @@ class Policy:
                 earcon=earcon if index == 0 else None,
                 continues=index > 0,
                 topic=topic,
+                # §11.4: the producer's direction for its own words (ours are our own)
+                direction=declared
+                if declared and same_language(part.language, producer_language or "")
+                else None,
             )
             for index, part in enumerate(parts)
         ]
@@ -432,19 +441,32 @@ class Policy:
             payload[field_name] = base
         hints = event.localization_hints
         fallback = (hints.fallback_chain or []) if hints is not None else []
+        # §11: beside variants that name their language, an undeclared base text is of
+        # unknown language, not the user's: with --language fr,es, summary_normal_es is
+        # chosen over an untagged (often English) summary_normal, and labelled es.
+        declared = event.primary_language
         choice = pick_field_variant(
             payload,
             field_name,
             self.settings.languages or [self.language],
             fallback,
-            self._text_language(event),
+            declared or "und",
         )
         if choice is None:
             return None
-        return Spoken(clean_for_speech(choice.text, choice.language), choice.language)
+        language = choice.language
+        if language == "und":
+            language = self._text_language(event)  # nothing else offered: as before
+        return Spoken(clean_for_speech(choice.text, language), language)
 
     def _phrase(self, msgid: str, **values: object) -> str:
-        return translator(self.phrase_language).gettext(msgid).format(**values)
+        # Every value put into our sentence is sanitised: a producer's name or type with
+        # escape codes or bidi controls must not reach a speech backend (issue 22 item 8).
+        safe = {
+            key: _speakable(value) if isinstance(value, str) else value
+            for key, value in values.items()
+        }
+        return translator(self.phrase_language).gettext(msgid).format(**safe)
 
     def _compose(
         self, event: AaepEvent, session: SessionState, urgency: Urgency, now: float
@@ -730,7 +752,12 @@ class Policy:
                     self._timeout_phrase(event.timeout_seconds, event.default_decision, event)
                 )
             )
-        parts.append(self._keys(self.answer_keys.confirmation))
+        keys = self.answer_keys.confirmation
+        if self.answer_keys.confirmation_two_keys and accept_needs_two_keys(
+            event, self.settings.two_key_accept
+        ):
+            keys = self.answer_keys.confirmation_two_keys  # every key it needs is named
+        parts.append(self._keys(keys))
         return [part for part in parts if part]
 
     def _timeout_phrase(
@@ -752,6 +779,10 @@ class Policy:
                 "If you do not answer within {time}, the agent will go ahead.", time=amount
             )
         return self._phrase("If you do not answer within {time}, it will be rejected.", time=amount)
+
+    def timeout_phrase(self, seconds: int, default: str) -> str:
+        """ "If you do not answer within 1 minute, it will be rejected." (our language)."""
+        return self._timeout_phrase(seconds, default)
 
     def _choices(self, event: AwaitingClarification, language: str) -> str:
         """Numbered labels ("1: Savings; 2: Checking") punctuated as ``language`` does."""
@@ -821,6 +852,13 @@ class Policy:
             outcome_words(words_msgid, spoken.language) | {words_of(lead)},
             negation_words(spoken.language),
         )
+
+
+def _speakable(value: str) -> str:
+    """A producer value quoted in our sentence: one line, no terminal or bidi controls."""
+    if value.isprintable():
+        return value
+    return clean_speech(strip_terminal_codes(value))
 
 
 def _tool_name(tool: str) -> str:

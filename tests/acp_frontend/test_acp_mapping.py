@@ -46,6 +46,7 @@ class Heard:
     def __init__(self, **settings: Any) -> None:
         self.adapter = AcpAdapter("Claude Code")
         self.engine = Engine(UserSettings(**settings))
+        self.engine.trust_extension("acp")  # events of our own ACP mapping
         self.spoken: list[str] = []
         self.events: list[dict[str, Any]] = []
         self.now = 1_000.0

@@ -183,7 +183,7 @@ def test_a_confirmation_says_action_consequence_risk_reversibility_timeout_and_k
     assert said == [
         "Confirmation needed. Transfer $500.00 from checking to savings. The money moves at once. "
         "High risk. This cannot be undone. If you do not answer within 1 minute and 30 seconds, "
-        "it will be rejected. Press A to accept, or R to reject."
+        "it will be rejected. Press A, then Enter, to accept, or R to reject."
     ]
     announcement = listener.spoken[0].announcement
     assert announcement.urgency is Urgency.CRITICAL and announcement.interrupt
@@ -536,8 +536,8 @@ def test_without_a_subscription_no_reply_can_be_built() -> None:
 def test_streaming_is_spoken_sentence_by_sentence() -> None:
     listener = listen()
     said = listener.feed(
-        chunk("Transferred $500 succ", 0),
-        chunk("essfully. New bal", 21),
+        chunk("Transferred $500 succ", 0, hint="word"),
+        chunk("essfully. New bal", 21, hint="word"),
     )
     assert said == ["Transferred $500 successfully."]
     assert listener.feed(chunk("ance: $12,000.", 38, complete=True, hint="completion")) == [
@@ -550,9 +550,21 @@ def test_a_declared_sentence_boundary_is_released_at_once() -> None:
     assert listener.feed(chunk("Your plan is ready", 0, hint="sentence")) == ["Your plan is ready"]
 
 
+def test_none_chunks_wait_for_a_boundary_and_are_not_cut_at_ours() -> None:
+    """§4.3.3: "none" chunks are never announced directly (issue 22 item 8)."""
+    listener = listen()
+    assert listener.feed(chunk("Dr. Smith paid. ", 0), chunk("The bank closed.", 16)) == []
+    wake = listener.engine.next_wakeup()
+    if wake is not None:  # a stall does not release them either
+        listener.run(listener.engine.tick(wake + 5), wake + 5)
+    assert listener.said == []
+    said = listener.feed(chunk(" Done.", 32, complete=True, hint="completion"))
+    assert " ".join(said) == "Dr. Smith paid. The bank closed. Done."
+
+
 def test_a_stalled_stream_is_released_on_tick() -> None:
     listener = listen()
-    assert listener.feed(chunk("The transfer is done.", 0)) == []
+    assert listener.feed(chunk("The transfer is done.", 0, hint="word")) == []
     wake = listener.engine.next_wakeup()
     assert wake is not None
     listener.run(listener.engine.tick(wake), wake)
@@ -640,9 +652,11 @@ def test_invalid_frames_are_logged_and_urgent_ones_mentioned() -> None:
     said = listener.feed(json.dumps(bad))
     # §10.1.3: a question is never dropped in silence (no reply_token would be readable
     # here without a subscription, so it is announced, not opened).
+    # issue 22 item 5: its words are kept, with consequence, risk and deadline.
     assert said == [
-        "Unreadable questions from Harbor Bank Assistant: 1. They cannot be answered here; "
-        "see the diagnostics."
+        "Unreadable question from Harbor Bank Assistant; it cannot be answered here: "
+        "Transfer $500.00 from checking to savings. The money moves at once. High risk. "
+        "This cannot be undone. If you do not answer within 5 minutes, it will be rejected."
     ]
     assert listener.engine.invalid_frames == 4
     assert listener.engine.diagnostics.dropped == 4

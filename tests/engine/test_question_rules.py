@@ -95,7 +95,7 @@ def test_trigger_terminal_event_voids_every_open_question(
     assert isinstance(refused, Refusal) and refused.code == "voided"
 
 
-@pytest.mark.parametrize("to_state", ["thinking", "deciding", "calling_tool", "idle"])
+@pytest.mark.parametrize("to_state", ["thinking", "deciding"])
 def test_trigger_state_change_from_awaiting_input_voids(to_state: str) -> None:
     """§6.8: the producer left awaiting_input without our answer: the question is void."""
     c = Clocked()

@@ -240,9 +240,12 @@ def test_replay_reads_a_pretty_printed_single_event() -> None:
 
 def test_replay_of_a_rejected_confirmation_warns_the_listener() -> None:
     result = cli("replay", str(FIXTURES / "invalid" / "wrong-default-decision.json"), "--no-delay")
+    # issue 22 item 5: the question keeps its words, the risk and the dangerous default.
     assert result.stdout == (
-        "Unreadable questions from bad-bank-agent: 1. They cannot be answered here; "
-        "see the diagnostics.\n"
+        "Unreadable question from bad-bank-agent; it cannot be answered here: Delete all "
+        "customer records. All records permanently deleted from production database. High "
+        "risk. This cannot be undone. If you do not answer within 1 minute, the agent will "
+        "go ahead.\n"
     )
     assert "1 of 1 messages" in result.stderr
 

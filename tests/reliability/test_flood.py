@@ -362,7 +362,7 @@ async def test_a_withdrawal_inside_a_flood_is_never_skipped(tmp_path: Path) -> N
             6002,
             "agent.state.changed",
             from_state="awaiting_input",
-            to_state="working",
+            to_state="thinking",  # §6.8: a return to thinking withdraws it
             summary_normal="Carrying on without an answer.",
         )
         await producer.send(websocket, withdraw)

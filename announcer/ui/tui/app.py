@@ -22,7 +22,7 @@ from textual.geometry import Offset
 from textual.screen import Screen
 from textual.widgets import RichLog, Static
 
-from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.announcement import Announcement, Urgency, directed
 from announcer.engine.answer_guard import KeyGuard
 from announcer.engine.answer_keys import UI_SPEAKS_KEYS
 from announcer.engine.prompts import PendingPrompt, UserAnswer, waits_without_deadline
@@ -432,7 +432,9 @@ class AnnouncerApp(App[None]):
             return  # our own words, echoed back by the runtime: not producer news
         if announcement.producer_id:
             self._producers_seen.add(announcement.producer_id)
-        text = one_line(announcement.text)
+        # §11.4: the producer's words shown in their declared direction (isolated, so
+        # our own words around them keep theirs)
+        text = directed(one_line(announcement.text), announcement.direction)
         if announcement.producer_id and self._several_producers():
             text = f"{text} — {one_line(announcement.producer_id)}"
         self.history.append(HistoryEntry(text, kind=announcement.kind))
