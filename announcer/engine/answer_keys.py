@@ -25,7 +25,8 @@ class AnswerKeys:
     yes_no: str
     numeric: str
     freetext: str
-    #: a confirmation whose accept takes a second key (high risk, irreversible)
+    # a confirmation whose accept takes two keys (answer_guard.accept_needs_two_keys):
+    # every key it needs is named, the second one too; "" uses ``confirmation``
     confirmation_two_keys: str = ""
     #: after a question naming a long command: the key that reads it whole
     whole_command: str = ""
@@ -50,7 +51,8 @@ TYPED_LINE_ANSWER_KEYS: Final = AnswerKeys(
     numeric=N_("Type a number and press Enter."),
     freetext=N_("Type your answer and press Enter."),
     confirmation_two_keys=N_(
-        "Type A then Enter, then C then Enter to confirm; or R then Enter to reject."
+        "Type A to accept or R to reject, then press Enter; to accept, type C on the next "
+        "line to confirm."
     ),
     whole_command=N_("Type W then Enter to hear the whole command."),
 )

@@ -70,9 +70,10 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
                 for text in spoken_in(records.getvalue())
                 if "Send the quarterly report" in text
             ]
-            # the second key of an irreversible accept is named too (issue 22 item 11)
+            # issue 22 item 11: every key it needs, the second accept key included
             assert question.endswith(
-                "Type A then Enter, then C then Enter to confirm; or R then Enter to reject."
+                "Type A to accept or R to reject, then press Enter; to accept, type C on the "
+                "next line to confirm."
             )
             assert "Press" not in question  # no single-key help the line UI does not take
             assert core.replies == []
