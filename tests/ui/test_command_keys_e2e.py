@@ -82,7 +82,7 @@ def test_a_long_disguised_command_from_the_first_key_to_the_agents_answer(
         assert "A long command, 446 characters." in question
         assert "Dangerous: rm -rf tilde." in question
         assert "High risk. This cannot be undone." in question
-        assert "Type A then Enter, then C then Enter to confirm" in question
+        assert "to accept, type C on the next line to confirm." in question
         assert "Type W then Enter to hear the whole command." in question
         # Two early keys, one cue: the second costs nothing, not even two words.
         assert said.count("Not yet.") == 1, said
