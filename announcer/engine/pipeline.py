@@ -223,7 +223,8 @@ class Engine:
         self._last_unreadable_notice: dict[str, float] = {}
         self._after_answer: list[SpeechCommand] = []
         # producer_id -> [the count of folded urgent messages waiting to be said, how many,
-        # the source it came from]; its words are set when it is said (:meth:`_word_count`)
+        # the source it came from, the producer's name when no session names it]; its
+        # words are set when it is said (:meth:`_word_count`)
         self._folded: dict[str, list[Any]] = {}
         self._folding_event: str | None = None
         self.folded_total = 0
@@ -1115,7 +1116,33 @@ class Engine:
             producer_id=producer_id,
             kind=FOLDED_KIND,
         )
-        self._folded[producer_id] = [summary, 1, source_id]
+        self._folded[producer_id] = [summary, 1, source_id, None]
+        self._transcript.append(TranscriptEntry(now, summary, source_id))
+        return self.scheduler.submit(summary, now)
+
+    def count_skipped_urgent(
+        self, producer_id: str, name: str, count: int, source_id: str | None, now: float
+    ) -> list[SpeechCommand]:
+        """Urgent messages a flood skipped before they were read (counted and logged by
+        the reader) join their producer's count still waiting to be said, or start one
+        that later folded messages join: one count per producer waits at a time, so the
+        user never hears two counts of the same flood back to back (§2.2.9)."""
+        current = self._folded.get(producer_id)
+        if current is not None and any(
+            queued is current[0] for queued in self.scheduler.queued_announcements(Urgency.CRITICAL)
+        ):
+            current[1] += count
+            return []
+        language = self.policy.phrase_language
+        summary = Announcement(
+            text=self._folded_phrase(count, producer_id, source_id, None, name),
+            language=language,
+            urgency=Urgency.CRITICAL,
+            interrupt=True,
+            producer_id=producer_id,
+            kind=FOLDED_KIND,
+        )
+        self._folded[producer_id] = [summary, count, source_id, name]
         self._transcript.append(TranscriptEntry(now, summary, source_id))
         return self.scheduler.submit(summary, now)
 
@@ -1131,19 +1158,29 @@ class Engine:
         if entry is not None and entry[0] is announcement:
             del self._folded[announcement.producer_id or ""]
             announcement.text = self._folded_phrase(
-                entry[1], announcement.producer_id or "", entry[2], announcement
+                entry[1], announcement.producer_id or "", entry[2], announcement, entry[3]
             )
 
     def _folded_phrase(
-        self, count: int, producer_id: str, source_id: str | None, announcement: Announcement
+        self,
+        count: int,
+        producer_id: str,
+        source_id: str | None,
+        announcement: Announcement | None,
+        name: str | None = None,
     ) -> str:
         """ "40 more urgent messages from X", X as the session names its producer."""
         session = (
             self.tracker.session(source_id, announcement.session_id)
-            if source_id is not None and announcement.session_id is not None
+            if source_id is not None
+            and announcement is not None
+            and announcement.session_id is not None
             else None
         )
-        name = session.display_name if session is not None else producer_id
+        if session is not None:
+            name = session.display_name
+        elif name is None:
+            name = producer_id
         language = self.policy.phrase_language
         text = (
             translator(language)
