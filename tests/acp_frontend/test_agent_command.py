@@ -7,7 +7,6 @@ what it did (the file, the outcome it recorded); what the user hears is the json
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -17,6 +16,8 @@ from pathlib import Path
 from queue import Empty, Queue
 
 import pytest
+
+from tests.support.speech_record import spoken_in
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
@@ -114,8 +115,7 @@ class AgentRun:
                 self.proc.kill()
 
     def heard(self) -> list[str]:
-        records = [json.loads(x) for x in self.record.read_text(encoding="utf-8").splitlines()]
-        return [r["text"] for r in records if r["action"] == "speak"]
+        return spoken_in(self.record)
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ from announcer.runtime.session import BATCH_FRAMES, SOURCE_QUEUE_LIMIT, LiveSess
 from announcer.transports import TransportOptions
 from tests.producer.live import Recorder, running
 from tests.reliability.flood_producer import LoopbackProducer, confirmation, event
+from tests.support.speech_record import spoken_in as heard
 
 FLOOD = 3000
 FOLDED = re.compile(r"^([\d,]+) more urgent messages? from Flooder\.$")
@@ -44,18 +45,6 @@ def listening(url: str, record: Path, *, paced: bool = True) -> tuple[LiveSessio
     recorder = Recorder()
     session.subscribe(recorder)
     return session, recorder
-
-
-def heard(record: Path) -> list[str]:
-    """What the user heard: every ``speak`` line of the jsonl record, in order."""
-    if not record.exists():
-        return []
-    lines = record.read_text(encoding="utf-8").splitlines()
-    return [
-        entry["text"]
-        for entry in map(json.loads, lines if lines else [])
-        if entry["action"] == "speak"
-    ]
 
 
 async def hear(record: Path, needle: str, timeout: float = 60) -> None:

@@ -21,12 +21,6 @@ FIXTURES = SHARED_ROOT / "aaep/fixtures/valid"
 SCHEMA_DIR = SHARED_ROOT / "aaep/schemas/core"
 
 
-def spoken_in(record: str) -> list[str]:
-    """The texts a jsonl speech record (announcer/speech/jsonl.py) says, in order."""
-    lines = (json.loads(line) for line in record.splitlines() if line.strip())
-    return [line["text"] for line in lines if line.get("action") == "speak"]
-
-
 class RecordingBackend:
     """Records what it was asked to say and finishes each utterance at once."""
 

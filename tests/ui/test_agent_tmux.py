@@ -17,8 +17,8 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.support.speech_record import spoken_in
 from tests.support.terminal import Terminal
-from tests.ui.conftest import spoken_in
 
 WORKTREE = Path(__file__).resolve().parents[2]
 TIMEOUT = 90.0

@@ -24,8 +24,8 @@ pytest.importorskip("announcer.producer.server", reason="the demo producer is no
 from announcer.producer.core import ProducerCore, ProducerOptions
 from announcer.producer.scenario import load_scenario
 from announcer.producer.server import ProducerServer
+from tests.support.speech_record import spoken_in
 from tests.support.terminal import Terminal
-from tests.ui.conftest import spoken_in
 
 WORKTREE = Path(__file__).resolve().parents[2]
 SCENARIO = Path(__file__).parent / "scenarios" / "tui_confirm.json"
