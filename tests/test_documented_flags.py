@@ -34,6 +34,7 @@ FOREIGN_FLAGS = {
     "--strict-markers": "pytest",
     "--durations": "pytest",
     "--checks": "./test (docs/testing.md)",
+    "--check": "ruff format",
     "--output-format": "claude",
     "--include-partial-messages": "claude",
     "--ax-screen-reader": "claude",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = (ROOT / "test").read_text(encoding="utf-8")
-BIN = Path(sys.executable).parent
+BIN = Path(sys.prefix) / "bin"
 
 
 def test_the_test_command_runs_every_static_check_with_its_tool_installed() -> None:
