@@ -96,6 +96,14 @@ class AgentRun:
                 return line
         raise AssertionError(f"never printed {text!r}; printed: {self.seen}")
 
+    def wait_for_each(self, *texts: str) -> list[str]:
+        """Each text printed, in whatever order (two sources starting at once print in the
+        order this machine happens to run them): the line that held each."""
+        return [
+            next((line for line in self.seen if text in line), None) or self.wait_for(text)
+            for text in texts
+        ]
+
     def answer(self, line: str) -> None:
         """Type an answer once the question's keys are armed (answer_arming_seconds, 1 s)."""
         time.sleep(ARMED_AFTER)
