@@ -12,7 +12,7 @@
   ``tmux`` and ``lab`` test is one too.
 * ``slow``: anything beyond the sans-I/O core: every ``e2e`` test, and every test in a
   folder whose subject is real time or real I/O (loopback servers, Textual under Pilot,
-  paced speech). ``-m "not slow"`` is the sans-I/O core alone, in seconds.
+  paced speech). ``-m "not slow"`` is the sans-I/O core alone, the quickest run.
 * ``serial``: set by hand, only on a test that needs the machine to itself; ``./test``
   runs those on one worker, after the rest.
 """
