@@ -31,6 +31,11 @@ TEMPLATE = """\
 # "screenreader", "text", "jsonl:PATH", "wav:DIR" or "none". "auto" picks the best one
 # installed.
 # backend = "auto"
+# "screenreader:NAME" picks one: nvda, jaws, voiceover, orca, speechd, sapi, onecore.
+
+# Braille through your screen reader: "auto" (when it has a braille display), "on" or
+# "off". Questions are always brailled.
+# braille = "auto"
 
 # Speaking rate in words per minute (60-600); unset means the engine's default.
 # rate_wpm = 180
@@ -55,6 +60,10 @@ TEMPLATE = """\
 # The longest (1-60 seconds) news waits to be said while newer news waits; older news
 # is skipped, said so, and kept in History. Questions are never skipped.
 # max_news_delay_seconds = 3.0
+
+# How much faster than your rate the agent's own words may be said when they pile up
+# (1.0-3.0; they are never skipped, so a backlog is caught up by speaking faster).
+# max_rate_factor = 1.5
 
 # At most this many announcements a second (unset: no limit). Critical ones always pass.
 # max_events_per_second = 4.0

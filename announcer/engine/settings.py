@@ -49,9 +49,12 @@ class UserSettings(BaseModel):
     earcons: bool = True
     # Words per minute the user can follow; the scheduler paces and bounds queued speech with it.
     pace_wpm: int = Field(default=180, ge=60, le=600)
-    # Longest normal news may wait to be said while newer news waits behind it; older
-    # news is skipped, said so ("3 more updates skipped."), and kept in History (issue 14 e).
+    # Longest a question's lead-up may delay it, and background news may wait while newer
+    # news waits behind it (issue 14 e). Status news has its own rule (issue 20, scheduler).
     max_news_delay_seconds: float = Field(default=3.0, ge=1.0, le=60.0)
+    # How much faster than the user's rate the agent's own words may be said when they pile
+    # up (issue 20): they are never skipped, so a backlog is caught up by speaking faster.
+    max_rate_factor: float = Field(default=1.5, ge=1.0, le=3.0)
     max_events_per_second: float | None = Field(default=None, gt=0)
     filters: EventFilters = Field(default_factory=EventFilters)
     muted_producers: list[str] = Field(default_factory=list)
@@ -70,6 +73,9 @@ class UserSettings(BaseModel):
     # still waiting every this many seconds while it stays open; 0 turns it off.
     question_reminder_seconds: float = Field(default=60.0, ge=0.0, le=86_400.0)
     backend: str = "auto"
+    # Braille through the screen reader: "auto" when it has a display, "on", "off".
+    # Questions are brailled whatever this says (speech/screenreader.py).
+    braille: Literal["auto", "on", "off"] = "auto"
     voices: dict[str, str] = Field(default_factory=dict)
     rate_wpm: int | None = Field(default=None, ge=60, le=600)
     pitch: float | None = Field(default=None, ge=0.0, le=1.0)

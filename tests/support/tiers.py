@@ -4,7 +4,8 @@
 
 * ``lab``: the agent lab (``tests/lab/``, or the ``lab``, ``clis`` or ``fake_model``
   fixtures): real agent CLIs on node against the fake model. Its session fixtures run
-  each CLI once, so the whole tier runs on one xdist worker (group ``lab``).
+  each CLI once, so the whole tier runs on one xdist worker (group ``lab``); so do the
+  tests in ``tests/packaging`` (group ``packaging``: one wheel built for all of them).
 * ``tmux``: the terminal app in a real terminal (the ``terminal`` fixture, or a module
   that runs ``tmux`` itself).
 * ``e2e``: starts programs as child processes (announcer's own CLI, speech-dispatcher,
@@ -41,6 +42,9 @@ REAL_IO_FOLDERS = frozenset(
     {"acp_frontend", "lab", "producer", "reliability", "runtime", "speech", "transports", "ui"}
 )
 LAB_FIXTURES = frozenset({"lab", "clis", "fake_model"})
+# Folders whose tests share costly session fixtures (the packaging tests' one built and
+# installed wheel): their tests keep to one worker, so the fixture is made once.
+SHARED_SESSION_FOLDERS = frozenset({"packaging"})
 _STARTS_PROGRAMS = re.compile(
     r"\bsubprocess\b|create_subprocess_exec|create_subprocess_shell|\bPopen\b|sys\.executable"
 )
@@ -119,11 +123,18 @@ def _runs_tmux(path: Path, test_name: str) -> bool:
     )
 
 
+def _folder(path: Path) -> str | None:
+    """The folder under tests/ that holds ``path``."""
+    try:
+        return path.resolve().relative_to(TESTS).parts[0]
+    except (ValueError, IndexError):
+        return None
+
+
 def tiers_of(path: Path, test_name: str, fixtures: frozenset[str]) -> set[str]:
     """The tier markers of test ``test_name`` in module ``path`` that uses ``fixtures``."""
-    try:
-        folder = path.resolve().relative_to(TESTS).parts[0]
-    except (ValueError, IndexError):
+    folder = _folder(path)
+    if folder is None:
         return set()
     tiers: set[str] = set()
     if folder == "lab" or fixtures & LAB_FIXTURES:
@@ -146,7 +157,10 @@ def mark_tiers(items: list[pytest.Item]) -> None:
         tiers = tiers_of(Path(str(item.path)), function, fixtures)
         for tier in sorted(tiers):
             item.add_marker(tier)
+        folder = _folder(Path(str(item.path)))
         if "lab" in tiers:
             item.add_marker(pytest.mark.xdist_group("lab"))
+        elif folder in SHARED_SESSION_FOLDERS:
+            item.add_marker(pytest.mark.xdist_group(folder))
         elif item.get_closest_marker("serial") is not None:
             item.add_marker(pytest.mark.xdist_group("serial"))
