@@ -1,5 +1,6 @@
 """Every test (and every CLI subprocess it starts) sees an empty settings file of its own,
-and the same neutral locale, whatever the developer's or CI's environment says."""
+and the same neutral locale, whatever the developer's or CI's environment says. Each test
+is marked with its tiers (tests/support/tiers.py) as it is collected."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ import gc
 import os
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.terminal import Terminal, tmux_installed
+from tests.support.tiers import mark_tiers
 
 
 def _guard_ast_parse_against_reentry() -> None:
@@ -41,6 +46,22 @@ def _guard_ast_parse_against_reentry() -> None:
 
 
 _guard_ast_parse_against_reentry()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    mark_tiers(items)
+
+
+@pytest.fixture
+def terminal() -> Iterator[Terminal]:
+    """A real terminal: a tmux server of this test's own, ended after it (tier ``tmux``)."""
+    if not tmux_installed():
+        pytest.skip("tmux is not installed (scripts/bootstrap.sh test installs it)")
+    screen = Terminal()
+    try:
+        yield screen
+    finally:
+        screen.close()
 
 
 @pytest.fixture(autouse=True)

@@ -78,6 +78,8 @@ _NEVER_FOLDED: Final = (
     "system.",
 )
 FOLDED_KIND: Final = "system.folded"
+# The kind a count started by urgent frames the reader skipped unread is filed under.
+_SKIPPED_UNREAD: Final = ""
 # An unreadable frame that looked urgent is mentioned at most this often per source
 # (never a question: §10.1.3 says those are never dropped in silence).
 UNREADABLE_NOTICE_INTERVAL_SECONDS: Final = 10.0
@@ -241,7 +243,9 @@ class Engine:
         self._last_unreadable_notice: dict[str, float] = {}
         self._after_answer: list[SpeechCommand] = []
         # (producer_id, kind) -> [the count of folded urgent messages waiting to be said, how many,
-        # the source it came from]; its words are set when it is said (:meth:`_word_count`)
+        # the source it came from, the producer's name when no session names it]; its words
+        # are set when it is said (:meth:`_word_count`). Kind ``_SKIPPED_UNREAD``: a count
+        # the reader's skipped frames started (:meth:`count_skipped_urgent`).
         self._folded: dict[tuple[str, str], list[Any]] = {}
         self._folding_event: str | None = None
         self.folded_total = 0
@@ -1243,7 +1247,7 @@ class Engine:
         key = (producer_id, announcement.kind)
         waiting = 0
         waiting_count: Announcement | None = None
-        current = self._folded.get(key)
+        current = self._folded.get(key) or self._folded.get((producer_id, _SKIPPED_UNREAD))
         for queued in self.scheduler.queued_announcements(Urgency.CRITICAL):
             if (
                 queued.urgency is not Urgency.CRITICAL  # a lead-up brought forward, not urgent
@@ -1292,7 +1296,34 @@ class Engine:
         )
         if len(self._folded) > 1024:
             self._folded.clear()
-        self._folded[key] = [summary, 1, source_id]
+        self._folded[key] = [summary, 1, source_id, None]
+        self._transcript.append(TranscriptEntry(now, summary, source_id))
+        return self.scheduler.submit(summary, now)
+
+    def count_skipped_urgent(
+        self, producer_id: str, name: str, count: int, source_id: str | None, now: float
+    ) -> list[SpeechCommand]:
+        """Urgent messages a flood skipped before they were read (counted and logged by
+        the reader) join a count of their producer still waiting to be said, or start one
+        that later folded messages join, so the user never hears two counts of one flood
+        back to back (§2.2.9)."""
+        lane = self.scheduler.queued_announcements(Urgency.CRITICAL)
+        for (producer, _kind), entry in self._folded.items():
+            if producer == producer_id and any(queued is entry[0] for queued in lane):
+                entry[1] += count
+                return []
+        language = self.policy.phrase_language
+        summary = Announcement(
+            text=self._folded_phrase(count, producer_id, source_id, None, name),
+            language=language,
+            urgency=Urgency.CRITICAL,
+            interrupt=True,
+            producer_id=producer_id,
+            kind=FOLDED_KIND,
+        )
+        if len(self._folded) > 1024:
+            self._folded.clear()
+        self._folded[(producer_id, _SKIPPED_UNREAD)] = [summary, count, source_id, name]
         self._transcript.append(TranscriptEntry(now, summary, source_id))
         return self.scheduler.submit(summary, now)
 
@@ -1314,20 +1345,30 @@ class Engine:
             if entry[0] is announcement:
                 del self._folded[key]
                 announcement.text = self._folded_phrase(
-                    entry[1], announcement.producer_id or "", entry[2], announcement
+                    entry[1], announcement.producer_id or "", entry[2], announcement, entry[3]
                 )
                 return
 
     def _folded_phrase(
-        self, count: int, producer_id: str, source_id: str | None, announcement: Announcement
+        self,
+        count: int,
+        producer_id: str,
+        source_id: str | None,
+        announcement: Announcement | None,
+        name: str | None = None,
     ) -> str:
         """ "40 more urgent messages from X", X as the session names its producer."""
         session = (
             self.tracker.session(source_id, announcement.session_id)
-            if source_id is not None and announcement.session_id is not None
+            if source_id is not None
+            and announcement is not None
+            and announcement.session_id is not None
             else None
         )
-        name = session.display_name if session is not None else producer_id
+        if session is not None:
+            name = session.display_name
+        elif name is None:
+            name = producer_id
         language = self.policy.phrase_language
         text = (
             translator(language)

@@ -33,7 +33,7 @@ import jiter
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import AnswerKeys
-from announcer.engine.pipeline import FOLDED_KIND, Engine
+from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.reconnect import Notice, ReconnectPolicy, Retry
 from announcer.engine.replies import ReplyReady
@@ -90,6 +90,8 @@ _NEVER_SKIPPED = frozenset(
 # reader does too. With the WebSocket parser's own turn (transports.websocket) a turn of
 # the loop stays under about 10 ms of CPU in a flood, so a key waits at most two of them.
 BATCH_SECONDS = 0.002
+# ... or after this many frames, however slow the machine is.
+BATCH_FRAMES = 200
 # Ctrl-C: saying goodbye to producers (§5.8) may take at most this long in all.
 SHUTDOWN_SECONDS = 1.5
 SEEN_EVENT_IDS = 4096
@@ -1203,27 +1205,27 @@ class LiveSession:
         """ "40 more urgent messages from X" / "40 more updates skipped", where they were."""
         if state.skipping.get((run.urgent, run.producer_id)) is run:
             del state.skipping[(run.urgent, run.producer_id)]
+        if run.urgent:  # one count per producer waits: the engine's, if it has one
+            self._run(
+                self.engine.count_skipped_urgent(
+                    run.producer_id, run.name, run.count, state.source, self.clock()
+                )
+            )
+            return
         language = catalog_language(self.settings.languages)
         tr = translator(language)
         count = format_integer(run.count, language)
-        if run.urgent:
-            text = tr.ngettext(
-                "{count} more urgent message from {name}.",
-                "{count} more urgent messages from {name}.",
-                run.count,
-            ).format(count=count, name=run.name)
-        else:
-            text = tr.ngettext(
-                "{count} more update skipped.", "{count} more updates skipped.", run.count
-            ).format(count=count)
+        text = tr.ngettext(
+            "{count} more update skipped.", "{count} more updates skipped.", run.count
+        ).format(count=count)
         self._say(
             Announcement(
                 text=clean_for_speech(text, language),
                 language=language,
-                urgency=Urgency.CRITICAL if run.urgent else Urgency.NORMAL,
-                interrupt=run.urgent,
+                urgency=Urgency.NORMAL,
+                interrupt=False,
                 producer_id=run.producer_id,
-                kind=FOLDED_KIND if run.urgent else "system.skipped",
+                kind="system.skipped",
             )
         )
 
@@ -1306,7 +1308,7 @@ class LiveSession:
             self._wake.clear()
             self._drain_speech()
             # Yield every few milliseconds so keys, timers and Ctrl-C are answered at once.
-            budget = 200
+            budget = BATCH_FRAMES
             until = time.perf_counter() + BATCH_SECONDS
             stopping = self._stopping
             while self._inbound and budget and not stopping.is_set():

@@ -7,7 +7,6 @@ what it did (the file, the outcome it recorded); what the user hears is the json
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -17,6 +16,8 @@ from pathlib import Path
 from queue import Empty, Queue
 
 import pytest
+
+from tests.support.speech_record import spoken_in
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
@@ -95,6 +96,14 @@ class AgentRun:
                 return line
         raise AssertionError(f"never printed {text!r}; printed: {self.seen}")
 
+    def wait_for_each(self, *texts: str) -> list[str]:
+        """Each text printed, in whatever order (two sources starting at once print in the
+        order this machine happens to run them): the line that held each."""
+        return [
+            next((line for line in self.seen if text in line), None) or self.wait_for(text)
+            for text in texts
+        ]
+
     def answer(self, line: str) -> None:
         """Type an answer once the question's keys are armed (answer_arming_seconds, 1 s)."""
         time.sleep(ARMED_AFTER)
@@ -130,8 +139,7 @@ class AgentRun:
                 self.proc.kill()
 
     def heard(self) -> list[str]:
-        records = [json.loads(x) for x in self.record.read_text(encoding="utf-8").splitlines()]
-        return [r["text"] for r in records if r["action"] == "speak"]
+        return spoken_in(self.record)
 
 
 @pytest.fixture

@@ -206,9 +206,8 @@ def test_an_agent_that_cannot_start_is_said_and_the_others_run(agents) -> None: 
         ]
     )
     run = agents("alpha", "broken", extra={"broken": broken})
-    line = run.wait_for("Giving up on broken")
+    line, _ = run.wait_for_each("Giving up on broken", "Alpha is ready.")
     assert "no model configured" in line
-    run.wait_for("Alpha is ready.")
     run.type("hello")
     run.wait_for("Alpha finished the turn.")
     assert run.quit() == 0
@@ -265,8 +264,9 @@ def test_listen_hears_an_acp_agent_and_an_aaep_producer_in_one_engine(tmp_path: 
         tmp_path, names=["alpha", producer], config=_config(tmp_path), subcommand="listen"
     )
     try:
-        run.wait_for("Accept or reject: Send the email to Alice? [a/r] (Test producer)")
-        run.wait_for("Alpha is ready.")
+        run.wait_for_each(
+            "Accept or reject: Send the email to Alice? [a/r] (Test producer)", "Alpha is ready."
+        )
         run.type("@alpha write")  # with the producer's question open: a message, not an answer
         run.wait_for("Sent to alpha:")
         # the producer's email cannot be unsent: two keys, once it has been heard

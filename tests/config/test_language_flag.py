@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ import pytest
 from announcer.cli.main import build_parser
 from announcer.config import parse_language_list
 from tests.shared_data import SHARED
+from tests.support.speech_record import speak_records as spoken
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIRMATION_RUN = SHARED / "aaep/fixtures/captured-minimal-producer-confirmation-run.jsonl"
@@ -26,10 +26,6 @@ def announcer(*args: str) -> subprocess.CompletedProcess[str]:
         timeout=120,
         env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "LANG": "C.UTF-8"},
     )
-
-
-def spoken(stdout: str) -> list[dict[str, object]]:
-    return [r for r in map(json.loads, stdout.splitlines()) if r["action"] == "speak"]
 
 
 def test_replay_reads_a_comma_list_and_speaks_our_phrases_in_yoruba() -> None:

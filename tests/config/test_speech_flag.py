@@ -7,7 +7,6 @@ the speech when no flag does, and a replay refuses audio with the reason.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from announcer.cli.commands import listen, replay
 from announcer.cli.main import build_parser
 from announcer.speech.registry import split_speech_spec
 from tests.shared_data import SHARED as SHARED_ROOT
+from tests.support.speech_record import spoken_in as spoken
 
 ROOT = Path(__file__).resolve().parents[2]
 STEP_FINISH = SHARED_ROOT / "peers/agent-cli-streams/opencode__run_json__v1__step_finish.jsonl"
@@ -46,11 +46,6 @@ def announcer(
         stdin=subprocess.DEVNULL,
         timeout=180,
     )
-
-
-def spoken(path: Path) -> list[str]:
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    return [r["text"] for r in records if r["action"] == "speak"]
 
 
 def listen_file(*extra: str, env: dict[str, str] | None = None, tmp: Path) -> Any:

@@ -20,6 +20,7 @@ from announcer.speech.jsonl import JsonlBackend
 from announcer.speech.text import TextBackend
 from tests.engine.aaep import frame
 from tests.shared_data import SHARED as SHARED_ROOT
+from tests.support.speech_record import spoken_in as spoken_texts
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "announcer" / "data" / "banking_session.jsonl"
@@ -120,10 +121,6 @@ def run_replay(*options: str) -> list[dict[str, object]]:
     result = cli("replay", str(DEMO), "--speech", "jsonl", "--no-delay", *options)
     assert result.returncode == 0, result.stderr
     return [json.loads(line) for line in result.stdout.splitlines()]
-
-
-def spoken_texts(records: list[dict[str, object]]) -> list[str]:
-    return [str(r["text"]) for r in records if r["action"] == "speak"]
 
 
 def test_replay_jsonl_records_have_the_shared_format() -> None:

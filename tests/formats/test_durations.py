@@ -11,6 +11,7 @@ import pytest
 
 from tests.formats.test_languages import AEP_GOLDEN, run, summaries
 from tests.formats.test_listen_format import listen
+from tests.support.speech_record import spoken_in
 
 
 def golden_with_durations(tmp_path: Path, durations_ms: dict[str, int]) -> Path:
@@ -62,6 +63,6 @@ def test_real_golden_durations_in_english_and_spanish() -> None:
 def test_the_real_cli_says_spanish_durations(tmp_path: Path) -> None:
     stream = golden_with_durations(tmp_path, {FIRST_SESSION_END: 60_000})
     records = listen("aep", str(stream), tmp_path / "speech.jsonl", extra=["--language", "es"])
-    texts = [r["text"] for r in records if r["action"] == "speak"]
+    texts = spoken_in(records)
     assert "Sesión de Claude Code terminada, tras 1 minuto." in texts
     assert not WRONG_SINGULAR.search(" ".join(texts))

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from announcer.transports.hook_client import claude_code_hook_output
+from tests.support.speech_record import spoken_in as spoken
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60.0  # generous: a loaded 2-core machine
@@ -433,13 +434,6 @@ def heard(sock: Path, tmp_path: Path) -> Iterator[tuple[Served, Path]]:
     server.wait_for("Connected to coding-agent hooks")
     yield server, record
     server.stop()
-
-
-def spoken(record: Path) -> list[str]:
-    if not record.exists():
-        return []
-    lines = [json.loads(line) for line in record.read_text().splitlines() if line.strip()]
-    return [line["text"] for line in lines if line["action"] == "speak"]
 
 
 def wait_heard(record: Path, text: str) -> list[str]:

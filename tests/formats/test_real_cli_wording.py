@@ -10,11 +10,12 @@ import json
 
 from announcer.formats.speakable import command_words, shorten_paths, thought_parts, unwrap_shell
 from tests.formats.conftest import run_stream, speech_of
+from tests.support.speech_record import spoken_in
 
 
 def heard(fmt: str, lines: list[dict[str, object]], verbosity: str = "normal") -> list[str]:
     events = run_stream(fmt, [json.dumps(line) for line in lines]).events
-    return [r["text"] for r in speech_of(events, verbosity=verbosity) if r["action"] == "speak"]
+    return spoken_in(speech_of(events, verbosity=verbosity))
 
 
 def told(fmt: str, lines: list[dict[str, object]]) -> list[str]:

@@ -9,6 +9,7 @@ import pytest
 
 from tests.formats.conftest import STREAMS, heard, run_file, run_stream, speech_of, spoken
 from tests.formats.regenerate_expected import stream_cases
+from tests.support.speech_record import spoken_in
 
 EXPECTED = json.loads((Path(__file__).parent / "expected" / "streams.json").read_text())
 CASES = stream_cases()
@@ -159,11 +160,9 @@ def test_a_codex_run_heard_through_the_engine_at_each_verbosity():
     """The same stream at terse, normal and detailed verbosity, as a listener hears it."""
     _, path = CASES["codex-exec/exec-json-sample.jsonl"]
     events = run_file("codex", path).events
-    terse = [r["text"] for r in speech_of(events, verbosity="terse") if r["action"] == "speak"]
-    normal = [r["text"] for r in speech_of(events) if r["action"] == "speak"]
-    detailed = [
-        r["text"] for r in speech_of(events, verbosity="detailed") if r["action"] == "speak"
-    ]
+    terse = spoken_in(speech_of(events, verbosity="terse"))
+    normal = spoken_in(speech_of(events))
+    detailed = spoken_in(speech_of(events, verbosity="detailed"))
     answer = "Yep — there’s a README.md in the repository root."
     for said in (terse, normal, detailed):
         assert answer in said  # the agent's own answer is always heard

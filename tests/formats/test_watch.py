@@ -10,6 +10,8 @@ from pathlib import Path
 
 from announcer.cli.commands.watch import guess_format, quiet_mode_env
 from tests.formats.aaep_schemas import PEERS, assert_valid
+from tests.support.speech_record import records as records_of
+from tests.support.speech_record import spoken_in
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 120
@@ -54,8 +56,8 @@ def test_watch_announces_the_codex_stream_and_keeps_the_exit_status(tmp_path: Pa
         str(agent),
     )
     assert result.returncode == 3
-    records = [json.loads(line) for line in result.stdout.splitlines()]
-    said = [r["text"] for r in records if r["action"] == "speak"]
+    records = records_of(result.stdout)
+    said = spoken_in(records)
     # through the engine at the user's pace: the first news, the command, the answer, the end
     assert said[0] == "Codex started."
     assert "Running shell: ls." in said

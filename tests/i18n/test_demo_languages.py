@@ -24,6 +24,7 @@ from babel.messages.pofile import read_po
 
 from announcer.i18n.tags import primary_subtag
 from announcer.i18n.translate import CATALOG_FOLDERS
+from tests.support.speech_record import speak_records
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "announcer" / "data" / "banking_session.jsonl"
@@ -128,8 +129,7 @@ def _speech(language: str, tmp_path: Path) -> list[dict[str, Any]]:
         timeout=300,
     )
     assert result.returncode == 0, result.stderr
-    records = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
-    return [r for r in records if r.get("action") == "speak"]
+    return speak_records(result.stdout)
 
 
 @pytest.mark.parametrize("language", sorted(CATALOG_FOLDERS))

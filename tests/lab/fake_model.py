@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support.producers import http_url
+
 # -- scenarios ---------------------------------------------------------------
 
 
@@ -1077,7 +1079,7 @@ class FakeModelServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return http_url(self)
 
     @property
     def anthropic_url(self) -> str:

@@ -23,6 +23,8 @@ import pytest
 from tests.lab.clis import claude_command, claude_env, run
 from tests.lab.conftest import Lab, on_ci
 from tests.lab.transcript import spoken
+from tests.support.speech_record import records as records_of
+from tests.support.speech_record import spoken_in
 
 ROOT = Path(__file__).resolve().parents[2]
 FMT = "claude-code"
@@ -200,8 +202,8 @@ def test_watch_runs_claude_through_npx_and_env_and_says_so(lab: Lab, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "turned on Claude Code's screen-reader mode (CLAUDE_AX_SCREEN_READER=1)" in done.stderr
-    records = [json.loads(line) for line in done.stdout.splitlines()]
-    said = [r["text"] for r in records if r["action"] == "speak"]
+    records = records_of(done.stdout)
+    said = spoken_in(records)
     assert said.count("Bash failed. Exit code 2.") == 1
     assert said[-1] == "Claude Code finished."
     assert Counter(r["session_id"] for r in records).most_common(1)[0][1] == len(records)

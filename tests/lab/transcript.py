@@ -17,6 +17,7 @@ from announcer.formats import get_adapter
 from announcer.speech.backend import VoiceSettings
 from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
+from tests.support.speech_record import spoken_in
 
 
 def speech_record(
@@ -70,8 +71,4 @@ def speech_record(
 
 def spoken(fmt: str, stream: str, *, verbosity: str = "normal", language: str = "en") -> list[str]:
     """The sentences spoken, in order."""
-    return [
-        r["text"]
-        for r in speech_record(fmt, stream, verbosity=verbosity, language=language)
-        if r["action"] == "speak"
-    ]
+    return spoken_in(speech_record(fmt, stream, verbosity=verbosity, language=language))

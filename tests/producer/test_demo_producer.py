@@ -17,6 +17,7 @@ from announcer.producer.scenario import (
     parse_scenario,
 )
 from tests.producer.live import TIMEOUT, scenario_path, start_producer, validate, wait_for
+from tests.support.producers import ws_url
 
 REQUEST: dict[str, Any] = {
     "type": "subscription.request",
@@ -68,7 +69,7 @@ def _answer_for(event: dict[str, Any], subscription_id: str) -> dict[str, Any]:
 async def test_the_tour_emits_schema_valid_events_and_honours_replies() -> None:
     server = await start_producer_tour()
     try:
-        url = f"ws://127.0.0.1:{server.port}/aaep/v1/ws"
+        url = ws_url(server)
         async with connect(url, subprotocols=["aaep.v1"]) as ws:  # type: ignore[list-item]
             assert ws.subprotocol == "aaep.v1"
             await ws.send(json.dumps(REQUEST))
@@ -183,7 +184,7 @@ async def test_critical_events_are_never_held_by_the_rate_limit() -> None:
 async def test_closing_the_subscription_applies_the_default_decision() -> None:
     server = await start_producer("confirm")
     try:
-        url = f"ws://127.0.0.1:{server.port}/aaep/v1/ws"
+        url = ws_url(server)
         async with connect(url, subprotocols=["aaep.v1"]) as ws:  # type: ignore[list-item]
             await ws.send(json.dumps(REQUEST))
             accepted = json.loads(await ws.recv())
@@ -205,7 +206,7 @@ async def test_replies_are_single_use_and_checked() -> None:
     server = await start_producer("clarify")
     core = server.core
     try:
-        url = f"ws://127.0.0.1:{server.port}/aaep/v1/ws"
+        url = ws_url(server)
         async with connect(url, subprotocols=["aaep.v1"]) as ws:  # type: ignore[list-item]
             await ws.send(json.dumps(REQUEST))
             accepted = json.loads(await ws.recv())

@@ -16,6 +16,8 @@ from typing import Any
 
 import websockets.asyncio.server as ws_server
 
+from tests.support.producers import ws_url
+
 CONTEXT = "https://aaep-protocol.org/context/v1"
 PRODUCER = {"agent_id": "flooder", "agent_name": "Flooder"}
 SESSION = "sess_flood"
@@ -70,7 +72,7 @@ class LoopbackProducer:
     @property
     def url(self) -> str:
         port = self._server.sockets[0].getsockname()[1]
-        return f"ws://127.0.0.1:{port}"
+        return ws_url(port, "")
 
     async def __aenter__(self) -> LoopbackProducer:
         self._server = await ws_server.serve(

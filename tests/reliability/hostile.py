@@ -24,6 +24,8 @@ from announcer.runtime.session import LiveSession
 from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
 from announcer.transports import TransportOptions
+from tests.support.producers import http_url, ws_url
+from tests.support.speech_record import records, spoken_in
 
 BOUND = 60.0  # seconds any single wait may take before the test fails
 
@@ -70,11 +72,11 @@ class Heard:
 
     @property
     def records(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.stream.getvalue().splitlines() if line]
+        return records(self.stream)
 
     @property
     def spoken(self) -> list[str]:
-        return [r["text"] for r in self.records if r["action"] == "speak"]
+        return spoken_in(self.records)
 
     def count(self, needle: str) -> int:
         return sum(needle in text for text in self.spoken)
@@ -144,7 +146,7 @@ class HttpProducer:
 
     @property
     def origin(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return http_url(self)
 
     def paths(self, method: str | None = None) -> list[str]:
         return [r.path for r in self.requests if method is None or r.method == method]
@@ -253,7 +255,7 @@ class WsProducer:
 
     @property
     def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/aaep/v1/ws"
+        return ws_url(self)
 
     async def take(self, ws: Any) -> dict[str, Any]:
         raw = await ws.recv()

@@ -17,15 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from announcer.cli.commands.listen import make_driver
-from announcer.engine.announcement import Urgency
-from announcer.engine.pipeline import CRITICAL_BACKLOG_PER_PRODUCER, Engine
+from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.pipeline import CRITICAL_BACKLOG_PER_PRODUCER, FOLDED_KIND, Engine
 from announcer.engine.prompts import UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Speak
-from announcer.runtime.session import SOURCE_QUEUE_LIMIT, LiveSession
+from announcer.runtime.session import BATCH_FRAMES, SOURCE_QUEUE_LIMIT, LiveSession
 from announcer.transports import TransportOptions
 from tests.producer.live import Recorder, running
 from tests.reliability.flood_producer import LoopbackProducer, confirmation, event
+from tests.support.speech_record import spoken_in as heard
 
 FLOOD = 3000
 FOLDED = re.compile(r"^([\d,]+) more urgent messages? from Flooder\.$")
@@ -44,18 +45,6 @@ def listening(url: str, record: Path, *, paced: bool = True) -> tuple[LiveSessio
     recorder = Recorder()
     session.subscribe(recorder)
     return session, recorder
-
-
-def heard(record: Path) -> list[str]:
-    """What the user heard: every ``speak`` line of the jsonl record, in order."""
-    if not record.exists():
-        return []
-    lines = record.read_text(encoding="utf-8").splitlines()
-    return [
-        entry["text"]
-        for entry in map(json.loads, lines if lines else [])
-        if entry["action"] == "speak"
-    ]
 
 
 async def hear(record: Path, needle: str, timeout: float = 60) -> None:
@@ -79,12 +68,41 @@ def critical_flood(count: int, start: int = 1) -> list[str]:
     ]
 
 
+def urgent_lane_by_rule(lane: list[Announcement]) -> dict[str, int]:
+    """The urgent speech waiting, sorted by what the fold rule (§2.2.9) bounds: Flooder's
+    foldable alerts, the counts of folded ones, the question's own words, anything else."""
+    kinds = dict.fromkeys(("alerts", "counts", "question", "other"), 0)
+    for waiting in lane:
+        if waiting.kind == FOLDED_KIND:
+            kinds["counts"] += 1
+        elif waiting.kind.startswith("agent.awaiting."):
+            kinds["question"] += 1
+        elif waiting.producer_id == "flooder" and waiting.urgency is Urgency.CRITICAL:
+            kinds["alerts"] += 1
+        else:
+            kinds["other"] += 1
+    return kinds
+
+
 async def sample_bounds(session: LiveSession, peaks: dict[str, int], stop: asyncio.Event) -> None:
     while not stop.is_set():
         peaks["inbound"] = max(peaks.get("inbound", 0), len(session._inbound))
-        waiting = session.engine.scheduler.queued(Urgency.CRITICAL)
-        peaks["critical_speech"] = max(peaks.get("critical_speech", 0), waiting)
+        lane = session.engine.scheduler.queued_announcements(Urgency.CRITICAL)
+        peaks["critical_speech"] = max(peaks.get("critical_speech", 0), len(lane))
+        for kind, waiting in urgent_lane_by_rule(lane).items():
+            peaks[kind] = max(peaks.get(kind, 0), waiting)
         await asyncio.sleep(0.005)
+
+
+def alert_runs(texts: list[str]) -> list[int]:
+    """How many alerts were heard in a row between counts (the fold rule's runs)."""
+    runs = [0]
+    for text in texts:
+        if FOLDED.match(text):
+            runs.append(0)
+        elif ALERT.match(text):
+            runs[-1] += 1
+    return runs
 
 
 async def test_a_critical_flood_is_folded_into_counts_and_the_next_question_is_answered(
@@ -106,7 +124,6 @@ async def test_a_critical_flood_is_folded_into_counts_and_the_next_question_is_a
         async with running(session):
             sampler = asyncio.ensure_future(sample_bounds(session, peaks, sampling))
             prompt = await recorder.wait_prompt(timeout=120)
-            presented = time.monotonic()
             await hear(record, "Delete the build folder")
             outcome = await session.answer_async(UserAnswer(prompt.reply_token, decision="reject"))
             assert outcome.sent, outcome.message
@@ -124,9 +141,6 @@ async def test_a_critical_flood_is_folded_into_counts_and_the_next_question_is_a
             )
     # What the producer received: the reply, echoing its token, rejecting.
     assert reply["reply_token"] == "rpl_afterflood" and reply["decision"] == "reject"
-    # The question was shown as soon as the flood was read (generous bound under load;
-    # benchmarks/flood.py measures the 2 s target).
-    assert presented - producer.marks["flood_end"] < 15
     # What the user heard: a few alerts, then counts; never 3000 sentences.
     texts = heard(record)
     spoken_alerts = {int(m[1]) for m in map(ALERT.match, texts) if m}
@@ -135,7 +149,13 @@ async def test_a_critical_flood_is_folded_into_counts_and_the_next_question_is_a
     # The count comes in order: after the alerts it stands for, before the question.
     question_at = next(i for i, text in enumerate(texts) if "Delete the build folder" in text)
     assert max(i for i, text in enumerate(texts) if FOLDED.match(text)) < question_at
-    assert len(spoken_alerts) < 60
+    # Never more alerts in a row than may wait before the rest are folded into a count,
+    # however fast this machine reads the flood; so the question waited for at most that
+    # many alerts after the last count, not for the flood (benchmarks/flood.py measures
+    # the seconds from the flood's end to the question: target 2 s).
+    runs = alert_runs(texts[:question_at])
+    assert max(runs) <= CRITICAL_BACKLOG_PER_PRODUCER, runs
+    assert len(spoken_alerts) <= CRITICAL_BACKLOG_PER_PRODUCER * (len(counts) + 1)
     # Every urgent message was either said, counted aloud, still waiting, or in a count
     # still to be said: none lost in silence.
     assert len(spoken_alerts) + sum(counts) + len(still_waiting) + pending_count == FLOOD
@@ -146,7 +166,13 @@ async def test_a_critical_flood_is_folded_into_counts_and_the_next_question_is_a
     )
     # Bounded: frames waiting for the processor, urgent speech waiting for the voice.
     assert peaks["inbound"] <= SOURCE_QUEUE_LIMIT + 10  # + a few counts waiting in order
-    assert peaks["critical_speech"] <= CRITICAL_BACKLOG_PER_PRODUCER + 2  # + count + question
+    # The fold rule (§2.2.9): at most CRITICAL_BACKLOG_PER_PRODUCER of Flooder's alerts
+    # wait, with one count of the rest (whether the engine folded them or the reader
+    # skipped them unread), then the question's own words; nothing else is urgent here.
+    assert peaks["alerts"] <= CRITICAL_BACKLOG_PER_PRODUCER, peaks
+    assert peaks["counts"] <= 1, peaks
+    assert peaks["other"] == 0, peaks
+    assert peaks["critical_speech"] <= CRITICAL_BACKLOG_PER_PRODUCER + 1 + peaks["question"]
 
 
 async def test_ctrl_c_in_an_endless_flood_stops_at_once_and_the_loop_stays_responsive(
@@ -170,22 +196,27 @@ async def test_ctrl_c_in_an_endless_flood_stops_at_once_and_the_loop_stays_respo
                 assert not task.done()
                 await asyncio.sleep(0.01)
             loop = asyncio.get_running_loop()
-            lags = []
+            engine = session.engine
+            waited = []  # frames handled before a key got its turn
             for _ in range(30):  # a key press is a callback on this loop
-                asked = loop.time()
+                key: asyncio.Future[int] = loop.create_future()
+                pressed = engine.frames
+                loop.call_soon(lambda key=key: key.set_result(engine.frames))
+                waited.append(await key - pressed)
                 await asyncio.sleep(0.01)
-                lags.append(loop.time() - asked - 0.01)
-            stopped_at = time.monotonic()
+            read_at_stop = engine.frames
             session.stop()  # what SIGINT does (announcer listen's signal handler)
-            await asyncio.wait_for(task, 30)
-            stop_seconds = time.monotonic() - stopped_at
+            await asyncio.wait_for(task, 30)  # a hang guard; benchmarks/flood.py times it
+            read_after_stop = engine.frames - read_at_stop
         finally:
             producer.stop_flooding.set()
             if not task.done():
                 session.stop()
                 await asyncio.wait_for(task, 30)
-    assert stop_seconds < 4, stop_seconds  # generous under load; the target is 2 s
-    assert max(lags) < 0.5, lags
+    # Measured in work, not seconds (the same on any machine): a key waits for at most
+    # one batch of frames, and Ctrl-C reads none of the flood still waiting.
+    assert max(waited) <= BATCH_FRAMES, waited
+    assert read_after_stop == 0, read_after_stop
     assert producer.received[0]["type"] == "subscription.request"
 
 
@@ -268,6 +299,44 @@ def test_the_engine_folds_per_producer_and_never_folds_a_question() -> None:
     ]
 
 
+def test_urgent_messages_skipped_unread_join_the_producers_one_waiting_count() -> None:
+    """The reader skips urgent frames unread in a flood (runtime/session.py); their count
+    joins the engine's count still waiting, or starts one that later folds join: the user
+    never hears two counts of one producer's flood back to back."""
+    engine = Engine(UserSettings(pace_wpm=600))
+    said: list[str] = []
+
+    def run(commands: list[Any]) -> None:
+        said.extend(c.announcement.text for c in commands if isinstance(c, Speak))
+
+    def counts_waiting() -> int:
+        lane = engine.scheduler.queued_announcements(Urgency.CRITICAL)
+        return sum(1 for waiting in lane if waiting.kind == FOLDED_KIND)
+
+    run(engine.receive(event(0, "agent.session.started", summary_normal="Go."), "a", 0.0))
+    for frame in critical_flood(10):
+        run(engine.receive(frame, "a", 0.0))
+    run(engine.count_skipped_urgent("flooder", "Flooder", 500, "a", 0.0))
+    assert counts_waiting() == 1
+    for step in range(1, 30):
+        if engine.scheduler.speaking_id is None:
+            break
+        run(engine.on_speech_done(engine.scheduler.speaking_id, float(step)))
+    assert said[-1] == "507 more urgent messages from Flooder."
+    # No count waits now: the skipped ones start one, and later folds join it.
+    run(engine.receive(critical_flood(1, start=599)[0], "a", 40.0))  # said at once
+    run(engine.count_skipped_urgent("flooder", "Flooder", 40, "a", 40.0))
+    for frame in critical_flood(5, start=600):
+        run(engine.receive(frame, "a", 40.0))
+    assert counts_waiting() == 1
+    for step in range(41, 70):
+        if engine.scheduler.speaking_id is None:
+            break
+        run(engine.on_speech_done(engine.scheduler.speaking_id, float(step)))
+    assert "43 more urgent messages from Flooder." in said, said
+    assert engine.folded_total == 7 + 3  # the reader counted the 540 it skipped
+
+
 def test_another_sessions_lead_up_waiting_with_urgent_news_does_not_stop_the_folding() -> None:
     """Pace brings a session's start forward into the urgent lane (issue 14 a): that normal
     news in the lane must not hide the flood behind it from the fold bound."""
@@ -333,17 +402,23 @@ async def test_a_normal_flood_is_skipped_as_it_arrives_and_said(tmp_path: Path) 
         await producer.stop_flooding.wait()
 
     record = tmp_path / "speech.jsonl"
+    peaks: dict[str, int] = {}
     async with LoopbackProducer(script) as producer:
         session, recorder = listening(producer.url, record)
         async with running(session):
+            sampling = asyncio.Event()
+            sampler = asyncio.ensure_future(sample_bounds(session, peaks, sampling))
             prompt = await recorder.wait_prompt(timeout=120)
-            presented = time.monotonic()
+            sampling.set()
+            await sampler
             await hear(record, "Delete the build folder")
             if session.skipped_total:
                 # Issue 20: the count of skipped news gives way to the question, then is said.
                 await hear(record, " skipped.")
     assert prompt.reply_token == "rpl_afternormal"
-    assert presented - producer.marks["flood_end"] < 15  # generous; the benchmark has 2 s
+    # The question waited behind at most the frames that may wait, not behind the flood:
+    # a bound in work, the same on any machine (benchmarks/flood.py times it: 2 s).
+    assert peaks["inbound"] <= SOURCE_QUEUE_LIMIT + 10, peaks
     # Every frame was either read in full or skipped and counted; none vanished.
     engine = session.engine
     assert engine.events + session.skipped_total == flood + 2

@@ -30,6 +30,7 @@ from tests.reliability.hostile import (
     running,
     sse,
 )
+from tests.support.producers import ws_url
 
 TOKEN = "s3cret-token-for-a-only"
 
@@ -165,7 +166,7 @@ async def test_a_websocket_redirect_to_another_origin_is_not_followed(
         nonlocal redirects
         redirects += 1
         response = connection.respond(302, "")
-        response.headers["Location"] = f"ws://127.0.0.1:{elsewhere.port}/aaep/v1/ws"
+        response.headers["Location"] = ws_url(elsewhere)
         return response
 
     async def never(ws: Any) -> None:
@@ -174,7 +175,7 @@ async def test_a_websocket_redirect_to_another_origin_is_not_followed(
     server = await serve(never, "127.0.0.1", 0, process_request=redirect)
     port = server.sockets[0].getsockname()[1]
     options = TransportOptions(token_env="ANNOUNCER_TEST_TOKEN")
-    session, heard = listener([f"ws://127.0.0.1:{port}/aaep/v1/ws"], options)
+    session, heard = listener([ws_url(port)], options)
     try:
         async with running(session):
             await heard.hears("pointed to another address, which was refused")

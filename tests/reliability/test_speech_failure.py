@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-import json
 import os
 import re
 import subprocess
@@ -46,6 +45,7 @@ from announcer.speech.wav import WavBackend
 from announcer.transports import TransportOptions
 from announcer.ui.plain import PlainUi
 from tests.speech.helpers import Done, wait_for
+from tests.support import speech_record
 
 BANKING = Path(__file__).resolve().parents[2] / "announcer" / "data" / "banking_session.jsonl"
 CONFIRMATION = (
@@ -111,11 +111,11 @@ def _words(line: str) -> str:
 
 
 def records(backend: WavBackend) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in backend.record_path.read_text().splitlines()]
+    return speech_record.records(backend.record_path)
 
 
 def spoken(backend: WavBackend) -> list[str]:
-    return [r["text"] for r in records(backend) if r["action"] == "speak"]
+    return speech_record.spoken_in(backend.record_path)
 
 
 async def run_banking_session(driver: SpeechDriver | None, out: io.StringIO) -> None:

@@ -29,6 +29,8 @@ from tests.producer.live import (
     stop_process,
     validate,
 )
+from tests.support.producers import http_url, producer_url, ws_url
+from tests.support.speech_record import records, spoken_in
 
 # A person answers after the arming interval (answer_arming_seconds, default 1 s);
 # waiting longer is always safe.
@@ -112,7 +114,7 @@ class Listener:
 
 
 def _get(port: int, path: str) -> Any:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=TIMEOUT) as response:
+    with urllib.request.urlopen(http_url(port, path), timeout=TIMEOUT) as response:
         return json.loads(response.read())
 
 
@@ -126,11 +128,7 @@ def producer(request: pytest.FixtureRequest) -> Any:
 
 @pytest.mark.parametrize("transport", ["ws", "sse"])
 def test_listen_answers_a_confirmation_from_the_keyboard(producer: int, transport: str) -> None:
-    source = (
-        f"ws://127.0.0.1:{producer}/aaep/v1/ws"
-        if transport == "ws"
-        else f"http://127.0.0.1:{producer}"
-    )
+    source = producer_url(transport, producer)
     listener = Listener("listen", source, "--speech", "none", "--exit-when-done")
     try:
         # The prompt line names the action.
@@ -154,9 +152,7 @@ def test_listen_answers_a_confirmation_from_the_keyboard(producer: int, transpor
 
 @pytest.mark.parametrize("producer", ["clarify"], indirect=True)
 def test_listen_asks_each_clarification_kind_and_checks_the_input(producer: int) -> None:
-    listener = Listener(
-        "listen", f"http://127.0.0.1:{producer}", "--speech", "none", "--exit-when-done"
-    )
+    listener = Listener("listen", http_url(producer), "--speech", "none", "--exit-when-done")
     try:
         listener.wait_line("Type your answer and press Enter:")
         listener.answer("Alice")
@@ -183,7 +179,7 @@ def test_listen_asks_each_clarification_kind_and_checks_the_input(producer: int)
 
 @pytest.mark.parametrize("producer", ["ticker"], indirect=True)
 def test_ctrl_c_closes_the_subscription(producer: int) -> None:
-    listener = Listener("listen", f"ws://127.0.0.1:{producer}/aaep/v1/ws", "--speech", "none")
+    listener = Listener("listen", ws_url(producer), "--speech", "none")
     try:
         listener.wait_line("Tick 1.")
         listener.proc.send_signal(signal.SIGINT)
@@ -196,7 +192,7 @@ def test_ctrl_c_closes_the_subscription(producer: int) -> None:
 def test_auto_reject_from_the_command_line(producer: int) -> None:
     listener = Listener(
         "listen",
-        f"ws://127.0.0.1:{producer}/aaep/v1/ws",
+        ws_url(producer),
         "--speech",
         "none",
         "--auto-reject",
@@ -248,8 +244,8 @@ def test_the_live_demo_runs_end_to_end(tmp_path: Path) -> None:
         timeout=TIMEOUT * 2,
     )
     assert result.returncode == 0, result.stderr
-    spoken = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
-    texts = [r["text"] for r in spoken if r["action"] == "speak"]
+    spoken = records(record)
+    texts = spoken_in(spoken)
     assert any(t.startswith("Confirmation needed") for t in texts)
     assert "The email was not sent." in texts
     assert all(set(r) >= {"action", "text", "urgency", "interrupt", "t"} for r in spoken)
@@ -281,11 +277,7 @@ def test_a_key_meant_for_a_replaced_question_never_answers_the_new_one(
 ) -> None:
     """Issue 12 item 1, as reproduced: R1 (5 dollars) is withdrawn, R2 (delete the
     production database) takes its place, and `a` typed for R1 arrives just after."""
-    source = (
-        f"ws://127.0.0.1:{producer}/aaep/v1/ws"
-        if transport == "ws"
-        else f"http://127.0.0.1:{producer}"
-    )
+    source = producer_url(transport, producer)
     speech = tmp_path / "speech.jsonl"
     # A wide arming interval so the machine's load cannot make "just after" late.
     arming = 3.0

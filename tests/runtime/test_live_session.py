@@ -26,14 +26,15 @@ from tests.producer.live import (
     wait_for,
 )
 from tests.shared_data import SHARED as SHARED_ROOT
+from tests.support.producers import http_url, ws_url
 
 CAPTURE = SHARED_ROOT / "aaep/fixtures/captured-minimal-producer-run.jsonl"
 
 
 def _source(kind: str, server: Any, sock: str | None = None) -> str:
     return {
-        "ws": f"ws://127.0.0.1:{server.port}/aaep/v1/ws",
-        "sse": f"http://127.0.0.1:{server.port}",
+        "ws": ws_url(server),
+        "sse": http_url(server),
         "unix": f"unix:{sock}",
     }[kind]
 
@@ -310,7 +311,7 @@ async def test_producer_killed_mid_session_and_restarted() -> None:
     args = ("--scenario", "tests/producer/scenarios/ticker.json")
     proc, port = start_producer_process(*args, port=port)
     recorder = Recorder()
-    session = _session([f"ws://127.0.0.1:{port}/aaep/v1/ws"])
+    session = _session([ws_url(port)])
     session.subscribe(recorder)
     try:
         async with running(session):
@@ -494,7 +495,7 @@ async def test_a_frozen_websocket_producer_is_detected_by_ping() -> None:
     recorder = Recorder()
     settings = UserSettings()
     options = TransportOptions(stall_seconds=2.0)
-    session = LiveSession([f"ws://127.0.0.1:{port}/aaep/v1/ws"], settings, options)
+    session = LiveSession([ws_url(port)], settings, options)
     session.subscribe(recorder)
     try:
         async with running(session):

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 from tests.shared_data import SHARED
+from tests.support.producers import ws_url
+from tests.support.speech_record import speak_records
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = SHARED / "aaep/fixtures"
@@ -45,8 +47,7 @@ def listen_without_ui(tmp_path: Path, source: Path, *extra: str) -> list[dict[st
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    lines = speech.read_text(encoding="utf-8").splitlines()
-    return [r for r in map(json.loads, lines) if r["action"] == "speak"]
+    return speak_records(speech)
 
 
 def after_question(records: list[dict[str, object]], starts: str) -> tuple[str, str]:
@@ -108,7 +109,7 @@ def test_over_a_live_connection_it_declares_it_cannot_reply(tmp_path: Path) -> N
     scenario = ROOT / "tests/producer/scenarios/confirm.json"
     producer, port = start_producer_process("--scenario", str(scenario), "--speed", "0.05")
     try:
-        records = listen_without_ui_live(tmp_path, f"ws://127.0.0.1:{port}/aaep/v1/ws")
+        records = listen_without_ui_live(tmp_path, ws_url(port))
     finally:
         stop_process(producer)
     texts = [str(r["text"]) for r in records]
@@ -138,5 +139,4 @@ def listen_without_ui_live(tmp_path: Path, source: str) -> list[dict[str, object
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    lines = speech.read_text(encoding="utf-8").splitlines()
-    return [r for r in map(json.loads, lines) if r["action"] == "speak"]
+    return speak_records(speech)

@@ -23,6 +23,7 @@ from announcer.producer.server import ProducerServer
 from announcer.runtime.session import LiveSession
 from announcer.transports import TransportOptions
 from tests.producer.live import Recorder, running, scenario_path, validate, wait_for
+from tests.support.producers import http_url, ws_url
 
 KINDS = ["ws", "sse"]
 AGENT = {"agent_id": "scripted-agent", "agent_name": "Scripted Agent"}
@@ -104,8 +105,8 @@ async def scripted(*, handshake: bool = True) -> tuple[ProducerServer, ScriptedC
 
 def source(kind: str, server: ProducerServer) -> str:
     if kind == "ws":
-        return f"ws://127.0.0.1:{server.port}/aaep/v1/ws"
-    return f"http://127.0.0.1:{server.port}"
+        return ws_url(server)
+    return http_url(server)
 
 
 def live(kind: str, server: ProducerServer, **kw: Any) -> tuple[LiveSession, Recorder]:

@@ -11,6 +11,7 @@ from announcer.transports import TransportOptions
 from announcer.transports.sse import SseTransport
 from announcer.transports.sse_lines import BoundedSseReader, OversizeEvent
 from tests.producer.live import TIMEOUT
+from tests.support.producers import http_url
 
 HUGE_LINE_BYTES = 16 * 1024 * 1024
 GOOD = {
@@ -43,7 +44,7 @@ async def test_a_multi_megabyte_data_line_is_skipped_and_the_next_event_arrives(
     server = await asyncio.start_server(serve_flood, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     options = TransportOptions(events_path="/events")
-    transport = SseTransport(f"http://127.0.0.1:{port}", options)
+    transport = SseTransport(http_url(port), options)
     tracemalloc.start()
     try:
         await transport.connect()

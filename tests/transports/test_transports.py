@@ -24,6 +24,7 @@ from announcer.transports import (
 from announcer.transports.sse import SseTransport
 from tests.producer.live import TIMEOUT, WORKTREE, scenario_path, start_producer, validate
 from tests.shared_data import SHARED as SHARED_ROOT
+from tests.support.producers import http_url, producer_url, ws_url
 
 
 def _request(can_reply: bool = False) -> dict[str, Any]:
@@ -50,8 +51,8 @@ async def test_each_transport_carries_a_whole_session(kind: str, tmp_path: Path)
     sock = str(tmp_path / "p.sock")
     server = await start_producer("confirm", unix_path=sock, unix_framing=framing)
     source = {
-        "ws": f"ws://127.0.0.1:{server.port}/aaep/v1/ws",
-        "sse": f"http://127.0.0.1:{server.port}",
+        "ws": ws_url(server),
+        "sse": http_url(server),
         "unix-length": f"unix:{sock}",
         "unix-ndjson": f"unix:{sock}",
     }[kind]
@@ -102,7 +103,7 @@ async def test_stdio_json_rpc_with_a_child_producer() -> None:
 
 async def test_sse_paths_come_from_the_manifest() -> None:
     server = await start_producer("confirm")
-    transport = SseTransport(f"http://127.0.0.1:{server.port}", TransportOptions())
+    transport = SseTransport(http_url(server), TransportOptions())
     try:
         await transport.connect()
         assert transport.paths == {
@@ -118,7 +119,7 @@ async def test_sse_paths_come_from_the_manifest() -> None:
 async def test_sse_falls_back_to_the_reference_producer_paths() -> None:
     """Like Ramseyxlil/aaep python-minimal: GET /events, POST /messages, no handshake."""
     server = await start_producer("confirm", paths="reference", handshake=False)
-    transport = SseTransport(f"http://127.0.0.1:{server.port}", TransportOptions())
+    transport = SseTransport(http_url(server), TransportOptions())
     try:
         await transport.connect()
         outcome = await transport.handshake(_request(can_reply=True), TIMEOUT)
@@ -161,11 +162,7 @@ async def test_bearer_token_from_env_or_file_is_sent_and_never_logged(
     caplog.set_level(logging.DEBUG)
     secret = "s3cret-Token-value"
     server = await start_producer("confirm", auth_token=secret)
-    source = (
-        f"ws://127.0.0.1:{server.port}/aaep/v1/ws"
-        if kind == "ws"
-        else f"http://127.0.0.1:{server.port}"
-    )
+    source = producer_url(kind, server)
     token_file = tmp_path / "token"
     token_file.write_text(secret + "\n", encoding="utf-8")
     monkeypatch.setenv("ANNOUNCER_TEST_TOKEN", secret)
@@ -236,7 +233,7 @@ async def test_oversize_and_binary_websocket_frames_are_dropped() -> None:
     async with serve(handler, "127.0.0.1", 0, subprotocols=["aaep.v1"]) as ws_server:  # type: ignore[list-item]
         port = ws_server.sockets[0].getsockname()[1]
         options = TransportOptions(max_frame_bytes=limit)
-        transport = open_transport(f"ws://127.0.0.1:{port}/", options)
+        transport = open_transport(ws_url(port, "/"), options)
         try:
             await transport.connect()
             first = await asyncio.wait_for(transport.frames().__anext__(), TIMEOUT)
@@ -252,7 +249,7 @@ async def test_websocket_without_the_subprotocol_is_refused() -> None:
 
     async with serve(handler, "127.0.0.1", 0) as ws_server:
         port = ws_server.sockets[0].getsockname()[1]
-        transport = open_transport(f"ws://127.0.0.1:{port}/", TransportOptions())
+        transport = open_transport(ws_url(port, "/"), TransportOptions())
         with pytest.raises(TransportError, match=r"aaep\.v1"):
             await transport.connect()
 

@@ -18,6 +18,7 @@ from websockets.asyncio.server import serve
 from announcer.transports import TransportOptions, open_transport
 from announcer.transports import websocket as ws_transport
 from tests.producer.live import TIMEOUT
+from tests.support.producers import ws_url
 
 FRAMES = 6000
 
@@ -65,7 +66,7 @@ async def test_a_burst_is_parsed_between_other_callbacks_and_arrives_whole(
     done: asyncio.Future[None] = loop.create_future()
     async with serve(_burst, "127.0.0.1", 0, subprotocols=["aaep.v1"]) as server:  # type: ignore[list-item]
         port = server.sockets[0].getsockname()[1]
-        transport = open_transport(f"ws://127.0.0.1:{port}/", TransportOptions())
+        transport = open_transport(ws_url(port, "/"), TransportOptions())
         await transport.connect()
         loop.call_soon(heartbeat)
         try:
@@ -82,7 +83,7 @@ async def test_a_burst_is_parsed_between_other_callbacks_and_arrives_whole(
 async def test_a_burst_with_the_default_budget_arrives_whole_and_in_order() -> None:
     async with serve(_burst, "127.0.0.1", 0, subprotocols=["aaep.v1"]) as server:  # type: ignore[list-item]
         port = server.sockets[0].getsockname()[1]
-        transport = open_transport(f"ws://127.0.0.1:{port}/", TransportOptions())
+        transport = open_transport(ws_url(port, "/"), TransportOptions())
         await transport.connect()
         try:
             got = await asyncio.wait_for(_read_all(transport), TIMEOUT)

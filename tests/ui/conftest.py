@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Callable
 from typing import Any
 
@@ -20,19 +19,6 @@ from tests.shared_data import SHARED as SHARED_ROOT
 
 FIXTURES = SHARED_ROOT / "aaep/fixtures/valid"
 SCHEMA_DIR = SHARED_ROOT / "aaep/schemas/core"
-
-
-def spoken_in(record: str) -> list[str]:
-    """The texts a jsonl speech record (announcer/speech/jsonl.py) says, in order."""
-    lines = (json.loads(line) for line in record.splitlines() if line.strip())
-    return [line["text"] for line in lines if line.get("action") == "speak"]
-
-
-def tmux(*args: str) -> str:
-    """A tmux command's output (the real-terminal tests)."""
-    return subprocess.run(
-        ["tmux", *args], check=True, capture_output=True, text=True, timeout=30
-    ).stdout
 
 
 class RecordingBackend:

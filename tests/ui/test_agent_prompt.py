@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -26,6 +25,8 @@ from announcer.transports.acp import AcpTransport
 from announcer.ui.tui.agent_input import AgentPrompt, PromptHistory
 from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.modals import ConfirmScreen
+from tests.support.speech_record import spoken_in
+from tests.support.waiting import until_on_pilot as until
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
@@ -53,8 +54,7 @@ class Run:
         self.app = AnnouncerApp(self.session, save_settings=lambda _settings: None)
 
     def heard(self) -> list[str]:
-        lines = [json.loads(line) for line in self.records.getvalue().splitlines() if line]
-        return [r["text"] for r in lines if r["action"] == "speak"]
+        return spoken_in(self.records)
 
     def said(self, text: str) -> Callable[[], bool]:
         return lambda: any(text in t for t in self.heard())
@@ -76,15 +76,6 @@ class Run:
     def choices(self) -> list[str]:
         path = self.folder / "choices.txt"
         return path.read_text().split() if path.exists() else []
-
-
-async def until(pilot: Any, condition: Callable[[], bool], what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + TIMEOUT
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        await pilot.pause(0.05)
 
 
 async def started(run: Run, pilot: Any) -> asyncio.Future[int]:

@@ -10,7 +10,6 @@ Enter typed together must be "allow always", and a lone Escape must reach the ap
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -18,15 +17,12 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
-from tests.ui.conftest import spoken_in, tmux
+from tests.support.speech_record import spoken_in
+from tests.support.terminal import Terminal
 
 WORKTREE = Path(__file__).resolve().parents[2]
 TIMEOUT = 90.0
 ARMING = 1.0
-
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 
 def wait_for(condition: Callable[[], bool], what: str, seen: Callable[[], str] = str) -> None:
@@ -37,7 +33,10 @@ def wait_for(condition: Callable[[], bool], what: str, seen: Callable[[], str] =
         time.sleep(0.2)
 
 
-def test_the_message_box_and_reject_always_with_real_terminal_keys(tmp_path: Path) -> None:
+def test_the_message_box_and_reject_always_with_real_terminal_keys(
+    tmp_path: Path, terminal: Terminal
+) -> None:
+    tmux = terminal.tmux
     folder = tmp_path / "work"
     folder.mkdir()
     speech_log = tmp_path / "speech.jsonl"
@@ -50,7 +49,7 @@ def test_the_message_box_and_reject_always_with_real_terminal_keys(tmp_path: Pat
     )
     env = {**os.environ, "TERM": "xterm-256color"}
     subprocess.run(
-        ["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command],
+        [*terminal.command, "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command],
         check=True,
         env=env,
         timeout=30,
@@ -113,4 +112,4 @@ def test_the_message_box_and_reject_always_with_real_terminal_keys(tmp_path: Pat
         wait_for(lambda: choices() == ["never", "always"], "allow always", state)
         wait_for(lambda: (folder / "out.txt").exists(), "the file the agent writes", state)
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], timeout=30, check=False)
+        subprocess.run([*terminal.command, "kill-session", "-t", session], timeout=30, check=False)

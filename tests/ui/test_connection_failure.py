@@ -12,7 +12,8 @@ from announcer.runtime.session import LiveSession
 from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
 from announcer.ui.tui.app import AnnouncerApp
-from tests.ui.conftest import spoken_in
+from tests.support.producers import ws_url
+from tests.support.speech_record import spoken_in
 
 TIMEOUT = 30.0
 
@@ -62,7 +63,7 @@ async def test_a_refused_connection_is_on_screen_in_history_and_spoken_in_words(
     probe.close()  # nothing listens there now
     records = io.StringIO()
     session = LiveSession(
-        [f"ws://127.0.0.1:{port}/aaep/v1/ws"],
+        [ws_url(port)],
         UserSettings(),
         driver=SpeechDriver(JsonlBackend(records)),
     )

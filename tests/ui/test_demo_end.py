@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,7 +29,10 @@ from announcer.runtime.session import LiveSession
 from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
 from announcer.ui.tui.app import AnnouncerApp
-from tests.ui.conftest import spoken_in
+from tests.support.producers import ws_url
+from tests.support.speech_record import spoken_in
+from tests.support.speech_record import spoken_in as spoken
+from tests.support.waiting import until_on_pilot as until
 
 SCENARIO = Path(__file__).parent / "scenarios" / "demo_short.json"
 TIMEOUT = 60.0
@@ -41,26 +42,13 @@ PLAIN_OVER = (
 )
 
 
-async def until(pilot, condition: Callable[[], bool], what: str) -> None:  # type: ignore[no-untyped-def]
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + TIMEOUT
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        await pilot.pause(0.05)
-
-
-def spoken(records: io.StringIO) -> list[str]:
-    return spoken_in(records.getvalue())
-
-
 async def _demo_app(key: str) -> tuple[LiveSession, AnnouncerApp, list[str], bool]:
     core = ProducerCore(load_scenario(str(SCENARIO)), ProducerOptions(speed=0.5))
     server = ProducerServer(core, "127.0.0.1", 0)
     await server.start()
     records = io.StringIO()
     session = LiveSession(
-        [f"ws://127.0.0.1:{server.port}/aaep/v1/ws"],
+        [ws_url(server)],
         UserSettings(),
         driver=SpeechDriver(JsonlBackend(records)),
         exit_when_done=True,
@@ -149,14 +137,6 @@ def _read_until(process: subprocess.Popen[str], wanted: str, seen: list[str]) ->
     raise AssertionError(f"never printed {wanted!r}; printed {seen}")
 
 
-def _said(record: Path) -> list[str]:
-    return [
-        json.loads(line)["text"]
-        for line in record.read_text(encoding="utf-8").splitlines()
-        if line.strip() and json.loads(line).get("action") == "speak"
-    ]
-
-
 def test_the_plain_demo_says_it_is_over_runs_again_on_r_and_quits_on_q(tmp_path: Path) -> None:
     process, record = _start_plain(tmp_path, subprocess.PIPE)
     assert process.stdin is not None
@@ -173,7 +153,7 @@ def test_the_plain_demo_says_it_is_over_runs_again_on_r_and_quits_on_q(tmp_path:
         if process.poll() is None:
             process.kill()
     assert seen.count("[done] All done.") == 2
-    said = _said(record)
+    said = spoken_in(record)
     assert said.count(PLAIN_OVER) == 2
     assert said.index(PLAIN_OVER) > said.index("All done.")
 
@@ -188,4 +168,4 @@ def test_the_plain_demo_with_no_input_left_says_it_is_over_and_ends(tmp_path: Pa
             process.kill()
     assert process.returncode == 0
     assert out.splitlines()[-1] == PLAIN_OVER
-    assert _said(record)[-1] == PLAIN_OVER
+    assert spoken_in(record)[-1] == PLAIN_OVER

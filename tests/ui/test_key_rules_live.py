@@ -25,7 +25,9 @@ from announcer.speech.jsonl import JsonlBackend
 from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.modals import ConfirmScreen
 from tests.producer.live import scenario_path
-from tests.ui.conftest import spoken_in
+from tests.support.producers import producer_url
+from tests.support.speech_record import spoken_in
+from tests.support.waiting import until_on_pilot as until
 
 TIMEOUT = 60.0
 # Wide, so a loaded machine cannot make "just after" late; the user waits it out.
@@ -36,15 +38,6 @@ REPLACED = "Not yet."
 PACE = 600
 
 
-async def until(pilot, condition: Callable[[], bool], what: str) -> None:  # type: ignore[no-untyped-def]
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + TIMEOUT
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        await pilot.pause(0.05)
-
-
 @pytest.mark.parametrize("transport", ["ws", "sse"])
 async def test_a_key_for_the_withdrawn_question_never_accepts_its_replacement(
     transport: str,
@@ -52,11 +45,7 @@ async def test_a_key_for_the_withdrawn_question_never_accepts_its_replacement(
     core = ProducerCore(load_scenario(scenario_path("replaced")), ProducerOptions(speed=0.1))
     server = ProducerServer(core, "127.0.0.1", 0, paths="aaep")
     await server.start()
-    source = (
-        f"ws://127.0.0.1:{server.port}/aaep/v1/ws"
-        if transport == "ws"
-        else f"http://127.0.0.1:{server.port}"
-    )
+    source = producer_url(transport, server)
     records = io.StringIO()
     session = LiveSession(
         [source],
@@ -187,11 +176,7 @@ async def test_the_waiting_question_is_read_once_when_its_turn_comes_then_armed(
     core = PushedCore()
     server = ProducerServer(core, "127.0.0.1", 0, paths="aaep")
     await server.start()
-    source = (
-        f"ws://127.0.0.1:{server.port}/aaep/v1/ws"
-        if transport == "ws"
-        else f"http://127.0.0.1:{server.port}"
-    )
+    source = producer_url(transport, server)
     records = io.StringIO()
     session = LiveSession(
         [source],

@@ -24,17 +24,9 @@ from announcer.speech.text import TextBackend
 from announcer.transports import TransportOptions
 from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.screens import SettingsScreen
+from tests.support.waiting import until_on_pilot as until
 
 TIMEOUT = 60.0
-
-
-async def until(pilot: Any, condition: Callable[[], bool], what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + TIMEOUT
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        await pilot.pause(0.05)
 
 
 async def quiet_producer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -28,18 +28,11 @@ from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
 from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.modals import ClarifyScreen
+from tests.support.producers import ws_url
+from tests.support.waiting import until_on_pilot as until
 
 SCENARIO = Path(__file__).parent / "scenarios" / "tui_clarify.json"
 TIMEOUT = 60.0
-
-
-async def until(pilot, condition: Callable[[], bool], what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + TIMEOUT
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        await pilot.pause(0.05)
 
 
 async def test_every_clarification_kind_answered_from_the_keyboard() -> None:
@@ -48,7 +41,7 @@ async def test_every_clarification_kind_answered_from_the_keyboard() -> None:
     await server.start()
     records = io.StringIO()
     session = LiveSession(
-        [f"ws://127.0.0.1:{server.port}/aaep/v1/ws"],
+        [ws_url(server)],
         UserSettings(),
         driver=SpeechDriver(JsonlBackend(records)),
     )

@@ -32,19 +32,11 @@ from announcer.speech import registry
 from announcer.speech.backend import BackendCapabilities, BackendUnavailable, VoiceSettings
 from announcer.speech.jsonl import JsonlBackend
 from announcer.ui.tui.app import AnnouncerApp
+from tests.support.producers import ws_url
+from tests.support.waiting import until_on_pilot as until
 
 SCENARIO = Path(__file__).parent / "scenarios" / "demo_short.json"
-TIMEOUT = 60.0
 NO_VOICE = "No voice works here, so announcements are only shown on screen."
-
-
-async def until(pilot, condition: Callable[[], bool], what: str) -> None:  # type: ignore[no-untyped-def]
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + TIMEOUT
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        await pilot.pause(0.05)
 
 
 class LosesItsDevice:
@@ -86,9 +78,7 @@ async def run_app(driver: Any, check: Callable[[AnnouncerApp], Any]) -> list[str
     core = ProducerCore(load_scenario(str(SCENARIO)), ProducerOptions(speed=0.5))
     server = ProducerServer(core, "127.0.0.1", 0)
     await server.start()
-    session = LiveSession(
-        [f"ws://127.0.0.1:{server.port}/aaep/v1/ws"], UserSettings(), driver=driver
-    )
+    session = LiveSession([ws_url(server)], UserSettings(), driver=driver)
     app = AnnouncerApp(session)
     runner: asyncio.Future[int] | None = None
     try:

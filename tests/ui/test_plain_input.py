@@ -8,26 +8,19 @@ tests type on a real pipe, in pieces, with a bad byte, and end the input mid-lin
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 import os
 import threading
-from collections.abc import Callable
 
 from announcer.engine.announcement import Announcement
 from announcer.ui.plain import PlainUi
+from tests.support.waiting import until as until_event
 from tests.ui.conftest import prompt_from_event
 from tests.ui.test_plain_keys import FakeLineSession, _confirmation
 
 TIMEOUT = 30.0
-
-
-async def until(condition: Callable[[], bool], what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + TIMEOUT
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        await asyncio.sleep(0.01)
+until = functools.partial(until_event, timeout=TIMEOUT, poll=0.01)
 
 
 prompt_kind = "agent.awaiting.confirmation"

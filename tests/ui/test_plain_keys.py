@@ -11,7 +11,6 @@ import asyncio
 import dataclasses
 import io
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,19 +24,13 @@ from announcer.runtime.session import AnswerOutcome, LiveSession
 from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
 from announcer.ui.plain import PlainUi
-from tests.ui.conftest import ManualClock, load_event, prompt_from_event, spoken_in
+from tests.support.producers import ws_url
+from tests.support.speech_record import spoken_in
+from tests.support.waiting import until
+from tests.ui.conftest import ManualClock, load_event, prompt_from_event
 
 SCENARIO = Path(__file__).parent / "scenarios" / "tui_confirm.json"
 TIMEOUT = 60.0
-
-
-async def until(condition: Callable[[], bool], what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + TIMEOUT
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> None:
@@ -46,7 +39,7 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
     await server.start()
     records = io.StringIO()
     session = LiveSession(
-        [f"ws://127.0.0.1:{server.port}/aaep/v1/ws"],
+        [ws_url(server)],
         UserSettings(),
         driver=SpeechDriver(JsonlBackend(records)),
     )
@@ -240,7 +233,7 @@ async def test_a_number_with_an_exponent_is_refused_in_the_line_ui() -> None:
     server = ProducerServer(core, "127.0.0.1", 0, paths="aaep")
     await server.start()
     session = LiveSession(
-        [f"ws://127.0.0.1:{server.port}/aaep/v1/ws"],
+        [ws_url(server)],
         UserSettings(answer_arming_seconds=0.0),  # not about arming: keys count at once
         driver=SpeechDriver(JsonlBackend(io.StringIO())),
     )

@@ -27,6 +27,7 @@ from announcer.speech.driver import SpeechDriver
 from announcer.speech.paced import LoopClock, PacedBackend
 from announcer.ui.plain import PlainUi
 from announcer.ui.tui.app import AnnouncerApp
+from tests.support.producers import ws_url
 
 SCENARIO = Path(__file__).parent / "scenarios" / "news_burst.json"
 TIMEOUT = 60.0
@@ -45,9 +46,7 @@ async def _session() -> tuple[LiveSession, PacedBackend, ProducerServer]:
     server = ProducerServer(core, "127.0.0.1", 0)
     await server.start()
     backend = PacedBackend(LoopClock(asyncio.get_running_loop()), rate_wpm=SETTINGS.pace_wpm)
-    session = LiveSession(
-        [f"ws://127.0.0.1:{server.port}/aaep/v1/ws"], SETTINGS, driver=SpeechDriver(backend)
-    )
+    session = LiveSession([ws_url(server)], SETTINGS, driver=SpeechDriver(backend))
     return session, backend, server
 
 

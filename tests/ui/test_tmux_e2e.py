@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import subprocess
 import sys
 import uuid
@@ -25,13 +24,12 @@ pytest.importorskip("announcer.producer.server", reason="the demo producer is no
 from announcer.producer.core import ProducerCore, ProducerOptions
 from announcer.producer.scenario import load_scenario
 from announcer.producer.server import ProducerServer
-from tests.ui.conftest import spoken_in, tmux
+from tests.support.speech_record import spoken_in
+from tests.support.terminal import Terminal
 
 WORKTREE = Path(__file__).resolve().parents[2]
 SCENARIO = Path(__file__).parent / "scenarios" / "tui_confirm.json"
 TIMEOUT = 90.0
-
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 
 async def wait_for(condition: Callable[[], bool], what: str) -> None:
@@ -59,7 +57,10 @@ ARMING = 3.0
 JUST_APPEARED = "Not yet."
 
 
-async def test_accept_a_confirmation_with_a_keystroke_in_tmux(tmp_path: Path) -> None:
+async def test_accept_a_confirmation_with_a_keystroke_in_tmux(
+    tmp_path: Path, terminal: Terminal
+) -> None:
+    tmux = terminal.tmux
     core = ProducerCore(load_scenario(str(SCENARIO)), ProducerOptions(speed=0.05))
     server = ProducerServer(core, "127.0.0.1", 0, paths="aaep")
     await server.start()
@@ -72,7 +73,7 @@ async def test_accept_a_confirmation_with_a_keystroke_in_tmux(tmp_path: Path) ->
     )
     env = {**os.environ, "TERM": "xterm-256color"}
     subprocess.run(
-        ["tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "32", command],
+        [*terminal.command, "new-session", "-d", "-s", session, "-x", "110", "-y", "32", command],
         check=True,
         env=env,
         timeout=30,
@@ -132,5 +133,5 @@ async def test_accept_a_confirmation_with_a_keystroke_in_tmux(tmp_path: Path) ->
         assert keys == ["A then Enter accepts, R rejects; F2 repeats."]
         assert not any(text.startswith("Asked by") for text in heard)  # detailed only
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], timeout=30, check=False)
+        subprocess.run([*terminal.command, "kill-session", "-t", session], timeout=30, check=False)
         await server.close()

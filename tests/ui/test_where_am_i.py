@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import Callable
 from pathlib import Path
 
 from announcer.engine.settings import UserSettings
@@ -16,23 +15,12 @@ from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
 from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.modals import ClarifyScreen
-from tests.ui.conftest import spoken_in
+from tests.support.producers import ws_url
+from tests.support.speech_record import spoken_in as spoken
+from tests.support.waiting import until_on_pilot as until
 
 SCENARIO = Path(__file__).parent / "scenarios" / "tui_clarify.json"
 TIMEOUT = 60.0
-
-
-async def until(pilot, condition: Callable[[], bool], what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + TIMEOUT
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        await pilot.pause(0.05)
-
-
-def spoken(records: io.StringIO) -> list[str]:
-    return spoken_in(records.getvalue())
 
 
 async def test_where_am_i_says_the_agent_waits_for_an_answer_not_idle() -> None:
@@ -41,7 +29,7 @@ async def test_where_am_i_says_the_agent_waits_for_an_answer_not_idle() -> None:
     await server.start()
     records = io.StringIO()
     session = LiveSession(
-        [f"ws://127.0.0.1:{server.port}/aaep/v1/ws"],
+        [ws_url(server)],
         UserSettings(),
         driver=SpeechDriver(JsonlBackend(records)),
     )

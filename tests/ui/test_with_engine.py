@@ -24,7 +24,8 @@ from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.engine_session import EngineSession
 from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen
 from announcer.ui.tui.session import AnswerOutcome
-from tests.ui.conftest import FIXTURES, ManualClock, load_event, schema_example, spoken_in
+from tests.support.speech_record import spoken_in
+from tests.ui.conftest import FIXTURES, ManualClock, load_event, schema_example
 
 CAPTURED = FIXTURES.parent / "captured-minimal-producer-confirmation-run.jsonl"
 

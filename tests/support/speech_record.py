@@ -1,0 +1,36 @@
+"""Reading what the user heard: the ``jsonl`` speech backend's record
+(announcer/speech/jsonl.py), one JSON object a line, ``action`` ``speak`` or ``cancel``."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+Record = str | Path | io.StringIO | Iterable[dict[str, Any]]
+
+
+def records(source: Record) -> list[dict[str, Any]]:
+    """Every line of a record: its text, a file (none yet if it does not exist), a
+    ``StringIO`` the backend writes to, or lines already read."""
+    if isinstance(source, Path):
+        if not source.exists():
+            return []
+        source = source.read_text(encoding="utf-8")
+    elif isinstance(source, io.StringIO):
+        source = source.getvalue()
+    if isinstance(source, str):
+        return [json.loads(line) for line in source.splitlines() if line.strip()]
+    return list(source)
+
+
+def speak_records(source: Record) -> list[dict[str, Any]]:
+    """The ``speak`` lines of a record, in order."""
+    return [entry for entry in records(source) if entry.get("action") == "speak"]
+
+
+def spoken_in(source: Record) -> list[str]:
+    """What the user heard: the text of every ``speak`` line, in order."""
+    return [entry["text"] for entry in speak_records(source)]
