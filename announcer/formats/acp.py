@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from announcer.formats.acp_forms import Form, next_question, parse_form, take_answer
 from announcer.formats.base import AdapterOutput, FormatAdapter, JsonObject, get_str
 from announcer.formats.builder import AaepBuilder, SessionState
 from announcer.formats.speakable import clip
@@ -126,6 +127,8 @@ class AcpAdapter(FormatAdapter):
         self.builder = AaepBuilder(agent_id, agent_name, language=self.language)
         self.sessions: dict[str, _Session] = {}
         self.permissions: dict[str, Permission] = {}
+        # open elicitations (the agent's own questions), by the reply token now asked
+        self.forms: dict[str, Form] = {}
 
     def set_language(self, language: str) -> None:
         super().set_language(language)
@@ -189,9 +192,11 @@ class AcpAdapter(FormatAdapter):
 
         def step() -> None:
             permission = self.permissions.pop(reply_token, None)
-            if permission is None:
+            form = self.forms.pop(reply_token, None)
+            owner = permission.session_id if permission else form.session_id if form else None
+            if owner is None:
                 return
-            session = self.sessions.get(permission.session_id)
+            session = self.sessions.get(owner)
             if session is None or session.state.ended:
                 return
             self.builder.state_changed(
@@ -221,6 +226,87 @@ class AcpAdapter(FormatAdapter):
         if tool is not None and decision != "accept" and not tool.announced:
             tool.announced = tool.finished = True
         return option
+
+    # -- the agent's own questions (ACP elicitation/create) ---------------------------------
+
+    def elicitation_requested(
+        self, request_key: str, params: JsonObject, now: float
+    ) -> AdapterOutput:
+        """``elicitation/create``: the first clarification of the form, or the URL's question.
+
+        The reply token of the question asked is in the output; the form stays open until
+        :meth:`elicitation_answered` returns the agent's response (never answered here).
+        """
+        return self._run(lambda: self._elicit(request_key, params, now))
+
+    def elicitation_answered(
+        self, reply_token: str, response: object, now: float
+    ) -> tuple[AdapterOutput, JsonObject | None]:
+        """The user's reply to one question of a form.
+
+        Returns the ACP response (``accept`` with content, ``decline`` or ``cancel``) once
+        the form is done; otherwise None, and the output holds the next question (the next
+        field, the review, or the same field again with the reason).
+        """
+        result: list[JsonObject] = []
+
+        def step() -> None:
+            form = self.forms.pop(reply_token, None)
+            if form is None:
+                return
+            done = take_answer(form, response, self._t)
+            if done is not None:
+                result.append(done)
+                return
+            self._ask_form(self._session(form.session_id, now), form, now)
+
+        out = self._run(step)
+        return out, (result[0] if result else None)
+
+    def form_token(self, request_key: str) -> str | None:
+        """The reply token of the question now asked for an elicitation, if still open."""
+        return next((t for t, f in self.forms.items() if f.request_key == request_key), None)
+
+    def _elicit(self, request_key: str, params: JsonObject, now: float) -> None:
+        form = parse_form(request_key, params)
+        form.session_id = form.session_id or self._latest_session() or ""
+        session = self._session(form.session_id or None, now)
+        self._say_thought(session, now)
+        if form.tool_call_id is not None:
+            # A tool about to ask is announced once, as the question.
+            if form.tool_call_id in session.due:
+                session.due.remove(form.tool_call_id)
+            tool = session.tools.get(form.tool_call_id)
+            if tool is not None:
+                tool.asked = True
+        self._announce_due(session, now)
+        self._ask_form(session, form, now)
+
+    def _latest_session(self) -> str | None:
+        return next(reversed(self.sessions), None) if self.sessions else None
+
+    def _ask_form(self, session: _Session, form: Form, now: float) -> None:
+        if form.url is None and not form.fields:
+            form.reviewing = True  # nothing to fill in: still said, and sent only if confirmed
+        question = next_question(form, self.agent_name, self._t)
+        form.asked += 1
+        event = self.builder.clarification(
+            session.state,
+            now,
+            token_seed=f"elicitation-{form.request_key}-{form.asked}",
+            question=question.text,
+            terse=question.terse,
+            choices=question.choices,
+            timeout_seconds=NO_TIMEOUT_SECONDS,
+        )
+        kinds = list(question.kinds)
+        if len(event.get("choices") or []) < 2:
+            event.pop("choices", None)
+            kinds = [k for k in kinds if k != "multiple_choice"] or ["freetext"]
+        event["accepted_response_kinds"] = kinds
+        event["@context"] = [event["@context"], EXTENSION_CONTEXT]
+        event.setdefault("extensions", {})[EXTENSION] = {"no_timeout": True}
+        self.forms[str(event["reply_token"])] = form
 
     def commands(self, session_id: str) -> list[tuple[str, str]]:
         """The agent's slash commands (``available_commands_update``), name and description."""

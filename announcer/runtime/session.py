@@ -470,9 +470,9 @@ class LiveSession:
         checked = self._check_answer(answer)
         if isinstance(checked, AnswerOutcome):
             return checked
-        source_id, wire = checked
-        self._spawn(self._deliver(source_id, wire))
-        return AnswerOutcome(True, self._t("Sending: {what}.").format(what=_what(wire)))
+        source_id, wire, what = checked
+        self._spawn(self._deliver(source_id, wire, what))
+        return AnswerOutcome(True, self._t("Sending: {what}.").format(what=what))
 
     async def answer_async(self, answer: UserAnswer) -> AnswerOutcome:
         """Turn the answer into a reply (the engine checks it) and send it where it came from."""
@@ -481,7 +481,7 @@ class LiveSession:
             return checked
         return await self._deliver(*checked)
 
-    def _check_answer(self, answer: UserAnswer) -> AnswerOutcome | tuple[str, dict[str, Any]]:
+    def _check_answer(self, answer: UserAnswer) -> AnswerOutcome | tuple[str, dict[str, Any], str]:
         token = answer.reply_token
         if token in self._lost_tokens:
             return AnswerOutcome(False, self._nothing_sent(self._lost_tokens[token]))
@@ -493,9 +493,12 @@ class LiveSession:
         self._run(self.engine.tick(self.clock()))  # the next waiting question, now
         if not isinstance(outcome, ReplyReady):
             return AnswerOutcome(False, outcome.message)
-        return outcome.prompt.source_id, outcome.to_wire()
+        wire = outcome.to_wire()
+        return outcome.prompt.source_id, wire, _what(wire, outcome.prompt.event)
 
-    async def _deliver(self, source_id: str, wire: dict[str, Any]) -> AnswerOutcome:
+    async def _deliver(
+        self, source_id: str, wire: dict[str, Any], what: str | None = None
+    ) -> AnswerOutcome:
         state = next((s for s in self.states if s.source == source_id), None)
         if state is None or not state.connected:
             reason = self._t(
@@ -514,7 +517,7 @@ class LiveSession:
         if response is not None:
             self._handle_handshake_message(state, response)
         self._status_changed()
-        return AnswerOutcome(True, self._t("Sent: {what}.").format(what=_what(wire)))
+        return AnswerOutcome(True, self._t("Sent: {what}.").format(what=what or _what(wire)))
 
     def _sync_prompts(self) -> None:
         """Tell the UIs about prompts the engine opened or closed since last time."""
@@ -1524,9 +1527,20 @@ def _create_backend(spec: str, settings: UserSettings) -> Any:
     return backend
 
 
-def _what(wire: dict[str, Any]) -> str:
+def _what(wire: dict[str, Any], event: object = None) -> str:
     decision = wire.get("decision")
-    return str(decision) if decision is not None else _spoken_response(wire.get("response"))
+    if decision is not None:
+        return str(decision)
+    response = wire.get("response")
+    # a choice is said by its label, the words the user picked, not its value
+    for choice in getattr(event, "choices", None) or []:
+        if isinstance(response, str) and getattr(choice, "value", None) == response:
+            return clean_for_speech_label(str(getattr(choice, "label", response)))
+    return _spoken_response(response)
+
+
+def clean_for_speech_label(label: str) -> str:
+    return " ".join(label.split())[:200]
 
 
 def _spoken_response(response: Any) -> str:

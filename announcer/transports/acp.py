@@ -27,7 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from announcer.formats.acp import AcpAdapter
-from announcer.transports.base import HandshakeOutcome, TransportError, release_process_pipes
+from announcer.transports.acp_wire import GuardedStdio
+from announcer.transports.base import (
+    HandshakeOutcome,
+    TransportError,
+    TransportOptions,
+    release_process_pipes,
+)
 
 log = logging.getLogger("announcer.transports.acp")
 
@@ -37,6 +43,11 @@ START_TIMEOUT_SECONDS = 60.0
 STDERR_LINES_KEPT = 50
 #: the SDK's stdio buffer: large tool outputs arrive as one JSON line
 STREAM_LIMIT_BYTES = 16 * 1024 * 1024
+#: the longest stderr line kept (the rest of a longer one is skipped, never gathered)
+STDERR_LINE_CHARS = 2000
+#: events waiting for the engine beyond which the agent's stdout is not read (flow control)
+FRAMES_HIGH_WATER = 2000
+FRAMES_LOW_WATER = 500
 
 
 def _dump(model: Any) -> Any:
@@ -65,6 +76,15 @@ class _Client:
         }
         return await self.transport.on_permission(params)
 
+    async def create_elicitation(self, message: str, mode: Any, **_: Any) -> Any:
+        """ACP ``elicitation/create``: the agent's own question, asked of the user."""
+        params = {"message": message, **(_dump(mode) or {})}
+        params["mode"] = "url" if "url" in params else "form"
+        return await self.transport.on_elicitation(params)
+
+    async def complete_elicitation(self, elicitation_id: str, **_: Any) -> None:
+        return None  # the agent's out-of-band step ended: nothing the user must hear
+
     def on_connect(self, conn: Any) -> None:
         return None
 
@@ -85,6 +105,7 @@ class AcpTransport:
         cwd: str | None = None,
         language: str = "en",
         env: dict[str, str] | None = None,
+        options: TransportOptions | None = None,
     ) -> None:
         if not command:
             raise TransportError("no agent command to start")
@@ -105,6 +126,8 @@ class AcpTransport:
         self._conn: Any = None
         self._frames: asyncio.Queue[str | None] = asyncio.Queue()
         self._pending: dict[str, asyncio.Future[Any]] = {}
+        # the agent's own questions (elicitations) waiting for the user, by request key
+        self._forms: dict[str, asyncio.Future[Any]] = {}
         self._turn: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
@@ -112,6 +135,12 @@ class AcpTransport:
         self._stderr_read: asyncio.Task[Any] | None = None
         self._end_reported = False  # "stopped" is said once, by the first to notice
         self._early: str | None = None  # a message typed before the agent was ready
+        # drops (bad lines, unknown sessions, late questions) are counted where the user
+        # can read them (:diagnostics), not only logged
+        self.options = options or TransportOptions()
+        self._room_free = asyncio.Event()
+        self._wire: GuardedStdio | None = None
+        self._turn_cancelled = False  # :cancel was asked: a question now comes too late
 
     # -- the runtime's Transport face ---------------------------------------------------
 
@@ -137,7 +166,11 @@ class AcpTransport:
         assert process.stdin is not None and process.stdout is not None
         self._stderr_read = self._spawn(self._read_stderr())
         self._spawn(self._watch_exit())
-        self._conn = acp.connect_to_agent(_Client(self), process.stdin, process.stdout)
+        # Elicitation is stable in ACP but still "unstable" in SDK 0.12: enabled on purpose.
+        self._wire = GuardedStdio(
+            process.stdout, process.stdin, on_drop=self.options.count_drop, room=self._room
+        )
+        self._conn = acp.connect_to_agent(_Client(self), self._wire, use_unstable_protocol=True)
         try:
             info = await asyncio.wait_for(
                 self._conn.initialize(
@@ -147,6 +180,10 @@ class AcpTransport:
                             read_text_file=False, write_text_file=False
                         ),
                         terminal=False,
+                        # the agent's own questions reach the user (ACP elicitation, form mode)
+                        elicitation=acp.schema.ElicitationCapabilities(
+                            form=acp.schema.ElicitationFormCapabilities()
+                        ),
                     ),
                     client_info=acp.schema.Implementation(name="announcer", version=_version()),
                 ),
@@ -182,12 +219,23 @@ class AcpTransport:
     async def frames(self) -> AsyncIterator[str]:
         while True:
             frame = await self._frames.get()
+            if self._frames.qsize() <= FRAMES_LOW_WATER:
+                self._room_free.set()
             if frame is None:
                 return
             yield frame
 
+    async def _room(self) -> None:
+        """Wait while the engine has many of this agent's events still to read."""
+        while self._frames.qsize() > FRAMES_HIGH_WATER and not self._closed:
+            self._room_free.clear()
+            await self._room_free.wait()
+
     async def send(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """A ``confirmation.reply``: answer the agent's request with its own option, once."""
+        if message.get("type") == "clarification.reply":
+            self._answer_form(str(message.get("reply_token")), message.get("response"))
+            return None
         if message.get("type") != "confirmation.reply":
             return None
         token = str(message.get("reply_token"))
@@ -202,7 +250,9 @@ class AcpTransport:
         if self._closed:
             return
         self._closed = True
+        self._room_free.set()
         self._cancel_questions()
+        self._cancel_forms("The agent no longer waits for this answer.")
         if self._turn is not None and not self._turn.done() and self._conn is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._conn.cancel(session_id=self.session_id), 1.0)
@@ -244,6 +294,7 @@ class AcpTransport:
             return True
         assert self.session_id is not None
         self._queue(self.adapter.prompt_sent(self.session_id, time.time()).events)
+        self._turn_cancelled = False
         self._turn = self._spawn(self._run_turn(text))
         return True
 
@@ -251,7 +302,9 @@ class AcpTransport:
         """``session/cancel``: stop the turn; open questions are answered ``cancelled``."""
         if not self.busy or self._conn is None:
             return False
+        self._turn_cancelled = True
         self._cancel_questions("You stopped the turn, so the question was withdrawn.")
+        self._cancel_forms("You stopped the turn, so the question was withdrawn.")
         with contextlib.suppress(Exception):
             await self._conn.cancel(session_id=self.session_id)
         return True
@@ -265,6 +318,11 @@ class AcpTransport:
         self._queue(self.adapter.update(params, time.time()).events)
 
     async def on_permission(self, params: dict[str, Any]) -> Any:
+        if not self.busy or self._turn_cancelled:
+            # ACP: a turn that ended or was cancelled asks nothing more; never shown, never
+            # accepted, and counted where the user can read it.
+            self.options.count_drop("ACP permission request after its turn ended; cancelled")
+            return _cancelled()
         key = f"{time.monotonic_ns()}"
         out = self.adapter.permission_requested(key, params, time.time())
         token = next(
@@ -283,6 +341,39 @@ class AcpTransport:
         self._pending[str(token)] = future
         self._queue(out.events)
         return await future  # no timeout: the agent waits, and so do we
+
+    async def on_elicitation(self, params: dict[str, Any]) -> Any:
+        """Ask the user, field by field; the agent gets only what the user chose."""
+        key = f"e{time.monotonic_ns()}"
+        out = self.adapter.elicitation_requested(key, params, time.time())
+        self._queue(out.events)
+        if self.adapter.form_token(key) is None:
+            log.warning("an elicitation could not be asked; answered cancel")
+            return {"action": "cancel"}
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._forms[key] = future
+        return await future  # no timeout: the agent waits, and so do we
+
+    def _answer_form(self, token: str, response: object) -> None:
+        form = self.adapter.forms.get(token)
+        if form is None:
+            return  # already answered or withdrawn: never twice (§6.2)
+        out, result = self.adapter.elicitation_answered(token, response, time.time())
+        self._queue(out.events)
+        if result is not None:
+            future = self._forms.pop(form.request_key, None)
+            if future is not None and not future.done():
+                future.set_result(result)
+
+    def _cancel_forms(self, sentence: str) -> None:
+        """The agent's own questions are answered ``cancel``: the user never answered them."""
+        for key, future in list(self._forms.items()):
+            del self._forms[key]
+            if not future.done():
+                future.set_result({"action": "cancel"})
+            token = self.adapter.form_token(key)
+            if token is not None:
+                self._queue(self.adapter.permission_withdrawn(token, sentence, time.time()).events)
 
     async def _run_turn(self, text: str) -> None:
         import acp
@@ -332,15 +423,32 @@ class AcpTransport:
         return task
 
     async def _read_stderr(self) -> None:
-        """The agent's stderr goes to the diagnostics log, never to the user's terminal."""
+        """The agent's stderr goes to the diagnostics log, never to the user's terminal.
+
+        Read in pieces, each line cut at ``STDERR_LINE_CHARS``: however much an agent
+        writes without a newline, the reader keeps going and the agent never blocks.
+        """
         assert self._process is not None and self._process.stderr is not None
+        stream = self._process.stderr
+        line = bytearray()
         while True:
-            line = await self._process.stderr.readline()
-            if not line:
+            chunk = await stream.read(65536)
+            if not chunk:
+                if line:
+                    self._stderr_line(bytes(line))
                 return
-            text = line.decode("utf-8", "replace").rstrip()
-            self.stderr_tail = [*self.stderr_tail[-(STDERR_LINES_KEPT - 1) :], text]
-            log.info("agent stderr: %s", text[:500])
+            pieces = chunk.split(b"\n")
+            for index, piece in enumerate(pieces):
+                if len(line) < STDERR_LINE_CHARS:
+                    line += piece[: STDERR_LINE_CHARS - len(line)]
+                if index < len(pieces) - 1:
+                    self._stderr_line(bytes(line))
+                    line.clear()
+
+    def _stderr_line(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", "replace").rstrip()
+        self.stderr_tail = [*self.stderr_tail[-(STDERR_LINES_KEPT - 1) :], text]
+        log.info("agent stderr: %s", text[:500])
 
     async def _last_words(self) -> None:
         """Its pipe broke: give its stderr a moment to end, so the reason said is its own."""
@@ -355,6 +463,7 @@ class AcpTransport:
         if self._closed:
             return
         self._cancel_questions("The agent stopped, so the question was withdrawn.")
+        self._cancel_forms("The agent stopped, so the question was withdrawn.")
         await self._last_words()
         if not self._end_reported:  # said once, by whichever noticed first
             self._end_reported = True

@@ -397,9 +397,14 @@ class PlainUi:
         elif kind == "multiple_choice":
             for number, choice in enumerate(_choices(event), start=1):
                 self._print(f"  {number}. {clean(choice[1])}")
-            line = self._tr("Choose a number from 1 to {count}: {question}").format(
-                count=len(_choices(event)), question=question
-            )
+            if _takes_text(event):
+                line = self._tr(
+                    "Choose a number from 1 to {count}, or type your own answer: {question}"
+                ).format(count=len(_choices(event)), question=question)
+            else:
+                line = self._tr("Choose a number from 1 to {count}: {question}").format(
+                    count=len(_choices(event)), question=question
+                )
         elif kind == "numeric":
             line = self._tr("Type a number: {question}").format(question=question)
         else:
@@ -594,6 +599,9 @@ class PlainUi:
                 return UserAnswer(
                     prompt.reply_token, event_id=prompt.event_id, response=choices[int(text) - 1][0]
                 )
+            if text.strip() and not text.isdigit() and _takes_text(event):
+                # choices or your own words, as the question says (§4.4.2 several kinds)
+                return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=text)
             self._print(
                 self._tr("Please type a number from 1 to {count}.").format(count=len(choices))
             )
@@ -710,6 +718,10 @@ def _clarification_kind(event: object) -> str:
         if kind in kinds:
             return kind
     return "freetext"
+
+
+def _takes_text(event: object) -> bool:
+    return "freetext" in (event_field(event, "accepted_response_kinds") or [])
 
 
 def _choices(event: object) -> list[tuple[str, str]]:

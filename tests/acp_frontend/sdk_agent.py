@@ -16,6 +16,10 @@ writes it only when allowed. The prompt picks the scenario:
 - ``die``: says a word, then its process ends at once with status 7 (a crash);
 - ``burst N``: N message chunks and N/20 tool calls, for the benchmark;
 - ``ask N``: N permission requests in a row, each answer's arrival time logged;
+- ``elicit KIND``: asks its own question (``elicitation/create``) shaped like Claude's
+  AskUserQuestion (``claude``), Codex's request_user_input (``codex``), a number and a
+  yes/no (``number``), several choices (``multi``) or an address (``url``); the response
+  it received is appended as one JSON line to ``elicitation.txt``;
 - anything else: a short answer in three chunks.
 
 ``--tag NAME`` (several agents in one folder): its title is NAME, every prompt it gets is
@@ -27,6 +31,7 @@ process id to ``pid-NAME.txt``, and the files it writes are called ``out-NAME.tx
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 import time
@@ -35,6 +40,91 @@ from typing import Any
 
 import acp
 from acp import schema
+
+#: ``elicit KIND``: the params of each kind of question (wire form), without the session
+ELICITATIONS: dict[str, dict[str, Any]] = {
+    "claude": {
+        "mode": "form",
+        "toolCallId": "ask-1",
+        "message": "Which database should the app use?",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "question_0": {
+                    "type": "string",
+                    "title": "Database",
+                    "oneOf": [
+                        {"const": "SQLite", "title": "SQLite", "description": "One file"},
+                        {"const": "Postgres", "title": "Postgres", "description": "A server"},
+                    ],
+                },
+                "question_0_custom": {
+                    "type": "string",
+                    "title": "Other",
+                    "description": "Type your own answer, or add a note (optional).",
+                },
+            },
+        },
+    },
+    "codex": {
+        "mode": "form",
+        "message": "Codex needs your input to continue.",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "colour": {
+                    "type": "string",
+                    "title": "Which colour for the button?",
+                    "oneOf": [
+                        {"const": "Red", "title": "Red"},
+                        {"const": "Blue", "title": "Blue"},
+                        {"const": "Other", "title": "Other"},
+                    ],
+                },
+            },
+            "required": ["colour"],
+        },
+    },
+    "number": {
+        "mode": "form",
+        "message": "How should I retry?",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "retries": {"type": "integer", "title": "Retries", "minimum": 1, "maximum": 5},
+                "verbose": {"type": "boolean", "title": "Verbose logs"},
+            },
+            "required": ["retries", "verbose"],
+        },
+    },
+    "multi": {
+        "mode": "form",
+        "message": "Which checks should run?",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "checks": {
+                    "type": "array",
+                    "title": "Checks",
+                    "items": {
+                        "anyOf": [
+                            {"const": "lint", "title": "Lint"},
+                            {"const": "types", "title": "Types"},
+                            {"const": "tests", "title": "Tests"},
+                        ]
+                    },
+                },
+            },
+            "required": ["checks"],
+        },
+    },
+    "url": {
+        "mode": "url",
+        "elicitationId": "oauth-1",
+        "url": "https://auth.example.com/connect?id=oauth-1",
+        "message": "Please authorize access to your repositories.",
+    },
+}
 
 
 class ScriptedAgent:
@@ -174,6 +264,15 @@ class ScriptedAgent:
                     choice = await self.ask(session_id, call, f"touch f{index}", "edit")
                     log.write(f"{time.monotonic()} {choice}\n")
                     log.flush()
+        elif text.startswith("elicit"):
+            kind = text.split()[1]
+            if kind == "claude":  # the adapter announces its tool call first
+                await self.tool(session_id, "ask-1", "AskUserQuestion", "other")
+            params = {**ELICITATIONS[kind], "sessionId": session_id}
+            answer = await self.conn._conn.send_request("elicitation/create", params)
+            with self.file("elicitation.txt").open("a", encoding="utf-8") as log:
+                log.write(json.dumps(answer) + "\n")
+            await self.say(session_id, "Thank you for answering.")
         elif text == "commands":
             commands = [
                 schema.AvailableCommand(name="review", description="Review the changes"),

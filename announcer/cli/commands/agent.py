@@ -187,7 +187,12 @@ def unique_labels(found: list[AgentToStart]) -> list[AgentToStart]:
 
 
 def acp_transports(
-    agents: list[AgentToStart], *, cwd: Path | None, language: str, named: bool
+    agents: list[AgentToStart],
+    *,
+    cwd: Path | None,
+    language: str,
+    named: bool,
+    options: Any = None,
 ) -> list[Any]:
     """One transport per agent. ``named``: several sources, so each goes by its short name."""
     from announcer.transports.acp import AcpTransport
@@ -199,6 +204,7 @@ def acp_transports(
             label=agent.label if named else None,
             cwd=str(cwd) if cwd else None,
             language=language,
+            options=options,
         )
         for agent in agents
     ]
@@ -229,13 +235,19 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(found, str):
         print(found, file=sys.stderr)
         return 2
+    from announcer.transports.base import TransportOptions
+
     language = catalog_language(settings.languages)
-    transports = acp_transports(found, cwd=args.cwd, language=language, named=len(found) > 1)
+    options = TransportOptions()  # the agents' drops are counted where :diagnostics reads
+    transports = acp_transports(
+        found, cwd=args.cwd, language=language, named=len(found) > 1, options=options
+    )
     driver = make_driver(settings.backend, settings, ui=args.ui)
     session = LiveSession(
         [],
         settings,
         transports=transports,
+        options=options,
         driver=driver,
         backend_factory=speech_switcher(args.ui, driver),
     )
