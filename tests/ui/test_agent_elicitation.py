@@ -1,0 +1,79 @@
+"""The Textual app and an ACP agent's own questions (elicitation), and a hostile agent's name.
+
+Real agents as child processes through ``AcpTransport`` (tests/acp_frontend/sdk_agent.py
+and hostile_agent.py), the real app under Pilot. What the agent receives is what it
+logs; what the user hears is the jsonl speech record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from announcer.transports.acp import AcpTransport
+from announcer.ui.tui.modals import ClarifyScreen
+from tests.ui.test_agent_prompt import ROOT, Run, started, stopped, until
+
+
+async def test_a_question_of_the_agent_is_answered_with_keys_and_reaches_it(
+    tmp_path: Path,
+) -> None:
+    run = Run(tmp_path)
+    async with run.app.run_test() as pilot:
+        runner = await started(run, pilot)
+        await pilot.press(*"elicit codex", "enter")
+        await until(pilot, lambda: isinstance(run.app.screen, ClarifyScreen), "the question")
+        await until(pilot, run.said("Scripted Agent asks: Codex needs your input"), "said")
+        await until(pilot, lambda: run.app.key_guard.armed_at() is not None, "keys")
+        await until(pilot, lambda: run.session.now() >= (run.app.key_guard.armed_at() or 0), "arm")
+        await pilot.press("2", "enter")  # Blue
+        answers = tmp_path / "elicitation.txt"
+        await until(pilot, answers.exists, "the agent's answer")
+        assert json.loads(answers.read_text()) == {
+            "action": "accept",
+            "content": {"colour": "Blue"},
+        }
+        await until(pilot, run.said("Thank you for answering."), "the agent went on")
+        await stopped(run, runner)
+
+
+async def test_an_agents_name_made_of_markup_is_shown_as_written(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    hostile = AcpTransport(
+        [sys.executable, "-m", "tests.acp_frontend.hostile_agent"], cwd=str(tmp_path), env=env
+    )
+    run = _replace_agent(run, hostile)
+    async with run.app.run_test() as pilot:
+        runner = await started_named(run, pilot, "is ready")
+        title = "[@click=app.quit]Evil[/] [b]bold[/b]"
+        await until(pilot, lambda: run.box.agent == title, "the agent's own name")
+        label = run.box._border_title
+        assert label is not None
+        assert label.plain == f"Message to {title}"  # every bracket shown, nothing hidden
+        assert not label.spans  # no link, no style: one click cannot quit
+        await stopped(run, runner)
+
+
+def _replace_agent(run: Run, transport: AcpTransport) -> Run:
+    from announcer.engine.settings import UserSettings
+    from announcer.runtime.session import LiveSession
+    from announcer.speech.driver import SpeechDriver
+    from announcer.speech.jsonl import JsonlBackend
+    from announcer.ui.tui.app import AnnouncerApp
+
+    run.session = LiveSession(
+        [], UserSettings(), transports=[transport], driver=SpeechDriver(JsonlBackend(run.records))
+    )
+    run.app = AnnouncerApp(run.session, save_settings=lambda _settings: None)
+    return run
+
+
+async def started_named(run: Run, pilot: object, text: str):  # type: ignore[no-untyped-def]
+    import asyncio
+
+    runner = asyncio.ensure_future(run.session.run())
+    await until(pilot, run.said(text), "the agent to start")
+    return runner
