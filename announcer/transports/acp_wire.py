@@ -42,6 +42,42 @@ MAX_JOINED_CHARS = 64 * 1024
 _CREATING = frozenset({"session/new", "session/fork"})
 #: requests whose params name a session the client already knows (it names the id)
 _NAMING = frozenset({"session/load", "session/resume"})
+#: the notifications a client takes (ACP schema, client methods); ``_name`` are extensions
+_NOTIFICATIONS = frozenset({"session/update", "elicitation/complete"})
+#: what the SDK logs, with a traceback, about a message it could not handle
+_SDK_COMPLAINTS = (
+    "Unhandled error while handling notification",
+    "Unhandled error while handling request",
+    "Error parsing JSON-RPC message",
+    "Background task failed",
+)
+
+
+class SdkComplaints(logging.Filter):
+    """The SDK's tracebacks about an agent's bad message become a counted drop.
+
+    The SDK logs them on the root logger with ``logging.exception``, which would print
+    a Python traceback on the user's terminal; the agent sent something wrong, which is
+    the agent's problem, so it is counted (``:diagnostics``) and logged in one line.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count_drop: Callable[[str], None] | None = None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = str(record.msg)
+        if not message.startswith(_SDK_COMPLAINTS):
+            return True
+        error = record.exc_info[1] if record.exc_info else None
+        kind = type(error).__name__ if error is not None else "error"
+        if self.count_drop is not None:
+            self.count_drop(f"ACP agent sent a message the SDK could not read ({kind}); skipped")
+        log.info("%s (%s)", record.getMessage(), kind)
+        return False
+
+
+SDK_COMPLAINTS = SdkComplaints()
 
 
 class GuardedStdio:
@@ -69,6 +105,10 @@ class GuardedStdio:
         self._write_lock = asyncio.Lock()
         self.sessions: set[str] = set()
         self._creating: set[object] = set()
+        SDK_COMPLAINTS.count_drop = on_drop
+        root = logging.getLogger()
+        if SDK_COMPLAINTS not in root.filters:
+            root.addFilter(SDK_COMPLAINTS)
 
     # -- the SDK's Transport face ---------------------------------------------------------
 
@@ -173,6 +213,12 @@ class GuardedStdio:
             self._drop("a message whose method is not a string")
             return None
         params = message.get("params")
+        if "id" not in message and not (method in _NOTIFICATIONS or method.startswith("_")):
+            self._drop("a notification a client does not take")
+            return None
+        if method == "session/update" and not _readable_update(params):
+            self._drop("a session/update without an update kind")
+            return None
         session = params.get("sessionId") if isinstance(params, dict) else None
         if session is not None and session not in self.sessions:
             if "id" in message:
@@ -226,6 +272,13 @@ class GuardedStdio:
 
     def _drop(self, reason: str) -> None:
         self._on_drop(f"ACP agent sent {reason}; skipped")
+
+
+def _readable_update(params: object) -> bool:
+    if not isinstance(params, dict):
+        return False
+    update = params.get("update")
+    return isinstance(update, dict) and isinstance(update.get("sessionUpdate"), str)
 
 
 def _chunk_key(message: dict[str, Any]) -> tuple[str, str] | None:

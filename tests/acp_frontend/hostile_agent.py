@@ -4,7 +4,8 @@
 markup, ``[@click=app.quit]…``) and ``session/new``; a prompt then makes it write, in
 order, on its stdout:
 
-- lines that are not JSON, JSON that is not an object (``[1, 2, 3]``, ``42``);
+- lines that are not JSON, JSON that is not an object (``[1, 2, 3]``, ``42``), updates
+  without a kind or of a kind the SDK does not know, a notification no client takes;
 - one line of ``HOSTILE_LINE_MB`` megabytes (default 20), over announcer's line limit;
 - ``session/update`` for ``HOSTILE_GHOSTS`` session ids it never created (default 500),
   and a permission request for one of them (its answer is logged);
@@ -85,6 +86,13 @@ def attack(session: str, prompt_id: object) -> None:
     write(b"Traceback (most recent call last): not JSON at all\n")
     write(b"[1, 2, 3]\n42\n\n")
     write(b'{"jsonrpc": "2.0", "method": "session/update", "params": ' + b"x" * 10 + b"\n")
+    bad_update = update(session, "")
+    bad_update["params"] = {"sessionId": session, "update": "garbage"}
+    send(bad_update)
+    future = update(session, "")
+    future["params"] = {"sessionId": session, "update": {"sessionUpdate": "future_kind"}}
+    send(future)  # the SDK cannot read it: counted, never a traceback
+    send({"jsonrpc": "2.0", "method": "foo/bar", "params": {}})
     size = int(os.environ.get("HOSTILE_LINE_MB", "20")) * 1024 * 1024
     for _ in range(size // (1024 * 1024)):
         write(b"y" * (1024 * 1024))

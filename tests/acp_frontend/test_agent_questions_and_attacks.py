@@ -126,6 +126,9 @@ def test_a_hostile_agent_cannot_crash_flood_or_fool_announcer(tmp_path: Path) ->
     assert "a line that is not JSON; skipped: 2" in printed
     assert "JSON that is not an object; skipped: 2" in printed
     assert "a line longer than 16777216 bytes; skipped: 1" in printed
+    assert "a session/update without an update kind; skipped: 1" in printed
+    assert "a message the SDK could not read (ValidationError); skipped: 1" in printed
+    assert "a notification a client does not take; skipped: 1" in printed
     assert agent.quit() == 0
     assert agent.proc.stderr is not None
     errors = agent.proc.stderr.read()
