@@ -55,6 +55,9 @@ _DANGEROUS_COMMAND = re.compile(
     r"\brm\s+-[a-z]*[rf]|\bgit\s+push\b.*--force|\bdrop\s+(table|database)\b|\bmkfs\b|\bdd\s+if=",
     re.IGNORECASE,
 )
+# Codex's approval reviewer ("Auto review", Guardian) reports as a tool call of its own.
+_REVIEW_CALL_PREFIX = "guardian_assessment:"
+_REVIEW_TITLE = "Guardian Review"
 _ALLOW_ONCE, _ALLOW_ALWAYS, _REJECT_ONCE, _REJECT_ALWAYS = (
     "allow_once",
     "allow_always",
@@ -88,8 +91,37 @@ class _Session:
     plan_step: tuple[int, str] | None = None
     mode: str | None = None
     commands: list[tuple[str, str]] = field(default_factory=list)
+    # the agent's modes (id, name) and config options (``configOptions``), by id
+    modes: list[tuple[str, str]] = field(default_factory=list)
+    config: dict[str, ConfigOption] = field(default_factory=dict)
+    reviewed: set[str] = field(default_factory=set)  # the reviewer's decisions already said
     # Titled calls not yet announced: said when the agent moves on, unless it asks first.
     due: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigOption:
+    """One of the agent's session settings (ACP ``configOptions``): model, mode, effort..."""
+
+    id: str
+    name: str
+    category: str
+    current: str
+    choices: tuple[tuple[str, str], ...] = ()  # (value, name) of a select
+
+    def said_value(self, value: str | None = None) -> str:
+        value = self.current if value is None else value
+        return next((name for v, name in self.choices if v == value), value)
+
+    def find(self, wanted: str) -> str | None:
+        """The value the user means by ``wanted``: a value or a name, any case."""
+        folded = " ".join(wanted.split()).casefold()
+        for value, name in self.choices:
+            if folded in (value.casefold(), name.casefold()):
+                return value
+        if self.choices == (("true", "on"), ("false", "off")):
+            return {"on": "true", "off": "false", "yes": "true", "no": "false"}.get(folded)
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -397,12 +429,13 @@ class AcpAdapter(FormatAdapter):
             self._plan(session, update, now)
         elif kind == "current_mode_update":
             self._mode(session, get_str(update, "currentModeId"), now)
+        elif kind == "config_option_update":
+            self._config(session, update.get("configOptions"), now)
         elif kind == "available_commands_update":
             session.commands = _commands(update.get("availableCommands"))
         elif kind in (
             "user_message_chunk",
             "usage_update",
-            "config_option_update",
             "session_info_update",
         ):
             return  # our own prompt echoed, token counts, settings: never spoken
@@ -442,6 +475,9 @@ class AcpAdapter(FormatAdapter):
 
     def _tool(self, session: _Session, update: JsonObject, now: float) -> None:
         call_id = get_str(update, "toolCallId") or f"anonymous-{len(session.tools)}"
+        if call_id.startswith(_REVIEW_CALL_PREFIX) or get_str(update, "title") == _REVIEW_TITLE:
+            self._review(session, call_id, update, now)
+            return
         tool = session.tools.get(call_id)
         if tool is None:
             tool = session.tools[call_id] = _Tool()
@@ -465,6 +501,45 @@ class AcpAdapter(FormatAdapter):
             session.due.append(call_id)
         if status in ("completed", "failed") and not tool.finished:
             self._finish_tool(session, call_id, tool, status, update, now)
+
+    def _review(self, session: _Session, call_id: str, update: JsonObject, now: float) -> None:
+        """The agent's own reviewer decided an approval (Codex's Guardian, "Auto review").
+
+        Said plainly as the reviewer's decision, never as the user's: "Codex's reviewer
+        allowed: rm notes.txt". Nothing is said while it reviews.
+        """
+        status = get_str(update, "status")
+        if status not in ("completed", "failed") or call_id in session.reviewed:
+            return
+        session.reviewed.add(call_id)
+        fields = _review_fields(_content_text_all_lines(update.get("content")))
+        action = fields.get("action", "")
+        for prefix in ("shell ", "exec "):
+            action = action.removeprefix(prefix)
+        action = action or self._t("an action")
+        verdict = fields.get("status", "").casefold()
+        allowed = status == "completed" and verdict in ("", "approved")
+        if allowed:
+            said = self._t("{agent}'s reviewer allowed: {action}")
+        else:
+            said = self._t("{agent}'s reviewer denied: {action}")
+        normal = _sentence(said.format(agent=self.agent_name, action=clip(action, 300)))
+        detailed = normal
+        if fields.get("rationale"):
+            detailed += " " + self._t("Its reason: {reason}").format(
+                reason=clip(fields["rationale"], 600)
+            )
+        # A finished step of its own (percent 100: never folded by the progress rate); a
+        # denial is urgent news, an approval is normal news. Never phrased as the user's.
+        self.builder.progress(
+            session.state,
+            now,
+            description=clip(detailed, 4096),
+            percent=100,
+            normal=normal,
+            terse=normal,
+            urgency="normal" if allowed else "high",
+        )
 
     def _announce_due(self, session: _Session, now: float, keep: str | None = None) -> None:
         for call_id in [c for c in session.due if c != keep]:
@@ -578,13 +653,161 @@ class AcpAdapter(FormatAdapter):
         if not mode or mode == session.mode:
             return
         session.mode = mode
+        name = dict(session.modes).get(mode) or mode.replace("_", " ")
+        self._setting_said(session, self._t("Mode: {mode}.").format(mode=name), now)
+
+    def _setting_said(self, session: _Session, said: str, now: float) -> None:
+        """A mode or setting that changed: a finished step (percent 100), which the
+        progress rate never folds away: who asks before acting is never news to skip."""
         self.builder.progress(
-            session.state,
-            now,
-            description=self._t("mode {mode}").format(mode=mode),
-            normal=self._t("Mode: {mode}.").format(mode=mode.replace("_", " ")),
-            urgency="normal",
+            session.state, now, description=said, percent=100, normal=said, urgency="normal"
         )
+
+    # -- modes and config options (ACP session modes, session config options) -----------
+
+    def settings_known(
+        self, session_id: str, modes: object, config_options: object, now: float
+    ) -> AdapterOutput:
+        """``session/new`` answered with the agent's modes and config options: say them once."""
+
+        def step() -> None:
+            session = self._session(session_id, now)
+            if isinstance(modes, dict):
+                session.modes = _mode_list(modes.get("availableModes"))
+                session.mode = get_str(modes, "currentModeId")
+            session.config = _config_options(config_options)
+            said = self._settings_sentence(session)
+            if said:
+                self.builder.progress(
+                    session.state,
+                    now,
+                    description=clip(said, 4096),
+                    normal=said,
+                    terse=said,
+                    urgency="normal",
+                )
+
+        return self._run(step)
+
+    def settings(self, session_id: str) -> tuple[list[tuple[str, str]], dict[str, ConfigOption]]:
+        """The session's modes and config options, for ``:mode``, ``:model`` and the picker."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            return [], {}
+        return list(session.modes), dict(session.config)
+
+    def setting_plan(
+        self, session_id: str, kind: str, wanted: str
+    ) -> tuple[str, str, str | bool] | str:
+        """What ``:mode NAME`` / ``:model NAME`` asks of the agent, or the sentence to say.
+
+        ``("config", option id, value)`` for ``session/set_config_option`` (preferred),
+        ``("mode", "", mode id)`` for ``session/set_mode`` (the fallback). With no
+        ``wanted`` (or one the agent does not offer), the sentence names the current value
+        and the choices. ``kind`` is ``mode``, ``model`` or a config option's own id.
+        """
+        session = self.sessions.get(session_id)
+        if session is None:
+            return self._t("{agent} has no session yet.").format(agent=self.agent_name)
+        option = session.config.get(kind) or next(
+            (o for o in session.config.values() if o.category == kind), None
+        )
+        if option is not None:
+            listing = self._t("{setting}: {value}. Choices: {choices}.").format(
+                setting=option.name,
+                value=option.said_value(),
+                choices=", ".join(name for _, name in option.choices[:30]),
+            )
+            if not wanted:
+                return listing
+            value = option.find(wanted)
+            if value is None:
+                return (
+                    self._t("{agent} offers no such choice: {wanted}.").format(
+                        agent=self.agent_name, wanted=clip(wanted, 100)
+                    )
+                    + " "
+                    + listing
+                )
+            if option.choices == (("true", "on"), ("false", "off")):
+                return ("config", option.id, value == "true")
+            return ("config", option.id, value)
+        if kind == "mode" and session.modes:
+            current = dict(session.modes).get(session.mode or "", session.mode or "?")
+            listing = self._t("{setting}: {value}. Choices: {choices}.").format(
+                setting=self._t("Mode"),
+                value=current,
+                choices=", ".join(name for _, name in session.modes),
+            )
+            folded = " ".join(wanted.split()).casefold()
+            found = next(
+                (m for m, name in session.modes if folded in (m.casefold(), name.casefold())),
+                None,
+            )
+            if not wanted:
+                return listing
+            if found is None:
+                return (
+                    self._t("{agent} offers no such choice: {wanted}.").format(
+                        agent=self.agent_name, wanted=clip(wanted, 100)
+                    )
+                    + " "
+                    + listing
+                )
+            return ("mode", "", found)
+        return self._t("{agent} offers no choice of {setting}.").format(
+            agent=self.agent_name, setting=kind
+        )
+
+    def setting_refused(self, kind: str, value: str, reason: str) -> str:
+        """The sentence said when the agent did not take a setting."""
+        said = self._t("{agent} did not change {setting} to {value}.").format(
+            agent=self.agent_name, setting=kind, value=clip(value, 100)
+        )
+        return f"{said} {clip(reason, 200)}".strip()
+
+    def current_mode(self, session_id: str) -> str | None:
+        session = self.sessions.get(session_id)
+        return session.mode if session is not None else None
+
+    def _settings_sentence(self, session: _Session) -> str:
+        parts: list[str] = []
+        mode_option = next((o for o in session.config.values() if o.category == "mode"), None)
+        if session.mode and mode_option is None:
+            name = dict(session.modes).get(session.mode) or session.mode
+            parts.append(self._t("Mode: {mode}.").format(mode=name))
+        for option in list(session.config.values())[:8]:
+            parts.append(
+                self._t("{setting}: {value}.").format(
+                    setting=option.name, value=option.said_value()
+                )
+            )
+        return " ".join(parts)
+
+    def _config(self, session: _Session, value: object, now: float) -> None:
+        """``config_option_update``: each setting whose value changed is said."""
+        fresh = _config_options(value)
+        if not fresh:
+            return
+        changed = [
+            option
+            for key, option in fresh.items()
+            if key in session.config and session.config[key].current != option.current
+        ]
+        session.config = fresh
+        for option in changed[:8]:
+            said = self._t("{setting} is now {value}.").format(
+                setting=option.name, value=option.said_value()
+            )
+            self._setting_said(session, said, now)
+
+    def config_changed(self, session_id: str, config_options: object, now: float) -> AdapterOutput:
+        """``session/set_config_option`` answered with every option: say what changed."""
+        return self._run(lambda: self._config(self._session(session_id, now), config_options, now))
+
+    def mode_changed(self, session_id: str, mode_id: str, now: float) -> AdapterOutput:
+        """``session/set_mode`` answered: the mode is said (once, if the agent says it too)."""
+        return self._run(lambda: self._mode(self._session(session_id, now), mode_id, now))
 
     def _end_turn(self, session_id: str, stop_reason: str | None, now: float) -> None:
         session = self._session(session_id, now)
@@ -732,6 +955,28 @@ def _content_text_all(content: object) -> str:
     return " ".join(parts)
 
 
+def _content_text_all_lines(content: object) -> list[str]:
+    """The lines of a tool call's text content, as written."""
+    lines: list[str] = []
+    if isinstance(content, list):
+        for item in content[:20]:
+            if isinstance(item, dict) and item.get("type") == "content":
+                text = _content_text(item.get("content"))
+                if text:
+                    lines += text.splitlines()[:50]
+    return lines
+
+
+def _review_fields(lines: list[str]) -> dict[str, str]:
+    """``Status: Approved`` / ``Action: ...`` / ``Rationale: ...`` lines of a review."""
+    found: dict[str, str] = {}
+    for line in lines:
+        key, colon, value = line.partition(":")
+        if colon and key.strip().casefold() in ("status", "action", "rationale"):
+            found.setdefault(key.strip().casefold(), " ".join(value.split()))
+    return found
+
+
 def _relative(path: str, cwd: str) -> str:
     if cwd and posixpath.isabs(path) and posixpath.isabs(cwd):
         relative = posixpath.relpath(path, cwd)
@@ -798,6 +1043,47 @@ def _options(value: object) -> dict[str, str]:
     return found
 
 
+def _mode_list(value: object) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    if isinstance(value, list):
+        for mode in value[:50]:
+            mode_id = get_str(mode, "id")
+            if mode_id:
+                found.append((mode_id, clip(get_str(mode, "name") or mode_id, 120)))
+    return found
+
+
+def _config_options(value: object) -> dict[str, ConfigOption]:
+    """ACP ``configOptions``: selects (flat or grouped) and booleans, bounded."""
+    found: dict[str, ConfigOption] = {}
+    if not isinstance(value, list):
+        return found
+    for option in value[:50]:
+        option_id = get_str(option, "id")
+        if not option_id or not isinstance(option, dict):
+            continue
+        name = clip(get_str(option, "name") or option_id, 120)
+        category = get_str(option, "category") or ""
+        current = option.get("currentValue")
+        if isinstance(current, bool) or option.get("type") == "boolean":
+            found[option_id] = ConfigOption(
+                option_id, name, category, "true" if current else "false",
+                (("true", "on"), ("false", "off")),
+            )  # fmt: skip
+            continue
+        choices: list[tuple[str, str]] = []
+        for entry in option.get("options") or []:
+            inner = entry.get("options") if isinstance(entry, dict) else None
+            for item in inner if isinstance(inner, list) else [entry]:
+                item_value = get_str(item, "value")
+                if item_value:
+                    choices.append((item_value, clip(get_str(item, "name") or item_value, 120)))
+        found[option_id] = ConfigOption(
+            option_id, name, category, str(current or ""), tuple(choices[:100])
+        )
+    return found
+
+
 def _commands(value: object) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     if isinstance(value, list):
@@ -808,4 +1094,11 @@ def _commands(value: object) -> list[tuple[str, str]]:
     return found[:200]
 
 
-__all__ = ["EXTENSION", "EXTENSION_CONTEXT", "NO_TIMEOUT_SECONDS", "AcpAdapter", "Permission"]
+__all__ = [
+    "EXTENSION",
+    "EXTENSION_CONTEXT",
+    "NO_TIMEOUT_SECONDS",
+    "AcpAdapter",
+    "ConfigOption",
+    "Permission",
+]

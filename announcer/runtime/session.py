@@ -695,6 +695,21 @@ class LiveSession:
         self.speak(said, interrupt=True)
         return said
 
+    async def change_setting(self, kind: str, wanted: str) -> str | None:
+        """``:mode [NAME]`` / ``:model [NAME]`` for the agent messages go to.
+
+        With no name, the current value and the choices are said; a change is said from
+        the agent's own answer. The sentence said here (a listing or a refusal), or None
+        when no agent runs.
+        """
+        agent = self.prompt_target()
+        if agent is None or not callable(getattr(agent, "change_setting", None)):
+            return None
+        said = str(await agent.change_setting(kind, wanted))
+        if said:
+            self.speak(said, interrupt=True)
+        return said
+
     def agent_commands(self, target: str | None = None) -> list[tuple[str, str]]:
         """An agent's slash commands, as it last listed them (the target's by default)."""
         agent = self.prompt_target() if target is None else self.find_agent(target)

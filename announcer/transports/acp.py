@@ -22,7 +22,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +106,7 @@ class AcpTransport:
         language: str = "en",
         env: dict[str, str] | None = None,
         options: TransportOptions | None = None,
+        start_settings: Mapping[str, str | bool] | None = None,
     ) -> None:
         if not command:
             raise TransportError("no agent command to start")
@@ -141,6 +142,10 @@ class AcpTransport:
         self._room_free = asyncio.Event()
         self._wire: GuardedStdio | None = None
         self._turn_cancelled = False  # :cancel was asked: a question now comes too late
+        # applied once the session is open, before any message: ``{"mode": "default"}`` or
+        # ``{config option id or category: value}`` (agent data: ask before acting)
+        self.start_settings = dict(start_settings or {})
+        self._start_config: list[Any] = []
 
     # -- the runtime's Transport face ---------------------------------------------------
 
@@ -209,6 +214,20 @@ class AcpTransport:
             raise TransportError(self._failure(exc)) from None
         self.session_id = str(session.session_id)
         self._queue(self.adapter.session_opened(self.session_id, self.cwd, time.time()).events)
+        modes = _dump(getattr(session, "modes", None))
+        self._start_config = [_dump(o) for o in getattr(session, "config_options", None) or []]
+        for kind, value in self.start_settings.items():
+            said = await self.change_setting(kind, value, quiet=True)
+            if said:
+                log.warning("%s: a start setting was not applied: %s", self.description, said)
+            elif kind == "mode" and isinstance(modes, dict):
+                modes = {**modes, "currentModeId": str(value)}
+        # said once, as they are after the start settings: the mode, the model, ...
+        self._queue(
+            self.adapter.settings_known(
+                self.session_id, modes, self._start_config, time.time()
+            ).events
+        )
         early, self._early = self._early, None
         if early is not None:
             self.prompt(early)
@@ -311,6 +330,55 @@ class AcpTransport:
 
     def commands(self) -> list[tuple[str, str]]:
         return self.adapter.commands(self.session_id or "")
+
+    async def change_setting(self, kind: str, wanted: str | bool, *, quiet: bool = False) -> str:
+        """``:mode NAME`` / ``:model NAME``: ``session/set_config_option``, else ``set_mode``.
+
+        Returns the sentence to say when nothing changed (a listing or a refusal); a
+        change itself is said from the agent's answer, as the session's own news.
+        """
+        if self.session_id is None or self._conn is None or self.stopped:
+            return self.adapter.setting_refused(kind, str(wanted), "")
+        if isinstance(wanted, bool):
+            plan: tuple[str, str, str | bool] | str = ("config", kind, wanted)
+        else:
+            plan = self.adapter.setting_plan(self.session_id, kind, wanted)
+            if isinstance(plan, str) and quiet and kind != "mode":
+                plan = ("config", kind, wanted)  # not announced yet: the agent decides
+            elif isinstance(plan, str) and quiet:
+                plan = ("mode", "", wanted)
+        if isinstance(plan, str):
+            return plan
+        how, config_id, value = plan
+        try:
+            if how == "config":
+                answer = await asyncio.wait_for(
+                    self._conn.set_config_option(
+                        config_id=config_id, session_id=self.session_id, value=value
+                    ),
+                    START_TIMEOUT_SECONDS,
+                )
+                options = [_dump(o) for o in getattr(answer, "config_options", None) or []]
+                if quiet and options:
+                    self._start_config = options
+                if not quiet:
+                    self._queue(
+                        self.adapter.config_changed(self.session_id, options, time.time()).events
+                    )
+            else:
+                await asyncio.wait_for(
+                    self._conn.set_session_mode(session_id=self.session_id, mode_id=str(value)),
+                    START_TIMEOUT_SECONDS,
+                )
+                if not quiet:
+                    self._queue(
+                        self.adapter.mode_changed(self.session_id, str(value), time.time()).events
+                    )
+        except Exception as exc:  # the agent refused or does not know the method
+            detail = " ".join((str(exc) or type(exc).__name__).split())[:200]
+            log.warning("%s: could not set %s to %s: %s", self.description, kind, value, detail)
+            return self.adapter.setting_refused(kind, str(value), detail)
+        return ""
 
     # -- what the agent does ----------------------------------------------------------------
 

@@ -61,6 +61,12 @@ AGENTS_HELP = N_(
     "act on that agent."
 )
 
+# Said with :help when an agent runs here.
+AGENT_SETTINGS_HELP = N_(
+    ":mode and :model say the agent's mode and model and their choices; :mode NAME or "
+    ":model NAME changes it."
+)
+
 
 class _Session(Protocol):
     settings: UserSettings
@@ -658,6 +664,12 @@ class PlainUi:
             said = session.address_agent(target)  # type: ignore[attr-defined]
             if said is None:
                 self._print(self._tr("No agent is running here."))
+        elif name in ("mode", "model") and callable(getattr(session, "change_setting", None)):
+            # the agent's own mode or model: listed with no name, changed with one
+            change = session.change_setting(name, " ".join(args))  # type: ignore[attr-defined]
+            task = asyncio.ensure_future(change)
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
         elif name == "commands" and callable(getattr(session, "agent_commands", None)):
             target = " ".join(args).lstrip("@") or None
             found = session.agent_commands(target)  # type: ignore[attr-defined]
@@ -681,6 +693,8 @@ class PlainUi:
     def _help(self) -> None:
         self._print(self._tr(HELP))
         agents = getattr(self.session, "agents", None)
+        if callable(agents) and agents():
+            self._print(self._tr(AGENT_SETTINGS_HELP))
         if callable(agents) and len(agents()) > 1:
             self._print(self._tr(AGENTS_HELP))
 
