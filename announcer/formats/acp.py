@@ -529,8 +529,8 @@ class AcpAdapter(FormatAdapter):
             detailed += " " + self._t("Its reason: {reason}").format(
                 reason=clip(fields["rationale"], 600)
             )
-        # A finished step of its own (percent 100: never folded by the progress rate); a
-        # denial is urgent news, an approval is normal news. Never phrased as the user's.
+        # A finished step of its own (percent 100: never folded by the progress rate).
+        # Never phrased as the user's decision.
         self.builder.progress(
             session.state,
             now,
@@ -538,7 +538,7 @@ class AcpAdapter(FormatAdapter):
             percent=100,
             normal=normal,
             terse=normal,
-            urgency="normal" if allowed else "high",
+            urgency="normal",
         )
 
     def _announce_due(self, session: _Session, now: float, keep: str | None = None) -> None:
@@ -666,7 +666,7 @@ class AcpAdapter(FormatAdapter):
     # -- modes and config options (ACP session modes, session config options) -----------
 
     def settings_known(
-        self, session_id: str, modes: object, config_options: object, now: float
+        self, session_id: str, modes: object, config_options: object, now: float, say: bool = True
     ) -> AdapterOutput:
         """``session/new`` answered with the agent's modes and config options: say them once."""
 
@@ -677,7 +677,7 @@ class AcpAdapter(FormatAdapter):
                 session.mode = get_str(modes, "currentModeId")
             session.config = _config_options(config_options)
             said = self._settings_sentence(session)
-            if said:
+            if said and say:
                 self.builder.progress(
                     session.state,
                     now,

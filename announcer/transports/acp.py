@@ -216,6 +216,10 @@ class AcpTransport:
         self._queue(self.adapter.session_opened(self.session_id, self.cwd, time.time()).events)
         modes = _dump(getattr(session, "modes", None))
         self._start_config = [_dump(o) for o in getattr(session, "config_options", None) or []]
+        if self.start_settings:  # known first, so a mode is set as the agent offers it
+            self.adapter.settings_known(
+                self.session_id, modes, self._start_config, time.time(), say=False
+            )
         for kind, value in self.start_settings.items():
             said = await self.change_setting(kind, value, quiet=True)
             if said:
