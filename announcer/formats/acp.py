@@ -431,6 +431,8 @@ class AcpAdapter(FormatAdapter):
             self._mode(session, get_str(update, "currentModeId"), now)
         elif kind == "config_option_update":
             self._config(session, update.get("configOptions"), now)
+        elif kind == "notice":
+            self._notice(session, update, now)
         elif kind == "available_commands_update":
             session.commands = _commands(update.get("availableCommands"))
         elif kind in (
@@ -663,6 +665,37 @@ class AcpAdapter(FormatAdapter):
             session.state, now, description=said, percent=100, normal=said, urgency="normal"
         )
 
+    def _notice(self, session: _Session, update: JsonObject, now: float) -> None:
+        """ACP session notice (an adapter's status, billing or warning), said by severity.
+
+        Never read as the agent's words: it is the adapter's own advisory, with its own
+        lead ("Warning from Claude: ..."). info is background news; warning and error are
+        said at once, an error at critical urgency; an unknown severity as a notice.
+        """
+        title = " ".join((get_str(update, "title") or "").split())
+        description = " ".join((get_str(update, "description") or "").split())
+        if not title and not description:
+            self.diagnose("acp_notice", "a notice without a title; dropped")
+            return
+        text = clip(f"{_sentence(title)} {description}".strip(), 600)
+        severity = get_str(update, "severity") or ""
+        if severity == "error":
+            said, urgency = self._t("Error from {agent}: {notice}"), "critical"
+        elif severity == "warning":
+            said, urgency = self._t("Warning from {agent}: {notice}"), "normal"
+        else:
+            said, urgency = self._t("Notice from {agent}: {notice}"), "background"
+        sentence = _sentence(said.format(agent=self.agent_name, notice=text))
+        self.builder.progress(
+            session.state,
+            now,
+            description=sentence,
+            percent=None if urgency == "background" else 100,
+            normal=sentence,
+            terse=sentence,
+            urgency=urgency,
+        )
+
     # -- modes and config options (ACP session modes, session config options) -----------
 
     def settings_known(
@@ -757,6 +790,46 @@ class AcpAdapter(FormatAdapter):
             return ("mode", "", found)
         return self._t("{agent} offers no choice of {setting}.").format(
             agent=self.agent_name, setting=kind
+        )
+
+    def login_hint(self, methods: object, command: list[str]) -> str:
+        """What to do when the agent says it needs a login (ACP ``authMethods``).
+
+        A terminal method is the agent's own command with its arguments, to run in a
+        terminal; an environment-variable method names its variables; any other is said
+        by its name and description. announcer never types a credential itself.
+        """
+        import shlex
+
+        steps: list[str] = []
+        for method in methods if isinstance(methods, list) else []:
+            if not isinstance(method, dict):
+                continue
+            name = clip(get_str(method, "name") or get_str(method, "id") or "", 80)
+            description = clip(get_str(method, "description") or "", 160)
+            args = method.get("args")
+            if method.get("type") == "terminal" and isinstance(args, list):
+                line = shlex.join([*command, *(str(a) for a in args[:20])])
+                steps.append(
+                    self._t("for {method}, run in a terminal: {command}").format(
+                        method=name, command=line
+                    )
+                )
+            elif method.get("type") == "env_var" and isinstance(method.get("vars"), list):
+                names = [get_str(v, "name") for v in method["vars"][:5]]
+                steps.append(
+                    self._t("for {method}, set {variables}").format(
+                        method=name, variables=", ".join(n for n in names if n)
+                    )
+                )
+            elif name:
+                steps.append(f"{name}: {description}" if description else name)
+        if not steps:
+            return self._t("{agent} needs you to log in; it did not say how.").format(
+                agent=self.agent_name
+            )
+        return self._t("{agent} needs you to log in: {steps}.").format(
+            agent=self.agent_name, steps="; ".join(steps[:4])
         )
 
     def setting_refused(self, kind: str, value: str, reason: str) -> str:

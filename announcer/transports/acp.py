@@ -39,6 +39,8 @@ log = logging.getLogger("announcer.transports.acp")
 
 #: how long the agent gets to start and answer ``initialize`` and ``session/new``
 START_TIMEOUT_SECONDS = 60.0
+#: ACP's JSON-RPC error code for "authentication required"
+_AUTH_REQUIRED = -32000
 #: lines of the agent's stderr kept for the diagnostics after it ends
 STDERR_LINES_KEPT = 50
 #: the SDK's stdio buffer: large tool outputs arrive as one JSON line
@@ -173,7 +175,11 @@ class AcpTransport:
         self._spawn(self._watch_exit())
         # Elicitation is stable in ACP but still "unstable" in SDK 0.12: enabled on purpose.
         self._wire = GuardedStdio(
-            process.stdout, process.stdin, on_drop=self.options.count_drop, room=self._room
+            process.stdout,
+            process.stdin,
+            on_drop=self.options.count_drop,
+            room=self._room,
+            on_notice=self.on_update,
         )
         self._conn = acp.connect_to_agent(_Client(self), self._wire, use_unstable_protocol=True)
         try:
@@ -185,6 +191,8 @@ class AcpTransport:
                             read_text_file=False, write_text_file=False
                         ),
                         terminal=False,
+                        # a login is said as the command to run (ACP terminal auth methods)
+                        auth=acp.schema.AuthCapabilities(terminal=True),
                         # the agent's own questions reach the user (ACP elicitation, form mode)
                         elicitation=acp.schema.ElicitationCapabilities(
                             form=acp.schema.ElicitationFormCapabilities()
@@ -199,15 +207,25 @@ class AcpTransport:
             if isinstance(title, str) and title.strip() and self.label is None:
                 self.adapter.rename(title.strip())
                 self.description = self.adapter.agent_name
-            session = await asyncio.wait_for(
-                self._conn.new_session(cwd=self.cwd, mcp_servers=[]), START_TIMEOUT_SECONDS
-            )
+            try:
+                session = await asyncio.wait_for(
+                    self._conn.new_session(cwd=self.cwd, mcp_servers=[]), START_TIMEOUT_SECONDS
+                )
+            except acp.RequestError as exc:
+                if exc.code != _AUTH_REQUIRED:
+                    raise
+                # ACP authentication: say which login to run, from its own authMethods
+                methods = [_dump(m) for m in getattr(info, "auth_methods", None) or []]
+                await self._end_process()
+                raise TransportError(self.adapter.login_hint(methods, self.command)) from None
         except TimeoutError:
             await self._end_process()
             raise TransportError(
                 f"the agent {self.command[0]!r} did not answer within "
                 f"{int(START_TIMEOUT_SECONDS)} seconds"
             ) from None
+        except TransportError:
+            raise
         except Exception as exc:
             await self._end_process()
             await self._last_words()

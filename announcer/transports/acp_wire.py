@@ -91,12 +91,16 @@ class GuardedStdio:
         on_drop: Callable[[str], None],
         room: Callable[[], Awaitable[None]] | None = None,
         max_line_bytes: int = MAX_LINE_BYTES,
+        on_notice: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self._reader = reader
         self._writer = writer
         self._on_drop = on_drop
         self._room = room
         self._max_line = max_line_bytes
+        # ``notice`` updates (ACP session notices) are newer than the SDK's schema: they go
+        # straight to the transport instead of failing the SDK's validation
+        self._on_notice = on_notice
         self._buffer = bytearray()
         self._start = 0  # where the unread part of the buffer starts
         self._skipping = False  # inside a line over the limit: dropped up to its end
@@ -115,6 +119,12 @@ class GuardedStdio:
     async def send(self, message: dict[str, Any]) -> None:
         method = message.get("method")
         params = message.get("params")
+        if method == "initialize" and isinstance(params, dict) and self._on_notice is not None:
+            # ACP session notices: declared here, since the SDK's model has no field for it
+            capabilities = params.setdefault("clientCapabilities", {})
+            if isinstance(capabilities, dict):
+                session = capabilities.get("session") or {}
+                capabilities["session"] = {**session, "notices": {}}
         if method in _CREATING and "id" in message:
             self._creating.add(message["id"])
         elif (
@@ -220,6 +230,15 @@ class GuardedStdio:
             self._drop("a session/update without an update kind")
             return None
         session = params.get("sessionId") if isinstance(params, dict) else None
+        if (
+            method == "session/update"
+            and self._on_notice is not None
+            and session in self.sessions
+            and isinstance(params, dict)
+            and params["update"]["sessionUpdate"] == "notice"
+        ):
+            self._on_notice(params)
+            return None
         if session is not None and session not in self.sessions:
             if "id" in message:
                 self._refuse(message, "unknown session")

@@ -20,6 +20,7 @@ writes it only when allowed. The prompt picks the scenario:
   AskUserQuestion (``claude``), Codex's request_user_input (``codex``), a number and a
   yes/no (``number``), several choices (``multi``) or an address (``url``); the response
   it received is appended as one JSON line to ``elicitation.txt``;
+- ``notice``: two session notices (info, warning), then an answer;
 - ``review``: Codex's approval reviewer ("Guardian Review") allows one command and
   denies another, as codex-acp reports them;
 - anything else: a short answer in three chunks.
@@ -161,6 +162,14 @@ def review_update(call_id: str, status: str, verdict: str, action: str) -> Any:
     )
 
 
+#: ``SDK_AGENT_NEEDS_LOGIN``: its ``authMethods``; every ``session/new`` needs a login
+LOGINS = [
+    {"id": "sub", "name": "Claude Subscription", "type": "terminal",
+     "args": ["--cli", "auth", "login"]},
+    {"id": "key", "name": "API key", "type": "env_var", "vars": [{"name": "ANTHROPIC_API_KEY"}]},
+]  # fmt: skip
+
+
 class ScriptedAgent:
     def __init__(self, tag: str | None = None, settings: str | None = None) -> None:
         self.settings = settings
@@ -174,6 +183,10 @@ class ScriptedAgent:
         self.conn = conn
 
     async def initialize(self, protocol_version: int, **_: Any) -> schema.InitializeResponse:
+        if os.environ.get("SDK_AGENT_NEEDS_LOGIN"):
+            return schema.InitializeResponse.model_validate(
+                {"protocolVersion": acp.PROTOCOL_VERSION, "authMethods": LOGINS}
+            )
         return schema.InitializeResponse(
             protocol_version=acp.PROTOCOL_VERSION,
             agent_info=schema.Implementation(
@@ -194,6 +207,8 @@ class ScriptedAgent:
                 handle.write(line + "\n")
 
     async def new_session(self, cwd: str, **_: Any) -> schema.NewSessionResponse:
+        if os.environ.get("SDK_AGENT_NEEDS_LOGIN"):
+            raise acp.RequestError.auth_required()
         self.cwd = Path(cwd)
         self.log("pid.txt", str(os.getpid()))
         if self.settings == "settings":
@@ -353,6 +368,14 @@ class ScriptedAgent:
                     session_id, review_update(call_id, status, verdict, action)
                 )
             await self.say(session_id, "Reviewed.")
+        elif text == "notice":  # ACP session notices, as claude-agent-acp sends them
+            for severity, title in (("info", "Compacting the conversation"),
+                                    ("warning", "Credit balance is low")):  # fmt: skip
+                update = {"sessionUpdate": "notice", "severity": severity, "title": title}
+                await self.conn._conn.send_notification(
+                    "session/update", {"sessionId": session_id, "update": update}
+                )
+            await self.say(session_id, "Noted.")
         elif text == "commands":
             commands = [
                 schema.AvailableCommand(name="review", description="Review the changes"),

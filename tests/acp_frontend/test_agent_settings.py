@@ -109,3 +109,32 @@ def test_start_settings_are_applied_before_anything_is_sent(tmp_path: Path) -> N
     ]
     # said once, as they are after the start settings
     assert any("Model: GPT-5 mini. Approval: Ask before edits." in f for f in frames)
+
+
+def test_notices_are_said_by_severity_never_as_the_agents_words(started) -> None:  # type: ignore[no-untyped-def]
+    agent = started()
+    agent.type("notice")
+    agent.wait_for("Scripted Agent finished the turn.")
+    assert agent.quit() == 0
+    heard = " ".join(agent.heard())
+    assert "Warning from Scripted Agent: Credit balance is low." in heard
+    assert "Noted." in heard
+
+
+def test_a_needed_login_names_the_command_to_run(tmp_path: Path) -> None:
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "announcer", "agent", "--ui", "plain", "--speech", "none",
+         "--", *AGENT],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "SDK_AGENT_NEEDS_LOGIN": "1",
+             "ANNOUNCER_CONFIG": str(tmp_path / "none.toml")},
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    printed = done.stdout + done.stderr
+    assert "for Claude Subscription, run in a terminal:" in printed
+    assert "-m tests.acp_frontend.sdk_agent --cli auth login" in printed
+    assert "for API key, set ANTHROPIC_API_KEY" in printed
+    assert "Traceback" not in printed
+    assert done.returncode != 0
