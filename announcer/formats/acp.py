@@ -77,6 +77,8 @@ class _Tool:
     announced: bool = False
     finished: bool = False
     asked: bool = False  # a permission request stands for its announcement
+    rejected: bool = False  # the user rejected it: its failure report is not a failure
+    deletes: list[str] = field(default_factory=list)  # files its diff deletes
 
 
 @dataclass(slots=True)
@@ -95,6 +97,8 @@ class _Session:
     modes: list[tuple[str, str]] = field(default_factory=list)
     config: dict[str, ConfigOption] = field(default_factory=dict)
     reviewed: set[str] = field(default_factory=set)  # the reviewer's decisions already said
+    rejected_in_turn: str | None = None  # what the user rejected in this turn, if anything
+    cancelled_by_user: bool = False  # :cancel in this turn
     # Titled calls not yet announced: said when the agent moves on, unless it asks first.
     due: list[str] = field(default_factory=list)
 
@@ -161,6 +165,7 @@ class AcpAdapter(FormatAdapter):
         self.permissions: dict[str, Permission] = {}
         # open elicitations (the agent's own questions), by the reply token now asked
         self.forms: dict[str, Form] = {}
+        self._said_after: list[tuple[str, str]] = []  # rejects to say (session, action)
 
     def set_language(self, language: str) -> None:
         super().set_language(language)
@@ -203,10 +208,10 @@ class AcpAdapter(FormatAdapter):
                 self.builder.session_errored(
                     session.state,
                     now,
-                    normal=self._t("{agent} stopped: {reason}").format(
+                    normal=self._t("{agent} stopped unexpectedly: {reason}").format(
                         agent=self.agent_name, reason=reason
                     ),
-                    terse=self._t("{agent} stopped.").format(agent=self.agent_name),
+                    terse=self._t("{agent} stopped unexpectedly.").format(agent=self.agent_name),
                     category="permanent",  # §4.1.3: the process is gone
                     recoverable=False,
                 )
@@ -257,7 +262,42 @@ class AcpAdapter(FormatAdapter):
         tool = session.tools.get(permission.tool_call_id or "") if session else None
         if tool is not None and decision != "accept" and not tool.announced:
             tool.announced = tool.finished = True
+        if session is not None and decision != "accept" and option is not None:
+            # A reject is the user's own decision: said as such, never as a failure.
+            what = (tool.title if tool is not None else "") or self._t("the request")
+            if tool is not None:
+                tool.rejected = True
+            session.rejected_in_turn = what
+            self._said_after.append((permission.session_id, what))
         return option
+
+    def answer_said(self, now: float) -> AdapterOutput:
+        """What follows the user's answer: "You rejected: rm -rf build."."""
+
+        def step() -> None:
+            said, self._said_after = self._said_after, []
+            for session_id, what in said:
+                session = self.sessions.get(session_id)
+                if session is None or session.state.ended:
+                    continue
+                sentence = _sentence(self._t("You rejected: {action}").format(action=what))
+                self.builder.progress(
+                    session.state,
+                    now,
+                    description=sentence,
+                    percent=100,
+                    normal=sentence,
+                    terse=sentence,
+                    urgency="normal",
+                )
+
+        return self._run(step)
+
+    def turn_cancelled(self, session_id: str) -> None:
+        """The user asked to stop the turn (``:cancel``): its end is said as their cancel."""
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.cancelled_by_user = True
 
     # -- the agent's own questions (ACP elicitation/create) ---------------------------------
 
@@ -485,8 +525,11 @@ class AcpAdapter(FormatAdapter):
             tool = session.tools[call_id] = _Tool()
         title = get_str(update, "title")
         if title:
-            tool.title = " ".join(title.split())
+            tool.title = _relative_text(" ".join(title.split()), session.cwd)
         tool.kind = get_str(update, "kind") or tool.kind
+        for deleted in _deleted_files(update.get("content"), session.cwd):
+            if deleted not in tool.deletes:
+                tool.deletes.append(deleted)
         description = get_str(update, "rawInput", "description")
         if description:
             tool.description = " ".join(description.split())
@@ -603,10 +646,16 @@ class AcpAdapter(FormatAdapter):
                 normal=_sentence(said),
                 terse=self._t("Done."),
             )
+        elif tool.rejected:
+            return  # the user rejected it: "You rejected: ..." was said, never a failure
         else:
             reason = _content_text_all(update.get("content")) or get_str(
                 update, "rawOutput", "error"
             )
+            code = _exit_code(update.get("rawOutput"))
+            if code is not None:
+                first = _first_error_line(update.get("rawOutput"), reason or "")
+                reason = self._t("exit code {code}: {line}").format(code=code, line=first)
             self.builder.tool_completed(
                 session.state,
                 now,
@@ -891,15 +940,19 @@ class AcpAdapter(FormatAdapter):
         for call_id, tool in session.tools.items():
             if tool.announced and not tool.finished:
                 tool.finished = True
+                # Its end was never reported: after a cancel it may well still run.
+                ended = (
+                    self._t("{tool}: its end was not reported; it may still be running.")
+                    if stop_reason == "cancelled"
+                    else self._t("{tool} ended with the turn.")
+                )
                 self.builder.tool_completed(
                     session.state,
                     now,
                     call_id,
                     "success",
                     tool_name=tool.kind,
-                    normal=self._t("{tool} ended with the turn.").format(
-                        tool=self._tool_label(tool)
-                    ),
+                    normal=ended.format(tool=self._tool_label(tool)),
                     terse=self._t("Done."),
                 )
         session.tools.clear()
@@ -911,6 +964,13 @@ class AcpAdapter(FormatAdapter):
             "max_turn_requests": self._t("{agent} stopped: it reached its step limit."),
         }
         said = sentences.get(stop_reason or "end_turn", sentences["end_turn"])
+        rejected, session.rejected_in_turn = session.rejected_in_turn, None
+        if stop_reason == "cancelled" and rejected and not session.cancelled_by_user:
+            # The adapter ends the turn as "cancelled" after a reject: not the user's cancel.
+            said = self._t("{agent} stopped the turn after you rejected: {action}").format(
+                agent="{agent}", action=rejected.replace("{", "{{").replace("}", "}}")
+            )
+        session.cancelled_by_user = False
         # The agent now waits for the user: always said (never folded into a short cycle),
         # since silence while an agent waits is what users of agent tools hate most.
         self.builder.state_changed(
@@ -1050,6 +1110,64 @@ def _review_fields(lines: list[str]) -> dict[str, str]:
     return found
 
 
+def _is_deletion(item: dict[str, Any]) -> bool:
+    """A diff that deletes its file: marked so (codex-acp ``_meta.kind``), or all text gone."""
+    meta = item.get("_meta")
+    if isinstance(meta, dict) and meta.get("kind") == "delete":
+        return True
+    old, new = item.get("oldText"), item.get("newText")
+    return (
+        isinstance(old, str)
+        and bool(old)
+        and new == ""
+        and (not isinstance(meta, dict) or meta.get("kind") in (None, "delete"))
+    )
+
+
+def _deleted_files(content: object, cwd: str) -> list[str]:
+    found: list[str] = []
+    if isinstance(content, list):
+        for item in content[:100]:
+            if isinstance(item, dict) and item.get("type") == "diff" and _is_deletion(item):
+                path = get_str(item, "path")
+                if path:
+                    found.append(_relative(path, cwd))
+    return found
+
+
+def _relative_text(text: str, cwd: str) -> str:
+    """A title with the working folder's absolute paths made relative ("Read src/a.py")."""
+    if not cwd or not posixpath.isabs(cwd) or cwd == "/":
+        return text
+    base = cwd.rstrip("/")
+    return text.replace(base + "/", "").replace(f" {base} ", " . ")
+
+
+def _exit_code(raw: object) -> int | None:
+    """The exit code a command's raw output names (``exitCode``, ``exit_code``), if any."""
+    if not isinstance(raw, dict):
+        return None
+    for key in ("exitCode", "exit_code", "code"):
+        value = raw.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value != 0:
+            return value
+    return None
+
+
+def _first_error_line(raw: object, reason: str) -> str:
+    """The first line that says what went wrong: stderr first, then the reported text."""
+    texts = []
+    if isinstance(raw, dict):
+        texts += [raw.get(k) for k in ("stderr", "formatted_output", "aggregated_output", "output")]
+    texts.append(reason)
+    for text in texts:
+        if isinstance(text, str):
+            for line in text.splitlines():
+                if line.strip() and not line.strip().startswith("```"):
+                    return clip(line.strip(), 200)
+    return "?"
+
+
 def _relative(path: str, cwd: str) -> str:
     if cwd and posixpath.isabs(path) and posixpath.isabs(cwd):
         relative = posixpath.relpath(path, cwd)
@@ -1085,6 +1203,9 @@ def _diff_sentences(content: object, cwd: str, ngettext: Any) -> list[str]:
         name = _relative(path, cwd)
         new = item.get("newText") if isinstance(item.get("newText"), str) else ""
         old = item.get("oldText")
+        if _is_deletion(item):
+            said.append(ngettext("deletes {file}", "deletes {file}", 1).format(file=name))
+            continue
         if not isinstance(old, str):
             lines = len(str(new).splitlines())
             created = ngettext(

@@ -746,7 +746,9 @@ class LiveSession:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
         failed = [s for s in self.states if s.failed]
-        return 1 if failed and len(failed) == len(self.states) else 0
+        # an agent that stopped unexpectedly (ACP: its process died) fails the run too
+        died = any(getattr(s.transport, "died", False) is True for s in self.states)
+        return 1 if died or (failed and len(failed) == len(self.states)) else 0
 
     def _spawn(self, coroutine: Any) -> None:
         task = asyncio.ensure_future(coroutine)

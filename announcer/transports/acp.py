@@ -134,6 +134,7 @@ class AcpTransport:
         self._turn: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
+        self.died = False  # the agent ended on its own (a crash): the run's status is 1
         self._gone = False  # the connection broke (the process may not be reaped yet)
         self._stderr_read: asyncio.Task[Any] | None = None
         self._end_reported = False  # "stopped" is said once, by the first to notice
@@ -285,6 +286,7 @@ class AcpTransport:
         if future is None or future.done():
             return None  # already answered or withdrawn: never twice (§6.2)
         future.set_result(_selected(option) if option is not None else _cancelled())
+        self._queue(self.adapter.answer_said(time.time()).events)
         return None
 
     async def close(self, reason: str = "subscriber_shutdown") -> None:
@@ -344,6 +346,7 @@ class AcpTransport:
         if not self.busy or self._conn is None:
             return False
         self._turn_cancelled = True
+        self.adapter.turn_cancelled(self.session_id or "")
         self._cancel_questions("You stopped the turn, so the question was withdrawn.")
         self._cancel_forms("You stopped the turn, so the question was withdrawn.")
         with contextlib.suppress(Exception):
@@ -481,6 +484,7 @@ class AcpTransport:
             # answered (a JSON-RPC error) ends only this turn.
             self._gone = isinstance(exc, ConnectionError)
             if self._gone:
+                self.died = self.session_id is not None
                 await self._last_words()
                 if self._end_reported:
                     return  # its end was already said (the process exit came first)
@@ -555,6 +559,9 @@ class AcpTransport:
         self._cancel_questions("The agent stopped, so the question was withdrawn.")
         self._cancel_forms("The agent stopped, so the question was withdrawn.")
         await self._last_words()
+        # it ended on its own mid-conversation: announcer exits non-zero (a start failure
+        # is said as one and counts as the runtime's own failure rule says)
+        self.died = self.session_id is not None
         if not self._end_reported:  # said once, by whichever noticed first
             self._end_reported = True
             reason = f"its process ended with status {code}{self._last_said()}"

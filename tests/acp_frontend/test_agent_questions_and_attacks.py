@@ -38,7 +38,11 @@ def run(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def received(agent: AgentRun) -> list[dict[str, object]]:
+    """What the agent logged it received (it writes once its request is answered)."""
     path = agent.folder / "elicitation.txt"
+    deadline = time.monotonic() + 30
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 

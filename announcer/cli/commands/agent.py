@@ -101,7 +101,7 @@ def agents_to_start(args: argparse.Namespace, settings: Any) -> list[AgentToStar
     names: list[str] = list(getattr(args, "names", None) or [])
     if not hasattr(args, "names"):
         names = [args.name] if getattr(args, "name", None) else []
-    command = [c for c in (args.command or []) if c != "--"]
+    command = list(args.command or [])  # only the first "--" separates; later ones are the agent's
     if len(names) == 1 and not command and not _known(names[0], settings):
         # "agent my-agent": a program on PATH, started as the agent
         program = names[0]
@@ -160,7 +160,7 @@ def resolve_agent(name: str, settings: Any, label: str | None = None) -> AgentTo
             )
         return AgentToStart([program, *preset.command[1:]], preset.title, label or preset.name)
     try:
-        command = [c for c in shlex.split(name) if c != "--"]
+        command = shlex.split(name)
     except ValueError as exc:
         return f"announcer: {ACP_SCHEME}{name}: {exc}"
     if not command or (find_command(command[0]) is None and not Path(command[0]).exists()):
