@@ -1006,6 +1006,8 @@ class AcpAdapter(FormatAdapter):
         risk = "low" if kind in _LOW_RISK_KINDS else "medium"
         if kind in _HIGH_RISK_KINDS or _DANGEROUS_COMMAND.search(command or ""):
             risk = "high"
+        if tool.deletes:  # a delete is said as one: high risk, cannot be undone
+            risk = "high"
         action = title or self._t("a {kind} step").format(kind=kind)
         files = ", ".join(tool.locations[:3]) if tool.locations else ""
         consequence = description or (
@@ -1016,6 +1018,15 @@ class AcpAdapter(FormatAdapter):
         if description and files:
             consequence = f"{_sentence(description)} " + self._t("It touches {files}.").format(
                 files=files
+            )
+        if tool.deletes:
+            consequence = self._t("It deletes {files}; this cannot be undone.").format(
+                files=", ".join(tool.deletes[:3])
+            )
+        reason = _permission_reason(params, call, title)
+        if reason:  # the agent's own reason is part of the question
+            consequence = f"{_sentence(consequence)} " + self._t("Its reason: {reason}").format(
+                reason=clip(reason, 300)
             )
         token_seed = f"permission-{request_key}"
         event = self.builder.confirmation(
@@ -1035,7 +1046,7 @@ class AcpAdapter(FormatAdapter):
             ),
             terse=_sentence(action),
             risk_level=risk,
-            irreversible=kind in _IRREVERSIBLE_KINDS,
+            irreversible=kind in _IRREVERSIBLE_KINDS or bool(tool.deletes),
             timeout_seconds=NO_TIMEOUT_SECONDS,
         )
         event["allowed_replies"] = allowed
@@ -1108,6 +1119,25 @@ def _review_fields(lines: list[str]) -> dict[str, str]:
         if colon and key.strip().casefold() in ("status", "action", "rationale"):
             found.setdefault(key.strip().casefold(), " ".join(value.split()))
     return found
+
+
+def _permission_reason(params: JsonObject, call: JsonObject, title: str) -> str:
+    """Why the agent asks: its description (v2), ``_meta`` justification, or its text."""
+    candidates: list[object] = [params.get("description")]
+    for meta in (params.get("_meta"), call.get("_meta")):
+        if isinstance(meta, dict):
+            prompt = meta.get("permission_prompt")
+            if isinstance(prompt, dict):
+                candidates.append(prompt.get("description"))
+            candidates += [meta.get("justification"), meta.get("reason")]
+    candidates.append(_content_text_all(call.get("content")))
+    for candidate in candidates:
+        if isinstance(candidate, str):
+            text = " ".join(candidate.split())
+            text = text.removeprefix("Reason:").strip()
+            if text and text != title and not text.startswith("```"):
+                return text
+    return ""
 
 
 def _is_deletion(item: dict[str, Any]) -> bool:
