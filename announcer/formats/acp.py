@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from announcer.formats.acp_forms import Form, next_question, parse_form, take_answer
+from announcer.formats.acp_forms import Form, FormField, next_question, parse_form, take_answer
 from announcer.formats.base import AdapterOutput, FormatAdapter, JsonObject, get_str
 from announcer.formats.builder import AaepBuilder, SessionState
 from announcer.formats.speakable import clip
@@ -136,6 +136,7 @@ class Permission:
     session_id: str
     tool_call_id: str | None
     options: dict[str, str]  # kind -> optionId, the first of each kind
+    named: tuple[tuple[str, str, str], ...] = ()  # every option: (optionId, name, kind)
 
     def option_for(self, decision: str, scope: str = "once") -> str | None:
         """The agent's option for the user's decision, or None (answered ``cancelled``).
@@ -270,6 +271,86 @@ class AcpAdapter(FormatAdapter):
             session.rejected_in_turn = what
             self._said_after.append((permission.session_id, what))
         return option
+
+    def _plan_and_options(self, call: JsonObject, options: object) -> tuple[str, str]:
+        """The plan of a plan approval, by steps, and what each of the agent's options means.
+
+        Every option is named with the answer that picks it ("Accept: Yes, manually approve
+        edits"); an "always" option says that from now on the agent will not ask.
+        """
+        plan = get_str(call, "rawInput", "plan") or ""
+        said_plan = ""
+        if plan.strip():
+            steps = _plan_steps(plan)
+            said_plan = self._t("The plan has {count} steps: {steps}").format(
+                count=len(steps),
+                steps=" ".join(f"{i}. {_sentence(step)}" for i, step in enumerate(steps[:8], 1)),
+            )
+            if len(steps) > 8:
+                said_plan += " …"
+        named = _named_options(options)
+        always = [name for _, name, kind in named if kind == _ALLOW_ALWAYS]
+        if (
+            not plan.strip()
+            and len(always) < 2
+            and not any(kind == _ALLOW_ALWAYS for _, _, kind in named)
+        ):
+            return said_plan, ""
+        parts: list[str] = []
+        for decision, wanted in (
+            (self._t("Accept"), _ALLOW_ONCE),
+            (self._t("Reject"), _REJECT_ONCE),
+        ):
+            name = next((n for _, n, kind in named if kind == wanted), None)
+            if name:
+                parts.append(f"{decision}: {name}")
+        if always:
+            parts.append(
+                self._t("Always: {options}; from now on it does not ask about this").format(
+                    options=self._t(" or ").join(always[:4])
+                )
+            )
+        never = next((n for _, n, kind in named if kind == _REJECT_ALWAYS), None)
+        if never:
+            parts.append(self._t("Never: {option}").format(option=never))
+        return said_plan, _sentence("; ".join(parts))
+
+    def always_choices(self, reply_token: str) -> list[tuple[str, str]]:
+        """The agent's allow-always options (id, name) for a question, when there are several."""
+        permission = self.permissions.get(reply_token)
+        if permission is None:
+            return []
+        always = [(o, n) for o, n, kind in permission.named if kind == _ALLOW_ALWAYS]
+        return always if len(always) > 1 else []
+
+    def ask_which_always(self, reply_token: str, now: float) -> AdapterOutput:
+        """``always`` with several allow-always options: ask which one (never a guess).
+
+        The question stays open; its follow-up is a one-field form whose answer
+        :meth:`elicitation_answered` returns as ``{"action": "accept", "content":
+        {"option": OPTION_ID}}``, or decline (a reject) or cancel.
+        """
+
+        def step() -> None:
+            permission = self.permissions.pop(reply_token, None)
+            if permission is None:
+                return
+            choices = [(o, n) for o, n, kind in permission.named if kind == _ALLOW_ALWAYS]
+            field_ = FormField(
+                "option", "choice", self._t("Which always answer?"), required=True,
+                options=choices,
+            )  # fmt: skip
+            form = Form(
+                f"always-{permission.request_key}",
+                permission.session_id,
+                self._t("The agent offers several always answers."),
+                [field_],
+                permission.tool_call_id,
+            )
+            form.permission = permission
+            self._ask_form(self._session(permission.session_id, now), form, now)
+
+        return self._run(step)
 
     def answer_said(self, now: float) -> AdapterOutput:
         """What follows the user's answer: "You rejected: rm -rf build."."""
@@ -1028,6 +1109,11 @@ class AcpAdapter(FormatAdapter):
             consequence = f"{_sentence(consequence)} " + self._t("Its reason: {reason}").format(
                 reason=clip(reason, 300)
             )
+        plan, choices = self._plan_and_options(call, params.get("options"))
+        if plan:  # a plan approval reads the plan (Claude's ExitPlanMode)
+            consequence = plan
+        if choices:
+            consequence = f"{_sentence(consequence)} {choices}"
         token_seed = f"permission-{request_key}"
         event = self.builder.confirmation(
             session.state,
@@ -1066,7 +1152,11 @@ class AcpAdapter(FormatAdapter):
         session.state.state = "awaiting_input"  # §6.8: a later change away from it withdraws
         token = str(event["reply_token"])
         self.permissions[token] = Permission(
-            request_key, get_str(params, "sessionId") or "", call_id, options
+            request_key,
+            get_str(params, "sessionId") or "",
+            call_id,
+            options,
+            tuple(_named_options(params.get("options"))),
         )
         return token
 
@@ -1255,6 +1345,30 @@ def _diff_sentences(content: object, cwd: str, ngettext: Any) -> list[str]:
         )
         said.append(changes.format(lines=changed, file=name))
     return said
+
+
+def _named_options(value: object) -> list[tuple[str, str, str]]:
+    """Every option of a permission request: (optionId, name, kind), bounded."""
+    found: list[tuple[str, str, str]] = []
+    if isinstance(value, list):
+        for option in value[:20]:
+            kind, option_id = get_str(option, "kind"), get_str(option, "optionId")
+            if kind and option_id:
+                name = " ".join((get_str(option, "name") or option_id).split())
+                found.append((option_id, clip(name, 200), kind))
+    return found
+
+
+def _plan_steps(plan: str) -> list[str]:
+    """A markdown plan as its steps: list items, else non-empty lines, marks dropped."""
+    lines = [line.strip() for line in plan.splitlines() if line.strip()]
+    items = [
+        re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", line)
+        for line in lines
+        if re.match(r"^(?:[-*+]|\d+[.)])\s+", line)
+    ]
+    chosen = items or [line.lstrip("# ") for line in lines]
+    return [clip(step, 300) for step in chosen[:100]]
 
 
 def _options(value: object) -> dict[str, str]:

@@ -85,6 +85,7 @@ class Form:
     answers: dict[str, Any] = field(default_factory=dict)
     problem: str = ""  # why the last answer was not taken, said before the question again
     asked: int = 0  # questions asked so far: each gets its own reply token
+    permission: Any = None  # the permission this form picks an "always" option for
 
     @property
     def needs_review(self) -> bool:

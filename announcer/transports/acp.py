@@ -131,6 +131,8 @@ class AcpTransport:
         self._pending: dict[str, asyncio.Future[Any]] = {}
         # the agent's own questions (elicitations) waiting for the user, by request key
         self._forms: dict[str, asyncio.Future[Any]] = {}
+        # forms that pick one of several "always" options: their future is a permission's
+        self._choosing: set[str] = set()
         self._turn: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
@@ -282,6 +284,21 @@ class AcpTransport:
             return None
         token = str(message.get("reply_token"))
         future = self._pending.pop(token, None)
+        if (
+            future is not None
+            and message.get("decision") == "accept"
+            and _scope(message) == "always"
+            and self.adapter.always_choices(token)
+        ):
+            # several "always" options: which one is asked, never guessed (issue 21, 5)
+            asked = self.adapter.permissions[token].request_key
+            out = self.adapter.ask_which_always(token, time.time())
+            key = f"always-{asked}"
+            self._queue(out.events)
+            if self.adapter.form_token(key) is not None:
+                self._forms[key] = future
+                self._choosing.add(key)
+                return None
         option = self.adapter.answer(token, str(message.get("decision")), _scope(message))
         if future is None or future.done():
             return None  # already answered or withdrawn: never twice (§6.2)
@@ -455,6 +472,9 @@ class AcpTransport:
         self._queue(out.events)
         if result is not None:
             future = self._forms.pop(form.request_key, None)
+            if form.request_key in self._choosing:
+                self._choosing.discard(form.request_key)
+                result = _permission_outcome(form.permission, result)
             if future is not None and not future.done():
                 future.set_result(result)
 
@@ -463,7 +483,9 @@ class AcpTransport:
         for key, future in list(self._forms.items()):
             del self._forms[key]
             if not future.done():
-                future.set_result({"action": "cancel"})
+                choosing = key in self._choosing
+                future.set_result(_cancelled() if choosing else {"action": "cancel"})
+            self._choosing.discard(key)
             token = self.adapter.form_token(key)
             if token is not None:
                 self._queue(self.adapter.permission_withdrawn(token, sentence, time.time()).events)
@@ -613,6 +635,19 @@ def _scope(message: dict[str, Any]) -> str:
     ours = modified.get(ANNOUNCER_EXTENSION) if isinstance(modified, dict) else None
     scope = ours.get(ALWAYS_SCOPE_KEY) if isinstance(ours, dict) else None
     return "always" if scope == "always" else "once"
+
+
+def _permission_outcome(permission: Any, result: dict[str, Any]) -> Any:
+    """The answer to "which always?" as the permission's own outcome."""
+    action = result.get("action")
+    content = result.get("content")
+    option = content.get("option") if isinstance(content, dict) else None
+    if action == "accept" and isinstance(option, str):
+        return _selected(option)
+    reject = permission.options.get("reject_once") if permission is not None else None
+    if action == "decline" and reject:
+        return _selected(reject)  # declined to choose: a reject for this time only
+    return _cancelled()
 
 
 def _selected(option_id: str) -> Any:

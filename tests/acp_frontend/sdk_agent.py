@@ -20,6 +20,8 @@ writes it only when allowed. The prompt picks the scenario:
   AskUserQuestion (``claude``), Codex's request_user_input (``codex``), a number and a
   yes/no (``number``), several choices (``multi``) or an address (``url``); the response
   it received is appended as one JSON line to ``elicitation.txt``;
+- ``exitplan``: Claude's plan approval (ExitPlanMode): a plan and four options, two of
+  them "always" (mode switches); the option picked is appended to ``choices.txt``;
 - ``notice``: two session notices (info, warning), then an answer;
 - ``review``: Codex's approval reviewer ("Guardian Review") allows one command and
   denies another, as codex-acp reports them;
@@ -368,6 +370,28 @@ class ScriptedAgent:
                     session_id, review_update(call_id, status, verdict, action)
                 )
             await self.say(session_id, "Reviewed.")
+        elif text == "exitplan":  # Claude's plan approval: the plan, and its five options
+            options = [
+                schema.PermissionOption(option_id="clearAuto", kind="allow_always",
+                                        name="Yes, clear context and use auto mode"),
+                schema.PermissionOption(option_id="auto", kind="allow_always",
+                                        name="Yes, and use auto mode"),
+                schema.PermissionOption(option_id="default", kind="allow_once",
+                                        name="Yes, manually approve edits"),
+                schema.PermissionOption(option_id="plan", kind="reject_once",
+                                        name="No, keep planning"),
+            ]  # fmt: skip
+            plan = (
+                "## Fix the login bug\n\n1. Read `auth.py`\n2. Fix the token check\n"
+                "3. Run the tests\n"
+            )
+            call = schema.ToolCallUpdate(tool_call_id="exit-1", title="Ready to code?",
+                                         kind="switch_mode", raw_input={"plan": plan})  # fmt: skip
+            answer = await self.conn.request_permission(session_id, call, options)
+            choice = getattr(answer.outcome, "option_id", None) or answer.outcome.outcome
+            with self.file("choices.txt").open("a") as log:
+                log.write(f"{choice}\n")
+            await self.say(session_id, "Plan answered.")
         elif text == "notice":  # ACP session notices, as claude-agent-acp sends them
             for severity, title in (("info", "Compacting the conversation"),
                                     ("warning", "Credit balance is low")):  # fmt: skip

@@ -106,6 +106,26 @@ def test_a_number_out_of_range_is_asked_again_never_sent(run) -> None:  # type: 
     assert agent.quit() == 0
 
 
+def test_a_plan_approval_reads_the_plan_names_each_option_and_asks_which_always(run) -> None:  # type: ignore[no-untyped-def]
+    agent = run()
+    agent.type("exitplan")
+    agent.wait_for("Accept or reject: Scripted Agent wants to run: Ready to code?")
+    heard = " ".join(agent.heard())
+    assert "The plan has 3 steps: 1. Read auth.py. 2. Fix the token check. 3. Run the tests." in (
+        heard
+    )
+    assert "Accept: Yes, manually approve edits; Reject: No, keep planning;" in heard
+    assert "Always: Yes, clear context and use auto mode or Yes, and use auto mode" in heard
+    agent.answer("always")
+    agent.wait_for("Type c then Enter to confirm")  # an always answer takes two keys
+    agent.type("c")
+    agent.wait_for("Choose a number from 1 to 4:")  # several always options: which one?
+    agent.answer("2")
+    agent.wait_for("Plan answered.")
+    assert (agent.folder / "choices.txt").read_text().split() == ["auto"]  # never the first
+    assert agent.quit() == 0
+
+
 def test_a_hostile_agent_cannot_crash_flood_or_fool_announcer(tmp_path: Path) -> None:
     agent = AgentRun(tmp_path, agent=[sys.executable, *HOSTILE])
     title = "[@click=app.quit]Evil[/] [b]bold[/b]"
