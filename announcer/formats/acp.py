@@ -55,6 +55,8 @@ _DANGEROUS_COMMAND = re.compile(
     r"\brm\s+-[a-z]*[rf]|\bgit\s+push\b.*--force|\bdrop\s+(table|database)\b|\bmkfs\b|\bdd\s+if=",
     re.IGNORECASE,
 )
+# Names of an "always" option that say nothing more than the key does.
+_GENERIC_ALWAYS = frozenset({"always allow", "allow always", "always", "allow all", "yes, always"})
 # Codex's approval reviewer ("Auto review", Guardian) reports as a tool call of its own.
 _REVIEW_CALL_PREFIX = "guardian_assessment:"
 _REVIEW_TITLE = "Guardian Review"
@@ -290,12 +292,9 @@ class AcpAdapter(FormatAdapter):
                 said_plan += " …"
         named = _named_options(options)
         always = [name for _, name, kind in named if kind == _ALLOW_ALWAYS]
-        if (
-            not plan.strip()
-            and len(always) < 2
-            and not any(kind == _ALLOW_ALWAYS for _, _, kind in named)
-        ):
-            return said_plan, ""
+        specific = [n for n in always if n.casefold() not in _GENERIC_ALWAYS]
+        if not plan.strip() and len(always) < 2 and not specific:
+            return said_plan, ""  # plain allow/reject/always: the keys say it all
         parts: list[str] = []
         for decision, wanted in (
             (self._t("Accept"), _ALLOW_ONCE),
