@@ -711,9 +711,8 @@ class AcpAdapter(FormatAdapter):
         now: float,
     ) -> None:
         tool.finished = True
-        changes = _diff_sentences(
-            update.get("content"), session.cwd, translator(self.language).ngettext
-        )
+        tr = translator(self.language)
+        changes = _diff_sentences(update.get("content"), session.cwd, tr.ngettext, tr.gettext)
         label = self._tool_name(tool)
         if status == "completed":
             said = "; ".join(changes) if changes else self._t("{tool}: done.").format(tool=label)
@@ -1308,7 +1307,9 @@ def _locations(value: object, cwd: str) -> list[str]:
     return found
 
 
-def _diff_sentences(content: object, cwd: str, ngettext: Any) -> list[str]:
+def _diff_sentences(
+    content: object, cwd: str, ngettext: Any, gettext: Any = lambda text: text
+) -> list[str]:
     """``{"type": "diff", "path", "oldText", "newText"}`` as "changes 3 lines in app.py"."""
     if not isinstance(content, list):
         return []
@@ -1323,7 +1324,7 @@ def _diff_sentences(content: object, cwd: str, ngettext: Any) -> list[str]:
         new = item.get("newText") if isinstance(item.get("newText"), str) else ""
         old = item.get("oldText")
         if _is_deletion(item):
-            said.append(ngettext("deletes {file}", "deletes {file}", 1).format(file=name))
+            said.append(gettext("deletes {file}").format(file=name))
             continue
         if not isinstance(old, str):
             lines = len(str(new).splitlines())
