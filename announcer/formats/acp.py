@@ -967,6 +967,26 @@ class AcpAdapter(FormatAdapter):
         )
         return f"{said} {clip(reason, 200)}".strip()
 
+    def setting_rows(self, session_id: str) -> list[tuple[str, str, str, bool]]:
+        """Every choice of the agent's settings, for a picker: (setting, value, label, now).
+
+        Config options first (a select's every choice, a boolean's on and off); the session
+        modes when no config option is the mode. ``setting`` is what :meth:`setting_plan`
+        takes as ``kind``.
+        """
+        session = self.sessions.get(session_id)
+        if session is None:
+            return []
+        rows: list[tuple[str, str, str, bool]] = []
+        for option in session.config.values():
+            for value, name in option.choices[:50]:
+                rows.append((option.id, value, f"{option.name}: {name}", value == option.current))
+        if not any(o.category == "mode" for o in session.config.values()):
+            for mode_id, name in session.modes:
+                label = f"{self._t('Mode')}: {name}"
+                rows.append(("mode", mode_id, label, mode_id == session.mode))
+        return rows[:200]
+
     def current_mode(self, session_id: str) -> str | None:
         session = self.sessions.get(session_id)
         return session.mode if session is not None else None

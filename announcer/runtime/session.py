@@ -710,6 +710,12 @@ class LiveSession:
             self.speak(said, interrupt=True)
         return said
 
+    def agent_settings(self) -> list[tuple[str, str, str, bool]]:
+        """The target agent's mode and config choices: (setting, value, label, current)."""
+        agent = self.prompt_target()
+        rows = getattr(agent, "setting_rows", None)
+        return list(rows()) if callable(rows) else []
+
     def agent_commands(self, target: str | None = None) -> list[tuple[str, str]]:
         """An agent's slash commands, as it last listed them (the target's by default)."""
         agent = self.prompt_target() if target is None else self.find_agent(target)

@@ -373,6 +373,10 @@ class AcpTransport:
     def commands(self) -> list[tuple[str, str]]:
         return self.adapter.commands(self.session_id or "")
 
+    def setting_rows(self) -> list[tuple[str, str, str, bool]]:
+        """The agent's mode and config choices, for the Textual picker."""
+        return self.adapter.setting_rows(self.session_id or "")
+
     async def change_setting(self, kind: str, wanted: str | bool, *, quiet: bool = False) -> str:
         """``:mode NAME`` / ``:model NAME``: ``session/set_config_option``, else ``set_mode``.
 

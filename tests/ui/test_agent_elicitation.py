@@ -77,3 +77,31 @@ async def started_named(run: Run, pilot: object, text: str):  # type: ignore[no-
     runner = asyncio.ensure_future(run.session.run())
     await until(pilot, run.said(text), "the agent to start")
     return runner
+
+
+async def test_f4_picks_the_agents_mode_and_the_agent_receives_it(tmp_path: Path) -> None:
+    from announcer.ui.tui.screens import AgentSettingsScreen
+
+    run = Run(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    agent = AcpTransport(
+        [sys.executable, "-m", "tests.acp_frontend.sdk_agent", "--settings"],
+        name="Scripted", cwd=str(tmp_path), env=env,
+    )  # fmt: skip
+    run = _replace_agent(run, agent)
+    async with run.app.run_test() as pilot:
+        runner = await started(run, pilot)
+        await until(pilot, run.said("Model: GPT-5. Approval: Auto review."), "the settings")
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(run.app.screen, AgentSettingsScreen), "the picker")
+        await until(pilot, run.said("Agent mode and model."), "its title")
+        labels = [label for _s, _v, label, _now in run.app.screen.choices]
+        assert labels == [
+            "Model: GPT-5", "Model: GPT-5 mini", "Approval: Ask before edits",
+            "Approval: Auto review",
+        ]  # fmt: skip
+        assert run.said("Model: GPT-5 (now)")()  # the first row, current, is read
+        await pilot.press("down", "down", "enter")  # Approval: Ask before edits
+        await until(pilot, run.said("Approval is now Ask before edits."), "the change")
+        assert (tmp_path / "settings.txt").read_text().splitlines() == ["config approval ask"]
+        await stopped(run, runner)

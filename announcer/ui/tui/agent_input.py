@@ -282,6 +282,7 @@ class AgentPrompt(TextArea):
                     "@ alone says which one that is and what each is doing."
                 ),
                 _("A slash at the start lists the agent's commands."),
+                _("F4 chooses the agent's mode and model."),
                 _(
                     "A question from the agent opens in its own dialog; "
                     "question mark there says its keys."
