@@ -960,6 +960,44 @@ class AcpAdapter(FormatAdapter):
             agent=self.agent_name, steps="; ".join(steps[:4])
         )
 
+    def sessions_said(self, sessions: list[tuple[str, str]]) -> str:
+        """``:sessions``: the agent's sessions, numbered as ``:sessions N`` resumes them."""
+        if not sessions:
+            return self._t("{agent} has no sessions to resume.").format(agent=self.agent_name)
+        listed = "; ".join(f"{i}. {clip(title, 120)}" for i, (_, title) in enumerate(sessions, 1))
+        return self._t("Sessions of {agent}: {sessions}.").format(
+            agent=self.agent_name, sessions=listed
+        )
+
+    def sessions_refused(self, why: str) -> str:
+        """Why ``:sessions`` cannot list or resume: ``list``, ``resume``, ``busy``, ``number``."""
+        sentences = {
+            "list": self._t("{agent} cannot list its sessions."),
+            "resume": self._t("{agent} cannot resume a session."),
+            "busy": self._t("{agent} is working; stop its turn first."),
+            "number": self._t("No such session; type :sessions to list them."),
+        }
+        return sentences.get(why, sentences["list"]).format(agent=self.agent_name)
+
+    def session_resumed(self, session_id: str, title: str, now: float) -> AdapterOutput:
+        """``session/resume`` answered: the conversation goes on in that session."""
+
+        def step() -> None:
+            session = self._open(session_id, self._latest_cwd(), now)
+            self.builder.progress(
+                session.state,
+                now,
+                description=clip(title, 4096) or session_id,
+                percent=100,
+                normal=self._t("Resumed: {title}.").format(title=clip(title, 200) or session_id),
+                urgency="normal",
+            )
+
+        return self._run(step)
+
+    def _latest_cwd(self) -> str:
+        return next((s.cwd for s in reversed(self.sessions.values()) if s.cwd), "")
+
     def setting_refused(self, kind: str, value: str, reason: str) -> str:
         """The sentence said when the agent did not take a setting."""
         said = self._t("{agent} did not change {setting} to {value}.").format(

@@ -710,6 +710,16 @@ class LiveSession:
             self.speak(said, interrupt=True)
         return said
 
+    async def agent_sessions(self, choice: str = "") -> str | None:
+        """``:sessions`` / ``:sessions N``: list or resume the target agent's sessions."""
+        agent = self.prompt_target()
+        if agent is None or not callable(getattr(agent, "sessions", None)):
+            return None
+        said = str(await agent.sessions(choice))
+        if said:
+            self.speak(said, interrupt=True)
+        return said
+
     def agent_settings(self) -> list[tuple[str, str, str, bool]]:
         """The target agent's mode and config choices: (setting, value, label, current)."""
         agent = self.prompt_target()

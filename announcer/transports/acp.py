@@ -151,6 +151,8 @@ class AcpTransport:
         # ``{config option id or category: value}`` (agent data: ask before acting)
         self.start_settings = dict(start_settings or {})
         self._start_config: list[Any] = []
+        self._agent_capabilities: Any = None
+        self._listed: list[tuple[str, str]] = []  # the sessions :sessions listed last
 
     # -- the runtime's Transport face ---------------------------------------------------
 
@@ -205,6 +207,7 @@ class AcpTransport:
                 ),
                 START_TIMEOUT_SECONDS,
             )
+            self._agent_capabilities = getattr(info, "agent_capabilities", None)
             agent_info = getattr(info, "agent_info", None)
             title = getattr(agent_info, "title", None) or getattr(agent_info, "name", None)
             if isinstance(title, str) and title.strip() and self.label is None:
@@ -372,6 +375,57 @@ class AcpTransport:
 
     def commands(self) -> list[tuple[str, str]]:
         return self.adapter.commands(self.session_id or "")
+
+    async def sessions(self, choice: str = "") -> str:
+        """``:sessions`` lists the agent's sessions; ``:sessions N`` resumes one.
+
+        Only where the agent says it can (``sessionCapabilities.list`` / ``resume``); the
+        sentence to say is returned.
+        """
+        capabilities = getattr(self._agent_capabilities, "session_capabilities", None)
+        if self._conn is None or self.stopped or getattr(capabilities, "list", None) is None:
+            return self.adapter.sessions_refused("list")
+        if not choice:
+            try:
+                listed = await asyncio.wait_for(
+                    self._conn.list_sessions(cwd=self.cwd), START_TIMEOUT_SECONDS
+                )
+            except Exception as exc:
+                log.warning("%s: session/list failed: %s", self.description, exc)
+                return self.adapter.sessions_refused("list")
+            self._listed = [
+                (str(item.session_id), " ".join(str(item.title or item.updated_at or
+                                                     item.session_id).split()))
+                for item in (listed.sessions or [])[:20]
+            ]  # fmt: skip
+            return self.adapter.sessions_said(self._listed)
+        if getattr(capabilities, "resume", None) is None:
+            return self.adapter.sessions_refused("resume")
+        if self.busy:
+            return self.adapter.sessions_refused("busy")
+        if not choice.isdigit() or not 1 <= int(choice) <= len(self._listed):
+            return self.adapter.sessions_refused("number")
+        session_id, title = self._listed[int(choice) - 1]
+        try:
+            resumed = await asyncio.wait_for(
+                self._conn.resume_session(session_id=session_id, cwd=self.cwd, mcp_servers=[]),
+                START_TIMEOUT_SECONDS,
+            )
+        except Exception as exc:
+            log.warning("%s: session/resume failed: %s", self.description, exc)
+            return self.adapter.sessions_refused("resume")
+        self.session_id = session_id
+        self._queue(self.adapter.session_resumed(session_id, title, time.time()).events)
+        self._queue(
+            self.adapter.settings_known(
+                session_id,
+                _dump(getattr(resumed, "modes", None)),
+                [_dump(o) for o in getattr(resumed, "config_options", None) or []],
+                time.time(),
+                say=False,
+            ).events
+        )
+        return ""
 
     def setting_rows(self) -> list[tuple[str, str, str, bool]]:
         """The agent's mode and config choices, for the Textual picker."""

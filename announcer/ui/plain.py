@@ -66,6 +66,8 @@ AGENT_SETTINGS_HELP = N_(
     ":mode and :model say the agent's mode and model and their choices; :mode NAME or "
     ":model NAME changes it."
 )
+# Said with :help when an agent runs here, after the line above.
+AGENT_SESSIONS_HELP = N_(":sessions lists the agent's sessions; :sessions N resumes one.")
 
 
 class _Session(Protocol):
@@ -670,6 +672,12 @@ class PlainUi:
             task = asyncio.ensure_future(change)
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+        elif name == "sessions" and callable(getattr(session, "agent_sessions", None)):
+            # the agent's sessions (session/list), and :sessions N resumes one
+            listing = session.agent_sessions(" ".join(args))  # type: ignore[attr-defined]
+            task = asyncio.ensure_future(listing)
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
         elif name == "commands" and callable(getattr(session, "agent_commands", None)):
             target = " ".join(args).lstrip("@") or None
             found = session.agent_commands(target)  # type: ignore[attr-defined]
@@ -695,6 +703,7 @@ class PlainUi:
         agents = getattr(self.session, "agents", None)
         if callable(agents) and agents():
             self._print(self._tr(AGENT_SETTINGS_HELP))
+            self._print(self._tr(AGENT_SESSIONS_HELP))
         if callable(agents) and len(agents()) > 1:
             self._print(self._tr(AGENTS_HELP))
 

@@ -29,6 +29,7 @@ writes it only when allowed. The prompt picks the scenario:
 
 ``--settings``: its session has modes and two config options (a model and an approval
 mode, ``SETTINGS``), which it changes when asked and logs to ``settings.txt``;
+``--sessions``: it lists two old sessions and resumes one when asked (``settings.txt``);
 ``--modes``: modes only (no config options), so a client must use ``session/set_mode``.
 
 ``--tag NAME`` (several agents in one folder): its title is NAME, every prompt it gets is
@@ -189,6 +190,12 @@ class ScriptedAgent:
             return schema.InitializeResponse.model_validate(
                 {"protocolVersion": acp.PROTOCOL_VERSION, "authMethods": LOGINS}
             )
+        if "--sessions" in sys.argv:  # it can list and resume its sessions
+            return schema.InitializeResponse.model_validate({
+                "protocolVersion": acp.PROTOCOL_VERSION,
+                "agentInfo": {"name": "scripted", "title": "Scripted Agent", "version": "1"},
+                "agentCapabilities": {"sessionCapabilities": {"list": {}, "resume": {}}},
+            })  # fmt: skip
         return schema.InitializeResponse(
             protocol_version=acp.PROTOCOL_VERSION,
             agent_info=schema.Implementation(
@@ -232,6 +239,17 @@ class ScriptedAgent:
         return schema.SetSessionConfigOptionResponse.model_validate(
             {"configOptions": self.config["configOptions"]}
         )
+
+    async def list_sessions(self, **_: Any) -> schema.ListSessionsResponse:
+        return schema.ListSessionsResponse.model_validate({"sessions": [
+            {"sessionId": "old-1", "cwd": str(self.cwd), "title": "Fix the login bug"},
+            {"sessionId": "old-2", "cwd": str(self.cwd), "title": "Write the release notes"},
+        ]})  # fmt: skip
+
+    async def resume_session(self, session_id: str, cwd: str, **_: Any) -> Any:
+        with (self.cwd / "settings.txt").open("a") as log:
+            log.write(f"resume {session_id}\n")
+        return schema.ResumeSessionResponse()
 
     async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> Any:
         with (self.cwd / "settings.txt").open("a") as log:
@@ -435,7 +453,9 @@ def main() -> None:
         sys.exit(3)
     tag = sys.argv[sys.argv.index("--tag") + 1] if "--tag" in sys.argv else None
     settings = next((a[2:] for a in sys.argv if a in ("--settings", "--modes")), None)
-    asyncio.run(acp.run_agent(ScriptedAgent(tag, settings)))
+    # session/resume is still "unstable" in the SDK: enabled only where it is used
+    unstable = "--sessions" in sys.argv
+    asyncio.run(acp.run_agent(ScriptedAgent(tag, settings), use_unstable_protocol=unstable))
 
 
 if __name__ == "__main__":

@@ -138,3 +138,24 @@ def test_a_needed_login_names_the_command_to_run(tmp_path: Path) -> None:
     assert "for API key, set ANTHROPIC_API_KEY" in printed
     assert "Traceback" not in printed
     assert done.returncode != 0
+
+
+def test_sessions_are_listed_and_one_is_resumed(started) -> None:  # type: ignore[no-untyped-def]
+    agent = started("--sessions")
+    agent.type(":sessions")
+    agent.wait_for("Sessions of Scripted Agent: 1. Fix the login bug; 2. Write the release notes.")
+    agent.type(":sessions 5")
+    agent.wait_for("No such session; type :sessions to list them.")
+    agent.type(":sessions 2")
+    agent.wait_for("Resumed: Write the release notes.")
+    agent.type("hello")  # the conversation goes on in the resumed session
+    agent.wait_for("This is the scripted agent.")
+    assert changes(agent) == ["resume old-2"]
+    assert agent.quit() == 0
+
+
+def test_an_agent_without_sessions_says_so(started) -> None:  # type: ignore[no-untyped-def]
+    agent = started()
+    agent.type(":sessions")
+    agent.wait_for("Scripted Agent cannot list its sessions.")
+    assert agent.quit() == 0
