@@ -425,12 +425,12 @@ class AcpAdapter(FormatAdapter):
         session = self._session(form.session_id or None, now)
         self._say_thought(session, now)
         if form.tool_call_id is not None:
-            # A tool about to ask is announced once, as the question.
+            # A tool that asks (AskUserQuestion, request_user_input) is announced once, as
+            # the question: never before it, nor "done" after the answer.
             if form.tool_call_id in session.due:
                 session.due.remove(form.tool_call_id)
-            tool = session.tools.get(form.tool_call_id)
-            if tool is not None:
-                tool.asked = True
+            tool = session.tools.setdefault(form.tool_call_id, _Tool())
+            tool.asked = tool.announced = tool.finished = True
         self._announce_due(session, now)
         self._ask_form(session, form, now)
 

@@ -100,6 +100,17 @@ EDIT_FILE = "hello.txt"
 EDIT_TEXT = "hello from the lab\n"
 CODEX_PATCH = f"*** Begin Patch\n*** Add File: {EDIT_FILE}\n+hello from the lab\n*** End Patch\n"
 
+#: ``lab:ask``: the question Claude Code's AskUserQuestion asks the user
+ASK_QUESTION: dict[str, Any] = {
+    "question": "Which database should the app use?",
+    "header": "Database",
+    "options": [
+        {"label": "SQLite", "description": "One file"},
+        {"label": "Postgres", "description": "A server"},
+    ],
+    "multiSelect": False,
+}
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -202,6 +213,14 @@ SCENARIOS: dict[str, Scenario] = {
             http_error=400,
         ),
         Scenario("markdown", (Turn(text=LONG_MARKDOWN),), "a long markdown answer"),
+        Scenario(
+            "ask",
+            (
+                Turn(calls=(Call(("AskUserQuestion", {"questions": [ASK_QUESTION]})),)),
+                Turn(text="You picked a database."),
+            ),
+            "Claude Code asks the user its own question (AskUserQuestion)",
+        ),
         Scenario(
             "denied",
             (

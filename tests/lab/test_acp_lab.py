@@ -155,3 +155,36 @@ def test_claude_code_acp_and_codex_acp_side_by_side(
     heard = run.heard()
     assert "The command printed hello." in " ".join(heard)
     assert any(t.startswith(("codex: ", "claude: ")) for t in heard), heard
+
+
+def test_claude_agent_acp_asks_the_users_own_question_and_the_model_gets_the_answer(
+    tmp_path: Path, clis: Clis, fake_model: FakeModelServer
+) -> None:
+    """AskUserQuestion through the current Claude adapter: an ACP elicitation, asked by
+    announcer field by field; the model receives exactly the user's choice."""
+    import json
+
+    import pytest
+
+    adapter = acp_adapter(clis, "claude-agent-acp")
+    if not adapter.exists():  # the lab still pins the frozen @zed-industries adapter
+        pytest.skip("the lab pins no claude-agent-acp (the current Claude adapter) yet")
+    env = {**os.environ, **claude_env(fake_model.anthropic_url, tmp_path / "home")}
+    agent = AgentRun(tmp_path, agent=[str(adapter)], env=env)
+    try:
+        agent.wait_for("is ready.")
+        agent.type("lab:ask please")
+        agent.wait_for("Choose a number from 1 to 5:")
+        agent.answer("2")  # Postgres
+        agent.wait_for("or type your own answer:")  # the "Other" field
+        agent.answer("1")  # leave it empty
+        agent.wait_for("Database: Postgres; Other: left empty?")
+        agent.answer("1")  # send
+        agent.wait_for("finished the turn.")
+    finally:
+        assert agent.quit() == 0
+    answered = json.dumps([r.body for r in fake_model.requests])
+    assert '\\"Which database should the app use?\\"=\\"Postgres\\"' in answered
+    heard = " ".join(agent.heard())
+    assert "asks: Which database should the app use?" in heard
+    assert "tool_use_error" not in heard and "failed" not in heard.lower()
