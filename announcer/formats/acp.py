@@ -55,6 +55,10 @@ _DANGEROUS_COMMAND = re.compile(
     r"\brm\s+-[a-z]*[rf]|\bgit\s+push\b.*--force|\bdrop\s+(table|database)\b|\bmkfs\b|\bdd\s+if=",
     re.IGNORECASE,
 )
+# Updates after which a titled call waiting to be said is said (the agent moved on).
+_MOVES_ON = frozenset(
+    {"agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"}
+)
 # Names of an "always" option that say nothing more than the key does.
 _GENERIC_ALWAYS = frozenset({"always allow", "allow always", "always", "allow all", "yes, always"})
 # Codex's approval reviewer ("Auto review", Guardian) reports as a tool call of its own.
@@ -515,6 +519,10 @@ class AcpAdapter(FormatAdapter):
                 normal=self._t("{agent} is ready.").format(agent=self.agent_name),
                 terse=self._t("{agent} ready.").format(agent=self.agent_name),
             )
+        elif cwd and not session.cwd:
+            # an update came before session/new's answer was read: its folder is known now,
+            # so paths are said relative from here on
+            session.cwd = cwd
         return session
 
     def _session(self, session_id: str | None, now: float) -> _Session:
@@ -535,7 +543,9 @@ class AcpAdapter(FormatAdapter):
         kind = update.get("sessionUpdate")
         if kind != "agent_thought_chunk" and session.thought:
             self._say_thought(session, now)
-        if session.due:
+        if session.due and kind in _MOVES_ON:
+            # The agent moved on without asking: the titled call is said now. Silent
+            # updates (usage, commands, settings, notices) are not moving on.
             self._announce_due(session, now, keep=get_str(update, "toolCallId"))
         if kind == "agent_message_chunk":
             self._message(session, update, now)
@@ -783,6 +793,8 @@ class AcpAdapter(FormatAdapter):
         if not mode or mode == session.mode:
             return
         session.mode = mode
+        if any(o.category == "mode" for o in session.config.values()):
+            return  # the mode is also a config option: its change is said from that update
         name = dict(session.modes).get(mode) or mode.replace("_", " ")
         self._setting_said(session, self._t("Mode: {mode}.").format(mode=name), now)
 
@@ -1161,6 +1173,8 @@ class AcpAdapter(FormatAdapter):
                 files=", ".join(tool.deletes[:3])
             )
         reason = _permission_reason(params, call, title)
+        if reason and description and _same_words(reason, description):
+            reason = ""  # already said as the call's description
         if reason:  # the agent's own reason is part of the question
             consequence = f"{_sentence(consequence)} " + self._t("Its reason: {reason}").format(
                 reason=clip(reason, 300)
@@ -1265,6 +1279,13 @@ def _review_fields(lines: list[str]) -> dict[str, str]:
         if colon and key.strip().casefold() in ("status", "action", "rationale"):
             found.setdefault(key.strip().casefold(), " ".join(value.split()))
     return found
+
+
+def _same_words(one: str, other: str) -> bool:
+    return (
+        " ".join(one.split()).rstrip(".").casefold()
+        == " ".join(other.split()).rstrip(".").casefold()
+    )
 
 
 def _permission_reason(params: JsonObject, call: JsonObject, title: str) -> str:

@@ -175,3 +175,40 @@ def test_a_login_is_named_from_the_agents_auth_methods() -> None:
         "Claude Code needs you to log in: for Claude Subscription, run in a terminal: "
         "claude-agent-acp --cli auth login."
     )
+
+
+def test_a_titled_call_is_not_said_before_its_question_when_silent_updates_come_between() -> None:
+    heard = Heard()
+    heard.open()
+    heard.send(update("tool_call", toolCallId="t9", title="rm -rf build", kind="execute",
+                      status="pending"))  # fmt: skip
+    heard.send(update("usage_update", used=10, size=100))  # seen with claude-agent-acp 0.101
+    heard.send(update("available_commands_update", availableCommands=[]))
+    ask(heard, {"toolCallId": "t9", "title": "rm -rf build", "kind": "execute"})
+    types = [e["type"] for e in heard.events]
+    assert "aaep:agent.tool.invoked" not in types  # announced once, as the question
+
+
+def test_paths_are_relative_even_when_an_update_came_before_the_session_was_opened() -> None:
+    heard = Heard()
+    heard.send(update("available_commands_update", availableCommands=[]))  # before session/new
+    heard.take(heard.adapter.session_opened("s1", CWD, heard.now))
+    heard.take(heard.adapter.prompt_sent("s1", heard.now))
+    event = ask(heard, {"toolCallId": "p2", "title": "Edit", "kind": "edit",
+                        "locations": [{"path": f"{CWD}/build"}]})  # fmt: skip
+    assert "It touches build." in event["consequence"]
+    assert CWD not in event["consequence"]
+
+
+def test_a_mode_that_is_also_a_config_option_is_said_once() -> None:
+    heard = Heard()
+    heard.open()
+    heard.take(
+        heard.adapter.settings_known("s1", SETTINGS["modes"], SETTINGS["configOptions"], 0.0)
+    )
+    changed = [dict(o) for o in SETTINGS["configOptions"]]
+    changed[1] = {**changed[1], "currentValue": "ask"}
+    heard.send(update("current_mode_update", currentModeId="ask"))
+    heard.send(update("config_option_update", configOptions=changed))
+    said = heard.said()
+    assert said.count("Ask before edits") == 1
