@@ -85,6 +85,7 @@ class _Tool:
     asked: bool = False  # a permission request stands for its announcement
     rejected: bool = False  # the user rejected it: its failure report is not a failure
     deletes: list[str] = field(default_factory=list)  # files its diff deletes
+    plan: str = ""  # a plan approval's plan (ExitPlanMode), sent before the question
 
 
 @dataclass(slots=True)
@@ -278,13 +279,15 @@ class AcpAdapter(FormatAdapter):
             self._said_after.append((permission.session_id, what))
         return option
 
-    def _plan_and_options(self, call: JsonObject, options: object) -> tuple[str, str]:
+    def _plan_and_options(
+        self, call: JsonObject, options: object, known_plan: str = ""
+    ) -> tuple[str, str]:
         """The plan of a plan approval, by steps, and what each of the agent's options means.
 
         Every option is named with the answer that picks it ("Accept: Yes, manually approve
         edits"); an "always" option says that from now on the agent will not ask.
         """
-        plan = get_str(call, "rawInput", "plan") or ""
+        plan = get_str(call, "rawInput", "plan") or known_plan
         said_plan = ""
         if plan.strip():
             steps = _plan_steps(plan)
@@ -617,6 +620,9 @@ class AcpAdapter(FormatAdapter):
         if title:
             tool.title = _relative_text(" ".join(title.split()), session.cwd)
         tool.kind = get_str(update, "kind") or tool.kind
+        plan = get_str(update, "rawInput", "plan")
+        if plan:
+            tool.plan = plan[:20_000]
         for deleted in _deleted_files(update.get("content"), session.cwd):
             if deleted not in tool.deletes:
                 tool.deletes.append(deleted)
@@ -1126,7 +1132,7 @@ class AcpAdapter(FormatAdapter):
             session.state,
             now,
             "awaiting_input",
-            normal=said.format(agent=self.agent_name),
+            normal=_sentence(said.format(agent=self.agent_name)),
             terse=self._t("Your turn."),
             urgency="normal",
             force=True,
@@ -1179,7 +1185,7 @@ class AcpAdapter(FormatAdapter):
             consequence = f"{_sentence(consequence)} " + self._t("Its reason: {reason}").format(
                 reason=clip(reason, 300)
             )
-        plan, choices = self._plan_and_options(call, params.get("options"))
+        plan, choices = self._plan_and_options(call, params.get("options"), tool.plan)
         if plan:  # a plan approval reads the plan (Claude's ExitPlanMode)
             consequence = plan
         if choices:

@@ -212,3 +212,32 @@ def test_a_mode_that_is_also_a_config_option_is_said_once() -> None:
     heard.send(update("config_option_update", configOptions=changed))
     said = heard.said()
     assert said.count("Ask before edits") == 1
+
+
+def test_a_plan_sent_before_its_approval_is_read_in_the_question() -> None:
+    heard = Heard()
+    heard.open()
+    plan = "## Fix login\n\n1. Read auth.py\n2. Fix the token check\n"
+    heard.send(update("tool_call", toolCallId="x1", title="Approve Plan", kind="switch_mode",
+                      status="pending", rawInput={}))  # fmt: skip
+    heard.send(update("tool_call_update", toolCallId="x1", rawInput={"plan": plan}))
+    options = [
+        {"optionId": "d", "name": "Yes, manually approve edits", "kind": "allow_once"},
+        {"optionId": "a", "name": "Yes, and use auto mode", "kind": "allow_always"},
+        {"optionId": "b", "name": "Yes, and bypass permissions", "kind": "allow_always"},
+        {"optionId": "r", "name": "No, keep planning", "kind": "reject_once"},
+    ]
+    out = heard.adapter.permission_requested("k9", {"sessionId": "s1", "options": options,
+        "toolCall": {"toolCallId": "x1", "title": "Approve Plan", "kind": "switch_mode"}},
+        heard.now)  # fmt: skip
+    heard.take(out)
+    event = confirmation(heard)
+    assert event["consequence"].startswith(
+        "The plan has 2 steps: 1. Read auth.py. 2. Fix the token check."
+    )
+    assert (
+        "Accept: Yes, manually approve edits; Reject: No, keep planning;" in (event["consequence"])
+    )
+    assert heard.adapter.always_choices(event["reply_token"]) == [
+        ("a", "Yes, and use auto mode"), ("b", "Yes, and bypass permissions"),
+    ]  # fmt: skip

@@ -111,6 +111,9 @@ ASK_QUESTION: dict[str, Any] = {
     "multiSelect": False,
 }
 
+#: ``lab:plan-exit``: the plan Claude Code asks the user to approve
+LAB_PLAN = "## Fix login\n\n1. Read auth.py\n2. Fix the token check\n3. Run the tests\n"
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -220,6 +223,14 @@ SCENARIOS: dict[str, Scenario] = {
                 Turn(text="You picked a database."),
             ),
             "Claude Code asks the user its own question (AskUserQuestion)",
+        ),
+        Scenario(
+            "plan-exit",
+            (
+                Turn(calls=(Call(("ExitPlanMode", {"plan": LAB_PLAN})),)),
+                Turn(text="Plan approved; starting."),
+            ),
+            "Claude Code leaves plan mode: its plan approval (ExitPlanMode)",
         ),
         Scenario(
             "denied",

@@ -188,3 +188,35 @@ def test_claude_agent_acp_asks_the_users_own_question_and_the_model_gets_the_ans
     heard = " ".join(agent.heard())
     assert "asks: Which database should the app use?" in heard
     assert "tool_use_error" not in heard and "failed" not in heard.lower()
+
+
+def test_claude_agent_acp_plan_approval_reads_the_plan_and_asks_which_always(
+    tmp_path: Path, clis: Clis, fake_model: FakeModelServer
+) -> None:
+    """ExitPlanMode through the current Claude adapter: the plan arrives before the
+    question and is read by steps; "always" asks which of the two mode switches."""
+    import pytest
+
+    adapter = acp_adapter(clis, "claude-agent-acp")
+    if not adapter.exists():  # the lab still pins the frozen @zed-industries adapter
+        pytest.skip("the lab pins no claude-agent-acp (the current Claude adapter) yet")
+    env = {**os.environ, **claude_env(fake_model.anthropic_url, tmp_path / "home")}
+    agent = AgentRun(tmp_path, agent=[str(adapter)], env=env)
+    try:
+        agent.wait_for("is ready.")
+        agent.type(":mode plan")
+        agent.wait_for("is now Plan.")
+        agent.type("lab:plan-exit please")
+        question = agent.wait_for("Confirmation needed.")
+        assert "The plan has 3 steps: 1. Read auth.py. 2. Fix the token check." in question
+        assert "Always: Yes, and use auto mode or Yes, and bypass permissions" in question
+        agent.wait_for("Accept or reject")
+        agent.answer("always")
+        agent.wait_for("to confirm")
+        agent.type("c")
+        agent.wait_for("Choose a number from 1 to 4:")  # which always: never the first
+        agent.answer("1")
+        agent.wait_for("is now Auto.")  # the new mode is said
+        agent.wait_for("finished the turn.")
+    finally:
+        assert agent.quit() == 0
