@@ -12,8 +12,9 @@ order, on its stdout:
 - ``HOSTILE_FLOOD`` message chunks (default 20000), then "Still here.";
 
 while it writes ``HOSTILE_STDERR_MB`` megabytes (default 20) to stderr with no newline.
-It ends the turn, then asks permission 0.3 s later (a late question) and logs the
-answer. Every answer it receives is appended to ``hostile.jsonl`` in its folder.
+With ``HOSTILE_ASK`` set, it asks permission right behind the flood, inside the turn,
+and waits for the answer. It ends the turn, then asks permission 0.3 s later (a late
+question). Every answer it receives is appended to ``hostile.jsonl`` in its folder.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ OUT = sys.stdout.buffer
 LOG = Path.cwd() / "hostile.jsonl"
 LOCK = threading.Lock()
 TITLE = "[@click=app.quit]Evil[/] [b]bold[/b]"
+ASKED = threading.Event()  # set when the question behind the flood is answered
 
 
 def write(data: bytes) -> None:
@@ -104,6 +106,10 @@ def attack(session: str, prompt_id: object) -> None:
         send(update(session, f"w{index} "))
     send(update(session, "Still here. "))
     stderr.join()
+    if os.environ.get("HOSTILE_ASK"):  # a question right behind the flood, in the turn
+        ASKED.clear()
+        send(permission(800, session))
+        ASKED.wait(120)
     send({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "end_turn"}})
     time.sleep(0.3)
     send(permission(901, session))
@@ -117,6 +123,7 @@ def main() -> None:
         if method is None:  # an answer to one of our requests
             with LOG.open("a", encoding="utf-8") as log:
                 log.write(json.dumps(message) + "\n")
+            ASKED.set()
             continue
         if method == "initialize":
             send({"jsonrpc": "2.0", "id": message["id"], "result": {

@@ -105,3 +105,24 @@ async def test_f4_picks_the_agents_mode_and_the_agent_receives_it(tmp_path: Path
         await until(pilot, run.said("Approval is now Ask before edits."), "the change")
         assert (tmp_path / "settings.txt").read_text().splitlines() == ["config approval ask"]
         await stopped(run, runner)
+
+
+async def test_a_question_behind_a_flood_of_chunks_opens_its_dialog(tmp_path: Path) -> None:
+    from announcer.ui.tui.modals import ConfirmScreen
+
+    run = Run(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOSTILE_FLOOD": "60000", "HOSTILE_ASK": "1",
+           "HOSTILE_LINE_MB": "0", "HOSTILE_STDERR_MB": "0", "HOSTILE_GHOSTS": "0"}  # fmt: skip
+    hostile = AcpTransport(
+        [sys.executable, "-m", "tests.acp_frontend.hostile_agent"], cwd=str(tmp_path), env=env
+    )
+    run = _replace_agent(run, hostile)
+    async with run.app.run_test() as pilot:
+        runner = await started_named(run, pilot, "is ready")
+        await pilot.press(*"go", "enter")
+        await until(pilot, lambda: isinstance(run.app.screen, ConfirmScreen), "the question")
+        assert "touch late.txt" in run.app.screen.view.action
+        await stopped(run, runner)
+    answers = [json.loads(line) for line in (tmp_path / "hostile.jsonl").read_text().splitlines()]
+    # the question behind the flood was answered exactly once: cancelled as announcer closed
+    assert [a["id"] for a in answers if a["id"] == 800] == [800]
