@@ -1212,6 +1212,11 @@ class AcpAdapter(FormatAdapter):
             timeout_seconds=NO_TIMEOUT_SECONDS,
         )
         event["allowed_replies"] = allowed
+        whole_plan = get_str(call, "rawInput", "plan") or tool.plan
+        if whole_plan.strip():  # the whole plan, read at detailed verbosity (and shown)
+            event["summary_detailed"] = clip(
+                f"{event['summary_normal']} {' '.join(whole_plan.split())}", 16_000
+            )
         # §7: the agent waits without a deadline; the engine must not speak one.
         event["@context"] = [event["@context"], EXTENSION_CONTEXT]
         always = [

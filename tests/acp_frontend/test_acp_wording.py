@@ -241,3 +241,17 @@ def test_a_plan_sent_before_its_approval_is_read_in_the_question() -> None:
     assert heard.adapter.always_choices(event["reply_token"]) == [
         ("a", "Yes, and use auto mode"), ("b", "Yes, and bypass permissions"),
     ]  # fmt: skip
+
+
+def test_the_whole_plan_is_read_at_detailed_verbosity() -> None:
+    heard = Heard(verbosity="detailed")
+    heard.open()
+    steps = "\n".join(f"{i}. Step number {i}" for i in range(1, 13))
+    out = heard.adapter.permission_requested("k8", {"sessionId": "s1", "options": OPTIONS,
+        "toolCall": {"toolCallId": "x2", "title": "Approve Plan", "kind": "switch_mode",
+                     "rawInput": {"plan": steps}}}, heard.now)  # fmt: skip
+    heard.take(out)
+    event = confirmation(heard)
+    assert "8. Step number 8. …" in event["consequence"]  # by steps: the first eight
+    assert "12. Step number 12" in event["summary_detailed"]  # whole
+    assert "12. Step number 12" in heard.said()
