@@ -159,3 +159,18 @@ def test_an_agent_without_sessions_says_so(started) -> None:  # type: ignore[no-
     agent.type(":sessions")
     agent.wait_for("Scripted Agent cannot list its sessions.")
     assert agent.quit() == 0
+
+
+def test_only_the_first_double_dash_separates_the_agents_own_are_kept() -> None:
+    from announcer.cli.commands.agent import agents_to_start, resolve_agent, split_words
+    from announcer.cli.main import build_parser
+
+    argv = ["agent", "--ui", "none", "--", sys.executable, "-m", "tool", "--", "--literal"]
+    args = build_parser(argv).parse_args(argv)
+    split_words(args)
+    found = agents_to_start(args, None)
+    assert not isinstance(found, str)
+    assert found[0].command == [sys.executable, "-m", "tool", "--", "--literal"]
+    saved = resolve_agent(f"{sys.executable} -m tool -- x", None)
+    assert not isinstance(saved, str)
+    assert saved.command == [sys.executable, "-m", "tool", "--", "x"]
