@@ -73,7 +73,7 @@ class SdkComplaints(logging.Filter):
         kind = type(error).__name__ if error is not None else "error"
         if self.count_drop is not None:
             self.count_drop(f"ACP agent sent a message the SDK could not read ({kind}); skipped")
-        log.info("%s (%s)", record.getMessage(), kind)
+        log.warning("%s (%s)", record.getMessage(), kind)
         return False
 
 
