@@ -38,6 +38,9 @@ from announcer.formats.builder import AaepBuilder, SessionState
 from announcer.formats.speakable import clip
 from announcer.i18n.translate import translator
 
+#: how long a call that started running waits to be said, in case the agent asks about
+#: it first (codex-acp starts a command, then asks for it): one announcement, the question
+RUNNING_QUIET_SECONDS = 0.4
 #: the longest an agent is given to wait for a confirmation: ACP has no timeout, the agent
 #: waits; AAEP needs a number, so the protocol's maximum is sent and never spoken (§4.4.1).
 NO_TIMEOUT_SECONDS = 86_400
@@ -108,6 +111,8 @@ class _Session:
     cancelled_by_user: bool = False  # :cancel in this turn
     # Titled calls not yet announced: said when the agent moves on, unless it asks first.
     due: list[str] = field(default_factory=list)
+    # Running calls not yet announced, and since when: said after a short quiet time.
+    running: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -633,10 +638,17 @@ class AcpAdapter(FormatAdapter):
         if paths:
             tool.locations = paths
         status = get_str(update, "status")
-        if not tool.announced and status in ("in_progress", "completed", "failed"):
+        if not tool.announced and status in ("completed", "failed"):
             if call_id in session.due:
                 session.due.remove(call_id)
+            session.running.pop(call_id, None)
             self._announce_tool(session, call_id, tool, now)
+        elif not tool.announced and not tool.asked and status == "in_progress":
+            # Running, but the agent may still ask for it (codex-acp starts a command, then
+            # asks): said after RUNNING_QUIET_SECONDS unless a question says it first.
+            if call_id in session.due:
+                session.due.remove(call_id)
+            session.running.setdefault(call_id, now)
         elif not tool.announced and not tool.asked and tool.title and call_id not in session.due:
             # Wait: the agent may ask permission for it next, and one question says it all.
             session.due.append(call_id)
@@ -688,6 +700,35 @@ class AcpAdapter(FormatAdapter):
             tool = session.tools.get(call_id)
             if tool is not None and not tool.announced and not tool.asked:
                 self._announce_tool(session, call_id, tool, now)
+        self._announce_running(session, now, keep=keep)
+
+    def _announce_running(
+        self, session: _Session, now: float, keep: str | None = None, quiet: float = 0.0
+    ) -> None:
+        """Running calls no question claimed: said once they ran ``quiet`` seconds."""
+        for call_id, since in list(session.running.items()):
+            if call_id == keep or now - since < quiet:
+                continue
+            del session.running[call_id]
+            tool = session.tools.get(call_id)
+            if tool is not None and not tool.announced and not tool.asked:
+                self._announce_tool(session, call_id, tool, now)
+
+    def running_due(self) -> bool:
+        """Whether a running call waits to be said (the transport then calls
+        :meth:`flush_running` after ``RUNNING_QUIET_SECONDS``)."""
+        return any(session.running for session in self.sessions.values())
+
+    def flush_running(self, now: float) -> AdapterOutput:
+        """Say the running calls no question claimed within ``RUNNING_QUIET_SECONDS``."""
+
+        def step() -> None:
+            for session in self.sessions.values():
+                if session.running and not session.state.ended:
+                    self.builder.current = session.state
+                    self._announce_running(session, now, quiet=RUNNING_QUIET_SECONDS)
+
+        return self._run(step)
 
     def _tool_label(self, tool: _Tool) -> str:
         return tool.title or self._t("a {kind} step").format(kind=tool.kind)

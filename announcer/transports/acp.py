@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from announcer.formats.acp import AcpAdapter
+from announcer.formats.acp import RUNNING_QUIET_SECONDS, AcpAdapter
 from announcer.transports.acp_wire import GuardedStdio
 from announcer.transports.base import (
     HandshakeOutcome,
@@ -153,6 +153,7 @@ class AcpTransport:
         self._start_config: list[Any] = []
         self._agent_capabilities: Any = None
         self._listed: list[tuple[str, str]] = []  # the sessions :sessions listed last
+        self._flush_pending = False  # a timer will say the running calls no question claimed
 
     # -- the runtime's Transport face ---------------------------------------------------
 
@@ -484,6 +485,19 @@ class AcpTransport:
 
     def on_update(self, params: dict[str, Any]) -> None:
         self._queue(self.adapter.update(params, time.time()).events)
+        if self.adapter.running_due() and not self._flush_pending:
+            # a running call is said shortly, unless the agent asks about it first
+            self._flush_pending = True
+            asyncio.get_running_loop().call_later(RUNNING_QUIET_SECONDS + 0.05, self._flush)
+
+    def _flush(self) -> None:
+        self._flush_pending = False
+        if self._closed:
+            return
+        self._queue(self.adapter.flush_running(time.time()).events)
+        if self.adapter.running_due():
+            self._flush_pending = True
+            asyncio.get_running_loop().call_later(RUNNING_QUIET_SECONDS + 0.05, self._flush)
 
     async def on_permission(self, params: dict[str, Any]) -> Any:
         if not self.busy or self._turn_cancelled:

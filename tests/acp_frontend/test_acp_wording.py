@@ -106,6 +106,7 @@ def test_titles_are_relative_to_the_working_folder() -> None:
     heard.open()
     heard.send(update("tool_call", toolCallId="r1", title=f"Read {CWD}/src/app.py", kind="read",
                       status="in_progress"))  # fmt: skip
+    heard.take(heard.adapter.flush_running(heard.now + 1))  # no question came: it is said
     assert "Read src/app.py." in heard.said()
     assert CWD not in heard.said()
 
@@ -255,3 +256,19 @@ def test_the_whole_plan_is_read_at_detailed_verbosity() -> None:
     assert "8. Step number 8. …" in event["consequence"]  # by steps: the first eight
     assert "12. Step number 12" in event["summary_detailed"]  # whole
     assert "12. Step number 12" in heard.said()
+
+
+def test_a_running_call_the_agent_then_asks_about_is_announced_once_as_the_question() -> None:
+    """codex-acp 2.6 starts a command (in_progress), then asks for its approval."""
+    heard = Heard()
+    heard.open()
+    started = heard.now
+    heard.send(update("tool_call", toolCallId="e1", title="rm -rf build", kind="execute",
+                      status="in_progress"))  # fmt: skip
+    assert heard.adapter.running_due()
+    assert heard.adapter.flush_running(started + 0.1).events == []  # still quiet
+    ask(heard, {"toolCallId": "e1", "title": "rm -rf build", "kind": "execute"})
+    heard.take(heard.adapter.flush_running(heard.now + 5))
+    types = [e["type"] for e in heard.events]
+    assert "aaep:agent.tool.invoked" not in types
+    assert not heard.adapter.running_due()
