@@ -469,7 +469,10 @@ class AcpAdapter(FormatAdapter):
             kinds = [k for k in kinds if k != "multiple_choice"] or ["freetext"]
         event["accepted_response_kinds"] = kinds
         event["@context"] = [event["@context"], EXTENSION_CONTEXT]
-        event.setdefault("extensions", {})[EXTENSION] = {"no_timeout": True}
+        ours: dict[str, Any] = {"no_timeout": True}
+        if question.secret:
+            ours["secret"] = True  # the answer is not read back (engine.prompts.is_secret)
+        event.setdefault("extensions", {})[EXTENSION] = ours
         self.forms[str(event["reply_token"])] = form
 
     def commands(self, session_id: str) -> list[tuple[str, str]]:

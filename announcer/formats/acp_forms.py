@@ -67,6 +67,7 @@ class FormField:
     maximum: float | None = None
     min_length: int | None = None
     max_length: int | None = None
+    secret: bool = False  # marked secret (Codex's isSecret): never read back
 
 
 @dataclass(slots=True)
@@ -127,6 +128,9 @@ def _parse_field(key: str, spec: dict[str, Any], required: bool) -> FormField:
     description = _text(spec.get("description"), 600)
     kind = spec.get("type")
     made = FormField(key, "text", title, description, required)
+    meta = spec.get("_meta")
+    codex = meta.get("codex") if isinstance(meta, dict) else None
+    made.secret = isinstance(codex, dict) and codex.get("isSecret") is True
     if kind == "boolean":
         made.kind = "boolean"
     elif kind in ("number", "integer"):
@@ -191,6 +195,7 @@ class Question:
     terse: str
     choices: list[tuple[str, str]]
     kinds: list[str]
+    secret: bool = False  # the answer is not read back ("Sent: ...")
 
 
 def next_question(form: Form, agent: str, t: Translate) -> Question:
@@ -253,7 +258,9 @@ def _field_question(form: Form, item: FormField, agent: str, t: Translate) -> Qu
     if not item.required and item.kind in ("multi", "number", "integer"):
         parts.append(t(N_("Optional: the review lets you leave it empty.")))
     text = " ".join(_sentence(p) for p in parts if p)
-    return Question(text, _sentence(item.title), choices + skip + refusals, kinds)
+    return Question(
+        text, _sentence(item.title), choices + skip + refusals, kinds, secret=item.secret
+    )
 
 
 def range_hint(item: FormField, t: Translate) -> str:
@@ -294,6 +301,8 @@ def _review_question(form: Form, agent: str, t: Translate) -> Question:
 def spoken_value(item: FormField, value: object, t: Translate) -> str:
     if value is None:
         return t(N_("left empty"))
+    if item.secret:
+        return t(N_("given, not read back"))
     labels = dict(item.options)
     if isinstance(value, bool):
         return t(N_("Yes")) if value else t(N_("No"))

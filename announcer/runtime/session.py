@@ -34,7 +34,7 @@ import jiter
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import AnswerKeys
 from announcer.engine.pipeline import FOLDED_KIND, Engine
-from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.prompts import PendingPrompt, UserAnswer, is_secret
 from announcer.engine.reconnect import Notice, ReconnectPolicy, Retry
 from announcer.engine.replies import ReplyReady
 from announcer.engine.settings import UserSettings
@@ -494,7 +494,14 @@ class LiveSession:
         if not isinstance(outcome, ReplyReady):
             return AnswerOutcome(False, outcome.message)
         wire = outcome.to_wire()
-        return outcome.prompt.source_id, wire, _what(wire, outcome.prompt.event)
+        event = outcome.prompt.event
+        what = _what(wire, event)
+        if is_secret(event) and not any(
+            getattr(c, "value", None) == wire.get("response")
+            for c in getattr(event, "choices", None) or []
+        ):
+            what = self._t("your answer, not read back")  # a secret is never said aloud
+        return outcome.prompt.source_id, wire, what
 
     async def _deliver(
         self, source_id: str, wire: dict[str, Any], what: str | None = None

@@ -18,7 +18,8 @@ writes it only when allowed. The prompt picks the scenario:
 - ``ask N``: N permission requests in a row, each answer's arrival time logged;
 - ``elicit KIND``: asks its own question (``elicitation/create``) shaped like Claude's
   AskUserQuestion (``claude``), Codex's request_user_input (``codex``), a number and a
-  yes/no (``number``), several choices (``multi``) or an address (``url``); the response
+  yes/no (``number``), several choices (``multi``), a secret (``secret``) or an address
+  (``url``); the response
   it received is appended as one JSON line to ``elicitation.txt``;
 - ``exitplan``: Claude's plan approval (ExitPlanMode): a plan and four options, two of
   them "always" (mode switches); the option picked is appended to ``choices.txt``;
@@ -126,6 +127,21 @@ ELICITATIONS: dict[str, dict[str, Any]] = {
                 },
             },
             "required": ["checks"],
+        },
+    },
+    "secret": {
+        "mode": "form",
+        "message": "Codex needs your input to continue.",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "token": {
+                    "type": "string",
+                    "title": "Deploy token",
+                    "_meta": {"codex": {"isSecret": True}},
+                },
+            },
+            "required": ["token"],
         },
     },
     "url": {

@@ -126,6 +126,21 @@ def test_a_plan_approval_reads_the_plan_names_each_option_and_asks_which_always(
     assert agent.quit() == 0
 
 
+def test_a_secret_answer_reaches_the_agent_and_is_never_said(run) -> None:  # type: ignore[no-untyped-def]
+    agent = run()
+    agent.type("elicit secret")
+    agent.wait_for("or type your own answer:")
+    agent.answer("hunter2-secret")
+    agent.wait_for("Sent: your answer, not read back.")
+    agent.wait_for("Deploy token: given, not read back?")
+    agent.answer("1")
+    agent.wait_for("Thank you for answering.")
+    assert received(agent) == [{"action": "accept", "content": {"token": "hunter2-secret"}}]
+    assert agent.quit() == 0
+    assert "hunter2" not in " ".join(agent.heard())
+    assert not any("hunter2" in line for line in agent.seen)
+
+
 def test_a_hostile_agent_cannot_crash_flood_or_fool_announcer(tmp_path: Path) -> None:
     agent = AgentRun(tmp_path, agent=[sys.executable, *HOSTILE])
     title = "[@click=app.quit]Evil[/] [b]bold[/b]"

@@ -201,3 +201,18 @@ def test_a_withdrawn_form_is_said_once_and_takes_no_answer() -> None:
     assert form.heard.adapter.forms == {}
     assert form.heard.adapter.elicitation_answered(token, "opt-0", form.heard.now)[1] is None
     assert json.dumps(form.heard.events).count("The agent stopped.") == 1
+
+
+def test_a_secret_answer_is_never_read_back() -> None:
+    params = {"mode": "form", "message": "Codex needs your input to continue.",
+              "requestedSchema": {"type": "object", "properties": {
+                  "token": {"type": "string", "title": "Deploy token",
+                            "_meta": {"codex": {"isSecret": True}}}},
+                  "required": ["token"]}}  # fmt: skip
+    form = Form(params)
+    assert form.question["extensions"]["x-announcer"]["secret"] is True
+    form.answer("hunter2-secret")
+    assert "hunter2" not in form.heard.said()
+    assert "Deploy token: given, not read back" in form.heard.said()
+    form.answer(form.choice("Send these answers"))
+    assert form.result == {"action": "accept", "content": {"token": "hunter2-secret"}}
