@@ -107,6 +107,7 @@ class _Session:
     modes: list[tuple[str, str]] = field(default_factory=list)
     config: dict[str, ConfigOption] = field(default_factory=dict)
     reviewed: set[str] = field(default_factory=set)  # the reviewer's decisions already said
+    denied: list[str] = field(default_factory=list)  # actions the reviewer denied (recent)
     rejected_in_turn: str | None = None  # what the user rejected in this turn, if anything
     cancelled_by_user: bool = False  # :cancel in this turn
     # Titled calls not yet announced: said when the agent moves on, unless it asks first.
@@ -675,6 +676,8 @@ class AcpAdapter(FormatAdapter):
         action = action or self._t("an action")
         verdict = fields.get("status", "").casefold()
         allowed = status == "completed" and verdict in ("", "approved")
+        if not allowed:
+            session.denied = [*session.denied[-9:], action]
         if allowed:
             said = self._t("{agent}'s reviewer allowed: {action}")
         else:
@@ -787,6 +790,8 @@ class AcpAdapter(FormatAdapter):
             )
         elif tool.rejected:
             return  # the user rejected it: "You rejected: ..." was said, never a failure
+        elif tool.title and any(tool.title in action for action in session.denied):
+            return  # the agent's reviewer denied it, and said so: not a failure of its own
         else:
             reason = _content_text_all(update.get("content")) or get_str(
                 update, "rawOutput", "error"

@@ -272,3 +272,20 @@ def test_a_running_call_the_agent_then_asks_about_is_announced_once_as_the_quest
     types = [e["type"] for e in heard.events]
     assert "aaep:agent.tool.invoked" not in types
     assert not heard.adapter.running_due()
+
+
+def test_a_command_the_reviewer_denied_is_not_said_again_as_a_failure() -> None:
+    heard = Heard()
+    heard.open()
+    heard.send(update("tool_call", toolCallId="c7", title="rm -rf build", kind="execute",
+                      status="in_progress"))  # fmt: skip
+    text = "Status: Denied\nAction: shell /bin/bash -lc 'rm -rf build'"
+    heard.send(update("tool_call", toolCallId="guardian_assessment:7", title="Guardian Review",
+                      kind="think", status="in_progress"))  # fmt: skip
+    verdict = [{"type": "content", "content": {"type": "text", "text": text}}]
+    heard.send(update("tool_call_update", toolCallId="guardian_assessment:7", status="failed",
+                      content=verdict))  # fmt: skip
+    heard.send(update("tool_call_update", toolCallId="c7", status="failed"))
+    said = heard.said()
+    assert "Claude Code's reviewer denied: /bin/bash -lc 'rm -rf build'." in said
+    assert "failed" not in said.lower()
