@@ -126,3 +126,54 @@ async def test_a_question_behind_a_flood_of_chunks_opens_its_dialog(tmp_path: Pa
     answers = [json.loads(line) for line in (tmp_path / "hostile.jsonl").read_text().splitlines()]
     # the question behind the flood was answered exactly once: cancelled as announcer closed
     assert [a["id"] for a in answers if a["id"] == 800] == [800]
+
+
+async def test_claudes_question_with_its_other_field_and_review_in_the_dialogs(
+    tmp_path: Path,
+) -> None:
+    from textual.widgets import Input
+
+    run = Run(tmp_path)
+    async with run.app.run_test() as pilot:
+        runner = await started(run, pilot)
+
+        async def armed_question(text: str) -> None:
+            await until(pilot, lambda: isinstance(run.app.screen, ClarifyScreen)
+                        and text in run.app.screen.view.question, text)  # fmt: skip
+            await until(pilot, lambda: run.app.key_guard.armed_at() is not None, "keys")
+            armed = run.app.key_guard.armed_at() or 0
+            await until(pilot, lambda: run.session.now() >= armed, "armed")
+
+        await pilot.press(*"elicit claude", "enter")
+        await armed_question("Question 1 of 2: Database.")
+        await pilot.press("2", "enter")  # Postgres
+        await armed_question("Question 2 of 2: Other.")
+        run.app.screen.query_one("#answer", Input).focus()  # Tab would do; the typed answer
+        await pilot.press(*"needs WAL", "enter")
+        await armed_question("Send to Scripted Agent: Database: Postgres; Other: needs WAL?")
+        await pilot.press("1", "enter")
+        answers = tmp_path / "elicitation.txt"
+        await until(pilot, answers.exists, "the agent's answer")
+        assert json.loads(answers.read_text()) == {
+            "action": "accept",
+            "content": {"question_0": "Postgres", "question_0_custom": "needs WAL"},
+        }
+        await stopped(run, runner)
+
+
+async def test_a_secret_typed_in_the_dialog_is_never_said(tmp_path: Path) -> None:
+    from textual.widgets import Input
+
+    run = Run(tmp_path)
+    async with run.app.run_test() as pilot:
+        runner = await started(run, pilot)
+        await pilot.press(*"elicit secret", "enter")
+        await until(pilot, lambda: isinstance(run.app.screen, ClarifyScreen), "the question")
+        await until(pilot, lambda: run.app.key_guard.armed_at() is not None, "keys")
+        armed = run.app.key_guard.armed_at() or 0
+        await until(pilot, lambda: run.session.now() >= armed, "armed")
+        run.app.screen.query_one("#answer", Input).focus()
+        await pilot.press(*"hunter2x", "enter")
+        await until(pilot, run.said("Deploy token: given, not read back?"), "the review")
+        assert not any("hunter2x" in t for t in run.heard())
+        await stopped(run, runner)
