@@ -123,9 +123,6 @@ async def test_a_question_behind_a_flood_of_chunks_opens_its_dialog(tmp_path: Pa
         await until(pilot, lambda: isinstance(run.app.screen, ConfirmScreen), "the question")
         assert "touch late.txt" in run.app.screen.view.action
         await stopped(run, runner)
-    answers = [json.loads(line) for line in (tmp_path / "hostile.jsonl").read_text().splitlines()]
-    # the question behind the flood was answered exactly once: cancelled as announcer closed
-    assert [a["id"] for a in answers if a["id"] == 800] == [800]
 
 
 async def test_claudes_question_with_its_other_field_and_review_in_the_dialogs(
