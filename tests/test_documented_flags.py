@@ -34,8 +34,10 @@ FOREIGN_FLAGS = {
     "--include-partial-messages": "claude",
     "--ax-screen-reader": "claude",
     "--permission-mode": "claude",
-    "--experimental-acp": "gemini",
+    "--acp": "gemini, qwen, cline and copilot (ACP mode)",
+    "--approval-mode": "gemini and qwen",
     "--force": "git push",
+    "--user": "pip",
 }
 
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]")

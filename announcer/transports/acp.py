@@ -20,13 +20,13 @@ import contextlib
 import json
 import logging
 import os
-import signal
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from announcer.formats.acp import RUNNING_QUIET_SECONDS, AcpAdapter
+from announcer.platform.process import ask_group_to_end, contain, end_group_now, own_group
 from announcer.transports.acp_wire import GuardedStdio
 from announcer.transports.base import (
     HandshakeOutcome,
@@ -168,13 +168,14 @@ class AcpTransport:
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.cwd,
                 env=self.env,
-                start_new_session=True,  # its own process group: ended with announcer
+                **own_group(),  # its own process group: ended with announcer
                 limit=STREAM_LIMIT_BYTES,
             )
         except (FileNotFoundError, PermissionError) as exc:
             raise TransportError(
                 f"cannot start the agent {self.command[0]!r}: {exc.strerror or exc}"
             ) from None
+        contain(self._process.pid)  # Windows: a job object ends it however we end
         process = self._process
         assert process.stdin is not None and process.stdout is not None
         self._stderr_read = self._spawn(self._read_stderr())
@@ -663,14 +664,14 @@ class AcpTransport:
         self._frames.put_nowait(None)
 
     async def _end_process(self) -> None:
-        """SIGTERM to the agent's process group, then SIGKILL: nothing is left behind."""
+        """SIGTERM to the agent's process group, then SIGKILL: nothing is left behind
+        (CTRL_BREAK, then the process tree, on Windows: announcer.platform.process)."""
         process = self._process
         if process is None or process.returncode is not None:
             return
         try:
-            for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid, sig)
+            for end, wait in ((ask_group_to_end, 2.0), (end_group_now, 2.0)):
+                end(process.pid)
                 try:
                     await asyncio.wait_for(process.wait(), wait)
                     return
@@ -685,8 +686,7 @@ class AcpTransport:
         """SIGKILL to the agent's process group at once (announcer is exiting)."""
         process = self._process
         if process is not None and process.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
+            end_group_now(process.pid)
 
     def _failure(self, exc: BaseException) -> str:
         detail = str(exc).strip() or type(exc).__name__
