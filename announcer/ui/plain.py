@@ -409,6 +409,10 @@ class PlainUi:
                 line = self._tr(
                     "Choose a number from 1 to {count}, or type your own answer: {question}"
                 ).format(count=len(_choices(event)), question=question)
+            elif _also_numeric(event):
+                line = self._tr(
+                    "Choose a number from 1 to {count}, or type any other number: {question}"
+                ).format(count=len(_choices(event)), question=question)
             else:
                 line = self._tr("Choose a number from 1 to {count}: {question}").format(
                     count=len(_choices(event)), question=question
@@ -585,8 +589,8 @@ class PlainUi:
                     scope="always",
                 )
             if lowered in _ALWAYS_WORDS:
-                self._print(self._tr("The agent offers no always answer for this question."))
-            self._print(
+                self._say_line(self._tr("The agent offers no always answer for this question."))
+            self._say_line(
                 self._tr("Please type a to accept or r to reject: {action}").format(
                     action=_action(prompt.event)
                 )
@@ -599,7 +603,7 @@ class PlainUi:
                 return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=True)
             if lowered in ("n", "no"):
                 return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=False)
-            self._print(self._tr("Please type y for yes or n for no."))
+            self._say_line(self._tr("Please type y for yes or n for no."))
             return None
         if kind == "multiple_choice":
             choices = _choices(event)
@@ -607,23 +611,28 @@ class PlainUi:
                 return UserAnswer(
                     prompt.reply_token, event_id=prompt.event_id, response=choices[int(text) - 1][0]
                 )
+            for value, _label in choices:
+                if text.strip() == value:  # the choice's own value, as typed
+                    return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=value)
             if text.strip() and not text.isdigit() and _takes_text(event):
                 # choices or your own words, as the question says (§4.4.2 several kinds)
                 return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=text)
-            self._print(
-                self._tr("Please type a number from 1 to {count}.").format(count=len(choices))
-            )
-            return None
-        if kind == "numeric":
+            if not _also_numeric(event):
+                self._say_line(
+                    self._tr("Please type a number from 1 to {count}.").format(count=len(choices))
+                )
+                return None
+            # §6.5.2: "the producer accepts any of the listed kinds": any other number
+        if kind in ("numeric", "multiple_choice"):
             # §6.5.2: a plain number as the user's language writes it; never 2.5e3.
             languages = self.session.settings.languages if self.session is not None else ["en"]
             language = catalog_language(languages)
             reading = read_number(text, language)
             if reading.value is None:
                 if reading.problem == "too_large":
-                    self._print(self._tr("That number is too large to send exactly."))
+                    self._say_line(self._tr("That number is too large to send exactly."))
                 else:
-                    self._print(
+                    self._say_line(
                         self._tr(
                             "That is not a number. Please type a number, like 3 or {example}."
                         ).format(example=format_number(2.5, language))
@@ -631,7 +640,7 @@ class PlainUi:
                 return None
             return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=reading.value)
         if not text:
-            self._print(self._tr("The answer is empty."))
+            self._say_line(self._tr("The answer is empty."))
             return None
         return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=text)
 
@@ -745,6 +754,11 @@ def _clarification_kind(event: object) -> str:
 
 def _takes_text(event: object) -> bool:
     return "freetext" in (event_field(event, "accepted_response_kinds") or [])
+
+
+def _also_numeric(event: object) -> bool:
+    """A multiple choice that also takes a number (§4.4.2's own example: ages)."""
+    return "numeric" in (event_field(event, "accepted_response_kinds") or [])
 
 
 def _choices(event: object) -> list[tuple[str, str]]:
