@@ -1168,7 +1168,7 @@ class AcpAdapter(FormatAdapter):
                 tool.finished = True
                 # Its end was never reported: after a cancel it may well still run.
                 ended = (
-                    self._t("{tool}: its end was not reported; it may still be running.")
+                    self._t("{tool} may still be running; its end was not reported.")
                     if stop_reason == "cancelled"
                     else self._t("{tool} ended with the turn.")
                 )
