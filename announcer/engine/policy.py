@@ -849,12 +849,16 @@ class Policy:
                 # Our word in our voice, the producer's labels in theirs.
                 parts.append(self._own_phrase("Choices."))
                 parts.append(Spoken(self._choices(event, labels) + ".", labels))
-        parts.append(
-            self._own_phrase(
-                "Answer within {time}.",
-                time=duration_phrase(event.timeout_seconds, self.phrase_language),
+        if waits_without_timeout(event):
+            # An ACP agent's own question (formats/acp.py): it waits, no deadline to announce.
+            parts.append(self._own_phrase("The agent waits for your answer."))
+        else:
+            parts.append(
+                self._own_phrase(
+                    "Answer within {time}.",
+                    time=duration_phrase(event.timeout_seconds, self.phrase_language),
+                )
             )
-        )
         # The key help of the UI the user answers in (announcer.engine.answer_keys).
         keys = self.answer_keys
         kinds = event.accepted_response_kinds or ["freetext"]

@@ -41,6 +41,11 @@ def always_decisions(event: object) -> frozenset[str]:
     return frozenset(d for d in offered if d in ("accept", "reject"))
 
 
+def is_secret(event: object) -> bool:
+    """The answer is secret (``x-announcer`` ``secret``): never read back or shown again."""
+    return _ours(event).get("secret") is True
+
+
 def waits_without_deadline(event: object) -> bool:
     """The agent waits for the answer with no deadline (``x-announcer`` ``no_timeout``)."""
     return _ours(event).get("no_timeout") is True

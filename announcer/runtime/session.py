@@ -34,7 +34,7 @@ import jiter
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import AnswerKeys
 from announcer.engine.pipeline import Engine
-from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.prompts import PendingPrompt, UserAnswer, is_secret
 from announcer.engine.reconnect import Notice, ReconnectPolicy, Retry
 from announcer.engine.replies import ReplyReady
 from announcer.engine.settings import UserSettings
@@ -485,9 +485,9 @@ class LiveSession:
         checked = self._check_answer(answer)
         if isinstance(checked, AnswerOutcome):
             return checked
-        source_id, wire = checked
-        self._spawn(self._deliver(source_id, wire))
-        return AnswerOutcome(True, self._t("Sending: {what}.").format(what=_what(wire)))
+        source_id, wire, what = checked
+        self._spawn(self._deliver(source_id, wire, what))
+        return AnswerOutcome(True, self._t("Sending: {what}.").format(what=what))
 
     async def answer_async(self, answer: UserAnswer) -> AnswerOutcome:
         """Turn the answer into a reply (the engine checks it) and send it where it came from."""
@@ -496,7 +496,7 @@ class LiveSession:
             return checked
         return await self._deliver(*checked)
 
-    def _check_answer(self, answer: UserAnswer) -> AnswerOutcome | tuple[str, dict[str, Any]]:
+    def _check_answer(self, answer: UserAnswer) -> AnswerOutcome | tuple[str, dict[str, Any], str]:
         token = answer.reply_token
         if token in self._lost_tokens:
             return AnswerOutcome(False, self._nothing_sent(self._lost_tokens[token]))
@@ -508,9 +508,19 @@ class LiveSession:
         self._run(self.engine.tick(self.clock()))  # the next waiting question, now
         if not isinstance(outcome, ReplyReady):
             return AnswerOutcome(False, outcome.message)
-        return outcome.prompt.source_id, outcome.to_wire()
+        wire = outcome.to_wire()
+        event = outcome.prompt.event
+        what = _what(wire, event)
+        if is_secret(event) and not any(
+            getattr(c, "value", None) == wire.get("response")
+            for c in getattr(event, "choices", None) or []
+        ):
+            what = self._t("your answer, not read back")  # a secret is never said aloud
+        return outcome.prompt.source_id, wire, what
 
-    async def _deliver(self, source_id: str, wire: dict[str, Any]) -> AnswerOutcome:
+    async def _deliver(
+        self, source_id: str, wire: dict[str, Any], what: str | None = None
+    ) -> AnswerOutcome:
         state = next((s for s in self.states if s.source == source_id), None)
         if state is None or not state.connected:
             reason = self._t(
@@ -529,7 +539,7 @@ class LiveSession:
         if response is not None:
             self._handle_handshake_message(state, response)
         self._status_changed()
-        return AnswerOutcome(True, self._t("Sent: {what}.").format(what=_what(wire)))
+        return AnswerOutcome(True, self._t("Sent: {what}.").format(what=what or _what(wire)))
 
     def _sync_prompts(self) -> None:
         """Tell the UIs about prompts the engine opened or closed since last time."""
@@ -707,6 +717,37 @@ class LiveSession:
         self.speak(said, interrupt=True)
         return said
 
+    async def change_setting(self, kind: str, wanted: str) -> str | None:
+        """``:mode [NAME]`` / ``:model [NAME]`` for the agent messages go to.
+
+        With no name, the current value and the choices are said; a change is said from
+        the agent's own answer. The sentence said here (a listing or a refusal), or None
+        when no agent runs.
+        """
+        agent = self.prompt_target()
+        if agent is None or not callable(getattr(agent, "change_setting", None)):
+            return None
+        said = str(await agent.change_setting(kind, wanted))
+        if said:
+            self.speak(said, interrupt=True)
+        return said
+
+    async def agent_sessions(self, choice: str = "") -> str | None:
+        """``:sessions`` / ``:sessions N``: list or resume the target agent's sessions."""
+        agent = self.prompt_target()
+        if agent is None or not callable(getattr(agent, "sessions", None)):
+            return None
+        said = str(await agent.sessions(choice))
+        if said:
+            self.speak(said, interrupt=True)
+        return said
+
+    def agent_settings(self) -> list[tuple[str, str, str, bool]]:
+        """The target agent's mode and config choices: (setting, value, label, current)."""
+        agent = self.prompt_target()
+        rows = getattr(agent, "setting_rows", None)
+        return list(rows()) if callable(rows) else []
+
     def agent_commands(self, target: str | None = None) -> list[tuple[str, str]]:
         """An agent's slash commands, as it last listed them (the target's by default)."""
         agent = self.prompt_target() if target is None else self.find_agent(target)
@@ -743,7 +784,9 @@ class LiveSession:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
         failed = [s for s in self.states if s.failed]
-        return 1 if failed and len(failed) == len(self.states) else 0
+        # an agent that stopped unexpectedly (ACP: its process died) fails the run too
+        died = any(getattr(s.transport, "died", False) is True for s in self.states)
+        return 1 if died or (failed and len(failed) == len(self.states)) else 0
 
     def _spawn(self, coroutine: Any) -> None:
         task = asyncio.ensure_future(coroutine)
@@ -1592,9 +1635,20 @@ def _create_backend(spec: str, settings: UserSettings) -> Any:
     return backend
 
 
-def _what(wire: dict[str, Any]) -> str:
+def _what(wire: dict[str, Any], event: object = None) -> str:
     decision = wire.get("decision")
-    return str(decision) if decision is not None else _spoken_response(wire.get("response"))
+    if decision is not None:
+        return str(decision)
+    response = wire.get("response")
+    # a choice is said by its label, the words the user picked, not its value
+    for choice in getattr(event, "choices", None) or []:
+        if isinstance(response, str) and getattr(choice, "value", None) == response:
+            return clean_for_speech_label(str(getattr(choice, "label", response)))
+    return _spoken_response(response)
+
+
+def clean_for_speech_label(label: str) -> str:
+    return " ".join(label.split())[:200]
 
 
 def _spoken_response(response: Any) -> str:

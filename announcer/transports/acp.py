@@ -21,22 +21,35 @@ import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from announcer.formats.acp import AcpAdapter
+from announcer.formats.acp import RUNNING_QUIET_SECONDS, AcpAdapter
 from announcer.platform.process import ask_group_to_end, contain, end_group_now, own_group
-from announcer.transports.base import HandshakeOutcome, TransportError, release_process_pipes
+from announcer.transports.acp_wire import GuardedStdio
+from announcer.transports.base import (
+    HandshakeOutcome,
+    TransportError,
+    TransportOptions,
+    release_process_pipes,
+)
 
 log = logging.getLogger("announcer.transports.acp")
 
 #: how long the agent gets to start and answer ``initialize`` and ``session/new``
 START_TIMEOUT_SECONDS = 60.0
+#: ACP's JSON-RPC error code for "authentication required"
+_AUTH_REQUIRED = -32000
 #: lines of the agent's stderr kept for the diagnostics after it ends
 STDERR_LINES_KEPT = 50
 #: the SDK's stdio buffer: large tool outputs arrive as one JSON line
 STREAM_LIMIT_BYTES = 16 * 1024 * 1024
+#: the longest stderr line kept (the rest of a longer one is skipped, never gathered)
+STDERR_LINE_CHARS = 2000
+#: events waiting for the engine beyond which the agent's stdout is not read (flow control)
+FRAMES_HIGH_WATER = 2000
+FRAMES_LOW_WATER = 500
 
 
 def _dump(model: Any) -> Any:
@@ -65,6 +78,15 @@ class _Client:
         }
         return await self.transport.on_permission(params)
 
+    async def create_elicitation(self, message: str, mode: Any, **_: Any) -> Any:
+        """ACP ``elicitation/create``: the agent's own question, asked of the user."""
+        params = {"message": message, **(_dump(mode) or {})}
+        params["mode"] = "url" if "url" in params else "form"
+        return await self.transport.on_elicitation(params)
+
+    async def complete_elicitation(self, elicitation_id: str, **_: Any) -> None:
+        return None  # the agent's out-of-band step ended: nothing the user must hear
+
     def on_connect(self, conn: Any) -> None:
         return None
 
@@ -87,6 +109,8 @@ class AcpTransport:
         cwd: str | None = None,
         language: str = "en",
         env: dict[str, str] | None = None,
+        options: TransportOptions | None = None,
+        start_settings: Mapping[str, str | bool] | None = None,
     ) -> None:
         if not command:
             raise TransportError("no agent command to start")
@@ -107,13 +131,31 @@ class AcpTransport:
         self._conn: Any = None
         self._frames: asyncio.Queue[str | None] = asyncio.Queue()
         self._pending: dict[str, asyncio.Future[Any]] = {}
+        # the agent's own questions (elicitations) waiting for the user, by request key
+        self._forms: dict[str, asyncio.Future[Any]] = {}
+        # forms that pick one of several "always" options: their future is a permission's
+        self._choosing: set[str] = set()
         self._turn: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
+        self.died = False  # the agent ended on its own (a crash): the run's status is 1
         self._gone = False  # the connection broke (the process may not be reaped yet)
         self._stderr_read: asyncio.Task[Any] | None = None
         self._end_reported = False  # "stopped" is said once, by the first to notice
         self._early: str | None = None  # a message typed before the agent was ready
+        # drops (bad lines, unknown sessions, late questions) are counted where the user
+        # can read them (:diagnostics), not only logged
+        self.options = options or TransportOptions()
+        self._room_free = asyncio.Event()
+        self._wire: GuardedStdio | None = None
+        self._turn_cancelled = False  # :cancel was asked: a question now comes too late
+        # applied once the session is open, before any message: ``{"mode": "default"}`` or
+        # ``{config option id or category: value}`` (agent data: ask before acting)
+        self.start_settings = dict(start_settings or {})
+        self._start_config: list[Any] = []
+        self._agent_capabilities: Any = None
+        self._listed: list[tuple[str, str]] = []  # the sessions :sessions listed last
+        self._flush_pending = False  # a timer will say the running calls no question claimed
 
     # -- the runtime's Transport face ---------------------------------------------------
 
@@ -140,7 +182,15 @@ class AcpTransport:
         assert process.stdin is not None and process.stdout is not None
         self._stderr_read = self._spawn(self._read_stderr())
         self._spawn(self._watch_exit())
-        self._conn = acp.connect_to_agent(_Client(self), process.stdin, process.stdout)
+        # Elicitation is stable in ACP but still "unstable" in SDK 0.12: enabled on purpose.
+        self._wire = GuardedStdio(
+            process.stdout,
+            process.stdin,
+            on_drop=self.options.count_drop,
+            room=self._room,
+            on_notice=self.on_update,
+        )
+        self._conn = acp.connect_to_agent(_Client(self), self._wire, use_unstable_protocol=True)
         try:
             info = await asyncio.wait_for(
                 self._conn.initialize(
@@ -150,31 +200,66 @@ class AcpTransport:
                             read_text_file=False, write_text_file=False
                         ),
                         terminal=False,
+                        # a login is said as the command to run (ACP terminal auth methods)
+                        auth=acp.schema.AuthCapabilities(terminal=True),
+                        # the agent's own questions reach the user (ACP elicitation, form mode)
+                        elicitation=acp.schema.ElicitationCapabilities(
+                            form=acp.schema.ElicitationFormCapabilities()
+                        ),
                     ),
                     client_info=acp.schema.Implementation(name="announcer", version=_version()),
                 ),
                 START_TIMEOUT_SECONDS,
             )
+            self._agent_capabilities = getattr(info, "agent_capabilities", None)
             agent_info = getattr(info, "agent_info", None)
             title = getattr(agent_info, "title", None) or getattr(agent_info, "name", None)
             if isinstance(title, str) and title.strip() and self.label is None:
                 self.adapter.rename(title.strip())
                 self.description = self.adapter.agent_name
-            session = await asyncio.wait_for(
-                self._conn.new_session(cwd=self.cwd, mcp_servers=[]), START_TIMEOUT_SECONDS
-            )
+            try:
+                session = await asyncio.wait_for(
+                    self._conn.new_session(cwd=self.cwd, mcp_servers=[]), START_TIMEOUT_SECONDS
+                )
+            except acp.RequestError as exc:
+                if exc.code != _AUTH_REQUIRED:
+                    raise
+                # ACP authentication: say which login to run, from its own authMethods
+                methods = [_dump(m) for m in getattr(info, "auth_methods", None) or []]
+                await self._end_process()
+                raise TransportError(self.adapter.login_hint(methods, self.command)) from None
         except TimeoutError:
             await self._end_process()
             raise TransportError(
                 f"the agent {self.command[0]!r} did not answer within "
                 f"{int(START_TIMEOUT_SECONDS)} seconds"
             ) from None
+        except TransportError:
+            raise
         except Exception as exc:
             await self._end_process()
             await self._last_words()
             raise TransportError(self._failure(exc)) from None
         self.session_id = str(session.session_id)
         self._queue(self.adapter.session_opened(self.session_id, self.cwd, time.time()).events)
+        modes = _dump(getattr(session, "modes", None))
+        self._start_config = [_dump(o) for o in getattr(session, "config_options", None) or []]
+        if self.start_settings:  # known first, so a mode is set as the agent offers it
+            self.adapter.settings_known(
+                self.session_id, modes, self._start_config, time.time(), say=False
+            )
+        for kind, value in self.start_settings.items():
+            said = await self.change_setting(kind, value, quiet=True)
+            if said:
+                log.warning("%s: a start setting was not applied: %s", self.description, said)
+            elif kind == "mode" and isinstance(modes, dict):
+                modes = {**modes, "currentModeId": str(value)}
+        # said once, as they are after the start settings: the mode, the model, ...
+        self._queue(
+            self.adapter.settings_known(
+                self.session_id, modes, self._start_config, time.time()
+            ).events
+        )
         early, self._early = self._early, None
         if early is not None:
             self.prompt(early)
@@ -185,27 +270,56 @@ class AcpTransport:
     async def frames(self) -> AsyncIterator[str]:
         while True:
             frame = await self._frames.get()
+            if self._frames.qsize() <= FRAMES_LOW_WATER:
+                self._room_free.set()
             if frame is None:
                 return
             yield frame
 
+    async def _room(self) -> None:
+        """Wait while the engine has many of this agent's events still to read."""
+        while self._frames.qsize() > FRAMES_HIGH_WATER and not self._closed:
+            self._room_free.clear()
+            await self._room_free.wait()
+
     async def send(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """A ``confirmation.reply``: answer the agent's request with its own option, once."""
+        if message.get("type") == "clarification.reply":
+            self._answer_form(str(message.get("reply_token")), message.get("response"))
+            return None
         if message.get("type") != "confirmation.reply":
             return None
         token = str(message.get("reply_token"))
         future = self._pending.pop(token, None)
+        if (
+            future is not None
+            and message.get("decision") == "accept"
+            and _scope(message) == "always"
+            and self.adapter.always_choices(token)
+        ):
+            # several "always" options: which one is asked, never guessed (issue 21, 5)
+            asked = self.adapter.permissions[token].request_key
+            out = self.adapter.ask_which_always(token, time.time())
+            key = f"always-{asked}"
+            self._queue(out.events)
+            if self.adapter.form_token(key) is not None:
+                self._forms[key] = future
+                self._choosing.add(key)
+                return None
         option = self.adapter.answer(token, str(message.get("decision")), _scope(message))
         if future is None or future.done():
             return None  # already answered or withdrawn: never twice (§6.2)
         future.set_result(_selected(option) if option is not None else _cancelled())
+        self._queue(self.adapter.answer_said(time.time()).events)
         return None
 
     async def close(self, reason: str = "subscriber_shutdown") -> None:
         if self._closed:
             return
         self._closed = True
+        self._room_free.set()
         self._cancel_questions()
+        self._cancel_forms("The agent no longer waits for this answer.")
         if self._turn is not None and not self._turn.done() and self._conn is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._conn.cancel(session_id=self.session_id), 1.0)
@@ -247,6 +361,7 @@ class AcpTransport:
             return True
         assert self.session_id is not None
         self._queue(self.adapter.prompt_sent(self.session_id, time.time()).events)
+        self._turn_cancelled = False
         self._turn = self._spawn(self._run_turn(text))
         return True
 
@@ -254,7 +369,10 @@ class AcpTransport:
         """``session/cancel``: stop the turn; open questions are answered ``cancelled``."""
         if not self.busy or self._conn is None:
             return False
+        self._turn_cancelled = True
+        self.adapter.turn_cancelled(self.session_id or "")
         self._cancel_questions("You stopped the turn, so the question was withdrawn.")
+        self._cancel_forms("You stopped the turn, so the question was withdrawn.")
         with contextlib.suppress(Exception):
             await self._conn.cancel(session_id=self.session_id)
         return True
@@ -262,12 +380,134 @@ class AcpTransport:
     def commands(self) -> list[tuple[str, str]]:
         return self.adapter.commands(self.session_id or "")
 
+    async def sessions(self, choice: str = "") -> str:
+        """``:sessions`` lists the agent's sessions; ``:sessions N`` resumes one.
+
+        Only where the agent says it can (``sessionCapabilities.list`` / ``resume``); the
+        sentence to say is returned.
+        """
+        capabilities = getattr(self._agent_capabilities, "session_capabilities", None)
+        if self._conn is None or self.stopped or getattr(capabilities, "list", None) is None:
+            return self.adapter.sessions_refused("list")
+        if not choice:
+            try:
+                listed = await asyncio.wait_for(
+                    self._conn.list_sessions(cwd=self.cwd), START_TIMEOUT_SECONDS
+                )
+            except Exception as exc:
+                log.warning("%s: session/list failed: %s", self.description, exc)
+                return self.adapter.sessions_refused("list")
+            self._listed = [
+                (str(item.session_id), " ".join(str(item.title or item.updated_at or
+                                                     item.session_id).split()))
+                for item in (listed.sessions or [])[:20]
+            ]  # fmt: skip
+            return self.adapter.sessions_said(self._listed)
+        if getattr(capabilities, "resume", None) is None:
+            return self.adapter.sessions_refused("resume")
+        if self.busy:
+            return self.adapter.sessions_refused("busy")
+        if not choice.isdigit() or not 1 <= int(choice) <= len(self._listed):
+            return self.adapter.sessions_refused("number")
+        session_id, title = self._listed[int(choice) - 1]
+        try:
+            resumed = await asyncio.wait_for(
+                self._conn.resume_session(session_id=session_id, cwd=self.cwd, mcp_servers=[]),
+                START_TIMEOUT_SECONDS,
+            )
+        except Exception as exc:
+            log.warning("%s: session/resume failed: %s", self.description, exc)
+            return self.adapter.sessions_refused("resume")
+        self.session_id = session_id
+        self._queue(self.adapter.session_resumed(session_id, title, time.time()).events)
+        self._queue(
+            self.adapter.settings_known(
+                session_id,
+                _dump(getattr(resumed, "modes", None)),
+                [_dump(o) for o in getattr(resumed, "config_options", None) or []],
+                time.time(),
+                say=False,
+            ).events
+        )
+        return ""
+
+    def setting_rows(self) -> list[tuple[str, str, str, bool]]:
+        """The agent's mode and config choices, for the Textual picker."""
+        return self.adapter.setting_rows(self.session_id or "")
+
+    async def change_setting(self, kind: str, wanted: str | bool, *, quiet: bool = False) -> str:
+        """``:mode NAME`` / ``:model NAME``: ``session/set_config_option``, else ``set_mode``.
+
+        Returns the sentence to say when nothing changed (a listing or a refusal); a
+        change itself is said from the agent's answer, as the session's own news.
+        """
+        if self.session_id is None or self._conn is None or self.stopped:
+            return self.adapter.setting_refused(kind, str(wanted), "")
+        if isinstance(wanted, bool):
+            plan: tuple[str, str, str | bool] | str = ("config", kind, wanted)
+        else:
+            plan = self.adapter.setting_plan(self.session_id, kind, wanted)
+            if isinstance(plan, str) and quiet and kind != "mode":
+                plan = ("config", kind, wanted)  # not announced yet: the agent decides
+            elif isinstance(plan, str) and quiet:
+                plan = ("mode", "", wanted)
+        if isinstance(plan, str):
+            return plan
+        how, config_id, value = plan
+        try:
+            if how == "config":
+                answer = await asyncio.wait_for(
+                    self._conn.set_config_option(
+                        config_id=config_id, session_id=self.session_id, value=value
+                    ),
+                    START_TIMEOUT_SECONDS,
+                )
+                options = [_dump(o) for o in getattr(answer, "config_options", None) or []]
+                if quiet and options:
+                    self._start_config = options
+                if not quiet:
+                    self._queue(
+                        self.adapter.config_changed(self.session_id, options, time.time()).events
+                    )
+            else:
+                await asyncio.wait_for(
+                    self._conn.set_session_mode(session_id=self.session_id, mode_id=str(value)),
+                    START_TIMEOUT_SECONDS,
+                )
+                if not quiet:
+                    self._queue(
+                        self.adapter.mode_changed(self.session_id, str(value), time.time()).events
+                    )
+        except Exception as exc:  # the agent refused or does not know the method
+            detail = " ".join((str(exc) or type(exc).__name__).split())[:200]
+            log.warning("%s: could not set %s to %s: %s", self.description, kind, value, detail)
+            return self.adapter.setting_refused(kind, str(value), detail)
+        return ""
+
     # -- what the agent does ----------------------------------------------------------------
 
     def on_update(self, params: dict[str, Any]) -> None:
         self._queue(self.adapter.update(params, time.time()).events)
+        if self.adapter.running_due() and not self._flush_pending:
+            # a running call is said shortly, unless the agent asks about it first
+            self._flush_pending = True
+            asyncio.get_running_loop().call_later(RUNNING_QUIET_SECONDS + 0.05, self._flush)
+
+    def _flush(self) -> None:
+        self._flush_pending = False
+        if self._closed:
+            return
+        self._queue(self.adapter.flush_running(time.time()).events)
+        if self.adapter.running_due():
+            self._flush_pending = True
+            asyncio.get_running_loop().call_later(RUNNING_QUIET_SECONDS + 0.05, self._flush)
 
     async def on_permission(self, params: dict[str, Any]) -> Any:
+        if not self.busy or self._turn_cancelled:
+            # ACP: a turn that ended or was cancelled asks nothing more; never shown, never
+            # accepted, and counted where the user can read it.
+            self.options.count_drop("ACP permission request after its turn ended; cancelled")
+            return _cancelled()
         key = f"{time.monotonic_ns()}"
         out = self.adapter.permission_requested(key, params, time.time())
         token = next(
@@ -287,6 +527,44 @@ class AcpTransport:
         self._queue(out.events)
         return await future  # no timeout: the agent waits, and so do we
 
+    async def on_elicitation(self, params: dict[str, Any]) -> Any:
+        """Ask the user, field by field; the agent gets only what the user chose."""
+        key = f"e{time.monotonic_ns()}"
+        out = self.adapter.elicitation_requested(key, params, time.time())
+        self._queue(out.events)
+        if self.adapter.form_token(key) is None:
+            log.warning("an elicitation could not be asked; answered cancel")
+            return {"action": "cancel"}
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._forms[key] = future
+        return await future  # no timeout: the agent waits, and so do we
+
+    def _answer_form(self, token: str, response: object) -> None:
+        form = self.adapter.forms.get(token)
+        if form is None:
+            return  # already answered or withdrawn: never twice (§6.2)
+        out, result = self.adapter.elicitation_answered(token, response, time.time())
+        self._queue(out.events)
+        if result is not None:
+            future = self._forms.pop(form.request_key, None)
+            if form.request_key in self._choosing:
+                self._choosing.discard(form.request_key)
+                result = _permission_outcome(form.permission, result)
+            if future is not None and not future.done():
+                future.set_result(result)
+
+    def _cancel_forms(self, sentence: str) -> None:
+        """The agent's own questions are answered ``cancel``: the user never answered them."""
+        for key, future in list(self._forms.items()):
+            del self._forms[key]
+            if not future.done():
+                choosing = key in self._choosing
+                future.set_result(_cancelled() if choosing else {"action": "cancel"})
+            self._choosing.discard(key)
+            token = self.adapter.form_token(key)
+            if token is not None:
+                self._queue(self.adapter.permission_withdrawn(token, sentence, time.time()).events)
+
     async def _run_turn(self, text: str) -> None:
         import acp
 
@@ -303,6 +581,7 @@ class AcpTransport:
             # answered (a JSON-RPC error) ends only this turn.
             self._gone = isinstance(exc, ConnectionError)
             if self._gone:
+                self.died = self.session_id is not None
                 await self._last_words()
                 if self._end_reported:
                     return  # its end was already said (the process exit came first)
@@ -335,15 +614,32 @@ class AcpTransport:
         return task
 
     async def _read_stderr(self) -> None:
-        """The agent's stderr goes to the diagnostics log, never to the user's terminal."""
+        """The agent's stderr goes to the diagnostics log, never to the user's terminal.
+
+        Read in pieces, each line cut at ``STDERR_LINE_CHARS``: however much an agent
+        writes without a newline, the reader keeps going and the agent never blocks.
+        """
         assert self._process is not None and self._process.stderr is not None
+        stream = self._process.stderr
+        line = bytearray()
         while True:
-            line = await self._process.stderr.readline()
-            if not line:
+            chunk = await stream.read(65536)
+            if not chunk:
+                if line:
+                    self._stderr_line(bytes(line))
                 return
-            text = line.decode("utf-8", "replace").rstrip()
-            self.stderr_tail = [*self.stderr_tail[-(STDERR_LINES_KEPT - 1) :], text]
-            log.info("agent stderr: %s", text[:500])
+            pieces = chunk.split(b"\n")
+            for index, piece in enumerate(pieces):
+                if len(line) < STDERR_LINE_CHARS:
+                    line += piece[: STDERR_LINE_CHARS - len(line)]
+                if index < len(pieces) - 1:
+                    self._stderr_line(bytes(line))
+                    line.clear()
+
+    def _stderr_line(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", "replace").rstrip()
+        self.stderr_tail = [*self.stderr_tail[-(STDERR_LINES_KEPT - 1) :], text]
+        log.info("agent stderr: %s", text[:500])
 
     async def _last_words(self) -> None:
         """Its pipe broke: give its stderr a moment to end, so the reason said is its own."""
@@ -358,7 +654,11 @@ class AcpTransport:
         if self._closed:
             return
         self._cancel_questions("The agent stopped, so the question was withdrawn.")
+        self._cancel_forms("The agent stopped, so the question was withdrawn.")
         await self._last_words()
+        # it ended on its own mid-conversation: announcer exits non-zero (a start failure
+        # is said as one and counts as the runtime's own failure rule says)
+        self.died = self.session_id is not None
         if not self._end_reported:  # said once, by whichever noticed first
             self._end_reported = True
             reason = f"its process ended with status {code}{self._last_said()}"
@@ -409,6 +709,19 @@ def _scope(message: dict[str, Any]) -> str:
     ours = modified.get(ANNOUNCER_EXTENSION) if isinstance(modified, dict) else None
     scope = ours.get(ALWAYS_SCOPE_KEY) if isinstance(ours, dict) else None
     return "always" if scope == "always" else "once"
+
+
+def _permission_outcome(permission: Any, result: dict[str, Any]) -> Any:
+    """The answer to "which always?" as the permission's own outcome."""
+    action = result.get("action")
+    content = result.get("content")
+    option = content.get("option") if isinstance(content, dict) else None
+    if action == "accept" and isinstance(option, str):
+        return _selected(option)
+    reject = permission.options.get("reject_once") if permission is not None else None
+    if action == "decline" and reject:
+        return _selected(reject)  # declined to choose: a reject for this time only
+    return _cancelled()
 
 
 def _selected(option_id: str) -> Any:

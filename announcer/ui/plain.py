@@ -72,6 +72,14 @@ AGENTS_HELP = N_(
     "act on that agent."
 )
 
+# Said with :help when an agent runs here.
+AGENT_SETTINGS_HELP = N_(
+    ":mode and :model say the agent's mode and model and their choices; :mode NAME or "
+    ":model NAME changes it."
+)
+# Said with :help when an agent runs here, after the line above.
+AGENT_SESSIONS_HELP = N_(":sessions lists the agent's sessions; :sessions N resumes one.")
+
 
 class _Session(Protocol):
     settings: UserSettings
@@ -467,7 +475,11 @@ class PlainUi:
         elif kind == "multiple_choice":
             for number, choice in enumerate(_choices(event), start=1):
                 self._print(f"  {number}. {clean(choice[1])}")
-            if _also_numeric(event):
+            if _takes_text(event):
+                line = self._tr(
+                    "Choose a number from 1 to {count}, or type your own answer: {question}"
+                ).format(count=len(_choices(event)), question=question)
+            elif _also_numeric(event):
                 line = self._tr(
                     "Choose a number from 1 to {count}, or type any other number: {question}"
                 ).format(count=len(_choices(event)), question=question)
@@ -681,6 +693,9 @@ class PlainUi:
             for value, _label in choices:
                 if text.strip() == value:  # the choice's own value, as typed
                     return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=value)
+            if text.strip() and not text.isdigit() and _takes_text(event):
+                # choices or your own words, as the question says (§4.4.2 several kinds)
+                return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=text)
             if not _also_numeric(event):
                 self._say_line(
                     self._tr("Please type a number from 1 to {count}.").format(count=len(choices))
@@ -739,6 +754,18 @@ class PlainUi:
             said = session.address_agent(target)  # type: ignore[attr-defined]
             if said is None:
                 self._print(self._tr("No agent is running here."))
+        elif name in ("mode", "model") and callable(getattr(session, "change_setting", None)):
+            # the agent's own mode or model: listed with no name, changed with one
+            change = session.change_setting(name, " ".join(args))  # type: ignore[attr-defined]
+            task = asyncio.ensure_future(change)
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        elif name == "sessions" and callable(getattr(session, "agent_sessions", None)):
+            # the agent's sessions (session/list), and :sessions N resumes one
+            listing = session.agent_sessions(" ".join(args))  # type: ignore[attr-defined]
+            task = asyncio.ensure_future(listing)
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
         elif name == "commands" and callable(getattr(session, "agent_commands", None)):
             target = " ".join(args).lstrip("@") or None
             found = session.agent_commands(target)  # type: ignore[attr-defined]
@@ -762,6 +789,9 @@ class PlainUi:
     def _help(self) -> None:
         self._print(self._tr(HELP))
         agents = getattr(self.session, "agents", None)
+        if callable(agents) and agents():
+            self._print(self._tr(AGENT_SETTINGS_HELP))
+            self._print(self._tr(AGENT_SESSIONS_HELP))
         if callable(agents) and len(agents()) > 1:
             self._print(self._tr(AGENTS_HELP))
 
@@ -804,6 +834,10 @@ def _clarification_kind(event: object) -> str:
         if kind in kinds:
             return kind
     return "freetext"
+
+
+def _takes_text(event: object) -> bool:
+    return "freetext" in (event_field(event, "accepted_response_kinds") or [])
 
 
 def _also_numeric(event: object) -> bool:

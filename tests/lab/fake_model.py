@@ -110,6 +110,20 @@ EDIT_FILE = "hello.txt"
 EDIT_TEXT = "hello from the lab\n"
 CODEX_PATCH = f"*** Begin Patch\n*** Add File: {EDIT_FILE}\n+hello from the lab\n*** End Patch\n"
 
+#: ``lab:ask``: the question Claude Code's AskUserQuestion asks the user
+ASK_QUESTION: dict[str, Any] = {
+    "question": "Which database should the app use?",
+    "header": "Database",
+    "options": [
+        {"label": "SQLite", "description": "One file"},
+        {"label": "Postgres", "description": "A server"},
+    ],
+    "multiSelect": False,
+}
+
+#: ``lab:plan-exit``: the plan Claude Code asks the user to approve
+LAB_PLAN = "## Fix login\n\n1. Read auth.py\n2. Fix the token check\n3. Run the tests\n"
+
 #: a command that works for a second, marks that it is well under way (``started.txt``),
 #: works 3 s more, then writes ``late.txt``. No ``sleep`` word: Qwen Code refuses a bare
 #: sleep before another command.
@@ -220,6 +234,22 @@ SCENARIOS: dict[str, Scenario] = {
             http_error=400,
         ),
         Scenario("markdown", (Turn(text=LONG_MARKDOWN),), "a long markdown answer"),
+        Scenario(
+            "ask",
+            (
+                Turn(calls=(Call(("AskUserQuestion", {"questions": [ASK_QUESTION]})),)),
+                Turn(text="You picked a database."),
+            ),
+            "Claude Code asks the user its own question (AskUserQuestion)",
+        ),
+        Scenario(
+            "plan-exit",
+            (
+                Turn(calls=(Call(("ExitPlanMode", {"plan": LAB_PLAN})),)),
+                Turn(text="Plan approved; starting."),
+            ),
+            "Claude Code leaves plan mode: its plan approval (ExitPlanMode)",
+        ),
         Scenario(
             "denied",
             (

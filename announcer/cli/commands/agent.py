@@ -156,7 +156,7 @@ def agents_to_start(args: argparse.Namespace, settings: Any) -> list[AgentToStar
     names: list[str] = list(getattr(args, "names", None) or [])
     if not hasattr(args, "names"):
         names = [args.name] if getattr(args, "name", None) else []
-    command = [c for c in (args.command or []) if c != "--"]
+    command = list(args.command or [])  # only the first "--" separates; later ones are the agent's
     host = getattr(args, "ssh", None)
     if len(names) == 1 and not command and not _known(names[0], settings) and host is None:
         # "agent my-agent": a program on PATH, started as the agent
@@ -295,7 +295,7 @@ def resolve_agent(
             mode=preset.ask.mode,
         )
     try:
-        command = [c for c in shlex.split(name) if c != "--"]
+        command = shlex.split(name)
     except ValueError as exc:
         return f"announcer: {ACP_SCHEME}{name}: {exc}"
     if command and host is not None:
@@ -325,7 +325,12 @@ def unique_labels(found: list[AgentToStart]) -> list[AgentToStart]:
 
 
 def acp_transports(
-    agents: list[AgentToStart], *, cwd: Path | None, language: str, named: bool
+    agents: list[AgentToStart],
+    *,
+    cwd: Path | None,
+    language: str,
+    named: bool,
+    options: Any = None,
 ) -> list[Any]:
     """One transport per agent. ``named``: several sources, so each goes by its short name."""
     from announcer.transports.acp import AcpTransport
@@ -338,6 +343,9 @@ def acp_transports(
             cwd=str(cwd) if cwd else None,
             language=language,
             env=agent.env,
+            options=options,
+            # the preset's asking settings, set once its session is open (issue 21, item 3)
+            start_settings=agent.start_settings(),
         )
         for agent in agents
     ]
@@ -434,12 +442,18 @@ def run(args: argparse.Namespace) -> int:
         if isinstance(found, MissingAgent):
             say_missing(found, settings, args.ui, language)
         return 2
-    transports = acp_transports(found, cwd=args.cwd, language=language, named=len(found) > 1)
+    from announcer.transports.base import TransportOptions
+
+    options = TransportOptions()  # the agents' drops are counted where :diagnostics reads
+    transports = acp_transports(
+        found, cwd=args.cwd, language=language, named=len(found) > 1, options=options
+    )
     driver = make_driver(settings.backend, settings, ui=args.ui)
     session = LiveSession(
         [],
         settings,
         transports=transports,
+        options=options,
         driver=driver,
         backend_factory=speech_switcher(args.ui, driver),
     )

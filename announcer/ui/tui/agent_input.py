@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import ClassVar, cast
 
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.events import Key
 from textual.widgets import TextArea
 
@@ -129,7 +130,9 @@ class AgentPrompt(TextArea):
         """The agent said its own name (ACP ``initialize``): the box is labelled with it."""
         if agent and agent != self.agent:
             self.agent = agent
-            self.border_title = _("Message to {agent}").format(agent=agent)
+            # Content, not a str: the agent's own name is shown as written, never as markup
+            # (a title of "[@click=app.quit]" must not become a link that quits).
+            self.border_title = Content(_("Message to {agent}").format(agent=agent))
             self.accessible_name = _("Message to {agent}").format(agent=agent)
 
     @property
@@ -279,6 +282,7 @@ class AgentPrompt(TextArea):
                     "@ alone says which one that is and what each is doing."
                 ),
                 _("A slash at the start lists the agent's commands."),
+                _("F4 chooses the agent's mode and model."),
                 _(
                     "A question from the agent opens in its own dialog; "
                     "question mark there says its keys."

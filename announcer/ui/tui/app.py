@@ -46,6 +46,7 @@ from announcer.ui.tui.prompt_view import (
     speakable_duration,
 )
 from announcer.ui.tui.screens import (
+    AgentSettingsScreen,
     DiagnosticsScreen,
     HistoryScreen,
     PromptListScreen,
@@ -232,6 +233,7 @@ class AnnouncerApp(App[None]):
         Binding("f3", "where_am_i", show=False),
         Binding("ctrl+s", "stop_speech", show=False),
         Binding("slash", "agent_commands", show=False),
+        Binding("f4", "agent_settings", show=False),
         Binding("escape", "stop_turn", show=False),
     ]
 
@@ -853,6 +855,15 @@ class AnnouncerApp(App[None]):
             self.say(_("No agent to ask: this source takes no messages."))
             return
         self.say(prompt.commands_text(), interrupt=True)
+
+    def action_agent_settings(self) -> None:
+        """F4: the agent's mode and model, a picker (``:mode``/``:model`` in the plain UI)."""
+        listed = getattr(self.session, "agent_settings", None)
+        rows = listed() if callable(listed) else []
+        if not rows:
+            self.say(_("This agent offers no modes or settings."), interrupt=True)
+            return
+        self.push_screen(AgentSettingsScreen(rows))
 
     def action_stop_turn(self) -> None:
         """Escape on the main screen: stop the agent's turn (as in the message box)."""

@@ -31,7 +31,7 @@ from announcer.engine.answer_guard import (
     confirm_step_text,
     is_high_risk,
 )
-from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.prompts import PendingPrompt, UserAnswer, is_secret
 from announcer.i18n.format import format_number
 from announcer.i18n.numbers import read_number, typing_pattern
 from announcer.ui.tui.accessibility import SteadyInput, WrappingFooter, option_text
@@ -683,9 +683,11 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
             if not text.strip():
                 self.announcer.say(_("The answer is empty. Type something, then press Enter."))
                 return
+            # a secret (x-announcer secret: Codex's isSecret) is never said back
+            said = _("your answer, not read back") if is_secret(self.prompt.event) else text
             self.send(
                 UserAnswer(self.prompt.reply_token, event_id=self.prompt.event_id, response=text),
-                _("Answered: {answer}").format(answer=one_line(text)),
+                _("Answered: {answer}").format(answer=one_line(said)),
             )
             return
         language = current_language()

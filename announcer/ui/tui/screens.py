@@ -132,6 +132,38 @@ class PromptListScreen(ListScreen):
             self.announcer.say(_("This question is no longer open."), Urgency.CRITICAL)
 
 
+class AgentSettingsScreen(ListScreen):
+    """The agent's modes and config options (model, approval...): Enter picks one.
+
+    The change goes to the agent (``session/set_config_option``, else ``set_mode``) and is
+    said from its answer; the current choice of each setting is marked.
+    """
+
+    title_msgid = N_("Agent mode and model")
+
+    def __init__(self, rows: list[tuple[str, str, str, bool]]) -> None:
+        super().__init__()
+        self.choices = rows
+
+    def rows(self) -> list[Option]:
+        return [
+            Option(
+                Content(_("{choice} (now)").format(choice=label) if now else label),
+                id=str(index),
+            )
+            for index, (_setting, _value, label, now) in enumerate(self.choices)
+        ]
+
+    @on(OptionList.OptionSelected)
+    def _pick(self, event: OptionList.OptionSelected) -> None:
+        index = int(event.option.id or 0)
+        setting, value, _label, _now = self.choices[index]
+        self.dismiss(None)
+        change = getattr(self.announcer.session, "change_setting", None)
+        if callable(change):
+            self.app.run_worker(change(setting, value), exclusive=False)
+
+
 class HistoryScreen(ListScreen):
     """Past announcements and prompts with their answers; Enter says one again."""
 

@@ -1,0 +1,466 @@
+"""ACP ``elicitation/create`` (form and URL mode) as a run of AAEP clarifications.
+
+An agent's own question (Claude's AskUserQuestion, Codex's request_user_input, an MCP
+server's elicitation) arrives as one form: a flat JSON Schema object whose properties are
+choices, several choices, booleans, numbers with bounds, or free text. AAEP asks one
+question at a time, so the form is asked field by field; a form of more than one field,
+or with a typed answer, ends with a review ("Send to Claude: ...?") where the user can
+send, answer again, decline or cancel (ACP elicitation: "Clients MUST let users review
+and modify responses before sending them"). Every choice question also offers
+"Decline" and "Cancel", so the user's own refusal reaches the agent as ``decline`` or
+``cancel``, never as an answer announcer made up.
+
+A URL-mode elicitation is read out with its address and host; announcer never opens it
+(ACP elicitation, URL security: no prefetch, no opening without consent). Accept means
+"I will open it myself".
+
+This module is pure: it parses the schema, words the questions and checks the answers.
+:class:`announcer.formats.acp.AcpAdapter` turns what it returns into AAEP events.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from announcer.formats.speakable import clip
+
+#: The most fields one form may hold; more are said as left out (a hostile agent must not
+#: make the user answer for ever).
+MAX_FIELDS = 20
+#: The most options one choice field offers (AAEP allows 32 choices; three are ours).
+MAX_OPTIONS = 29
+
+# Our own choice values: never an agent's ``const`` (those are numbered ``opt-N``).
+DECLINE = "x-announcer:decline"
+CANCEL = "x-announcer:cancel"
+SKIP = "x-announcer:skip"
+SEND = "x-announcer:send"
+AGAIN = "x-announcer:again"
+YES = "x-announcer:yes"
+NO = "x-announcer:no"
+
+FieldKind = Literal["choice", "multi", "boolean", "number", "integer", "text"]
+Translate = Callable[[str], str]
+
+
+def N_(message: str) -> str:
+    """Mark a phrase for the catalogs; it is translated where it is said."""
+    return message
+
+
+@dataclass(slots=True)
+class FormField:
+    """One property of the requested schema."""
+
+    key: str
+    kind: FieldKind
+    title: str
+    description: str = ""
+    required: bool = False
+    options: list[tuple[str, str]] = field(default_factory=list)  # (const, spoken label)
+    minimum: float | None = None
+    maximum: float | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    secret: bool = False  # marked secret (Codex's isSecret): never read back
+
+
+@dataclass(slots=True)
+class Form:
+    """One open elicitation: its fields, the answers so far and where the user is."""
+
+    request_key: str
+    session_id: str
+    message: str
+    fields: list[FormField]
+    tool_call_id: str | None = None
+    url: str | None = None
+    left_out: int = 0
+    index: int = 0
+    reviewing: bool = False
+    answers: dict[str, Any] = field(default_factory=dict)
+    problem: str = ""  # why the last answer was not taken, said before the question again
+    asked: int = 0  # questions asked so far: each gets its own reply token
+    permission: Any = None  # the permission this form picks an "always" option for
+
+    @property
+    def needs_review(self) -> bool:
+        return len(self.fields) > 1 or any(f.kind not in ("choice", "boolean") for f in self.fields)
+
+
+def parse_form(request_key: str, params: dict[str, Any]) -> Form:
+    """The elicitation's params (wire form, camelCase) as a :class:`Form`.
+
+    Anything unreadable becomes a free-text field or is counted as left out: the
+    question is still asked (a malformed question never vanishes in silence).
+    """
+    message = _text(params.get("message"), 2000)
+    session_id = str(params.get("sessionId")) if isinstance(params.get("sessionId"), str) else ""
+    tool_call_id = params.get("toolCallId") if isinstance(params.get("toolCallId"), str) else None
+    if params.get("mode") == "url":
+        url = str(params.get("url")) if isinstance(params.get("url"), str) else ""
+        return Form(request_key, session_id, message, [], tool_call_id, url=url[:2000])
+    schema = params.get("requestedSchema")
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    required_raw = schema.get("required") if isinstance(schema, dict) else None
+    required: set[str] = set()
+    if isinstance(required_raw, list):
+        required = {r for r in required_raw if isinstance(r, str)}
+    fields: list[FormField] = []
+    left_out = 0
+    if isinstance(properties, dict):
+        for key, spec in properties.items():
+            if len(fields) >= MAX_FIELDS:
+                left_out += 1
+                continue
+            spec = spec if isinstance(spec, dict) else {}
+            fields.append(_parse_field(str(key)[:200], spec, key in required))
+    return Form(request_key, session_id, message, fields, tool_call_id, left_out=left_out)
+
+
+def _parse_field(key: str, spec: dict[str, Any], required: bool) -> FormField:
+    title = _text(spec.get("title"), 300) or key.replace("_", " ")
+    description = _text(spec.get("description"), 600)
+    kind = spec.get("type")
+    made = FormField(key, "text", title, description, required)
+    meta = spec.get("_meta")
+    codex = meta.get("codex") if isinstance(meta, dict) else None
+    made.secret = isinstance(codex, dict) and codex.get("isSecret") is True
+    if kind == "boolean":
+        made.kind = "boolean"
+    elif kind in ("number", "integer"):
+        made.kind = "integer" if kind == "integer" else "number"
+        made.minimum = _number(spec.get("minimum"))
+        made.maximum = _number(spec.get("maximum"))
+    elif kind == "array":
+        items = spec.get("items") if isinstance(spec.get("items"), dict) else {}
+        assert isinstance(items, dict)
+        made.options = _options(items.get("anyOf"), items.get("enum"))
+        made.kind = "multi" if made.options else "text"
+    elif kind == "string" or kind is None:
+        made.options = _options(spec.get("oneOf"), spec.get("enum"))
+        if made.options:
+            made.kind = "choice"
+        else:
+            made.min_length = _length(spec.get("minLength"))
+            made.max_length = _length(spec.get("maxLength"))
+    return made
+
+
+def _options(titled: object, plain: object) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    if isinstance(titled, list):
+        for option in titled:
+            if isinstance(option, dict) and isinstance(option.get("const"), str):
+                label = _text(option.get("title"), 300) or _text(option["const"], 300)
+                description = _text(option.get("description"), 600)
+                found.append((option["const"], f"{label}: {description}" if description else label))
+    elif isinstance(plain, list):
+        found = [(v, _text(v, 300) or v) for v in plain if isinstance(v, str)]
+    unique = list(dict.fromkeys((const, label) for const, label in found if const))
+    return unique[:MAX_OPTIONS]
+
+
+def _text(value: object, limit: int) -> str:
+    return clip(value, limit) if isinstance(value, str) else ""
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _length(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def spoken_number(value: float) -> str:
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+# -- questions ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One AAEP clarification to ask: its words, choices and the kinds of answer it takes."""
+
+    text: str
+    terse: str
+    choices: list[tuple[str, str]]
+    kinds: list[str]
+    secret: bool = False  # the answer is not read back ("Sent: ...")
+
+
+def next_question(form: Form, agent: str, t: Translate) -> Question:
+    """The question the user answers next: a field, the review, or the URL consent."""
+    if form.url is not None:
+        return _url_question(form, agent, t)
+    if form.reviewing:
+        return _review_question(form, agent, t)
+    return _field_question(form, form.fields[form.index], agent, t)
+
+
+def _lead(form: Form, agent: str, t: Translate) -> str:
+    parts = [t(N_("{agent} asks: {message}")).format(agent=agent, message=form.message or "…")]
+    if form.left_out:
+        parts.append(
+            t(N_("It asked for {count} more answers, which are left empty.")).format(
+                count=form.left_out
+            )
+        )
+    return " ".join(_sentence(p) for p in parts)
+
+
+def _field_question(form: Form, item: FormField, agent: str, t: Translate) -> Question:
+    parts: list[str] = []
+    if form.problem:
+        parts.append(form.problem)
+    if form.index == 0 and not form.problem:
+        parts.append(_lead(form, agent, t))
+    if len(form.fields) > 1:
+        parts.append(
+            t(N_("Question {number} of {total}: {title}")).format(
+                number=form.index + 1, total=len(form.fields), title=item.title
+            )
+        )
+    elif item.title.lower() not in form.message.lower():
+        parts.append(item.title)
+    if item.description:
+        parts.append(item.description)
+    refusals = [(DECLINE, t(N_("Decline to answer"))), (CANCEL, t(N_("Cancel the question")))]
+    skip = [] if item.required else [(SKIP, t(N_("Leave it empty")))]
+    choices: list[tuple[str, str]] = []
+    kinds = ["multiple_choice"]
+    if item.kind == "choice":
+        choices = [(f"opt-{i}", label) for i, (_, label) in enumerate(item.options)]
+    elif item.kind == "boolean":
+        choices = [(YES, t(N_("Yes"))), (NO, t(N_("No")))]
+    elif item.kind == "multi":
+        listed = "; ".join(f"{i}: {label}" for i, (_, label) in enumerate(item.options, 1))
+        parts.append(
+            t(N_("Choose one or more by number, separated by spaces: {choices}.")).format(
+                choices=listed
+            )
+        )
+        kinds, refusals, skip = ["freetext"], [], []
+    elif item.kind in ("number", "integer"):
+        parts.append(range_hint(item, t))
+        kinds, refusals, skip = ["numeric"], [], []
+    else:
+        kinds = ["freetext", "multiple_choice"]
+    if not item.required and item.kind in ("multi", "number", "integer"):
+        parts.append(t(N_("Optional: the review lets you leave it empty.")))
+    text = " ".join(_sentence(p) for p in parts if p)
+    return Question(
+        text, _sentence(item.title), choices + skip + refusals, kinds, secret=item.secret
+    )
+
+
+def range_hint(item: FormField, t: Translate) -> str:
+    low, high = item.minimum, item.maximum
+    if low is not None and high is not None:
+        said = t(N_("A number from {low} to {high}.")).format(
+            low=spoken_number(low), high=spoken_number(high)
+        )
+    elif low is not None:
+        said = t(N_("A number of at least {low}.")).format(low=spoken_number(low))
+    elif high is not None:
+        said = t(N_("A number of at most {high}.")).format(high=spoken_number(high))
+    else:
+        said = t(N_("Type a number."))
+    if item.kind == "integer":
+        said += " " + t(N_("Whole numbers only."))
+    return said
+
+
+def _review_question(form: Form, agent: str, t: Translate) -> Question:
+    said = []
+    for item in form.fields:
+        value = form.answers.get(item.key)
+        said.append(f"{item.title}: {spoken_value(item, value, t)}")
+    text = t(N_("Send to {agent}: {answers}?")).format(agent=agent, answers="; ".join(said))
+    again = [(AGAIN, t(N_("Answer again")))]
+    if not form.fields:  # the agent asked for nothing to be filled in: its words, then send
+        text, again = _lead(form, agent, t), []
+    choices = [
+        (SEND, t(N_("Send these answers"))),
+        *again,
+        (DECLINE, t(N_("Decline to answer"))),
+        (CANCEL, t(N_("Cancel the question"))),
+    ]
+    return Question(text, t(N_("Send these answers?")), choices, ["multiple_choice"])
+
+
+def spoken_value(item: FormField, value: object, t: Translate) -> str:
+    if value is None:
+        return t(N_("left empty"))
+    if item.secret:
+        return t(N_("given, not read back"))
+    labels = dict(item.options)
+    if isinstance(value, bool):
+        return t(N_("Yes")) if value else t(N_("No"))
+    if isinstance(value, list):
+        return ", ".join(labels.get(str(v), str(v)).split(": ")[0] for v in value)
+    if isinstance(value, float | int):
+        return spoken_number(float(value))
+    if item.kind == "choice":
+        return labels.get(str(value), str(value)).split(": ")[0]
+    return clip(str(value), 300)
+
+
+def _url_question(form: Form, agent: str, t: Translate) -> Question:
+    url = form.url or ""
+    host = urlsplit(url).hostname or "?"
+    parts = [
+        t(N_("{agent} asks you to open an address in your own browser: {url}")).format(
+            agent=agent, url=url or "?"
+        ),
+        t(N_("The address is on {host}. announcer does not open it.")).format(host=host),
+    ]
+    if _suspicious_host(host):
+        parts.append(t(N_("Careful: the host name uses unusual characters.")))
+    if form.message:
+        parts.append(form.message)
+    choices = [
+        ("x-announcer:open", t(N_("I will open it myself"))),
+        (DECLINE, t(N_("Decline to answer"))),
+        (CANCEL, t(N_("Cancel the question"))),
+    ]
+    text = " ".join(_sentence(p) for p in parts)
+    return Question(text, _sentence(host), choices, ["multiple_choice"])
+
+
+def _suspicious_host(host: str) -> bool:
+    labels = host.split(".")
+    return any(label.startswith("xn--") for label in labels) or any(
+        ord(ch) > 127 or unicodedata.category(ch).startswith("C") for ch in host
+    )
+
+
+# -- answers ---------------------------------------------------------------------------
+
+
+def take_answer(form: Form, response: object, t: Translate) -> dict[str, Any] | None:
+    """Apply the user's reply; the ACP response once the form is done, else None.
+
+    None means: ask :func:`next_question` again (the next field, the review, or the
+    same field with ``form.problem`` saying why the answer was not taken).
+    """
+    form.problem = ""
+    if response == DECLINE:
+        return {"action": "decline"}
+    if response == CANCEL:
+        return {"action": "cancel"}
+    if form.url is not None:
+        return {"action": "accept"} if response == "x-announcer:open" else None
+    if form.reviewing:
+        if response == SEND:
+            content = {k: v for k, v in form.answers.items() if v is not None}
+            return {"action": "accept", "content": content}
+        if response == AGAIN:
+            form.reviewing, form.index = False, 0
+        return None
+    item = form.fields[form.index]
+    value, problem = _value(item, response, t)
+    if problem:
+        form.problem = problem
+        return None
+    form.answers[item.key] = value
+    form.index += 1
+    if form.index < len(form.fields):
+        return None
+    if form.needs_review:
+        form.reviewing = True
+        return None
+    content = {k: v for k, v in form.answers.items() if v is not None}
+    return {"action": "accept", "content": content}
+
+
+def _value(item: FormField, response: object, t: Translate) -> tuple[Any, str]:
+    if response == SKIP and not item.required:
+        return None, ""
+    if item.kind == "choice":
+        index = _option_index(response, len(item.options))
+        if index is None:
+            return None, t(N_("Please pick one of the choices."))
+        return item.options[index][0], ""
+    if item.kind == "boolean":
+        if response in (YES, NO, True, False):
+            return response in (YES, True), ""
+        return None, t(N_("Please pick one of the choices."))
+    if item.kind == "multi":
+        picked: list[str] = []
+        for word in str(response).replace(",", " ").split():
+            if not word.isdigit() or not 1 <= int(word) <= len(item.options):
+                return None, t(N_("Please type the numbers of your choices, like 1 3."))
+            const = item.options[int(word) - 1][0]
+            if const not in picked:
+                picked.append(const)
+        if not picked:
+            return None, t(N_("Please type the numbers of your choices, like 1 3."))
+        return picked, ""
+    if item.kind in ("number", "integer"):
+        return _number_value(item, response, t)
+    text = str(response) if isinstance(response, str) else ""
+    if not text.strip():
+        return None, t(N_("The answer is empty."))
+    if item.max_length is not None and len(text) > item.max_length:
+        return None, t(N_("The answer may have at most {count} characters.")).format(
+            count=item.max_length
+        )
+    if item.min_length is not None and len(text) < item.min_length:
+        return None, t(N_("The answer needs at least {count} characters.")).format(
+            count=item.min_length
+        )
+    return text, ""
+
+
+def _option_index(response: object, count: int) -> int | None:
+    if isinstance(response, str) and response.startswith("opt-"):
+        number = response[4:]
+        if number.isdigit() and int(number) < count:
+            return int(number)
+    return None
+
+
+def _number_value(item: FormField, response: object, t: Translate) -> tuple[Any, str]:
+    if isinstance(response, bool) or not isinstance(response, int | float):
+        return None, range_hint(item, t)
+    number = float(response)
+    if not math.isfinite(number):
+        return None, range_hint(item, t)
+    if item.kind == "integer" and not number.is_integer():
+        return None, range_hint(item, t)
+    if (item.minimum is not None and number < item.minimum) or (
+        item.maximum is not None and number > item.maximum
+    ):
+        return None, t(N_("{number} is out of range.")).format(
+            number=spoken_number(number)
+        ) + " " + range_hint(item, t)
+    return (int(number) if item.kind == "integer" else response), ""
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    if text and text[-1] not in ".!?…:":
+        text += "."
+    return text[:1].upper() + text[1:]
+
+
+__all__ = [
+    "CANCEL",
+    "DECLINE",
+    "Form",
+    "FormField",
+    "Question",
+    "next_question",
+    "parse_form",
+    "take_answer",
+]

@@ -1,0 +1,290 @@
+"""What the user hears from real adapters' messages (issue 21, items 3, 4 and 7), sans-I/O.
+
+The wire forms are those claude-agent-acp 0.101 and codex-acp 2.6 send: a delete as a
+diff whose text is all gone, the reviewer's "Guardian Review" call, session notices, a
+failed command with its exit code, a reject followed by the adapter's "cancelled" turn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from announcer.engine.prompts import UserAnswer
+from announcer.engine.replies import ReplyReady
+from tests.acp_frontend.sdk_agent import SETTINGS
+from tests.acp_frontend.test_acp_mapping import CWD, OPTIONS, Heard, update
+
+
+def confirmation(heard: Heard) -> dict[str, Any]:
+    return [e for e in heard.events if e["type"] == "aaep:agent.awaiting.confirmation"][-1]
+
+
+def ask(heard: Heard, call: dict[str, Any], **params: Any) -> dict[str, Any]:
+    out = heard.adapter.permission_requested(
+        "k1", {"sessionId": "s1", "toolCall": call, "options": OPTIONS, **params}, heard.now
+    )
+    heard.take(out)
+    return confirmation(heard)
+
+
+def test_a_delete_is_said_as_a_delete_high_risk_and_irreversible() -> None:
+    heard = Heard()
+    heard.open()
+    diff = {"type": "diff", "path": f"{CWD}/old_notes.txt", "oldText": "note\n", "newText": "",
+            "_meta": {"kind": "delete"}}  # fmt: skip
+    heard.send(update("tool_call", toolCallId="p1", title="Edit files", kind="edit",
+                      status="pending", content=[diff]))  # fmt: skip
+    event = ask(heard, {"toolCallId": "p1", "title": "Edit files", "kind": "edit"})
+    assert event["risk_level"] == "high"
+    assert event["irreversible"] is True
+    assert event["consequence"] == "It deletes old_notes.txt; this cannot be undone."
+    heard.send(update("tool_call_update", toolCallId="p1", status="completed", content=[diff]))
+    assert "Deletes old_notes.txt." in heard.said()
+    assert "changes" not in heard.said()
+
+
+def test_a_reject_is_the_users_own_never_a_failure_or_a_cancel() -> None:
+    heard = Heard()
+    heard.open()
+    heard.engine.set_subscription("acp", "sub_test1")
+    event = ask(heard, {"toolCallId": "c1", "title": "rm notes.txt", "kind": "execute"})
+    outcome = heard.engine.answer(UserAnswer(event["reply_token"], decision="reject"), heard.now)
+    assert isinstance(outcome, ReplyReady)
+    assert heard.adapter.answer(event["reply_token"], "reject") == "no"
+    heard.take(heard.adapter.answer_said(heard.now))
+    heard.send(update("tool_call_update", toolCallId="c1", status="failed",
+                      content=[{"type": "content", "content": {"type": "text",
+                               "text": "The user doesn't want to proceed"}}]))  # fmt: skip
+    heard.take(heard.adapter.turn_ended("s1", "cancelled", heard.now))
+    said = heard.said()
+    assert "You rejected: rm notes.txt." in said
+    assert "Claude Code stopped the turn after you rejected: rm notes.txt" in said
+    assert "failed" not in said.lower()
+    assert "you cancelled it" not in said
+
+
+def test_after_a_cancel_an_unreported_call_may_still_be_running() -> None:
+    heard = Heard()
+    heard.open()
+    heard.send(update("tool_call", toolCallId="s31", title="sleep 31", kind="execute",
+                      status="in_progress"))  # fmt: skip
+    heard.adapter.turn_cancelled("s1")
+    heard.take(heard.adapter.turn_ended("s1", "cancelled", heard.now))
+    said = heard.said()
+    assert "Sleep 31 may still be running" in said  # the point first: a cut keeps it
+    assert "ended with the turn" not in said
+    assert "you cancelled it" in said
+
+
+def test_a_failed_command_says_its_exit_code_and_first_error_line() -> None:
+    heard = Heard()
+    heard.open()
+    heard.send(update("tool_call", toolCallId="b1", title="npm run build", kind="execute",
+                      status="in_progress"))  # fmt: skip
+    heard.send(update("tool_call_update", toolCallId="b1", status="failed",
+                      rawOutput={"exitCode": 2, "stderr": "\nerror TS2304: Cannot find name 'x'.\n"
+                                 "at src/app.ts:3"}))  # fmt: skip
+    assert "Exit code 2: error TS2304: Cannot find name 'x'." in heard.said()
+
+
+def test_the_agents_reason_is_part_of_the_question() -> None:
+    heard = Heard()
+    heard.open()
+    event = ask(
+        heard,
+        {"toolCallId": "n1", "title": "curl https://pypi.org", "kind": "fetch",
+         "_meta": {"justification": "Checks the newest version of httpx"}},
+    )  # fmt: skip
+    assert "Its reason: Checks the newest version of httpx" in event["consequence"]
+    v2 = ask(heard, {"toolCallId": "n2", "title": "ls", "kind": "read"},
+             description="Reason: Lists the folder")  # fmt: skip
+    assert "Its reason: Lists the folder" in v2["consequence"]
+
+
+def test_titles_are_relative_to_the_working_folder() -> None:
+    heard = Heard()
+    heard.open()
+    heard.send(update("tool_call", toolCallId="r1", title=f"Read {CWD}/src/app.py", kind="read",
+                      status="in_progress"))  # fmt: skip
+    heard.take(heard.adapter.flush_running(heard.now + 1))  # no question came: it is said
+    assert "Read src/app.py." in heard.said()
+    assert CWD not in heard.said()
+
+
+def test_an_agent_that_dies_stopped_unexpectedly() -> None:
+    heard = Heard()
+    heard.open()
+    heard.take(heard.adapter.session_failed(None, "its process ended with status -9", heard.now))
+    assert "Claude Code stopped unexpectedly: its process ended with status -9" in heard.said()
+
+
+def test_settings_are_said_on_start_and_each_change_once() -> None:
+    heard = Heard()
+    heard.open()
+    heard.take(
+        heard.adapter.settings_known("s1", SETTINGS["modes"], SETTINGS["configOptions"], 0.0)
+    )
+    assert "Model: GPT-5. Approval: Auto review." in heard.said()
+    changed = [dict(o) for o in SETTINGS["configOptions"]]
+    changed[1] = {**changed[1], "currentValue": "ask"}
+    heard.send(update("config_option_update", configOptions=changed))
+    heard.send(update("config_option_update", configOptions=changed))  # no change: not said
+    assert heard.said().count("Approval is now Ask before edits.") == 1
+    assert heard.adapter.setting_plan("s1", "mode", "auto review") == ("config", "approval", "auto")
+    assert heard.adapter.setting_plan("s1", "model", "GPT-5 MINI") == (
+        "config", "model", "gpt-5-mini",
+    )  # fmt: skip
+    assert heard.adapter.setting_plan("s1", "model", "") == (
+        "Model: GPT-5. Choices: GPT-5, GPT-5 mini."
+    )
+
+
+def test_the_reviewer_decides_in_its_own_name() -> None:
+    heard = Heard()
+    heard.open()
+    for call, status, verdict in (("g1", "completed", "Approved"), ("g2", "failed", "Denied")):
+        text = f"Status: {verdict}\nAction: shell rm {call}.txt\nRationale: tidy"
+        heard.send(update("tool_call", toolCallId=f"guardian_assessment:{call}",
+                          title="Guardian Review", kind="think", status="in_progress"))  # fmt: skip
+        heard.send(update("tool_call_update", toolCallId=f"guardian_assessment:{call}",
+                          status=status, content=[{"type": "content",
+                          "content": {"type": "text", "text": text}}]))  # fmt: skip
+    said = heard.said()
+    assert "Claude Code's reviewer allowed: rm g1.txt." in said
+    assert "Claude Code's reviewer denied: rm g2.txt." in said
+    assert "Guardian Review" not in said
+
+
+def test_notices_are_said_by_severity() -> None:
+    heard = Heard()
+    heard.open()
+    for severity in ("error", "warning", "info"):
+        heard.send(update("notice", severity=severity, title=f"{severity} title"))
+    said = heard.said()
+    assert "Error from Claude Code: Error title." in said
+    assert "Warning from Claude Code: Warning title." in said
+    errors = [e for e in heard.events if "Error from" in str(e.get("summary_normal"))]
+    assert errors[0]["urgency"] == "critical"
+
+
+def test_a_login_is_named_from_the_agents_auth_methods() -> None:
+    heard = Heard()
+    methods = [{"id": "a", "name": "Claude Subscription", "type": "terminal",
+                "args": ["--cli", "auth", "login"]}]  # fmt: skip
+    said = heard.adapter.login_hint(methods, ["claude-agent-acp"])
+    assert said == (
+        "Claude Code needs you to log in: for Claude Subscription, run in a terminal: "
+        "claude-agent-acp --cli auth login."
+    )
+
+
+def test_a_titled_call_is_not_said_before_its_question_when_silent_updates_come_between() -> None:
+    heard = Heard()
+    heard.open()
+    heard.send(update("tool_call", toolCallId="t9", title="rm -rf build", kind="execute",
+                      status="pending"))  # fmt: skip
+    heard.send(update("usage_update", used=10, size=100))  # seen with claude-agent-acp 0.101
+    heard.send(update("available_commands_update", availableCommands=[]))
+    ask(heard, {"toolCallId": "t9", "title": "rm -rf build", "kind": "execute"})
+    types = [e["type"] for e in heard.events]
+    assert "aaep:agent.tool.invoked" not in types  # announced once, as the question
+
+
+def test_paths_are_relative_even_when_an_update_came_before_the_session_was_opened() -> None:
+    heard = Heard()
+    heard.send(update("available_commands_update", availableCommands=[]))  # before session/new
+    heard.take(heard.adapter.session_opened("s1", CWD, heard.now))
+    heard.take(heard.adapter.prompt_sent("s1", heard.now))
+    event = ask(heard, {"toolCallId": "p2", "title": "Edit", "kind": "edit",
+                        "locations": [{"path": f"{CWD}/build"}]})  # fmt: skip
+    assert "It touches build." in event["consequence"]
+    assert CWD not in event["consequence"]
+
+
+def test_a_mode_that_is_also_a_config_option_is_said_once() -> None:
+    heard = Heard()
+    heard.open()
+    heard.take(
+        heard.adapter.settings_known("s1", SETTINGS["modes"], SETTINGS["configOptions"], 0.0)
+    )
+    changed = [dict(o) for o in SETTINGS["configOptions"]]
+    changed[1] = {**changed[1], "currentValue": "ask"}
+    heard.send(update("current_mode_update", currentModeId="ask"))
+    heard.send(update("config_option_update", configOptions=changed))
+    said = heard.said()
+    assert said.count("Ask before edits") == 1
+
+
+def test_a_plan_sent_before_its_approval_is_read_in_the_question() -> None:
+    heard = Heard()
+    heard.open()
+    plan = "## Fix login\n\n1. Read auth.py\n2. Fix the token check\n"
+    heard.send(update("tool_call", toolCallId="x1", title="Approve Plan", kind="switch_mode",
+                      status="pending", rawInput={}))  # fmt: skip
+    heard.send(update("tool_call_update", toolCallId="x1", rawInput={"plan": plan}))
+    options = [
+        {"optionId": "d", "name": "Yes, manually approve edits", "kind": "allow_once"},
+        {"optionId": "a", "name": "Yes, and use auto mode", "kind": "allow_always"},
+        {"optionId": "b", "name": "Yes, and bypass permissions", "kind": "allow_always"},
+        {"optionId": "r", "name": "No, keep planning", "kind": "reject_once"},
+    ]
+    out = heard.adapter.permission_requested("k9", {"sessionId": "s1", "options": options,
+        "toolCall": {"toolCallId": "x1", "title": "Approve Plan", "kind": "switch_mode"}},
+        heard.now)  # fmt: skip
+    heard.take(out)
+    event = confirmation(heard)
+    assert event["consequence"].startswith(
+        "The plan has 2 steps: 1. Read auth.py. 2. Fix the token check."
+    )
+    assert (
+        "Accept: Yes, manually approve edits; Reject: No, keep planning;" in (event["consequence"])
+    )
+    assert heard.adapter.always_choices(event["reply_token"]) == [
+        ("a", "Yes, and use auto mode"), ("b", "Yes, and bypass permissions"),
+    ]  # fmt: skip
+
+
+def test_the_whole_plan_is_in_the_questions_detailed_summary() -> None:
+    heard = Heard(verbosity="detailed")
+    heard.open()
+    steps = "\n".join(f"{i}. Step number {i}" for i in range(1, 13))
+    out = heard.adapter.permission_requested("k8", {"sessionId": "s1", "options": OPTIONS,
+        "toolCall": {"toolCallId": "x2", "title": "Approve Plan", "kind": "switch_mode",
+                     "rawInput": {"plan": steps}}}, heard.now)  # fmt: skip
+    heard.take(out)
+    event = confirmation(heard)
+    assert "8. Step number 8. …" in event["consequence"]  # by steps: the first eight
+    assert "12. Step number 12" in event["summary_detailed"]  # whole, for the detailed reading
+
+
+def test_a_running_call_the_agent_then_asks_about_is_announced_once_as_the_question() -> None:
+    """codex-acp 2.6 starts a command (in_progress), then asks for its approval."""
+    heard = Heard()
+    heard.open()
+    started = heard.now
+    heard.send(update("tool_call", toolCallId="e1", title="rm -rf build", kind="execute",
+                      status="in_progress"))  # fmt: skip
+    assert heard.adapter.running_due()
+    assert heard.adapter.flush_running(started + 0.1).events == []  # still quiet
+    ask(heard, {"toolCallId": "e1", "title": "rm -rf build", "kind": "execute"})
+    heard.take(heard.adapter.flush_running(heard.now + 5))
+    types = [e["type"] for e in heard.events]
+    assert "aaep:agent.tool.invoked" not in types
+    assert not heard.adapter.running_due()
+
+
+def test_a_command_the_reviewer_denied_is_not_said_again_as_a_failure() -> None:
+    heard = Heard()
+    heard.open()
+    heard.send(update("tool_call", toolCallId="c7", title="rm -rf build", kind="execute",
+                      status="in_progress"))  # fmt: skip
+    text = "Status: Denied\nAction: shell /bin/bash -lc 'rm -rf build'"
+    heard.send(update("tool_call", toolCallId="guardian_assessment:7", title="Guardian Review",
+                      kind="think", status="in_progress"))  # fmt: skip
+    verdict = [{"type": "content", "content": {"type": "text", "text": text}}]
+    heard.send(update("tool_call_update", toolCallId="guardian_assessment:7", status="failed",
+                      content=verdict))  # fmt: skip
+    heard.send(update("tool_call_update", toolCallId="c7", status="failed"))
+    said = heard.said()
+    assert "Claude Code's reviewer denied: /bin/bash -lc 'rm -rf build'." in said
+    assert "failed" not in said.lower()

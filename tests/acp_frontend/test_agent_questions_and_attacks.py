@@ -1,0 +1,178 @@
+"""``announcer agent`` over pipes: the agent's own questions, and a hostile agent.
+
+The plain UI on pipes, real agent processes: tests/acp_frontend/sdk_agent.py asks its
+own questions (``elicitation/create``) and logs the response it receives;
+tests/acp_frontend/hostile_agent.py sends what a broken or malicious agent may send.
+What the user hears is the jsonl record; what the agent receives is its log.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.acp_frontend.test_agent_command import AgentRun
+
+HOSTILE = ["-m", "tests.acp_frontend.hostile_agent"]
+
+
+@pytest.fixture
+def run(tmp_path: Path):  # type: ignore[no-untyped-def]
+    started: list[AgentRun] = []
+
+    def start() -> AgentRun:
+        agent = AgentRun(tmp_path)
+        started.append(agent)
+        agent.wait_for("Scripted Agent is ready.")
+        return agent
+
+    yield start
+    for agent in started:
+        if agent.proc.poll() is None:
+            agent.proc.kill()
+            agent.proc.wait(timeout=10)
+
+
+def received(agent: AgentRun) -> list[dict[str, object]]:
+    """What the agent logged it received (it writes once its request is answered)."""
+    path = agent.folder / "elicitation.txt"
+    deadline = time.monotonic() + 30
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_claudes_question_is_asked_reviewed_and_the_answer_reaches_the_agent(run) -> None:  # type: ignore[no-untyped-def]
+    agent = run()
+    agent.type("elicit claude")
+    agent.wait_for("Choose a number from 1 to 5: Scripted Agent asks: Which database")
+    agent.answer("2")
+    agent.wait_for("Sent: Postgres: A server.")  # the words picked, not a value
+    agent.wait_for("or type your own answer: Question 2 of 2: Other.")
+    agent.answer("needs WAL mode")
+    agent.wait_for("Send to Scripted Agent: Database: Postgres; Other: needs WAL mode?")
+    agent.answer("1")
+    agent.wait_for("Thank you for answering.")
+    assert received(agent) == [
+        {
+            "action": "accept",
+            "content": {"question_0": "Postgres", "question_0_custom": "needs WAL mode"},
+        }
+    ]
+    assert agent.quit() == 0
+    heard = " ".join(agent.heard())
+    assert "Scripted Agent asks: Which database should the app use?" in heard
+    assert "AskUserQuestion" not in heard  # the tool is announced once, as the question
+    assert "failed" not in heard
+
+
+def test_decline_reaches_the_agent_and_nothing_is_answered_for_the_user(run) -> None:  # type: ignore[no-untyped-def]
+    agent = run()
+    agent.type("elicit codex")
+    agent.wait_for("Choose a number from 1 to 5:")
+    agent.answer("4")  # Decline to answer
+    agent.wait_for("Thank you for answering.")
+    assert received(agent) == [{"action": "decline"}]
+    assert agent.quit() == 0
+
+
+def test_cancelling_the_turn_answers_the_open_question_cancel(run) -> None:  # type: ignore[no-untyped-def]
+    agent = run()
+    agent.type("elicit number")
+    agent.wait_for("Type a number:")
+    agent.type(":cancel")
+    agent.wait_for("You stopped the turn, so the question was withdrawn.")
+    assert received(agent) == [{"action": "cancel"}]
+    assert agent.quit() == 0
+
+
+def test_a_number_out_of_range_is_asked_again_never_sent(run) -> None:  # type: ignore[no-untyped-def]
+    agent = run()
+    agent.type("elicit number")
+    agent.wait_for("Type a number:")
+    agent.answer("9")
+    agent.wait_for("9 is out of range. A number from 1 to 5.")
+    agent.answer("3")
+    agent.wait_for("Choose a number from 1 to 4")  # Verbose logs: yes, no, decline, cancel
+    agent.answer("1")
+    agent.wait_for("Send to Scripted Agent: Retries: 3; Verbose logs: Yes?")
+    agent.answer("1")
+    agent.wait_for("Thank you for answering.")
+    assert received(agent) == [{"action": "accept", "content": {"retries": 3, "verbose": True}}]
+    assert agent.quit() == 0
+
+
+def test_a_plan_approval_reads_the_plan_names_each_option_and_asks_which_always(run) -> None:  # type: ignore[no-untyped-def]
+    agent = run()
+    agent.type("exitplan")
+    agent.wait_for("Accept or reject: Scripted Agent wants to run: Ready to code?")
+    heard = " ".join(agent.heard())
+    assert "The plan has 3 steps: 1. Read auth.py. 2. Fix the token check. 3. Run the tests." in (
+        heard
+    )
+    assert "Accept: Yes, manually approve edits; Reject: No, keep planning;" in heard
+    assert "Always: Yes, clear context and use auto mode or Yes, and use auto mode" in heard
+    agent.answer("always")
+    agent.wait_for("Type c then Enter to confirm")  # an always answer takes two keys
+    agent.type("c")
+    agent.wait_for("Choose a number from 1 to 4:")  # several always options: which one?
+    agent.answer("2")
+    agent.wait_for("Plan answered.")
+    assert (agent.folder / "choices.txt").read_text().split() == ["auto"]  # never the first
+    assert agent.quit() == 0
+
+
+def test_a_secret_answer_reaches_the_agent_and_is_never_said(run) -> None:  # type: ignore[no-untyped-def]
+    agent = run()
+    agent.type("elicit secret")
+    agent.wait_for("or type your own answer:")
+    agent.answer("hunter2-secret")
+    agent.wait_for("Sent: your answer, not read back.")
+    agent.wait_for("Deploy token: given, not read back?")
+    agent.answer("1")
+    agent.wait_for("Thank you for answering.")
+    assert received(agent) == [{"action": "accept", "content": {"token": "hunter2-secret"}}]
+    assert agent.quit() == 0
+    assert "hunter2" not in " ".join(agent.heard())
+    assert not any("hunter2" in line for line in agent.seen)
+
+
+def test_a_hostile_agent_cannot_crash_flood_or_fool_announcer(tmp_path: Path) -> None:
+    agent = AgentRun(tmp_path, agent=[sys.executable, *HOSTILE])
+    title = "[@click=app.quit]Evil[/] [b]bold[/b]"
+    agent.wait_for(f"{title} is ready.")  # its name is shown as written
+    agent.type("go")
+    agent.wait_for("Still here.")  # alive after every bad line, the giant one, the flood
+    agent.wait_for(f"{title} finished the turn.")
+    log = tmp_path / "work" / "hostile.jsonl"
+    for _ in range(600):  # the late question comes 0.3 s after the turn's end
+        if log.exists() and len(log.read_text().splitlines()) >= 2:
+            break
+        time.sleep(0.1)
+    answers = {a["id"]: a for a in map(json.loads, log.read_text().splitlines())}
+    # a request about a session announcer never opened is refused at once
+    assert answers[900]["error"]["code"] == -32602
+    # a question after the turn ended is answered cancelled, never shown or accepted
+    assert answers[901]["result"] == {"outcome": {"outcome": "cancelled"}}
+    agent.type(":diagnostics")
+    agent.wait_for("a session announcer never opened; skipped: 501")
+    agent.wait_for("ACP permission request after its turn ended; cancelled: 1")
+    printed = "\n".join(agent.seen)
+    assert "a line that is not JSON; skipped: 2" in printed
+    assert "JSON that is not an object; skipped: 2" in printed
+    assert "a line longer than 16777216 bytes; skipped: 1" in printed
+    assert "a session/update without an update kind; skipped: 1" in printed
+    assert "a message the SDK could not read (ValidationError); skipped: 1" in printed
+    assert "a notification a client does not take; skipped: 1" in printed
+    assert agent.quit() == 0
+    assert agent.proc.stderr is not None
+    errors = agent.proc.stderr.read()
+    assert "Traceback" not in errors
+    heard = " ".join(agent.heard())
+    assert "ghost" not in heard
+    assert "touch late.txt" not in heard
+    assert heard.count("is ready.") == 1  # no session opened for the 500 ghosts
