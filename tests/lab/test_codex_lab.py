@@ -30,9 +30,12 @@ def heard(lab: Lab, scenario: str, verbosity: str = "normal") -> list[str]:
 
 
 def test_one_command_is_unwrapped_and_the_end_is_said_once(lab: Lab):
-    assert heard(lab, "one-tool") == [
+    said = heard(lab, "one-tool")
+    # Status lines fit the time at normal verbosity (issue 20 item 2): the warning is cut
+    # at a sentence end.
+    assert said[1] in (WARNING, "Codex warning: Model metadata for gpt-lab-model not found.…")
+    assert said[:1] + said[2:] == [
         "Codex started.",
-        WARNING,
         "Codex is working.",
         "Running shell: echo hello.",
         "Shell finished.",

@@ -1,4 +1,4 @@
-"""Issue 20 with a real agent: claude-code-acp (from npm, offline against the lab's fake
+"""Issue 20 with a real agent: claude-agent-acp (from npm, offline against the lab's fake
 model) streams a long markdown answer through ``announcer agent --speech paced``; every
 sentence of it is in the jsonl speech record, in order, at the pace of a voice.
 """
@@ -40,7 +40,7 @@ def test_a_real_agents_long_answer_is_heard_whole_at_pace(
         "paced",
         "--pace",
         "600",
-        agent=[str(acp_adapter(clis, "claude-code-acp"))],
+        agent=[str(acp_adapter(clis, "claude-agent-acp"))],
         env=env,
     )
     records: list[dict[str, object]] = []
