@@ -270,23 +270,17 @@ def speech_backend(
     ``notices``: where ``auto`` under the Textual UI says which output speaks (the app
     listens to it); a new one is made when None.
     """
-    from announcer.speech.auto import FallbackBackend, HeldNotices, notify_stderr
+    from announcer.speech.auto import HeldNotices, notify_stderr
     from announcer.speech.backends import backend_from_spec
-    from announcer.speech.registry import backend_factory, catalog_gettext, split_speech_spec
+    from announcer.speech.registry import printed_fallback_backend, split_speech_spec
 
     name, _ = split_speech_spec(spec)
     if name == "auto" and ui in ("plain", "tui"):
         # The UI already shows every line; a text "voice" would print it twice (or,
         # under Textual, raw beneath the app). When every voice has failed, the lines
         # on screen are all that is left.
-        from announcer.speech.text import PrintedBackend
-
-        order = ["screenreader", "speechd", "pyttsx3"]
-        return FallbackBackend(
-            [(n, backend_factory(n, settings, speechd_autospawn=False)) for n in order]
-            + [("printed", PrintedBackend)],
-            notify=(notices or HeldNotices()) if ui == "tui" else notify_stderr,
-            translate=catalog_gettext(settings),
+        return printed_fallback_backend(
+            settings, notify=(notices or HeldNotices()) if ui == "tui" else notify_stderr
         )
     if name == "text" and ui == "tui":
         # Text lines written beneath the Textual app would land inside its screen;
