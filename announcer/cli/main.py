@@ -13,6 +13,7 @@ explanation and exit with status 1.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -110,5 +111,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:
-        print(f"announcer: {type(exc).__name__}: {exc}", file=sys.stderr)
+        with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
+            print(f"announcer: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+    finally:
+        end_started_agents()
+
+
+def end_started_agents() -> None:
+    """Nothing an agent started outlives announcer, however the command ended.
+
+    Only when an agent was started: commands that start none never import the module.
+    """
+    processes = sys.modules.get("announcer.transports.processes")
+    if processes is not None:
+        processes.end_all_started()

@@ -20,14 +20,23 @@ import contextlib
 import json
 import logging
 import os
-import signal
 import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from announcer.formats.acp import AcpAdapter
+from announcer.formats.speakable import clip
+from announcer.i18n.translate import translator
 from announcer.transports.base import HandshakeOutcome, TransportError, release_process_pipes
+from announcer.transports.processes import (
+    become_subreaper,
+    end_family,
+    exited,
+    kill_family_now,
+    still_running,
+    track,
+)
 
 log = logging.getLogger("announcer.transports.acp")
 
@@ -111,6 +120,7 @@ class AcpTransport:
         self._gone = False  # the connection broke (the process may not be reaped yet)
         self._stderr_read: asyncio.Task[Any] | None = None
         self._end_reported = False  # "stopped" is said once, by the first to notice
+        self._left_running: list[str] | None = None  # what it left running when it died
         self._early: str | None = None  # a message typed before the agent was ready
 
     # -- the runtime's Transport face ---------------------------------------------------
@@ -118,6 +128,7 @@ class AcpTransport:
     async def connect(self) -> None:
         import acp
 
+        become_subreaper()  # a command it leaves behind stays ours to find and end
         try:
             self._process = await asyncio.create_subprocess_exec(
                 *self.command,
@@ -134,6 +145,7 @@ class AcpTransport:
                 f"cannot start the agent {self.command[0]!r}: {exc.strerror or exc}"
             ) from None
         process = self._process
+        track(process.pid)
         assert process.stdin is not None and process.stdout is not None
         self._stderr_read = self._spawn(self._read_stderr())
         self._spawn(self._watch_exit())
@@ -299,14 +311,15 @@ class AcpTransport:
             # The agent's pipe is gone (it crashed): no more messages. An error the agent
             # answered (a JSON-RPC error) ends only this turn.
             self._gone = isinstance(exc, ConnectionError)
+            reason = self._failure(exc)
             if self._gone:
+                left_running = await self._end_leftovers()
                 await self._last_words()
                 if self._end_reported:
                     return  # its end was already said (the process exit came first)
                 self._end_reported = True
-            self._queue(
-                self.adapter.session_failed(self.session_id, self._failure(exc), time.time()).events
-            )
+                reason = self._failure(exc) + ". " + self._leftovers_said(left_running)
+            self._queue(self.adapter.session_failed(self.session_id, reason, time.time()).events)
             return
         self._cancel_questions()
         self._queue(self.adapter.turn_ended(self.session_id or "", stop_reason, time.time()).events)
@@ -350,43 +363,75 @@ class AcpTransport:
                 await asyncio.wait_for(asyncio.shield(reading), 1.0)
 
     async def _watch_exit(self) -> None:
-        assert self._process is not None
-        code = await self._process.wait()
+        process = self._process
+        assert process is not None
+        # the exit itself: a command it left running may hold its pipes open for long
+        status = await exited(process.pid)
+        for _ in range(100):  # reaped by asyncio's watcher: its status arrives in a moment
+            if status is not None or process.returncode is not None:
+                break
+            await asyncio.sleep(0.01)
+        code = process.returncode if status is None else status
         if self._closed:
             return
         self._cancel_questions("The agent stopped, so the question was withdrawn.")
+        said_by_me = not self._end_reported  # said once, by whichever noticed first
+        self._end_reported = True
+        left_running = await self._end_leftovers()
         await self._last_words()
-        if not self._end_reported:  # said once, by whichever noticed first
-            self._end_reported = True
+        if said_by_me:
             reason = f"its process ended with status {code}{self._last_said()}"
+            reason += ". " + self._leftovers_said(left_running)
             self._queue(self.adapter.session_failed(None, reason, time.time()).events)
         self._frames.put_nowait(None)
 
     async def _end_process(self) -> None:
-        """SIGTERM to the agent's process group, then SIGKILL: nothing is left behind."""
+        """SIGTERM to the agent and every process it started, then SIGKILL: nothing is left.
+
+        Its commands may have left its process group (``detached``, ``setsid``): the
+        whole family is found from ``/proc`` (:mod:`announcer.transports.processes`).
+        """
         process = self._process
-        if process is None or process.returncode is not None:
+        if process is None:
             return
         try:
-            for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid, sig)
-                try:
-                    await asyncio.wait_for(process.wait(), wait)
-                    return
-                except TimeoutError:
-                    continue
-        finally:
-            # Cut short (the runtime bounds its goodbyes): never leave the group running.
+            alive = process.returncode is None
+            if alive or still_running(process.pid, tree=False):
+                await end_family(process.pid, tree=alive)
             if process.returncode is None:
-                self.kill_now()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(process.wait(), 2.0)
+        finally:
+            # Cut short (the runtime bounds its goodbyes): never leave the family running.
+            self.kill_now()
+
+    async def _end_leftovers(self) -> list[str]:
+        """The agent died: end the commands it left running; their command lines."""
+        process = self._process
+        if process is None:
+            return []
+        if self._left_running is not None:
+            return self._left_running  # the exit and the broken pipe both ask: once
+        left = still_running(process.pid, tree=False)  # its id may be reaped already
+        self._left_running = [command for _, command in left]
+        if left:
+            await end_family(process.pid, tree=False)
+        return self._left_running
+
+    def _leftovers_said(self, commands: list[str]) -> str:
+        """Whether a command of the agent's was still running (it is stopped now)."""
+        _t = translator(self.adapter.language).gettext
+        if not commands:
+            return _t("Nothing it started is still running.")
+        return _t("It left {command} running; announcer stopped it.").format(
+            command=clip(" ".join(commands[0].split()), 120)
+        )
 
     def kill_now(self) -> None:
-        """SIGKILL to the agent's process group at once (announcer is exiting)."""
+        """SIGKILL to the agent and its whole family at once (announcer is exiting)."""
         process = self._process
-        if process is not None and process.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
+        if process is not None:
+            kill_family_now(process.pid, tree=process.returncode is None)
 
     def _failure(self, exc: BaseException) -> str:
         detail = str(exc).strip() or type(exc).__name__

@@ -407,9 +407,11 @@ async def run_session(
     """Run ``session`` under ``ui_name``; ``plain`` is a PlainUi to attach again (the
     demo run again keeps one reader of standard input)."""
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, session.stop)  # Ctrl-C closes subscriptions (§5.8)
+    # Ctrl-C, a kill and a closed terminal (SIGHUP) all close subscriptions (§5.8), remove
+    # sockets and end every agent's processes: the goodbye runs, then announcer exits.
+    for sig in stop_signals():
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, session.stop)
     if ui_name == "plain":
         if plain is None:
             from announcer.ui.plain import PlainUi
@@ -424,6 +426,12 @@ async def run_session(
         # Nothing can answer: each question says so and names the agent's default.
         NoAnswerUi().attach(session)
     return await session.run()
+
+
+def stop_signals() -> list[signal.Signals]:
+    """The signals that end a session cleanly: SIGINT, SIGTERM and, where it exists, SIGHUP."""
+    names = ("SIGINT", "SIGTERM", "SIGHUP")
+    return [getattr(signal, name) for name in names if hasattr(signal, name)]
 
 
 async def _run_tui(session: LiveSession, config: Path | None = None) -> int:

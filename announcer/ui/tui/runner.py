@@ -13,6 +13,7 @@ import collections
 import contextlib
 import importlib
 import logging
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -113,6 +114,25 @@ def logs_held_while_the_app_runs() -> Iterator[None]:
                     handler.handle(record)
 
 
+def _stop_on_signals(session: RunnableSession, app: AnnouncerApp) -> None:
+    """SIGINT, SIGTERM and a closed terminal (SIGHUP) end the app and the session.
+
+    The session then says goodbye to each producer and ends every agent's processes;
+    stopping the session alone would leave the app open ("Listening has stopped").
+    """
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        session.stop()
+        app.exit()
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, stop)
+
+
 async def run_with_session(
     session: RunnableSession,
     *,
@@ -131,6 +151,7 @@ async def run_with_session(
             app.say(_("Listening has stopped. Press Control Q to quit."))
 
     runner.add_done_callback(session_over)
+    _stop_on_signals(session, app)
     try:
         with logs_held_while_the_app_runs():
             await app.run_async(headless=headless)
