@@ -233,3 +233,47 @@ def test_a_closed_terminal_ends_the_agent_and_its_command(ui: str, tmp_path: Pat
         assert running_with(seconds) == []
     finally:
         tmux("-L", server, "kill-server")
+
+
+@pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: s.name)
+def test_watch_ends_the_agent_cli_and_its_commands_on_every_signal(
+    sig: signal.Signals, tmp_path: Path
+) -> None:
+    seconds = unique_seconds()
+    pids = tmp_path / "pids.txt"
+    # an agent CLI streaming Codex JSON that runs a command in a process group of its own
+    agent = tmp_path / "agent.py"
+    agent.write_text(
+        "import json, os, subprocess, sys, time\n"
+        f"child = subprocess.Popen(['sleep', '{seconds}'], process_group=0)\n"
+        f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}\\n')\n"
+        "print(json.dumps({'type': 'thread.started', 'thread_id': 't1'}), flush=True)\n"
+        "time.sleep(600)\n",
+        encoding="utf-8",
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "announcer", "watch", "--format", "codex", "--speech", "none",
+         "--", sys.executable, str(agent)],
+        cwd=WORKTREE,
+        env={**os.environ, "PYTHONPATH": str(WORKTREE),
+             "ANNOUNCER_CONFIG": str(tmp_path / "none.toml")},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        wait_until(lambda: pids.exists() and pids.read_text().endswith("\n"), "the agent ran")
+        agent_pid, command_pid = map(int, pids.read_text().split())
+        proc.send_signal(sig)  # to announcer alone
+        code = proc.wait(timeout=TIMEOUT)
+        assert code != 0
+        wait_until(lambda: not alive(agent_pid), "the agent CLI ended")
+        wait_until(lambda: not alive(command_pid), "its command ended")
+        assert running_with(seconds) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        if proc.stderr is not None:
+            proc.stderr.close()
