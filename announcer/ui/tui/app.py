@@ -18,6 +18,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.dom import NoScreen
 from textual.events import DescendantFocus
+from textual.filter import Monochrome, NoColor
 from textual.geometry import Offset
 from textual.screen import Screen
 from textual.widgets import RichLog, Static
@@ -243,6 +244,7 @@ class AnnouncerApp(App[None]):
         theme: str = "ansi-dark",
     ) -> None:
         super().__init__()
+        self._readable_without_colour()
         self.session = session
         # The dialogs say who asks and their own keys; the engine's question must not name
         # keys as well (announcer.engine.answer_keys): one set of keys, said once.
@@ -282,6 +284,18 @@ class AnnouncerApp(App[None]):
             if session.settings.cognitive_load == "low"
             else (session.settings.cognitive_load)
         )
+
+    def _readable_without_colour(self) -> None:
+        """NO_COLOR: the terminal's own colours, never black on black (issue 20).
+
+        Textual's grey-scale filter turns the ANSI theme's colours into black on black
+        in every cell. Dropping colour instead leaves the user's own foreground and
+        background; what is focused or highlighted is shown in reverse video (CSS below).
+        """
+        if self.no_color:
+            self._filters = [
+                NoColor() if isinstance(each, Monochrome) else each for each in self._filters
+            ]
 
     # -- life cycle -------------------------------------------------------
 
