@@ -39,7 +39,7 @@ from announcer.ui.tui.messages import (
     SpeechNotice,
     StatusChanged,
 )
-from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen
+from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen, PromptScreen
 from announcer.ui.tui.prompt_view import (
     ConfirmationView,
     prompt_title,
@@ -372,8 +372,16 @@ class AnnouncerApp(App[None]):
     # -- speech helpers ---------------------------------------------------
 
     def say(self, text: str, urgency: Urgency = Urgency.NORMAL, interrupt: bool = False) -> None:
+        self._show_in_dialog(text)
         self._show_if_silent(text)
         self.session.speak(text, urgency, interrupt)
+
+    def _show_in_dialog(self, text: str) -> None:
+        """What we say while a question's dialog is open (a refused key, "not a number")
+        is shown in the dialog itself, not only in the transcript hidden behind it."""
+        screen = self.screen if self.screen_stack else None
+        if isinstance(screen, PromptScreen) and not screen.closed:
+            screen.show_feedback(one_line(text))
 
     def no_voice(self) -> bool:
         """No speech output works (or none was chosen): our words are only on screen."""
