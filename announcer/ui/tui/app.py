@@ -148,7 +148,15 @@ class Transcript(RichLog):
 
     def write_entry(self, text: str) -> None:
         self.entries.append(text)
+        before = len(self.lines)
         self.write(Text(text))  # a Text object is never parsed as markup
+        # how many drawn lines the newest entry took (the cursor goes to its first one)
+        self.newest_height = max(1, len(self.lines) - before)
+
+    @property
+    def newest_line(self) -> int:
+        """The first drawn line of the newest entry (0 when empty)."""
+        return max(0, len(self.lines) - getattr(self, "newest_height", 1))
 
 
 class MainScreen(Screen[None]):
