@@ -311,3 +311,49 @@ def _close_in_background(backend: SpeechBackend) -> None:
             log.info("closing the failed speech backend %s raised", backend.name, exc_info=True)
 
     threading.Thread(target=close, name=f"announcer-close-{backend.name}", daemon=True).start()
+
+
+@dataclass(frozen=True, slots=True)
+class NoVoiceCause:
+    """Why no voice works, for the notice that tells the user how to get one.
+
+    ``kind``: ``no_audio_device`` (the voice is installed, the sound card is not
+    there or cannot be opened), ``missing_package`` (``package`` is not installed;
+    ``install`` is how to get it), or ``unknown``. ``detail``: the reason as the
+    output itself gave it.
+    """
+
+    kind: str
+    detail: str = ""
+    package: str = ""
+    install: str = ""
+
+
+# What a local voice's failure says, and what is missing then: (words in the reason,
+# package, how to install it on Debian).
+_MISSING_PACKAGES = (
+    ("install alsa-utils", "alsa-utils", "sudo apt install alsa-utils"),
+    ("install espeak-ng", "espeak-ng", "sudo apt install espeak-ng libespeak-ng1"),
+    ("pyttsx3 is not installed", "pyttsx3", "pip install pyttsx3"),
+    ("python3-speechd", "speech-dispatcher", "sudo apt install speech-dispatcher python3-speechd"),
+)
+
+
+def why_no_voice(skipped: Sequence[tuple[str, str]]) -> NoVoiceCause:
+    """The real cause among the outputs ``auto`` tried (``FallbackBackend.skipped``).
+
+    The local voice (pyttsx3 with espeak-ng) decides: a screen reader that is not
+    running, or a speech-dispatcher server that is not started, is the normal case.
+    """
+    reasons = dict(skipped)
+    local = reasons.get("pyttsx3", "")
+    for words, package, install in _MISSING_PACKAGES:
+        if words in local:
+            return NoVoiceCause("missing_package", local, package, install)
+    if local.startswith("no audio output"):
+        return NoVoiceCause("no_audio_device", local.removeprefix("no audio output: "))
+    for name, reason in skipped:
+        for words, package, install in _MISSING_PACKAGES:
+            if words in reason:
+                return NoVoiceCause("missing_package", reason, package, install)
+    return NoVoiceCause("unknown", local)

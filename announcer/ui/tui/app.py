@@ -407,14 +407,37 @@ class AnnouncerApp(App[None]):
         if self._told_no_voice:
             return
         self._told_no_voice = True
-        text = _(
+        text = self._no_voice_text()
+        self.history.append(HistoryEntry(text, kind=SPEECH_NOTICE_KIND))
+        self.write_transcript(text)
+
+    def _no_voice_text(self) -> str:
+        """The notice names the real cause: no audio device, or which package is missing."""
+        from announcer.speech.auto import why_no_voice
+
+        backend = getattr(getattr(self.session, "driver", None), "backend", None)
+        skipped = getattr(backend, "skipped", None)
+        cause = why_no_voice(skipped if isinstance(skipped, list) else [])
+        if cause.kind == "no_audio_device":
+            return _(
+                "No voice works here: no audio device could be opened ({detail}). "
+                "Announcements are only shown on screen. Connect speakers or headphones, "
+                "or start your screen reader, then start announcer again. For a braille "
+                "display, --ui plain --speech text writes every announcement as a line."
+            ).format(detail=one_line(cause.detail))
+        if cause.kind == "missing_package":
+            return _(
+                "No voice works here: {package} is not installed. Announcements are only "
+                "shown on screen. To hear them, install it ({command}) or start your screen "
+                "reader, then start announcer again. For a braille display, "
+                "--ui plain --speech text writes every announcement as a line."
+            ).format(package=cause.package, command=cause.install)
+        return _(
             "No voice works here, so announcements are only shown on screen. To hear "
             "them, install espeak-ng (on Debian: sudo apt install espeak-ng) or start your "
             "screen reader, then start announcer again. For a braille display, "
             "--ui plain --speech text writes every announcement as a line."
         )
-        self.history.append(HistoryEntry(text, kind=SPEECH_NOTICE_KIND))
-        self.write_transcript(text)
 
     @on(SpeechNotice)
     def _speech_notice(self, message: SpeechNotice) -> None:
