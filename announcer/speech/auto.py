@@ -352,7 +352,7 @@ def why_no_voice(skipped: Sequence[tuple[str, str]]) -> NoVoiceCause:
             return NoVoiceCause("missing_package", local, package, install)
     if local.startswith("no audio output"):
         return NoVoiceCause("no_audio_device", local.removeprefix("no audio output: "))
-    for name, reason in skipped:
+    for _name, reason in skipped:
         for words, package, install in _MISSING_PACKAGES:
             if words in reason:
                 return NoVoiceCause("missing_package", reason, package, install)
