@@ -31,12 +31,21 @@ from announcer.i18n.translate import translator
 from announcer.transports.base import HandshakeOutcome, TransportError, release_process_pipes
 from announcer.transports.processes import (
     become_subreaper,
+    command_line,
     end_family,
     exited,
     kill_family_now,
+    same_processes,
+    snapshot,
     still_running,
     track,
 )
+
+# How often the agent's commands are listed while it works (and while it waits).
+FAMILY_SNAPSHOT_SECONDS = 1.0
+FAMILY_IDLE_SECONDS = 5.0
+# ... and at most this often when its messages come in.
+FAMILY_NOTE_SECONDS = 0.25
 
 log = logging.getLogger("announcer.transports.acp")
 
@@ -121,6 +130,8 @@ class AcpTransport:
         self._stderr_read: asyncio.Task[Any] | None = None
         self._end_reported = False  # "stopped" is said once, by the first to notice
         self._left_running: list[str] | None = None  # what it left running when it died
+        self._family_seen: dict[int, int] = {}  # its commands lately: id -> start time
+        self._family_noted = float("-inf")
         self._early: str | None = None  # a message typed before the agent was ready
 
     # -- the runtime's Transport face ---------------------------------------------------
@@ -149,6 +160,7 @@ class AcpTransport:
         assert process.stdin is not None and process.stdout is not None
         self._stderr_read = self._spawn(self._read_stderr())
         self._spawn(self._watch_exit())
+        self._spawn(self._remember_family())
         self._conn = acp.connect_to_agent(_Client(self), process.stdin, process.stdout)
         try:
             info = await asyncio.wait_for(
@@ -274,6 +286,7 @@ class AcpTransport:
     # -- what the agent does ----------------------------------------------------------------
 
     def on_update(self, params: dict[str, Any]) -> None:
+        self._note_family()  # the agent is at work: what it runs now
         self._queue(self.adapter.update(params, time.time()).events)
 
     async def on_permission(self, params: dict[str, Any]) -> Any:
@@ -405,6 +418,28 @@ class AcpTransport:
             # Cut short (the runtime bounds its goodbyes): never leave the family running.
             self.kill_now()
 
+    def _note_family(self) -> None:
+        """List the agent's commands now, at most every FAMILY_NOTE_SECONDS."""
+        process = self._process
+        now = time.monotonic()
+        if process is None or process.returncode is not None:
+            return
+        if now - self._family_noted < FAMILY_NOTE_SECONDS:
+            return
+        self._family_noted = now
+        self._family_seen = snapshot(process.pid)
+
+    async def _remember_family(self) -> None:
+        """Keep a recent list of what the agent runs: a command that left its session
+        (Node's ``detached``) is found by no other means once the agent has died."""
+        process = self._process
+        assert process is not None
+        while process.returncode is None and not self._closed:
+            self._family_noted = float("-inf")
+            self._note_family()
+            busy = self._turn is not None and not self._turn.done()
+            await asyncio.sleep(FAMILY_SNAPSHOT_SECONDS if busy else FAMILY_IDLE_SECONDS)
+
     async def _end_leftovers(self) -> list[str]:
         """The agent died: end the commands it left running; their command lines."""
         process = self._process
@@ -413,9 +448,15 @@ class AcpTransport:
         if self._left_running is not None:
             return self._left_running  # the exit and the broken pipe both ask: once
         left = still_running(process.pid, tree=False)  # its id may be reaped already
-        self._left_running = [command for _, command in left]
+        known = {pid for pid, _ in left}
+        detached = [pid for pid in same_processes(self._family_seen) if pid not in known]
+        self._left_running = [command for _, command in left] + [
+            command_line(pid) for pid in detached
+        ]
         if left:
             await end_family(process.pid, tree=False)
+        for pid in detached:  # each in a session of its own, checked to be the same process
+            await end_family(pid)
         return self._left_running
 
     def _leftovers_said(self, commands: list[str]) -> str:

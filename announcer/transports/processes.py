@@ -46,6 +46,8 @@ class ProcessInfo:
     pgid: int
     sid: int
     state: str
+    # clock ticks after boot: with the id, names one process even when ids are reused
+    started: int = 0
 
     @property
     def alive(self) -> bool:
@@ -61,7 +63,9 @@ def read_process(pid: int) -> ProcessInfo | None:
     # "pid (comm) state ppid pgrp session ...": comm may hold spaces and parentheses
     fields = text[text.rfind(")") + 2 :].split()
     try:
-        return ProcessInfo(pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0])
+        return ProcessInfo(
+            pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0], int(fields[19])
+        )
     except (IndexError, ValueError):
         return None
 
@@ -122,6 +126,27 @@ def family(root: int, *, own_session: bool = True, tree: bool = True) -> list[Pr
         if info.pgid in groups or (own_session and info.sid == root):
             members[info.pid] = info
     return [info for info in members.values() if info.alive and info.pid != mine]
+
+
+def snapshot(root: int) -> dict[int, int]:
+    """``root``'s living family now, the root excluded: id -> start time.
+
+    Taken while the root lives, so a command that left its session (``setsid``) is
+    still known as the root's when the root dies and the link is gone.
+    """
+    if not PROC.is_dir():
+        return {}
+    return {info.pid: info.started for info in family(root) if info.pid != root}
+
+
+def same_processes(seen: dict[int, int]) -> list[int]:
+    """Those of ``seen`` that still run as the same process (not a reused id)."""
+    alive = []
+    for pid, started in seen.items():
+        info = read_process(pid)
+        if info is not None and info.alive and info.started == started:
+            alive.append(pid)
+    return alive
 
 
 def still_running(
@@ -319,6 +344,8 @@ __all__ = [
     "family",
     "kill_family_now",
     "read_process",
+    "same_processes",
+    "snapshot",
     "still_running",
     "track",
 ]

@@ -135,7 +135,7 @@ def test_an_agent_that_dies_mid_command_says_what_was_left_and_ends_it(tmp_path:
         assert f"It left sleep {seconds} running; announcer stopped it." in line
         assert not alive(agent_pid) and not alive(command_pid)
         assert running_with(seconds) == []
-        assert run.quit() != 0 or True  # the agent's failure may set the status
+        run.quit()  # its exit status after an agent's death is the acp work's (issue 21 item 7)
     finally:
         if run.proc.poll() is None:
             run.proc.kill()
@@ -277,3 +277,25 @@ def test_watch_ends_the_agent_cli_and_its_commands_on_every_signal(
             proc.wait(timeout=10)
         if proc.stderr is not None:
             proc.stderr.close()
+
+
+def test_an_agent_killed_mid_command_has_its_detached_command_stopped(tmp_path: Path) -> None:
+    """A command in a session of its own (Node's ``detached``) is found once its agent is
+    gone, and stopped; the user is told it was left running."""
+    run = AgentRun(tmp_path)
+    try:
+        run.wait_for("Scripted Agent is ready.")
+        seconds = unique_seconds()
+        run.type(f"sleep-detached {seconds}")
+        agent_pid, command_pid = sleep_pids(run.folder)
+        run.wait_for("The command is running.")  # the agent's words after it started it
+        os.kill(agent_pid, signal.SIGKILL)  # the adapter is killed mid-turn
+        line = run.wait_for("It left sleep")
+        assert f"It left sleep {seconds} running; announcer stopped it." in line
+        wait_until(lambda: not alive(command_pid), "the detached command ended")
+        assert running_with(seconds) == []
+        assert run.proc.poll() is None  # announcer itself goes on
+    finally:
+        if run.proc.poll() is None:
+            run.proc.kill()
+            run.proc.wait(timeout=10)
