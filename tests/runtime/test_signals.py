@@ -299,3 +299,76 @@ def test_an_agent_killed_mid_command_has_its_detached_command_stopped(tmp_path: 
         if run.proc.poll() is None:
             run.proc.kill()
             run.proc.wait(timeout=10)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is a Debian package")
+def test_a_closed_terminal_under_the_textual_ui_says_goodbye_and_removes_the_socket(
+    ticker: int, tmp_path: Path
+) -> None:
+    server = f"announcer-signals-{os.getpid()}-listen"
+    hook_socket = tmp_path / "hooks" / "hook.sock"
+    record = tmp_path / "speech.jsonl"
+    command = shlex.join(
+        [
+            "env",
+            f"PYTHONPATH={WORKTREE}",
+            f"ANNOUNCER_CONFIG={tmp_path / 'none.toml'}",
+            sys.executable,
+            "-m",
+            "announcer",
+            "listen",
+            f"ws://127.0.0.1:{ticker}/aaep/v1/ws",
+            f"hooks:{hook_socket}",
+            "--ui",
+            "tui",
+            "--speech",
+            f"jsonl:{record}",
+        ]
+    )
+    started = tmux("-L", server, "new-session", "-d", "-x", "100", "-y", "30", command)
+    assert started.returncode == 0, started.stderr
+    try:
+        pane_pid = int(tmux("-L", server, "display", "-p", "#{pane_pid}").stdout.strip())
+        wait_until(lambda: record.exists() and "Tick 1." in record.read_text(), "news heard")
+        wait_until(hook_socket.exists, "the hook socket")
+        tmux("-L", server, "kill-server")  # the terminal closes: SIGHUP to announcer
+        wait_until(lambda: not alive(pane_pid), "announcer ended with its terminal")
+    finally:
+        tmux("-L", server, "kill-server")
+    assert _get(ticker, "/demo/status")["closed_by_subscriber"] == 1  # §5.8: a goodbye
+    assert not hook_socket.exists()
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is a Debian package")
+@pytest.mark.parametrize("after", [0.3, 0.8, 1.5])
+def test_a_terminal_closed_while_the_textual_ui_starts_still_ends_announcer(
+    after: float, ticker: int, tmp_path: Path
+) -> None:
+    """At any moment: a signal before the app has finished starting used to stop only the
+    session, and the app ran on for ever with no terminal."""
+    server = f"announcer-signals-{os.getpid()}-early"
+    command = shlex.join(
+        [
+            "env",
+            f"PYTHONPATH={WORKTREE}",
+            f"ANNOUNCER_CONFIG={tmp_path / 'none.toml'}",
+            sys.executable,
+            "-m",
+            "announcer",
+            "listen",
+            f"ws://127.0.0.1:{ticker}/aaep/v1/ws",
+            "--ui",
+            "tui",
+            "--speech",
+            "none",
+        ]
+    )
+    started = tmux("-L", server, "new-session", "-d", "-x", "100", "-y", "30", command)
+    assert started.returncode == 0, started.stderr
+    try:
+        pane_pid = int(tmux("-L", server, "display", "-p", "#{pane_pid}").stdout.strip())
+        time.sleep(after)  # an awkward moment, not a synchronisation: any moment must do
+        tmux("-L", server, "kill-server")
+        wait_until(lambda: not alive(pane_pid), "announcer ended with its terminal")
+    finally:
+        tmux("-L", server, "kill-server")
