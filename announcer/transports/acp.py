@@ -34,7 +34,9 @@ from announcer.transports.processes import (
     command_line,
     end_family,
     exited,
+    innermost,
     kill_family_now,
+    reap,
     same_processes,
     snapshot,
     still_running,
@@ -447,16 +449,15 @@ class AcpTransport:
             return []
         if self._left_running is not None:
             return self._left_running  # the exit and the broken pipe both ask: once
-        left = still_running(process.pid, tree=False)  # its id may be reaped already
-        known = {pid for pid, _ in left}
-        detached = [pid for pid in same_processes(self._family_seen) if pid not in known]
-        self._left_running = [command for _, command in left] + [
-            command_line(pid) for pid in detached
-        ]
+        left = [pid for pid, _ in still_running(process.pid, tree=False)]  # it may be reaped
+        detached = [pid for pid in same_processes(self._family_seen) if pid not in left]
+        named = innermost(left + detached)
+        self._left_running = [] if named is None else [command_line(named)]
         if left:
             await end_family(process.pid, tree=False)
         for pid in detached:  # each in a session of its own, checked to be the same process
             await end_family(pid)
+            reap(pid)  # adopted by announcer (a subreaper) when its agent died
         return self._left_running
 
     def _leftovers_said(self, commands: list[str]) -> str:

@@ -149,6 +149,19 @@ def same_processes(seen: dict[int, int]) -> list[int]:
     return alive
 
 
+def innermost(pids: list[int]) -> int | None:
+    """The first of ``pids`` that started none of the others: the command itself, not
+    the shell wrapped around it (``bash -c 'sleep 300'`` is heard as ``sleep 300``)."""
+    parents = {info.ppid for pid in pids if (info := read_process(pid)) is not None}
+    return next((pid for pid in pids if pid not in parents), pids[0] if pids else None)
+
+
+def reap(pid: int) -> None:
+    """Collect an adopted orphan's exit status once it has ended (no zombie is kept)."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+
+
 def still_running(
     root: int, *, own_session: bool = True, tree: bool = True
 ) -> list[tuple[int, str]]:
@@ -285,8 +298,13 @@ async def exited(pid: int, poll_seconds: float = 0.25) -> int | None:
             fd = pidfd_open(pid)
     try:
         if fd is not None:
-            ready = loop.create_future()
-            loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+            ready: asyncio.Future[None] = loop.create_future()
+
+            def readable() -> None:
+                if not ready.done():
+                    ready.set_result(None)
+
+            loop.add_reader(fd, readable)
             try:
                 await ready
             finally:
@@ -342,8 +360,10 @@ __all__ = [
     "end_family",
     "exited",
     "family",
+    "innermost",
     "kill_family_now",
     "read_process",
+    "reap",
     "same_processes",
     "snapshot",
     "still_running",
