@@ -119,9 +119,7 @@ def test_a_signal_ends_the_agent_and_the_command_it_started(
         assert not alive(command_pid), f"{how} {seconds} outlived announcer"
         assert running_with(seconds) == []
     finally:
-        if run.proc.poll() is None:
-            run.proc.kill()
-            run.proc.wait(timeout=10)
+        stop_process(run.proc)  # SIGTERM first: announcer ends what it started
 
 
 def test_an_agent_that_dies_mid_command_says_what_was_left_and_ends_it(tmp_path: Path) -> None:
@@ -137,9 +135,7 @@ def test_an_agent_that_dies_mid_command_says_what_was_left_and_ends_it(tmp_path:
         assert running_with(seconds) == []
         run.quit()  # its exit status after an agent's death is the acp work's (issue 21 item 7)
     finally:
-        if run.proc.poll() is None:
-            run.proc.kill()
-            run.proc.wait(timeout=10)
+        stop_process(run.proc)  # SIGTERM first: announcer ends what it started
     assert any("It left sleep" in text for text in run.heard())  # said, not only printed
 
 
@@ -296,9 +292,7 @@ def test_an_agent_killed_mid_command_has_its_detached_command_stopped(tmp_path: 
         assert running_with(seconds) == []
         assert run.proc.poll() is None  # announcer itself goes on
     finally:
-        if run.proc.poll() is None:
-            run.proc.kill()
-            run.proc.wait(timeout=10)
+        stop_process(run.proc)  # SIGTERM first: announcer ends what it started
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is a Debian package")
