@@ -220,6 +220,8 @@ def replay(
 
 # With no voice progress for this long, the replay stops waiting for speech to end.
 SPEECH_STALL_SECONDS = 120.0
+# How long to wait when the engine's next moment has come and nothing changed.
+IDLE_POLL_SECONDS = 0.05
 
 
 class AloudReplayer:
@@ -285,6 +287,8 @@ class AloudReplayer:
             wake = self.engine.next_wakeup()
             if wake is not None and wake <= now:
                 self._run(self.engine.tick(now))
+                if self.engine.next_wakeup() == wake:  # nothing moved: never spin
+                    self._woken.wait(IDLE_POLL_SECONDS)
                 continue
             if now >= moment:
                 return
@@ -326,8 +330,9 @@ class AloudReplayer:
             wake = self.engine.next_wakeup()
             if wake is not None and wake <= now and wake != self.engine.book.next_deadline():
                 self._run(self.engine.tick(now))
-                last_progress = now
-                continue
+                if self.engine.next_wakeup() != wake:
+                    last_progress = now
+                    continue
             if now - last_progress > SPEECH_STALL_SECONDS:
                 print(
                     f"announcer replay: the voice said nothing for {SPEECH_STALL_SECONDS:.0f} "
@@ -335,7 +340,7 @@ class AloudReplayer:
                     file=sys.stderr,
                 )
                 return
-            timeout = 1.0 if wake is None else min(max(wake - now, 0.0), 1.0)
+            timeout = 1.0 if wake is None else min(max(wake - now, IDLE_POLL_SECONDS), 1.0)
             self._woken.wait(timeout)
 
 
