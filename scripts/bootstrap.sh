@@ -11,8 +11,10 @@ venv="$root/.venv"
 
 run_apt_packages=(espeak-ng libespeak-ng1 alsa-utils python3-speechd)
 # speech-dispatcher only recommends an output module; without one it aborts at start.
+# pulseaudio: the prismatoid test hears speech-dispatcher through a private null sink;
+# desktop-file-utils and appstream validate packaging/'s desktop entry and metainfo.
 test_apt_packages=(espeak-ng libespeak-ng1 alsa-utils sox tmux speech-dispatcher speech-dispatcher-espeak-ng
-    python3-speechd)
+    python3-speechd pulseaudio desktop-file-utils appstream)
 
 log() { printf 'announcer setup: %s\n' "$*" >&2; }
 

@@ -36,6 +36,7 @@ FOREIGN_FLAGS = {
     "--permission-mode": "claude",
     "--experimental-acp": "gemini",
     "--force": "git push",
+    "--user": "pip",
 }
 
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]")

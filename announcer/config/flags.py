@@ -36,7 +36,8 @@ SETTINGS_FLAG_DESTS = (
 
 # One option names the speech output on every command that speaks (listen, demo, replay, watch).
 SPEECH_FLAG_HELP = (
-    "where speech goes: auto, pyttsx3, speechd, screenreader, text, jsonl (standard output), "
+    "where speech goes: auto, pyttsx3, speechd, screenreader, screenreader:NAME (nvda, jaws, "
+    "voiceover, orca, speechd, sapi, onecore), text, jsonl (standard output), "
     "jsonl:PATH, wav:DIR (one WAV per utterance), or none (print only)"
 )
 

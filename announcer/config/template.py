@@ -31,6 +31,11 @@ TEMPLATE = """\
 # "screenreader", "text", "jsonl:PATH", "wav:DIR" or "none". "auto" picks the best one
 # installed.
 # backend = "auto"
+# "screenreader:NAME" picks one: nvda, jaws, voiceover, orca, speechd, sapi, onecore.
+
+# Braille through your screen reader: "auto" (when it has a braille display), "on" or
+# "off". Questions are always brailled.
+# braille = "auto"
 
 # Speaking rate in words per minute (60-600); unset means the engine's default.
 # rate_wpm = 180

@@ -1,7 +1,7 @@
 """The one registry of earcons: each sound's name, the events that play it, its words on screen.
 
 The engine puts these names on its announcements; the speech layer plays
-``voices/earcons/<name>.wav`` for them (``announcer.speech.earcons``); the plain UI
+``announcer/voices/earcons/<name>.wav`` for them (``announcer.speech.earcons``); the plain UI
 prints the label instead of a sound. A test fails when a name here has no sound file
 or no label, so the engine cannot ask for a sound that never plays.
 """

@@ -70,6 +70,9 @@ class UserSettings(BaseModel):
     # still waiting every this many seconds while it stays open; 0 turns it off.
     question_reminder_seconds: float = Field(default=60.0, ge=0.0, le=86_400.0)
     backend: str = "auto"
+    # Braille through the screen reader: "auto" when it has a display, "on", "off".
+    # Questions are brailled whatever this says (speech/screenreader.py).
+    braille: Literal["auto", "on", "off"] = "auto"
     voices: dict[str, str] = Field(default_factory=dict)
     rate_wpm: int | None = Field(default=None, ge=60, le=600)
     pitch: float | None = Field(default=None, ge=0.0, le=1.0)

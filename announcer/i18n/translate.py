@@ -2,12 +2,15 @@
 
 Generated announcements, UI labels and user-facing errors go through
 ``translator(language).gettext`` (or ``ngettext`` for counts). The catalogs'
-sources are ``locales/<code>/LC_MESSAGES/announcer.po`` (docs/localization.md).
-A compiled ``announcer.mo`` beside the ``.po`` is used when it is at least as
-new (``pybabel compile -d locales -D announcer``); otherwise babel compiles
-the ``.po`` in memory on first use, so a fresh checkout needs no build step and
-a translator's edit shows up on the next start. A language with no catalog
-gets the English source text.
+sources are ``locales/<code>/LC_MESSAGES/announcer.po`` in the checkout
+(docs/localization.md). Building the package (setup.py) compiles them into
+``announcer/locales/<code>/LC_MESSAGES/announcer.mo`` inside the wheel, which an
+installed announcer reads through ``importlib.resources``. In a checkout a compiled
+``announcer.mo`` beside the ``.po`` is used when it is at least as new
+(``pybabel compile -d locales -D announcer``); otherwise babel compiles the ``.po``
+in memory on first use, so a fresh checkout needs no build step and a translator's
+edit shows up on the next start. A language with no catalog gets the English
+source text.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import io
 import os
 from collections.abc import Sequence
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
 from babel.messages.mofile import write_mo
@@ -41,12 +45,30 @@ SHIPPED_LANGUAGES: tuple[str, ...] = (SOURCE_LANGUAGE, *CATALOG_FOLDERS)
 LOCALE_DIR_VARIABLE = "ANNOUNCER_LOCALE_DIR"
 
 
+# Where setup.py's build step puts the compiled catalogs inside the package.
+PACKAGED_CATALOGS = "locales"
+
+
+def checkout_locale_dir() -> Path | None:
+    """The checkout's ``locales/`` (the ``.po`` sources), when running from a checkout."""
+    root = Path(__file__).resolve().parents[2]
+    if (root / "pyproject.toml").is_file() and (root / "locales").is_dir():
+        return root / "locales"
+    return None
+
+
+def packaged_locale_dir() -> Path:
+    """The catalogs compiled into the installed package (a wheel, a PyInstaller folder)."""
+    return Path(str(resources.files("announcer") / PACKAGED_CATALOGS))
+
+
 def locale_dir() -> Path:
-    """Where the catalogs are: ``$ANNOUNCER_LOCALE_DIR`` or the checkout's ``locales/``."""
+    """Where the catalogs are: ``$ANNOUNCER_LOCALE_DIR``, the checkout's ``locales/``, or the
+    compiled catalogs inside the installed package."""
     override = os.environ.get(LOCALE_DIR_VARIABLE)
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[2] / "locales"
+    return checkout_locale_dir() or packaged_locale_dir()
 
 
 def catalog_language(user_chain: Sequence[str] | str) -> str:

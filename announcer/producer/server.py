@@ -30,6 +30,7 @@ from websockets.frames import Opcode
 from websockets.http11 import Request as WsRequest
 from websockets.server import ServerProtocol
 
+from announcer.platform.identity import current_uid
 from announcer.producer.core import (
     AAEP_CONTEXT,
     AAEP_VERSION,
@@ -307,6 +308,8 @@ class ProducerServer:
         self._servers.append(tcp)
         self.port = tcp.sockets[0].getsockname()[1]
         if self.unix_path:
+            if sys.platform == "win32":
+                raise OSError("Unix sockets are not available on Windows; use the WebSocket URL")
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.unix_path)
             unix = await asyncio.start_unix_server(
@@ -350,7 +353,7 @@ class ProducerServer:
         if sock is not None and hasattr(socket, "SO_PEERCRED"):
             creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
             _pid, uid, _gid = struct.unpack("3i", creds)
-            if uid != os.getuid():  # B.4.5 only the same user may subscribe
+            if uid != current_uid():  # B.4.5 only the same user may subscribe
                 log.warning("refused a Unix socket peer with uid %d", uid)
                 writer.close()
                 return

@@ -157,9 +157,15 @@ class FallbackBackend:
             self._start_next()
             assert self.active is not None
             self._notify(
-                self._t("speaking through {name}").format(name=self._t(self.active.name))
+                self._t("speaking through {name}").format(name=self._label(self.active))
                 + self._skipped_note()
             )
+
+    def _label(self, backend: SpeechBackend) -> str:
+        """The backend's name, and which screen reader it found (``screenreader (NVDA)``)."""
+        found = getattr(backend, "output_name", None) if getattr(backend, "output", None) else None
+        name = self._t(backend.name)
+        return f"{name} ({found})" if isinstance(found, str) and found else name
 
     def _skipped_note(self) -> str:
         if not self.skipped:
@@ -192,7 +198,7 @@ class FallbackBackend:
             extra = (" (" + "; ".join(f"{n}: {w}" for n, w in also) + ")") if also else ""
             self._notify(
                 self._t("{name} failed ({reason}); switching to {new}").format(
-                    name=self._t(old_name), reason=reason, new=self._t(self.active.name)
+                    name=self._t(old_name), reason=reason, new=self._label(self.active)
                 )
                 + extra
             )

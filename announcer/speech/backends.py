@@ -27,6 +27,7 @@ def create_backend(
     audio_dir: Path | None = None,
     stream: IO[str] | None = None,
     notify: Callable[[str], None] = notify_stderr,
+    screen_reader: str | None = None,
 ) -> SpeechBackend:
     """Build (not start) ``name``: auto, screenreader, speechd, pyttsx3, wav, text, jsonl, paced."""
     return registry.create_backend(
@@ -35,6 +36,7 @@ def create_backend(
         audio_dir=audio_dir,
         stream=stream if stream is not None else sys.stderr,
         notify=notify,
+        screen_reader=screen_reader,
     )
 
 
@@ -49,7 +51,8 @@ def backend_from_spec(
 
     ``none`` is None (print only); ``jsonl:PATH`` records to a new file (kept open as long
     as the process runs), ``jsonl`` and ``text`` write to ``stream`` (standard error);
-    ``wav:DIR`` saves one WAV per utterance, and ``speech.jsonl``, in DIR.
+    ``wav:DIR`` saves one WAV per utterance, and ``speech.jsonl``, in DIR;
+    ``screenreader:NAME`` speaks through that screen reader or speech API (nvda, jaws, ...).
     Raises ValueError for a spec :func:`registry.split_speech_spec` refuses.
     """
     name, argument = registry.split_speech_spec(spec)
@@ -58,4 +61,12 @@ def backend_from_spec(
     if name == "jsonl" and argument:
         stream = open(argument, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as we do)
     audio_dir = Path(argument) if name == "wav" else None
-    return create_backend(name, settings, audio_dir=audio_dir, stream=stream, notify=notify)
+    screen_reader = argument if name == "screenreader" and argument else None
+    return create_backend(
+        name,
+        settings,
+        audio_dir=audio_dir,
+        stream=stream,
+        notify=notify,
+        screen_reader=screen_reader,
+    )

@@ -51,8 +51,14 @@ def backend_factory(
     audio_dir: Path | None = None,
     stream: IO[str] | None = None,
     speechd_autospawn: bool = True,
+    screen_reader: str | None = None,
 ) -> Callable[[], SpeechBackend]:
-    """A callable that builds (not starts) the backend called ``name``."""
+    """A callable that builds (not starts) the backend called ``name``.
+
+    ``speechd_autospawn=False`` is the auto chain: join only what already runs (a
+    running screen reader, a running speech-dispatcher), never start a service.
+    ``screen_reader`` is the NAME of ``--speech screenreader:NAME``.
+    """
     voice = user_voice(settings)
     voices = dict(settings.voices) if settings is not None else {}
     earcons = settings.earcons if settings is not None else True
@@ -62,14 +68,23 @@ def backend_factory(
 
         return Pyttsx3Backend(earcons=earcons, user_voice=voice, user_voices=voices)
 
+    braille = settings.braille if settings is not None else "auto"
+
     def screenreader() -> SpeechBackend:
         from announcer.speech.screenreader import ScreenReaderBackend
 
-        return ScreenReaderBackend()
+        return ScreenReaderBackend(
+            target=screen_reader, screen_readers_only=not speechd_autospawn, braille=braille
+        )
 
     def speechd() -> SpeechBackend:
-        from announcer.speech.speechd_backend import SpeechdBackend
+        from announcer.speech.speechd_backend import SpeechdBackend, import_speechd
 
+        if import_speechd() is None:
+            # a uv or pipx install has no python3-speechd: prismatoid speaks SSIP itself
+            from announcer.speech.screenreader import PrismSpeechdBackend
+
+            return PrismSpeechdBackend(autospawn=speechd_autospawn)
         return SpeechdBackend(autospawn=speechd_autospawn, user_voice=voice, user_voices=voices)
 
     def wav() -> SpeechBackend:
@@ -153,11 +168,14 @@ def create_backend(
     audio_dir: Path | None = None,
     stream: IO[str] | None = None,
     notify: Callable[[str], None] = notify_stderr,
+    screen_reader: str | None = None,
 ) -> SpeechBackend:
     """Build the named backend (not started). ``auto`` wraps the fallback chain."""
     if name == "auto":
         return auto_backend(settings, stream=stream, notify=notify)
-    return backend_factory(name, settings, audio_dir=audio_dir, stream=stream)()
+    return backend_factory(
+        name, settings, audio_dir=audio_dir, stream=stream, screen_reader=screen_reader
+    )()
 
 
 def split_speech_spec(spec: str) -> tuple[str, str]:
@@ -173,8 +191,20 @@ def split_speech_spec(spec: str) -> tuple[str, str]:
         )
     if name == "wav" and not argument:
         raise ValueError("--speech wav:DIR: name the folder for the WAV files, e.g. wav:./audio")
-    if argument and name not in ("wav", "jsonl"):
-        raise ValueError(f"--speech {spec!r}: only wav:DIR and jsonl:PATH take an argument")
+    if name == "screenreader" and argument:
+        from announcer.speech.screenreader import SCREEN_READER_TARGETS
+
+        argument = argument.lower()
+        if argument not in SCREEN_READER_TARGETS:
+            raise ValueError(
+                f"--speech {spec!r}: the screen reader must be one of "
+                + ", ".join(SCREEN_READER_TARGETS)
+            )
+    elif argument and name not in ("wav", "jsonl"):
+        raise ValueError(
+            f"--speech {spec!r}: only wav:DIR and jsonl:PATH take an argument "
+            "(and screenreader:NAME a screen reader's name)"
+        )
     return name, argument
 
 

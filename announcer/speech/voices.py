@@ -1,4 +1,4 @@
-"""Voice profiles (``voices/profiles/*.toml``) and BCP 47 matching of languages to voices.
+"""Voice profiles (``announcer/voices/profiles/*.toml``) and BCP 47 matching of languages to voices.
 
 A profile is data: for one language tag it names the engine voice to prefer per
 backend and a default rate. Matching follows RFC 4647 "lookup": ``en-US`` tries
@@ -14,14 +14,23 @@ import tomllib
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from announcer.speech.backend import VoiceSettings
 
-VOICES_DIR = Path(
-    os.environ.get("ANNOUNCER_VOICES_DIR", Path(__file__).resolve().parents[2] / "voices")
-)
+
+def _packaged_voices() -> Path:
+    """The profiles and earcons shipped inside the package (``announcer/voices``).
+
+    They are files on disk in a wheel, a checkout and a PyInstaller folder alike, so the
+    Path API (``glob``, ``is_file``) works on what ``importlib.resources`` finds.
+    """
+    return Path(str(resources.files("announcer") / "voices"))
+
+
+VOICES_DIR = Path(os.environ.get("ANNOUNCER_VOICES_DIR") or _packaged_voices())
 PROFILES_DIR = VOICES_DIR / "profiles"
 
 

@@ -28,9 +28,11 @@ from typing import Any
 from announcer.formats.acp import AcpAdapter
 from announcer.formats.speakable import clip
 from announcer.i18n.translate import translator
+from announcer.platform.process import contain, own_group
 from announcer.transports.base import HandshakeOutcome, TransportError, release_process_pipes
 from announcer.transports.processes import (
     become_subreaper,
+    can_watch_exits,
     command_line,
     end_family,
     exited,
@@ -150,13 +152,14 @@ class AcpTransport:
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.cwd,
                 env=self.env,
-                start_new_session=True,  # its own process group: ended with announcer
+                **own_group(),  # its own process group: ended with announcer
                 limit=STREAM_LIMIT_BYTES,
             )
         except (FileNotFoundError, PermissionError) as exc:
             raise TransportError(
                 f"cannot start the agent {self.command[0]!r}: {exc.strerror or exc}"
             ) from None
+        contain(self._process.pid)  # Windows: a job object ends it however we end
         process = self._process
         track(process.pid)
         assert process.stdin is not None and process.stdout is not None
@@ -381,7 +384,10 @@ class AcpTransport:
         process = self._process
         assert process is not None
         # the exit itself: a command it left running may hold its pipes open for long
-        status = await exited(process.pid)
+        if can_watch_exits():
+            status = await exited(process.pid)
+        else:  # no pidfd, no /proc (macOS, Windows): once its pipes have closed too
+            status = await process.wait()
         for _ in range(100):  # reaped by asyncio's watcher: its status arrives in a moment
             if status is not None or process.returncode is not None:
                 break
@@ -404,7 +410,8 @@ class AcpTransport:
         """SIGTERM to the agent and every process it started, then SIGKILL: nothing is left.
 
         Its commands may have left its process group (``detached``, ``setsid``): the
-        whole family is found from ``/proc`` (:mod:`announcer.transports.processes`).
+        whole family is found from ``/proc`` (:mod:`announcer.transports.processes`;
+        on Windows CTRL_BREAK, then the process tree: announcer.platform.process).
         """
         process = self._process
         if process is None:

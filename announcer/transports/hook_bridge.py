@@ -12,20 +12,28 @@ where the platform offers it. The hook's side (``hook_client``) checks the same
 from its end before it sends anything. Nothing here ever answers "allow" on its
 own: no announcer, a refused connection, a timeout, or a garbled reply all give "ask".
 A second announcer never takes over a live socket: the first holds a lock beside it.
+
+The tcp form (Windows; ``ANNOUNCER_HOOK_CHANNEL=tcp`` anywhere): the server listens on
+127.0.0.1 and writes ``hook.endpoint`` (port and a fresh secret, mode 0600) in the same
+private directory; before a request counts, each end proves it knows the secret
+(``hook_client.tcp_connect``), so the same ownership rule holds without peer uids.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import json
 import os
+import secrets
 import stat
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from announcer.platform.identity import current_uid, owned_by_me
+from announcer.platform.locks import open_lock_file, try_lock
 from announcer.transports.hook_client import (
     DECISIONS,
     KNOWN_AGENTS,
@@ -38,8 +46,12 @@ from announcer.transports.hook_client import (
     HookAnswer,
     ask_announcer,
     boot_clock,
+    channel_form,
     default_socket_path,
     peer_uid,
+    proof,
+    proofs_match,
+    read_endpoint,
     shrink,
 )
 
@@ -62,11 +74,11 @@ def _prepare_directory(path: Path) -> None:
     directory = path.parent
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     info = os.lstat(directory)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+    if not stat.S_ISDIR(info.st_mode) or not owned_by_me(info.st_uid):
         raise PermissionError(
             f"{directory} belongs to another user; refusing to put the hook socket there"
         )
-    if stat.S_IMODE(info.st_mode) & 0o077:
+    if current_uid() is not None and stat.S_IMODE(info.st_mode) & 0o077:
         if not directory.name.startswith("announcer"):
             raise PermissionError(
                 f"{directory} is open to other users (mode {stat.S_IMODE(info.st_mode):o});"
@@ -170,6 +182,8 @@ class HookBridgeServer:
             0  # requests refused (wrong user, garbled, oversize), each logged by the caller
         )
         self.order = SpawnOrder()
+        self.form = channel_form()
+        self._secret: bytes | None = None  # the tcp form's, also in the endpoint file
         self._turns: dict[int, asyncio.Future[None]] = {}
         self._order_timer: asyncio.TimerHandle | None = None
 
@@ -177,6 +191,11 @@ class HookBridgeServer:
         _prepare_directory(self.path)
         self._lock_fd = _take_lock(self.path)  # refuses while another announcer serves here
         try:
+            if self.form == "tcp":
+                await self._start_tcp()
+                return
+            if sys.platform == "win32":  # channel_form() is always tcp there
+                raise RuntimeError("Unix sockets are not available on Windows")
             if self.path.is_socket() and await _alive(self.path):  # one without the lock
                 raise RuntimeError(f"another announcer already listens on {self.path}")
             with contextlib.suppress(FileNotFoundError):
@@ -195,6 +214,26 @@ class HookBridgeServer:
             os.close(self._lock_fd)
             self._lock_fd = None
             raise
+
+    async def _start_tcp(self) -> None:
+        """Loopback TCP on a free port, and the endpoint file only this user can read."""
+        if self.path.is_file() and await _alive_tcp(self.path):  # one without the lock
+            raise RuntimeError(f"another announcer already listens on {self.path}")
+        self._server = await asyncio.start_server(
+            self._serve, "127.0.0.1", 0, limit=MAX_REQUEST_BYTES + 1
+        )
+        port = self._server.sockets[0].getsockname()[1]
+        self._secret = secrets.token_bytes(32)
+        endpoint = json.dumps({"port": port, "secret": self._secret.hex()}).encode()
+        fresh = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}")
+        fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # born 0600
+        try:
+            os.write(fd, endpoint)
+        finally:
+            os.close(fd)
+        os.replace(fresh, self.path)
+        info = os.lstat(self.path)
+        self._socket_id = (info.st_dev, info.st_ino)
 
     async def close(self) -> None:
         if self._order_timer is not None:
@@ -224,11 +263,18 @@ class HookBridgeServer:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            sock = writer.get_extra_info("socket")
-            uid = peer_uid(sock) if sock is not None else None
-            if uid is not None and uid != os.getuid():
-                self.dropped += 1
-                return
+            hook_proof: str | None = None
+            if self.form == "tcp":
+                hook_proof = await self._challenge(reader, writer)
+                if hook_proof is None:
+                    self.dropped += 1
+                    return
+            else:
+                sock = writer.get_extra_info("socket")
+                uid = peer_uid(sock) if sock is not None else None
+                if uid is not None and uid != current_uid():
+                    self.dropped += 1
+                    return
             try:
                 line = await reader.readuntil(b"\n")
             except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
@@ -245,6 +291,9 @@ class HookBridgeServer:
             payload = request.get("payload") if isinstance(request, dict) else None
             if not isinstance(payload, dict):
                 self.dropped += 1
+                return
+            if hook_proof is not None and not proofs_match(hook_proof, request.get("proof")):
+                self.dropped += 1  # a hook that does not know the secret: another user's
                 return
             blocking = request.get("blocking") is True
             timeout = request.get("timeout")
@@ -269,6 +318,27 @@ class HookBridgeServer:
             writer.close()
             with contextlib.suppress(ConnectionError, OSError):
                 await writer.wait_closed()
+
+    async def _challenge(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> str | None:
+        """The tcp form's handshake: prove we know the secret over the hook's nonce, and
+        return the proof the hook must send back over ours (None: not a hook of ours)."""
+        assert self._secret is not None
+        try:
+            hello = json.loads(await asyncio.wait_for(reader.readuntil(b"\n"), 10.0))
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError):
+            return None
+        except (ValueError, RecursionError):
+            return None
+        nonce = hello.get("hello") if isinstance(hello, dict) else None
+        if not isinstance(nonce, str) or not 16 <= len(nonce) <= 128:
+            return None
+        ours = secrets.token_hex(16)
+        reply = {"proof": proof(self._secret, b"announcer", nonce), "nonce": ours}
+        writer.write(json.dumps(reply).encode() + b"\n")
+        await writer.drain()
+        return proof(self._secret, b"hook", ours)
 
     async def _turn(self, spawned: object, blocking: bool) -> None:
         """Wait until the requests from hooks the agent started earlier have gone on."""
@@ -298,16 +368,30 @@ class HookBridgeServer:
 def _take_lock(path: Path) -> int:
     """An exclusive lock on ``hook.sock.lock`` beside the socket, held while we serve."""
     lock_path = path.with_name(path.name + ".lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    fd = open_lock_file(str(lock_path))
+    if not try_lock(fd):
         os.close(fd)
-        raise RuntimeError(f"another announcer already listens on {path}") from None
+        raise RuntimeError(f"another announcer already listens on {path}")
     return fd
 
 
+async def _alive_tcp(path: Path) -> bool:
+    endpoint = read_endpoint(path)
+    if endpoint is None:
+        return False
+    try:
+        _reader, writer = await asyncio.wait_for(
+            asyncio.open_connection("127.0.0.1", endpoint[0]), 1.0
+        )
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    return True
+
+
 async def _alive(path: Path) -> bool:
+    if sys.platform == "win32":
+        return await _alive_tcp(path)
     try:
         _reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), 1.0)
     except (OSError, TimeoutError):

@@ -11,6 +11,13 @@ payload leaves this process the socket's directory must be the user's and mode
 as the user (SO_PEERCRED on Linux, LOCAL_PEERCRED on macOS and the BSDs). On
 any doubt nothing is sent and the answer is ``ask``, so the agent asks itself.
 Nothing here ever answers "allow" on its own.
+
+Windows has no Unix sockets for asyncio, so there the channel is loopback TCP
+(``ANNOUNCER_HOOK_CHANNEL=tcp`` forces it anywhere, as the tests do on Linux): the
+announcer writes ``hook.endpoint`` (its port and a fresh per-user secret) in the same
+private directory, readable by the user alone, and both ends prove they know the
+secret before any payload travels (HMAC over each other's nonce), so neither another
+user's listener on that port nor another user's hook gets anything.
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ from typing import Any, NamedTuple
 
 PROTOCOL_VERSION = 1
 SOCKET_ENV = "ANNOUNCER_HOOK_SOCKET"
+CHANNEL_ENV = "ANNOUNCER_HOOK_CHANNEL"  # "unix" or "tcp"; default: tcp on Windows only
+LOOPBACK = "127.0.0.1"
 MAX_REQUEST_BYTES = 1 << 20  # a hook payload is small; refuse anything huge
 DECISIONS = ("allow", "deny", "ask")
 KNOWN_AGENTS = ("claude-code", "codex")
@@ -94,17 +103,35 @@ def untrusted(why: str) -> HookAnswer:
     )
 
 
+def my_uid() -> int | None:
+    """This user's uid; None on Windows, where the per-user folder is the ownership rule."""
+    if sys.platform == "win32":
+        return None
+    return os.getuid()
+
+
+def channel_form() -> str:
+    """``unix`` (a Unix socket) or ``tcp`` (loopback TCP and a secret file): Windows is tcp."""
+    if sys.platform == "win32":
+        return "tcp"
+    return "tcp" if os.environ.get(CHANNEL_ENV, "").lower() == "tcp" else "unix"
+
+
 def default_socket_path() -> Path:
-    """$ANNOUNCER_HOOK_SOCKET, else $XDG_RUNTIME_DIR/announcer/hook.sock, else per-user tmp."""
+    """$ANNOUNCER_HOOK_SOCKET, else $XDG_RUNTIME_DIR/announcer/hook.sock, else per-user tmp
+    (``hook.endpoint`` instead of ``hook.sock`` for the tcp form)."""
     override = os.environ.get(SOCKET_ENV)
     if override:
         return Path(override)
+    name = "hook.endpoint" if channel_form() == "tcp" else "hook.sock"
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime:
-        return Path(runtime) / "announcer" / "hook.sock"
+        return Path(runtime) / "announcer" / name
     import tempfile  # only here: most users have XDG_RUNTIME_DIR
 
-    return Path(tempfile.gettempdir()) / f"announcer-{os.getuid()}" / "hook.sock"
+    uid = my_uid()
+    tag = str(uid) if uid is not None else os.environ.get("USERNAME", "user")
+    return Path(tempfile.gettempdir()) / f"announcer-{tag}" / name
 
 
 # -- who is at the other end ------------------------------------------------------
@@ -148,7 +175,9 @@ def directory_problem(path: Path) -> str | None:
         return f"cannot inspect {directory}: {exc.strerror}"
     if not stat.S_ISDIR(info.st_mode):
         return f"{directory} is not a plain directory"
-    if info.st_uid != os.getuid():
+    if my_uid() is None:
+        return None  # Windows: the folder under the user's profile is the user's own
+    if info.st_uid != my_uid():
         return f"{directory} belongs to uid {info.st_uid}"
     if stat.S_IMODE(info.st_mode) & 0o077:
         return f"{directory} has mode {stat.S_IMODE(info.st_mode):o}, not 700"
@@ -162,10 +191,25 @@ def socket_problem(path: Path) -> str | None:
         return None
     except OSError as exc:
         return f"cannot inspect {path}: {exc.strerror}"
+    if channel_form() == "tcp":
+        return endpoint_problem(path, info)
     if not stat.S_ISSOCK(info.st_mode):
         return f"{path} is not a socket"
-    if info.st_uid != os.getuid():
+    if info.st_uid != my_uid():
         return f"{path} belongs to uid {info.st_uid}"
+    return None
+
+
+def endpoint_problem(path: Path, info: os.stat_result) -> str | None:
+    """The tcp form's endpoint file must be a plain file of ours that no one else can read."""
+    if not stat.S_ISREG(info.st_mode):
+        return f"{path} is not a plain file"
+    if my_uid() is None:
+        return None
+    if info.st_uid != my_uid():
+        return f"{path} belongs to uid {info.st_uid}"
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        return f"{path} has mode {stat.S_IMODE(info.st_mode):o}, not 600"
     return None
 
 
@@ -173,9 +217,85 @@ def peer_problem(sock: socket.socket) -> str | None:
     uid = peer_uid(sock)
     if uid is None:
         return "the system does not say who listens on it"
-    if uid != os.getuid():
+    if uid != my_uid():
         return f"it is served by uid {uid}"
     return None
+
+
+# -- the tcp form: who knows the secret -----------------------------------------------
+
+
+def read_endpoint(path: Path) -> tuple[int, bytes] | None:
+    """The port and secret in a tcp endpoint file, or None when it is not one."""
+    try:
+        with open(path, "rb") as handle:
+            data = json.loads(handle.read(4096))
+        port, secret = data["port"], bytes.fromhex(data["secret"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(port, int) or not 0 < port < 65536 or len(secret) < 16:
+        return None
+    return port, secret
+
+
+def proof(secret: bytes, role: bytes, nonce: str) -> str:
+    """HMAC-SHA256 that ``role`` (b"announcer" or b"hook") knows the secret, over a nonce."""
+    import hashlib
+    import hmac
+
+    return hmac.new(
+        secret, role + b":" + nonce.encode("ascii", "replace"), hashlib.sha256
+    ).hexdigest()
+
+
+def proofs_match(expected: str, given: object) -> bool:
+    import hmac
+
+    return isinstance(given, str) and hmac.compare_digest(expected, given)
+
+
+def read_line(sock: socket.socket, limit: int = MAX_REQUEST_BYTES) -> bytes:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+        if len(data) > limit:
+            break
+    return data
+
+
+def tcp_connect(path: Path, timeout: float) -> tuple[socket.socket, str | None]:
+    """Connect to the announcer named in the endpoint file and check it knows the secret.
+
+    Returns the socket and the proof this hook sends with its request, or raises
+    ConnectionRefusedError (nobody there) or PermissionError (someone else there)."""
+    endpoint = read_endpoint(path)
+    if endpoint is None:
+        raise ConnectionRefusedError(f"{path} names no announcer")
+    port, secret = endpoint
+    import secrets
+
+    sock = socket.create_connection((LOOPBACK, port), timeout=timeout)
+    try:
+        nonce = secrets.token_hex(16)
+        sock.sendall(json.dumps({"bridge": PROTOCOL_VERSION, "hello": nonce}).encode() + b"\n")
+        try:
+            hello = json.loads(read_line(sock, 4096))
+        except (ValueError, RecursionError):
+            hello = None
+        if not isinstance(hello, dict) or not proofs_match(
+            proof(secret, b"announcer", nonce), hello.get("proof")
+        ):
+            raise PermissionError(f"the listener on port {port} does not know the secret")
+        their_nonce = hello.get("nonce")
+        if not isinstance(their_nonce, str):
+            raise PermissionError(f"the listener on port {port} sent no challenge")
+        return sock, proof(secret, b"hook", their_nonce)
+    except BaseException:
+        sock.close()
+        raise
 
 
 # -- asking -------------------------------------------------------------------------
@@ -213,7 +333,7 @@ def shrink(value: Any, depth: int = 0) -> Any:
 
 def boot_clock() -> float:
     """Seconds on the clock the kernel stamps process start times with (Linux: boot time)."""
-    if hasattr(time, "CLOCK_BOOTTIME"):
+    if sys.platform != "win32" and hasattr(time, "CLOCK_BOOTTIME"):
         return time.clock_gettime(time.CLOCK_BOOTTIME)
     return time.monotonic()
 
@@ -222,6 +342,8 @@ def spawned_at() -> float:
     """When this process was started, on :func:`boot_clock`: the kernel's start time
     (``/proc/self/stat``, 10 ms steps), so a hook the agent started first sorts first
     however long each interpreter took to start. Elsewhere: now."""
+    if sys.platform == "win32":
+        return boot_clock()
     try:
         with open("/proc/self/stat", "rb") as stat_file:
             raw = stat_file.read()
@@ -266,10 +388,8 @@ def ask_announcer(
         request["attended"] = attended
     data = b""
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(min(timeout, 5.0))
-            sock.connect(str(path))
-            problem = peer_problem(sock)
+        with _connect(path, min(timeout, 5.0), request) as sock:
+            problem = peer_problem(sock) if channel_form() == "unix" else None
             if problem is not None:
                 _warn(problem)
                 return untrusted(problem) if blocking else None
@@ -286,6 +406,9 @@ def ask_announcer(
                     return NO_ANSWER
     except (FileNotFoundError, ConnectionRefusedError):
         return NO_ANNOUNCER if blocking else None
+    except PermissionError as exc:  # a tcp listener that does not know the secret
+        _warn(str(exc))
+        return untrusted(str(exc)) if blocking else None
     except TimeoutError:
         return NO_ANSWER if blocking else None
     except OSError:
@@ -299,6 +422,22 @@ def ask_announcer(
     if decision not in DECISIONS:
         return NO_ANSWER
     return HookAnswer(str(decision), str(reason) if isinstance(reason, str) else "")
+
+
+def _connect(path: Path, timeout: float, request: dict[str, Any]) -> socket.socket:
+    """A connected socket to the announcer; the tcp form adds this hook's proof to ``request``."""
+    if sys.platform == "win32" or channel_form() == "tcp":
+        sock, hook_proof = tcp_connect(path, timeout)
+        request["proof"] = hook_proof
+        return sock
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        sock.connect(str(path))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 def _warn(problem: str) -> None:
@@ -367,7 +506,7 @@ def detach() -> bool:
     the agent's wait nor its clean-up at exit (Claude Code ends hooks registered with
     ``"async": true`` that still run when ``claude -p`` ends) cuts an announcement off.
     """
-    if not hasattr(os, "fork"):
+    if sys.platform == "win32" or not hasattr(os, "fork"):
         return False
     try:
         child = os.fork()

@@ -28,6 +28,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from announcer.platform.process import ask_group_to_end, end_group_now
+
 log = logging.getLogger("announcer.transports")
 
 PROC = Path("/proc")
@@ -102,6 +104,8 @@ def family(root: int, *, own_session: bool = True, tree: bool = True) -> list[Pr
     ``tree``: False once the root has been reaped, when its id may name a stranger; a
     session or group id is never reused while a member lives, so those stay safe.
     """
+    if sys.platform == "win32":
+        return []  # no /proc: Windows ends the tree itself (announcer.platform.process)
     processes = all_processes()
     by_parent: dict[int, list[ProcessInfo]] = {}
     for info in processes:
@@ -158,6 +162,8 @@ def innermost(pids: list[int]) -> int | None:
 
 def reap(pid: int) -> None:
     """Collect an adopted orphan's exit status once it has ended (no zombie is kept)."""
+    if sys.platform == "win32":
+        return
     with contextlib.suppress(ChildProcessError, OSError):
         os.waitpid(pid, os.WNOHANG)
 
@@ -183,6 +189,8 @@ def _reap(pids: list[int], root: int) -> None:
     """Collect the exit status of those that are announcer's own children (adopted
     orphans included), so no zombie stays behind while announcer runs on. Never the
     root: its owner (asyncio, ``Popen``) waits for it and must get its status."""
+    if sys.platform == "win32":
+        return
     for pid in pids:
         if pid == root:
             continue
@@ -207,6 +215,8 @@ def _targets(root: int, own_session: bool, tree: bool) -> list[int]:
 
 def _group_signal(root: int, sig: int, own_session: bool) -> None:
     """Where ``/proc`` is missing, the group is all that can be found."""
+    if sys.platform == "win32":
+        return
     if own_session:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(root, sig)
@@ -214,6 +224,10 @@ def _group_signal(root: int, sig: int, own_session: bool) -> None:
 
 def kill_family_now(root: int, *, own_session: bool = True, tree: bool = True) -> int:
     """SIGKILL to ``root`` and its whole family at once (announcer is exiting); how many."""
+    if sys.platform == "win32":
+        if tree:
+            end_group_now(root)  # the whole process tree (and the job object at exit)
+        return 1 if tree else 0
     targets = _targets(root, own_session, tree)
     _group_signal(root, signal.SIGKILL, own_session)
     _signal_all(targets, signal.SIGKILL)
@@ -234,6 +248,15 @@ async def end_family(
     Returns the ids that were still alive when asked to end, the root included.
     Never raises for a process that is already gone.
     """
+    if sys.platform == "win32":
+        if tree:
+            if own_session and not skip_term:  # CTRL_BREAK only to a group of its own
+                ask_group_to_end(root)
+                await asyncio.sleep(min(grace, POLL_SECONDS * 10))
+            end_group_now(root)  # then the whole process tree
+        return [root] if tree else []
+    if not PROC.is_dir():
+        return await _end_group(root, own_session=own_session, tree=tree, grace=grace)
     targets = _targets(root, own_session, tree)
     if not targets:
         return []
@@ -259,6 +282,33 @@ async def end_family(
     return targets
 
 
+async def _end_group(root: int, *, own_session: bool, tree: bool, grace: float) -> list[int]:
+    """Without ``/proc`` (macOS): SIGTERM, then SIGKILL, to the root's group when it has
+    one of its own, else to the root alone (still announcer's, unreaped, when ``tree``)."""
+    if sys.platform == "win32":
+        return []
+
+    def send(sig: int) -> bool:
+        try:
+            if own_session:
+                os.killpg(root, sig)
+            elif tree:
+                os.kill(root, sig)
+            else:
+                return False
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+
+    if not send(signal.SIGTERM):
+        return []
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and send(0):
+        await asyncio.sleep(POLL_SECONDS)
+    send(signal.SIGKILL)
+    return [root]
+
+
 # Every agent process started in this run: (id, started in a session of its own).
 _started: dict[int, bool] = {}
 
@@ -280,6 +330,11 @@ def end_all_started() -> int:
         ours = info is not None and info.ppid == mine
         ended += kill_family_now(pid, own_session=own_session, tree=ours)
     return ended
+
+
+def can_watch_exits() -> bool:
+    """Whether :func:`exited` can see a child's exit here (a pidfd or ``/proc``)."""
+    return hasattr(os, "pidfd_open") or PROC.is_dir()
 
 
 async def exited(pid: int, poll_seconds: float = 0.25) -> int | None:
@@ -318,6 +373,8 @@ async def exited(pid: int, poll_seconds: float = 0.25) -> int | None:
     finally:
         if fd is not None:
             os.close(fd)
+    if not sys.platform.startswith("linux"):
+        return None  # its owner reaps it and has the status
     try:
         status = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
     except (ChildProcessError, OSError, AttributeError):
@@ -355,6 +412,7 @@ def become_subreaper() -> bool:
 __all__ = [
     "ProcessInfo",
     "become_subreaper",
+    "can_watch_exits",
     "command_line",
     "end_all_started",
     "end_family",

@@ -16,6 +16,7 @@ import logging
 import shlex
 from typing import Any
 
+from announcer.platform.process import own_group
 from announcer.protocol.decode import loads_strict
 from announcer.transports.base import (
     SourceUnavailable,
@@ -61,7 +62,7 @@ class StdioTransport(MessageStreamTransport):
                 stdout=asyncio.subprocess.PIPE,
                 stderr=None,
                 limit=self.options.max_frame_bytes + 16,
-                start_new_session=True,  # its own group and session: ended with announcer
+                **own_group(),  # its own group and session: ended with announcer
             )
         except OSError as exc:
             # Not found, not executable: trying again cannot help.

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import socket
 import struct
+import sys
 from collections.abc import Awaitable
 from typing import Any
 
+from announcer.platform.identity import current_uid
 from announcer.transports.base import TransportError, TransportOptions
 from announcer.transports.stream import MessageStreamTransport
 
@@ -28,6 +29,11 @@ class UnixSocketTransport(MessageStreamTransport):
         self._writer: asyncio.StreamWriter | None = None
 
     async def connect(self) -> None:
+        if sys.platform == "win32":
+            raise TransportError(
+                f"unix:{self.path}: Unix sockets are not available on Windows; "
+                "ask the producer for ws://127.0.0.1 instead"
+            )
         try:
             self._reader, self._writer = await asyncio.wait_for(
                 asyncio.open_unix_connection(self.path, limit=self.options.max_frame_bytes + 16),
@@ -45,7 +51,7 @@ class UnixSocketTransport(MessageStreamTransport):
             return
         creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
         _pid, uid, _gid = struct.unpack("3i", creds)
-        if uid not in (os.getuid(), 0):
+        if uid not in (current_uid(), 0):
             self._writer.close()
             raise TransportError(
                 f"unix:{self.path} belongs to another user (uid {uid}); refusing to listen"

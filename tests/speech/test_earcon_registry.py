@@ -35,7 +35,9 @@ BANKING = Path(__file__).resolve().parents[2] / "announcer" / "data" / "banking_
 
 @pytest.mark.parametrize("earcon", list(Earcon))
 def test_every_earcon_has_a_sound_and_a_label(earcon: Earcon) -> None:
-    assert earcon_path(earcon.value) is not None, f"voices/earcons/{earcon.value}.wav is missing"
+    assert earcon_path(earcon.value) is not None, (
+        f"announcer/voices/earcons/{earcon.value}.wav is missing"
+    )
     assert earcon_label(earcon.value) == EARCON_LABELS[earcon]
 
 
@@ -47,7 +49,8 @@ def test_every_event_the_engine_marks_has_a_sound() -> None:
 
 
 def test_the_generator_makes_exactly_the_registered_sounds() -> None:
-    spec = importlib.util.spec_from_file_location("make_earcons", EARCONS_DIR / "make_earcons.py")
+    generator = Path(__file__).resolve().parents[2] / "scripts" / "make_earcons.py"
+    spec = importlib.util.spec_from_file_location("make_earcons", generator)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

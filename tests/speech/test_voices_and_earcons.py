@@ -24,6 +24,8 @@ from announcer.speech.voices import (
     match_language,
 )
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 @pytest.mark.parametrize(
     ("requested", "available", "expected"),
@@ -112,7 +114,7 @@ def test_unknown_earcons_are_ignored() -> None:
 
 def test_the_generator_rebuilds_the_same_files(tmp_path: Path) -> None:
     subprocess.run(
-        [sys.executable, str(EARCONS_DIR / "make_earcons.py"), str(tmp_path)],
+        [sys.executable, str(REPO / "scripts" / "make_earcons.py"), str(tmp_path)],
         check=True,
         capture_output=True,
         timeout=120,

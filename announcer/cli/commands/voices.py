@@ -50,8 +50,30 @@ def _speechd_voices() -> tuple[list[tuple[str, str, str]], str]:
         backend.close()
 
 
+SPEAKING_BACKENDS = ("screenreader", "speechd", "pyttsx3")
+
+
+def _nothing_speaks_sentence() -> str:
+    """Said when no backend here makes sound: what to install, in the user's language."""
+    from announcer.config.loader import load_settings
+    from announcer.i18n.translate import catalog_language, translator
+    from announcer.platform.speech_install import speech_install_hint
+
+    language = catalog_language(load_settings(report=None).languages)
+    t = translator(language).gettext
+    what = speech_install_hint()
+    if what is None:
+        return t(
+            "Nothing here can speak yet: the speech software is installed, but no sound "
+            "device answers (the reasons are above)."
+        )
+    return t("Nothing here can speak yet. To hear announcer, install: {what}").format(what=what)
+
+
 def run(args: argparse.Namespace) -> int:
     statuses = backend_statuses()
+    speaks = any(s.available for s in statuses if s.name in SPEAKING_BACKENDS)
+    install = None if speaks else _nothing_speaks_sentence()
     profiles = load_profiles()
     engine_voices, engine_problem = _installed_pyttsx3_voices()
     speechd_voices, _ = _speechd_voices()
@@ -97,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
                     "languages": rows,
                     "profiles_dir": str(PROFILES_DIR),
                     "pyttsx3_voices_installed": len(engine_voices),
+                    "install": install,
                     **({"pyttsx3_voices": by_language} if args.all else {}),
                 },
                 ensure_ascii=False,
@@ -108,6 +131,9 @@ def run(args: argparse.Namespace) -> int:
         state = "available" if status.available else "not available"
         detail = status.detail if status.detail != "available" else ""
         print(f"  {status.name}: {state}" + (f" ({detail})" if detail and detail != state else ""))
+    if install is not None:
+        print()
+        print(install)
     print()
     print(f"Voices per language (profiles in {PROFILES_DIR}):")
     for row in rows:

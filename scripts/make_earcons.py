@@ -1,6 +1,6 @@
 """Generate announcer's earcons: short, distinct, deterministic WAVs made for this project.
 
-Run ``python voices/earcons/make_earcons.py`` to rebuild them; the output is
+Run ``python scripts/make_earcons.py`` to rebuild ``announcer/voices/earcons``; the output is
 byte-for-byte the same every time (no randomness, no timestamps). The format,
 22050 Hz mono 16-bit, matches what espeak-ng produces, so an earcon can be
 joined to the speech that follows it.
@@ -91,7 +91,11 @@ def write(name: str, directory: Path) -> Path:
 
 
 def main() -> int:
-    directory = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent
+    directory = (
+        Path(sys.argv[1])
+        if len(sys.argv) > 1
+        else Path(__file__).resolve().parents[1] / "announcer" / "voices" / "earcons"
+    )
     for name in EARCONS:
         print(write(name, directory))
     return 0
