@@ -76,6 +76,14 @@ def test_replay_to_wav_writes_one_audible_file_per_utterance(tmp_path: Path) -> 
         frames, loudest = peak(wav_file)
         assert frames > 2_205, wav_file.name  # more than a tenth of a second at 22 kHz
         assert loudest > LOUD_SAMPLE, wav_file.name
+    # on the recording's clock, as jsonl records it: the same words, the question included
+    recorded = announcer("replay", str(DEMO), "--speech", "jsonl", "--no-delay")
+    assert [r["text"] for r in said] == [
+        json.loads(line)["text"]
+        for line in recorded.stdout.splitlines()
+        if json.loads(line)["action"] == "speak"
+    ]
+    assert any(str(r["text"]).startswith("Question.") for r in said)
     # each announcement is also printed as it is said
     printed = done.stdout.splitlines()
     assert printed[0] == said[0]["text"]

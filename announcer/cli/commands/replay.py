@@ -7,14 +7,15 @@ best voice here and each announcement is printed as it is said.
 
 Two clocks:
 
-- ``text`` and ``jsonl`` print or record at once, on the recording's own clock:
-  ``--no-delay`` plays at once but decides exactly as in real time (the user's
-  pace, barge-ins and skipped stale news all happen on the recorded clock).
-- A voice (``auto``, ``speechd``, ``pyttsx3``, ``screenreader``, ``wav:DIR``,
-  ``paced``) takes as long as speech takes, so the engine runs on the wall clock
-  as for a live producer: each event arrives at its recorded time, ``--speed X``
-  times faster, or all at once with ``--no-delay`` (a burst: the agent's words are
-  all said, status news is folded as it would be live).
+- ``text``, ``jsonl`` and ``wav:DIR`` print, record or save, on the recording's own
+  clock: ``--no-delay`` plays at once but decides exactly as in real time (the
+  user's pace, barge-ins and skipped stale news all happen on the recorded clock;
+  ``wav:DIR`` waits for each file to be saved, so it decides as ``jsonl`` does).
+- A voice (``auto``, ``speechd``, ``pyttsx3``, ``screenreader``, ``paced``) takes as
+  long as speech takes, so the engine runs on the wall clock as for a live producer:
+  each event arrives at its recorded time, ``--speed X`` times faster, or all at once
+  with ``--no-delay`` (a burst: the agent's words are all said, status news is folded
+  as it would be live).
 
 ``--speed X`` waits in real time, X times faster, with either clock.
 """
@@ -37,13 +38,15 @@ from announcer.engine.pipeline import Engine
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Speak, SpeechCommand
 from announcer.protocol.sanitise import one_line
-from announcer.speech.backend import SpeechBackend, VoiceSettings
+from announcer.speech.backend import BackendUnavailable, SpeechBackend, VoiceSettings
 from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
 from announcer.speech.text import TextBackend
 
 # A recording that pauses longer than this is not worth waiting for.
 MAX_REPLAY_GAP_SECONDS = 10.0
+# The longest a saved utterance (wav:DIR) is waited for before the replay goes on.
+BACKEND_WAIT_SECONDS = 60.0
 
 
 class ReplayClock:
@@ -85,8 +88,9 @@ def settings_from_args(args: argparse.Namespace, base: UserSettings | None = Non
     return UserSettings.model_validate({**settings.model_dump(), **given})
 
 
-# Backends that finish at once: the replay keeps the recording's own clock for them.
-RECORDED_CLOCK_SPEECH = ("text", "jsonl", "none")
+# Backends no listener waits on (printed, recorded, saved as WAV files): the replay keeps
+# the recording's own clock for them, with speech at the user's pace (jsonl, wav).
+RECORDED_CLOCK_SPEECH = ("text", "jsonl", "none", "wav")
 
 
 def replay_speech(args: argparse.Namespace, settings: UserSettings) -> str:
@@ -139,10 +143,17 @@ class Replayer:
         speed: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
         source_id: str = "replay",
+        echo: TextIO | None = None,
+        await_backend: bool = False,
     ) -> None:
         self.engine = engine
-        self.driver = SpeechDriver(backend)
+        self._ended = threading.Event()
+        self.driver = SpeechDriver(backend, notify=self._ended.set)
         self.clock = clock
+        self.echo = echo  # where each utterance is printed as it is said (wav:DIR)
+        # wav:DIR saves each utterance in the background: the recorded clock waits for it,
+        # so the decisions are those of jsonl, made on the same clock.
+        self.await_backend = await_backend
         self.speed = speed
         self.sleep = sleep
         self.source_id = source_id
@@ -150,7 +161,29 @@ class Replayer:
         self._last = 0.0
 
     def _run(self, commands: list[SpeechCommand]) -> None:
-        self.driver.run(commands, lambda uid: self.engine.on_speech_done(uid, self.clock.now))
+        if self.echo is not None:
+            print_spoken(commands, self.echo)
+        self.driver.run(commands, lambda uid: self._run_done(uid))
+        for _ in range(10_000):
+            if not (self.await_backend and self.driver.in_flight):
+                break
+            self._ended.clear()
+            if not self.driver.in_flight:
+                break
+            if not self._ended.wait(BACKEND_WAIT_SECONDS):
+                print(
+                    "announcer replay: the speech output did not finish an utterance in "
+                    f"{BACKEND_WAIT_SECONDS:.0f} seconds; going on",
+                    file=sys.stderr,
+                )
+                break
+            self.driver.run([], lambda uid: self._run_done(uid))
+
+    def _run_done(self, utterance_id: int) -> list[SpeechCommand]:
+        commands = self.engine.on_speech_done(utterance_id, self.clock.now)
+        if self.echo is not None:
+            print_spoken(commands, self.echo)
+        return commands
 
     def _advance_to(self, target: float) -> None:
         """Let recorded time pass, doing whatever the engine had scheduled meanwhile."""
@@ -204,12 +237,17 @@ def replay(
     if speaks_aloud(spec):
         return replay_aloud(lines, spec, settings, stream, speed=speed)
     clock = ReplayClock()
-    # jsonl shows the scheduler at the user's pace (barge-ins, skipped news); text
+    # jsonl and wav show the scheduler at the user's pace (barge-ins, skipped news); text
     # shows each announcement as it is decided, as a braille display would.
-    engine = Engine(settings, paced=spec.startswith("jsonl"))
-    backend = make_backend(spec, stream, clock)
-    backend.start()
-    replayer = Replayer(engine, backend, clock, speed=speed)
+    name = spec.partition(":")[0].strip().lower()
+    engine = Engine(settings, paced=name in ("jsonl", "wav"))
+    backend = make_backend(spec, stream, clock, settings)
+    try:
+        backend.start()
+    except (BackendUnavailable, OSError) as exc:
+        raise SystemExit(f"announcer: --speech {spec}: {exc}") from None
+    echo = stream if name == "wav" else None  # the WAV files are saved; the lines printed
+    replayer = Replayer(engine, backend, clock, speed=speed, echo=echo, await_backend=name == "wav")
     try:
         replayer.feed(lines)
         replayer.finish()
@@ -258,12 +296,7 @@ class AloudReplayer:
         return self._monotonic() - self._start
 
     def _run(self, commands: list[SpeechCommand]) -> None:
-        for command in commands:
-            if type(command) is Speak:
-                line = one_line(command.announcement.text)
-                if line:  # printed as it is said, for the eyes and a braille display
-                    self.stream.write(line + "\n")
-                    self.stream.flush()
+        print_spoken(commands, self.stream)
         self.driver.execute(commands)
 
     def _drain(self) -> bool:
@@ -366,7 +399,6 @@ def replay_aloud(
     *,
     speed: float | None,
 ) -> Engine:
-    from announcer.speech.backend import BackendUnavailable
     from announcer.speech.registry import user_voice
 
     engine = Engine(settings)
@@ -384,8 +416,27 @@ def replay_aloud(
     return engine
 
 
-def make_backend(spec: str, stream: TextIO, clock: ReplayClock) -> SpeechBackend:
+def print_spoken(commands: list[SpeechCommand], stream: TextIO) -> None:
+    """Each utterance as a plain line as it is said, for the eyes and a braille display."""
+    for command in commands:
+        if type(command) is Speak:
+            line = one_line(command.announcement.text)
+            if line:
+                stream.write(line + "\n")
+                stream.flush()
+
+
+def make_backend(
+    spec: str, stream: TextIO, clock: ReplayClock, settings: UserSettings | None = None
+) -> SpeechBackend:
     name, _, path = spec.partition(":")
+    name = name.strip().lower()
+    if name == "wav":
+        from announcer.speech.backends import backend_from_spec
+
+        backend = backend_from_spec(spec, settings)
+        assert backend is not None
+        return backend
     if name == "jsonl":
         if path:
             stream = open(path, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as we do)
