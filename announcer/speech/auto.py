@@ -335,14 +335,19 @@ class NoVoiceCause:
     install: str = ""
 
 
-# What a local voice's failure says, and what is missing then: (words in the reason,
-# package, how to install it on Debian).
+# What a local voice's failure says, and the Debian packages missing then (the command
+# that installs them on this system comes from announcer.platform.speech_install).
 _MISSING_PACKAGES = (
-    ("install alsa-utils", "alsa-utils", "sudo apt install alsa-utils"),
-    ("install espeak-ng", "espeak-ng", "sudo apt install espeak-ng libespeak-ng1"),
-    ("pyttsx3 is not installed", "pyttsx3", "pip install pyttsx3"),
-    ("python3-speechd", "speech-dispatcher", "sudo apt install speech-dispatcher python3-speechd"),
+    ("install alsa-utils", ("alsa-utils",)),
+    ("install espeak-ng", ("espeak-ng", "libespeak-ng1")),
+    ("python3-speechd", ("speech-dispatcher",)),
 )
+
+
+def _install_command(packages: Sequence[str]) -> str:
+    from announcer.platform.speech_install import speech_install_hint
+
+    return speech_install_hint(missing=list(packages)) or " ".join(packages)
 
 
 def why_no_voice(skipped: Sequence[tuple[str, str]]) -> NoVoiceCause:
@@ -353,13 +358,17 @@ def why_no_voice(skipped: Sequence[tuple[str, str]]) -> NoVoiceCause:
     """
     reasons = dict(skipped)
     local = reasons.get("pyttsx3", "")
-    for words, package, install in _MISSING_PACKAGES:
+    if "pyttsx3 is not installed" in local:  # a Python package: announcer's own install
+        return NoVoiceCause("missing_package", local, "pyttsx3", "pip install pyttsx3")
+    for words, packages in _MISSING_PACKAGES:
         if words in local:
-            return NoVoiceCause("missing_package", local, package, install)
+            package = ", ".join(packages)
+            return NoVoiceCause("missing_package", local, package, _install_command(packages))
     if local.startswith("no audio output"):
         return NoVoiceCause("no_audio_device", local.removeprefix("no audio output: "))
     for _name, reason in skipped:
-        for words, package, install in _MISSING_PACKAGES:
+        for words, packages in _MISSING_PACKAGES:
             if words in reason:
-                return NoVoiceCause("missing_package", reason, package, install)
+                package = ", ".join(packages)
+                return NoVoiceCause("missing_package", reason, package, _install_command(packages))
     return NoVoiceCause("unknown", local)

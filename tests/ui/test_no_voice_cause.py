@@ -14,6 +14,7 @@ import pytest
 
 from announcer.cli.commands.listen import make_driver
 from announcer.engine.settings import UserSettings
+from announcer.platform.speech_install import speech_install_hint
 from announcer.speech.auto import why_no_voice
 from announcer.speech.backend import BackendUnavailable
 from tests.ui.test_no_voice import run_app, voices
@@ -41,24 +42,27 @@ async def test_no_audio_device_is_named(monkeypatch: pytest.MonkeyPatch, tmp_pat
 
 
 @pytest.mark.parametrize(
-    ("reason", "package", "command"),
+    ("reason", "package", "packages"),
     [
         (
             "pyttsx3 found no speech engine (install espeak-ng and libespeak-ng1): "
             "libespeak-ng.so.1: cannot open shared object file",
-            "espeak-ng",
-            "sudo apt install espeak-ng libespeak-ng1",
+            "espeak-ng, libespeak-ng1",
+            ["espeak-ng", "libespeak-ng1"],
         ),
         (
             "no audio output: no audio player found (install alsa-utils for aplay)",
             "alsa-utils",
-            "sudo apt install alsa-utils",
+            ["alsa-utils"],
         ),
     ],
 )
 async def test_a_missing_package_is_named_with_its_install_command(
-    reason: str, package: str, command: str, monkeypatch: pytest.MonkeyPatch
+    reason: str, package: str, packages: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the command that installs them on this very system ("sudo apt install ..." on Debian)
+    command = speech_install_hint(missing=packages)
+
     def make(name: str) -> Any:
         if name == "pyttsx3":
             raise BackendUnavailable(reason)
