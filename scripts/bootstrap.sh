@@ -12,9 +12,10 @@ venv="$root/.venv"
 run_apt_packages=(espeak-ng libespeak-ng1 alsa-utils python3-speechd)
 # speech-dispatcher only recommends an output module; without one it aborts at start.
 # pulseaudio: the prismatoid test hears speech-dispatcher through a private null sink;
-# desktop-file-utils and appstream validate packaging/'s desktop entry and metainfo.
+# desktop-file-utils and appstream validate packaging/'s desktop entry and metainfo;
+# openssh-server: the agent --ssh tests start their own sshd on 127.0.0.1.
 test_apt_packages=(espeak-ng libespeak-ng1 alsa-utils sox tmux speech-dispatcher speech-dispatcher-espeak-ng
-    python3-speechd pulseaudio desktop-file-utils appstream)
+    python3-speechd pulseaudio desktop-file-utils appstream openssh-client openssh-server)
 
 log() { printf 'announcer setup: %s\n' "$*" >&2; }
 
@@ -120,7 +121,8 @@ ensure_venv() {
     fi
 }
 
-# The agent lab (tests/lab) runs the real Claude Code and Codex CLIs: node and npm
+# The agent lab (tests/lab) runs the real agents (Claude Code and Codex, their ACP
+# adapters, Qwen Code, opencode and Gemini CLI): node and npm
 # from Debian when missing, then the pinned CLIs from npm into .cache/agent-lab
 # (tests/lab/clis.py holds the versions). The pinned Claude Code needs node >= 22 and
 # Debian 12 ships 18: when the system's node is older, clis.py installs the npm

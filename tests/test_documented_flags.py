@@ -34,7 +34,8 @@ FOREIGN_FLAGS = {
     "--include-partial-messages": "claude",
     "--ax-screen-reader": "claude",
     "--permission-mode": "claude",
-    "--experimental-acp": "gemini",
+    "--acp": "gemini, qwen, cline and copilot (ACP mode)",
+    "--approval-mode": "gemini and qwen",
     "--force": "git push",
     "--user": "pip",
 }

@@ -27,7 +27,7 @@ DEFAULT_ARGV: list[str] = ["demo"]
 COMMANDS: dict[str, tuple[str, str]] = {
     "agent": (
         "announcer.cli.commands.agent",
-        "talk to an ACP agent (claude, codex, gemini, goose, or -- COMMAND)",
+        "talk to an ACP agent (a preset from --list, a saved agent, or -- COMMAND)",
     ),
     "config": (
         "announcer.cli.commands.config",

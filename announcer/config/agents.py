@@ -1,45 +1,207 @@
 """Agent presets for ``announcer agent NAME``: the ACP agents announcer knows how to start.
 
-One registry: a preset is a command line and the package that provides it, so
-``announcer agent claude`` can say exactly what to install when the command is
-missing. ``announcer agent -- COMMAND...`` starts any other ACP agent.
+One registry, as data: each preset is a TOML file in ``announcer/agents/`` (its id,
+other names, the command that starts ACP mode, the package with its pinned version and
+the one command that installs it, and what makes it ask before it acts). This module
+reads and validates them once; every other place that names agents reads from here, or
+is checked against it by tests/config/test_agent_files.py where it must start faster
+than reading files allows (the hook client). ``announcer agent -- COMMAND...`` starts
+any other ACP agent.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
-from dataclasses import dataclass
+import tomllib
+from collections.abc import Mapping
+from functools import cache
+from importlib import resources
 from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+#: an exact version: no ranges, no tags (``1.2.3``, ``1.2.3-beta.1``)
+EXACT_VERSION = re.compile(r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?$")
+_ID = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
-@dataclass(frozen=True, slots=True)
-class AgentPreset:
-    name: str
-    title: str
-    command: tuple[str, ...]
-    install: str  # the one command that installs it, said when it is missing
+class AgentFileError(ValueError):
+    """An agent file that cannot be used; the message names the file and the field."""
 
 
-AGENT_PRESETS: dict[str, AgentPreset] = {
-    preset.name: preset
-    for preset in (
-        AgentPreset(
-            "claude",
-            "Claude Code",
-            ("claude-code-acp",),
-            "npm install -g @zed-industries/claude-code-acp",
-        ),
-        AgentPreset("codex", "Codex", ("codex-acp",), "npm install -g @zed-industries/codex-acp"),
-        AgentPreset(
-            "gemini",
-            "Gemini CLI",
-            ("gemini", "--experimental-acp"),
-            "npm install -g @google/gemini-cli",
-        ),
-        AgentPreset("goose", "goose", ("goose", "acp"), "see https://block.github.io/goose"),
-    )
-}
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AgentPackage(_Strict):
+    """Where the agent comes from, pinned, and the one line that installs that version."""
+
+    registry: Literal["npm", "pypi", "github"]
+    name: str = Field(min_length=1)
+    version: str
+    install: str = Field(min_length=1)
+
+    @field_validator("version")
+    @classmethod
+    def _exact(cls, version: str) -> str:
+        if not EXACT_VERSION.match(version):
+            raise ValueError(f"must be one exact version such as 1.2.3, not {version!r}")
+        return version
+
+
+class AskBeforeActing(_Strict):
+    """What makes the agent ask before it edits or runs anything.
+
+    ``env`` and ``args`` are applied when the agent starts; ``config`` holds
+    ``session/set_config_option`` values (option id -> value id, or true/false for a
+    boolean option) to set once the session is open, with ``mode`` the ``session/set_mode``
+    id for agents without config options.
+    ``says`` is the sentence for the docs and ``agent --list``.
+    """
+
+    env: dict[str, str] = Field(default_factory=dict)
+    args: tuple[str, ...] = ()
+    #: a select option's value id, or a boolean option's value
+    config: dict[str, str | bool] = Field(default_factory=dict)
+    mode: str | None = None
+    says: str = Field(min_length=1)
+
+
+class AgentCli(_Strict):
+    """The agent's own command-line program, for ``announcer watch`` and ``announcer hook``."""
+
+    programs: tuple[str, ...] = Field(min_length=1)
+    packages: tuple[str, ...] = ()
+    stream_format: str = Field(min_length=1)
+    json_args: tuple[str, ...] = ()
+    hooks: str | None = None
+
+
+class AgentPreset(_Strict):
+    """One agent file."""
+
+    id: str
+    aliases: tuple[str, ...] = ()
+    title: str = Field(min_length=1)
+    homepage: str = Field(min_length=1)
+    command: tuple[str, ...] = Field(min_length=1)
+    default_behaviour: str = Field(min_length=1)
+    package: AgentPackage
+    ask: AskBeforeActing
+    cli: AgentCli | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _lower_id(cls, value: str) -> str:
+        if not _ID.match(value):
+            raise ValueError("must be lower-case letters, digits, '-' or '_'")
+        return value
+
+    @property
+    def name(self) -> str:
+        return self.id
+
+    @property
+    def install(self) -> str:
+        return self.package.install
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every name it answers to: its id first, then its aliases."""
+        return (self.id, *self.aliases)
+
+    def launch_command(self, program: str | None = None) -> list[str]:
+        """The command line that starts it asking: ``program`` (the found path) replaces
+        the first word, and the asking arguments follow the preset's own."""
+        return [program or self.command[0], *self.command[1:], *self.ask.args]
+
+    def launch_env(self, base: Mapping[str, str] | None = None) -> dict[str, str] | None:
+        """The environment to start it with, or None (inherit) when it needs nothing."""
+        if not self.ask.env:
+            return None
+        return {**(os.environ if base is None else base), **self.ask.env}
+
+
+def _describe(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+    return f"{where}: {first['msg']}"
+
+
+def parse_agent_file(text: str, source: str) -> AgentPreset:
+    """One agent file's text, validated; :class:`AgentFileError` names ``source`` and the field."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise AgentFileError(f"{source}: not valid TOML: {exc}") from None
+    try:
+        preset = AgentPreset.model_validate(data)
+    except ValidationError as exc:
+        raise AgentFileError(f"{source}: {_describe(exc)}") from None
+    stem = Path(source).stem
+    if preset.id != stem:
+        raise AgentFileError(f"{source}: id: must be the file's name, {stem!r}")
+    if preset.package.version not in preset.package.install:
+        raise AgentFileError(
+            f"{source}: package.install: must install the pinned version {preset.package.version}"
+        )
+    return preset
+
+
+def load_presets(files: Mapping[str, str]) -> dict[str, AgentPreset]:
+    """File name -> text, validated together: no name is claimed by two files."""
+    presets: dict[str, AgentPreset] = {}
+    owner: dict[str, str] = {}
+    for source in sorted(files):
+        preset = parse_agent_file(files[source], source)
+        for name in preset.names:
+            key = name.casefold()
+            if key in owner:
+                raise AgentFileError(f"{source}: aliases: {name!r} is already {owner[key]}'s name")
+            owner[key] = preset.id
+        presets[preset.id] = preset
+    return presets
+
+
+def agent_files() -> dict[str, str]:
+    """The packaged agent files: name -> text."""
+    folder = resources.files("announcer.agents")
+    return {
+        f"announcer/agents/{entry.name}": entry.read_text(encoding="utf-8")
+        for entry in folder.iterdir()
+        if entry.name.endswith(".toml")
+    }
+
+
+@cache
+def presets() -> dict[str, AgentPreset]:
+    """Every preset by id, read once; claude first (the default agent), then by id."""
+    found = load_presets(agent_files())
+    order = sorted(found, key=lambda key: (key != DEFAULT_AGENT, key))
+    return {key: found[key] for key in order}
+
+
+#: the preset ``announcer agent`` starts when given no name
+DEFAULT_AGENT = "claude"
+
+
+def find_preset(name: str) -> AgentPreset | None:
+    """The preset with this id or alias (any case), or None."""
+    key = name.casefold()
+    for preset in presets().values():
+        if key in (n.casefold() for n in preset.names):
+            return preset
+    return None
+
+
+def __getattr__(name: str) -> object:
+    # AGENT_PRESETS, read on first use (the agent files are not read on import)
+    if name == "AGENT_PRESETS":
+        return presets()
+    raise AttributeError(name)
 
 
 def find_command(program: str, extra_dirs: tuple[Path, ...] = ()) -> str | None:

@@ -1,6 +1,6 @@
 """A scripted ACP agent written with the SDK's agent side, run as a real child process.
 
-``python -m tests.acp_frontend.sdk_agent`` speaks ACP on stdio like claude-code-acp or codex-acp
+``python -m tests.acp_frontend.sdk_agent`` speaks ACP on stdio like claude-agent-acp or codex-acp
 do: it streams message and thought chunks, announces each tool call twice (first empty,
 then titled, as the real adapters do), asks permission before it writes a file, and
 writes it only when allowed. The prompt picks the scenario:

@@ -230,7 +230,7 @@ def test_a_preset_that_is_not_installed_says_what_to_install(tmp_path: Path) -> 
         timeout=TIMEOUT,
     )
     assert done.returncode == 2
-    assert "npm install -g @zed-industries/codex-acp" in done.stderr
+    assert "npm install -g @agentclientprotocol/codex-acp@2.6.0" in done.stderr
 
 
 def test_a_message_typed_while_the_agent_starts_is_sent_once_it_is_ready(tmp_path: Path) -> None:

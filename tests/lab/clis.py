@@ -29,18 +29,25 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tests.lab.fake_model import FakeModelServer
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the versions the lab's expectations were reviewed against; change them together
 PINNED = {
-    "@anthropic-ai/claude-code": "2.1.330",
-    "@openai/codex": "0.169.0",
-    # ACP adapters for ``announcer agent`` (tests/lab/test_acp_lab.py)
-    "@zed-industries/claude-code-acp": "0.16.2",
-    "@zed-industries/codex-acp": "0.16.0",
+    "@anthropic-ai/claude-code": "2.1.332",
+    "@openai/codex": "0.171.0",
+    # ACP adapters and ACP agents for ``announcer agent`` (tests/lab/test_acp_lab.py)
+    "@agentclientprotocol/claude-agent-acp": "0.101.0",
+    "@agentclientprotocol/codex-acp": "2.6.0",
+    "@qwen-code/qwen-code": "0.24.4",
+    "opencode-ai": "1.18.33",
+    "@google/gemini-cli": "0.61.0",
 }
 #: the commands the lab needs from node_modules/.bin
-COMMANDS = ("claude", "codex", "claude-code-acp", "codex-acp")
+COMMANDS = ("claude", "codex", "claude-agent-acp", "codex-acp", "qwen", "opencode", "gemini")
 INSTALL_TIMEOUT = 900.0
 
 
@@ -285,7 +292,7 @@ def _quiet_base(home: Path) -> dict[str, str]:
 
 
 def acp_adapter(clis: Clis, name: str) -> Path:
-    """``claude-code-acp`` or ``codex-acp`` from the lab's node_modules."""
+    """``claude-agent-acp``, ``codex-acp`` or another ACP command from the lab's node_modules."""
     return clis.folder / "node_modules" / ".bin" / name
 
 
@@ -364,6 +371,125 @@ def codex_command(
         *extra,
         prompt,
     ]
+
+
+def qwen_env(server: FakeModelServer, home: Path) -> dict[str, str]:
+    """Qwen Code 0.24 against the fake: an OpenAI-compatible provider (Chat Completions).
+
+    Its settings choose the OpenAI auth type and the model, and the environment gives the
+    endpoint, so ``qwen --acp`` as the preset starts it needs no more arguments;
+    :func:`qwen_args` gives the same on the command line (``--openai-base-url``).
+    """
+    env = _quiet_base(home)
+    settings = home / ".qwen" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(
+        json.dumps(
+            {
+                "security": {"auth": {"selectedType": "openai"}},
+                "model": {"name": "lab-model"},
+                "privacy": {"usageStatisticsEnabled": False},
+                "telemetry": {"enabled": False},
+            }
+        )
+    )
+    env.update(
+        {
+            "OPENAI_API_KEY": "sk-lab-not-a-real-key",
+            "OPENAI_BASE_URL": server.openai_url,
+            "OPENAI_MODEL": "lab-model",
+        }
+    )
+    return env
+
+
+def qwen_args(server: FakeModelServer) -> list[str]:
+    """After ``qwen --acp``: the fake model as its OpenAI-compatible endpoint."""
+    return [
+        "--auth-type",
+        "openai",
+        "--openai-base-url",
+        server.openai_url,
+        "--openai-api-key",
+        "sk-lab-not-a-real-key",
+        "--model",
+        "lab-model",
+    ]
+
+
+def opencode_env(server: FakeModelServer, home: Path) -> dict[str, str]:
+    """opencode 1.18 against the fake: an openai-compatible provider given in the environment.
+
+    With ``--pure`` (:func:`opencode_args`) it loads no plugins, and nothing is fetched:
+    no model list, no update check.
+    """
+    env = _quiet_base(home)
+    config = {
+        "$schema": "https://opencode.ai/config.json",
+        "model": "lab/lab-model",
+        "small_model": "lab/lab-model",
+        "autoupdate": False,
+        "share": "disabled",
+        "provider": {
+            "lab": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "Announcer lab",
+                "options": {"baseURL": server.openai_url, "apiKey": "sk-lab-not-a-real-key"},
+                "models": {"lab-model": {"name": "Lab model"}},
+            }
+        },
+    }
+    env.update(
+        {
+            "OPENCODE_PURE": "1",  # as --pure: no plugins
+            "OPENCODE_CONFIG_CONTENT": json.dumps(config),
+            "OPENCODE_DISABLE_AUTOUPDATE": "1",
+            "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        }
+    )
+    return env
+
+
+def opencode_args(server: FakeModelServer) -> list[str]:
+    """After ``opencode acp``: no plugins (``--pure``)."""
+    return ["--pure"]
+
+
+def gemini_env(server: FakeModelServer, home: Path) -> dict[str, str]:
+    """Gemini CLI 0.61 against the fake: ``GOOGLE_GEMINI_BASE_URL`` and API-key auth.
+
+    The auth type is chosen in its settings (individual Google accounts are no longer
+    served, and an API key needs no browser); telemetry and update checks are off.
+    """
+    env = _quiet_base(home)
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(
+        json.dumps(
+            {
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                # one model by name: "auto" would first ask a router model which to use
+                "model": {"name": "gemini-2.5-flash"},
+                "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+                "privacy": {"usageStatisticsEnabled": False},
+                "telemetry": {"enabled": False},
+            }
+        )
+    )
+    env.update(
+        {
+            "GEMINI_API_KEY": "lab-not-a-real-key",
+            "GOOGLE_GEMINI_BASE_URL": server.url,
+            "GEMINI_CLI_NO_RELAUNCH": "true",
+        }
+    )
+    return env
+
+
+def gemini_args(server: FakeModelServer) -> list[str]:
+    """After ``gemini --acp``: one model by name (``auto`` would first ask a router model)."""
+    return ["--model", "gemini-2.5-flash"]
 
 
 def run(

@@ -3,7 +3,15 @@
 It speaks just enough of two wire APIs for Claude Code and Codex to run offline:
 
 - the Anthropic Messages API (``POST /v1/messages``, streaming SSE and plain JSON),
-- the OpenAI Responses API (``POST /v1/responses``, streaming SSE and plain JSON).
+- the OpenAI Responses API (``POST /v1/responses``, streaming SSE and plain JSON),
+- the OpenAI Chat Completions API (``POST /v1/chat/completions``), for Qwen Code and
+  opencode's openai-compatible provider,
+- the Gemini API (``POST /v1beta/models/MODEL:streamGenerateContent`` and
+  ``:generateContent``), for Gemini CLI.
+
+Chat Completions and Gemini callers get Claude's scripted calls under their own tool
+names (``Bash`` is qwen's and Gemini's ``run_shell_command``, opencode's ``bash``;
+``Write`` is ``write_file`` or ``write``), picked from the tools the request offers.
 
 The scenario is picked by the prompt: the first user text that holds ``lab:NAME``
 (``lab:one-tool``, ``lab:parallel`` ...; see :data:`SCENARIOS`). A scenario is a list
@@ -99,6 +107,14 @@ def _shell(cmd: str, **extra: Any) -> tuple[str, dict[str, Any]]:
 EDIT_FILE = "hello.txt"
 EDIT_TEXT = "hello from the lab\n"
 CODEX_PATCH = f"*** Begin Patch\n*** Add File: {EDIT_FILE}\n+hello from the lab\n*** End Patch\n"
+
+#: a command that works for a second, marks that it is well under way (``started.txt``),
+#: works 3 s more, then writes ``late.txt``. No ``sleep`` word: Qwen Code refuses a bare
+#: sleep before another command.
+LONG_COMMAND = (
+    'python3 -c \'import pathlib, time; time.sleep(1); pathlib.Path("started.txt").touch(); '
+    'time.sleep(3); pathlib.Path("late.txt").touch()\''
+)
 
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
@@ -222,6 +238,44 @@ SCENARIOS: dict[str, Scenario] = {
             "a call the CLI refuses (permission mode default / escalation in exec)",
         ),
         Scenario(
+            "command",
+            (
+                Turn(
+                    calls=(
+                        Call(
+                            _bash("touch made.txt", "Create made.txt"),
+                            _shell(
+                                "touch made.txt",
+                                sandbox_permissions="require_escalated",
+                                justification="Create made.txt",
+                            ),
+                        ),
+                    )
+                ),
+                Turn(text="I ran the command."),
+            ),
+            "a command that changes the folder but deletes nothing (the agent's asking mode asks)",
+        ),
+        Scenario(
+            "long",
+            (
+                Turn(
+                    calls=(
+                        Call(
+                            _bash(LONG_COMMAND, "Wait, then create late.txt"),
+                            _shell(
+                                LONG_COMMAND,
+                                sandbox_permissions="require_escalated",
+                                justification="Wait, then create late.txt",
+                            ),
+                        ),
+                    )
+                ),
+                Turn(text="The long command ended."),
+            ),
+            "a command that takes seconds and then changes the folder (to cancel midway)",
+        ),
+        Scenario(
             "denied-twice",
             (
                 Turn(calls=(Call(_bash("rm -rf build", "Remove the build folder")),)),
@@ -255,6 +309,9 @@ OPENAI_ERROR = {
         "message": "lab: the request was refused",
         "param": None,
     }
+}
+GEMINI_ERROR = {
+    "error": {"code": 400, "message": "lab: the request was refused", "status": "INVALID_ARGUMENT"}
 }
 _SCENARIO_TAG = re.compile(r"\blab:([a-z][a-z0-9-]*)")
 FALLBACK_TEXT = "Lab fallback answer."
@@ -336,6 +393,195 @@ def _responses_results(body: dict[str, Any]) -> int:
     )
 
 
+# -- the Chat Completions and Gemini callers: Claude's calls under their own tool names ----
+
+#: Claude's tool -> the names other agents give the same tool, first offered wins
+_SAME_TOOL = {
+    "Bash": ("run_shell_command", "bash", "shell"),
+    "Write": ("write_file", "write"),
+    "Read": ("read_file", "read"),
+}
+#: Claude's argument -> other spellings of it
+_SAME_ARGUMENT = {"file_path": ("file_path", "filePath", "absolute_path", "path")}
+
+
+def translated_call(
+    claude: tuple[str, dict[str, Any]], offered: dict[str, set[str]]
+) -> tuple[str, dict[str, Any]]:
+    """Claude's ``(tool, input)`` as the agent that offers ``offered`` (name -> arguments)."""
+    tool, arguments = claude
+    name = next((n for n in _SAME_TOOL.get(tool, ()) if n in offered), tool)
+    accepted = offered.get(name, set())
+    out: dict[str, Any] = {}
+    for key, value in arguments.items():
+        spellings = _SAME_ARGUMENT.get(key, (key,))
+        out[next((k for k in spellings if k in accepted), key)] = value
+    if "description" in accepted and "description" not in out:
+        out["description"] = "Lab step"
+    return name, out
+
+
+def _chat_offered(body: dict[str, Any]) -> dict[str, set[str]]:
+    offered: dict[str, set[str]] = {}
+    for tool in body.get("tools") or []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            properties = (function.get("parameters") or {}).get("properties") or {}
+            offered[function["name"]] = set(properties)
+    return offered
+
+
+def _latest_scenario(entries: list[tuple[list[str], int]]) -> tuple[Scenario | None, int]:
+    """The scenario of the latest user text that names one, and the tool results since.
+
+    ``entries``: per message, its user texts and how many tool results it holds. Chat
+    Completions and Gemini agents keep one conversation per session, so a second prompt
+    (``lab:denied`` after ``lab:reasoning``) is a scenario of its own, counted afresh.
+    """
+    found: Scenario | None = None
+    results = 0
+    for texts, tool_results in entries:
+        named = scenario_in(iter(texts))
+        if named is not None:
+            found, results = named, 0
+        results += tool_results
+    return found, results
+
+
+def _chat_entries(body: dict[str, Any]) -> list[tuple[list[str], int]]:
+    entries = []
+    for message in body.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") == "tool":
+            entries.append(([], 1))
+            continue
+        texts = []
+        content = message.get("content")
+        if message.get("role") == "user" and isinstance(content, str):
+            texts.append(content)
+        elif message.get("role") == "user" and isinstance(content, list):
+            texts += [
+                p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+            ]
+        entries.append((texts, 0))
+    return entries
+
+
+def chat_events(
+    turn: Turn, model: str, cwd: str, offered: dict[str, set[str]]
+) -> list[dict[str, Any]]:
+    """One streamed Chat Completions answer: text deltas, then tool calls, then the finish."""
+    cid = _id("chatcmpl")
+    base = {"id": cid, "object": "chat.completion.chunk", "created": 0, "model": model}
+    events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}]
+    for piece in _split(turn.text) if turn.text else []:
+        events.append({**base, "choices": [{"index": 0, "delta": {"content": piece}}]})
+    calls = [c.claude for c in turn.calls if c.claude is not None]
+    for index, claude in enumerate(calls):
+        name, arguments = translated_call(_fill(claude, cwd), offered)
+        call = {
+            "index": index,
+            "id": _id("call"),
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)},
+        }
+        events.append({**base, "choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+    finish = "tool_calls" if calls else "stop"
+    events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    events.append({**base, "choices": [], "usage": usage})
+    return events
+
+
+def chat_object(turn: Turn, model: str, cwd: str, offered: dict[str, set[str]]) -> dict[str, Any]:
+    calls = []
+    for claude in (c.claude for c in turn.calls if c.claude is not None):
+        name, arguments = translated_call(_fill(claude, cwd), offered)
+        calls.append(
+            {
+                "id": _id("call"),
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+        )
+    message: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
+    if calls:
+        message["tool_calls"] = calls
+    return {
+        "id": _id("chatcmpl"),
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+def _gemini_offered(body: dict[str, Any]) -> dict[str, set[str]]:
+    offered: dict[str, set[str]] = {}
+    for tool in body.get("tools") or []:
+        for declaration in (
+            (tool.get("functionDeclarations") or []) if isinstance(tool, dict) else []
+        ):
+            if isinstance(declaration, dict) and isinstance(declaration.get("name"), str):
+                schema = declaration.get("parametersJsonSchema") or declaration.get("parameters")
+                properties = (schema or {}).get("properties") or {}
+                offered[declaration["name"]] = set(properties)
+    return offered
+
+
+def _gemini_entries(body: dict[str, Any]) -> list[tuple[list[str], int]]:
+    entries = []
+    for content in body.get("contents") or []:
+        if not isinstance(content, dict):
+            continue
+        parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+        texts = (
+            [p["text"] for p in parts if isinstance(p.get("text"), str)]
+            if content.get("role") == "user"
+            else []
+        )
+        entries.append((texts, sum(1 for p in parts if "functionResponse" in p)))
+    return entries
+
+
+def gemini_chunks(
+    turn: Turn, model: str, cwd: str, offered: dict[str, set[str]]
+) -> list[dict[str, Any]]:
+    """One Gemini answer as stream chunks: text parts, then function calls, finish on the last."""
+    parts: list[dict[str, Any]] = (
+        [{"text": piece} for piece in _split(turn.text)] if turn.text else []
+    )
+    for claude in (c.claude for c in turn.calls if c.claude is not None):
+        name, arguments = translated_call(_fill(claude, cwd), offered)
+        parts.append({"functionCall": {"name": name, "args": arguments}})
+    if not parts:
+        parts = [{"text": ""}]
+    usage = {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
+    chunks = []
+    for index, part in enumerate(parts):
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": [part]}, "index": 0}
+        if index == len(parts) - 1:
+            candidate["finishReason"] = "STOP"
+        chunks.append({"candidates": [candidate], "usageMetadata": usage, "modelVersion": model})
+    return chunks
+
+
+def gemini_object(turn: Turn, model: str, cwd: str, offered: dict[str, set[str]]) -> dict[str, Any]:
+    chunks = gemini_chunks(turn, model, cwd, offered)
+    parts = [p for chunk in chunks for p in chunk["candidates"][0]["content"]["parts"]]
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": chunks[-1]["usageMetadata"],
+        "modelVersion": model,
+    }
+
+
 # -- answers ---------------------------------------------------------------------
 
 _ids = itertools.count(1)
@@ -351,6 +597,8 @@ def _fill(value: Any, cwd: str) -> Any:
         return value.replace("{cwd}", cwd)
     if isinstance(value, dict):
         return {k: _fill(v, cwd) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_fill(v, cwd) for v in value)
     return value
 
 
@@ -641,7 +889,12 @@ class _State:
     delay: float = 0.0  # seconds between SSE events, to let a stream be heard arriving
 
 
-_CWD = re.compile(r"(?:working directory:\s*|<cwd>)(/[^\s<>\"'\\]+)", re.IGNORECASE)
+_CWD = re.compile(
+    # Claude Code, Codex and opencode; Qwen Code; Gemini CLI's first workspace folder
+    r"(?:working directory:\s*|working in the directory:\s*|<cwd>"
+    r"|\*\*Workspace Directories:\*\*\s*-\s*)(/[^\s<>\"'\\]+)",
+    re.IGNORECASE,
+)
 
 
 def _cwd_of(body: dict[str, Any], default: str) -> str:
@@ -683,7 +936,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _sse(self, events: list[dict[str, Any]], *, named: bool) -> None:
+    def _sse(self, events: list[dict[str, Any]], *, named: bool, done: bool = False) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -696,6 +949,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             if self.server.state.delay:
                 time.sleep(self.server.state.delay)
+        if done:  # Chat Completions ends its stream with a literal [DONE]
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
 
     def _wait_for(self, scenario: str, parent: str) -> None:
         """Hold this answer until ``scenario`` has asked the model on this endpoint since
@@ -766,6 +1022,34 @@ class _Handler(BaseHTTPRequestHandler):
                 self._sse(responses_events(turn, model, cwd), named=True)
             else:
                 self._json(200, responses_object(turn, model, cwd))
+        elif path.endswith("/chat/completions"):
+            scenario, results = _latest_scenario(_chat_entries(body))
+            self._record(body, scenario.name if scenario else None)
+            if scenario and scenario.http_error:
+                self._json(scenario.http_error, OPENAI_ERROR)
+                return
+            turn = turn_for(scenario, results, "claude") if scenario else Turn(text=FALLBACK_TEXT)
+            offered = _chat_offered(body)
+            if body.get("stream"):
+                self._sse(chat_events(turn, model, cwd, offered), named=False, done=True)
+            else:
+                self._json(200, chat_object(turn, model, cwd, offered))
+        elif ":generateContent" in path or ":streamGenerateContent" in path:
+            model = path.rsplit("/", 1)[-1].split(":", 1)[0]
+            scenario, results = _latest_scenario(_gemini_entries(body))
+            self._record(body, scenario.name if scenario else None)
+            if scenario and scenario.http_error:
+                self._json(scenario.http_error, GEMINI_ERROR)
+                return
+            turn = turn_for(scenario, results, "claude") if scenario else Turn(text=FALLBACK_TEXT)
+            offered = _gemini_offered(body)
+            if ":streamGenerateContent" in path:
+                self._sse(gemini_chunks(turn, model, cwd, offered), named=False)
+            else:
+                self._json(200, gemini_object(turn, model, cwd, offered))
+        elif path.endswith(":countTokens"):
+            self._record(body)
+            self._json(200, {"totalTokens": 10})
         else:
             self._record(body)
             self._json(404, {"error": {"type": "not_found_error", "message": f"no {path}"}})

@@ -36,6 +36,8 @@ def test_the_wheel_carries_everything_the_program_reads(installed_wheel: Install
     for earcon in EARCONS.glob("*.wav"):
         assert f"announcer/voices/earcons/{earcon.name}" in names
     assert "announcer/voices/profiles/es.toml" in names
+    for agent in (ROOT / "announcer" / "agents").glob("*.toml"):  # the agent presets
+        assert f"announcer/agents/{agent.name}" in names
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)
     # the code that loads them is the installed copy, not this checkout
     where = subprocess.run(
@@ -124,3 +126,10 @@ def test_voices_reports_every_backend(installed_wheel: Installed) -> None:
     assert names[:4] == ["screenreader", "speechd", "pyttsx3", "text"]
     assert report["profiles_dir"].startswith(str(installed_wheel.venv))
     assert any(row["profile"] == "es" for row in report["languages"])
+
+
+def test_the_installed_program_lists_every_agent_preset(installed_wheel: Installed) -> None:
+    done = installed_wheel.run("agent", "--list")
+    assert done.returncode == 0, done.stderr
+    listed = {line.split(" ", 1)[0] for line in done.stdout.splitlines()}
+    assert listed == {p.stem for p in (ROOT / "announcer" / "agents").glob("*.toml")}

@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 # `transports.hook_client` (standard library only) and `hook serve` imports the rest
 # when it starts (benchmarks/startup.py).
 
+#: ``hook AGENT`` for each agent with hooks, and its title; literal, as the hook command must
+#: start fast (tests/config/test_agent_files.py checks it against announcer/agents/*.toml)
+HOOK_LABELS = {"claude-code": "Claude Code", "codex": "Codex"}
 # Claude Code's default command-hook timeout is 60 s; answer before it gives up.
 DEFAULT_WAIT_SECONDS = 55.0
 
@@ -48,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Hook commands for coding agents (see docs/hooks.md).",
     )
     inner = parser.add_subparsers(dest="hook_command", metavar="AGENT")
-    for agent, label in (("claude-code", "Claude Code"), ("codex", "Codex")):
+    for agent, label in HOOK_LABELS.items():
         hook = inner.add_parser(agent, help=f"run as a {label} hook (payload on stdin)")
         hook.add_argument("--socket", type=Path, default=None, help="hook bridge socket path")
         hook.add_argument(

@@ -1,0 +1,310 @@
+"""The agent files (announcer/agents/*.toml) are the one list of agents, and every place agrees.
+
+Each place that names agents either reads the files or, where it must start faster than
+reading files allows (the hook client, the sans-I/O format tables), is checked here: a
+name with no file fails, and so does a file that a place leaves out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from announcer.cli.commands import agent as agent_command
+from announcer.cli.commands.hook import HOOK_LABELS
+from announcer.cli.commands.watch import JSON_FLAGS
+from announcer.cli.main import COMMANDS
+from announcer.config.agents import (
+    DEFAULT_AGENT,
+    AgentFileError,
+    agent_files,
+    find_preset,
+    load_presets,
+    parse_agent_file,
+    presets,
+)
+from announcer.formats.detect import AGENTS as STREAM_PROGRAMS
+from announcer.formats.hooks import HOOK_AGENTS
+from announcer.formats.wrapper import AGENT_NAMES
+from announcer.transports.hook_client import BLOCKING_BY_AGENT, KNOWN_AGENTS
+from tests.lab.clis import PINNED
+
+ROOT = Path(__file__).resolve().parents[2]
+#: the presets the issue asks for; each has a file and nothing else has one
+WANTED = {
+    "claude",
+    "codex",
+    "gemini",
+    "goose",
+    "opencode",
+    "qwen",
+    "cline",
+    "copilot",
+    "kimi",
+    "vibe",
+}
+
+GOOD = """
+id = "demo"
+title = "Demo"
+homepage = "https://example.invalid"
+command = ["demo-acp"]
+default_behaviour = "asks"
+[package]
+registry = "npm"
+name = "demo-acp"
+version = "1.2.3"
+install = "npm install -g demo-acp@1.2.3"
+[ask]
+says = "asks"
+"""
+
+
+def test_every_wanted_preset_has_a_file_and_every_file_is_a_wanted_preset() -> None:
+    assert set(presets()) == WANTED
+    folder = ROOT / "announcer" / "agents"
+    assert {p.stem for p in folder.glob("*.toml")} == WANTED
+    assert next(iter(presets())) == DEFAULT_AGENT
+
+
+def test_each_file_pins_one_exact_version_and_installs_that_version() -> None:
+    for preset in presets().values():
+        assert re.fullmatch(r"\d+\.\d+\.\d+", preset.package.version), preset.id
+        assert preset.package.version in preset.install, preset.id
+        if preset.package.registry == "npm":
+            assert preset.install == (
+                f"npm install -g {preset.package.name}@{preset.package.version}"
+            )
+
+
+def test_the_current_adapters_and_acp_flags_are_the_ones_started() -> None:
+    by_id = presets()
+    assert by_id["claude"].package.name == "@agentclientprotocol/claude-agent-acp"
+    assert by_id["claude"].command == ("claude-agent-acp",)
+    assert by_id["codex"].package.name == "@agentclientprotocol/codex-acp"
+    assert by_id["gemini"].command == ("gemini", "--acp")
+    assert "--experimental-acp" not in by_id["gemini"].launch_command()
+    assert by_id["goose"].command == ("goose", "acp")
+    assert by_id["opencode"].command == ("opencode", "acp")
+    assert by_id["qwen"].command == ("qwen", "--acp")
+    assert by_id["cline"].command == ("cline", "--acp")
+    assert by_id["copilot"].command == ("copilot", "--acp")
+    assert by_id["kimi"].command == ("kimi", "acp")
+    assert by_id["vibe"].command == ("vibe-acp",)
+    for preset in by_id.values():
+        assert "zed-industries" not in preset.install
+
+
+def test_the_asking_settings_are_applied_at_launch() -> None:
+    codex = presets()["codex"]
+    env = codex.launch_env({"PATH": "/bin"})
+    assert env == {"PATH": "/bin", "INITIAL_AGENT_MODE": "read-only"}
+    qwen = presets()["qwen"]
+    assert qwen.launch_command("/opt/qwen") == ["/opt/qwen", "--acp", "--approval-mode", "default"]
+    assert presets()["claude"].launch_env() is None  # nothing to add: announcer's own env
+    assert dict(presets()["claude"].ask.config) == {"mode": "default"}
+
+
+def test_aliases_find_their_preset_in_any_case() -> None:
+    assert find_preset("Claude-Code") is presets()["claude"]
+    assert find_preset("claude_code") is presets()["claude"]
+    assert find_preset("gemini_cli") is presets()["gemini"]
+    assert find_preset("nobody") is None
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        (('version = "1.2.3"', 'version = "^1.2"'), "package.version"),
+        (('version = "1.2.3"', 'version = "latest"'), "package.version"),
+        (('registry = "npm"', 'registry = "brew"'), "package.registry"),
+        (('command = ["demo-acp"]', "command = []"), "command"),
+        (('title = "Demo"', 'title = "Demo"\nspeed = 3'), "speed"),
+        (('says = "asks"', ""), "ask.says"),
+        (('id = "demo"', 'id = "other"'), "id"),
+        (("demo-acp@1.2.3", "demo-acp"), "package.install"),
+    ],
+)
+def test_a_bad_file_is_refused_naming_the_file_and_the_field(
+    change: tuple[str, str], where: str
+) -> None:
+    text = GOOD.replace(*change)
+    with pytest.raises(AgentFileError) as caught:
+        parse_agent_file(text, "announcer/agents/demo.toml")
+    message = str(caught.value)
+    assert message.startswith(f"announcer/agents/demo.toml: {where}:"), message
+
+
+def test_not_toml_is_refused_naming_the_file() -> None:
+    with pytest.raises(AgentFileError, match=r"^x/demo.toml: not valid TOML"):
+        parse_agent_file("id = ", "x/demo.toml")
+
+
+def test_two_files_cannot_claim_one_name() -> None:
+    other = GOOD.replace('id = "demo"', 'id = "twin"\naliases = ["DEMO"]')
+    with pytest.raises(AgentFileError, match=r"twin.toml: aliases: 'DEMO' is already demo's"):
+        load_presets({"a/demo.toml": GOOD, "a/twin.toml": other})
+
+
+def test_the_packaged_files_are_the_folder() -> None:
+    assert {Path(name).stem for name in agent_files()} == WANTED
+
+
+# -- every place that names agents agrees with the files ---------------------------------------
+
+
+def _clis() -> dict[str, object]:
+    return {p.id: p.cli for p in presets().values() if p.cli is not None}
+
+
+def test_the_hook_client_and_the_hook_command_know_the_agents_with_hooks() -> None:
+    with_hooks = {p.cli.hooks: p for p in presets().values() if p.cli and p.cli.hooks}
+    assert set(KNOWN_AGENTS) == set(with_hooks)
+    assert set(BLOCKING_BY_AGENT) == set(with_hooks)
+    assert set(HOOK_AGENTS) == set(with_hooks)
+    assert {hook: with_hooks[hook].title for hook in with_hooks} == HOOK_LABELS
+    for hook, preset in with_hooks.items():  # the hook id is one of the agent's names
+        assert find_preset(hook) is preset
+
+
+def test_watch_knows_each_agent_program_and_package_and_nothing_else() -> None:
+    expected = {}
+    for preset in presets().values():
+        if preset.cli is None:
+            continue
+        for word in (*preset.cli.programs, *preset.cli.packages):
+            expected[word] = preset.cli.stream_format
+    # the table's extra spellings (claude-code) are names of the same agent
+    for word, stream in STREAM_PROGRAMS.items():
+        owner = find_preset(word) or next(
+            p for p in presets().values() if p.cli and word in (*p.cli.programs, *p.cli.packages)
+        )
+        assert owner.cli is not None and owner.cli.stream_format == stream, word
+    assert {w: s for w, s in STREAM_PROGRAMS.items() if w in expected} == expected
+
+
+def test_watch_reminds_of_each_agents_json_flags_as_the_files_say() -> None:
+    flags = {p.cli.stream_format: p.cli.json_args for p in presets().values() if p.cli}
+    assert {fmt: tuple(args) for fmt, args in JSON_FLAGS.items()} == flags
+
+
+def test_the_wrapper_names_are_agent_names_with_their_titles() -> None:
+    for name, title in AGENT_NAMES.items():
+        preset = find_preset(name)
+        assert preset is not None, f"{name!r} names no agent file"
+        assert preset.title == title
+
+
+def test_the_lab_runs_the_versions_the_presets_install() -> None:
+    for preset in presets().values():
+        if preset.package.name in PINNED:
+            assert PINNED[preset.package.name] == preset.package.version, preset.id
+
+
+def test_help_names_no_agent_list_of_its_own() -> None:
+    assert COMMANDS["agent"][1] == agent_command.HELP
+
+
+def test_docs_list_every_preset_with_its_install_line() -> None:
+    text = (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
+    for preset in presets().values():
+        rows = [line.replace("\\|", "|") for line in text.splitlines()]  # a table's escaped |
+        row = next((line for line in rows if line.startswith(f"| `{preset.id}`")), "")
+        assert row, f"docs/agents.md has no row for {preset.id}"
+        assert f"`{preset.install}`" in row, preset.id
+        assert f"`{shlex.join(preset.launch_command())}`" in row, preset.id
+    assert "zed-industries" not in text
+
+
+# -- what the user reads and hears ---------------------------------------------------------
+
+
+def _lines(done: subprocess.CompletedProcess[str]) -> list[str]:
+    """Both streams: under the plain UI the speech record goes to standard error."""
+    return (done.stdout + "\n" + done.stderr).splitlines()
+
+
+def _announcer(tmp_path: Path, *words: str, path: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "announcer", "agent", *words],
+        cwd=ROOT,
+        env={
+            "PATH": path,
+            "PYTHONPATH": str(ROOT),
+            "HOME": str(tmp_path),
+            "ANNOUNCER_CONFIG": str(tmp_path / "none.toml"),
+        },
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_list_says_which_presets_are_installed_and_how_to_install_the_others(
+    tmp_path: Path,
+) -> None:
+    fake = tmp_path / "bin" / "qwen"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    done = _announcer(tmp_path, "--list", path=str(fake.parent))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(WANTED)
+    by_id = {line.split(" ", 1)[0]: line for line in lines}
+    assert set(by_id) == WANTED
+    assert f"installed: {fake}" in by_id["qwen"]
+    assert "qwen --acp --approval-mode default" in by_id["qwen"]
+    for name in WANTED - {"qwen"}:
+        assert f"not installed; install it with: {presets()[name].install}." in by_id[name]
+
+
+def test_a_missing_preset_is_said_aloud_with_its_install_command(tmp_path: Path) -> None:
+    done = _announcer(tmp_path, "opencode", "--speech", "jsonl", "--ui", "plain", path="")
+    assert done.returncode == 2
+    assert "Install it with: npm install -g opencode-ai@1.18.33" in done.stderr
+    said = [json.loads(line) for line in _lines(done) if line.startswith("{")]
+    spoken = [s["text"] for s in said if s.get("action") == "speak"]
+    assert spoken == [
+        "OpenCode is not installed. Install it with: npm install -g opencode-ai@1.18.33"
+    ]
+
+
+def test_the_missing_preset_is_said_in_the_users_language(tmp_path: Path) -> None:
+    done = _announcer(
+        tmp_path, "kimi", "--speech", "jsonl", "--ui", "plain", "--language", "de", path=""
+    )
+    said = [json.loads(line) for line in _lines(done) if line.startswith("{")]
+    assert [s["text"] for s in said if s.get("action") == "speak"] == [
+        "Kimi Code ist nicht installiert. Installieren Sie es mit: "
+        "npm install -g @moonshot-ai/kimi-code@2.1.0"
+    ]
+
+
+def test_the_readme_names_every_preset_where_it_names_agents() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| `agent [NAME"))
+    for preset in presets().values():
+        assert preset.title in row, preset.title
+
+
+def test_each_preset_tells_the_transport_what_to_set_once_its_session_is_open() -> None:
+    from announcer.cli.commands.agent import resolve_agent
+
+    wanted = {
+        "claude": {"mode": "default"},
+        "codex": {"mode": "read-only"},
+        "cline": {"auto_approve": False},
+        "qwen": {},  # its argument already starts it asking
+    }
+    for name, settings in wanted.items():
+        agent = resolve_agent(name, None, host="devbox")  # over ssh: no local install needed
+        assert not isinstance(agent, str)
+        assert agent.start_settings() == settings, name
