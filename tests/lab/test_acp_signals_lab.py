@@ -1,8 +1,8 @@
 """The real ACP adapters end with announcer, and so do the commands they started
 (issue 21 item 8: "closing the terminal leaves the adapter running, orphaned").
 
-claude-code-acp (pinned in tests/lab/clis.py) runs offline against the lab's fake model,
-which has Claude Code run a long ``sleep`` through its Bash tool. While the command runs,
+claude-agent-acp (pinned in tests/lab/clis.py) runs offline against the lab's fake model,
+which has Claude Code run a long command (a Python sleep) through its Bash tool. While it runs,
 announcer gets SIGHUP, SIGTERM or SIGINT; afterwards no process of the adapter's family is
 left: not the adapter, not Claude Code, not the command.
 """
@@ -20,19 +20,30 @@ import pytest
 from tests.acp_frontend.test_agent_command import AgentRun
 from tests.lab.clis import Clis, acp_adapter, claude_env
 from tests.lab.fake_model import SCENARIOS, Call, FakeModelServer, Scenario, Turn
+from tests.lab.test_acp_lab import asking_claude_home
 from tests.producer.live import stop_process
 from tests.runtime.test_signals import alive, running_with, unique_seconds, wait_until
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 
 
+def waiting_command(seconds: str) -> str:
+    """A command that runs for SECONDS, found by that word in its command line. Not a bare
+    ``sleep``: Claude Code 2.1.33x refuses a standalone sleep ("use Monitor")."""
+    return f"python3 -c 'import sys, time; time.sleep(int(sys.argv[1]))' {seconds}"
+
+
 def long_command_scenario(seconds: str) -> str:
-    """A scenario of the fake model whose one tool call runs ``sleep SECONDS``."""
+    """A scenario of the fake model whose one tool call waits for SECONDS."""
     name = f"sleep-{seconds}"
     SCENARIOS[name] = Scenario(
         name,
         (
-            Turn(calls=(Call(("Bash", {"command": f"sleep {seconds}", "description": "Wait"})),)),
+            Turn(
+                calls=(
+                    Call(("Bash", {"command": waiting_command(seconds), "description": "Wait"})),
+                )
+            ),
             Turn(text="The wait is over."),
         ),
         "a command that runs for a long time",
@@ -42,11 +53,11 @@ def long_command_scenario(seconds: str) -> str:
 
 def answer_until_running(run: AgentRun, seconds: str) -> None:
     """Accept the command when asked (with the confirming key when one is asked for),
-    until ``sleep SECONDS`` runs; Claude Code may also run it without asking."""
+    until the waiting command runs; Claude Code may also run it without asking."""
     deadline = time.monotonic() + 120
     while not running_with(seconds):
         if time.monotonic() > deadline:
-            raise AssertionError(f"sleep {seconds} never ran; printed: {run.seen}")
+            raise AssertionError(f"the command never ran; printed: {run.seen}")
         try:
             line = run.lines.get(timeout=0.2)
         except Empty:
@@ -88,7 +99,8 @@ def test_a_signal_ends_the_real_adapter_and_its_command(
     seconds = unique_seconds()
     scenario = long_command_scenario(seconds)
     env = {**os.environ, **claude_env(fake_model.anthropic_url, tmp_path / "home")}
-    run = AgentRun(tmp_path, agent=[str(acp_adapter(clis, "claude-code-acp"))], env=env)
+    asking_claude_home(tmp_path / "home")  # the preset's mode: Claude asks before it runs
+    run = AgentRun(tmp_path, agent=[str(acp_adapter(clis, "claude-agent-acp"))], env=env)
     try:
         run.wait_for("is ready.")
         run.type(f"lab:{scenario} please")
