@@ -31,7 +31,6 @@ from announcer.i18n.translate import translator
 from announcer.platform.process import contain, own_group
 from announcer.transports.base import HandshakeOutcome, TransportError, release_process_pipes
 from announcer.transports.processes import (
-    become_subreaper,
     can_watch_exits,
     command_line,
     end_family,
@@ -143,7 +142,6 @@ class AcpTransport:
     async def connect(self) -> None:
         import acp
 
-        become_subreaper()  # a command it leaves behind stays ours to find and end
         try:
             self._process = await asyncio.create_subprocess_exec(
                 *self.command,

@@ -391,7 +391,9 @@ def become_subreaper() -> bool:
     """Linux: orphans of the agents announcer starts are re-parented to announcer.
 
     So a command whose agent died is still announcer's to find and end. Harmless
-    elsewhere (returns False). Called once, before the first agent starts.
+    elsewhere (returns False). Called once by the ``agent`` and ``listen`` commands
+    before the first agent starts: it is a property of the whole process, so a
+    library user (or a test run) is not made the parent of every orphan below it.
     """
     global _subreaper
     if _subreaper:

@@ -318,6 +318,10 @@ def run(args: argparse.Namespace) -> int:
         print(agents, file=sys.stderr)
         return 2
     named, transports = agents
+    if transports or any(source.startswith("stdio:") for source in args.sources):
+        from announcer.transports.processes import become_subreaper
+
+        become_subreaper()  # a command an agent leaves behind stays ours to find and end
     sources, saved_token_env = resolve_sources(
         [s for s in args.sources if s not in named], settings
     )
