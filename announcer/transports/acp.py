@@ -49,6 +49,7 @@ FAMILY_SNAPSHOT_SECONDS = 1.0
 FAMILY_IDLE_SECONDS = 5.0
 # ... and at most this often when its messages come in.
 FAMILY_NOTE_SECONDS = 0.25
+TOOL_UPDATES = ("tool_call", "tool_call_update")
 
 log = logging.getLogger("announcer.transports.acp")
 
@@ -135,6 +136,7 @@ class AcpTransport:
         self._left_running: list[str] | None = None  # what it left running when it died
         self._family_seen: dict[int, int] = {}  # its commands lately: id -> start time
         self._family_noted = float("-inf")
+        self._tool_changed = False  # a tool call changed since the last listing
         self._early: str | None = None  # a message typed before the agent was ready
 
     # -- the runtime's Transport face ---------------------------------------------------
@@ -289,7 +291,7 @@ class AcpTransport:
     # -- what the agent does ----------------------------------------------------------------
 
     def on_update(self, params: dict[str, Any]) -> None:
-        self._note_family()  # the agent is at work: what it runs now
+        self._note_family(params)  # the agent is at work: what it runs now
         self._queue(self.adapter.update(params, time.time()).events)
 
     async def on_permission(self, params: dict[str, Any]) -> Any:
@@ -425,15 +427,22 @@ class AcpTransport:
             # Cut short (the runtime bounds its goodbyes): never leave the family running.
             self.kill_now()
 
-    def _note_family(self) -> None:
-        """List the agent's commands now, at most every FAMILY_NOTE_SECONDS."""
+    def _note_family(self, params: dict[str, Any] | None = None) -> None:
+        """List the agent's commands now, at most every FAMILY_NOTE_SECONDS; and always at
+        the first other message after a tool call changed (its command has started by then).
+        """
         process = self._process
         now = time.monotonic()
         if process is None or process.returncode is not None:
             return
-        if now - self._family_noted < FAMILY_NOTE_SECONDS:
+        update = params.get("update") if isinstance(params, dict) else None
+        kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+        after_a_tool = self._tool_changed and kind not in TOOL_UPDATES
+        self._tool_changed = self._tool_changed or kind in TOOL_UPDATES
+        if now - self._family_noted < FAMILY_NOTE_SECONDS and not after_a_tool:
             return
         self._family_noted = now
+        self._tool_changed = kind in TOOL_UPDATES
         self._family_seen = snapshot(process.pid)
 
     async def _remember_family(self) -> None:
