@@ -402,17 +402,52 @@ def meets_targets(case: dict[str, Any]) -> bool:
     ) and bool(case.get("reply_received"))
 
 
-async def run_all(frames: int, seconds: float) -> dict[str, Any]:
+# The bounded load generator (issue 22 item 1: keys answered at load 5-8 too): at most
+# this many busy processes, each ending by itself after its time bound.
+MAX_LOAD_WORKERS = 8
+BUSY_LOOP = (
+    "import time, sys\nend = time.time() + float(sys.argv[1])\nwhile time.time() < end: pass"
+)
+
+
+def start_load(workers: int, seconds: float) -> list[Any]:
+    """``workers`` CPU-bound processes for at most ``seconds`` (bounded in count and time)."""
+    import subprocess
+
+    return [
+        subprocess.Popen([sys.executable, "-c", BUSY_LOOP, str(seconds)])
+        for _ in range(min(max(workers, 0), MAX_LOAD_WORKERS))
+    ]
+
+
+def stop_load(processes: list[Any]) -> None:
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+
+
+async def run_all(
+    frames: int, seconds: float, load: int = 0, cases: list[tuple[str, str]] | None = None
+) -> dict[str, Any]:
     result: dict[str, Any] = {"benchmark": "flood", "frames": frames, "targets": TARGETS}
     # Timings on a shared machine depend on the others' work: the load is printed beside them.
     result["load_average_1m_before"] = round(os.getloadavg()[0], 2)
-    for strategy in STRATEGIES:
-        for flood in FLOODS:
+    result["load_workers"] = min(load, MAX_LOAD_WORKERS)
+    wanted = cases or [(strategy, flood) for strategy in STRATEGIES for flood in FLOODS]
+    for strategy, flood in wanted:
+        loaders = start_load(load, seconds * 3 + 60) if load else []
+        try:
+            if loaders:
+                await asyncio.sleep(5)  # let the load average climb before measuring
+                result[f"{strategy}_{flood}_load_average_1m"] = round(os.getloadavg()[0], 2)
             case = await run_case(strategy, flood, frames, seconds)
-            for name, value in case.items():
-                result[f"{strategy}_{flood}_{name}"] = value
-            if strategy == "announcer":
-                result[f"announcer_{flood}_meets_targets"] = meets_targets(case)
+        finally:
+            stop_load(loaders)
+        for name, value in case.items():
+            result[f"{strategy}_{flood}_{name}"] = value
+        if strategy == "announcer":
+            result[f"announcer_{flood}_meets_targets"] = meets_targets(case)
     result["load_average_1m_after"] = round(os.getloadavg()[0], 2)
     return result
 
@@ -422,10 +457,23 @@ def main() -> int:
     parser.add_argument("--frames", type=int, default=150_000, help="frames per flood")
     parser.add_argument("--seconds", type=float, default=40.0, help="time bound per flood")
     parser.add_argument("--subscriber", nargs=3, metavar=("STRATEGY", "SOURCE", "RECORD"))
+    parser.add_argument(
+        "--load",
+        type=int,
+        default=0,
+        help=f"busy processes beside the run (at most {MAX_LOAD_WORKERS}; each time-bounded)",
+    )
+    parser.add_argument(
+        "--case",
+        action="append",
+        metavar="STRATEGY:FLOOD",
+        help="run only these cases, e.g. announcer:critical (repeatable)",
+    )
     args = parser.parse_args()
     if args.subscriber:
         return run_subscriber(*args.subscriber)
-    print(json.dumps(asyncio.run(run_all(args.frames, args.seconds))))
+    cases = [tuple(c.split(":", 1)) for c in args.case] if args.case else None
+    print(json.dumps(asyncio.run(run_all(args.frames, args.seconds, args.load, cases))))  # type: ignore[arg-type]
     return 0
 
 

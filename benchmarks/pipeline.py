@@ -237,10 +237,11 @@ def throughput(count: int, repeats: int = 5) -> dict[str, float]:
 
 
 def barge_in(trials: int) -> dict[str, float]:
+    # Urgent news cuts off another session's status line (a question would wait for the
+    # end of the sentence instead, issue 20).
     critical = (
-        _envelope("agent.awaiting.confirmation", 1, 1, 0, "critical", 1.0)
-        + ',"action":"Transfer $500.00 to savings.","consequence":"Money moves at once.",'
-        '"reply_token":"rpl_bargein{n}","timeout_seconds":300,"default_decision":"reject"}'
+        _envelope("agent.session.errored", 1, 1, 0, "critical", 1.0)
+        + ',"error_category":"permanent","summary_normal":"The transfer service failed{n}."}'
     )
     normal = (
         _envelope("agent.tool.invoked", 2, 2, 0, "normal", 0.5)

@@ -61,6 +61,10 @@ TEMPLATE = """\
 # is skipped, said so, and kept in History. Questions are never skipped.
 # max_news_delay_seconds = 3.0
 
+# How much faster than your rate the agent's own words may be said when they pile up
+# (1.0-3.0; they are never skipped, so a backlog is caught up by speaking faster).
+# max_rate_factor = 1.5
+
 # At most this many announcements a second (unset: no limit). Critical ones always pass.
 # max_events_per_second = 4.0
 

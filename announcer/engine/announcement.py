@@ -38,6 +38,10 @@ class Announcement:
     ``continues`` marks a later part of one message split by language (our own
     phrase in the listener's language, the producer's text in its own, §11.5):
     the scheduler keeps the parts in order and drops or keeps them together.
+    ``topic`` says what a piece of status news is about ("edit", "command", "read",
+    "tool", "plan", "plan_done"), so what is folded is summarised by kind (issue 20).
+    ``rate_factor`` above 1 asks the voice to speak faster than the user's rate: the
+    scheduler sets it when the agent's words pile up, within the user's ``max_rate_factor``.
     """
 
     text: str
@@ -50,3 +54,21 @@ class Announcement:
     kind: str = "system"
     earcon: str | None = None
     continues: bool = False
+    topic: str | None = None
+    rate_factor: float = 1.0
+    # §11.4: the producer's declared text_direction ("ltr", "rtl", "auto") for its own
+    # words; visual and braille output honour it (speech is linear, §11.4.1)
+    direction: str | None = None
+
+
+# §11.4.2: Unicode bidirectional isolates, one per declared direction.
+_ISOLATES = {"ltr": "\u2066", "rtl": "\u2067", "auto": "\u2068"}
+_POP_ISOLATE = "\u2069"
+
+
+def directed(text: str, direction: str | None) -> str:
+    """``text`` isolated in its declared direction (§11.4), for display and braille."""
+    opening = _ISOLATES.get(direction or "")
+    if opening is None or not text:
+        return text
+    return f"{opening}{text}{_POP_ISOLATE}"

@@ -25,6 +25,9 @@ class AnswerKeys:
     yes_no: str
     numeric: str
     freetext: str
+    # a confirmation whose accept takes two keys (answer_guard.accept_needs_two_keys):
+    # every key it needs is named, the second one too; "" uses ``confirmation``
+    confirmation_two_keys: str = ""
 
 
 # The Textual dialogs bind these (announcer/ui/tui/modals.py): A or Y accepts, R, N or Escape
@@ -35,6 +38,7 @@ KEY_PRESS_ANSWER_KEYS: Final = AnswerKeys(
     yes_no=N_("Press Y for yes or N for no."),
     numeric=N_("Type a number and press Enter."),
     freetext=N_("Type your answer and press Enter."),
+    confirmation_two_keys=N_("Press A, then Enter, to accept, or R to reject."),
 )
 # The plain line UI (announcer/ui/plain.py) reads whole lines: a or r, y or n, a number.
 TYPED_LINE_ANSWER_KEYS: Final = AnswerKeys(
@@ -43,6 +47,10 @@ TYPED_LINE_ANSWER_KEYS: Final = AnswerKeys(
     yes_no=N_("Type Y for yes or N for no, then press Enter."),
     numeric=N_("Type a number and press Enter."),
     freetext=N_("Type your answer and press Enter."),
+    confirmation_two_keys=N_(
+        "Type A to accept or R to reject, then press Enter; to accept, type C on the next "
+        "line to confirm."
+    ),
 )
 # For an interface that speaks its own key help when it shows the question.
 UI_SPEAKS_KEYS: Final = AnswerKeys("", "", "", "", "")

@@ -10,6 +10,7 @@ outputs and the text held for each are bounded.
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Final
@@ -34,6 +35,10 @@ class _OpenOutput:
     held_chars: int = 0
     dropped_chars: int = 0
     last_event_id: str | None = None
+    # §4.3.3: chunks with coalesce_hint "none", waiting for a more meaningful boundary
+    # (the next chunk with another hint, or completion); never cut at our sentence ends.
+    unbounded: list[str] = field(default_factory=list)
+    unbounded_chars: int = 0
 
 
 # Read-only by convention, not frozen: a frozen dataclass's __init__ measured 2.6 times
@@ -71,10 +76,12 @@ class OutputStreams:
     ) -> list[Released]:
         key = (source_id, event.session_id, event.output_id or "")
         output = self._open.get(key)
+        if event.coalesce_hint == "none" and not event.complete and not hold_until_complete:
+            return self._wait_for_boundary(key, output, event, language, now)
         if output is not None and not hold_until_complete and not output.held:
             # The usual chunk of an output already under way.
             output.last_event_id = event.event_id
-            texts = output.coalescer.push(event.chunk, now)
+            texts = output.coalescer.push(_with_unbounded(output, event.chunk), now)
             if event.complete:
                 texts += output.coalescer.flush()
                 del self._open[key]
@@ -97,6 +104,7 @@ class OutputStreams:
         output.last_event_id = event.event_id
         chunk = event.chunk
         if hold_until_complete:
+            chunk = _with_unbounded(output, chunk)
             room = max(HELD_OUTPUT_LIMIT - output.held_chars, 0)
             # §11.3.3: what is kept ends between grapheme clusters.
             kept = chunk if len(chunk) <= room else chunk[: grapheme_floor(chunk, room)]
@@ -113,7 +121,7 @@ class OutputStreams:
             output.coalescer.push("".join(output.held), now)
             output.held.clear()
             output.held_chars = 0
-        texts = output.coalescer.push(chunk, now)
+        texts = output.coalescer.push(_with_unbounded(output, chunk), now)
         if event.complete:
             texts += output.coalescer.flush()
             del self._open[key]
@@ -123,6 +131,35 @@ class OutputStreams:
         released += [Released(t, output.language, key[1], event.event_id) for t in texts]
         return released
 
+    def _wait_for_boundary(
+        self,
+        key: OutputKey,
+        output: _OpenOutput | None,
+        event: OutputStreaming,
+        language: str,
+        now: float,
+    ) -> list[Released]:
+        """§4.3.3: a ``none`` chunk is never announced by itself, nor cut at a sentence end
+        of ours: it waits for the next chunk with a boundary, or for completion. Past
+        ``HELD_OUTPUT_LIMIT`` characters without one, the coalescer cuts it (bounded)."""
+        released: list[Released] = []
+        if output is None:
+            output = _OpenOutput(
+                Coalescer(language, pause_seconds=self.pause_seconds, max_chars=self.max_chars),
+                language,
+            )
+            self._open[key] = output
+            if len(self._open) > OPEN_OUTPUTS_LIMIT:
+                old_key, old = self._open.popitem(last=False)
+                released += self._finish(old_key, old)
+        output.last_event_id = event.event_id
+        output.unbounded.append(event.chunk)
+        output.unbounded_chars += len(event.chunk)
+        if output.unbounded_chars <= HELD_OUTPUT_LIMIT or output.held:
+            return released
+        texts = output.coalescer.push(_with_unbounded(output, ""), now)
+        return released + [Released(t, output.language, key[1], event.event_id) for t in texts]
+
     def poll(self, now: float) -> list[Released]:
         """Sentences whose stream stalled after their end (see Coalescer.poll)."""
         released: list[Released] = []
@@ -131,6 +168,22 @@ class OutputStreams:
                 released += [
                     Released(text, output.language, key[1], output.last_event_id, key[0])
                     for text in output.coalescer.poll(now)
+                ]
+        return released
+
+    def release_finished(self, source_id: str, session_id: str) -> list[Released]:
+        """The finished sentences a session's outputs hold for a pause, released now.
+
+        Issue 20: a tool call or a question of the same session comes after them, so the
+        agent's intro sentence ("I'll update two files.") is said before what it introduces.
+        A sentence still being written stays held.
+        """
+        released: list[Released] = []
+        for key, output in self._open.items():
+            if key[0] == source_id and key[1] == session_id and output.coalescer.waiting_for_pause:
+                released += [
+                    Released(text, output.language, key[1], output.last_event_id, key[0])
+                    for text in output.coalescer.poll(math.inf)
                 ]
         return released
 
@@ -154,6 +207,8 @@ class OutputStreams:
         texts: list[str] = []
         if output.held:
             texts.append("".join(output.held).strip())
+        if output.unbounded:
+            output.coalescer.push(_with_unbounded(output, ""))
         texts += output.coalescer.flush()
         if output.dropped_chars:
             self.truncated_chars += output.dropped_chars
@@ -162,3 +217,13 @@ class OutputStreams:
             for text in texts
             if text
         ]
+
+
+def _with_unbounded(output: _OpenOutput, chunk: str) -> str:
+    """``chunk`` after the ``none`` chunks that waited for it (§4.3.3), which it releases."""
+    if not output.unbounded:
+        return chunk
+    waiting = "".join(output.unbounded)
+    output.unbounded.clear()
+    output.unbounded_chars = 0
+    return waiting + chunk

@@ -31,7 +31,7 @@ from announcer.engine.policy import (
     same_language,
     waits_without_timeout,
 )
-from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.prompts import ANNOUNCER_EXTENSION, PendingPrompt, UserAnswer
 from announcer.engine.replies import ReplyBook, ReplyOutcome, ReplyReady
 from announcer.engine.scheduler import SpeechScheduler
 from announcer.engine.settings import UserSettings
@@ -65,9 +65,18 @@ _URGENCY_OF: Final = {urgency.value: urgency for urgency in Urgency}
 # §2.2.9 critical news is never dropped in silence, but a flood of it cannot all be
 # said: once this many urgent messages from one producer wait to be spoken, the rest
 # are folded into one spoken count ("40 more urgent messages from X"), each counted
-# in the diagnostics. Questions and our own notices are never folded.
+# in the diagnostics. Only repeated news of one kind is folded (§4.1.3, §9.3.2(7),
+# §9.5.2(9)): questions, handoffs, what starts or ends a session (errored MUST NOT be
+# suppressed), the agent's streamed words and our own notices never are; what is
+# folded still goes to the transcript and History with its words.
 CRITICAL_BACKLOG_PER_PRODUCER: Final = 3
-_NEVER_FOLDED: Final = ("agent.awaiting.", "system.")
+_NEVER_FOLDED: Final = (
+    "agent.awaiting.",
+    "agent.handoff.",
+    "agent.session.",
+    "agent.output.",  # the agent's own words are never dropped
+    "system.",
+)
 FOLDED_KIND: Final = "system.folded"
 # An unreadable frame that looked urgent is mentioned at most this often per source
 # (never a question: §10.1.3 says those are never dropped in silence).
@@ -87,6 +96,9 @@ MALFORMED_TIMEOUT_SECONDS: Final = 300
 CLOCK_SAMPLES: Final = 32
 # Delivery jitter below this is not lateness (a question is not cut short by it).
 LATE_TOLERANCE_SECONDS: Final = 2.0
+# A question late by its timestamp but not expired beyond any skew seen keeps at least
+# this long to be answered (or rejected) while its producer may still be waiting.
+MIN_ANSWER_SECONDS: Final = 10.0
 # A waiting or set-aside count already heard is said again at most this often; the
 # current count is also said whenever the next question is read.
 COUNT_NOTICE_INTERVAL_SECONDS: Final = 5.0
@@ -99,6 +111,7 @@ _TRACKER_SECTIONS: Final = {
     "state_mismatch": "§4.2.1",
     "tool_not_invoked": "§4.5.2",
     "chunk_after_complete": "§4.5.4",
+    "extension.untrusted": "§3.4.3",
 }
 
 
@@ -208,12 +221,17 @@ class Engine:
         self._notice_serial = 0
         self.set_aside = 0
         self._set_aside_notice_id: str | None = None
-        self._unreadable_questions: dict[str, tuple[str, int]] = {}
         # Per connection and producer (each has its own clock): recent (our wall clock -
         # event timestamp) in seconds, to take clock skew out of lateness (§6.4).
         self._clock_offsets: dict[tuple[str, str], deque[float]] = {}
+        # A question's event id -> the most lenient skew seen before it came.
+        self._skew_before: dict[str, float] = {}
         # Connections whose producer closed the subscription (§5.8) until a new one.
         self._closed_sources: set[str] = set()
+        # Questions already said to be still open after the agent went on working.
+        self._told_open: set[str] = set()
+        # Sources announcer maps itself: the only ones trusted with ``x-announcer``.
+        self._mapped_sources: set[str] = set()
         self.scheduler = scheduler or SpeechScheduler(self.settings, paced=paced)
         self.scheduler.update_settings(self.settings)
         self.scheduler.on_start = self._word_count
@@ -222,9 +240,9 @@ class Engine:
         self._outgoing: deque[OutgoingReply] = deque(maxlen=10_000)
         self._last_unreadable_notice: dict[str, float] = {}
         self._after_answer: list[SpeechCommand] = []
-        # producer_id -> [the count of folded urgent messages waiting to be said, how many,
+        # (producer_id, kind) -> [the count of folded urgent messages waiting to be said, how many,
         # the source it came from]; its words are set when it is said (:meth:`_word_count`)
-        self._folded: dict[str, list[Any]] = {}
+        self._folded: dict[tuple[str, str], list[Any]] = {}
         self._folding_event: str | None = None
         self.folded_total = 0
         self.frames = 0
@@ -248,6 +266,8 @@ class Engine:
             if result.diagnostics:
                 self.diagnostics.record(result, source=source_id, now=now)
             assert isinstance(message, AaepEvent)
+            if message.extensions and source_id not in self._mapped_sources:
+                message = self._without_our_extension(message, source_id, now)
             self.events += 1
             if type(message) is not OutputStreaming:
                 self._observe_clock(message, source_id)
@@ -257,6 +277,15 @@ class Engine:
                 self._subscriptions[source_id] = result.message.subscription_id
             return []
         if result.kind == "reply":
+            token = getattr(result.message, "reply_token", None)
+            prompt = self.book.get(token) if isinstance(token, str) else None
+            if prompt is not None and prompt.source_id == source_id:
+                # §6.7.2: the producer passed on another subscriber's answer to it.
+                commands = self._resolved_elsewhere(prompt.reply_token, now)
+                self.tracker.prompt_closed(
+                    source_id, prompt.session_id, prompt.reply_token, resolved=True
+                )
+                return commands + self._present_next(now)
             # Replies flow from subscribers to producers; one arriving here is misrouted.
             self.ignored["reply message received"] += 1
             self.diagnostics.record_drop(
@@ -271,6 +300,33 @@ class Engine:
         self.diagnostics.record(result, source=source_id, now=now)
         commands = self._skip_sequence(result, source_id, now)
         return commands + self._notice_unreadable(result, source_id, now)
+
+    def trust_extension(self, source_id: str) -> None:
+        """``source_id`` is a source announcer maps itself (ACP, hooks, agent streams).
+
+        Only such sources may carry announcer's own ``x-announcer`` extension (no time
+        limit, "allow from now on", display styles); from any other producer it is
+        removed, so an AAEP producer cannot disguise its question (issue 22 item 3).
+        """
+        self._mapped_sources.add(source_id)
+
+    def _without_our_extension(self, event: AaepEvent, source_id: str, now: float) -> AaepEvent:
+        extensions = event.extensions or {}
+        if ANNOUNCER_EXTENSION not in extensions:
+            return event
+        self._log_note(
+            TrackerNote(
+                "extension.untrusted",
+                f"an AAEP producer sent announcer's own {ANNOUNCER_EXTENSION!r} extension; "
+                "ignored (only sources announcer maps itself may use it)",
+                event.session_id,
+                event.event_id,
+            ),
+            source_id,
+            now,
+        )
+        kept = {name: value for name, value in extensions.items() if name != ANNOUNCER_EXTENSION}
+        return event.model_copy(update={"extensions": kept or None})
 
     def receive_event(self, event: AaepEvent, source_id: str, now: float) -> list[SpeechCommand]:
         self.events += 1
@@ -466,6 +522,8 @@ class Engine:
             and not admission.notes
             and not admission.voided_tokens
             and not admission.void_on_arrival
+            and not admission.resolved_tokens
+            and not admission.kept_open
         ):
             return self._handle(events[0], source_id, now)  # the usual case
         commands: list[SpeechCommand] = []
@@ -480,6 +538,10 @@ class Engine:
                 # own timer can beat our tick): that is a timeout, said as one.
                 commands += self._say_expired(prompt, now)
                 continue
+            if self.scheduler.question_started_at(prompt.event_id) is None:
+                # Issue 20: never heard, it is still said, at its urgency and in its place.
+                commands += self._withdraw(prompt, self._unheard_void_notice(prompt), now)
+                continue
             notice = self._notice(
                 N_("No answer needed any more: {what}"),
                 prompt,
@@ -487,6 +549,9 @@ class Engine:
                 short=True,
             )
             commands += self._withdraw(prompt, notice, now)
+        for token in admission.resolved_tokens:
+            commands += self._resolved_elsewhere(token, now)
+        commands += self._still_open(admission.kept_open, now)
         for event in admission.events:
             void = admission.void_on_arrival.get(event.event_id)
             if void is not None and isinstance(event, _PROMPTS):
@@ -496,6 +561,45 @@ class Engine:
         commands += self._present_next(now)
         return commands
 
+    def _resolved_elsewhere(self, token: str, now: float) -> list[SpeechCommand]:
+        """§6.7.2: the producer says this question was answered elsewhere; said once.
+
+        A later key is refused as "already answered elsewhere", never sent.
+        """
+        prompt = self.book.close(token, "answered_elsewhere")
+        if prompt is None:
+            return []
+        notice = self._notice(
+            N_("Answered elsewhere; no answer is needed from you: {what}"),
+            prompt,
+            kind="system.prompt_voided",
+            short=True,
+        )
+        return self._withdraw(prompt, notice, now)
+
+    def _still_open(self, tokens: list[str], now: float) -> list[SpeechCommand]:
+        """The agent left awaiting_input without naming a question: none is withdrawn.
+
+        Said once per question (§6.8, §6.1(3): parallel work, or several questions
+        open and the change names none of them).
+        """
+        untold = [t for t in tokens if self.book.get(t) is not None and t not in self._told_open]
+        if not untold:
+            return []
+        self._told_open.update(untold)
+        if len(self._told_open) > 4096:
+            self._told_open = set(untold)
+        prompt = self.book.get(untold[0])
+        assert prompt is not None
+        text = translator(self.policy.phrase_language).gettext(
+            "The agent went on working; your question is still open."
+        )
+        announcement = self._system_announcement(
+            text, prompt, kind="system.prompt_still_open", critical=False
+        )
+        announcement.event_id = None  # not part of the question: never cut off with it
+        return self._submit(announcement, prompt.source_id, now)
+
     def _handle(self, event: AaepEvent, source_id: str, now: float) -> list[SpeechCommand]:
         if type(event) is OutputStreaming:
             return self._handle_output(event, source_id, now)
@@ -503,6 +607,10 @@ class Engine:
         if session is None:  # evicted under pressure between admit and now
             return []
         commands: list[SpeechCommand] = []
+        if self.outputs:
+            # Issue 20: a finished sentence held for a pause comes before what follows it.
+            for released in self.outputs.release_finished(source_id, event.session_id):
+                commands += self._say_output(released, source_id, now)
         if isinstance(event, _TERMINAL):
             # What the agent was still saying comes before how the session ended.
             for released in self.outputs.close_session(source_id, event.session_id):
@@ -734,6 +842,17 @@ class Engine:
                 critical=True,
             )
             if prompt.malformed:
+                # §10.1.3: its words kept: consequence, risk, reversibility, deadline.
+                details = self._malformed_details(prompt, now)
+                if details:
+                    notice.append(
+                        dataclasses.replace(
+                            self._system_announcement(
+                                details, prompt, kind="system.prompt_malformed", critical=True
+                            ),
+                            continues=True,
+                        )
+                    )
                 notice.append(
                     dataclasses.replace(
                         self._system_announcement(
@@ -759,6 +878,21 @@ class Engine:
             commands += self._submit(announcement, prompt.source_id, now)
         return commands
 
+    def _malformed_details(self, prompt: PendingPrompt, now: float) -> str:
+        """What a malformed confirmation says beyond its action, with the time left now."""
+        event = prompt.event
+        if not isinstance(event, AwaitingConfirmation):
+            return ""
+        raw = {
+            "consequence": getattr(event, "consequence", None),
+            "risk_level": getattr(event, "risk_level", None),
+            "reversibility": getattr(event, "reversibility", None),
+            "irreversible": getattr(event, "irreversible", None),
+            "timeout_seconds": max(1, math.ceil(prompt.seconds_left(now))),
+            "default_decision": getattr(event, "default_decision", "reject"),
+        }
+        return clean_for_speech(self._raw_confirmation_details(raw), self.policy.phrase_language)
+
     def _waiting_announcement(
         self, prompt: PendingPrompt, waiting: int, continues: bool
     ) -> Announcement:
@@ -766,7 +900,14 @@ class Engine:
         text = (
             translator(self.policy.phrase_language)
             .gettext("Questions waiting after this one: {count}. The latest is from {name}.")
-            .format(count=waiting, name=newest.producer_name or newest.producer_id)
+            .format(
+                count=waiting,
+                name=clean_for_speech(
+                    newest.producer_name or newest.producer_id,
+                    self.policy.phrase_language,
+                    max_chars=60,
+                ),
+            )
         )
         return dataclasses.replace(
             self._system_announcement(text, prompt, kind="system.prompts_waiting", critical=True),
@@ -915,29 +1056,51 @@ class Engine:
         )
 
     def _observe_clock(self, event: AaepEvent, source_id: str) -> None:
-        """Remember how far behind our wall clock this producer's timestamps run."""
+        """Remember how far behind our wall clock this producer's timestamps run (§6.4).
+
+        For a question, the skews seen before it are kept with it: its own timestamp
+        must not take part in judging whether it is late.
+        """
         key = (source_id, event.producer.agent_id)
         offsets = self._clock_offsets.get(key)
         if offsets is None:
             if len(self._clock_offsets) > 1024:
                 self._clock_offsets.clear()
             offsets = self._clock_offsets[key] = deque(maxlen=CLOCK_SAMPLES)
+        if isinstance(event, _PROMPTS) and offsets:
+            if len(self._skew_before) > 1024:
+                self._skew_before.clear()
+            self._skew_before[event.event_id] = _most_lenient_skew(offsets)
         offsets.append((self.wall_clock() - event.timestamp).total_seconds())
 
-    def _lateness(self, event: AaepEvent, source_id: str) -> float:
-        """How long ``event`` was under way before it arrived, skew taken out (§6.4).
+    def _lateness(
+        self, event: AwaitingConfirmation | AwaitingClarification, source_id: str
+    ) -> float:
+        """How long ``event`` was under way before it arrived, skew taken out (§6.4, §10.1.3).
 
-        The smallest recent offset between our clock and the connection's timestamps
-        estimates the clock skew plus the quickest delivery; what this event exceeds it
-        by is its delay. A question that is the first thing a producer sends cannot be
-        told from a slow clock, so it counts as on time.
+        It cannot be poisoned by one odd timestamp: a question is late only by what its
+        own timestamp exceeds every clock offset seen from its producer by (ours
+        included: a producer whose clock agrees with ours is trusted), so an event
+        stamped an hour ahead, or a clock that stepped and came back, makes no later
+        question late. Where the producer's clock disagrees with what was seen, local
+        arrival time decides. A question is expired on arrival (the whole timeout is
+        returned) only when it is late beyond any skew seen; otherwise at least
+        ``MIN_ANSWER_SECONDS`` are left, so a reject stays possible while the producer
+        may still be waiting.
         """
-        offsets = self._clock_offsets.get((source_id, event.producer.agent_id))
-        delay = (self.wall_clock() - event.timestamp).total_seconds()
-        if not offsets:
+        skew = self._skew_before.pop(event.event_id, None)
+        if skew is None:
+            offsets = self._clock_offsets.get((source_id, event.producer.agent_id))
+            skew = _most_lenient_skew(offsets) if offsets and len(offsets) > 1 else None
+        if skew is None:
+            return 0.0  # the first thing a producer sends: a slow clock, not lateness
+        late = (self.wall_clock() - event.timestamp).total_seconds() - skew
+        timeout = float(event.timeout_seconds)
+        if late <= LATE_TOLERANCE_SECONDS or timeout <= 0:
             return 0.0
-        late = delay - min(offsets)
-        return late if late > LATE_TOLERANCE_SECONDS else 0.0
+        if late >= timeout:
+            return timeout  # its own timestamp and timeout say so, beyond any skew seen
+        return min(late, max(0.0, timeout - MIN_ANSWER_SECONDS))
 
     def _refuse_reused(
         self, prompt: PendingPrompt, first: PendingPrompt | None, source_id: str, now: float
@@ -1013,6 +1176,9 @@ class Engine:
             else self._producer_of(released, source_id),
             kind="agent.output.streaming",
         )
+        hints = event.localization_hints if event is not None else None
+        if hints is not None and hints.text_direction:
+            announcement.direction = hints.text_direction  # §11.4
         return self._submit(announcement, source_id, now)
 
     def _producer_of(self, released: Released, source_id: str | None) -> str | None:
@@ -1051,25 +1217,33 @@ class Engine:
     ) -> list[SpeechCommand] | None:
         """Fold an urgent message into its producer's spoken count if too many wait.
 
-        None when it is to be queued as usual. Otherwise it is counted (per producer,
-        and in the diagnostics with its envelope fields only) instead of queued: the
-        first of a run queues "1 more urgent message from X" in its place, in order,
-        and each later one raises that count while it waits. The later parts of a
-        folded message go with it.
+        None when it is to be queued as usual. Only news of a kind that may be folded
+        (never a question, handoff, session start or end, or our own notice), and only
+        when ``CRITICAL_BACKLOG_PER_PRODUCER`` urgent messages of the same producer and
+        the same kind already wait. It is then counted (per producer and kind, and in
+        the diagnostics with its envelope fields only) instead of queued: the first of
+        a run queues "1 more urgent message from X" in its place, in order, and each
+        later one raises that count while it waits. Its words still go to the
+        transcript and to History (``scheduler.on_skip``). The later parts of a folded
+        message go with it.
         """
         producer_id = announcement.producer_id
         if producer_id is None or announcement.kind.startswith(_NEVER_FOLDED):
             return None
         if announcement.continues:
             folding = announcement.event_id is not None
-            return [] if folding and announcement.event_id == self._folding_event else None
+            if folding and announcement.event_id == self._folding_event:
+                self._keep_folded(announcement, source_id, now)
+                return []
+            return None
         bound = CRITICAL_BACKLOG_PER_PRODUCER
         if self.scheduler.queued(Urgency.CRITICAL) < bound:
             self._folding_event = None
             return None
+        key = (producer_id, announcement.kind)
         waiting = 0
         waiting_count: Announcement | None = None
-        current = self._folded.get(producer_id)
+        current = self._folded.get(key)
         for queued in self.scheduler.queued_announcements(Urgency.CRITICAL):
             if (
                 queued.urgency is not Urgency.CRITICAL  # a lead-up brought forward, not urgent
@@ -1080,21 +1254,22 @@ class Engine:
             if current is not None and queued is current[0]:
                 waiting_count = queued
                 waiting += 1
-            elif not queued.kind.startswith(_NEVER_FOLDED):
+            elif queued.kind == announcement.kind:
                 waiting += 1
         if waiting < bound:
             self._folding_event = None
             return None
         self._folding_event = announcement.event_id
         self.folded_total += 1
+        self._keep_folded(announcement, source_id, now)
         if current is not None and waiting_count is not None:
             current[1] += 1
             self.diagnostics.count_drop("critical.folded")  # the run's first is on record
             return []
         self.diagnostics.record_drop(
             "critical.folded",
-            f"urgent message folded into a spoken count: {bound} from the same producer "
-            "were already waiting to be said; the rest of this run is counted",
+            f"urgent message folded into a spoken count: {bound} of the same kind from the "
+            "same producer were already waiting to be said; the rest of this run is counted",
             section="§2.2.9",
             envelope={
                 "type": announcement.kind,
@@ -1115,9 +1290,17 @@ class Engine:
             producer_id=producer_id,
             kind=FOLDED_KIND,
         )
-        self._folded[producer_id] = [summary, 1, source_id]
+        if len(self._folded) > 1024:
+            self._folded.clear()
+        self._folded[key] = [summary, 1, source_id]
         self._transcript.append(TranscriptEntry(now, summary, source_id))
         return self.scheduler.submit(summary, now)
+
+    def _keep_folded(self, announcement: Announcement, source_id: str | None, now: float) -> None:
+        """A folded message is not spoken, but its words stay in the transcript and History."""
+        self._transcript.append(TranscriptEntry(now, announcement, source_id))
+        if self.scheduler.on_skip is not None:
+            self.scheduler.on_skip(announcement)
 
     def _word_count(self, announcement: Announcement) -> None:
         """A count about to be said gets its words now: the number it reached meanwhile.
@@ -1127,12 +1310,13 @@ class Engine:
         """
         if announcement.kind != FOLDED_KIND:
             return
-        entry = self._folded.get(announcement.producer_id or "")
-        if entry is not None and entry[0] is announcement:
-            del self._folded[announcement.producer_id or ""]
-            announcement.text = self._folded_phrase(
-                entry[1], announcement.producer_id or "", entry[2], announcement
-            )
+        for key, entry in self._folded.items():
+            if entry[0] is announcement:
+                del self._folded[key]
+                announcement.text = self._folded_phrase(
+                    entry[1], announcement.producer_id or "", entry[2], announcement
+                )
+                return
 
     def _folded_phrase(
         self, count: int, producer_id: str, source_id: str | None, announcement: Announcement
@@ -1210,6 +1394,7 @@ class Engine:
         kind: str,
         critical: bool = False,
         short: bool = False,
+        why: str = "",
     ) -> list[Announcement]:
         """Our phrase about a question, naming it by its subject (``{what}``).
 
@@ -1219,6 +1404,13 @@ class Engine:
         """
         template = translator(self.policy.phrase_language).gettext(msgid)
         subject = self._short_subject(prompt) if short else self._prompt_subject(prompt)
+        if why:
+            # Why it ended, a sentence after the subject: "…: <action>. <why>" (issue 20).
+            text = subject.text.rstrip()
+            if text and not text.endswith((".", "!", "?", "…", "。", "؟", "।")):
+                text += "."
+            subject = Spoken(text, subject.language)
+            template = f"{template} {why}"
         phrase_language = self.policy.phrase_language
         if same_language(subject.language, phrase_language) or template.count("{what}") != 1:
             texts = [Spoken(template.format(what=subject.text), phrase_language)]
@@ -1241,6 +1433,30 @@ class Engine:
             )
             for index, part in enumerate(texts)
         ]
+
+    def _unheard_void_notice(self, prompt: PendingPrompt) -> list[Announcement]:
+        """ "Withdrawn before you could answer: <action>. <why>." (issue 20)
+
+        Said at the question's own urgency, in its place: the user learns what the agent
+        wanted to do, even though it no longer waits for an answer.
+        """
+        session = self.tracker.session(prompt.source_id, prompt.session_id)
+        ended = session is not None and session.lifecycle != "active"
+        why = translator(self.policy.phrase_language).gettext(
+            N_("The session ended.") if ended else N_("The agent went on without your answer.")
+        )
+        event = prompt.event
+        critical = (
+            not isinstance(event, AaepEvent) or self.policy.urgency_of(event) is Urgency.CRITICAL
+        )
+        return self._notice(
+            N_("Withdrawn before you could answer: {what}"),
+            prompt,
+            kind="system.prompt_voided",
+            critical=critical,
+            short=True,  # its first words name it; the whole question stays on screen
+            why=why,
+        )
 
     @staticmethod
     def _void_on_arrival_msgid(reason: str) -> str:
@@ -1291,7 +1507,9 @@ class Engine:
         kind = raw.get("type") if isinstance(raw.get("type"), str) else ""
         if any(str(kind).endswith(suffix) for suffix in _QUESTION_SUFFIXES):
             return self._unreadable_question(raw, str(kind), result, source_id, now)
-        urgent = raw.get("urgency") == "critical" or str(kind).endswith("session.errored")
+        if str(kind).endswith("session.errored"):
+            return self._unreadable_errored(raw, source_id, now)
+        urgent = raw.get("urgency") == "critical"
         if not urgent:
             return []
         last = self._last_unreadable_notice.get(source_id)
@@ -1304,7 +1522,42 @@ class Engine:
             "An agent sent an urgent message that could not be read. See the diagnostics."
         )
         announcement = Announcement(
-            text=text, language=self.policy.phrase_language, kind="system.invalid"
+            text=text,
+            language=self.policy.phrase_language,
+            urgency=Urgency.CRITICAL,
+            kind="system.invalid",
+        )
+        return self._submit(announcement, source_id, now)
+
+    def _unreadable_errored(
+        self, raw: Mapping[str, Any], source_id: str, now: float
+    ) -> list[SpeechCommand]:
+        """§4.4, §10.1.3: an errored session that fails validation is still said, critical,
+        with the words it carries (never rate-limited: errored MUST NOT be suppressed)."""
+        language = self.policy.phrase_language
+        tr = translator(language)
+        name = _raw_producer_name(raw, language) or source_id
+        words = _raw_words(raw, ("summary_normal", "summary_terse", "summary_detailed"))
+        detail = _raw_words(raw, ("error_message", "remediation_hint"))
+        what = words if detail in words else f"{words} {detail}".strip()
+        text = (
+            tr.gettext("{name} reports an error: {what}").format(name=name, what=what)
+            if what
+            else tr.gettext(
+                "{name} reports an error that could not be read; see the diagnostics."
+            ).format(name=name)
+        )
+        self._notice_serial += 1
+        event_id = raw.get("event_id")
+        announcement = Announcement(
+            text=clean_for_speech(text, language),
+            language=language,
+            urgency=Urgency.CRITICAL,
+            interrupt=True,
+            event_id=event_id if isinstance(event_id, str) else f"evt_invalid{self._notice_serial}",
+            session_id=raw.get("session_id") if isinstance(raw.get("session_id"), str) else None,
+            kind="system.invalid_errored",
+            earcon="errored",
         )
         return self._submit(announcement, source_id, now)
 
@@ -1370,35 +1623,66 @@ class Engine:
                     )
                     return self._present_or_wait(prompt, now)
                 return self._set_aside_notice(prompt, now)
-        producer = raw.get("producer")
-        name = ""
-        if isinstance(producer, Mapping):
-            for key in ("agent_name", "agent_id"):
-                value = producer.get(key)
-                if isinstance(value, str) and value.strip():
-                    name = clean_for_speech(value, self.policy.phrase_language, max_chars=60)
-                    break
-        previous_id, count = self._unreadable_questions.get(source_id, (None, 0))
-        commands, replaced = self._replace_notice(previous_id, now)
-        count = count + 1 if replaced else 1  # grouped while not yet heard
-        tr = translator(self.policy.phrase_language)
-        text = tr.gettext(
-            "Unreadable questions from {name}: {count}. They cannot be answered here; "
-            "see the diagnostics."
-        ).format(name=name or source_id, count=count)
-        self._notice_serial += 1
-        event_id = f"evt_unreadable{self._notice_serial}"
-        self._unreadable_questions[source_id] = (event_id, count)
-        if len(self._unreadable_questions) > 1024:
-            self._unreadable_questions.clear()
-        announcement = Announcement(
-            text=text,
-            language=self.policy.phrase_language,
-            urgency=Urgency.CRITICAL,
-            event_id=event_id,
-            kind="system.invalid_question",
+        # §10.1.3: a question that cannot be opened still keeps its words: each one is
+        # said, critical, with what could be read of it (never grouped, never limited).
+        language = self.policy.phrase_language
+        tr = translator(language)
+        name = _raw_producer_name(raw, language) or source_id
+        if kind.endswith("awaiting.confirmation"):
+            words = _raw_words(raw, ("action", "summary_normal", "summary_terse"))
+            details = self._raw_confirmation_details(raw)
+        elif kind.endswith("awaiting.clarification"):
+            words = _raw_words(raw, ("question", "summary_normal", "summary_terse"))
+            details = _raw_choice_labels(raw)
+        else:
+            words = _raw_words(raw, ("reason", "summary_normal", "summary_terse"))
+            details = ""
+        what = " ".join(part for part in (words, details) if part)
+        text = (
+            tr.gettext(
+                "Unreadable question from {name}; it cannot be answered here: {what}"
+            ).format(name=name, what=what)
+            if what
+            else tr.gettext(
+                "Unreadable questions from {name}: {count}. They cannot be answered here; "
+                "see the diagnostics."
+            ).format(name=name, count=1)
         )
-        return commands + self._submit(announcement, source_id, now)
+        self._notice_serial += 1
+        announcement = Announcement(
+            text=clean_for_speech(text, language),
+            language=language,
+            urgency=Urgency.CRITICAL,
+            event_id=f"evt_unreadable{self._notice_serial}",
+            kind="system.invalid_question",
+            earcon="needs_you",
+        )
+        return self._submit(announcement, source_id, now)
+
+    def _raw_confirmation_details(self, raw: Mapping[str, Any]) -> str:
+        """Consequence, risk, reversibility and deadline of a confirmation, as far as
+        they can be read from a frame that failed validation (§10.1.3)."""
+        tr = translator(self.policy.phrase_language)
+        parts = [_raw_words(raw, ("consequence",))]
+        risk = raw.get("risk_level")
+        if risk == "high":
+            parts.append(tr.gettext("High risk."))
+        elif risk == "medium":
+            parts.append(tr.gettext("Medium risk."))
+        reversibility = raw.get("reversibility")
+        if reversibility == "reversible":
+            parts.append(tr.gettext("This can be undone."))
+        elif reversibility == "reversible_with_effort":
+            parts.append(tr.gettext("Undoing this takes effort."))
+        elif reversibility == "irreversible" or raw.get("irreversible") is True:
+            parts.append(tr.gettext("This cannot be undone."))
+        timeout = raw.get("timeout_seconds")
+        default = raw.get("default_decision")
+        if isinstance(timeout, int) and not isinstance(timeout, bool) and timeout > 0:
+            parts.append(
+                self.policy.timeout_phrase(timeout, "accept" if default == "accept" else "reject")
+            )
+        return " ".join(part for part in parts if part)
 
     def _log_note(self, note: TrackerNote, source_id: str | None, now: float) -> None:
         section = _TRACKER_SECTIONS.get(note.code, "§3")
@@ -1424,6 +1708,16 @@ class Engine:
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def _most_lenient_skew(offsets: deque[float]) -> float:
+    """The largest recent (our clock - producer's timestamp), never below our own 0.
+
+    The skew under which an event looks least late: an outlier stamped ahead (a small
+    or negative offset) never makes a later event look late; our own clock counts as
+    one seen, so an event stamped by a clock that agrees with ours is never late.
+    """
+    return max(0.0, *offsets)
 
 
 def _malformed_prompt(
@@ -1474,6 +1768,11 @@ def _malformed_prompt(
         timeout_seconds=timeout,
         default_decision=default if default in ("accept", "reject") else "reject",
         allowed_replies=["reject"],
+        risk_level=raw.get("risk_level") if raw.get("risk_level") in _RISKS else None,
+        irreversible=raw.get("irreversible") if isinstance(raw.get("irreversible"), bool) else None,
+        reversibility=(
+            raw.get("reversibility") if raw.get("reversibility") in _REVERSIBILITY else None
+        ),
     )
     problems = tuple(
         f"{d.code} ({d.section})" for d in result.diagnostics if d.severity == "error"
@@ -1491,6 +1790,42 @@ def _malformed_prompt(
         event=event,
         problems=problems,
     )
+
+
+_RISKS: Final = ("low", "medium", "high")
+_REVERSIBILITY: Final = ("reversible", "reversible_with_effort", "irreversible")
+
+
+def _raw_producer_name(raw: Mapping[str, Any], language: str) -> str:
+    """The producer's name from a frame that failed validation, sanitised for speech."""
+    producer = raw.get("producer")
+    if isinstance(producer, Mapping):
+        for key in ("agent_name", "agent_id"):
+            value = producer.get(key)
+            if isinstance(value, str) and value.strip():
+                return clean_for_speech(value, language, max_chars=60)
+    return ""
+
+
+def _raw_words(raw: Mapping[str, Any], fields: tuple[str, ...]) -> str:
+    """The first of ``fields`` that holds text, for speech (bounded, sanitised later)."""
+    for name in fields:
+        value = raw.get(name)
+        if isinstance(value, str) and value.strip():
+            return value.strip()[:600]
+    return ""
+
+
+def _raw_choice_labels(raw: Mapping[str, Any]) -> str:
+    choices = raw.get("choices")
+    if not isinstance(choices, list):
+        return ""
+    labels = [
+        choice["label"].strip()[:100]
+        for choice in choices[:12]
+        if isinstance(choice, Mapping) and isinstance(choice.get("label"), str)
+    ]
+    return "; ".join(label for label in labels if label)
 
 
 SHORT_SUBJECT_WORDS: Final = 12

@@ -25,11 +25,12 @@ from functools import lru_cache
 from typing import Final, NamedTuple
 
 from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.answer_guard import accept_needs_two_keys
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
 from announcer.engine.earcons import EARCON_FOR_EVENT
 from announcer.engine.phrases import N_, duration_phrase
 from announcer.engine.settings import UserSettings
-from announcer.engine.text_hygiene import clean_for_speech
+from announcer.engine.text_hygiene import clean_for_speech, strip_terminal_codes
 from announcer.engine.tracker import CYCLE_STATES, SessionState
 from announcer.i18n.format import format_integer, format_number, format_percent
 from announcer.i18n.negotiate import pick_field_variant
@@ -51,6 +52,7 @@ from announcer.protocol.events import (
     ToolCompleted,
     ToolInvoked,
 )
+from announcer.protocol.sanitise import clean_speech
 
 _FINAL_RESULTS: Final = (SessionCompleted, SessionCancelled, OutputStreaming)
 _LEVEL_FIELDS: Final = {
@@ -65,8 +67,39 @@ _LEVEL_ORDER: Final = {
 }
 # A state flicker shorter than this is not worth a word (§4.2.1 allows suppressing it).
 STATE_CYCLE_QUIET_SECONDS: Final = 3.0
-# Progress is spoken at most this often per session, except for 100 percent.
-PROGRESS_MIN_INTERVAL_SECONDS: Final = 5.0
+# Issue 20: at normal verbosity a status line is said within this many seconds at the
+# user's rate (about 8 words at 180 words a minute, 14 at 300); detailed says more.
+STATUS_LINE_SECONDS: Final = 2.7
+STATUS_LINE_SLACK_WORDS: Final = 2
+# Status news, whose lines are fitted to that time; a failure and a session's end are
+# final states, said whole.
+# (A session's start names the work once; it is said whole too.)
+_STATUS_LINE_CLASSES: Final = (StateChanged, ProgressUpdated, ToolInvoked)
+# What a tool's name says it does, so folded news is summarised by kind (ACP tool kinds,
+# Claude Code and Codex tool names).
+_TOOL_TOPICS: Final = {
+    "edit": "edit",
+    "write": "edit",
+    "multiedit": "edit",
+    "notebookedit": "edit",
+    "apply_patch": "edit",
+    "delete": "edit",
+    "move": "edit",
+    "execute": "command",
+    "bash": "command",
+    "shell": "command",
+    "exec": "command",
+    "exec_command": "command",
+    "local_shell": "command",
+    "read": "read",
+    "search": "read",
+    "grep": "read",
+    "glob": "read",
+    "ls": "read",
+    "fetch": "read",
+    "webfetch": "read",
+    "websearch": "read",
+}
 
 
 _CRITICAL_CLASSES: Final = (
@@ -160,7 +193,6 @@ class Policy:
         self.answer_keys = answer_keys
         self.suppressed: Counter[str] = Counter()
         self._rate_tokens: dict[str, tuple[float, float]] = {}
-        self._last_progress: dict[str, float] = {}
         self._filter_cache: dict[str, bool] = {}
         self._plain = self._no_rules_apply()
         self._phrase_language = catalog_language(settings.languages or ["en"])
@@ -294,8 +326,17 @@ class Policy:
             parts = [wording]
         else:
             parts = by_language(wording)
+        if (
+            isinstance(event, _STATUS_LINE_CLASSES)
+            or (isinstance(event, ToolCompleted) and event.status == "success")
+        ) and self.level_for(event) == "normal":
+            parts = self._fit_status_line(parts)
         kind = type(event).SHORT_TYPE or event.short_type
         earcon = EARCON_FOR_EVENT.get(kind)
+        topic = _topic_of(event)
+        hints = event.localization_hints
+        declared = hints.text_direction if hints is not None else None
+        producer_language = self._text_language(event) if declared else None
         return [
             Announcement(
                 text=part.text,
@@ -308,9 +349,57 @@ class Policy:
                 kind=kind,
                 earcon=earcon if index == 0 else None,
                 continues=index > 0,
+                topic=topic,
+                # §11.4: the producer's direction for its own words (ours are our own)
+                direction=declared
+                if declared and same_language(part.language, producer_language or "")
+                else None,
             )
             for index, part in enumerate(parts)
         ]
+
+    def status_line_words(self) -> int:
+        """How many words a status line may have at normal verbosity (issue 20)."""
+        wpm = self.settings.rate_wpm or self.settings.pace_wpm
+        return max(4, round(wpm * STATUS_LINE_SECONDS / 60.0))
+
+    def _fit_status_line(self, parts: list[Spoken]) -> list[Spoken]:
+        """Cut a status line to the time its user's rate allows (the screen keeps it whole).
+
+        Our own risk warning ("This cannot be undone.") is never cut.
+        """
+        budget = self.status_line_words()
+        if sum(len(part.text.split()) for part in parts) <= budget + STATUS_LINE_SLACK_WORDS:
+            return parts  # cutting a word or two would save little and could lose the point
+        tail: list[Spoken] = []
+        body = list(parts)
+        for warning in (self._phrase("This cannot be undone."), self._phrase("High risk.")):
+            last = body[-1]
+            if last.text.endswith(warning):
+                tail = [Spoken(warning, last.language)]
+                rest = last.text[: -len(warning)].rstrip()
+                body[-1:] = [Spoken(rest, last.language)] if rest else []
+                break
+        if not body:
+            return parts
+        left = budget  # a warning does not count: it is never cut
+        fitted: list[Spoken] = []
+        for part in body:
+            words = part.text.split()
+            if not words:
+                continue
+            if len(words) <= left:
+                fitted.append(part)
+                left -= len(words)
+                continue
+            if left > 0:
+                cut = " ".join(words[:left]).rstrip(",;:—-")
+                fitted.append(Spoken(cut + "…", part.language))
+            break
+        if tail and fitted and same_language(fitted[-1].language, tail[0].language):
+            last = fitted.pop()
+            tail = [Spoken(f"{last.text} {tail[0].text}", last.language)]
+        return fitted + tail
 
     # -- wording -----------------------------------------------------------------------
 
@@ -352,19 +441,32 @@ class Policy:
             payload[field_name] = base
         hints = event.localization_hints
         fallback = (hints.fallback_chain or []) if hints is not None else []
+        # §11: beside variants that name their language, an undeclared base text is of
+        # unknown language, not the user's: with --language fr,es, summary_normal_es is
+        # chosen over an untagged (often English) summary_normal, and labelled es.
+        declared = event.primary_language
         choice = pick_field_variant(
             payload,
             field_name,
             self.settings.languages or [self.language],
             fallback,
-            self._text_language(event),
+            declared or "und",
         )
         if choice is None:
             return None
-        return Spoken(clean_for_speech(choice.text, choice.language), choice.language)
+        language = choice.language
+        if language == "und":
+            language = self._text_language(event)  # nothing else offered: as before
+        return Spoken(clean_for_speech(choice.text, language), language)
 
     def _phrase(self, msgid: str, **values: object) -> str:
-        return translator(self.phrase_language).gettext(msgid).format(**values)
+        # Every value put into our sentence is sanitised: a producer's name or type with
+        # escape codes or bidi controls must not reach a speech backend (issue 22 item 8).
+        safe = {
+            key: _speakable(value) if isinstance(value, str) else value
+            for key, value in values.items()
+        }
+        return translator(self.phrase_language).gettext(msgid).format(**safe)
 
     def _compose(
         self, event: AaepEvent, session: SessionState, urgency: Urgency, now: float
@@ -423,6 +525,10 @@ class Policy:
     def _started(self, event: SessionStarted, session: SessionState) -> Wording:
         spoken = self.summary(event)
         if spoken is not None:
+            if self.level_for(event) == "detailed" and event.request_text:
+                request = self._producer_text(event, "request_text")
+                if request is not None and request.text not in spoken.text:
+                    return [spoken, request]
             return spoken
         return self._own_phrase("{agent} started.", agent=session.display_name)
 
@@ -492,7 +598,9 @@ class Policy:
             return None
         session.last_state_announced_at = now
         spoken = self.summary(event)
-        if spoken is not None:
+        if spoken is not None and (
+            self.level_for(event) != "terse" or self._producer_text(event, "summary_terse")
+        ):
             return spoken
         names = {
             "idle": N_("Idle."),
@@ -509,20 +617,20 @@ class Policy:
         return self._own_phrase("Now {state}.", state=event.to_state.replace("_", " "))
 
     def _progress(self, event: ProgressUpdated, session: SessionState, now: float) -> Wording:
+        # Issue 20: every step reaches the scheduler, which keeps each source's newest.
         progress = event.progress
-        finished = progress.percent is not None and progress.percent >= 100
-        last = self._last_progress.get(session.session_id)
-        if not finished and last is not None and now - last < PROGRESS_MIN_INTERVAL_SECONDS:
-            self.suppressed["progress too frequent"] += 1
-            return None
-        self._last_progress[session.session_id] = now
-        if len(self._last_progress) > 1024:
-            self._last_progress.clear()
         spoken = self.summary(event)
         if spoken is not None:
             return spoken
         language = self.phrase_language
         parts: list[Spoken] = []
+        if _plan_done(event) and progress.total_steps is not None:
+            count = int(progress.total_steps)
+            return self._own(
+                translator(language)
+                .ngettext("The one step is done.", "All {count} steps done.", count)
+                .format(count=format_integer(count, language))
+            )
         if progress.percent is not None:
             parts.append(
                 self._own_phrase(
@@ -560,7 +668,12 @@ class Policy:
             if self.level_for(event) == "detailed" and event.args_summary:
                 parts.append(self._producer_text(event, "args_summary"))
             return [p for p in (*parts, risk) if p]
-        return [spoken, risk] if risk else spoken
+        args = None
+        if self.level_for(event) == "detailed" and event.args_summary:
+            args = self._producer_text(event, "args_summary")
+            if args is not None and args.text in spoken.text:
+                args = None
+        return [p for p in (spoken, args, risk) if p]
 
     def _tool_completed(self, event: ToolCompleted) -> Wording:
         spoken = self.summary(event)
@@ -578,6 +691,8 @@ class Policy:
             # "Bash was denied by ..." or "Bash failed.": our lead would say it twice,
             # or call a denial a failure
             return spoken
+        if self.level_for(event) == "terse" and not self._producer_text(event, "summary_terse"):
+            return self._own(lead)
         detail = spoken or self._producer_text(event, "error_message")
         return [self._own(lead), detail] if detail else self._own(lead)
 
@@ -637,7 +752,12 @@ class Policy:
                     self._timeout_phrase(event.timeout_seconds, event.default_decision, event)
                 )
             )
-        parts.append(self._keys(self.answer_keys.confirmation))
+        keys = self.answer_keys.confirmation
+        if self.answer_keys.confirmation_two_keys and accept_needs_two_keys(
+            event, self.settings.two_key_accept
+        ):
+            keys = self.answer_keys.confirmation_two_keys  # every key it needs is named
+        parts.append(self._keys(keys))
         return [part for part in parts if part]
 
     def _timeout_phrase(
@@ -659,6 +779,10 @@ class Policy:
                 "If you do not answer within {time}, the agent will go ahead.", time=amount
             )
         return self._phrase("If you do not answer within {time}, it will be rejected.", time=amount)
+
+    def timeout_phrase(self, seconds: int, default: str) -> str:
+        """ "If you do not answer within 1 minute, it will be rejected." (our language)."""
+        return self._timeout_phrase(seconds, default)
 
     def _choices(self, event: AwaitingClarification, language: str) -> str:
         """Numbered labels ("1: Savings; 2: Checking") punctuated as ``language`` does."""
@@ -728,6 +852,13 @@ class Policy:
             outcome_words(words_msgid, spoken.language) | {words_of(lead)},
             negation_words(spoken.language),
         )
+
+
+def _speakable(value: str) -> str:
+    """A producer value quoted in our sentence: one line, no terminal or bidi controls."""
+    if value.isprintable():
+        return value
+    return clean_speech(strip_terminal_codes(value))
 
 
 def _tool_name(tool: str) -> str:
@@ -819,3 +950,27 @@ def waits_without_timeout(event: AaepEvent) -> bool:
     """announcer's own §7 extension marks a question whose agent has no deadline."""
     ours = (event.extensions or {}).get("x-announcer")
     return isinstance(ours, dict) and ours.get("no_timeout") is True
+
+
+def _plan_done(event: ProgressUpdated) -> bool:
+    """Every step of a plan is done (issue 20: "All 4 steps done." is always said)."""
+    progress = event.progress
+    if progress.percent is not None and progress.percent >= 100:
+        return True
+    return (
+        progress.step is not None
+        and progress.total_steps is not None
+        and progress.step > progress.total_steps
+    )
+
+
+def _topic_of(event: AaepEvent) -> str | None:
+    """What status news is about, for the scheduler's summary of folded news by kind."""
+    if isinstance(event, ToolCompleted) and event.status != "success":
+        return "failed"  # a failure is always said
+    if isinstance(event, (ToolInvoked, ToolCompleted)):
+        name = event.tool.rsplit("__", 1)[-1].rsplit(".", 1)[-1].lower()
+        return _TOOL_TOPICS.get(name)
+    if isinstance(event, ProgressUpdated):
+        return "plan_done" if _plan_done(event) else "plan"
+    return None

@@ -29,6 +29,13 @@ class Notice(Enum):
     LOST = "lost"  # a delivering connection broke
     CANNOT_CONNECT = "cannot_connect"  # never delivered yet, first failure
     STILL_FAILING = "still_failing"  # the sparse reminder while it keeps failing
+    # the connection keeps dropping (said twice already): one summary until it holds
+    FLAPPING = "flapping"
+    HOLDS = "holds"  # after FLAPPING: the connection has held for ``healthy_seconds``
+
+
+#: A connection that keeps dropping is said lost at most this often before one summary.
+LOSSES_SAID = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +93,10 @@ class ReconnectPolicy:
     _loss_told: bool = False
     _failing_since: float | None = None
     _last_reminder: float | None = None
+    #: losses said since the connection last held (issue 22: a flapping producer is said
+    #: at most ``LOSSES_SAID`` times, then one FLAPPING summary until it holds)
+    _losses_said: int = 0
+    _flapping_said: bool = False
 
     def __post_init__(self) -> None:
         self.backoff = Backoff(first=self.first, cap=self.cap, rng=self.rng)
@@ -119,7 +130,20 @@ class ReconnectPolicy:
         self._last_reminder = None
         if first:
             return Notice.CONNECTED
+        if self._flapping_said:
+            return None  # said once it holds (:meth:`holding`)
         return Notice.RECONNECTED if told else None
+
+    def holding(self) -> Notice | None:
+        """The runtime's timer, ``healthy_seconds`` after the connection came up: if it is
+        still up it holds; after a FLAPPING summary, that is said (HOLDS) once."""
+        if self._up_since is None or self.clock() - self._up_since < self.healthy_seconds:
+            return None
+        self._losses_said = 0
+        if self._flapping_said:
+            self._flapping_said = False
+            return Notice.HOLDS
+        return None
 
     def failed(self) -> Retry:
         """The attempt or the connection failed: how long to wait and what to say."""
@@ -127,6 +151,8 @@ class ReconnectPolicy:
         if self._up_since is not None and now - self._up_since >= self.healthy_seconds:
             self.backoff.reset()
             self.failures = 0
+            self._losses_said = 0
+            self._flapping_said = False
         was_up = self._up_since is not None
         self._up_since = None
         self._opened_at = None
@@ -137,6 +163,14 @@ class ReconnectPolicy:
             self._failing_since = now
             self._last_reminder = now
             notice = Notice.LOST if (was_up or self._ever_up) else Notice.CANNOT_CONNECT
+            if notice is Notice.LOST:
+                if self._flapping_said:
+                    notice = None  # already summarised: still trying, said once
+                elif self._losses_said >= LOSSES_SAID:
+                    self._flapping_said = True
+                    notice = Notice.FLAPPING
+                else:
+                    self._losses_said += 1
         elif self._last_reminder is not None and now - self._last_reminder >= self.remind_every:
             self._last_reminder = now
             notice = Notice.STILL_FAILING

@@ -26,6 +26,7 @@ Each confirmation can authorise a real, irreversible action, so the rules are st
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -43,9 +44,12 @@ from announcer.protocol.events import AwaitingClarification, AwaitingConfirmatio
 from announcer.protocol.replies import ClarificationReply, ConfirmationReply
 
 ReplyMessage = ConfirmationReply | ClarificationReply
-ClosedReason = Literal["answered", "voided", "expired", "superseded", "reused", "ended"]
+ClosedReason = Literal[
+    "answered", "voided", "expired", "superseded", "reused", "ended", "answered_elsewhere"
+]
 
 CLOSED_TOKENS_LIMIT: Final = 10_000
+_PLAIN_NUMBER: Final = re.compile(r"[+-]?[0-9]{1,15}(\.[0-9]{1,15})?")
 OPEN_PROMPTS_LIMIT: Final = 2_000
 AUTO_POLICY_ID: Final = "auto:configured_policy"
 
@@ -143,6 +147,13 @@ class ReplyBook:
         prompt = self._open.pop(reply_token, None)
         if prompt is not None:
             self._close(reply_token, "voided")
+        return prompt
+
+    def close(self, reply_token: str, reason: ClosedReason) -> PendingPrompt | None:
+        """Close an open prompt for ``reason`` (answered elsewhere, §6.7.2); no reply."""
+        prompt = self._open.pop(reply_token, None)
+        if prompt is not None:
+            self._close(reply_token, reason)
         return prompt
 
     def expire(self, now: float) -> list[PendingPrompt]:
@@ -258,6 +269,11 @@ def _refusal_for_closed(reason: ClosedReason | None) -> Refusal:
         )
     if reason == "voided":
         return Refusal("voided", N_("The agent cancelled this question; nothing was sent."))
+    if reason == "answered_elsewhere":
+        return Refusal(
+            "answered_elsewhere",
+            N_("This question was already answered elsewhere; nothing was sent."),
+        )
     if reason == "expired":
         return Refusal(
             "expired", N_("Too late: this question timed out and the agent applied its default.")
@@ -326,14 +342,11 @@ def _check_response(
             return response
         if "freetext" in kinds:
             return response
-        if "numeric" in kinds:
-            try:
-                number = float(response)
-            except ValueError:
-                pass
-            else:
-                if number == number and abs(number) != float("inf"):
-                    return int(number) if number.is_integer() else number
+        if "numeric" in kinds and _PLAIN_NUMBER.fullmatch(response.strip()):
+            # §6.5.2: only a plain number as typed; never an exponent or a changed number
+            number = float(response)
+            if abs(number) != float("inf"):
+                return int(number) if number.is_integer() else number
         if "yes_no" in kinds and response.strip().lower() in ("yes", "no", "y", "n"):
             return response.strip().lower() in ("yes", "y")
         if "multiple_choice" in kinds:

@@ -5,29 +5,37 @@ speech-dispatcher's message classes: one queue per §2.2.9 urgency feeding a sin
 backend. The scheduler is sans-I/O: it returns :class:`Speak`/:class:`Cancel`
 commands and learns that an utterance ended through :meth:`on_done`.
 
-Rules, in order of precedence:
+Three classes of speech, each with its rule (issue 20, docs/speech.md):
 
-* Critical speech is never dropped, filtered or rate-limited; it interrupts any
-  non-critical utterance (barge-in) and waits only behind other critical speech.
+* The agent's words (``agent.output.streaming``) have a lane of their own: never
+  skipped, reordered or cut mid-sentence; said faster, within the user's
+  ``max_rate_factor``, when they pile up. Status news of their source waits for them.
+* Questions start at the next sentence boundary (they never cut off an utterance) and go
+  before waiting status news. One withdrawn before it was heard is said in its place.
+* Status news is "current, then most recent" per source: a newer status folds its
+  source's older pending ones (a plan step only a plan step); a tool's result, a plan's
+  end and a session's start and end are kept. What is folded is summarised by kind
+  ("3 more: 2 edits and 1 command."). Nothing older than ``stale_after_seconds`` (10 s,
+  counted from when it could be said in its source's order) is read as news.
+
+Other rules, in order of precedence:
+
+* Critical speech is never dropped, filtered or rate-limited; other than a question, it
+  interrupts a non-critical utterance other than the agent's words (barge-in) and waits
+  only behind other critical speech.
 * After a barge-in, the interrupted utterance and the queued lower-urgency speech
   resume (said again from the start) or are dropped, per ``after_interrupt``.
 * Normal speech takes its turn. A normal announcement flagged ``interrupt`` cuts off
-  normal or background speech, unless the user chose "do not interrupt".
-* Background speech goes first when the queue is over its bound.
-* The user never hears minute-old news: speech that waited longer than
-  ``stale_after_seconds``, or that lies beyond ``max_queued_speech_seconds`` of
-  queued talk (estimated from ``pace_wpm``), is skipped and summarised as
-  "3 more updates skipped". So is news older than ``max_delay_seconds`` when newer
-  news is waiting behind it: the newest wins and the delay stays bounded. A
-  session's start is never skipped this way. ``max_delay_seconds`` is the user's
-  ``max_news_delay_seconds`` unless given. Skipped news goes to ``on_skip``, so the
-  interfaces show it.
+  normal or background speech (never the agent's words), unless the user chose "do not
+  interrupt".
+* Background news gives way to newer news after ``max_delay_seconds`` (the user's
+  ``max_news_delay_seconds`` unless given) and past ``max_queued_speech_seconds``.
+  Skipped news goes to ``on_skip``, so the interfaces show it.
 * Within one session, speech is heard in event order (issue 14 a, b): critical
-  speech first brings forward its own session's queued news (its start, and the
-  newest lead-up that fits ``max_lead_in_seconds`` and does not make the critical
-  speech start later than ``max_delay_seconds``; older news is skipped and
-  summarised), and it waits for that session's utterance in progress instead of
-  cutting it off. Background news older than a session's next normal news is skipped.
+  speech first brings forward its own session's queued news (its words, start, results
+  and latest plan step; its other status gives way and is summarised), and it waits for
+  that session's utterance in progress instead of cutting it off. Background news
+  older than a session's next normal news is skipped.
 * The answer to the user's own key (``kind="system.ui"`` with no ``event_id``) is
   said at once: it cuts off normal and background speech (said again after it),
   waits only for the critical message being heard, and goes before queued critical
@@ -54,11 +62,13 @@ from typing import Final
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
-from announcer.i18n.format import format_integer
+from announcer.i18n.format import format_integer, format_list
 from announcer.i18n.translate import catalog_language, translator
 
 DEFAULT_MAX_QUEUE: Final = 64
-DEFAULT_STALE_AFTER_SECONDS: Final = 45.0
+# Issue 20: nothing older than this is read as news (from when it could first be said in
+# its source's order, time given to questions and urgent news not counted).
+DEFAULT_STALE_AFTER_SECONDS: Final = 10.0
 DEFAULT_MAX_QUEUED_SPEECH_SECONDS: Final = 30.0
 DEFAULT_MAX_LEAD_IN_SECONDS: Final = 8.0
 # Why news goes unheard so that the delay stays bounded (issue 14 e): such news is still
@@ -98,11 +108,97 @@ _CHATTER: Final = frozenset({"agent.state.changed", "agent.progress.updated", "a
 # A session's end: "done" and "cancelled" (each with its own earcon) are what a listener
 # waits for, so they are never skipped for age or surplus, however late.
 _SESSION_ENDS: Final = frozenset({"agent.session.completed", "agent.session.cancelled"})
-# Never skipped for its age alone: a session's start and end, the agent's own words, why a
-# question ended.
-_KEPT_WHEN_LATE: Final = (
-    QUESTION_END_KINDS | _SESSION_ENDS | {_SESSION_STARTED, "agent.output.streaming"}
+
+# Issue 20: three classes of speech, each with its rule.
+# The agent's own words: never skipped, reordered or cut mid-sentence.
+WORDS_KIND: Final = "agent.output.streaming"
+# Status news: per source "current, then most recent"; what is folded is summarised by kind.
+STATUS_KINDS: Final = frozenset(
+    {
+        "agent.state.changed",
+        "agent.progress.updated",
+        "agent.tool.invoked",
+        "agent.tool.completed",
+        "agent.session.started",
+        "agent.session.completed",
+        "agent.session.cancelled",
+        "system.connection",
+    }
 )
+# A source's pending tool results beyond this many are folded, successes oldest first
+# (a failure is always said).
+MAX_PENDING_RESULTS: Final = 2
+# The agent's words pile up past this much queued speech: the rate starts to rise, and
+# reaches the user's ``max_rate_factor`` at this many seconds more.
+WORDS_BACKLOG_FREE_SECONDS: Final = 4.0
+# The agent's words waiting beyond this many sentences (about 50 minutes of speech) are
+# let go oldest first, counted and shown: memory stays bounded whatever a producer sends.
+MAX_QUEUED_SENTENCES: Final = 1_000
+WORDS_RAMP_SECONDS: Final = 12.0
+# What folded status is summarised as (its kind), in the order said.
+FOLD_CATEGORIES: Final = ("edit", "command", "read", "tool", "plan", "state", "update")
+# Never named in a summary (it would take longer than the "Thinking." it stands for, and
+# what the agent does now says more); shown in the transcript like all folded news.
+_QUIET_CATEGORIES: Final = frozenset({"state"})
+FOLDED_SUMMARY_KIND: Final = "system.skipped"
+
+
+def speech_class(announcement: Announcement) -> str:
+    """``words``, ``question``, ``status`` or ``other`` (issue 20)."""
+    kind = announcement.kind
+    if kind == WORDS_KIND:
+        return "words"
+    if kind in STATUS_KINDS:
+        return "status"
+    if (
+        kind in PROMPT_KINDS
+        or kind in QUESTION_END_KINDS
+        or (kind == USER_REPLY_KIND and announcement.event_id is not None)
+    ):
+        return "question"
+    return "other"
+
+
+def fold_category(announcement: Announcement) -> str:
+    """The kind a folded status is counted under ("2 edits, 1 command")."""
+    topic = announcement.topic
+    if topic in ("edit", "command", "read"):
+        return topic
+    kind = announcement.kind
+    if kind in ("agent.tool.invoked", "agent.tool.completed"):
+        return "tool"
+    if kind == "agent.progress.updated":
+        return "plan"
+    if kind == "agent.state.changed":
+        return "state"
+    return "update"
+
+
+def _source_of(announcement: Announcement) -> str | None:
+    return announcement.session_id or announcement.producer_id
+
+
+def _is_final(announcement: Announcement) -> bool:
+    """The final state of a tool, a plan or a session: always said (issue 20)."""
+    return (
+        announcement.kind in _SESSION_ENDS
+        or announcement.kind == "agent.tool.completed"
+        or announcement.topic == "plan_done"
+    )
+
+
+def _said_by(folded: Announcement, newer: Announcement | None) -> bool:
+    """Whether ``newer`` status says what ``folded`` said (a tool's result its start, a plan
+    step an older one), so the summary need not count it."""
+    if newer is None:
+        return False
+    if folded.kind == "agent.tool.invoked":
+        return newer.kind == "agent.tool.completed"
+    return folded.kind == newer.kind == "agent.progress.updated"
+
+
+def _is_failure(announcement: Announcement) -> bool:
+    return announcement.kind == "agent.tool.completed" and announcement.topic == "failed"
 
 
 def estimated_seconds(text: str, pace_wpm: int) -> float:
@@ -162,6 +258,12 @@ class _Queued:
     lead_for: str | None = None
     # Said right after the summary of skipped news: never skipped itself.
     kept: bool = False
+    # When it could first be said in its source's order (status news ages from here).
+    eligible_at: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.eligible_at < self.queued_at:
+            self.eligible_at = self.queued_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,10 +331,15 @@ class SpeechScheduler:
         self._done_early = False
         self._next_id = 1
         self._order = 0
-        self._skipped_pending = 0
-        # Chatter skipped since the last summary: counted in the next one, if any is said.
-        self._skipped_chatter = 0
-        self._summary_count = 0
+        # The agent's own words (issue 20): a lane of their own that nothing drops.
+        self._words: deque[_Queued] = deque()
+        # Whether the last utterance was the agent's words (status news goes between
+        # two of its sentences, one at a time).
+        self._last_words = False
+        # Status news folded per source, counted by kind, until its summary is said.
+        self._folded_news: dict[str | None, Counter[str]] = {}
+        # The counts of the summary being said (put back if it is cut off).
+        self._summary_counts: tuple[str | None, Counter[str]] | None = None
         # Questions answered, withdrawn or timed out (event ids, oldest first).
         self._ended_questions: dict[str, None] = {}
         # When each question was first heard (event id -> now), for the answering UI.
@@ -265,8 +372,13 @@ class SpeechScheduler:
 
     def queued(self, urgency: Urgency | None = None) -> int:
         if urgency is not None:
-            return len(self._queues[urgency])
-        return len(self._replies) + sum(len(queue) for queue in self._queues.values())
+            words = len(self._words) if urgency is Urgency.NORMAL else 0
+            return len(self._queues[urgency]) + words
+        return (
+            len(self._replies)
+            + len(self._words)
+            + sum(len(queue) for queue in self._queues.values())
+        )
 
     def queued_announcements(self, urgency: Urgency | None = None) -> list[Announcement]:
         """Waiting speech in the order it would be said.
@@ -274,12 +386,20 @@ class SpeechScheduler:
         With ``urgency``, only that lane. The critical lane also holds the normal news
         brought forward as a session's lead-up (issue 14 a, b), said in its place.
         """
+        if urgency is Urgency.NORMAL:
+            merged = sorted([*self._queues[Urgency.NORMAL], *self._words], key=_by_order)
+            return [item.announcement for item in merged]
         if urgency is not None:
             return [item.announcement for item in self._queues[urgency]]
-        return [item.announcement for item in self._replies] + [
+        normal = sorted([*self._queues[Urgency.NORMAL], *self._words], key=_by_order)
+        return [
             item.announcement
-            for urgency in (Urgency.CRITICAL, Urgency.NORMAL, Urgency.BACKGROUND)
-            for item in self._queues[urgency]
+            for item in (
+                *self._replies,
+                *self._queues[Urgency.CRITICAL],
+                *normal,
+                *self._queues[Urgency.BACKGROUND],
+            )
         ]
 
     def question_started_at(self, event_id: str) -> float | None:
@@ -314,7 +434,8 @@ class SpeechScheduler:
         self._order += 1
         if (
             current is None
-            and not self._skipped_pending
+            and not self._words
+            and not self._summary_due()
             and not queues[Urgency.CRITICAL]
             and not queues[Urgency.NORMAL]
             and not queues[Urgency.BACKGROUND]
@@ -329,8 +450,22 @@ class SpeechScheduler:
             return self._submit_critical(item, now)
         if current is not None and self._barges_in(announcement, current):
             return self._barge_in(item, now)
-        queues[urgency].append(item)
-        self._enforce_bound(now)
+        if announcement.kind == WORDS_KIND:
+            self._words.append(item)
+            if len(self._words) > MAX_QUEUED_SENTENCES:
+                # Memory stays bounded even for a runaway producer: past about 50 minutes
+                # of speech the oldest sentence goes, counted and shown (never in silence).
+                self._drop(self._words.popleft().announcement, "too much queued speech", now)
+        elif announcement.kind in STATUS_KINDS:
+            # One rule for status news, whatever its urgency: a source's status is said
+            # in its order, current then most recent (issue 20).
+            if not announcement.continues:
+                self._fold_source(announcement, now)
+            queues[Urgency.NORMAL].append(item)
+            self._enforce_bound(now)
+        else:
+            queues[urgency].append(item)
+            self._enforce_bound(now)
         if current is None:
             return self._start_next(now)
         return []
@@ -421,6 +556,37 @@ class SpeechScheduler:
         Nothing else about the question is said later (:meth:`question_ended`).
         """
         notices = [notice] if isinstance(notice, Announcement) else list(notice or ())
+        critical = self._queues[Urgency.CRITICAL]
+        place = next(
+            (
+                index
+                for index, item in enumerate(critical)
+                if item.announcement.event_id == event_id
+                and item.announcement.kind not in QUESTION_END_KINDS
+            ),
+            None,
+        )
+        speaking = self._current
+        if (
+            place is not None
+            and notices
+            and notices[0].urgency is Urgency.CRITICAL
+            and (speaking is None or speaking.announcement.event_id != event_id)
+        ):
+            # Issue 20: withdrawn before it was heard, it is still said, in its own place
+            # (after its lead-up, before what came after it), at its own urgency.
+            order = critical[place].order
+            for item in critical:
+                if item.lead_for == event_id:
+                    item.lead_for = None
+            self._remember_ended(event_id)
+            self._drop_event(event_id, "withdrawn by producer", now)
+            critical = self._queues[Urgency.CRITICAL]
+            pace = self.settings.pace_wpm
+            for offset, part in enumerate(notices):
+                seconds = estimated_seconds(part.text, pace)
+                critical.insert(place + offset, _Queued(part, now, seconds, order))
+            return self._start_next(now) if self._current is None else []
         self._remember_ended(event_id)
         self._drop_event(event_id, "withdrawn by producer", now)
         self._release_lead_up(event_id)
@@ -461,10 +627,16 @@ class SpeechScheduler:
             kept: deque[_Queued] = deque()
             for item in queue:
                 announcement = item.announcement
-                if announcement.session_id == session_id and (
-                    urgency is Urgency.BACKGROUND
-                    or _news_rank(item) == 0
-                    or (announcement.kind == _SESSION_STARTED and not keep_start)
+                if (
+                    announcement.session_id == session_id
+                    # A plan's latest step and a tool's result are said (issue 20).
+                    and announcement.kind != "agent.progress.updated"
+                    and not _is_final(announcement)
+                    and (
+                        urgency is Urgency.BACKGROUND
+                        or _news_rank(item) == 0
+                        or (announcement.kind == _SESSION_STARTED and not keep_start)
+                    )
                 ):
                     self._drop(announcement, "session ended", now)
                 else:
@@ -474,13 +646,15 @@ class SpeechScheduler:
     def silence(self, now: float) -> list[SpeechCommand]:
         """The user asked for quiet: stop now and forget queued non-critical speech."""
         commands: list[SpeechCommand] = []
-        for queue in (self._queues[Urgency.NORMAL], self._queues[Urgency.BACKGROUND]):
+        for queue in (
+            self._queues[Urgency.NORMAL],
+            self._queues[Urgency.BACKGROUND],
+            self._words,
+            self._replies,
+        ):
             while queue:
                 self._drop(queue.popleft().announcement, "silenced by user", now)
-        while self._replies:
-            self._drop(self._replies.popleft().announcement, "silenced by user", now)
-        self._skipped_pending = 0
-        self._skipped_chatter = 0
+        self._folded_news.clear()
         if self._current is not None:
             commands.append(Cancel(self._current.utterance_id, "silenced by user"))
             self._current = None
@@ -493,6 +667,11 @@ class SpeechScheduler:
     def _lane(self, announcement: Announcement) -> deque[_Queued]:
         if is_user_reply(announcement):
             return self._replies
+        if announcement.urgency is not Urgency.CRITICAL:
+            if announcement.kind == WORDS_KIND:
+                return self._words
+            if announcement.kind in STATUS_KINDS:
+                return self._queues[Urgency.NORMAL]
         return self._queues[announcement.urgency]
 
     def _remember_ended(self, event_id: str) -> None:
@@ -533,6 +712,8 @@ class SpeechScheduler:
     def _barges_in(self, incoming: Announcement, current: _Current) -> bool:
         """Whether non-critical ``incoming`` cuts off what is being said."""
         speaking = current.announcement
+        if speaking.kind == WORDS_KIND:
+            return False  # the agent's words are never cut mid-sentence (issue 20)
         if incoming.interrupt and incoming.urgency is Urgency.NORMAL:
             # "Do not interrupt" defers normal interruptions; it never hides critical ones.
             return (
@@ -549,6 +730,10 @@ class SpeechScheduler:
         if speaking.urgency is Urgency.CRITICAL or current.held or is_user_reply(speaking):
             # §2.2.9 critical interrupts; it never cuts off another critical message,
             # nor the answer to the user's own key (short, and asked for).
+            return False
+        if speaking.kind == WORDS_KIND or incoming.kind in PROMPT_KINDS:
+            # Issue 20: the agent's words are never cut mid-sentence, and a question
+            # starts at the next sentence boundary of whatever is being said.
             return False
         if incoming.session_id is not None and speaking.session_id == incoming.session_id:
             # Its own session's earlier news (often the question's lead-up, issue 14 b)
@@ -568,7 +753,7 @@ class SpeechScheduler:
         # what is being said would gain it nothing.
         behind_others = bool(critical)
         if incoming.session_id is not None and (
-            self._queues[Urgency.NORMAL] or self._queues[Urgency.BACKGROUND]
+            self._queues[Urgency.NORMAL] or self._queues[Urgency.BACKGROUND] or self._words
         ):
             budget = self.max_lead_in_seconds
             if current is not None and current.announcement.session_id == incoming.session_id:
@@ -683,9 +868,13 @@ class SpeechScheduler:
         interrupted = current.announcement
         if interrupted.kind == "system.skipped":
             # Not said again as it was: the next summary counts what this one would have.
-            self._skipped_pending += self._summary_count
+            if self._summary_counts is not None:
+                source, counts = self._summary_counts
+                self._folded_news.setdefault(source, Counter()).update(counts)
+                self._summary_counts = None
             return
-        parts = [_Queued(interrupted, now, current.seconds, current.order)]
+        # Said again first in its lane, never skipped as stale (issue 20: never lost).
+        parts = [_Queued(interrupted, now, current.seconds, current.order, kept=True)]
         if interrupted.continues:
             parts = [
                 _Queued(part.announcement, now, part.seconds, part.order)
@@ -724,7 +913,9 @@ class SpeechScheduler:
         session_id = incoming.session_id
         normal = self._queues[Urgency.NORMAL]
         background = self._queues[Urgency.BACKGROUND]
-        mine = [
+        words = self._words
+        mine_words = [item for item in words if item.announcement.session_id == session_id]
+        mine = mine_words + [
             item
             for queue in (normal, background)
             for item in queue
@@ -738,6 +929,10 @@ class SpeechScheduler:
         self._queues[Urgency.BACKGROUND] = deque(
             item for item in background if item.announcement.session_id != session_id
         )
+        if mine_words:
+            self._words = deque(
+                item for item in words if item.announcement.session_id != session_id
+            )
         mine.sort(key=lambda item: item.order)
         messages: list[list[_Queued]] = []
         for item in mine:
@@ -755,12 +950,15 @@ class SpeechScheduler:
                 or head.kind == _SESSION_STARTED
                 or head.kind in QUESTION_END_KINDS
                 or message[0].kept
+                # Issue 20: the agent's words come before its question, never dropped;
+                # so do a tool's result and a plan's latest step.
+                or head.kind == WORDS_KIND
+                or _is_final(head)
+                or (head.kind == "agent.progress.updated" and index == self._newest_plan(messages))
             ):
                 keep.add(index)
-            elif head.urgency is Urgency.BACKGROUND or (
-                head.kind in _CHATTER and index < len(messages) - 1
-            ):
-                continue
+            elif head.urgency is Urgency.BACKGROUND or head.kind in STATUS_KINDS:
+                continue  # pending status news gives way to the question (issue 20)
             elif seconds <= budget:
                 keep.add(index)
                 budget -= seconds
@@ -776,8 +974,16 @@ class SpeechScheduler:
             for part in message:
                 self._drop(part.announcement, "skipped before critical news", now)
             head = message[0].announcement
-            if head.urgency is not Urgency.BACKGROUND:
+            if head.urgency is not Urgency.BACKGROUND or head.kind in STATUS_KINDS:
                 self._note_skipped(head)
+
+    @staticmethod
+    def _newest_plan(messages: list[list[_Queued]]) -> int:
+        """The index of the newest plan step among ``messages`` (-1 if none)."""
+        for index in range(len(messages) - 1, -1, -1):
+            if messages[index][0].announcement.kind == "agent.progress.updated":
+                return index
+        return -1
 
     def _enforce_bound(self, now: float) -> None:
         normal = self._queues[Urgency.NORMAL]
@@ -804,141 +1010,229 @@ class SpeechScheduler:
         return parts
 
     def _note_skipped(self, announcement: Announcement) -> None:
-        """Count skipped normal news for the spoken summary.
+        """Count folded news by source and kind, for its spoken summary (issue 20).
 
-        Chatter (a state change, progress, a tool starting) is only counted along with
-        real news: a lone "1 more update skipped." would take longer than the
-        "Running bash." it stands for, and tell less.
+        State changes alone never get a summary of their own (a lone "1 more: 1 state
+        change." would take longer than the "Thinking." it stands for, and tell less);
+        they are counted in the next summary of their source, if one is said.
         """
-        if announcement.kind in _CHATTER:
-            self._skipped_chatter += 1
-        else:
-            self._skipped_pending += 1
+        counts = self._folded_news.get(_source_of(announcement))
+        if counts is None:
+            counts = self._folded_news[_source_of(announcement)] = Counter()
+        counts[fold_category(announcement)] += 1
 
-    def _drop_stale(self, now: float) -> None:
-        """Skip speech the user would hear too late to matter."""
-        if not self._queues[Urgency.NORMAL] and not self._queues[Urgency.BACKGROUND]:
+    def _summary_due(self) -> bool:
+        return any(
+            any(category not in _QUIET_CATEGORIES for category in counts)
+            for counts in self._folded_news.values()
+        )
+
+    def _fold_source(self, incoming: Announcement, now: float) -> None:
+        """Newer status news of a source makes its older pending status moot (issue 20).
+
+        "Current, then most recent": a pending state change or tool start is folded by
+        any newer status of its source, a plan step only by a newer plan step. A tool's
+        result (the final state), a session's start and end, and the rest of a message
+        already begun are kept; past ``MAX_PENDING_RESULTS`` results of one source the
+        oldest successes fold too (a failure is always said). Folded news is counted by
+        kind and summarised ("3 more: 2 edits, 1 command.").
+        """
+        if self.settings.cognitive_load == "high" or self.settings.verbosity == "detailed":
+            return  # who asked for every detail hears it (still never older than 10 s)
+        source = _source_of(incoming)
+        if source is None:
             return
-        stale_after = self.stale_after_seconds
+        plan = incoming.kind == "agent.progress.updated"
         for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
             queue = self._queues[urgency]
-            if not queue or now - queue[0].queued_at <= stale_after:
+            if not queue:
                 continue
-            ends: list[_Queued] = []  # a session's end is said however late (_SESSION_ENDS)
-            while (
-                queue
-                and now - queue[0].queued_at > stale_after
-                and not queue[0].announcement.continues  # its first part was heard
-                and not queue[0].kept
-            ):
-                if queue[0].announcement.kind in _SESSION_ENDS:
-                    ends.extend(queue[index] for index in range(_message_end(queue, 0)))
-                    for _ in range(_message_end(queue, 0)):
-                        queue.popleft()
+            doomed: set[int] = set()
+            results: list[range] = []
+            # One pass over the heads (this runs for every status submitted, issue 20);
+            # a head's later parts (``continues``) go with it.
+            for index, head in enumerate(queue):
+                announcement = head.announcement
+                if (
+                    announcement.continues
+                    or announcement.kind not in STATUS_KINDS
+                    or (announcement.session_id or announcement.producer_id) != source
+                    or head.kept
+                    or head.lead_for is not None
+                    or announcement.kind == _SESSION_STARTED
+                ):
                     continue
-                dropped = self._drop_message(queue, "stale", now)
-                if urgency is Urgency.NORMAL:
-                    self._note_skipped(dropped[0].announcement)
-            queue.extendleft(reversed(ends))
-        self._drop_overtaken(now)
-        normal = self._queues[Urgency.NORMAL]
-        background = self._queues[Urgency.BACKGROUND]
-        budget = self.max_queued_speech_seconds
-        total = sum(item.seconds for item in normal) + sum(item.seconds for item in background)
-        while total > budget and background:
-            dropped = self._drop_message(background, "too much queued speech", now)
-            total -= sum(item.seconds for item in dropped)
-        if total <= budget or len(normal) < 2:
-            return
-        # Over budget: let go of the least informative news first (state chatter before
-        # results), oldest first within a rank; the newest message always stays, and a
-        # message is dropped whole (never the rest of one already begun).
-        messages = _messages(normal)
-        candidates = sorted(
-            (
-                m
-                for m in messages[:-1]
-                if not normal[m.start].announcement.continues
-                and normal[m.start].announcement.kind != _SESSION_STARTED
-                # Why a question ended, or that a session did: never left unsaid.
-                and normal[m.start].announcement.kind not in QUESTION_END_KINDS
-                and normal[m.start].announcement.kind not in _SESSION_ENDS
-                and not normal[m.start].kept
-            ),
-            key=lambda message: (_news_rank(normal[message.start]), message.start),
-        )
-        doomed: set[int] = set()
-        for message in candidates:
-            if total <= budget:
-                break
-            doomed.update(message)
-            total -= sum(normal[index].seconds for index in message)
-        self._drop_indexes(doomed, "too much queued speech", now)
-
-    def _drop_overtaken(self, now: float) -> None:
-        """Skip news the user no longer needs, so the delay stays bounded (issue 14 e).
-
-        A normal message is skipped when it is chatter (a state change, progress, a tool
-        starting) and newer news of its session waits behind it, or when it waited
-        longer than ``max_delay_seconds`` and is not one of the agent's own words
-        (streamed output), a session's start or why a question ended. The newest
-        message always stays, as does the rest of a message already begun. Skipped
-        normal news is summarised; background news older than ``max_delay_seconds``
-        goes too.
-        """
-        max_delay = self.max_delay_seconds
-        background = self._queues[Urgency.BACKGROUND]
-        while (
-            len(background) > 1
-            and now - background[0].queued_at > max_delay
-            and not background[0].announcement.continues
-            and _message_end(background, 0) < len(background)
-        ):
-            self._drop_message(background, "overtaken by newer news", now)
-        normal = self._queues[Urgency.NORMAL]
-        if len(normal) < 2:
-            return
-        messages = _messages(normal)
-        newest_of_session = {normal[m.start].announcement.session_id: m.start for m in messages}
-        doomed: set[int] = set()
-        superseded: set[int] = set()
-        for message in messages[:-1]:
-            head = normal[message.start]
-            announcement = head.announcement
-            if announcement.continues or announcement.kind == _SESSION_STARTED or head.kept:
-                continue
-            if now - head.queued_at > max_delay and announcement.kind not in _KEPT_WHEN_LATE:
+                message = range(index, _message_end(queue, index))
+                if _is_final(announcement):
+                    if announcement.kind == "agent.tool.completed" and not _is_failure(
+                        announcement
+                    ):
+                        results.append(message)
+                    continue
+                if announcement.kind == "agent.progress.updated" and not plan:
+                    continue
                 doomed.update(message)
-            elif (
-                announcement.kind in _CHATTER
-                and self.settings.cognitive_load != "high"  # who asked for every detail
-                and announcement.session_id is not None
-                and newest_of_session[announcement.session_id] != message.start
-            ):
-                superseded.update(message)
-        if doomed or superseded:
-            # One pass: indexes are into the queue as it is now.
-            self._drop_indexes(doomed, "overtaken by newer news", now, superseded)
+            if incoming.kind == "agent.tool.completed" and not _is_failure(incoming):
+                results.append(range(len(queue), len(queue)))  # the one arriving
+            for message in results[: max(0, len(results) - MAX_PENDING_RESULTS)]:
+                doomed.update(message)
+            if doomed:
+                self._drop_at(urgency, doomed, "superseded by newer news", now, newer=incoming)
 
-    def _drop_indexes(
+    def _drop_at(
         self,
+        urgency: Urgency,
         doomed: set[int],
         reason: str,
         now: float,
-        superseded: frozenset[int] | set[int] = frozenset(),
+        *,
+        newer: Announcement | None = None,
     ) -> None:
-        """Drop the normal messages at ``doomed`` (and at ``superseded``, for that reason)."""
-        normal = self._queues[Urgency.NORMAL]
+        """Drop and count the items at ``doomed`` indexes of a lane.
+
+        What ``newer`` news says anyway is not counted in a summary: a tool's start when
+        its result comes, an older plan step when a newer one comes.
+        """
+        queue = self._queues[urgency]
         kept: deque[_Queued] = deque()
-        for index, item in enumerate(normal):
-            if index in doomed or index in superseded:
-                why = reason if index in doomed else "superseded by newer news"
-                self._drop(item.announcement, why, now)
-                if not item.announcement.continues:
-                    self._note_skipped(item.announcement)
+        for index, item in enumerate(queue):
+            if index in doomed:
+                self._drop(item.announcement, reason, now)
+                announcement = item.announcement
+                if not announcement.continues and not _said_by(announcement, newer):
+                    self._note_skipped(announcement)
             else:
                 kept.append(item)
-        self._queues[Urgency.NORMAL] = kept
+        self._queues[urgency] = kept
+
+    def _protected(self, item: _Queued, newest_plan: dict[str | None, int], index: int) -> bool:
+        """Never dropped for age: a session's start and end, a tool's result, a plan's
+        latest step, why a question ended, a count of skipped news, and the rest of a
+        message already begun."""
+        announcement = item.announcement
+        return (
+            announcement.continues
+            or item.kept
+            or item.lead_for is not None
+            or announcement.kind == _SESSION_STARTED
+            or announcement.kind in QUESTION_END_KINDS
+            # A count of what was skipped (a flood's) is never itself skipped.
+            or announcement.kind == FOLDED_SUMMARY_KIND
+            or _is_final(announcement)
+            or (
+                announcement.kind == "agent.progress.updated"
+                and newest_plan.get(_source_of(announcement)) == index
+            )
+        )
+
+    def _drop_stale(self, now: float) -> None:
+        """Nothing older than ``stale_after_seconds`` is read as news (issue 20).
+
+        Age counts from when the news could first be said in its source's order (after
+        that source's earlier words and questions). Background news also gives way to
+        newer news after ``max_delay_seconds`` and past ``max_queued_speech_seconds``.
+        """
+        for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
+            queue = self._queues[urgency]
+            stale_after = self.stale_after_seconds
+            if not queue or all(now - item.eligible_at <= stale_after for item in queue):
+                continue
+            newest_plan = {
+                _source_of(item.announcement): index
+                for index, item in enumerate(queue)
+                if item.announcement.kind == "agent.progress.updated"
+            }
+            doomed: set[int] = set()
+            for message in _messages(queue):
+                head = queue[message.start]
+                if now - head.eligible_at > stale_after and not self._protected(
+                    head, newest_plan, message.start
+                ):
+                    doomed.update(message)
+            if doomed:
+                self._drop_at(urgency, doomed, "stale", now)
+        background = self._queues[Urgency.BACKGROUND]
+        if len(background) < 2:
+            return
+        max_delay = self.max_delay_seconds
+        newest_plan = {
+            _source_of(item.announcement): index
+            for index, item in enumerate(background)
+            if item.announcement.kind == "agent.progress.updated"
+        }
+        doomed = set()
+        messages = _messages(background)
+        total = sum(item.seconds for item in background)
+        for message in messages[:-1]:
+            head = background[message.start]
+            if self._protected(head, newest_plan, message.start):
+                continue
+            if now - head.queued_at > max_delay or total > self.max_queued_speech_seconds:
+                doomed.update(message)
+                total -= sum(background[index].seconds for index in message)
+        if doomed:
+            kept: deque[_Queued] = deque()
+            for index, item in enumerate(background):
+                if index in doomed:
+                    self._drop(item.announcement, "overtaken by newer news", now)
+                else:
+                    kept.append(item)
+            self._queues[Urgency.BACKGROUND] = kept
+
+    def _eligible_news(self) -> int | None:
+        """The index of the first normal news that may be said now in its source's order.
+
+        Status news waits for its own source's earlier words (order within a source,
+        issue 20); other sources' words do not hold it back.
+        """
+        normal = self._queues[Urgency.NORMAL]
+        words = self._words
+        for index, item in enumerate(normal):
+            announcement = item.announcement
+            source = _source_of(announcement)
+            if announcement.continues or item.kept or not words or source is None:
+                return index
+            if not any(
+                _source_of(said.announcement) == source and said.order < item.order
+                for said in words
+            ):
+                return index
+        return None
+
+    def _fold_summary(self, source: str | None) -> Announcement | None:
+        """ "3 more: 2 edits, 1 command." for the news folded from ``source``, if due."""
+        counts = self._folded_news.get(source)
+        if not counts or all(category in _QUIET_CATEGORIES for category in counts):
+            return None
+        del self._folded_news[source]
+        self._summary_counts = (source, counts)
+        language = catalog_language(self.settings.languages or ["en"])
+        text = folded_summary_text(counts, language)
+        return Announcement(
+            text=text, language=language, kind=FOLDED_SUMMARY_KIND, session_id=source
+        )
+
+    def _speak_words(self, item: _Queued, now: float, *, held: bool = False) -> Speak:
+        """The agent's next sentence (or status line), faster when speech piles up.
+
+        Issue 20: within the user's ``max_rate_factor``, by how much speech waits.
+        """
+        backlog = item.seconds + sum(
+            waiting.seconds
+            for queue in (self._words, self._queues[Urgency.CRITICAL], self._queues[Urgency.NORMAL])
+            for waiting in queue
+            if waiting.announcement.kind == WORDS_KIND or waiting.announcement.kind in STATUS_KINDS
+        )
+        factor = min(
+            self.settings.max_rate_factor,
+            1.0 + max(0.0, backlog - WORDS_BACKLOG_FREE_SECONDS) / WORDS_RAMP_SECONDS,
+        )
+        if factor <= 1.0:
+            return self._speak_item(item, now, held=held)
+        factor = round(factor, 2)
+        announcement = dataclasses.replace(item.announcement, rate_factor=factor)
+        seconds = estimated_seconds(announcement.text, round(self.settings.pace_wpm * factor))
+        return self._speak(announcement, seconds, now, item.queued_at, item.order, held)
 
     def _start_next(self, now: float) -> list[SpeechCommand]:
         if self._current is not None:
@@ -953,37 +1247,59 @@ class SpeechScheduler:
             return [self._speak_item(replies.popleft(), now)]
         if critical:
             self._restart_split_message(now)
-            return [self._speak_item(critical.popleft(), now, held=True)]
+            item = critical.popleft()
+            if item.announcement.kind == WORDS_KIND:  # the words before a question
+                return [self._speak_words(item, now, held=True)]
+            return [self._speak_item(item, now, held=True)]
         self._drop_stale(now)
         normal = self._queues[Urgency.NORMAL]
+        words = self._words
         if normal and (normal[0].announcement.continues or normal[0].kept):
-            # The rest of the message just heard, or the news the summary of skipped news
-            # led to, comes before any new summary.
+            # The rest of the message just heard, or the news the summary of folded news
+            # led to, comes before anything else.
             return [self._speak_item(normal.popleft(), now)]
-        if self._skipped_pending:
-            count = self._skipped_pending + self._skipped_chatter
-            self._skipped_pending = 0
-            self._skipped_chatter = 0
-            self._summary_count = count
-            # Our own phrase: in the listener's language, not the skipped text's.
-            language = catalog_language(self.settings.languages or ["en"])
-            text = (
-                translator(language)
-                .ngettext("{count} more update skipped.", "{count} more updates skipped.", count)
-                .format(count=format_integer(count, language))
-            )
-            summary = Announcement(text=text, language=language, kind="system.skipped")
-            if normal:
-                # What follows the summary is said after it, however long that takes:
-                # otherwise a flood would leave nothing but summaries.
-                normal[0].kept = True
-            seconds = estimated_seconds(text, self.settings.pace_wpm)
-            return [self._speak(summary, seconds, now, now, self._order)]
-        if normal:
-            if self._queues[Urgency.BACKGROUND]:
-                earlier = self._earlier_background(normal[0], now)
-                if earlier is not None:
-                    return [self._speak_item(earlier, now)]
+        if words and words[0].announcement.continues:
+            return [self._speak_item(words.popleft(), now)]
+        index = self._eligible_news()
+        news = normal[index] if index is not None else None
+        summary_due = self._summary_due()
+        if (news is not None or summary_due) and (
+            not words or self._last_words or (news is not None and news.order < words[0].order)
+        ):
+            # Status news goes at the next sentence boundary, between two sentences of
+            # the agent's words at most one at a time ("current, then most recent").
+            source = _source_of(news.announcement) if news is not None else None
+            summary = self._fold_summary(source) if news is not None else None
+            if summary is None and summary_due and (news is None or not news.kept):
+                summary = next(
+                    (
+                        said
+                        for said in map(self._fold_summary, list(self._folded_news))
+                        if said is not None
+                    ),
+                    None,
+                )
+            if summary is not None:
+                if news is not None and index is not None:
+                    # What the summary led to is said right after it.
+                    del normal[index]
+                    news.kept = True
+                    normal.appendleft(news)
+                seconds = estimated_seconds(summary.text, self.settings.pace_wpm)
+                return [self._speak(summary, seconds, now, now, self._order)]
+            if news is not None and index is not None:
+                del normal[index]
+                if self._queues[Urgency.BACKGROUND]:
+                    earlier = self._earlier_background(news, now)
+                    if earlier is not None:
+                        normal.insert(index, news)
+                        return [self._speak_item(earlier, now)]
+                if news.announcement.kind in STATUS_KINDS:
+                    return [self._speak_words(news, now)]
+                return [self._speak_item(news, now)]
+        if words:
+            return [self._speak_words(words.popleft(), now)]
+        if normal and index is not None:
             return [self._speak_item(normal.popleft(), now)]
         background = self._queues[Urgency.BACKGROUND]
         if background:
@@ -1044,6 +1360,27 @@ class SpeechScheduler:
             self._heard_parts = []
 
     def _finish_current(self, now: float) -> list[SpeechCommand]:
+        current = self._current
+        if current is not None:
+            source = _source_of(current.announcement)
+            if current.announcement.urgency is Urgency.CRITICAL or is_user_reply(
+                current.announcement
+            ):
+                # Status news gives way to questions, urgent news and the user's keys:
+                # the time they took does not age it (issue 20).
+                spent = max(0.0, now - current.started_at)
+                for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
+                    for item in self._queues[urgency]:
+                        if item.queued_at < current.started_at:
+                            item.eligible_at += spent
+                        elif item.queued_at < now:
+                            item.eligible_at = max(item.eligible_at, now)
+            if source is not None:
+                # Its source's later news could not be said before now: it ages from here.
+                for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
+                    for item in self._queues[urgency]:
+                        if item.order > current.order and _source_of(item.announcement) == source:
+                            item.eligible_at = max(item.eligible_at, now)
         self._current = None
         self._done_early = False
         self.spoken_count += 1
@@ -1065,6 +1402,9 @@ class SpeechScheduler:
             self.on_start(announcement)
         utterance_id = self._next_id
         self._next_id += 1
+        self._last_words = announcement.kind == WORDS_KIND
+        if announcement.kind != FOLDED_SUMMARY_KIND:
+            self._summary_counts = None
         self._current = _Current(utterance_id, announcement, now, seconds, queued_at, order, held)
         if announcement.continues and self._heard_parts:
             self._heard_parts.append(_Queued(announcement, now, seconds, order))
@@ -1092,6 +1432,46 @@ class SpeechScheduler:
                 session_id=announcement.session_id,
             )
         )
+
+
+def _by_order(item: _Queued) -> int:
+    return item.order
+
+
+def _category_phrase(category: str, count: int, language: str) -> str:
+    """ "2 edits", "1 command": one kind of folded status news, counted."""
+    catalog = translator(language)
+    if category == "edit":
+        phrase = catalog.ngettext("{count} edit", "{count} edits", count)
+    elif category == "command":
+        phrase = catalog.ngettext("{count} command", "{count} commands", count)
+    elif category == "read":
+        phrase = catalog.ngettext("{count} file read", "{count} file reads", count)
+    elif category == "tool":
+        phrase = catalog.ngettext("{count} tool call", "{count} tool calls", count)
+    elif category == "plan":
+        phrase = catalog.ngettext("{count} plan step", "{count} plan steps", count)
+    elif category == "state":
+        phrase = catalog.ngettext("{count} state change", "{count} state changes", count)
+    else:
+        phrase = catalog.ngettext("{count} update", "{count} updates", count)
+    return phrase.format(count=format_integer(count, language))
+
+
+def folded_summary_text(counts: Counter[str], language: str) -> str:
+    """ "3 more: 2 edits, 1 command." in ``language`` (issue 20: never a bare count)."""
+    # State changes are counted, not named: what the agent is doing now says more.
+    total = sum(count for category, count in counts.items() if category not in _QUIET_CATEGORIES)
+    parts = [
+        _category_phrase(category, counts[category], language)
+        for category in FOLD_CATEGORIES
+        if counts.get(category, 0) and category not in _QUIET_CATEGORIES
+    ]
+    return (
+        translator(language)
+        .ngettext("{count} more: {kinds}.", "{count} more: {kinds}.", total)
+        .format(count=format_integer(total, language), kinds=format_list(parts, language))
+    )
 
 
 def _messages(queue: deque[_Queued]) -> list[range]:

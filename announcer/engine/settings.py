@@ -49,9 +49,12 @@ class UserSettings(BaseModel):
     earcons: bool = True
     # Words per minute the user can follow; the scheduler paces and bounds queued speech with it.
     pace_wpm: int = Field(default=180, ge=60, le=600)
-    # Longest normal news may wait to be said while newer news waits behind it; older
-    # news is skipped, said so ("3 more updates skipped."), and kept in History (issue 14 e).
+    # Longest a question's lead-up may delay it, and background news may wait while newer
+    # news waits behind it (issue 14 e). Status news has its own rule (issue 20, scheduler).
     max_news_delay_seconds: float = Field(default=3.0, ge=1.0, le=60.0)
+    # How much faster than the user's rate the agent's own words may be said when they pile
+    # up (issue 20): they are never skipped, so a backlog is caught up by speaking faster.
+    max_rate_factor: float = Field(default=1.5, ge=1.0, le=3.0)
     max_events_per_second: float | None = Field(default=None, gt=0)
     filters: EventFilters = Field(default_factory=EventFilters)
     muted_producers: list[str] = Field(default_factory=list)

@@ -79,6 +79,12 @@ class SessionState:
     completed_outputs: OrderedDict[str, None] = field(default_factory=OrderedDict)
     # Reply tokens of prompts this session opened and that are still waiting.
     open_prompts: set[str] = field(default_factory=set)
+    # event_id of each open question -> its reply token (a change may name either).
+    prompt_events: dict[str, str] = field(default_factory=dict)
+    # The tool a question gates (§4.3.1: invoked, then asked about, with nothing between)
+    # -> its reply token: that tool completing is the producer going on, answered elsewhere.
+    prompt_tools: dict[str, str] = field(default_factory=dict)
+    last_invoked: str | None = None
     # Questions closed here (answered, expired) whose "away from awaiting_input"
     # state change the producer still owes (§6.7.2, Appendix A.4): that change
     # resolves them, it does not cancel another open question.
@@ -107,7 +113,14 @@ class SessionState:
 class Admission:
     """What the tracker lets through for one incoming event, in order."""
 
-    __slots__ = ("events", "notes", "void_on_arrival", "voided_tokens")
+    __slots__ = (
+        "events",
+        "kept_open",
+        "notes",
+        "resolved_tokens",
+        "void_on_arrival",
+        "voided_tokens",
+    )
 
     def __init__(
         self,
@@ -122,6 +135,12 @@ class Admission:
         # event_id of a question that was void before it arrived -> why ("ended" when
         # its session had already ended, "voided" when a later state change cancelled it).
         self.void_on_arrival: dict[str, VoidReason] = {}
+        # Questions the producer says it resolved otherwise (§6.7.2: another subscriber
+        # answered; the state change names the question).
+        self.resolved_tokens: list[str] = []
+        # Questions a change away from awaiting_input left open: it named none of them
+        # and did not withdraw (several open, or parallel work, §6.1(3)).
+        self.kept_open: list[str] = []
 
 
 # Events the policy treats as critical whatever urgency the producer wrote (§4.1.3, §4.4).
@@ -131,6 +150,21 @@ _ALWAYS_CRITICAL: Final = (
     SessionErrored,
     HandoffRequested,
 )
+
+
+# §6.8: "an agent.state.changed returning to thinking or deciding" withdraws a question.
+WITHDRAWING_STATES: Final = frozenset({"thinking", "deciding"})
+# §6.7.2's resolution notice: the agent proceeds with the action (accepted elsewhere).
+PROCEEDING_STATES: Final = frozenset({"calling_tool", "writing_output"})
+
+
+def _named_prompts(state: SessionState, event: StateChanged) -> list[str]:
+    """The open questions a state change names by ``correlation_id`` (event id or token)."""
+    named = event.correlation_id
+    if not named:
+        return []
+    token = state.prompt_events.get(named, named)
+    return [token] if token in state.open_prompts else []
 
 
 def _cancels_questions(event: AaepEvent) -> bool:
@@ -362,6 +396,7 @@ class SessionTracker:
         state.events += 1
         state.last_activity = now
         sid = event.session_id
+        invoked, state.last_invoked = state.last_invoked, None  # only the event just before
         if type(event) is OutputStreaming and state.lifecycle == "active":
             # The most frequent event by far gets the short path.
             self._track_output(state, event, sid, admission)
@@ -410,10 +445,21 @@ class SessionTracker:
         elif isinstance(event, ToolInvoked):
             state.tool_invocations += 1
             state.open_tools[_tool_key(event.tool, event.tool_call_id)] = event
+            state.last_invoked = _tool_key(event.tool, event.tool_call_id)
             while len(state.open_tools) > OPEN_TOOLS_LIMIT:
                 state.open_tools.popitem(last=False)
         elif isinstance(event, ToolCompleted):
             key = _tool_key(event.tool, event.tool_call_id)
+            gated = state.prompt_tools.pop(key, None)
+            if gated is not None and gated in state.open_prompts:
+                # §6.7.2: the tool this question gated ran without our answer (another
+                # subscriber accepted it), or ended otherwise (declined, the producer's
+                # default): either way the producer no longer waits for us
+                state.open_prompts.discard(gated)
+                if event.status == "success":
+                    admission.resolved_tokens.append(gated)
+                else:
+                    admission.voided_tokens.append(gated)
             if state.open_tools.pop(key, None) is None:
                 admission.notes.append(
                     TrackerNote(
@@ -431,6 +477,13 @@ class SessionTracker:
                 admission.void_on_arrival[event.event_id] = void
             else:
                 state.open_prompts.add(event.reply_token)
+                state.prompt_events[event.event_id] = event.reply_token
+                if invoked is not None and invoked in state.open_tools:
+                    if len(state.prompt_tools) > OPEN_TOOLS_LIMIT:
+                        state.prompt_tools.clear()
+                    state.prompt_tools[invoked] = event.reply_token
+                if len(state.prompt_events) > 4 * OPEN_TOOLS_LIMIT:
+                    state.prompt_events.clear()
                 state.agent_state = AWAITING_INPUT
         elif isinstance(event, _TERMINAL):
             if isinstance(event, SessionCompleted):
@@ -525,20 +578,43 @@ class SessionTracker:
     ) -> None:
         """§6.8: a state change away from ``awaiting_input`` (``from_state`` says so).
 
-        Only this trigger cancels questions; parallel work such as ``calling_tool``
-        from another state does not (§6.1(3)). When a question of this session was
-        just answered or timed out here, the change is the producer resolving that
-        one (§6.7.2), so the other questions stay open. Otherwise the producer is no
-        longer waiting for input: every question the session left open is void.
+        Questions are withdrawn only on evidence (§6.8, §6.7.2, §6.1(3)):
+
+        * when a question of this session was just answered or timed out here, the
+          change is the producer resolving that one (§6.7.2): nothing else changes;
+        * a change that names questions (``correlation_id`` is the question's
+          ``event_id`` or ``reply_token``) settles those: answered elsewhere when the
+          agent proceeds (``calling_tool``, ``writing_output``, §6.7.2), otherwise
+          withdrawn;
+        * a change naming none returns to ``thinking``/``deciding`` with exactly one
+          question open: that one is withdrawn (§6.8);
+        * otherwise (several open, or parallel work such as ``calling_tool``) every
+          question stays open and the user is told the agent went on working.
         """
         if state.resolutions_owed > 0:
             state.resolutions_owed -= 1
             return
-        if state.open_prompts:
-            admission.voided_tokens.extend(sorted(state.open_prompts))
+        withdraws = event.to_state in WITHDRAWING_STATES
+        named = _named_prompts(state, event)
+        if named:
+            for token in named:
+                state.open_prompts.discard(token)
+            # §6.7.2: going on to the tool (or the output) is the producer proceeding on
+            # an answer given elsewhere; any other named change withdraws the question
+            proceeds = event.to_state in PROCEEDING_STATES
+            (admission.resolved_tokens if proceeds else admission.voided_tokens).extend(named)
+            return
+        if not state.open_prompts:
+            if withdraws and event.sequence_number is not None:
+                state.cancelled_through_sequence = event.sequence_number
+            return
+        if withdraws and len(state.open_prompts) == 1:
+            admission.voided_tokens.extend(state.open_prompts)
             state.open_prompts.clear()
-        if event.sequence_number is not None:
-            state.cancelled_through_sequence = event.sequence_number
+            if event.sequence_number is not None:
+                state.cancelled_through_sequence = event.sequence_number
+            return
+        admission.kept_open.extend(sorted(state.open_prompts))
 
     def void_reason(
         self, source_id: str, session_id: str, sequence: int | None

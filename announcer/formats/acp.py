@@ -468,6 +468,28 @@ class AcpAdapter(FormatAdapter):
             next((i for i, e in enumerate(steps) if e.get("status") == "pending"), None),
         )
         if current is None:
+            # Issue 20: a completed plan is said ("All 4 steps done."), once.
+            done = (len(steps), "")
+            if session.plan_step is None or session.plan_step == done:
+                return
+            if not all(e.get("status") == "completed" for e in steps):
+                return
+            session.plan_step = done
+            said = (
+                translator(self.language)
+                .ngettext("The one step is done.", "All {count} steps done.", len(steps))
+                .format(count=len(steps))
+            )
+            self.builder.progress(
+                session.state,
+                now,
+                percent=100,
+                step=len(steps),
+                total_steps=len(steps),
+                normal=said,
+                terse=said,
+                urgency="normal",
+            )
             return
         content = " ".join(str(steps[current].get("content") or "").split())
         key = (current, content)

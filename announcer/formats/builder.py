@@ -171,6 +171,9 @@ class SessionState:
     tool_count: int = 0
     open_tools: dict[str, OpenTool] = field(default_factory=dict)
     outputs: dict[str, OpenOutput] = field(default_factory=dict)
+    # the question that put the session in awaiting_input: the change that leaves it
+    # names it (correlation_id), the evidence a subscriber voids it on (§6.8)
+    question_event_id: str | None = None
     # (session id, its hash state) for event ids: one hash per event, most of it done once
     id_hash: tuple[str, Any] | None = field(default=None, repr=False, compare=False)
 
@@ -428,6 +431,10 @@ class AaepBuilder:
         if not sess.started:
             self.session_started(sess, now, at=at)
         fields: dict[str, Any] = {"from_state": sess.state, "to_state": to_state}
+        if sess.state == "awaiting_input" and to_state != "awaiting_input":
+            if sess.question_event_id is not None:
+                fields["correlation_id"] = sess.question_event_id
+            sess.question_event_id = None
         if normal:
             fields.update(summaries(normal, terse, detailed))
         sess.state = to_state
@@ -655,7 +662,7 @@ class AaepBuilder:
         if extra_context:
             fields["extra_context"] = extra_context
         event = self._emit(sess, "awaiting.confirmation", now, fields, urgency="critical", at=at)
-        self._awaiting_input(sess)
+        self._awaiting_input(sess, event)
         return event
 
     def _reply_fields(
@@ -694,17 +701,19 @@ class AaepBuilder:
         else:
             fields["accepted_response_kinds"] = ["freetext"]
         event = self._emit(sess, "awaiting.clarification", now, fields, urgency="critical", at=at)
-        self._awaiting_input(sess)
+        self._awaiting_input(sess, event)
         return event
 
     @staticmethod
-    def _awaiting_input(sess: SessionState) -> None:
+    def _awaiting_input(sess: SessionState, event: Event) -> None:
         """Appendix A.4: a question puts the agent in ``awaiting_input`` (§4.2.1 implicit state).
 
         The next state change then starts from it, which is what tells a subscriber
         the question was resolved or withdrawn (§6.8 reads ``from_state``).
         """
         sess.state = "awaiting_input"
+        event_id = event.get("event_id")
+        sess.question_event_id = event_id if isinstance(event_id, str) else None
 
     def tool_denied(
         self,

@@ -32,14 +32,22 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import resources
-from typing import Any
+from typing import Any, TextIO
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import UI_SPEAKS_KEYS
 from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.replies import ReplyReady
-from announcer.engine.scheduler import QUESTION_END_KINDS, SKIPPED_NEWS_REASONS, SpeechScheduler
+from announcer.engine.scheduler import (
+    FOLDED_SUMMARY_KIND,
+    PROMPT_KINDS,
+    QUESTION_END_KINDS,
+    SKIPPED_NEWS_REASONS,
+    STATUS_KINDS,
+    WORDS_KIND,
+    SpeechScheduler,
+)
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import SpeechCommand
 from announcer.producer.core import ProducerCore, ProducerOptions
@@ -156,6 +164,51 @@ class PaceReport:
     def texts(self) -> list[str]:
         return [utterance.announcement.text for utterance in self.heard]
 
+    # -- issue 20: each class of speech by its own rule ---------------------------------
+
+    status_delays: list[float] = field(default_factory=list)
+    # Status news folded into a summary: from when it could be said to the summary's start
+    # (or to the start of its source's newer news that said it, for a tool's start).
+    folded_delays: list[float] = field(default_factory=list)
+    question_delays: list[float] = field(default_factory=list)
+    # From a question's arrival to its start, whatever was before it (for comparison).
+    question_waits: list[float] = field(default_factory=list)
+    words_gaps: list[float] = field(default_factory=list)
+    words_sentences: int = 0
+    words_dropped: int = 0
+    stale_news: list[str] = field(default_factory=list)
+
+    def classes(self) -> dict[str, object]:
+        """Each class of speech measured by its own rule (issue 20)."""
+
+        def p(fraction: float, values: list[float]) -> float:
+            return round(self.percentile(fraction, values), 2)
+
+        every_status = self.status_delays + self.folded_delays
+        return {
+            "status": {
+                "p50_s": p(0.50, every_status),
+                "p95_s": p(0.95, every_status),
+                "max_s": round(max(every_status, default=0.0), 2),
+                "said": len(self.status_delays),
+                "folded": len(self.folded_delays),
+            },
+            "questions": {
+                "p95_s": p(0.95, self.question_delays),
+                "max_s": round(max(self.question_delays, default=0.0), 2),
+                "from_arrival_max_s": round(max(self.question_waits, default=0.0), 2),
+                "said": len(self.question_delays),
+            },
+            "words": {
+                "sentences": self.words_sentences,
+                "dropped": self.words_dropped,
+                "gap_p95_s": p(0.95, self.words_gaps),
+                "gap_max_s": round(max(self.words_gaps, default=0.0), 2),
+            },
+            "stale": len(self.stale_news),
+            "out_of_order": len(self.out_of_order),
+        }
+
 
 class PacedRun:
     """The engine, a speech driver and a paced backend on one clock; records arrivals."""
@@ -166,22 +219,40 @@ class PacedRun:
         loop: asyncio.AbstractEventLoop,
         *,
         scheduler: SpeechScheduler | None = None,
+        record: TextIO | None = None,
     ) -> None:
         self.loop = loop
         self.clock = LoopClock(loop)
         self.engine = Engine(settings, scheduler=scheduler)
         # The Textual dialogs say the keys themselves, right after the question.
         self.engine.set_answer_keys(UI_SPEAKS_KEYS)
-        self.backend = PacedBackend(self.clock, rate_wpm=settings.rate_wpm or settings.pace_wpm)
+        # ``record``: the jsonl speech record, what the user heard (docs/architecture.md).
+        self.backend = PacedBackend(
+            self.clock, rate_wpm=settings.rate_wpm or settings.pace_wpm, stream=record
+        )
         self.backend.start()
         self.driver = SpeechDriver(self.backend, notify=self._completed)
         self.arrivals: dict[str, float] = {}
         self.arrival_index: dict[str, int] = {}
+        self.arrival_kind: dict[str, tuple[object, str]] = {}
         self.prompt_ended: dict[str, float] = {}
         self.replies: list[tuple[float, Announcement]] = []
         self._open: dict[str, PendingPrompt] = {}
         self._timer: asyncio.TimerHandle | None = None
         self.on_change: Callable[[], None] | None = None
+        # What reached the scheduler, and what it let go unheard (issue 20's measures).
+        self.submitted: list[tuple[float, Announcement]] = []
+        self.skipped_news: list[tuple[float, Announcement]] = []
+        scheduler_submit = self.engine.scheduler.submit
+
+        def submit(announcement: Announcement, now: float) -> list[SpeechCommand]:
+            self.submitted.append((now, announcement))
+            return scheduler_submit(announcement, now)
+
+        self.engine.scheduler.submit = submit  # type: ignore[method-assign]
+        self.engine.scheduler.on_skip = lambda announcement: self.skipped_news.append(
+            (self.now(), announcement)
+        )
 
     def now(self) -> float:
         return self.loop.time()
@@ -193,6 +264,7 @@ class PacedRun:
         if isinstance(event_id, str) and event_id not in self.arrivals:
             self.arrivals[event_id] = self.now()
             self.arrival_index[event_id] = len(self.arrival_index)
+            self.arrival_kind[event_id] = (frame.get("session_id"), str(frame.get("type")))
         self.run(self.engine.receive(frame, SOURCE, self.now()))
 
     def run(self, commands: list[SpeechCommand]) -> None:
@@ -296,6 +368,7 @@ class PacedRun:
             if index < last_index.get(session, -1):
                 report.out_of_order.append(f"{utterance.started:.1f}s: {announcement.text[:60]}")
             last_index[session] = max(index, last_index.get(session, -1))
+        self._measure_classes(report)
         for asked_at, reply in self.replies:
             started = next(
                 (u.started for u in report.heard if u.announcement is reply),
@@ -304,6 +377,150 @@ class PacedRun:
             if started is not None:
                 report.reply_delays.append(started - asked_at)
         return report
+
+    def _measure_classes(self, report: PaceReport) -> None:
+        """Issue 20's measures, each class by its own rule.
+
+        A piece of news is "ready" when it arrives, or later when its source's earlier
+        words, questions and urgent news (heard before it) end, since order within a source
+        comes first. Status news is measured from ready to the start of its speech, or of
+        the summary it was folded into, less the time spent meanwhile on questions, urgent
+        news and answers to the user's keys (status gives way to them by rule); a question
+        from ready, or from the end of the utterance in progress when it arrived, to its
+        start, less the time spent on answers to the user's keys; the agent's words by the
+        gap before each sentence after the previous sentence of its session ended (or
+        after it arrived).
+        """
+        heard = report.heard
+        ends = [u.ended if u.ended is not None else u.started + u.seconds for u in heard]
+        first: dict[str, int] = {}
+        for index, utterance in enumerate(heard):
+            event_id = utterance.announcement.event_id
+            if event_id is not None and not utterance.announcement.kind.startswith("system."):
+                first.setdefault(event_id, index)
+
+        def ready(event_id: str, session: str | None, before: float) -> float:
+            arrived = self.arrivals.get(event_id, before)
+            order = self.arrival_index.get(event_id, -1)
+            moment = arrived
+            for index, utterance in enumerate(heard):
+                other = utterance.announcement
+                if utterance.started >= before:
+                    break
+                if (
+                    other.session_id == session
+                    and other.event_id is not None
+                    # What must come first in a source's order: its words, its questions
+                    # and urgent news (its older status folds instead of holding it back).
+                    and (other.kind == WORDS_KIND or other.urgency is Urgency.CRITICAL)
+                    and self.arrival_index.get(other.event_id, order) < order
+                ):
+                    moment = max(moment, ends[index])
+            return min(moment, before)
+
+        def given_way(since: float, until: float) -> float:
+            """Time spent on questions (and why one ended), urgent news and answers to the
+            user's keys (which go first by rule) between ``since`` and ``until``."""
+            total = 0.0
+            for index, utterance in enumerate(heard):
+                other = utterance.announcement
+                if (
+                    other.urgency is Urgency.CRITICAL
+                    or other.kind in QUESTION_END_KINDS
+                    or (other.kind == UI_KIND and other.event_id is None)
+                ):
+                    total += max(0.0, min(ends[index], until) - max(utterance.started, since))
+            return total
+
+        def status_delay(event_id: str, session: str | None, started: float) -> float:
+            since = ready(event_id, session, started)
+            return max(0.0, started - since - given_way(since, started))
+
+        stale_after = 10.0
+        for event_id, index in first.items():
+            utterance = heard[index]
+            announcement = utterance.announcement
+            if event_id not in self.arrivals:
+                continue
+            if announcement.kind in STATUS_KINDS:
+                delay = status_delay(event_id, announcement.session_id, utterance.started)
+                report.status_delays.append(delay)
+                if delay > stale_after:
+                    report.stale_news.append(f"{utterance.started:.1f}s: {announcement.text[:60]}")
+            elif announcement.kind in PROMPT_KINDS:
+                arrived = self.arrivals[event_id]
+                speaking_end = max(
+                    (ends[i] for i, u in enumerate(heard) if u.started <= arrived < ends[i]),
+                    default=arrived,
+                )
+                start = max(
+                    speaking_end, ready(event_id, announcement.session_id, utterance.started)
+                )
+                # The answers to the user's own keys go first by rule, questions or not.
+                keys = sum(
+                    max(0.0, min(ends[i], utterance.started) - max(u.started, start))
+                    for i, u in enumerate(heard)
+                    if u.announcement.kind == UI_KIND and u.announcement.event_id is None
+                )
+                report.question_delays.append(max(0.0, utterance.started - start - keys))
+                report.question_waits.append(utterance.started - arrived)
+        for dropped_at, announcement in self.skipped_news:
+            event_id = announcement.event_id
+            if announcement.kind not in STATUS_KINDS or event_id is None:
+                continue
+            if announcement.continues or event_id in first:
+                continue
+            # Said by its summary, or by the newer news of its source that folded it (a
+            # tool's result, a newer step, the question it gave way to).
+            said = next(
+                (
+                    u.started
+                    for u in heard
+                    if u.started >= dropped_at
+                    and u.announcement.session_id == announcement.session_id
+                    and (
+                        u.announcement.kind == FOLDED_SUMMARY_KIND
+                        or u.announcement.kind in STATUS_KINDS
+                        or u.announcement.kind in PROMPT_KINDS
+                    )
+                ),
+                None,
+            )
+            if said is None:
+                continue
+            report.folded_delays.append(status_delay(event_id, announcement.session_id, said))
+        words = [a for _, a in self.submitted if a.kind == WORDS_KIND and not a.continues]
+        report.words_sentences = len(words)
+        said_words = [u for u in heard if u.announcement.kind == WORDS_KIND]
+        spoken = {(u.announcement.session_id, u.announcement.text) for u in said_words}
+        report.words_dropped = sum((a.session_id, a.text) not in spoken for a in words)
+        submitted_at = {
+            (a.session_id, a.text): moment for moment, a in self.submitted if a.kind == WORDS_KIND
+        }
+        # Events by arrival, to tell one answer from the next: other news of the session
+        # between two sentences (a tool, a question) starts a new answer.
+        order = sorted(self.arrival_index, key=self.arrival_index.__getitem__)
+        last: dict[str | None, tuple[float, int]] = {}
+        for index, utterance in enumerate(heard):
+            announcement = utterance.announcement
+            if announcement.kind != WORDS_KIND:
+                continue
+            session = announcement.session_id
+            position = self.arrival_index.get(announcement.event_id or "", -1)
+            previous = last.get(session)
+            arrived = submitted_at.get((session, announcement.text), utterance.started)
+            if previous is not None and previous[1] <= position:
+                between = order[previous[1] + 1 : position]
+                same_answer = not any(
+                    self.arrival_kind[other][0] == session
+                    and not self.arrival_kind[other][1].endswith("output.streaming")
+                    for other in between
+                )
+                if same_answer:
+                    report.words_gaps.append(
+                        max(0.0, utterance.started - max(previous[0], arrived))
+                    )
+            last[session] = (ends[index], max(position, previous[1] if previous else -1))
 
 
 class PacedUser:
@@ -493,13 +710,17 @@ def run_recording(
     *,
     scheduler_factory: Callable[[UserSettings], SpeechScheduler] | None = None,
     idle_keys: bool = True,
+    record: TextIO | None = None,
 ) -> PaceReport:
-    """Frames at their recorded times; the simulated user answers (nobody receives it)."""
+    """Frames at their recorded times; the simulated user answers (nobody receives it).
+
+    ``record`` receives the jsonl speech record of what was said.
+    """
 
     async def main() -> PaceReport:
         loop = asyncio.get_running_loop()
         scheduler = scheduler_factory(settings) if scheduler_factory else None
-        run = PacedRun(settings, loop, scheduler=scheduler)
+        run = PacedRun(settings, loop, scheduler=scheduler, record=record)
         PacedUser(run, idle_keys=idle_keys)
         start = loop.time()
         for moment, frame in frames:
@@ -512,3 +733,105 @@ def run_recording(
 
     result: PaceReport = run_simulated(main)
     return result
+
+
+# -- a coding agent's turn, through the real ACP mapping (issue 20) --------------------
+
+AGENT_ANSWER = """I'll update two files and then run the tests.
+
+## What I changed
+
+Three things changed:
+
+1. The parser now keeps the last line of a file that has no final newline.
+2. The `--strict` flag is checked before any file is opened, so a typo fails fast.
+3. Error messages name the file and the line, as in `app.py:12`.
+
+The tests pass: 214 passed and 3 skipped in 9.4 seconds. The skipped ones need a network \
+and were skipped before this change too. I did not touch the public API, so nothing that \
+imports the package needs to change. One thing to check by hand: the changelog entry I \
+wrote is under "Unreleased", and you may want a version number there. If you would rather \
+keep the old behaviour for files without a final newline, the change is one line in \
+`parser.py` and I can revert it. Shall I push the branch so you can open a pull request?
+"""
+AGENT_PLAN = ("Edit the parser", "Check the flag early", "Run the tests", "Write the summary")
+# How fast a real agent streams its answer: a few characters every few tens of milliseconds.
+_CHUNK_CHARS = 12
+_CHUNK_SECONDS = 0.04
+
+
+def agent_session_frames(
+    origin: float = 1_800_000_000.0,
+) -> list[tuple[float, dict[str, Any]]]:
+    """A coding agent's turn as AAEP frames with their times: a plan, several tools, a long
+    markdown answer streamed at an agent's speed, a permission question, the plan done.
+
+    The ACP ``session/update`` messages are scripted (shaped as in the ACP schema) and go
+    through announcer's own ACP mapping (:class:`~announcer.formats.acp.AcpAdapter`), as
+    in ``announcer agent``.
+    """
+    from announcer.formats.acp import AcpAdapter
+
+    adapter = AcpAdapter("Coding Agent", "coding-agent")
+    frames: list[tuple[float, dict[str, Any]]] = []
+    session = "acp_s1"
+
+    def take(at: float, output: Any) -> None:
+        frames.extend((at, event) for event in output.events)
+
+    def update(at: float, what: str, **fields: Any) -> None:
+        params = {"sessionId": session, "update": {"sessionUpdate": what, **fields}}
+        take(at, adapter.update(params, origin + at))
+
+    def plan(at: float, done: int) -> None:
+        entries = [
+            {
+                "content": step,
+                "priority": "medium",
+                "status": "completed" if i < done else "in_progress" if i == done else "pending",
+            }
+            for i, step in enumerate(AGENT_PLAN)
+        ]
+        update(at, "plan", entries=entries)
+
+    def say(at: float, text: str) -> float:
+        for start in range(0, len(text), _CHUNK_CHARS):
+            chunk = text[start : start + _CHUNK_CHARS]
+            update(at, "agent_message_chunk", content={"type": "text", "text": chunk})
+            at += _CHUNK_SECONDS
+        return at
+
+    def tool(at: float, call: str, title: str, kind: str, seconds: float) -> float:
+        update(at, "tool_call", toolCallId=call, title=title, kind=kind, status="in_progress")
+        update(at + seconds, "tool_call_update", toolCallId=call, status="completed")
+        return at + seconds + 0.1
+
+    take(0.0, adapter.session_opened(session, "/home/dev/project", origin))
+    take(0.05, adapter.prompt_sent(session, origin + 0.05))
+    plan(0.4, 0)
+    at = say(0.6, AGENT_ANSWER.split("\n", 1)[0] + "\n\n")
+    at = tool(at, "t1", "Edit src/parser.py", "edit", 0.4)
+    plan(at, 1)
+    at = tool(at + 0.1, "t2", "Edit src/cli.py", "edit", 0.4)
+    at = tool(at, "t3", "Read tests/test_parser.py", "read", 0.2)
+    plan(at, 2)
+    at = tool(at + 0.1, "t4", "uv run pytest -q", "execute", 3.0)
+    plan(at, 3)
+    at = say(at + 0.2, AGENT_ANSWER.split("\n", 1)[1])
+    params = {
+        "sessionId": session,
+        "toolCall": {"toolCallId": "t5", "title": "git push origin fix-parser", "kind": "execute"},
+        "options": [
+            {"optionId": "once", "name": "Allow", "kind": "allow_once"},
+            {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+        ],
+    }
+    take(at + 0.3, adapter.permission_requested("push", params, origin + at + 0.3))
+    # The user answers; the agent pushes, finishes its plan and ends the turn.
+    at += 20.0
+    at = tool(at, "t5", "git push origin fix-parser", "execute", 1.5)
+    plan(at, len(AGENT_PLAN))
+    at = say(at + 0.1, "Pushed. The branch is ready for review.")
+    take(at + 0.2, adapter.turn_ended(session, "end_turn", origin + at + 0.2))
+    frames.sort(key=lambda item: item[0])
+    return frames

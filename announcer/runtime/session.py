@@ -43,6 +43,8 @@ from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.i18n.format import format_integer
 from announcer.i18n.translate import catalog_language, translator
+from announcer.protocol.decode import DecodeResult
+from announcer.protocol.diagnostics import Diagnostic
 from announcer.protocol.events import short_type_of
 from announcer.protocol.sanitise import clean_speech, text_field
 from announcer.runtime.capabilities import (
@@ -91,6 +93,8 @@ BATCH_SECONDS = 0.002
 # Ctrl-C: saying goodbye to producers (§5.8) may take at most this long in all.
 SHUTDOWN_SECONDS = 1.5
 SEEN_EVENT_IDS = 4096
+# A producer over its agreed rate (§10 T4) is logged at most this often (each counted).
+RATE_LOG_SECONDS = 10.0
 TICK_SECONDS = 0.25
 DONE_GRACE_SECONDS = 2.0
 # Once every source has ended, queued speech may take this long to finish before exit
@@ -205,6 +209,11 @@ class SourceState:
     last_rejection: str | None = None
     # producer-supplied URLs on another origin already told to the user (SSE manifest)
     refusals_said: int = 0
+    # §10 T4, §5.6: the negotiated max_events_per_second, as a token bucket (tokens, at);
+    # events beyond it are counted and logged (never dropped for it)
+    rate_budget: tuple[float, float] | None = None
+    rate_overruns: int = 0
+    rate_logged_at: float | None = None
 
     @property
     def name(self) -> str:
@@ -271,6 +280,10 @@ class LiveSession:
             SourceState(t.source_id, t, adapter=adapter_factory() if adapter_factory else None)
             for t in made
         ]
+        for state in self.states:
+            # issue 22 item 3: only sources announcer maps itself may use x-announcer
+            if state.adapter is not None or getattr(state.transport, "maps_events", False):
+                self.engine.trust_extension(state.source)
         # One queue in arrival order (prompts and the events that void them must not
         # swap); bounded per source by pausing that source's reader, never by dropping.
         self._inbound: deque[tuple[SourceState, str | Skipped, bool]] = deque()
@@ -1007,7 +1020,11 @@ class LiveSession:
             state.settle_timer = None
 
     def _announce_connection(self, state: SourceState, notice: Notice | None) -> None:
-        if notice is Notice.RECONNECTED:
+        policy = state.policy
+        if policy is not None and policy.up and self._loop is not None:
+            # whether it holds, checked once it has been up long enough (flapping)
+            self._loop.call_later(policy.healthy_seconds + 0.05, self._holding, state)
+        if notice is Notice.RECONNECTED or notice is Notice.HOLDS:
             self._system(self._t("Reconnected to {name}.").format(name=state.name))
         elif notice is Notice.CONNECTED:
             self._system(
@@ -1019,6 +1036,12 @@ class LiveSession:
             state.ever_connected = True
             state.lost_announced = False
             self._status_changed()
+
+    def _holding(self, state: SourceState) -> None:
+        if state.policy is not None and not self._stopping.is_set():
+            notice = state.policy.holding()
+            if notice is not None:
+                self._announce_connection(state, notice)
 
     def _say_refused_origins(self, state: SourceState) -> None:
         """§10: a producer that points announcer at another origin is refused; the user
@@ -1071,6 +1094,14 @@ class LiveSession:
             self._system(
                 self._t("Cannot connect to {name}: {reason}. Retrying.").format(
                     name=state.name, reason=reason
+                ),
+                urgency=Urgency.CRITICAL,
+            )
+        elif notice is Notice.FLAPPING:
+            state.lost_announced = True
+            self._system(
+                self._t("{name} keeps dropping the connection; still trying.").format(
+                    name=state.name
                 ),
                 urgency=Urgency.CRITICAL,
             )
@@ -1133,6 +1164,8 @@ class LiveSession:
             state.queued += len(events)
         else:
             news = _news_of(raw)
+            if state.honoured and (news is None or not news[0]):
+                self._check_rate(state)
             if news is None:
                 self._inbound.append((state, raw, False))
             elif state.queued_news >= SOURCE_QUEUE_LIMIT:
@@ -1225,6 +1258,39 @@ class LiveSession:
             self._inbound.append((state, json.dumps(event, ensure_ascii=False), False))
         state.queued += len(events)
         self._wake.set()
+
+    def _check_rate(self, state: SourceState) -> None:
+        """§10 T4: log a producer that sends faster than the rate it agreed to honour.
+
+        Bursts up to one second's worth are allowed (§5.6.2); critical events are exempt
+        (§5.6.1(3)). Each overrun is counted; one diagnostic at most every
+        ``RATE_LOG_SECONDS`` says how many, visible in ``:diagnostics`` without ``-v``.
+        """
+        rate = (state.honoured or {}).get("max_events_per_second")
+        if not isinstance(rate, int | float) or isinstance(rate, bool) or rate <= 0:
+            return
+        now = self.clock()
+        tokens, last = state.rate_budget or (float(rate), now)
+        tokens = min(float(rate), tokens + (now - last) * rate)
+        if tokens >= 1.0:
+            state.rate_budget = (tokens - 1.0, now)
+            return
+        state.rate_budget = (tokens, now)
+        state.rate_overruns += 1
+        if state.rate_logged_at is not None and now - state.rate_logged_at < RATE_LOG_SECONDS:
+            return
+        state.rate_logged_at = now
+        message = (
+            f"the producer sends faster than the {rate} events a second it agreed to "
+            f"(max_events_per_second); {state.rate_overruns} events over the rate so far"
+        )
+        self.engine.diagnostics.record(
+            DecodeResult(kind="event", message=None, diagnostics=[], raw={}),
+            source=state.source,
+            now=now,
+            extra=[Diagnostic("rate.exceeded", "", "§10 T4", message, "warning")],
+        )
+        log.warning("%s: %s", state.source, message)
 
     def _count_drop(self, code: str, reason: str, state: SourceState | None = None) -> None:
         """Every drop is counted and kept in the diagnostics the user can read."""

@@ -7,6 +7,7 @@ out and calls ``on_done`` when an utterance has finished or was stopped.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -29,6 +30,16 @@ class VoiceSettings:
     rate_wpm: int | None = None
     pitch: float | None = None
     volume: float | None = None
+
+
+def paced_voice(settings: VoiceSettings, announcement: Announcement) -> VoiceSettings:
+    """``settings`` at the announcement's ``rate_factor`` (issue 20: the scheduler speeds
+    up the agent's piled-up words within the user's maximum). A voice at the engine's own
+    rate (no ``rate_wpm``) keeps it."""
+    factor = announcement.rate_factor
+    if factor <= 1.0 or settings.rate_wpm is None:
+        return settings
+    return dataclasses.replace(settings, rate_wpm=min(600, round(settings.rate_wpm * factor)))
 
 
 @dataclass(frozen=True, slots=True)

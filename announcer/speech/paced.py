@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Protocol, TextIO
 
 from announcer.engine.announcement import Announcement
 from announcer.engine.scheduler import estimated_seconds
-from announcer.speech.backend import BackendCapabilities, VoiceSettings
+from announcer.speech.backend import BackendCapabilities, VoiceSettings, paced_voice
 from announcer.speech.jsonl import speech_record
 
 if TYPE_CHECKING:
@@ -162,7 +162,9 @@ class PacedBackend:
         # A new utterance replaces the one in progress, as a player would.
         self.stop()
         now = self.clock.now()
-        seconds = estimated_seconds(announcement.text, voice.rate_wpm or self.rate_wpm)
+        # A faster pace for the agent's piled-up words (issue 20).
+        rate = paced_voice(VoiceSettings(rate_wpm=voice.rate_wpm or self.rate_wpm), announcement)
+        seconds = estimated_seconds(announcement.text, rate.rate_wpm or self.rate_wpm)
         utterance = PacedUtterance(announcement, now, seconds)
         with self._lock:
             self.utterances.append(utterance)

@@ -45,6 +45,7 @@ from announcer.speech.backend import (
     FailureListener,
     VoiceSettings,
     Watchdog,
+    paced_voice,
     speaking_seconds,
 )
 from announcer.speech.earcons import earcon_path
@@ -510,7 +511,9 @@ class Pyttsx3Backend:
         chunks = speech_chunks(self.text_for(announcement.text, announcement.language))
         if chunks:
             utterance.wav = self._work_dir / f"utterance-{utterance.number}.wav"
-            utterance.settings = self.voice_for(announcement.language, voice)
+            utterance.settings = paced_voice(
+                self.voice_for(announcement.language, voice), announcement
+            )
             utterance.pending = chunks[1:]
             future = self._synth.synthesize(
                 chunks[0], utterance.settings, utterance.wav, wanted=lambda: not utterance.stopped

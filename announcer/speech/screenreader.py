@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.announcement import Announcement, Urgency, directed
 from announcer.speech.backend import (
     BackendCapabilities,
     BackendFailed,
@@ -334,7 +334,8 @@ class ScreenReaderBackend:
             return
         if self.wants_braille(announcement):
             try:
-                self.output.braille(announcement.text)
+                # §11.4: a braille display shows the text in its declared direction
+                self.output.braille(directed(announcement.text, announcement.direction))
             except Exception as exc:  # no display attached: speech goes on
                 log.info("%s could not braille: %s", self.output_name, exc)
         words = max(1, len(announcement.text.split()))

@@ -34,6 +34,7 @@ from announcer.speech.backend import (
     BackendUnavailable,
     FailureListener,
     VoiceSettings,
+    paced_voice,
 )
 from announcer.speech.voices import VoiceResolver, without_marks
 
@@ -181,7 +182,9 @@ class SpeechdBackend:
 
     def _apply(self, announcement: Announcement, voice: VoiceSettings) -> None:
         client = self._client
-        settings = self._resolver.choose(announcement.language, voice).settings
+        settings = paced_voice(
+            self._resolver.choose(announcement.language, voice).settings, announcement
+        )
         wanted: dict[str, Any] = {
             "priority": priority_for(announcement),
             "language": announcement.language,

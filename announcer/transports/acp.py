@@ -97,6 +97,8 @@ class AcpTransport:
     # One agent process is one conversation: when it ends, the source is done (never
     # restarted behind the user's back, which would lose the conversation).
     finite = True
+    # its events are announcer's own mapping of ACP: trusted with x-announcer
+    maps_events = True
 
     def __init__(
         self,

@@ -417,6 +417,9 @@ class HookBridgeTransport:
     question is withdrawn with a state change.
     """
 
+    # its events are announcer's own mapping of hook payloads: trusted with x-announcer
+    maps_events = True
+
     def __init__(self, path: Path | None = None) -> None:
         from announcer.formats import get_adapter
         from announcer.formats.hooks import HookDesk, MappedHookAdapter

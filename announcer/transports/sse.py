@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import socket
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -87,9 +88,14 @@ class SseTransport:
                 base_url=self.origin,
                 verify=verify,
                 headers=self.options.auth_headers(),
-                # A read timeout is the stall detector: the producer's heartbeats keep it alive.
+                # Requests (handshake, replies) time out; the event stream does not (see
+                # _open): AAEP requires no heartbeat, so silence is not a dead producer.
                 timeout=httpx.Timeout(
                     self.options.connect_timeout, read=self.options.stall_seconds
+                ),
+                # A dead peer is found by TCP keepalive, the transport's own signal.
+                transport=httpx.AsyncHTTPTransport(
+                    verify=verify, socket_options=keepalive_socket_options()
                 ),
                 follow_redirects=False,
             )
@@ -158,7 +164,14 @@ class SseTransport:
         path = same_origin(url, self.origin)
         if path is None:  # never reached: every path is checked when it is learnt
             raise TransportError("the event stream would be on another origin; refused")
-        stream = self._client.stream("GET", path, headers=headers)
+        # §8 (issue 22 item 11): a producer may be silent for as long as it likes; no read
+        # timeout on the stream. TCP keepalive (keepalive_socket_options) ends a dead one.
+        stream = self._client.stream(
+            "GET",
+            path,
+            headers=headers,
+            timeout=httpx.Timeout(self.options.connect_timeout, read=None),
+        )
         try:
             response = await stream.__aenter__()
         except httpx.HTTPError as exc:
@@ -283,7 +296,7 @@ class SseTransport:
                     if sse.data.strip():
                         yield sse.data
         except httpx.ReadTimeout:
-            raise TransportError("the producer went silent (no events, no heartbeat)") from None
+            raise TransportError("the producer's connection timed out") from None
         except httpx.HTTPError as exc:
             raise TransportError(f"the event stream broke: {_plain(exc)}") from None
         finally:
@@ -325,3 +338,28 @@ def _plain(exc: Exception) -> str:
     """An httpx error as a sentence, without headers (they may carry the token)."""
     text = str(exc) or type(exc).__name__
     return text.split("\n")[0]
+
+
+# TCP keepalive: probes after this long idle, this often, this many unanswered = dead.
+KEEPALIVE_IDLE_SECONDS = 30
+KEEPALIVE_INTERVAL_SECONDS = 10
+KEEPALIVE_PROBES = 3
+
+
+def keepalive_socket_options() -> list[tuple[int, int, int]]:
+    """Socket options that make the kernel find a dead peer (about 60 s on a silent stream).
+
+    The producer's own silence is never taken for a dead connection (AAEP requires no
+    heartbeat); only an unanswered keepalive probe or a reset ends the stream.
+    """
+    options = [(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]
+    for name, value in (
+        ("TCP_KEEPIDLE", KEEPALIVE_IDLE_SECONDS),
+        ("TCP_KEEPALIVE", KEEPALIVE_IDLE_SECONDS),  # macOS spells the idle time so
+        ("TCP_KEEPINTVL", KEEPALIVE_INTERVAL_SECONDS),
+        ("TCP_KEEPCNT", KEEPALIVE_PROBES),
+    ):
+        option = getattr(socket, name, None)
+        if isinstance(option, int):
+            options.append((socket.IPPROTO_TCP, option, value))
+    return options

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -12,7 +13,7 @@ from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
-from websockets.frames import Frame, Opcode
+from websockets.frames import CloseCode, Frame, Opcode
 
 from announcer.transports.base import (
     TransportError,
@@ -124,6 +125,44 @@ class _AaepConnection(ClientConnection):
             self._parse_the_rest()
             self._lost = True
         super().connection_lost(exc)
+
+    def _reading_held(self) -> bool:
+        """We stopped reading (our own flow control): frames, and the pong, wait unread."""
+        return bool(self._unparsed) or bool(self.recv_messages.paused)
+
+    async def keepalive(self) -> None:
+        """websockets' keepalive, except that a pong is not awaited against the clock while
+        our own reader holds the frames in front of it (issue 22 item 11: under a flood
+        the Textual UI paused the reader and the connection was dropped as "stalled").
+
+        A producer that answers no ping once we read again is still found stalled.
+        """
+        assert self.ping_interval is not None
+        loop = asyncio.get_running_loop()
+        latency = 0.0
+        try:
+            while True:
+                await asyncio.sleep(self.ping_interval - latency)
+                pong_received = await self.ping()
+                if self.ping_timeout is None:
+                    continue
+                deadline = loop.time() + self.ping_timeout
+                while True:
+                    try:
+                        async with asyncio.timeout_at(deadline):
+                            latency = await asyncio.shield(pong_received)
+                        break
+                    except TimeoutError:
+                        if self._reading_held():
+                            deadline = loop.time() + self.ping_timeout
+                            continue
+                        async with self.send_context():
+                            self.protocol.fail(CloseCode.INTERNAL_ERROR, "keepalive ping timeout")
+                        raise AssertionError(
+                            "send_context() waits for connection_lost(), which cancels this"
+                        ) from None
+        except Exception:
+            self.logger.error("keepalive ping failed", exc_info=True)
 
     def process_event(self, event: Any) -> None:
         starts_message = isinstance(event, Frame) and event.opcode in (Opcode.TEXT, Opcode.BINARY)

@@ -397,9 +397,14 @@ class PlainUi:
         elif kind == "multiple_choice":
             for number, choice in enumerate(_choices(event), start=1):
                 self._print(f"  {number}. {clean(choice[1])}")
-            line = self._tr("Choose a number from 1 to {count}: {question}").format(
-                count=len(_choices(event)), question=question
-            )
+            if _also_numeric(event):
+                line = self._tr(
+                    "Choose a number from 1 to {count}, or type any other number: {question}"
+                ).format(count=len(_choices(event)), question=question)
+            else:
+                line = self._tr("Choose a number from 1 to {count}: {question}").format(
+                    count=len(_choices(event)), question=question
+                )
         elif kind == "numeric":
             line = self._tr("Type a number: {question}").format(question=question)
         else:
@@ -572,8 +577,8 @@ class PlainUi:
                     scope="always",
                 )
             if lowered in _ALWAYS_WORDS:
-                self._print(self._tr("The agent offers no always answer for this question."))
-            self._print(
+                self._say_line(self._tr("The agent offers no always answer for this question."))
+            self._say_line(
                 self._tr("Please type a to accept or r to reject: {action}").format(
                     action=_action(prompt.event)
                 )
@@ -586,7 +591,7 @@ class PlainUi:
                 return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=True)
             if lowered in ("n", "no"):
                 return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=False)
-            self._print(self._tr("Please type y for yes or n for no."))
+            self._say_line(self._tr("Please type y for yes or n for no."))
             return None
         if kind == "multiple_choice":
             choices = _choices(event)
@@ -594,20 +599,25 @@ class PlainUi:
                 return UserAnswer(
                     prompt.reply_token, event_id=prompt.event_id, response=choices[int(text) - 1][0]
                 )
-            self._print(
-                self._tr("Please type a number from 1 to {count}.").format(count=len(choices))
-            )
-            return None
-        if kind == "numeric":
+            for value, _label in choices:
+                if text.strip() == value:  # the choice's own value, as typed
+                    return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=value)
+            if not _also_numeric(event):
+                self._say_line(
+                    self._tr("Please type a number from 1 to {count}.").format(count=len(choices))
+                )
+                return None
+            # §6.5.2: "the producer accepts any of the listed kinds": any other number
+        if kind in ("numeric", "multiple_choice"):
             # §6.5.2: a plain number as the user's language writes it; never 2.5e3.
             languages = self.session.settings.languages if self.session is not None else ["en"]
             language = catalog_language(languages)
             reading = read_number(text, language)
             if reading.value is None:
                 if reading.problem == "too_large":
-                    self._print(self._tr("That number is too large to send exactly."))
+                    self._say_line(self._tr("That number is too large to send exactly."))
                 else:
-                    self._print(
+                    self._say_line(
                         self._tr(
                             "That is not a number. Please type a number, like 3 or {example}."
                         ).format(example=format_number(2.5, language))
@@ -615,7 +625,7 @@ class PlainUi:
                 return None
             return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=reading.value)
         if not text:
-            self._print(self._tr("The answer is empty."))
+            self._say_line(self._tr("The answer is empty."))
             return None
         return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=text)
 
@@ -710,6 +720,11 @@ def _clarification_kind(event: object) -> str:
         if kind in kinds:
             return kind
     return "freetext"
+
+
+def _also_numeric(event: object) -> bool:
+    """A multiple choice that also takes a number (§4.4.2's own example: ages)."""
+    return "numeric" in (event_field(event, "accepted_response_kinds") or [])
 
 
 def _choices(event: object) -> list[tuple[str, str]]:

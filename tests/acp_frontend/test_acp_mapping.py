@@ -46,6 +46,7 @@ class Heard:
     def __init__(self, **settings: Any) -> None:
         self.adapter = AcpAdapter("Claude Code")
         self.engine = Engine(UserSettings(**settings))
+        self.engine.trust_extension("acp")  # events of our own ACP mapping
         self.spoken: list[str] = []
         self.events: list[dict[str, Any]] = []
         self.now = 1_000.0
@@ -150,6 +151,36 @@ def test_a_plan_is_read_when_its_step_changes_and_not_again() -> None:
     heard.send(update("plan", entries=entries))
     heard.send(update("plan", entries=entries))
     assert heard.spoken.count("Step 2 of 3: Fix the bug.") == 1
+
+
+def test_a_completed_plan_is_said_once() -> None:
+    """Issue 20: "All 3 steps done." when every entry is completed, and not again."""
+    heard = Heard()
+    heard.open()
+    steps = ("Read the code", "Fix the bug", "Run the tests")
+
+    def plan(done: int) -> dict[str, Any]:
+        return update(
+            "plan",
+            entries=[
+                {
+                    "content": step,
+                    "priority": "high",
+                    "status": "completed"
+                    if i < done
+                    else "in_progress"
+                    if i == done
+                    else "pending",
+                }
+                for i, step in enumerate(steps)
+            ],
+        )
+
+    heard.send(plan(2))
+    heard.send(plan(3))
+    heard.send(plan(3))
+    assert heard.spoken.count("Step 3 of 3: Run the tests.") == 1
+    assert heard.spoken.count("All 3 steps done.") == 1
 
 
 def test_thoughts_are_heard_whole_only_at_detailed_verbosity() -> None:

@@ -183,7 +183,7 @@ def test_a_confirmation_says_action_consequence_risk_reversibility_timeout_and_k
     assert said == [
         "Confirmation needed. Transfer $500.00 from checking to savings. The money moves at once. "
         "High risk. This cannot be undone. If you do not answer within 1 minute and 30 seconds, "
-        "it will be rejected. Press A to accept, or R to reject."
+        "it will be rejected. Press A, then Enter, to accept, or R to reject."
     ]
     announcement = listener.spoken[0].announcement
     assert announcement.urgency is Urgency.CRITICAL and announcement.interrupt
@@ -318,12 +318,45 @@ def test_critical_interrupts_another_sessions_normal_speech_with_a_cancel() -> N
         frame("agent.tool.invoked", session="sess_other", **TOOL, **SUMMARIES), "c", 0.0
     )
     assert isinstance(first[0], Speak)
-    commands = engine.receive(confirmation(), "c", 0.1)
+    commands = engine.receive(
+        frame(
+            "agent.session.errored",
+            urgency="critical",
+            error_category="permanent",
+            summary_normal="The export failed.",
+        ),
+        "c",
+        0.1,
+    )
     assert isinstance(commands[0], Cancel)
     assert (
-        isinstance(commands[1], Speak)
-        and commands[1].announcement.kind == "agent.awaiting.confirmation"
+        isinstance(commands[1], Speak) and commands[1].announcement.kind == "agent.session.errored"
     )
+
+
+def test_a_question_starts_at_the_next_sentence_boundary_not_mid_sentence() -> None:
+    """Issue 20 (changed from issue 14): a question waits for the end of what is being
+    said (another session's status line), then goes before anything else queued."""
+    engine = Engine()
+    first = engine.receive(
+        frame("agent.tool.invoked", session="sess_other", **TOOL, **SUMMARIES), "c", 0.0
+    )
+    assert isinstance(first[0], Speak)
+    engine.receive(
+        frame(
+            "agent.state.changed",
+            session="sess_third",
+            from_state="idle",
+            to_state="thinking",
+            summary_normal="Thinking it over.",
+        ),
+        "c",
+        0.05,
+    )
+    assert engine.receive(confirmation(), "c", 0.1) == []
+    after = engine.on_speech_done(first[0].utterance_id, 1.5)
+    assert isinstance(after[0], Speak)
+    assert after[0].announcement.kind == "agent.awaiting.confirmation"
 
 
 def test_a_question_waits_for_its_own_sessions_lead_up_to_finish() -> None:
@@ -503,8 +536,8 @@ def test_without_a_subscription_no_reply_can_be_built() -> None:
 def test_streaming_is_spoken_sentence_by_sentence() -> None:
     listener = listen()
     said = listener.feed(
-        chunk("Transferred $500 succ", 0),
-        chunk("essfully. New bal", 21),
+        chunk("Transferred $500 succ", 0, hint="word"),
+        chunk("essfully. New bal", 21, hint="word"),
     )
     assert said == ["Transferred $500 successfully."]
     assert listener.feed(chunk("ance: $12,000.", 38, complete=True, hint="completion")) == [
@@ -517,9 +550,21 @@ def test_a_declared_sentence_boundary_is_released_at_once() -> None:
     assert listener.feed(chunk("Your plan is ready", 0, hint="sentence")) == ["Your plan is ready"]
 
 
+def test_none_chunks_wait_for_a_boundary_and_are_not_cut_at_ours() -> None:
+    """§4.3.3: "none" chunks are never announced directly (issue 22 item 8)."""
+    listener = listen()
+    assert listener.feed(chunk("Dr. Smith paid. ", 0), chunk("The bank closed.", 16)) == []
+    wake = listener.engine.next_wakeup()
+    if wake is not None:  # a stall does not release them either
+        listener.run(listener.engine.tick(wake + 5), wake + 5)
+    assert listener.said == []
+    said = listener.feed(chunk(" Done.", 32, complete=True, hint="completion"))
+    assert " ".join(said) == "Dr. Smith paid. The bank closed. Done."
+
+
 def test_a_stalled_stream_is_released_on_tick() -> None:
     listener = listen()
-    assert listener.feed(chunk("The transfer is done.", 0)) == []
+    assert listener.feed(chunk("The transfer is done.", 0, hint="word")) == []
     wake = listener.engine.next_wakeup()
     assert wake is not None
     listener.run(listener.engine.tick(wake), wake)
@@ -553,10 +598,26 @@ def test_contradictory_producers_get_diagnostics_and_sensible_speech() -> None:
 
 
 def test_a_huge_summary_is_shortened_for_speech() -> None:
-    listener = listen()
-    said = listener.feed(frame("agent.tool.invoked", **TOOL, summary_normal="word " * 3000))
+    listener = listen(UserSettings(verbosity="detailed"))
+    said = listener.feed(
+        frame(
+            "agent.tool.invoked",
+            **TOOL,
+            summary_normal="Working.",
+            summary_detailed="word " * 3000,
+        )
+    )
     assert len(said[0]) < 1_600
     assert said[0].endswith("(shortened, full text in the transcript)")
+
+
+def test_a_status_line_fits_the_time_of_the_users_rate() -> None:
+    """Issue 20: at normal verbosity about 8 words at 180 wpm, 14 at 300."""
+    for wpm, words in ((180, 8), (300, 14)):
+        listener = listen(UserSettings(pace_wpm=wpm))
+        said = listener.feed(frame("agent.tool.invoked", **TOOL, summary_normal="word " * 3000))
+        assert len(said[0].split()) == words
+        assert said[0].endswith("…")
 
 
 def test_ten_thousand_confirmations_in_a_second_stay_bounded() -> None:
@@ -591,9 +652,11 @@ def test_invalid_frames_are_logged_and_urgent_ones_mentioned() -> None:
     said = listener.feed(json.dumps(bad))
     # §10.1.3: a question is never dropped in silence (no reply_token would be readable
     # here without a subscription, so it is announced, not opened).
+    # issue 22 item 5: its words are kept, with consequence, risk and deadline.
     assert said == [
-        "Unreadable questions from Harbor Bank Assistant: 1. They cannot be answered here; "
-        "see the diagnostics."
+        "Unreadable question from Harbor Bank Assistant; it cannot be answered here: "
+        "Transfer $500.00 from checking to savings. The money moves at once. High risk. "
+        "This cannot be undone. If you do not answer within 5 minutes, it will be rejected."
     ]
     assert listener.engine.invalid_frames == 4
     assert listener.engine.diagnostics.dropped == 4

@@ -95,7 +95,7 @@ def test_trigger_terminal_event_voids_every_open_question(
     assert isinstance(refused, Refusal) and refused.code == "voided"
 
 
-@pytest.mark.parametrize("to_state", ["thinking", "deciding", "calling_tool", "idle"])
+@pytest.mark.parametrize("to_state", ["thinking", "deciding"])
 def test_trigger_state_change_from_awaiting_input_voids(to_state: str) -> None:
     """§6.8: the producer left awaiting_input without our answer: the question is void."""
     c = Clocked()
@@ -104,7 +104,8 @@ def test_trigger_state_change_from_awaiting_input_voids(to_state: str) -> None:
     c.ask("rpl_s1", 2)
     c.state(3, "awaiting_input", to_state)
     assert c.open_tokens() == []
-    assert any("No answer needed any more" in text for text in c.said)
+    # Issue 20: never heard (the clock stood still behind "Hi."), it is said whole.
+    assert any("Withdrawn before you could answer: Do rpl_s1." in text for text in c.said)
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from announcer.speech.backend import SpeechBackend, VoiceSettings
 from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
 from announcer.speech.text import TextBackend
-from tests.engine.aaep import confirmation, frame
+from tests.engine.aaep import frame
 from tests.shared_data import SHARED as SHARED_ROOT
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,7 +72,7 @@ def test_driver_turns_a_barge_in_into_a_cancel_line() -> None:
 
     driver = SpeechDriver(Slow(out, clock=lambda: clock[0]))
     driver.execute(
-        # Another session's news: a question never cuts off its own session's lead-up.
+        # Another session's news: critical news never cuts off its own session's lead-up.
         engine.receive(
             frame("agent.tool.invoked", session="sess_o", tool="t", summary_normal="Working."),
             "c",
@@ -80,7 +80,20 @@ def test_driver_turns_a_barge_in_into_a_cancel_line() -> None:
         )
     )
     clock[0] = 1.5
-    driver.execute(engine.receive(confirmation("rpl_x1"), "c", 1.5))
+    # Critical news cuts off another session's status (a question would wait for the end
+    # of the sentence instead, issue 20).
+    driver.execute(
+        engine.receive(
+            frame(
+                "agent.session.errored",
+                urgency="critical",
+                error_category="permanent",
+                summary_normal="The export failed.",
+            ),
+            "c",
+            1.5,
+        )
+    )
     records = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [r["action"] for r in records] == ["speak", "cancel", "speak"]
     assert all(set(r) == JSONL_KEYS for r in records)
@@ -231,9 +244,12 @@ def test_replay_reads_a_pretty_printed_single_event() -> None:
 
 def test_replay_of_a_rejected_confirmation_warns_the_listener() -> None:
     result = cli("replay", str(FIXTURES / "invalid" / "wrong-default-decision.json"), "--no-delay")
+    # issue 22 item 5: the question keeps its words, the risk and the dangerous default.
     assert result.stdout == (
-        "Unreadable questions from bad-bank-agent: 1. They cannot be answered here; "
-        "see the diagnostics.\n"
+        "Unreadable question from bad-bank-agent; it cannot be answered here: Delete all "
+        "customer records. All records permanently deleted from production database. High "
+        "risk. This cannot be undone. If you do not answer within 1 minute, the agent will "
+        "go ahead.\n"
     )
     assert "1 of 1 messages" in result.stderr
 

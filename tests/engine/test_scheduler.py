@@ -104,7 +104,8 @@ def test_background_is_dropped_first_when_the_queue_is_full() -> None:
     scheduler.submit(say("n4"), 0.1)
     # With no background left, the oldest normal item goes and is summarised later.
     assert [a.text for a in scheduler.queued_announcements()] == ["n2", "n3", "n4"]
-    assert texts(finish(scheduler, 0.5)) == ["1 more update skipped."]
+    # Issue 20: what was folded is summarised by kind, never as a bare count.
+    assert texts(finish(scheduler, 0.5)) == ["1 more: 1 update."]
     assert texts(finish(scheduler, 0.6)) == ["n2"]
 
 
@@ -114,21 +115,28 @@ def test_stale_news_is_summarised_not_read() -> None:
     for index in range(3):
         scheduler.submit(say(f"old {index}"), 1.0)
     scheduler.submit(say("fresh"), 50.0)
-    assert texts(finish(scheduler, 60.0)) == ["3 more updates skipped."]
+    assert texts(finish(scheduler, 60.0)) == ["3 more: 3 updates."]
     assert texts(finish(scheduler, 61.0)) == ["fresh"]
     assert scheduler.drops == {"stale": 3}
 
 
-def test_queued_speech_time_is_bounded_by_the_users_pace() -> None:
+def test_queued_status_is_bounded_per_source_not_by_its_length() -> None:
+    """Issue 20 (was: bounded by seconds of queued speech): a source keeps only its newest
+    pending status, so the queue holds one line per source; the folded ones are summarised."""
     settings = UserSettings(pace_wpm=120)
     scheduler = SpeechScheduler(settings, max_queued_speech_seconds=10.0)
     scheduler.submit(say("speaking"), 0.0)
     ten_words = " ".join(["word"] * 10)  # five seconds at 120 words a minute
-    for _ in range(4):
-        scheduler.submit(say(ten_words), 0.0)
     assert estimated_seconds(ten_words, 120) > 5.0
-    assert texts(finish(scheduler, 1.0)) == ["3 more updates skipped."]
-    assert scheduler.drops == {"too much queued speech": 3}
+    for session in ("a", "b"):
+        for index in range(3):
+            scheduler.submit(
+                Announcement(f"{ten_words} {index}", kind="agent.tool.invoked", session_id=session),
+                0.0,
+            )
+    assert [a.text[-1] for a in scheduler.queued_announcements()] == ["2", "2"]
+    assert scheduler.drops == {"superseded by newer news": 4}
+    assert texts(finish(scheduler, 1.0)) == ["2 more: 2 tool calls."]
 
 
 def test_critical_is_never_dropped_however_full_the_queue() -> None:

@@ -67,7 +67,7 @@ def test_a_spanish_listener_hears_our_phrases_in_spanish_and_english_text_in_eng
         (
             "es",
             "Riesgo alto. Esto no se puede deshacer. Si no responde en 1 minuto, se rechazará. "
-            "Pulse A para aceptar o R para rechazar.",
+            "Pulse A y luego Intro para aceptar, o R para rechazar.",
             True,
         ),
     ]
@@ -153,7 +153,7 @@ def test_repeat_and_scheduler_never_separate_parts() -> None:
     busy = scheduler.speaking_id
     assert busy is not None
     [summary] = scheduler.on_done(busy, 30.0)
-    assert isinstance(summary, Speak) and summary.announcement.text == "1 more update skipped."
+    assert isinstance(summary, Speak) and summary.announcement.text == "1 more: 1 update."
     assert scheduler.drops == {"stale": 2}
 
     # A full queue drops the oldest whole message.
@@ -164,20 +164,26 @@ def test_repeat_and_scheduler_never_separate_parts() -> None:
     scheduler.submit(Announcement("news"), 0.1)
     assert [a.text for a in scheduler.queued_announcements()] == ["news"]
 
-    # Too much queued speech: a message is let go whole or not at all.
+    # Folded by its source's newer status (issue 20): a message is let go whole or not at all.
     long_text = " ".join(["word"] * 60)
-    scheduler = SpeechScheduler(max_queued_speech_seconds=20)
+    tool = "agent.tool.invoked"
+    scheduler = SpeechScheduler()
     scheduler.submit(Announcement("busy"), 0.0)
-    scheduler.submit(Announcement("Pregunta.", "es", event_id="e2"), 0.0)
-    scheduler.submit(Announcement(long_text, "en", event_id="e2", continues=True), 0.0)
-    scheduler.submit(Announcement("last", event_id="e3"), 0.0)
+    scheduler.submit(
+        Announcement("Herramienta.", "es", event_id="e2", session_id="s", kind=tool), 0
+    )
+    scheduler.submit(
+        Announcement(long_text, "en", event_id="e2", continues=True, session_id="s", kind=tool), 0
+    )
+    scheduler.submit(Announcement("last", event_id="e3", session_id="s", kind=tool), 0.0)
+    assert scheduler.drops == {"superseded by newer news": 2}
     busy = scheduler.speaking_id
     assert busy is not None
     scheduler.on_done(busy, 1.0)
     left = {a.event_id for a in scheduler.queued_announcements()}
     spoken = scheduler.speaking
     assert spoken is not None
-    assert spoken.text == "1 more update skipped." and left == {"e3"}
+    assert spoken.text == "1 more: 1 tool call." and left == {"e3"}
 
     # Interrupted with "drop": the rest of the interrupted message goes with it.
     scheduler = SpeechScheduler(UserSettings(after_interrupt="drop"))
@@ -246,8 +252,8 @@ def test_no_timeout_is_ever_said_with_the_wrong_plural_in_english() -> None:
 
 def test_skipped_updates_are_counted_with_plural_rules_in_spanish() -> None:
     for count, expected in (
-        (1, "Se omitió 1 actualización más."),
-        (3, "Se omitieron 3 actualizaciones más."),
+        (1, "1 más: 1 actualización."),
+        (3, "3 más: 3 actualizaciones."),
     ):
         scheduler = SpeechScheduler(UserSettings(languages=["es"]), stale_after_seconds=10)
         scheduler.submit(Announcement("busy"), 0.0)

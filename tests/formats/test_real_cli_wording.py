@@ -63,7 +63,9 @@ def test_a_glob_is_read_as_written_and_grep_is_named_by_its_pattern():
     ]
     assert told("claude-code", lines)[1:3] == ["Running Glob: **/*.py.", "Running Grep: TODO."]
     said = heard("claude-code", lines)
-    assert said[1:3] == ["Running Glob: **/*.py.", "Running Grep: TODO."]
+    # Issue 20: Grep's start, still waiting when its result came, is said by that result.
+    assert said[1:3] == ["Running Glob: **/*.py.", "Glob finished."]
+    assert "Grep finished." in said
     assert not [s for s in said if "timed out" in s or "skipped" in s]
 
 

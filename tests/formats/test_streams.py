@@ -167,7 +167,10 @@ def test_a_codex_run_heard_through_the_engine_at_each_verbosity():
     answer = "Yep — there’s a README.md in the repository root."
     for said in (terse, normal, detailed):
         assert answer in said  # the agent's own answer is always heard
-    assert "Running shell: ls." in normal
+    # Issue 20: the tool's final state is said; its start, still waiting when the result
+    # came, is folded into it at normal verbosity and said at detailed.
+    assert "Shell finished." in normal
+    assert "Running shell: ls." in detailed
     assert sum(len(t) for t in terse) < sum(len(t) for t in normal) <= sum(len(t) for t in detailed)
     assert all(r["urgency"] in ("background", "normal") for r in speech_of(events))
 

@@ -105,3 +105,32 @@ def test_hostile_names_are_escaped_in_the_output(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout
     assert "\\x1b[31mred" in result.stdout
+
+
+def test_an_unknown_type_in_the_aaep_namespace_is_invalid_as_section_3_11_3_says(
+    tmp_path: Path,
+) -> None:
+    """Issue 22 item 8: validate says invalid (exit 1); listen still announces it."""
+    unknown = {
+        "@context": "https://aaep-protocol.org/context/v1",
+        "type": "aaep:agent.session.paused",
+        "event_id": "evt_8a3f5b22c91e4d7a",
+        "session_id": "sess_2c91a7b4d23f1e88",
+        "timestamp": "2026-05-24T14:22:11.342Z",
+        "producer": {"agent_id": "retirement-planner"},
+        "summary_normal": "Paused for a moment.",
+    }
+    path = tmp_path / "unknown.json"
+    path.write_text(json.dumps(unknown), encoding="utf-8")
+    result = validate(str(path))
+    assert result.returncode == 1, result.stdout
+    assert "invalid event aaep:agent.session.paused" in result.stdout
+    assert "(§3.11.3)" in result.stdout
+    replay = subprocess.run(
+        [sys.executable, "-m", "announcer", "replay", str(path), "--no-delay"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert replay.stdout.strip() == "Paused for a moment."

@@ -339,6 +339,9 @@ async def test_a_normal_flood_is_skipped_as_it_arrives_and_said(tmp_path: Path) 
             prompt = await recorder.wait_prompt(timeout=120)
             presented = time.monotonic()
             await hear(record, "Delete the build folder")
+            if session.skipped_total:
+                # Issue 20: the count of skipped news gives way to the question, then is said.
+                await hear(record, " skipped.")
     assert prompt.reply_token == "rpl_afternormal"
     assert presented - producer.marks["flood_end"] < 15  # generous; the benchmark has 2 s
     # Every frame was either read in full or skipped and counted; none vanished.
@@ -359,7 +362,7 @@ async def test_a_withdrawal_inside_a_flood_is_never_skipped(tmp_path: Path) -> N
             6002,
             "agent.state.changed",
             from_state="awaiting_input",
-            to_state="working",
+            to_state="thinking",  # §6.8: a return to thinking withdraws it
             summary_normal="Carrying on without an answer.",
         )
         await producer.send(websocket, withdraw)

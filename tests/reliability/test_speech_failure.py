@@ -148,17 +148,22 @@ async def test_the_plain_ui_prints_everything_after_the_last_speech_output_fails
     lines = out.getvalue().splitlines()
     baseline = printed_only.getvalue().splitlines()
     # Speech that took a moment to fail let questions go first and older news be
-    # summarised ("5 more updates skipped."), as whenever speech falls behind; the news it
+    # summarised ("5 more: 5 tool calls."), as whenever speech falls behind; the news it
     # skipped is still printed, marked "Skipped: " (issue 14 e); every other line is one
     # the print-only run printed too, and printing goes on to the end (before the fix it
     # stopped at the first failure).
     said_or_shown = {re.sub(r"^(Skipped: |\[[a-z ]+\] |! )+", "", line) for line in baseline}
     skipped = [line.removeprefix("Skipped: ") for line in lines if line.startswith("Skipped: ")]
     assert set(skipped) <= said_or_shown
+    # A question the failing voice never got to say, then withdrawn, is said whole as
+    # "Withdrawn before you could answer: …" where the print-only run heard it and then
+    # "No answer needed any more: …" (issue 20); folded news is summarised by kind.
+    unheard = [line for line in lines if line.startswith("! Withdrawn before you could answer: ")]
+    assert len(unheard) <= sum("No answer needed any more" in line for line in baseline)
     assert {
         line
         for line in lines
-        if not line.endswith("updates skipped.") and not line.startswith("Skipped: ")
+        if " more: " not in line and not line.startswith("Skipped: ") and line not in unheard
     } <= set(baseline)
     assert len(lines) >= 10
     assert lines[-1] == baseline[-1] == "[done] All done. $500 is now in your savings account."

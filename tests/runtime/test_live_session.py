@@ -284,7 +284,9 @@ async def test_sse_resumes_with_last_event_id_after_a_drop() -> None:
     assert server.core.handshakes_seen == 1  # resumed, not a new subscription (B.1.5)
 
 
-async def test_a_stalled_sse_producer_is_detected() -> None:
+async def test_a_silent_sse_producer_is_not_a_lost_connection() -> None:
+    """Issue 22 item 11: AAEP requires no heartbeat; a producer that waits on a question
+    in silence is still connected, and its question still answerable."""
     server = await start_producer("ticker", speed=1.0, heartbeat=600)
     recorder = Recorder()
     settings = UserSettings()
@@ -294,8 +296,11 @@ async def test_a_stalled_sse_producer_is_detected() -> None:
     try:
         async with running(session):
             prompt = await recorder.wait_prompt()  # the producer now waits: no events at all
-            await recorder.wait_text("went silent")
-            assert prompt.reply_token in [token for token, _reason in recorder.voided]
+            await asyncio.sleep(3.5)  # well past the old 1 s stall time, in silence
+            assert recorder.voided == []
+            assert not any("lost" in text for text in recorder.texts)
+            outcome = await session.answer_async(UserAnswer(prompt.reply_token, decision="reject"))
+            assert outcome.sent, outcome.message
     finally:
         await server.close()
 

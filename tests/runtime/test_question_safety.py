@@ -406,7 +406,7 @@ async def test_malformed_confirmations_open_reject_only_and_are_never_rate_limit
             await connected(core, session)
             core.push(started(sid), bad_default, no_urgency, clarification)
             await recorder.wait_until(lambda: len(recorder.prompts) == 2)
-            await recorder.wait_until(lambda: heard(recorder, "Unreadable questions"))
+            await recorder.wait_until(lambda: heard(recorder, "Unreadable question from"))
             first, second = recorder.prompts
             assert first.malformed and second.malformed
             assert heard(recorder, "only reject is offered")
@@ -425,7 +425,8 @@ async def test_malformed_confirmations_open_reject_only_and_are_never_rate_limit
     assert {r["decision"] for r in core.wire} == {"reject"}
     for reply in core.wire:
         validate(reply)
-    urgent = [a for a in recorder.announcements if "Unreadable questions" in a.text]
+    urgent = [a for a in recorder.announcements if "Unreadable question from" in a.text]
+    assert any("Which account?" in a.text for a in urgent)  # its words kept
     assert urgent and all(a.urgency == "critical" for a in urgent)
 
 

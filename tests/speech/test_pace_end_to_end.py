@@ -10,6 +10,8 @@ user heard, in order.
 
 from __future__ import annotations
 
+import io
+import json
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ import pytest
 from announcer.engine.settings import UserSettings
 from announcer.runtime.pace_replay import (
     PaceReport,
+    agent_session_frames,
     bundled_recording,
     busy_recording,
     recorded_frames,
@@ -97,12 +100,14 @@ def test_in_the_demo_every_question_is_heard_and_answered(demo: PaceReport) -> N
 
 @pytest.mark.parametrize("wpm", RATES)
 def test_a_busy_recording_is_heard_in_order_with_a_bounded_delay(wpm: int) -> None:
-    """Issue 14 e: six sessions at once; older news is skipped, and said so."""
+    """Issue 14 e and 20: six sessions at once; older status folds, the words are all said."""
     report = run_recording(busy_recording(), UserSettings(pace_wpm=wpm))
     assert report.stale == []
     assert report.out_of_order == []
-    assert report.skipped_summaries >= 1
-    assert any(text.endswith("updates skipped.") for text in report.texts())
+    # What was folded is said by kind, never as a bare "N more updates skipped".
+    assert not any("skipped" in text for text in report.texts())
+    classes = report.classes()
+    assert classes["words"] == {**classes["words"], "sentences": 18, "dropped": 0}  # type: ignore[dict-item]
     assert report.unheard == 0  # everything was heard or counted in a summary
     # "done" is never skipped, however late: each of the three transfers is heard to end.
     assert sum(t.startswith("All done.") for t in set_of_first(report)) == 3
@@ -118,8 +123,12 @@ def test_a_busy_recording_is_heard_in_order_with_a_bounded_delay(wpm: int) -> No
     assert texts.index("Harbor Bank Assistant is exporting your May statement as a PDF.") < next(
         i for i, t in enumerate(texts) if t.startswith("Error.")
     )
-    fifo_like_worst = 60.0  # what the old queue reached here at 180 wpm
-    assert max(report.delays) < fifo_like_worst + 30.0
+    # Issue 20: each class by its rule. Questions start at the next sentence boundary
+    # (and after their own source's earlier words); the words are never dropped. Status
+    # here waits behind five questions withdrawn unheard, each said whole at critical: a
+    # regression bound, not yet the issue's 3 s target (benchmarks/pace.py reports it).
+    assert classes["questions"]["p95_s"] <= 3.0  # type: ignore[index]
+    assert classes["status"]["p95_s"] <= (45.0 if wpm == 180 else 25.0)  # type: ignore[index]
 
 
 @pytest.mark.parametrize("wpm", RATES)
@@ -146,3 +155,92 @@ def test_every_test_scenario_keeps_order_and_says_nothing_stale(scenario: Path, 
     assert report.heard, "something was said"
     assert report.stale == []
     assert report.out_of_order == []
+
+
+# -- issue 20: the three classes of speech, end to end -----------------------------------
+
+FIXTURES = Path("/work/shared/aaep/fixtures")
+REFERENCE_RUN = FIXTURES / "captured-minimal-producer-confirmation-run.jsonl"
+
+
+def _records(
+    frames: list[tuple[float, dict[str, object]]], settings: UserSettings
+) -> tuple[PaceReport, list[dict[str, object]]]:
+    """The replay, and the jsonl speech record of what the user heard."""
+    stream = io.StringIO()
+    report = run_recording(frames, settings, record=stream)
+    records = [json.loads(line) for line in stream.getvalue().splitlines()]
+    return report, [r for r in records if r["action"] == "speak"]
+
+
+@pytest.mark.parametrize("wpm", (180, 300))
+def test_a_coding_agents_long_answer_and_plan_are_heard_whole(wpm: int) -> None:
+    """Every sentence of a 14-sentence markdown answer is in the speech record, in order,
+    the intro before the tools it introduces, and the plan's completion is said."""
+    report, spoken = _records(agent_session_frames(), UserSettings(pace_wpm=wpm))
+    texts = [str(r["text"]) for r in spoken]
+    classes = report.classes()
+    assert classes["words"]["dropped"] == 0  # type: ignore[index]
+    assert classes["words"]["sentences"] == 14  # type: ignore[index]
+    assert report.out_of_order == []
+    answer = [
+        "I'll update two files and then run the tests.",
+        "What I changed.",
+        "Three things changed:",
+        "1: The parser now keeps the last line of a file that has no final newline.",
+        "2: The --strict flag is checked before any file is opened, so a typo fails fast.",
+        "3: Error messages name the file and the line, as in app.py:12.",
+        "The tests pass: 214 passed and 3 skipped in 9.4 seconds.",
+        "Shall I push the branch so you can open a pull request?",
+    ]
+    said = [t for t in dict.fromkeys(texts) if t in answer]
+    assert said == answer
+    # The intro sentence comes before the first tool it introduces.
+    first_tool = next(
+        i for i, t in enumerate(texts) if t.startswith(("Edit", "Read", "Uv run")) or " more: " in t
+    )
+    assert texts.index(answer[0]) < first_tool
+    # The question comes after the answer that leads to it, and before the push.
+    asked = next(i for i, t in enumerate(texts) if t.startswith("Confirmation needed."))
+    assert texts.index(answer[-1]) < asked
+    assert "All 4 steps done." in texts
+    assert not any(" more updates skipped" in t or " more update skipped" in t for t in texts)
+
+
+def _reference_run(
+    verbosity: str, path: Path = REFERENCE_RUN
+) -> tuple[PaceReport, list[dict[str, object]]]:
+    frames = recorded_frames(path.read_text(encoding="utf-8").splitlines())
+    return _records(frames, UserSettings(verbosity=verbosity))  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(not REFERENCE_RUN.exists(), reason="the shared AAEP fixtures are not here")
+@pytest.mark.parametrize(
+    "recording", sorted(FIXTURES.glob("*.jsonl")) or [REFERENCE_RUN], ids=lambda p: p.stem
+)
+def test_every_recorded_run_says_different_words_at_terse_and_detailed(recording: Path) -> None:
+    _, terse = _reference_run("terse", recording)
+    _, detailed = _reference_run("detailed", recording)
+
+    def lines(records: list[dict[str, object]]) -> list[str]:
+        # What the agent's events said, once each (not the simulated user's own keys,
+        # nor a line said again after a key cut it off).
+        return list(dict.fromkeys(str(r["text"]) for r in records if r["event_id"] is not None))
+
+    assert lines(terse) != lines(detailed)
+    # Detailed says more: a line terse does not have.
+    assert set(lines(detailed)) - set(lines(terse))
+
+
+@pytest.mark.skipif(not REFERENCE_RUN.exists(), reason="the shared AAEP fixtures are not here")
+def test_a_critical_question_withdrawn_unheard_is_said_at_critical_before_the_answer() -> None:
+    """The recorded confirmation is voided before a voice could read it: it is still said,
+    whole, at its urgency and in its place, before the agent's answer; never "No answer
+    needed any more" about a question the user never heard."""
+    _, spoken = _reference_run("normal")
+    texts = [str(r["text"]) for r in spoken]
+    withdrawn = next(i for i, t in enumerate(texts) if t.startswith("Withdrawn before you could"))
+    assert spoken[withdrawn]["urgency"] == "critical"
+    assert "Call send_email with arguments" in texts[withdrawn]
+    assert withdrawn < texts.index("Here's what I found.")
+    assert not any(t.startswith("No answer needed any more") for t in texts)

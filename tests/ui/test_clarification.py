@@ -180,11 +180,20 @@ async def test_an_exponent_books_nothing_and_a_german_user_types_a_comma(
     async with app.run_test() as pilot:
         harness.open(numeric_event())
         await pilot.pause()
-        await pilot.press("2", ".", "5", "e")
+        await pilot.press("2", ".", "5", "e", "3")
         await pilot.pause()
         field = app.screen.query_one("#answer", Input)
-        assert field.value == "2.5"  # the e was refused as it was typed
+        assert field.value == "2.53"  # the e was refused as it was typed
         assert harness.backend.said("Only a number is accepted here")
+        # issue 22 item 6: 2.53 is not what was typed; the whole entry is refused
+        await pilot.press("enter")
+        await pilot.pause()
+        assert harness.backend.texts[-1] == (
+            "A key you typed in 2.53 was not part of a number, so nothing was sent. "
+            "Type the whole number again."
+        )
+        assert field.value == ""
+        assert harness.replies == []
         field.value = "2.5e3"  # pasted
         await pilot.press("enter")
         await pilot.pause()

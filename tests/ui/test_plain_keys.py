@@ -69,7 +69,11 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
                 for text in spoken_in(records.getvalue())
                 if "Send the quarterly report" in text
             ]
-            assert question.endswith("Type A to accept or R to reject, then press Enter.")
+            # issue 22 item 11: every key it needs, the second accept key included
+            assert question.endswith(
+                "Type A to accept or R to reject, then press Enter; to accept, type C on the "
+                "next line to confirm."
+            )
             assert "Press" not in question  # no single-key help the line UI does not take
             assert core.replies == []
             await until(armed, "the keys to arm")

@@ -186,6 +186,7 @@ class EngineAnnouncer:
         # as a listener's would be; jsonl records every decision without waiting
         paced = getattr(backend, "name", settings.backend) == "text"
         self.engine = Engine(settings, paced=paced)
+        self.engine.trust_extension(self.SOURCE)  # the agent's stream, mapped by us
         self.driver = SpeechDriver(backend, voice, notify=wake)
 
     def now(self) -> float:

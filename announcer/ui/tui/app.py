@@ -23,7 +23,7 @@ from textual.geometry import Offset
 from textual.screen import Screen
 from textual.widgets import RichLog, Static
 
-from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.announcement import Announcement, Urgency, directed
 from announcer.engine.answer_guard import KeyGuard
 from announcer.engine.answer_keys import UI_SPEAKS_KEYS
 from announcer.engine.prompts import PendingPrompt, UserAnswer, waits_without_deadline
@@ -485,7 +485,9 @@ class AnnouncerApp(App[None]):
             return  # our own words, echoed back by the runtime: not producer news
         if announcement.producer_id:
             self._producers_seen.add(announcement.producer_id)
-        text = one_line(announcement.text)
+        # §11.4: the producer's words shown in their declared direction (isolated, so
+        # our own words around them keep theirs)
+        text = directed(one_line(announcement.text), announcement.direction)
         if announcement.producer_id and self._several_producers():
             text = f"{text} — {one_line(announcement.producer_id)}"
         self.history.append(HistoryEntry(text, kind=announcement.kind))
@@ -493,7 +495,7 @@ class AnnouncerApp(App[None]):
 
     @on(AnnouncementSkipped)
     def _skipped(self, message: AnnouncementSkipped) -> None:
-        """Speech fell behind and skipped this news ("3 more updates skipped."): shown here
+        """Speech fell behind and skipped this news ("3 more: 2 edits and 1 command."): shown here
         and in History, so nothing is lost (issue 14 e)."""
         announcement = message.announcement
         if announcement.kind == UI_SPEECH_KIND or not announcement.text.strip():

@@ -459,11 +459,25 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
 
 
 class NumericInput(SteadyInput):
-    """A number field that says why a key was refused instead of beeping."""
+    """A number field that says why a key was refused instead of beeping.
+
+    A refused key inside a number taints the entry (issue 22 item 6): the digits after
+    it would make another number (``2.5e3`` became 2.53), so Enter refuses the whole
+    entry and says why, until the field is emptied.
+    """
+
+    tainted = False
 
     def restricted(self) -> None:
+        if self.value:
+            self.tainted = True
         app = cast("AnnouncerHost", self.app)
         app.say(_("Only a number is accepted here, for example 42."), Urgency.CRITICAL)
+
+    @on(Input.Changed)
+    def _emptied(self, event: Input.Changed) -> None:
+        if not event.value:
+            self.tainted = False
 
 
 def parse_number(text: str, language: str = "en") -> int | float | None:
@@ -647,6 +661,18 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
             )
             return
         language = current_language()
+        field = self.query_one("#answer", NumericInput)
+        if field.tainted:
+            self.announcer.say(
+                _(
+                    "A key you typed in {text} was not part of a number, so nothing was "
+                    "sent. Type the whole number again."
+                ).format(text=one_line(text)),
+                Urgency.CRITICAL,
+                interrupt=True,
+            )
+            field.value = ""
+            return
         refusal = number_refusal(text, language)
         number = read_number(text, language).value
         if refusal is not None or number is None:

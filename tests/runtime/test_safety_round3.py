@@ -1,0 +1,420 @@
+"""Issue 22 end to end: the producer's side over real loopback sockets.
+
+Our scripted producer (tests/runtime/test_question_safety.py) sends exactly the frames a
+test gives it and keeps every reply it receives; the live session's speech goes to the
+``jsonl`` record, which is what the user hears.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from announcer.cli.commands.listen import make_driver
+from announcer.engine.prompts import UserAnswer
+from announcer.engine.settings import UserSettings
+from announcer.runtime.session import LiveSession
+from announcer.transports import TransportOptions
+from tests.producer.live import Recorder, running, wait_for
+from tests.runtime.test_question_safety import (
+    KINDS,
+    confirmation,
+    connected,
+    event,
+    scripted,
+    source,
+    started,
+)
+
+
+def listening(kind: str, server: Any, record: Path, **kw: Any) -> tuple[LiveSession, Recorder]:
+    settings = kw.pop("settings", None) or UserSettings(pace_wpm=600)
+    session = LiveSession(
+        [source(kind, server)],
+        settings,
+        TransportOptions(),
+        handshake_timeout=2.0,
+        driver=make_driver(f"jsonl:{record}", settings),
+        **kw,
+    )
+    recorder = Recorder()
+    session.subscribe(recorder)
+    return session, recorder
+
+
+def spoken(record: Path) -> list[str]:
+    """What the user heard: every ``speak`` line of the jsonl record, in order."""
+    if not record.exists():
+        return []
+    return [
+        entry["text"]
+        for entry in map(json.loads, record.read_text(encoding="utf-8").splitlines())
+        if entry.get("action") == "speak"
+    ]
+
+
+async def hears(record: Path, needle: str, timeout: float = 30) -> None:
+    try:
+        await wait_for(lambda: any(needle in text for text in spoken(record)), timeout)
+    except TimeoutError:
+        raise AssertionError(f"never heard {needle!r}; heard {spoken(record)}") from None
+
+
+# -- item 2: a clock that cannot be poisoned -------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_an_event_stamped_an_hour_ahead_leaves_the_next_question_answerable(
+    kind: str, tmp_path: Path
+) -> None:
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    session, recorder = listening(kind, server, record)
+    sid = "sess_skew"
+    question = confirmation(sid, timeout_seconds=30, action="Pay the invoice")
+    try:
+        async with running(session):
+            await connected(core, session)
+            core.push(
+                started(sid),
+                event(
+                    "agent.state.changed", sid, ago=-3600.0, from_state="idle", to_state="thinking"
+                ),
+                question,
+            )
+            prompt = await recorder.wait_prompt()
+            await hears(record, "Pay the invoice")
+            outcome = await session.answer_async(UserAnswer(prompt.reply_token, decision="reject"))
+            assert outcome.sent, outcome.message
+            await wait_for(lambda: core.wire)
+    finally:
+        await server.close()
+    assert [(m["reply_token"], m["decision"]) for m in core.wire] == [
+        (question["reply_token"], "reject")
+    ]
+    assert not any("time ran out" in text for text in spoken(record))
+
+
+# -- item 3: x-announcer is ours, never an AAEP producer's -----------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_an_aaep_producer_cannot_use_announcers_own_extension(
+    kind: str, tmp_path: Path
+) -> None:
+    """A 30 s default-accept question claiming "no time limit" and "allow from now on"."""
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    session, recorder = listening(kind, server, record)
+    sid = "sess_ext"
+    question = confirmation(
+        sid,
+        timeout_seconds=30,
+        default_decision="accept",
+        action="Wire the savings to a new account",
+        extensions={"x-announcer": {"no_timeout": True, "always": ["accept"]}},
+    )
+    question["@context"] = [question["@context"], "urn:announcer:x-announcer:v1"]
+    try:
+        async with running(session):
+            await connected(core, session)
+            core.push(started(sid), question)
+            prompt = await recorder.wait_prompt()
+            await hears(record, "Wire the savings")
+    finally:
+        await server.close()
+    assert prompt.event.extensions is None
+    said = " ".join(spoken(record))
+    assert "no time limit" not in said
+    assert "from now on" not in said.lower()
+    assert "30 seconds" in said
+    codes = {d.reasons for d in session.engine.diagnostics.recent()}
+    assert ("extension.untrusted",) in codes
+
+
+# -- item 4: voiding only on evidence --------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_change_naming_no_question_voids_neither_of_two(kind: str, tmp_path: Path) -> None:
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    session, recorder = listening(kind, server, record)
+    sid = "sess_two"
+    first = confirmation(sid, 2, action="Pay the rent")
+    second = confirmation(sid, 3, action="Pay the phone bill")
+    try:
+        async with running(session):
+            await connected(core, session)
+            core.push(
+                started(sid, 0),
+                event(
+                    "agent.state.changed", sid, 1, from_state="thinking", to_state="awaiting_input"
+                ),
+                first,
+                second,
+                event(
+                    "agent.state.changed", sid, 4, from_state="awaiting_input", to_state="thinking"
+                ),
+            )
+            await hears(record, "The agent went on working; your question is still open.")
+            await recorder.wait_until(lambda: len(recorder.prompts) >= 1)
+            outcome = await session.answer_async(
+                UserAnswer(first["reply_token"], decision="reject")
+            )
+            assert outcome.sent, outcome.message
+            await wait_for(lambda: core.wire)
+    finally:
+        await server.close()
+    assert [(m["reply_token"], m["decision"]) for m in core.wire] == [
+        (first["reply_token"], "reject")
+    ]
+    assert not any("No answer needed any more" in text for text in spoken(record))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_question_resolved_elsewhere_is_said_once_and_a_key_sends_nothing(
+    kind: str, tmp_path: Path
+) -> None:
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    session, _recorder = listening(kind, server, record)
+    sid = "sess_else"
+    question = confirmation(sid, 1, action="Transfer 500 dollars")
+    try:
+        async with running(session):
+            await connected(core, session)
+            core.push(started(sid, 0), question)
+            await hears(record, "Transfer 500 dollars")
+            core.push(
+                event(
+                    "agent.state.changed",
+                    sid,
+                    2,
+                    from_state="awaiting_input",
+                    to_state="calling_tool",
+                    correlation_id=question["event_id"],
+                    summary_normal="User accepted the transfer; proceeding.",
+                )
+            )
+            await hears(record, "Answered elsewhere")
+            outcome = await session.answer_async(
+                UserAnswer(question["reply_token"], decision="accept")
+            )
+    finally:
+        await server.close()
+    assert not outcome.sent
+    assert "answered elsewhere" in outcome.message
+    assert core.wire == []
+    assert sum("Answered elsewhere" in text for text in spoken(record)) == 1
+
+
+# -- item 5 (and 11): malformed questions and errors keep their words ------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_malformed_confirmation_and_an_invalid_error_are_said_with_their_words(
+    kind: str, tmp_path: Path
+) -> None:
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    session, recorder = listening(kind, server, record)
+    sid = "sess_bad"
+    bad = confirmation(
+        sid,
+        1,
+        action="Close the savings account",
+        consequence="The balance moves to checking.",
+        risk_level="high",
+        irreversible=True,
+        default_decision="accept-ish",
+        timeout_seconds=120,
+    )
+    # as the reference producers send it: error_message is not in the schema
+    errored = event(
+        "agent.session.errored",
+        "sess_other",
+        1,
+        urgency="critical",
+        error_category="transient",
+        summary_normal="Error: ConnectionError",
+        error_message="the bank's server went away",
+    )
+    try:
+        async with running(session):
+            await connected(core, session)
+            core.push(started(sid, 0), bad, started("sess_other", 0), errored)
+            prompt = await recorder.wait_prompt()
+            await hears(record, "only reject is offered")
+            await hears(record, "Error: ConnectionError")
+            assert prompt.malformed
+            outcome = await session.answer_async(UserAnswer(prompt.reply_token, decision="reject"))
+            assert outcome.sent, outcome.message
+            await wait_for(lambda: core.wire)
+    finally:
+        await server.close()
+    assert [(m["reply_token"], m["decision"]) for m in core.wire] == [
+        (bad["reply_token"], "reject")
+    ]
+    said = " ".join(spoken(record))
+    for words in (
+        "Close the savings account",
+        "The balance moves to checking.",
+        "High risk.",
+        "This cannot be undone.",
+        "it will be rejected",
+        "the bank's server went away",
+    ):
+        assert words in said, (words, said)
+    lines = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+    error_lines = [e for e in lines if "Error: ConnectionError" in e.get("text", "")]
+    assert error_lines and all(e.get("urgency", "critical") == "critical" for e in error_lines)
+
+
+# -- item 7: the first language of the chain that the event offers --------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_spanish_variant_is_spoken_in_spanish_to_a_french_then_spanish_listener(
+    kind: str, tmp_path: Path
+) -> None:
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    settings = UserSettings(pace_wpm=600, languages=["fr", "es"])
+    session, _recorder = listening(kind, server, record, settings=settings)
+    sid = "sess_lang"
+    news = event(
+        "agent.session.started",
+        sid,
+        0,
+        summary_normal="Starting the monthly report.",
+        summary_normal_es="Empezando el informe mensual.",
+    )
+    try:
+        async with running(session):
+            await connected(core, session)
+            core.push(news)
+            await hears(record, "Empezando el informe mensual.")
+    finally:
+        await server.close()
+    lines = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+    [said] = [e for e in lines if e.get("text") == "Empezando el informe mensual."]
+    assert said["language"].startswith("es")
+    assert not any("Starting the monthly report" in e.get("text", "") for e in lines)
+
+
+# -- item 8: coalesce_hint none is not cut at our sentence ends (§4.3.3) -------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_none_chunks_wait_for_the_producers_boundary(kind: str, tmp_path: Path) -> None:
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    session, _recorder = listening(kind, server, record)
+    sid = "sess_none"
+
+    def chunk(seq: int, text: str, position: int, hint: str, complete: bool = False) -> Any:
+        return event(
+            "agent.output.streaming",
+            sid,
+            seq,
+            chunk=text,
+            position=position,
+            complete=complete,
+            coalesce_hint=hint,
+            output_id="out_n1",
+        )
+
+    try:
+        async with running(session):
+            await connected(core, session)
+            core.push(
+                started(sid, 0),
+                chunk(1, "Dr. Smith paid 3. ", 0, "none"),
+                chunk(2, "Then the bank closed.", 18, "none"),
+                event(
+                    "agent.state.changed",
+                    sid,
+                    3,
+                    from_state="thinking",
+                    to_state="thinking",
+                    summary_normal="Marker one.",
+                ),
+            )
+            await hears(record, "Marker one.")
+            assert not any("Smith" in text for text in spoken(record))
+            core.push(chunk(4, " Done", 39, "completion", complete=True))
+            await hears(record, "Done")
+    finally:
+        await server.close()
+    said = " ".join(t for t in spoken(record) if "Smith" in t or "bank" in t or "Done" in t)
+    assert "Dr. Smith paid 3. Then the bank closed." in said
+
+
+# -- item 8: every spoken interpolation is sanitised ----------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_producer_name_with_escape_codes_never_reaches_speech(
+    kind: str, tmp_path: Path
+) -> None:
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    session, _recorder = listening(kind, server, record)
+    evil = {"agent_id": "evil", "agent_name": "Evil\x1b[31m\u202eAgent\x07"}
+    sid = "sess_evil"
+    frames = [
+        started(sid, 0),
+        confirmation(sid, 2, action="First thing"),
+        confirmation(sid, 3, action="Second thing"),  # "... The latest is from <name>."
+    ]
+    for frame in frames:
+        frame["producer"] = evil
+    try:
+        async with running(session):
+            await connected(core, session)
+            core.push(*frames)
+            await hears(record, "The latest is from")
+    finally:
+        await server.close()
+    raw = record.read_text(encoding="utf-8")
+    assert "\x1b" not in raw and "\\u001b" not in raw
+    assert "\u202e" not in raw and "\\u202e" not in raw
+    assert "\x07" not in raw and "\\u0007" not in raw
+    assert any("EvilAgent" in t or "Evil Agent" in t for t in spoken(record))
+
+
+# -- item 8: a producer over its agreed rate is logged (§10 T4) ------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_producer_over_its_agreed_rate_is_logged(kind: str, tmp_path: Path) -> None:
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    settings = UserSettings(pace_wpm=600, max_events_per_second=2)
+    session, _recorder = listening(kind, server, record, settings=settings)
+    sid = "sess_rate"
+    burst = [
+        event("agent.tool.invoked", sid, n, tool="read_file", summary_normal=f"Reading {n}.")
+        for n in range(1, 41)
+    ]
+    try:
+        async with running(session):
+            await connected(core, session)
+            [sub] = list(core.subscriptions.values())
+            assert sub.capabilities["max_events_per_second"] == 2
+            core.push(started(sid, 0), *burst)
+            await wait_for(
+                lambda: any(
+                    "rate.exceeded" in r.reasons for r in session.engine.diagnostics.recent()
+                )
+            )
+    finally:
+        await server.close()
+    [logged] = [r for r in session.engine.diagnostics.recent() if "rate.exceeded" in r.reasons]
+    assert "max_events_per_second" in " ".join(logged.details)
+    report = "\n".join(session.diagnostics_report())
+    assert "rate.exceeded" in report or "faster than" in report
