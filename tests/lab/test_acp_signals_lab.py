@@ -55,6 +55,7 @@ def answer_until_running(run: AgentRun, seconds: str) -> None:
     """Accept the command when asked (with the confirming key when one is asked for),
     until the waiting command runs; Claude Code may also run it without asking."""
     deadline = time.monotonic() + 120
+    accepted = False
     while not running_with(seconds):
         if time.monotonic() > deadline:
             raise AssertionError(f"the command never ran; printed: {run.seen}")
@@ -65,8 +66,10 @@ def answer_until_running(run: AgentRun, seconds: str) -> None:
         run.seen.append(line)
         if "Accept or reject" in line:
             run.answer("a")
-        elif "to confirm" in line:
+            accepted = True
+        elif accepted and "then Enter to confirm" in line:
             run.type("c")  # not low risk: a second, confirming key
+            accepted = False
 
 
 def descendants(root: int) -> set[int]:
