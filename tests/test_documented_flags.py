@@ -36,6 +36,7 @@ FOREIGN_FLAGS = {
     "--permission-mode": "claude",
     "--acp": "gemini, qwen, cline and copilot (ACP mode)",
     "--approval-mode": "gemini and qwen",
+    "--recursive": "rm (docs/tui.md: a long option read as its short form)",
     "--force": "git push",
     "--user": "pip",
 }

@@ -80,8 +80,9 @@ TEMPLATE = """\
 # this one (0-10; 0 turns the wait off, which is not recommended).
 # answer_arming_seconds = 1.0
 
-# Which confirmations take two keys to accept (A, then Enter): "risky" (all but the
-# low-risk, reversible ones) or "always". Rejecting always takes one key.
+# Which confirmations take two keys to accept (A, then Enter): "risky" (high-risk or
+# irreversible ones, and any whose risk is not stated; low and medium risk take one key)
+# or "always". Rejecting always takes one key.
 # two_key_accept = "risky"
 
 # Seconds between reminders that a question is still waiting, for agents that wait

@@ -6,14 +6,21 @@ answer the question the user was told about:
 * **Bound to the question shown.** Every key press names the question that was on
   screen (or being asked) when it was pressed; a key for any other question is refused.
 * **Arming.** When a question appears, or replaces another, its answer keys wait until
-  ``arming_seconds`` have passed *and* the question's first words have been spoken
-  (the time of :data:`FIRST_WORDS` words at the user's pace after its speech started).
-  A key in that window was meant for what the user heard before, so it is refused
-  with a spoken reason; nothing is sent.
-* **Two keys to accept the irreversible.** Accepting a confirmation that is not a
-  known low-risk, reversible action takes a second, different key: ``accept`` asks
-  "Accept: <action>? Enter to confirm, Escape to go back", then ``confirm`` sends it
-  and ``back`` returns to the question. Rejecting always takes one key. The setting
+  ``arming_seconds`` have passed *and* its own speech has started and its first
+  :data:`FIRST_WORDS` words were said (at the user's pace). There is no time-out after
+  which unheard keys work (issue 20: after the old 8 s fallback an ``rm -rf`` was
+  accepted unheard): when no voice works (:attr:`KeyGuard.voice_working` False), the
+  question on screen is its presentation and the keys arm after ``arming_seconds``.
+* **An early key costs nothing.** A key in that window was meant for what the user heard
+  before: nothing is sent, and the user gets a two-word cue ("Not yet."), at most once
+  per :data:`CUE_INTERVAL_SECONDS`; the question is never read again for it.
+* **Heard before a risky yes.** Accepting a high-risk or irreversible question also needs
+  the question to have been said through (its words at the user's pace from the start
+  of its speech, :meth:`KeyGuard.speech_started`), or shown with no voice working.
+* **Two keys to accept the risky.** A low- or medium-risk accept is one key once armed.
+  Accepting a high-risk or irreversible one (or one whose risk is not stated) takes a
+  second, different key: ``accept`` asks to confirm, then ``confirm`` sends it and
+  ``back`` returns to the question. Rejecting always takes one key. The setting
   ``two_key_accept = "always"`` asks for both keys on every confirmation; no setting
   makes an irreversible accept a single key.
 * **Two keys for "always".** An answer the agent remembers (``accept_always``,
@@ -30,7 +37,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from announcer.command_analysis import analyse, scan_text
 from announcer.engine.phrases import N_
+from announcer.engine.prompts import ANNOUNCER_EXTENSION
 
 KeyIntent = Literal[
     "accept", "reject", "accept_always", "reject_always", "answer", "confirm", "back"
@@ -42,33 +51,66 @@ VerdictKind = Literal["send", "refused", "confirm_step", "back"]
 
 #: Words of a question that must have been spoken before its keys work.
 FIRST_WORDS: Final = 2
-#: If a question's speech never starts (no working voice, a long queue), the keys arm this
-#: long after it appeared anyway: the text is on the screen, and a question must never
-#: become impossible to answer.
-SPEECH_WAIT_LIMIT: Final = 8.0
 DEFAULT_ARMING_SECONDS: Final = 1.0
 #: A confirm by the very key that started the accept (Enter on the Accept button, then
 #: Enter) must come at least this long after it, so a double press is not two decisions.
 SAME_KEY_CONFIRM_SECONDS: Final = 0.5
+#: An early key's cue is said at most this often: a user pressing again and again while
+#: the question is read hears one "Not yet.", and the question goes on.
+CUE_INTERVAL_SECONDS: Final = 2.0
+
+
+def _field(event: object, name: str) -> object:
+    if isinstance(event, dict):
+        return event.get(name)
+    return getattr(event, name, None)
+
+
+def command_of(event: object) -> str | None:
+    """The command a question's agent will run, as announcer's own mappings record it
+    (``x-announcer`` ``command``: hooks, ACP permissions); None for other questions."""
+    extensions = _field(event, "extensions")
+    ours = extensions.get(ANNOUNCER_EXTENSION) if isinstance(extensions, dict) else None
+    command = ours.get("command") if isinstance(ours, dict) else None
+    return command if isinstance(command, str) and command.strip() else None
+
+
+def reads_literally(event: object) -> bool:
+    """The question's action names commands, paths or code as written (announcer's own
+    mappings mark it, ``x-announcer`` ``literal``): read as written, never markdown-cleaned."""
+    extensions = _field(event, "extensions")
+    ours = extensions.get(ANNOUNCER_EXTENSION) if isinstance(extensions, dict) else None
+    return isinstance(ours, dict) and (ours.get("literal") is True or "command" in ours)
+
+
+def is_high_risk(event: object) -> bool:
+    """High risk, irreversible (either way of saying it), or a command that is (issue 22:
+    risk follows the command, never the agent's own words alone)."""
+    irreversible = _field(event, "irreversible") is True or (
+        _field(event, "reversibility") == "irreversible"
+    )
+    if irreversible or _field(event, "risk_level") == "high":
+        return True
+    command = command_of(event)
+    if command is not None:
+        analysis = analyse(command)
+        if analysis.risk == "high" or analysis.irreversible:
+            return True
+    # a dangerous command named in the action counts too, whatever else the event says
+    # (an AAEP producer's own words, or a command field that tries to say otherwise)
+    action = _field(event, "action")
+    return isinstance(action, str) and scan_text(action) is not None
 
 
 def accept_needs_two_keys(event: object, rule: TwoKeyRule = "risky") -> bool:
-    """True unless the producer says the action is low risk and can be undone.
+    """True for a high-risk or irreversible question, or one whose risk is not stated.
 
-    Reads the §4.4.1 fields by name (a protocol model or a plain mapping). Irreversible
-    (either way of saying it), high, medium or unstated risk all take two keys.
+    Reads the §4.4.1 fields by name (a protocol model or a plain mapping). A low- or
+    medium-risk accept is one key (issue 20); ``rule="always"`` asks for two on all.
     """
     if rule == "always":
         return True
-
-    def field(name: str) -> object:
-        if isinstance(event, dict):
-            return event.get(name)
-        return getattr(event, name, None)
-
-    irreversible = field("irreversible") is True or field("reversibility") == "irreversible"
-    reversible = field("reversibility") in (None, "reversible")
-    return irreversible or not reversible or field("risk_level") != "low"
+    return is_high_risk(event) or _field(event, "risk_level") not in ("low", "medium")
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +167,35 @@ def confirm_step_text(intent: str, *, typed: bool = False) -> str:
     return CONFIRM_ACCEPT_TYPED if typed else CONFIRM_ACCEPT
 
 
+#: The confirm step names the action by at most this many words: the question was just
+#: heard, and a long command is never read a second time (issue 20).
+CONFIRM_STEP_WORDS: Final = 14
+
+
+def confirm_step_action(action: str, command: str | None = None) -> str:
+    """The action as the confirm step names it: its first sentence, or its first words;
+    with the command it runs when short, else its dangerous parts (never the title alone)."""
+    words = " ".join(action.split()).rstrip(".?").split()
+    first: list[str] = []
+    named = ""
+    for word in words:
+        first.append(word)
+        if word.endswith((".", "?", "!")) and len(first) > 2:
+            named = " ".join(first).rstrip(".?!")
+            break
+    if not named:
+        named = " ".join(words[:CONFIRM_STEP_WORDS]).rstrip(",;:")
+        if len(words) > CONFIRM_STEP_WORDS:
+            named += "…"
+    if command is not None:
+        analysis = analyse(command)
+        if not analysis.is_long and " ".join(analysis.normalised.split()) not in named:
+            named += ": " + " ".join(analysis.normalised.split())
+        elif analysis.is_long and analysis.dangerous:
+            named += ": " + "; ".join(analysis.dangerous[:2])
+    return named
+
+
 def withdrawn_text(intent: str) -> str:
     """The msgid said when the user goes back from the confirm step of ``intent``."""
     return ACCEPT_WITHDRAWN if intent == "accept" else ALWAYS_WITHDRAWN
@@ -135,19 +206,12 @@ _NOT_SHOWN = KeyVerdict(
     "not_shown",
     N_("Nothing was sent: that key was meant for a question that is no longer on screen."),
 )
-_ARMING_NEW = KeyVerdict(
-    "refused",
-    "arming",
-    N_("Nothing was sent: this question has only just appeared. Listen to it, then answer."),
-)
-_ARMING_REPLACED = KeyVerdict(
-    "refused",
-    "arming",
-    N_(
-        "Nothing was sent: the question changed just before your key. "
-        "Listen to the new question, then answer."
-    ),
-)
+#: The cue for an early key: two words, never a sentence that delays the question.
+NOT_YET: Final = N_("Not yet.")
+_ARMING = KeyVerdict("refused", "arming", NOT_YET)
+_ARMING_QUIET = KeyVerdict("refused", "arming", "")
+_NOT_HEARD = KeyVerdict("refused", "not_heard", NOT_YET)
+_NOT_HEARD_QUIET = KeyVerdict("refused", "not_heard", "")
 _NOTHING_TO_CONFIRM = KeyVerdict(
     "refused", "nothing_to_confirm", N_("There is nothing to confirm.")
 )
@@ -164,10 +228,12 @@ class _Shown:
     presented_at: float
     replaced: bool
     spoken_at: float | None = None
+    heard_at: float | None = None
     confirming: bool = False
     step_key: str = ""
     step_at: float = 0.0
     step_intent: str = ""
+    cued_at: float | None = None
 
 
 class KeyGuard:
@@ -182,6 +248,9 @@ class KeyGuard:
         self.arming_seconds = max(0.0, arming_seconds)
         self.pace_wpm = max(1, pace_wpm)
         self.two_key_rule: TwoKeyRule = two_key_rule
+        #: A voice works: keys wait for the question's speech. False (no voice, or only
+        #: printed text): the question on screen is what the user was told.
+        self.voice_working = True
         self._shown: _Shown | None = None
         self._last_token: str | None = None
 
@@ -215,16 +284,22 @@ class KeyGuard:
         self._shown = _Shown(token, now, replaced)
         self._last_token = token
 
-    def speech_started(self, token: str, now: float) -> None:
-        """Speech about the shown question began (the first time counts)."""
-        shown = self._shown
-        if shown is not None and shown.token == token and shown.spoken_at is None:
-            shown.spoken_at = now
+    def speech_started(self, token: str, now: float, words: str = "") -> None:
+        """Speech about the shown question began (its first start arms the keys).
 
-    def restart_speech(self, token: str) -> None:
-        """The question is being read again after a refused key: arm on its new start."""
-        if self._shown is not None and self._shown.token == token:
-            self._shown.spoken_at = None
+        ``words``: the text that began, so the guard knows when the question has been
+        said through (each part of it extends that time).
+        """
+        shown = self._shown
+        if shown is None or shown.token != token:
+            return
+        if shown.spoken_at is None:
+            shown.spoken_at = now
+        if shown.heard_at is not None and now >= shown.heard_at:
+            return  # said through already: hearing it again (F2, W) never delays a key
+        if words:
+            through = now + _seconds_to_say(words, self.pace_wpm)
+            shown.heard_at = through if shown.heard_at is None else max(shown.heard_at, through)
 
     def hide(self, token: str | None = None) -> None:
         """The question left the screen (answered, withdrawn, put off)."""
@@ -232,18 +307,29 @@ class KeyGuard:
             self._shown = None
 
     def armed_at(self) -> float | None:
-        """When the shown question's keys start to work (None: nothing shown)."""
+        """When the shown question's keys start to work (None: nothing shown; infinity:
+        not until its speech starts)."""
         shown = self._shown
         if shown is None:
             return None
-        if self.arming_seconds == 0:
-            return shown.presented_at
         by_time = shown.presented_at + self.arming_seconds
-        limit = shown.presented_at + max(self.arming_seconds, SPEECH_WAIT_LIMIT)
+        if not self.voice_working or self.arming_seconds == 0:
+            return by_time  # no voice: the screen told it; 0: the user turned waits off
         if shown.spoken_at is None:
-            return max(by_time, limit)
-        heard = shown.spoken_at + FIRST_WORDS * 60.0 / self.pace_wpm
-        return max(by_time, min(heard, limit))
+            return float("inf")
+        return max(by_time, shown.spoken_at + FIRST_WORDS * 60.0 / self.pace_wpm)
+
+    def heard_at(self) -> float | None:
+        """When the shown question has been said through (infinity: not started yet)."""
+        shown = self._shown
+        if shown is None:
+            return None
+        armed = self.armed_at()
+        if not self.voice_working or self.arming_seconds == 0 or armed is None:
+            return armed
+        if shown.spoken_at is None:
+            return float("inf")
+        return max(armed, shown.heard_at or shown.spoken_at)
 
     # -- keys -------------------------------------------------------------------------
 
@@ -255,6 +341,7 @@ class KeyGuard:
         *,
         two_keys: bool = False,
         key: str = "",
+        must_be_heard: bool = False,
     ) -> KeyVerdict:
         """A key pressed while ``token`` was on screen; ``two_keys``: accept needs confirming.
 
@@ -263,6 +350,8 @@ class KeyGuard:
 
         ``two_keys`` comes from :func:`accept_needs_two_keys` for the question; the
         ``always`` rule is applied here as well, so no caller can loosen it.
+        ``must_be_heard`` (:func:`is_high_risk`): an accept waits until the question was
+        said through.
         """
         shown = self._shown
         if shown is None or token is None or shown.token != token:
@@ -283,7 +372,11 @@ class KeyGuard:
             return KeyVerdict("send", "confirmed", intent=shown.step_intent or "accept")
         armed = self.armed_at()
         if armed is not None and now < armed:
-            return _ARMING_REPLACED if shown.replaced else _ARMING_NEW
+            return _ARMING if self._cue(shown, now) else _ARMING_QUIET
+        accepting = intent == "accept" or intent == "accept_always"
+        heard = self.heard_at()
+        if accepting and must_be_heard and heard is not None and now < heard:
+            return _NOT_HEARD if self._cue(shown, now) else _NOT_HEARD_QUIET
         if intent == "accept" or intent in ALWAYS_INTENTS:
             if shown.confirming:
                 return _CONFIRM_PENDING  # the same key twice is not two deliberate keys
@@ -294,3 +387,17 @@ class KeyGuard:
                 return KeyVerdict("confirm_step", code, intent=intent)
         shown.confirming = False
         return KeyVerdict("send", intent, intent=intent)
+
+    @staticmethod
+    def _cue(shown: _Shown, now: float) -> bool:
+        """Whether an early key gets its cue now (not again within the interval)."""
+        if shown.cued_at is not None and now - shown.cued_at < CUE_INTERVAL_SECONDS:
+            return False
+        shown.cued_at = now
+        return True
+
+
+def _seconds_to_say(text: str, pace_wpm: int) -> float:
+    """How long ``text`` takes at ``pace_wpm`` (as the scheduler estimates it)."""
+    words = max(text.count(" ") + 1, len(text) / 6.0)
+    return words * 60.0 / pace_wpm

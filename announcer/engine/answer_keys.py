@@ -28,6 +28,8 @@ class AnswerKeys:
     # a confirmation whose accept takes two keys (answer_guard.accept_needs_two_keys):
     # every key it needs is named, the second one too; "" uses ``confirmation``
     confirmation_two_keys: str = ""
+    #: after a question naming a long command: the key that reads it whole
+    whole_command: str = ""
 
 
 # The Textual dialogs bind these (announcer/ui/tui/modals.py): A or Y accepts, R, N or Escape
@@ -38,7 +40,8 @@ KEY_PRESS_ANSWER_KEYS: Final = AnswerKeys(
     yes_no=N_("Press Y for yes or N for no."),
     numeric=N_("Type a number and press Enter."),
     freetext=N_("Type your answer and press Enter."),
-    confirmation_two_keys=N_("Press A, then Enter, to accept, or R to reject."),
+    confirmation_two_keys=N_("A then Enter accepts, R rejects."),
+    whole_command=N_("W reads the whole command."),
 )
 # The plain line UI (announcer/ui/plain.py) reads whole lines: a or r, y or n, a number.
 TYPED_LINE_ANSWER_KEYS: Final = AnswerKeys(
@@ -51,6 +54,7 @@ TYPED_LINE_ANSWER_KEYS: Final = AnswerKeys(
         "Type A to accept or R to reject, then press Enter; to accept, type C on the next "
         "line to confirm."
     ),
+    whole_command=N_("Type W then Enter to hear the whole command."),
 )
 # For an interface that speaks its own key help when it shows the question.
 UI_SPEAKS_KEYS: Final = AnswerKeys("", "", "", "", "")

@@ -24,8 +24,14 @@ from collections import Counter
 from functools import lru_cache
 from typing import Final, NamedTuple
 
+from announcer.command_analysis import analyse, literal_for_speech
 from announcer.engine.announcement import Announcement, Urgency
-from announcer.engine.answer_guard import accept_needs_two_keys
+from announcer.engine.answer_guard import (
+    accept_needs_two_keys,
+    command_of,
+    is_high_risk,
+    reads_literally,
+)
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
 from announcer.engine.earcons import EARCON_FOR_EVENT
 from announcer.engine.phrases import N_, duration_phrase
@@ -713,11 +719,33 @@ class Policy:
         """The answering UI's key help, unless that UI speaks its own."""
         return self._own_phrase(msgid) if msgid else None
 
+    def _literal_text(self, event: AaepEvent, field_name: str) -> Spoken | None:
+        """A field holding a command, read as written (issue 21): never markdown-cleaned,
+        the symbols a voice drops named (``dist/*``, ``__pycache__``, ``~``)."""
+        text = event.text(field_name)
+        if not text:
+            return None
+        language = self._text_language(event)
+        return Spoken(literal_for_speech(text, language), language)
+
     def _confirmation(self, event: AwaitingConfirmation) -> Wording:
         """Action, consequence, risk, reversibility, timeout and keys (chapter 6)."""
         level = self.level_for(event)
         parts: list[Spoken | None] = [self._own_phrase("Confirmation needed.")]
-        if level == "terse":
+        command = command_of(event)
+        if command is not None:
+            # What will run is said at every verbosity, as written (issue 22).
+            parts += [
+                self._literal_text(event, "action"),
+                self._producer_text(event, "consequence") if level != "terse" else None,
+            ]
+        elif reads_literally(event) and level != "terse":
+            # paths and code named as written (issue 21), never tidied as markdown
+            parts += [
+                self._literal_text(event, "action"),
+                self._producer_text(event, "consequence"),
+            ]
+        elif level == "terse":
             parts.append(
                 self._producer_text(event, "summary_terse") or self._producer_text(event, "action")
             )
@@ -726,9 +754,12 @@ class Policy:
                 self._producer_text(event, "action"),
                 self._producer_text(event, "consequence"),
             ]
-        if event.risk_level == "high":
+        # risk follows what will run: a dangerous command named in the action is high
+        # risk whatever the producer declared (issue 22)
+        risk = "high" if is_high_risk(event) else event.risk_level
+        if risk == "high":
             parts.append(self._own_phrase("High risk."))
-        elif event.risk_level == "medium":
+        elif risk == "medium":
             parts.append(self._own_phrase("Medium risk."))
         reversibility = {
             "irreversible": N_("This cannot be undone."),
@@ -741,7 +772,7 @@ class Policy:
         elif event.irreversible:
             cannot_undo = reversibility["irreversible"]
             parts.append(self._own_phrase(cannot_undo))
-        if level == "detailed":
+        if level == "detailed" and not reads_literally(event):
             parts.append(self._producer_text(event, "summary_detailed"))
         if waits_without_timeout(event):
             # An ACP agent waits for the answer (formats/acp.py): no deadline to announce.
@@ -752,12 +783,17 @@ class Policy:
                     self._timeout_phrase(event.timeout_seconds, event.default_decision, event)
                 )
             )
-        keys = self.answer_keys.confirmation
-        if self.answer_keys.confirmation_two_keys and accept_needs_two_keys(
-            event, self.settings.two_key_accept
-        ):
-            keys = self.answer_keys.confirmation_two_keys  # every key it needs is named
-        parts.append(self._keys(keys))
+        keys = self.answer_keys
+        two_keys = accept_needs_two_keys(event, self.settings.two_key_accept)
+        parts.append(
+            self._keys(
+                keys.confirmation_two_keys
+                if two_keys and keys.confirmation_two_keys
+                else keys.confirmation
+            )
+        )
+        if command is not None and analyse(command).is_long:
+            parts.append(self._keys(keys.whole_command))
         return [part for part in parts if part]
 
     def _timeout_phrase(

@@ -66,8 +66,9 @@ class UserSettings(BaseModel):
     # its first words were spoken), so a key meant for the last question never answers
     # this one (announcer.engine.answer_guard). 0 turns the wait off; not recommended.
     answer_arming_seconds: float = Field(default=1.0, ge=0.0, le=10.0)
-    # Which confirmations need a second, different key to accept: "risky" (all but the
-    # known low-risk, reversible ones) or "always". There is deliberately no "never".
+    # Which confirmations need a second, different key to accept: "risky" (high-risk or
+    # irreversible ones, and those whose risk is not stated) or "always". There is
+    # deliberately no "never".
     two_key_accept: Literal["risky", "always"] = "risky"
     # A question whose agent waits without a deadline (ACP permissions) is said to be
     # still waiting every this many seconds while it stays open; 0 turns it off.

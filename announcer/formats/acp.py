@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import difflib
 import posixpath
-import re
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from announcer.command_analysis import analyse, higher_risk
 from announcer.formats.base import AdapterOutput, FormatAdapter, JsonObject, get_str
-from announcer.formats.builder import AaepBuilder, SessionState
-from announcer.formats.speakable import clip
+from announcer.formats.builder import AaepBuilder, SessionState, mark_command, mark_literal
+from announcer.formats.speakable import clip, command_in_words
 from announcer.i18n.translate import translator
 
 #: the longest an agent is given to wait for a confirmation: ACP has no timeout, the agent
@@ -49,11 +50,6 @@ EXTENSION_CONTEXT = "urn:announcer:x-announcer:v1"
 _IRREVERSIBLE_KINDS = frozenset({"delete"})
 _HIGH_RISK_KINDS = frozenset({"delete", "move"})
 _LOW_RISK_KINDS = frozenset({"read", "search", "think", "fetch"})
-# Commands that destroy or publish: their permission is high risk whatever the kind says.
-_DANGEROUS_COMMAND = re.compile(
-    r"\brm\s+-[a-z]*[rf]|\bgit\s+push\b.*--force|\bdrop\s+(table|database)\b|\bmkfs\b|\bdd\s+if=",
-    re.IGNORECASE,
-)
 _ALLOW_ONCE, _ALLOW_ALWAYS, _REJECT_ONCE, _REJECT_ALWAYS = (
     "allow_once",
     "allow_always",
@@ -73,6 +69,10 @@ class _Tool:
     announced: bool = False
     finished: bool = False
     asked: bool = False  # a permission request stands for its announcement
+    # what its diffs do, kept from the update that brought them (they often come before
+    # the permission request): "adds 3 lines and removes 1 in src/app.py"
+    changes: list[str] = field(default_factory=list)
+    command: str | None = None  # the command it runs (rawInput.command)
 
 
 @dataclass(slots=True)
@@ -369,6 +369,12 @@ class AcpAdapter(FormatAdapter):
         paths = _locations(update.get("locations"), session.cwd)
         if paths:
             tool.locations = paths
+        changes = _change_summaries(update.get("content"), session.cwd, self.language)
+        if changes:
+            tool.changes = changes
+        command = _raw_command(update)
+        if command is not None:
+            tool.command = command
         status = get_str(update, "status")
         if not tool.announced and status in ("in_progress", "completed", "failed"):
             if call_id in session.due:
@@ -577,26 +583,49 @@ class AcpAdapter(FormatAdapter):
             session.due.remove(call_id)
         tool.asked = True
         self._announce_due(session, now)
-        title = " ".join((get_str(call, "title") or tool.title or "").split())
+        # a title's code marks are markdown (older adapters), never part of what runs
+        title = " ".join((get_str(call, "title") or tool.title or "").replace("`", "").split())
         kind = get_str(call, "kind") or tool.kind
         description = get_str(call, "rawInput", "description") or tool.description
-        command = get_str(call, "rawInput", "command") or title
+        # What will run decides the risk and is said, never the title or kind alone
+        # (issue 22): "List the files" that runs rm -rf ~ is a high-risk delete.
+        command = _raw_command(call) or tool.command
+        # an "execute" call without rawInput is titled by its command (Claude's adapters)
+        judged = command or (title if kind == "execute" and title else None)
+        analysis = analyse(judged) if judged is not None else None
         options = _options(params.get("options"))
         allowed = ["reject"] + (["accept"] if _ALLOW_ONCE in options else [])
         risk = "low" if kind in _LOW_RISK_KINDS else "medium"
-        if kind in _HIGH_RISK_KINDS or _DANGEROUS_COMMAND.search(command or ""):
+        if kind in _HIGH_RISK_KINDS:
             risk = "high"
+        if analysis is not None:
+            risk = higher_risk(risk, analysis.risk)
         action = title or self._t("a {kind} step").format(kind=kind)
+        if command is not None:
+            said = command_in_words(command, self.language).rstrip(".")
+            flat = " ".join(command.split())
+            if " ".join(title.replace("`", "").split()) == flat:
+                action = said  # titled by its command (`rm -rf build`): said once, as run
+            else:
+                # the title's code marks are markdown, not part of what runs
+                action = " ".join(action.replace("`", "").split())
+                if flat not in action or len(flat) > len(said):
+                    command_words = self._t("Command: {command}").format(command=said)
+                    action = f"{_sentence(action)} {command_words}"
         files = ", ".join(tool.locations[:3]) if tool.locations else ""
-        consequence = description or (
-            self._t("It touches {files}.").format(files=files)
-            if files
-            else self._t("It runs only if you accept.")
+        changes = _change_summaries(call.get("content"), session.cwd, self.language) or (
+            tool.changes
         )
-        if description and files:
-            consequence = f"{_sentence(description)} " + self._t("It touches {files}.").format(
-                files=files
-            )
+        touches = (
+            _sentence("; ".join(changes))
+            if changes
+            else self._t("It touches {files}.").format(files=files)
+            if files
+            else ""
+        )
+        consequence = description or touches or self._t("It runs only if you accept.")
+        if description and touches:
+            consequence = f"{_sentence(description)} {touches}"
         token_seed = f"permission-{request_key}"
         event = self.builder.confirmation(
             session.state,
@@ -615,7 +644,8 @@ class AcpAdapter(FormatAdapter):
             ),
             terse=_sentence(action),
             risk_level=risk,
-            irreversible=kind in _IRREVERSIBLE_KINDS,
+            irreversible=kind in _IRREVERSIBLE_KINDS
+            or (analysis is not None and analysis.irreversible),
             timeout_seconds=NO_TIMEOUT_SECONDS,
         )
         event["allowed_replies"] = allowed
@@ -632,6 +662,10 @@ class AcpAdapter(FormatAdapter):
             # the decisions the agent also offers "always" for (engine.prompts.always_decisions)
             "always": always,
         }
+        if command is not None:
+            mark_command(event, command)
+        else:
+            mark_literal(event)  # titles and paths are read as written
         session.state.state = "awaiting_input"  # §6.8: a later change away from it withdraws
         token = str(event["reply_token"])
         self.permissions[token] = Permission(
@@ -721,6 +755,63 @@ def _diff_sentences(content: object, cwd: str, ngettext: Any) -> list[str]:
             "changes {lines} line in {file}", "changes {lines} lines in {file}", changed
         )
         said.append(changes.format(lines=changed, file=name))
+    return said
+
+
+def _raw_command(call: JsonObject) -> str | None:
+    """``rawInput.command`` as one command line (Codex sends a list of words)."""
+    raw = call.get("rawInput")
+    value = raw.get("command") if isinstance(raw, dict) else None
+    if isinstance(value, list) and value and all(isinstance(word, str) for word in value):
+        return shlex.join(value)
+    if isinstance(value, str) and value.strip():
+        return value
+    return None
+
+
+def _change_summaries(content: object, cwd: str, language: str) -> list[str]:
+    """A tool call's diffs as a question says them: "adds 3 lines and removes 1 line in
+    src/app.py", "creates notes.txt (4 lines)"; kept even when they come before the
+    permission request (issue 21)."""
+    if not isinstance(content, list):
+        return []
+    tr = translator(language)
+    said: list[str] = []
+    for item in content[:20]:
+        if not isinstance(item, dict) or item.get("type") != "diff":
+            continue
+        path = get_str(item, "path")
+        if path is None:
+            continue
+        name = _relative(path, cwd)
+        new = item.get("newText") if isinstance(item.get("newText"), str) else ""
+        old = item.get("oldText")
+        if not isinstance(old, str):
+            lines = len(str(new).splitlines())
+            created = tr.ngettext(
+                "creates {file} ({lines} line)", "creates {file} ({lines} lines)", lines
+            )
+            said.append(created.format(file=name, lines=lines))
+            continue
+        added = removed = 0
+        for line in difflib.unified_diff(old.splitlines(), str(new).splitlines(), lineterm="", n=0):
+            if line.startswith(("+++", "---")):
+                continue
+            added += line.startswith("+")
+            removed += line.startswith("-")
+        adds = tr.ngettext("adds {count} line", "adds {count} lines", added).format(count=added)
+        removes = tr.ngettext("removes {count} line", "removes {count} lines", removed).format(
+            count=removed
+        )
+        if added and removed:
+            said.append(
+                tr.gettext("{adds} and {removes} in {file}").format(
+                    adds=adds, removes=removes, file=name
+                )
+            )
+        else:
+            change = adds if added else removes
+            said.append(tr.gettext("{change} in {file}").format(change=change, file=name))
     return said
 
 

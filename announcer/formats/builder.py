@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from announcer.command_analysis import higher_risk, scan_text
 from announcer.formats.speakable import clip
 from announcer.i18n.translate import SOURCE_LANGUAGE, translator
 
@@ -199,6 +200,39 @@ def summaries(normal: str, terse: str | None = None, detailed: str | None = None
     if detailed and detailed != normal:
         out["summary_detailed"] = _upper_first(clip(detailed, MAX_SUMMARY))
     return out
+
+
+#: where announcer's own hints travel inside an event (§7 extensions), and the @context
+#: entry that declares that prefix (§3.4.3)
+ANNOUNCER_EXTENSION = "x-announcer"
+ANNOUNCER_EXTENSION_CONTEXT = "urn:announcer:x-announcer:v1"
+#: the most of a command kept in a question (the rest is said to be cut)
+MAX_COMMAND = 8192
+
+
+def mark_command(event: Event, command: str) -> None:
+    """Record in a question the command its agent will run, whole (bounded), so every
+    interface shows and reads what will run (announcer.command_analysis, issue 22)."""
+    ours = _ours(event)
+    ours["command"] = command[:MAX_COMMAND]
+    ours["literal"] = True
+
+
+def mark_literal(event: Event) -> None:
+    """A question whose action names paths or code as written (announcer's own mappings):
+    read literally, never tidied as markdown (issue 21: `__init__.py` is not emphasis)."""
+    _ours(event)["literal"] = True
+
+
+def _ours(event: Event) -> dict[str, Any]:
+    context = event.get("@context")
+    if isinstance(context, list):
+        if ANNOUNCER_EXTENSION_CONTEXT not in context:
+            context.append(ANNOUNCER_EXTENSION_CONTEXT)
+    else:
+        event["@context"] = [context, ANNOUNCER_EXTENSION_CONTEXT]
+    ours: dict[str, Any] = event.setdefault("extensions", {}).setdefault(ANNOUNCER_EXTENSION, {})
+    return ours
 
 
 class AaepBuilder:
@@ -648,7 +682,14 @@ class AaepBuilder:
         extra_context: dict[str, Any] | None = None,
         at: float | None = None,
     ) -> Event:
-        """§4.4.1: always critical; the default decision is always reject, never allow."""
+        """§4.4.1: always critical; the default decision is always reject, never allow.
+
+        A dangerous command named in the action (``rm -rf build/``) raises the risk
+        whatever the caller said (announcer.command_analysis, issue 22)."""
+        found = scan_text(action)
+        if found is not None:
+            risk_level = higher_risk(risk_level, found.risk)
+            irreversible = irreversible or found.irreversible
         fields: dict[str, Any] = {
             "action": clip(action, MAX_SUMMARY),
             "consequence": clip(consequence, MAX_SUMMARY),

@@ -21,6 +21,7 @@ from announcer.formats.base import JsonObject, get_path, get_str
 from announcer.formats.builder import parse_time
 from announcer.formats.speakable import (
     clip,
+    command_in_words,
     command_words,
     plain,
     shorten_paths,
@@ -350,7 +351,7 @@ class ClaudeCodeStreamAdapter(_CliStreamAdapter):
         elif description and isinstance(command, str) and command.strip():
             # Claude Code sends a human description of each command: the command itself
             # (shell syntax, often long) only at detailed verbosity
-            shown = clip(unwrap_shell(command), 300)
+            shown = command_in_words(command, self.language)
             spoken = self.builder.spoken_tool(name or "tool")
             h.summary = self._t("Running {tool}: {details}.").format(
                 tool=spoken, details=description
@@ -358,7 +359,7 @@ class ClaudeCodeStreamAdapter(_CliStreamAdapter):
             h.detailed = self._t("Running {tool}: {details}. Command: {command}").format(
                 tool=spoken, details=description, command=shown
             )
-            h.tool_label = clip(unwrap_shell(command), 120)
+            h.tool_label = command_in_words(command, self.language)
             h.label = description
         else:
             h.tool_label = command_words(tool_input, self.language)

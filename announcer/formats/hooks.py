@@ -14,12 +14,14 @@ its own prompt): nothing here ever allows by default.
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from announcer.command_analysis import analyse
 from announcer.formats.aep import AepAdapter
 from announcer.formats.base import AdapterOutput, FormatAdapter, JsonObject, get_str
-from announcer.formats.builder import AaepBuilder
+from announcer.formats.builder import AaepBuilder, mark_command, mark_literal
 from announcer.formats.mapping import Mapping, builtin_mapping
 from announcer.formats.speakable import command_words, speak_folder
 
@@ -127,7 +129,11 @@ def hook_confirmation(
     session = builder.session(get_str(payload, "session_id"))
     tool = get_str(payload, "tool_name") or _t("a tool")
     tool_input = payload.get("tool_input")
-    what = command_words(tool_input, builder.language)
+    # What will run, judged and said by one rule (announcer.command_analysis): risk follows
+    # the command, and a long one is said by its start, end and every dangerous part.
+    command = _command_of(tool_input)
+    analysis = analyse(command) if command is not None else None
+    what = (command_words(tool_input, builder.language) or "").rstrip(".") or None
     spoken = builder.spoken_tool(tool)
     cwd = get_str(payload, "cwd")
     action = f"{spoken}: {what}" if what else spoken
@@ -187,10 +193,29 @@ def hook_confirmation(
         detailed=" ".join(part for part in (wants_where, says, allow) if part),
         timeout_seconds=timeout_seconds,
         extra_context=extra,
+        risk_level=analysis.risk if analysis is not None else "medium",
+        irreversible=analysis.irreversible if analysis is not None else False,
     )
+    if command is not None:
+        mark_command(event, command)
+    else:
+        mark_literal(event)  # a path or pattern is read as written
     # §6.1: the producer waits for input now; leaving this state withdraws the question (§6.8)
     session.state = "awaiting_input"
     return event
+
+
+def _command_of(tool_input: object) -> str | None:
+    """The shell command a tool call runs (Bash's ``command``, Codex's ``cmd``), if any."""
+    if not isinstance(tool_input, dict):
+        return None
+    for key in ("command", "cmd"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return shlex.join(value)
+    return None
 
 
 def no_answer_sentence(_t: Any, agent: str, no_one_there: bool) -> str:

@@ -14,6 +14,8 @@ import re
 import shlex
 from urllib.parse import urlsplit
 
+from announcer.command_analysis import analyse, in_question
+from announcer.command_analysis import unwrap_shell as unwrap_shell
 from announcer.i18n.format import format_duration
 from announcer.i18n.text import grapheme_floor
 from announcer.i18n.translate import SOURCE_LANGUAGE, translator
@@ -155,31 +157,29 @@ def command_words(tool_input: object, language: str = SOURCE_LANGUAGE) -> str | 
         value = tool_input.get(key)
         if isinstance(value, str) and value.strip():
             if style == "command":
-                return clip(unwrap_shell(value), 120)
+                # never cut so the dangerous part is lost (issue 22): literal when short,
+                # else its length, start, end and every dangerous part
+                return command_in_words(value, language)
             if style == "literal":  # a glob's ** is not markdown emphasis
                 return clip(value, 120)
             return speak_value(value, style, limit=120, language=language)
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            if style == "command":
+                return command_in_words(value, language)
             return clip(" ".join(value), 120)
     return None
 
 
-_SHELL_WRAPPER = re.compile(
-    r"^\s*(?:/usr)?(?:/bin/)?(?:ba|z|da|k)?sh\s+(?:-[a-z]*c[a-z]*)\s+(?P<rest>.+)$", re.DOTALL
-)
-
-
-def unwrap_shell(command: str) -> str:
-    """``/bin/bash -lc 'ls -la'`` -> ``ls -la``: the wrapper is the agent's, not the user's."""
-    match = _SHELL_WRAPPER.match(command)
-    if match is None:
-        return command
-    rest = match.group("rest").strip()
-    try:
-        words = shlex.split(rest)
-    except ValueError:
-        return command
-    return words[0] if len(words) == 1 else command
+def command_in_words(command: str | list[str], language: str = SOURCE_LANGUAGE) -> str:
+    """A command as a listener is told it (announcer.command_analysis): literally when short,
+    else a summary naming its start, end and every dangerous part; never cut blindly."""
+    if isinstance(command, list):
+        command = shlex.join(str(word) for word in command)
+    analysis = analyse(command)
+    said = in_question(analysis, language)
+    if analysis.is_long or analysis.hidden:
+        return said.rstrip(".")  # a sentence around it ends it
+    return " ".join(said.split())
 
 
 _HEADLINE = re.compile(

@@ -26,12 +26,23 @@ import threading
 from collections import OrderedDict, deque
 from typing import Any, Protocol, TextIO
 
+from announcer.command_analysis import (
+    analyse,
+    for_display,
+    literal_for_speech,
+    scan_text,
+    whole_for_speech,
+)
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_guard import (
     KeyGuard,
     KeyVerdict,
     accept_needs_two_keys,
+    command_of,
+    confirm_step_action,
     confirm_step_text,
+    is_high_risk,
+    reads_literally,
     withdrawn_text,
 )
 from announcer.engine.answer_keys import LONE_ANSWER_WORDS, TYPED_LINE_ANSWER_KEYS
@@ -292,7 +303,7 @@ class PlainUi:
             return
         speak(text, Urgency.CRITICAL, at_once)
         if prompt is not None:
-            self.guard.speech_started(prompt.reply_token, self._now())
+            self.guard.speech_started(prompt.reply_token, self._now(), text)
 
     def announcement_made(self, announcement: Announcement) -> None:
         if announcement.event_id:
@@ -300,7 +311,7 @@ class PlainUi:
             self._remember(self._speech_starts, announcement.event_id, now)
             current = self._current
             if current is not None and current.event_id == announcement.event_id:
-                self.guard.speech_started(current.reply_token, now)
+                self.guard.speech_started(current.reply_token, now, announcement.text)
             if announcement.kind.startswith("agent.awaiting"):
                 self._remember(
                     self._question_words, announcement.event_id, clean(announcement.text)
@@ -358,19 +369,76 @@ class PlainUi:
         prompt = self._current
         if prompt is None:
             return
+        # With no voice the printed line is what the user was told: keys arm at once
+        # (after the arming interval); with one, once the question's speech has started.
+        self.guard.voice_working = self._voice_works()
         self.guard.present(prompt.reply_token, self._now())
         started = self._speech_starts.get(prompt.event_id)
         engine_reads_it = callable(getattr(self.session, "presented_prompt", None))
         if started is not None and (fresh or (engine_reads_it and started >= self._closed_at)):
-            self.guard.speech_started(prompt.reply_token, started)  # read out this turn
+            # read out this turn; its words say when it will have been said through
+            words = self._question_words.get(prompt.event_id, "")
+            self.guard.speech_started(prompt.reply_token, started, words)
         line = self._ask(prompt)
         if not fresh and not engine_reads_it:
             words = self._question_words.get(prompt.event_id) or line
             now_answering = self._tr("Now answering: {question}").format(question=words)
             self._speak(now_answering, prompt, at_once=False)
 
-    def _ask(self, prompt: PendingPrompt) -> str:
-        """Print the prompt line, which always names what it asks about."""
+    def _voice_works(self) -> bool:
+        session = self.session
+        if not callable(getattr(session, "speak", None)):
+            return False
+        output = getattr(session, "speech_output", None)
+        return not callable(output) or output() not in ("none", "printed text")
+
+    def _print_command(self, prompt: PendingPrompt) -> None:
+        """What will run, whole, line by line (issue 22: never cut, never only a title)."""
+        command = command_of(prompt.event)
+        if command is None:
+            # a producer's own words naming a dangerous command: shown, so the two keys
+            # it takes are explained (risk follows the command, never the label alone)
+            found = scan_text(str(event_field(prompt.event, "action") or ""))
+            if found is not None:
+                self._print(self._tr("Dangerous: {parts}").format(parts="; ".join(found.dangerous)))
+            return
+        analysis = analyse(command)
+        lines = for_display(analysis).split("\n")
+        self._print(self._tr("Command:") + (" " + lines[0] if len(lines) == 1 else ""))
+        if len(lines) > 1:
+            for line in lines:
+                self._print(f"  | {line}")
+        if analysis.hidden:
+            self._print(
+                self._ngettext(
+                    "It had {count} hidden character, taken out here.",
+                    "It had {count} hidden characters, taken out here.",
+                    analysis.hidden,
+                ).format(count=analysis.hidden)
+            )
+
+    def _languages(self) -> list[str]:
+        return self.session.settings.languages if self.session is not None else ["en"]
+
+    def _ngettext(self, singular: str, plural: str, count: int) -> str:
+        languages = self.session.settings.languages if self.session is not None else ["en"]
+        return translator(catalog_language(languages)).ngettext(singular, plural, count)
+
+    def _read_whole(self, prompt: PendingPrompt) -> None:
+        """``w``: what will run, whole and literally, printed and said at once."""
+        languages = self.session.settings.languages if self.session is not None else ["en"]
+        command = command_of(prompt.event)
+        text = (
+            whole_for_speech(analyse(command), catalog_language(languages))
+            if command is not None
+            else _action(prompt.event)
+        )
+        self._print_command(prompt)
+        self._speak(text)
+
+    def _ask(self, prompt: PendingPrompt, *, command: bool = True) -> str:
+        """Print the prompt line, which always names what it asks about (and, the first
+        time, the whole command it would run)."""
         event = prompt.event
         who = f" ({clean(prompt.producer_name)})" if prompt.producer_name else ""
         if prompt.kind == "confirmation" and getattr(prompt, "malformed", False):
@@ -381,6 +449,8 @@ class PlainUi:
             self._print(line + who)
             return line + who
         if prompt.kind == "confirmation":
+            if command:
+                self._print_command(prompt)
             always = always_decisions(event)
             if always:
                 line = self._tr(
@@ -415,15 +485,15 @@ class PlainUi:
         return line + who
 
     def _refused(self, prompt: PendingPrompt, verdict: KeyVerdict) -> None:
-        """Say why a line did nothing; during arming the question is read again."""
+        """Say why a line did nothing. A line before the question was heard gets a
+        two-word cue (at most once in a moment) and nothing more: the question goes on,
+        and is never read again for it (issue 20)."""
+        if not verdict.message:
+            self._print(self._tr("Not yet."))
+            return
         reason = self._tr(verdict.message)
         self._print(reason)
         self._speak(reason)
-        if verdict.code == "arming":
-            # Then the question again; its keys arm once this reading has begun.
-            self.guard.restart_speech(prompt.reply_token)
-            words = self._question_words.get(prompt.event_id) or self._ask(prompt)
-            self._speak(words, prompt, at_once=False)
 
     def _on_line(self, line: str) -> None:
         text = line.strip()
@@ -440,7 +510,10 @@ class PlainUi:
             # With an agent, the line is a message to it (its answer is announced, and so
             # printed); otherwise there is nothing to answer.
             if text and self._to_agent(text) is None:
-                self._print(self._tr("No question is waiting. Type :help for commands."))
+                self._say_line(self._tr("No question is waiting. Type :help for commands."))
+            return
+        if prompt.kind == "confirmation" and text.lower() in ("w", "whole"):
+            self._read_whole(prompt)
             return
         if self.guard.confirming and self.guard.shown == prompt.reply_token:
             answer = self._confirm_step(prompt, text.lower())
@@ -449,22 +522,26 @@ class PlainUi:
         else:
             answer = self._parse(prompt, text)
             if answer is None:
-                self._ask(prompt)
+                self._ask(prompt, command=False)
                 return
+            confirmation = prompt.kind == "confirmation"
             verdict = self.guard.press(
                 prompt.reply_token,
                 _intent(prompt, answer),
                 self._now(),
-                two_keys=prompt.kind == "confirmation"
+                two_keys=confirmation
                 and accept_needs_two_keys(prompt.event, self.guard.two_key_rule),
                 key=text.lower(),
+                must_be_heard=confirmation and is_high_risk(prompt.event),
             )
             if verdict.kind == "confirm_step":
-                step = self._tr(confirm_step_text(verdict.intent, typed=True)).format(
-                    action=_action(prompt.event)
-                )
-                self._print(step)
-                self._speak(step)
+                # The action by its first words: a long command is not read again.
+                template = self._tr(confirm_step_text(verdict.intent, typed=True))
+                action = _short_action(prompt.event)
+                self._print(template.format(action=action))
+                if reads_literally(prompt.event):  # a command's symbols named (issue 21)
+                    action = literal_for_speech(action, catalog_language(self._languages()))
+                self._speak(template.format(action=action))
                 return
             if not verdict.sends:
                 self._refused(prompt, verdict)
@@ -521,7 +598,7 @@ class PlainUi:
         withdrawn = self._tr(back.message or withdrawn_text("accept"))
         self._print(withdrawn)
         self._speak(withdrawn)
-        self._ask(prompt)
+        self._ask(prompt, command=False)
         return None
 
     def _to_agent(self, text: str) -> str | None:
@@ -578,11 +655,13 @@ class PlainUi:
                 )
             if lowered in _ALWAYS_WORDS:
                 self._say_line(self._tr("The agent offers no always answer for this question."))
-            self._say_line(
+            self._print(
                 self._tr("Please type a to accept or r to reject: {action}").format(
                     action=_action(prompt.event)
                 )
             )
+            # every refusal is heard, not only printed (issue 20); briefly
+            self._speak(self._tr("Type A to accept or R to reject, then press Enter."))
             return None
         event = prompt.event
         kind = _clarification_kind(event)
@@ -705,6 +784,11 @@ def _action(event: object) -> str:
     """What a confirmation asks to do, on one line (the prompt line names it)."""
     text = event_field(event, "action") or event_field(event, "summary_normal") or "?"
     return clean(" ".join(str(text).split())).rstrip(".?")
+
+
+def _short_action(event: object) -> str:
+    """The action by its first sentence, for the confirm step (the question was just heard)."""
+    return confirm_step_action(_action(event), command_of(event))
 
 
 def _question(event: object) -> str:

@@ -243,7 +243,7 @@ def test_destructive_requests_are_high_risk_and_deletes_irreversible() -> None:
     adapter = AcpAdapter("Codex")
     adapter.session_opened("s1", CWD, 0.0)
     for title, kind, risk, irreversible in (
-        ("rm -rf build", "execute", "high", False),
+        ("rm -rf build", "execute", "high", True),  # a delete cannot be undone
         ("Delete build", "delete", "high", True),
         ("Read notes.md", "read", "low", False),
     ):

@@ -120,9 +120,7 @@ def test_two_agents_questions_are_answered_once_each_by_the_right_agent(agents) 
     # A line starting with @ is a message even while a question is open: never an answer.
     run.type("@beta write")
     run.wait_for("Sent to beta:")
-    run.answer("a")  # answers the question shown: alpha's
-    run.wait_for("Type c then Enter to confirm")
-    run.type("c")
+    run.answer("a")  # answers the question shown: alpha's (medium risk: one key)
     run.wait_for(
         "Accept or reject: Beta wants to run: echo hello > out.txt? "
         "[a/r; always or never: from now on] (beta)"
@@ -271,8 +269,8 @@ def test_listen_hears_an_acp_agent_and_an_aaep_producer_in_one_engine(tmp_path: 
         run.wait_for("Alpha is ready.")
         run.type("@alpha write")  # with the producer's question open: a message, not an answer
         run.wait_for("Sent to alpha:")
-        run.answer("a")
-        run.wait_for("Type c then Enter to confirm")
+        # the producer's email cannot be unsent: two keys, once it has been heard
+        run.answer_until("a", "Type c then Enter to confirm")
         run.type("c")
         run.wait_for(
             "Accept or reject: Alpha wants to run: echo hello > out.txt? "

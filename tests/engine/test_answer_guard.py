@@ -9,10 +9,11 @@ from announcer.engine.answer_guard import (
     ALWAYS_WITHDRAWN,
     CONFIRM_ALLOW_ALWAYS,
     CONFIRM_REJECT_ALWAYS_TYPED,
-    SPEECH_WAIT_LIMIT,
+    NOT_YET,
     KeyGuard,
     accept_needs_two_keys,
     confirm_step_text,
+    is_high_risk,
 )
 
 
@@ -35,8 +36,9 @@ def test_keys_wait_for_the_interval_and_the_first_spoken_words() -> None:
     guard.present("rpl_r1", 100.0)
     guard.hide("rpl_r1")
     guard.present("rpl_r2", 200.0)  # R2 replaced R1
-    assert guard.press("rpl_r2", "reject", 200.3).code == "arming"
-    assert "question changed" in guard.press("rpl_r2", "reject", 200.3).message
+    early = guard.press("rpl_r2", "reject", 200.3)
+    # issue 20: an early key gets two words, never a sentence that delays the question
+    assert early.code == "arming" and early.message == NOT_YET == "Not yet."
     # A second passed but nothing of R2 was spoken yet (the withdrawal notice is playing).
     assert guard.press("rpl_r2", "reject", 201.5).code == "arming"
     guard.speech_started("rpl_r2", 202.0)
@@ -45,11 +47,52 @@ def test_keys_wait_for_the_interval_and_the_first_spoken_words() -> None:
     assert guard.press("rpl_r2", "reject", 202.7).kind == "send"
 
 
-def test_a_question_whose_speech_never_starts_still_arms_after_the_limit() -> None:
+def test_a_question_whose_speech_never_starts_never_arms_while_a_voice_works() -> None:
+    """issue 20: the former 8 s fallback let an rm -rf be accepted unheard."""
     guard = KeyGuard(arming_seconds=1.0)
     guard.present("rpl_x", 0.0)
-    assert guard.press("rpl_x", "reject", SPEECH_WAIT_LIMIT - 0.1).code == "arming"
-    assert guard.press("rpl_x", "reject", SPEECH_WAIT_LIMIT).kind == "send"
+    for at in (1.0, 8.0, 60.0, 3600.0):
+        assert guard.press("rpl_x", "accept", at).code == "arming"
+    assert guard.armed_at() == float("inf")
+
+
+def test_with_no_voice_the_question_on_screen_arms_after_the_interval() -> None:
+    guard = KeyGuard(arming_seconds=1.0)
+    guard.voice_working = False
+    guard.present("rpl_x", 0.0)
+    assert guard.press("rpl_x", "reject", 0.5).code == "arming"
+    assert guard.press("rpl_x", "accept", 1.0, must_be_heard=True, two_keys=True).kind == (
+        "confirm_step"
+    )
+
+
+def test_early_keys_get_one_cue_in_a_moment_and_never_a_re_reading() -> None:
+    guard = KeyGuard(arming_seconds=1.0)
+    guard.present("rpl_x", 0.0)
+    said = [guard.press("rpl_x", "accept", at, key="a").message for at in (0.1, 0.4, 0.9, 1.5)]
+    assert said == ["Not yet.", "", "", ""]  # pressed again and again: one cue
+    assert guard.press("rpl_x", "accept", 2.2, key="a").message == "Not yet."
+
+
+def test_a_high_risk_accept_waits_until_the_question_was_said_through() -> None:
+    guard = KeyGuard(arming_seconds=1.0, pace_wpm=180)
+    guard.present("rpl_x", 0.0)
+    words = "Confirmation needed. Claude wants to run Bash: rm -rf ~. High risk."
+    guard.speech_started("rpl_x", 0.5, words)  # 12 words at 180 wpm: 4 s, ends at 4.5
+    assert guard.press("rpl_x", "reject", 1.5, key="r").kind == "send"
+    guard.present("rpl_x", 0.0)
+    early = guard.press("rpl_x", "accept", 2.0, two_keys=True, key="a", must_be_heard=True)
+    assert early.code == "not_heard" and early.message == "Not yet."
+    assert not guard.confirming
+    heard = guard.press("rpl_x", "accept", 4.6, two_keys=True, key="a", must_be_heard=True)
+    assert heard.kind == "confirm_step"
+
+
+def test_a_medium_risk_accept_is_one_key_once_armed() -> None:
+    guard = armed_guard()
+    medium = {"risk_level": "medium", "irreversible": False}
+    verdict = guard.press("rpl_a", "accept", 2.0, two_keys=accept_needs_two_keys(medium))
+    assert verdict.kind == "send" and verdict.intent == "accept"
 
 
 def test_zero_arming_turns_the_wait_off() -> None:
@@ -106,18 +149,35 @@ def test_which_confirmations_take_two_keys() -> None:
     assert accept_needs_two_keys(low, "always")
     assert accept_needs_two_keys({**low, "irreversible": True})
     assert accept_needs_two_keys({**low, "reversibility": "irreversible"})
-    assert accept_needs_two_keys({**low, "reversibility": "reversible_with_effort"})
+    assert not accept_needs_two_keys({**low, "reversibility": "reversible_with_effort"})
     assert accept_needs_two_keys({**low, "risk_level": "high"})
-    assert accept_needs_two_keys({**low, "risk_level": "medium"})
+    assert not accept_needs_two_keys({**low, "risk_level": "medium"})  # issue 20: one key
+    assert accept_needs_two_keys({**low, "risk_level": "medium"}, "always")
     assert accept_needs_two_keys({})  # nothing stated: the careful reading
+
+
+def test_risk_follows_the_command_not_the_agents_own_words() -> None:
+    """issue 22: a question declared low risk whose command deletes takes two keys."""
+    disguised = {
+        "risk_level": "low",
+        "irreversible": False,
+        "extensions": {"x-announcer": {"command": "r\u200bm -rf ~/"}},
+    }
+    assert is_high_risk(disguised) and accept_needs_two_keys(disguised)
+    plain = {**disguised, "extensions": {"x-announcer": {"command": "ls -la"}}}
+    assert not is_high_risk(plain) and not accept_needs_two_keys(plain)
+    # a harmless command field never hides a dangerous action
+    masked = {**plain, "action": "Run rm -rf ~ now"}
+    assert is_high_risk(masked) and accept_needs_two_keys(masked)
 
 
 steps = st.lists(
     st.tuples(
-        st.sampled_from(["present", "speech", "hide", "press"]),
+        st.sampled_from(["present", "speech", "hide", "press", "voice"]),
         st.sampled_from(["rpl_1", "rpl_2"]),
-        st.sampled_from(["accept", "reject", "answer", "confirm", "back"]),
+        st.sampled_from(["accept", "reject", "answer", "confirm", "back", "accept_always"]),
         st.floats(min_value=0.0, max_value=3.0),
+        st.booleans(),
         st.booleans(),
     ),
     max_size=40,
@@ -127,27 +187,47 @@ steps = st.lists(
 @settings(max_examples=300, deadline=None)
 @given(steps)
 def test_nothing_is_sent_for_a_question_not_shown_or_not_armed(sequence: list) -> None:
-    """Invariants over any order of questions, speech and keys at any timing."""
+    """Invariants over any order of questions, speech, voice and keys at any timing:
+    nothing is sent for a question not shown, before it armed, or (high risk) before it
+    was heard; with a voice working, nothing is sent before the question's speech began."""
     guard = KeyGuard(arming_seconds=1.0, pace_wpm=300)
     now = 0.0
-    for action, token, intent, delay, two_keys in sequence:
+    spoken: set[str] = set()
+    for action, token, intent, delay, two_keys, risky in sequence:
         now += delay
         if action == "present":
+            if guard.shown != token:
+                spoken.discard(token)
             guard.present(token, now)
         elif action == "speech":
-            guard.speech_started(token, now)
+            if guard.shown == token:
+                spoken.add(token)
+            guard.speech_started(token, now, "a question of some words " * int(delay * 3))
+        elif action == "voice":
+            guard.voice_working = two_keys
         elif action == "hide":
             guard.hide(token)
         else:
             shown, armed, confirming = guard.shown, guard.armed_at(), guard.confirming
-            verdict = guard.press(token, intent, now, two_keys=two_keys, key=intent)  # type: ignore[arg-type]
+            heard, voice = guard.heard_at(), guard.voice_working
+            verdict = guard.press(
+                token,
+                intent,  # type: ignore[arg-type]
+                now,
+                two_keys=two_keys,
+                key=intent,
+                must_be_heard=risky,
+            )
             if verdict.sends:
                 assert shown == token
                 if intent == "confirm":
                     assert confirming  # only the second key of an accept
                 else:
                     assert armed is not None and now >= armed
+                    assert not voice or token in spoken
                     assert not (intent == "accept" and two_keys)
+            if verdict.kind == "confirm_step" and risky and intent.startswith("accept"):
+                assert heard is not None and now >= heard
 
 
 # -- "always" answers (ACP allow always / reject always) ------------------------------------
@@ -187,3 +267,15 @@ def test_an_always_key_during_arming_is_refused_and_asks_nothing() -> None:
     assert not guard.confirming
     assert confirm_step_text("accept_always") == CONFIRM_ALLOW_ALWAYS
     assert confirm_step_text("reject_always", typed=True) == CONFIRM_REJECT_ALWAYS_TYPED
+
+
+def test_hearing_the_question_again_never_delays_a_key() -> None:
+    """F2 or W after the question was said through: the accept still works at once."""
+    guard = KeyGuard(arming_seconds=1.0, pace_wpm=180)
+    guard.present("t", 0.0)
+    guard.speech_started("t", 0.0, "six words of a short question")
+    assert guard.heard_at() is not None and guard.heard_at() <= 3.0
+    guard.speech_started("t", 5.0, "the whole command read again " * 40)  # W, at 5 s
+    assert guard.heard_at() <= 3.0
+    verdict = guard.press("t", "accept", 6.0, two_keys=True, key="a", must_be_heard=True)
+    assert verdict.kind == "confirm_step"

@@ -75,6 +75,21 @@ class Listener:
         time.sleep(ARMED_AFTER)
         self.type(text)
 
+    def press_until(self, text: str, needle: str, *, not_yet: str = "Not yet.") -> str:
+        """Type ``text`` until ``needle`` is printed: each early try gets ``not_yet`` (a key
+        waits until the question was heard, issue 20), and costs nothing."""
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            self.type(text)
+            while True:
+                line = self.wait_line("")
+                if needle in line:
+                    return line
+                if not_yet in line:
+                    break
+            assert time.monotonic() < deadline, f"never printed {needle!r}"
+            time.sleep(0.5)
+
     def type(self, text: str) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(text + "\n")
@@ -288,11 +303,13 @@ def test_a_key_meant_for_a_replaced_question_never_answers_the_new_one(
             "Accept or reject: Delete the production database? [a/r] (Hostile Agent)"
         )
         listener.type("a")  # meant for the 5 dollars
-        listener.wait_line("Nothing was sent: the question changed just before your key.")
+        listener.wait_line("Not yet.")  # issue 20: two words, and no re-reading
         assert _get(producer, "/demo/replies") == []  # the producer received nothing
         time.sleep(arming + 0.5)
-        listener.type("a")
-        listener.wait_line("Accept: Delete the production database? Type c then Enter to confirm")
+        # an irreversible accept also waits until the question was said through
+        listener.press_until(
+            "a", "Accept: Delete the production database? Type c then Enter to confirm"
+        )
         assert _get(producer, "/demo/replies") == []  # one key never accepts this
         listener.type("c")
         listener.wait_line("Sent: accept.")
@@ -305,9 +322,10 @@ def test_a_key_meant_for_a_replaced_question_never_answers_the_new_one(
     assert [(r["decision"], r["decided_by"]) for r in replies] == [("accept", "user:local")]
     validate(replies[0]["message"])
     heard = _spoken(speech)
-    # What the user HEARD: the new question, then why the key did nothing, then the step.
+    # What the user HEARD: the new question, then the two-word cue, then the step; the
+    # question once (issue 20: an early key never brings a re-reading).
     question = next(i for i, t in enumerate(heard) if "Delete the production database" in t)
-    refusal = next(i for i, t in enumerate(heard) if t.startswith("Nothing was sent: the question"))
+    refusal = heard.index("Not yet.")
     step = next(i for i, t in enumerate(heard) if t.startswith("Accept: Delete the production"))
-    assert question < refusal < step
-    assert "Delete the production database" in heard[refusal + 1]  # the question, again
+    assert refusal < step and question < step
+    assert len([t for t in heard if t.startswith("Confirmation needed. Delete the")]) == 1, heard

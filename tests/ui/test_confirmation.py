@@ -16,7 +16,7 @@ QUESTION = (
     "Consequence: Funds move immediately. Reversal requires bank intervention and takes "
     "3 to 5 business days. Risk high. Cannot be undone. "
     "If you do not answer within 5 minutes, it will be rejected. "
-    "Press A then Enter to accept, or R to reject."
+    "A then Enter accepts, R rejects; F2 repeats."
 )
 
 

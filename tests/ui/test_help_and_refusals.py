@@ -83,7 +83,7 @@ async def test_a_letter_in_a_confirmation_is_refused_and_answers_nothing(harness
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
         assert harness.backend.texts[-1] == (
-            "x is not an answer here. Press A then Enter to accept, or R to reject."
+            "x is not an answer here. A then Enter accepts, R rejects; F2 repeats."
         )
         await pilot.press("9", "z")
         assert harness.backend.texts[-1].startswith("z is not an answer here.")

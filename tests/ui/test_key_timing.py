@@ -20,8 +20,10 @@ from tests.ui.conftest import Harness, load_event, prompt_from_event, schema_exa
 
 FIXTURE = "agent.awaiting.confirmation.json"
 HIGH_RISK_TOKEN = "rpl_4f8a2e7d9c1b6a3f"
-REPLACED = "Nothing was sent: the question changed just before your key."
-JUST_APPEARED = "Nothing was sent: this question has only just appeared."
+# issue 20: an early key gets two words, never a sentence that delays the question
+NOT_YET = "Not yet."
+# A high-risk question is accepted only once it was said through (its words at 180 wpm).
+HEARD = 30
 
 
 def low_risk(token: str = "rpl_lowrisk01", event_id: str = "evt_low1") -> dict[str, Any]:
@@ -75,11 +77,9 @@ async def test_a_key_right_after_the_question_is_replaced_does_not_answer_the_ne
         await pilot.press("enter")
         await pilot.pause()
         assert h.replies == []  # nothing reached the producer
-        assert h.backend.said(REPLACED)
-        # The refusal is followed by the new question, whole.
-        texts = h.backend.texts
-        refusal = next(i for i, t in enumerate(texts) if t.startswith(REPLACED))
-        assert "Delete the production database" in texts[refusal + 1]
+        assert h.backend.said(NOT_YET)
+        # The cue is all: the new question is not read again for the early key.
+        assert len([t for t in h.backend.texts if "Delete the production database" in t]) == 1
         # Once it was heard, the user can still reject it with one key.
         h.clock.now += 1.5
         await pilot.press("r")
@@ -100,7 +100,7 @@ async def test_keys_within_the_arming_interval_are_refused_with_a_reason(
         await pilot.press("a")
         await pilot.pause()
         assert h.replies == []
-        assert h.backend.said(JUST_APPEARED)
+        assert h.backend.texts[-1] == NOT_YET
         h.clock.now += 1.2
         await pilot.press("a")  # low risk and reversible: one key
         await pilot.pause()
@@ -149,7 +149,7 @@ async def test_accepting_the_irreversible_takes_a_then_enter(armed_harness: Harn
     async with app.run_test() as pilot:
         h.open(high_risk())
         await pilot.pause()
-        h.clock.now += 2
+        h.clock.now += HEARD
         screen = app.screen
         assert isinstance(screen, ConfirmScreen)
         assert screen.focused is screen.query_one("#reject")  # the safe choice has focus
@@ -184,7 +184,7 @@ async def test_a_then_enter_accepts_and_enter_twice_on_accept_does_not(
     async with app.run_test() as pilot:
         h.open(high_risk())
         await pilot.pause()
-        h.clock.now += 2
+        h.clock.now += HEARD
         await pilot.press("tab")  # onto Accept
         await pilot.press("enter", "enter")  # a double press, at one instant
         await pilot.pause()
@@ -203,7 +203,7 @@ async def test_two_keys_for_everything_when_the_user_asks(armed_harness: Harness
         h.open(low_risk())
         await pilot.pause()
         h.clock.now += 2
-        assert h.backend.said("Press A then Enter to accept, or R to reject.")
+        assert h.backend.said("A then Enter accepts, R rejects; F2 repeats.")
         await pilot.press("a")
         await pilot.pause()
         assert h.replies == []
@@ -314,3 +314,69 @@ async def test_a_malformed_question_offers_reject_only() -> None:
         await pilot.press("r")
         await pilot.pause()
         assert decisions(h) == [("rpl_lowrisk01", "reject")]
+
+
+async def test_a_medium_risk_question_is_one_key_once_heard(armed_harness: Harness) -> None:
+    """issue 20: an ordinary ACP edit or command permission, medium risk, is `a`."""
+    h = armed_harness
+    event = low_risk()
+    event.update(risk_level="medium")
+    event.pop("reversibility")
+    app = AnnouncerApp(h.session)
+    async with app.run_test() as pilot:
+        h.open(event)
+        await pilot.pause()
+        assert h.backend.texts[-1].endswith("A accepts, R rejects; F2 repeats.")
+        h.clock.now += 1.2
+        await pilot.press("a")
+        await pilot.pause()
+        assert decisions(h) == [("rpl_lowrisk01", "accept")]
+
+
+async def test_a_producer_that_calls_rm_rf_low_risk_still_takes_two_keys(
+    armed_harness: Harness,
+) -> None:
+    """issue 22: risk follows the command, never the producer's own declaration alone."""
+    h = armed_harness
+    event = low_risk()
+    event["action"] = "Run rm -rf ~/photos to free space."
+    app = AnnouncerApp(h.session)
+    async with app.run_test() as pilot:
+        h.open(event)
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ConfirmScreen)
+        shown = str(screen.query_one("#dangerous", Static).content)
+        assert shown.startswith("Dangerous: rm -rf ~/photos")
+        assert "Risk high." in h.backend.texts[-1]
+        h.clock.now += 1.2
+        await pilot.press("a")  # heard its first words, not all of it: not yet
+        await pilot.pause()
+        assert h.backend.texts[-1] == NOT_YET and not app.key_guard.confirming
+        h.clock.now += HEARD
+        await pilot.press("a")
+        await pilot.pause()
+        assert h.replies == [] and app.key_guard.confirming  # the first of two keys
+        await pilot.press("enter")
+        await pilot.pause()
+        assert decisions(h) == [("rpl_lowrisk01", "accept")]
+
+
+async def test_w_reads_what_will_run_whole_and_detailed_names_who_asks() -> None:
+    h = Harness(arming=0.0)
+    h.session.update_settings(UserSettings(answer_arming_seconds=0.0, verbosity="detailed"))
+    app = AnnouncerApp(h.session)
+    async with app.run_test() as pilot:
+        h.open(low_risk())
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ConfirmScreen)
+        # the key line after the engine's question: who asks only at detailed verbosity
+        assert screen.spoken_intro() == (
+            "Asked by banking-assistant. A accepts, R rejects; F2 repeats."
+        )
+        h.session.update_settings(UserSettings(answer_arming_seconds=0.0))
+        assert screen.spoken_intro() == "A accepts, R rejects; F2 repeats."
+        await pilot.press("w")
+        await pilot.pause()
+        assert h.backend.texts[-1] == "Send 5 dollars to Alice."

@@ -20,7 +20,7 @@ async def test_spanish_user_hears_spanish_keys_and_questions(harness: Harness) -
             assert "signo de interrogación: Ayuda." in help_text
             harness.open(load_event("agent.awaiting.confirmation.json"))
             await pilot.pause()
-            assert harness.backend.said("Pulse A y luego Intro para aceptar, o R para rechazar.")
+            assert harness.backend.said("A y luego Intro acepta, R rechaza; F2 repite.")
             assert harness.backend.said("Si no responde en 5 minutos, se rechazará.")
             await pilot.press("r")
             await pilot.pause()

@@ -13,6 +13,7 @@ import os
 import threading
 from collections.abc import Callable
 
+from announcer.engine.announcement import Announcement
 from announcer.ui.plain import PlainUi
 from tests.ui.conftest import prompt_from_event
 from tests.ui.test_plain_keys import FakeLineSession, _confirmation
@@ -29,6 +30,9 @@ async def until(condition: Callable[[], bool], what: str) -> None:
         await asyncio.sleep(0.01)
 
 
+prompt_kind = "agent.awaiting.confirmation"
+
+
 async def test_lines_typed_in_pieces_on_a_pipe_are_read_whole_by_the_loop() -> None:
     session = FakeLineSession()
     out = io.StringIO()
@@ -40,6 +44,9 @@ async def test_lines_typed_in_pieces_on_a_pipe_are_read_whole_by_the_loop() -> N
         assert "plain-ui-input" not in {t.name for t in threading.enumerate()} - threads_before
         prompt = prompt_from_event(_confirmation("rpl_pipe1", "Delete the cache", low_risk=True), 0)
         ui.prompt_opened(prompt)
+        ui.announcement_made(  # the engine reads it out: its keys arm
+            Announcement("Delete the cache?", event_id=prompt.event_id, kind=prompt_kind)
+        )
         session.clock.now += 10  # past the arming interval
         os.write(write_end, b":he")  # half a command: nothing yet
         await asyncio.sleep(0.05)

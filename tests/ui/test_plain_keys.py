@@ -56,7 +56,8 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
         ui = PlainUi(out=out, inp=typed)
 
         def armed() -> bool:
-            at = ui.guard.armed_at()
+            # an irreversible accept also waits until the question was said through
+            at = ui.guard.heard_at()
             return at is not None and session.now() >= at
 
         try:
@@ -76,7 +77,7 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
             )
             assert "Press" not in question  # no single-key help the line UI does not take
             assert core.replies == []
-            await until(armed, "the keys to arm")
+            await until(armed, "the question to have been heard")
             keyboard.write("a\n")
             keyboard.flush()
             step = "Accept: Send the quarterly report to Alice? Type c then Enter to confirm"
@@ -159,17 +160,30 @@ async def test_plain_lines_at_awkward_moments_on_a_manual_clock() -> None:
     ui.prompt_opened(second)
     assert "Accept or reject: Send 5 dollars? [a/r]" in out.getvalue()
     session.clock.now += 0.5
-    ui._on_line("a")  # too soon: this question only just appeared
+    ui._on_line("a")  # too soon: nothing of this question was said yet
     assert session.answers == []
-    assert "Nothing was sent: this question has only just appeared." in out.getvalue()
+    # issue 20: two words, heard; the question is not read again for it
+    assert out.getvalue().count("Not yet.") == 1 and session.spoken == ["Not yet."]
+    session.clock.now += 30
+    ui._on_line("a")  # a voice works, and the question's speech never began: still not
+    assert session.answers == [] and out.getvalue().count("Not yet.") == 2
+    ui.announcement_made(  # the engine reads it (the runtime tells the UI as it starts)
+        Announcement(
+            "Confirmation needed. Send 5 dollars.",
+            event_id=first.event_id,
+            kind="agent.awaiting.confirmation",
+        )
+    )
     session.clock.now += 5
     ui.prompt_voided("rpl_one1", "cancelled")  # the second takes its place
     assert "Accept or reject: Drop the database? [a/r]" in out.getvalue()
     assert any(t.startswith("Now answering:") for t in session.spoken)
     session.clock.now += 0.3
+    said = len(session.spoken)
     ui._on_line("a")  # meant for the first
-    assert "Nothing was sent: the question changed just before your key." in out.getvalue()
-    session.clock.now += 2
+    assert out.getvalue().count("Not yet.") == 3
+    assert session.spoken[said:] == ["Not yet."]
+    session.clock.now += 5  # the irreversible one has been said through
     ui._on_line("a")
     assert "Accept: Drop the database? Type c then Enter to confirm" in out.getvalue()
     ui._on_line("a")  # not the confirming line: back to the question
@@ -258,3 +272,29 @@ async def test_a_number_with_an_exponent_is_refused_in_the_line_ui() -> None:
         finally:
             session.stop()
             await server.close()
+
+
+async def test_a_producer_naming_rm_rf_low_risk_is_shown_dangerous_and_takes_two_lines() -> None:
+    """issue 22: the risk follows the command, never the producer's own label alone."""
+    session = FakeLineSession()
+    out = io.StringIO()
+    ui = PlainUi(out=out, inp=io.StringIO())
+    ui.attach(session)  # type: ignore[arg-type]
+    prompt = prompt_from_event(_confirmation("rpl_rm1", "Run rm -rf ~/photos", low_risk=True), 0)
+    ui.prompt_opened(prompt)
+    assert "Dangerous: rm -rf ~/photos" in out.getvalue()
+    ui.announcement_made(
+        Announcement(
+            "Confirmation needed. Run rm -rf ~/photos.",
+            event_id=prompt.event_id,
+            kind="agent.awaiting.confirmation",
+        )
+    )
+    session.clock.now += 10
+    ui._on_line("a")
+    assert session.answers == []
+    assert "Type c then Enter to confirm" in out.getvalue()
+    ui._on_line("c")
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert [a.decision for a in session.answers] == ["accept"]

@@ -108,6 +108,8 @@ class PlainHookUi:
         self.guard = KeyGuard(
             settings.answer_arming_seconds, settings.pace_wpm, settings.two_key_accept
         )
+        # Printed only: the question on screen is its presentation (answer_guard).
+        self.guard.voice_working = False
         self.clock = clock
         self.lock = asyncio.Lock()
         self.lines: asyncio.Queue[str | None] = asyncio.Queue()
@@ -225,6 +227,7 @@ class PlainHookUi:
             key_token = token or f"hook-{now}"
             two_keys = accept_needs_two_keys(question, self.guard.two_key_rule)
             self.say(events)
+            self._print_command(question)
             # Printed is presented: this question's keys arm from now (no speech here),
             # before its keys line, so whoever reads that line knows the arming has begun.
             self.guard.present(key_token, self.clock())
@@ -234,6 +237,19 @@ class PlainHookUi:
                 return await self._answer(key_token, two_keys, [question] if question else [])
             finally:
                 self.guard.hide(key_token)
+
+    def _print_command(self, question: dict[str, Any]) -> None:
+        """What will run, whole, line by line (issue 22): never cut, never a title alone."""
+        from announcer.command_analysis import analyse, for_display
+        from announcer.engine.answer_guard import command_of
+
+        command = command_of(question)
+        if command is None:
+            return
+        analysis = analyse(command)
+        print(self._("Command:"), flush=True)
+        for line in for_display(analysis).split("\n"):
+            print(f"  | {line}", flush=True)
 
     def _keys_line(self, two_keys: bool) -> None:
         if two_keys:
@@ -303,11 +319,9 @@ class PlainHookUi:
     def _refused(
         self, verdict: Any, token: str, events: list[dict[str, Any]], two_keys: bool
     ) -> None:
-        """Say why nothing was decided; during arming, the question is shown again."""
-        print(self._(verdict.message), flush=True)
-        if verdict.code == "arming":
-            self.say(events)
-            self._keys_line(two_keys)
+        """Say why nothing was decided: a key before the question armed gets a two-word
+        cue, and the question is not shown again (issue 20)."""
+        print(self._(verdict.message or "Not yet."), flush=True)
 
 
 async def _serve(path: Path, language: str, settings: UserSettings | None = None) -> None:

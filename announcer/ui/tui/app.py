@@ -465,7 +465,7 @@ class AnnouncerApp(App[None]):
             self.session.speak(text, urgency, interrupt, event_id=prompt.event_id)  # type: ignore[call-arg]
         else:
             self.session.speak(text, urgency, interrupt)
-            self.key_guard.speech_started(prompt.reply_token, self.session.now())
+            self.key_guard.speech_started(prompt.reply_token, self.session.now(), text)
 
     def speech_start_of(self, event_id: str) -> float | None:
         return self._speech_starts.get(event_id)
@@ -480,7 +480,7 @@ class AnnouncerApp(App[None]):
     def _announcement(self, message: AnnouncementArrived) -> None:
         announcement = message.announcement
         if announcement.event_id:
-            self._speech_began(announcement.event_id)
+            self._speech_began(announcement.event_id, announcement.text)
         if announcement.kind == UI_SPEECH_KIND:
             return  # our own words, echoed back by the runtime: not producer news
         if announcement.producer_id:
@@ -504,8 +504,9 @@ class AnnouncerApp(App[None]):
         self.history.append(HistoryEntry(text, kind=announcement.kind))
         self.write_transcript(text)
 
-    def _speech_began(self, event_id: str) -> None:
-        """Speech about an event started: a question shown for it may arm its keys."""
+    def _speech_began(self, event_id: str, text: str = "") -> None:
+        """Speech about an event started: a question shown for it may arm its keys
+        (``text``: what began, so the guard knows when the question was said through)."""
         now = self.session.now()
         self._speech_starts[event_id] = now
         self._speech_starts.move_to_end(event_id)
@@ -513,8 +514,8 @@ class AnnouncerApp(App[None]):
             self._speech_starts.popitem(last=False)
         state = self.prompts.get(self.key_guard.shown or "")
         if state is not None and state.prompt.event_id == event_id:
-            self.key_guard.speech_started(state.prompt.reply_token, now)
-            screen = self.screen
+            self.key_guard.speech_started(state.prompt.reply_token, now, text)
+            screen = self.screen_stack[-1] if self.screen_stack else None  # none: closing
             if getattr(screen, "prompt", None) is state.prompt:
                 screen.engine_reading_started()  # type: ignore[attr-defined]
 

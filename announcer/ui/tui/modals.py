@@ -29,6 +29,7 @@ from announcer.engine.answer_guard import (
     KeyVerdict,
     accept_needs_two_keys,
     confirm_step_text,
+    is_high_risk,
 )
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.i18n.format import format_number
@@ -97,7 +98,11 @@ class PromptScreen(ModalScreen[None]):
         self.set_class(self.announcer.settings.cognitive_load == "low", "-low-load")
         app = self.announcer
         token = self.prompt.reply_token
-        # From now on keys answer this question, once it is armed (answer_guard).
+        # From now on keys answer this question, once it is armed (answer_guard): when
+        # its speech starts, or at once (after the arming interval) when no voice works.
+        output = getattr(app.session, "speech_output", None)
+        silent = app.no_voice() or (callable(output) and output() == "none")
+        app.key_guard.voice_working = not silent
         app.key_guard.present(token, app.session.now())
         # A question the engine has just read out (the live runtime) gets who asks and
         # the keys; otherwise (no engine, or opened later) the whole question is said here.
@@ -192,13 +197,15 @@ class PromptScreen(ModalScreen[None]):
         return self.announcer.session.now()
 
     def refused(self, verdict: KeyVerdict) -> None:
-        """Say why a key did nothing; a key during arming hears the question again."""
+        """Say why a key did nothing. An early key (issue 20) gets only a two-word cue,
+        at most once in a moment, after the words being said: the question goes on, and
+        is never read again for it."""
+        if verdict.code in ("arming", "not_heard"):
+            if verdict.message:
+                self.announcer.say(_(verdict.message), Urgency.CRITICAL)
+            return
         # The answer to the user's own key, at once (no event_id: not news about it).
         self.announcer.say(_(verdict.message), Urgency.CRITICAL, interrupt=True)
-        if verdict.code == "arming" and not self.closed:
-            # Then the question again; its keys arm once this reading has begun.
-            self.announcer.key_guard.restart_speech(self.prompt.reply_token)
-            self.announcer.say_about(self.prompt, self.spoken_question())
 
     def send(self, answer: UserAnswer, described: str) -> None:
         """Answer once; a second key press after the first is ignored."""
@@ -240,6 +247,8 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         # Enter confirms a pending accept whatever has focus; otherwise it presses the button.
         Binding("enter", "enter", show=False, priority=True),
         Binding("i", "repeat_question", _("Say again"), show=False),
+        # Reads what will run, whole and literally (a long command is said as a summary).
+        Binding("w", "read_whole", _("Whole command"), show=False),
         *PromptScreen.BINDINGS,
     ]
 
@@ -267,6 +276,18 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
                     id="action",
                     classes="field",
                 )
+                if view.command is not None:
+                    # What will run, whole, line by line (issue 22: never only the title).
+                    yield Static(
+                        _("Command:") + "\n" + view.command_display(),
+                        markup=False,
+                        id="command",
+                        classes="field",
+                    )
+                    if view.hidden_note():
+                        yield Static(view.hidden_note(), markup=False, id="hidden")
+                elif view.dangerous_note():
+                    yield Static(view.dangerous_note(), markup=False, id="dangerous")
                 yield Static(
                     _("Consequence: {consequence}").format(consequence=view.consequence),
                     markup=False,
@@ -305,21 +326,31 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         return accept_needs_two_keys(self.prompt.event, self.announcer.settings.two_key_accept)
 
     def spoken_intro(self) -> str:
+        """One short line of keys (issue 20); who asks only at detailed verbosity."""
         self.two_keys = self._needs_two_keys()
-        return " ".join(
-            [
-                _("Asked by {producer}.").format(producer=producer_identity(self.prompt)),
-                self.view.keys_phrase(self.two_keys),
-                _("F2 says the question again."),
-            ]
+        parts = [self.view.keys_phrase(self.two_keys)]
+        if self.announcer.settings.verbosity == "detailed":
+            parts.insert(
+                0, _("Asked by {producer}.").format(producer=producer_identity(self.prompt))
+            )
+        return " ".join(parts)
+
+    def action_read_whole(self) -> None:
+        """W: what will run, whole and literally, at once."""
+        self.announcer.say_about(
+            self.prompt,
+            self.view.whole_for_speech(self.announcer.settings.languages[0]),
+            interrupt=True,
         )
 
     def answer_keys_phrase(self) -> str:
         return self.view.keys_phrase(self.two_keys)
 
     def extra_help(self) -> str:
-        """Said after the Footer's keys by help: the agent's "always" keys, if offered."""
-        return self.view.always_phrase()
+        """Said after the Footer's keys by help: the agent's "always" keys, if offered,
+        and W for a question about a command."""
+        whole = _("W reads the whole command.") if self.view.command is not None else ""
+        return " ".join(part for part in (self.view.always_phrase(), whole) if part)
 
     def on_key(self, event: Key) -> None:
         self.refuse_key(event)
@@ -331,10 +362,14 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
             self.now(),
             two_keys=self.two_keys,
             key=key,
+            must_be_heard=is_high_risk(self.prompt.event),
         )
 
     def _action_words(self) -> str:
         return one_line(self.view.action).rstrip(".")
+
+    def _short_action(self) -> str:
+        return self.view.short_action()
 
     @on(Button.Pressed, "#accept")
     def _accept_button(self) -> None:
@@ -387,9 +422,14 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
             self.refused(verdict)
 
     def _ask_second_key(self, verdict: KeyVerdict) -> None:
-        step = _(confirm_step_text(verdict.intent)).format(action=self._action_words())
+        # The action by its first words: the question was just heard; a long command is
+        # not read a second time (issue 20).
+        template = _(confirm_step_text(verdict.intent))
+        step = template.format(action=self._short_action())
         self._show_step(step)
-        self.announcer.say(step, Urgency.CRITICAL, interrupt=True)
+        # said with a command's symbols named, as the question was (issue 21)
+        spoken = template.format(action=self.view.spoken_words(self._short_action()))
+        self.announcer.say(spoken, Urgency.CRITICAL, interrupt=True)
 
     def _show_step(self, text: str) -> None:
         step = self.query_one("#step", Static)
@@ -575,13 +615,12 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
         return self.view.spoken_question(self.announcer.settings.languages[0])
 
     def spoken_intro(self) -> str:
-        return " ".join(
-            [
-                _("Asked by {producer}.").format(producer=producer_identity(self.prompt)),
-                self.view.keys_phrase(),
-                _("F2 says the question again."),
-            ]
-        )
+        parts = [self.view.keys_phrase(), _("F2 repeats.")]
+        if self.announcer.settings.verbosity == "detailed":
+            parts.insert(
+                0, _("Asked by {producer}.").format(producer=producer_identity(self.prompt))
+            )
+        return " ".join(parts)
 
     def answer_keys_phrase(self) -> str:
         return self.view.keys_phrase()

@@ -12,9 +12,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
+from announcer.command_analysis import (
+    CommandAnalysis,
+    analyse,
+    for_display,
+    literal_for_speech,
+    scan_text,
+)
+from announcer.command_analysis import whole_for_speech as whole_command_for_speech
+from announcer.engine.answer_guard import (
+    command_of,
+    confirm_step_action,
+    is_high_risk,
+    reads_literally,
+)
 from announcer.engine.prompts import PendingPrompt, always_decisions, waits_without_deadline
 from announcer.i18n.format import format_duration
-from announcer.ui.tui.text import N_, _, current_language, one_line, printable
+from announcer.ui.tui.text import N_, _, current_language, ngettext, one_line, printable
 
 # §4.4.1 risk_level values, translated where they are shown.
 RISK_WORDS = {"low": N_("low"), "medium": N_("medium"), "high": N_("high")}
@@ -88,6 +102,8 @@ class ConfirmationView:
     default_decision: str | None
     # decisions the agent also offers "always" for (ACP allow/reject always)
     always: frozenset[str] = frozenset()
+    # the command the agent will run, as it sent it (hooks, ACP permissions), if any
+    command: str | None = None
 
     @classmethod
     def of(cls, prompt: PendingPrompt) -> ConfirmationView:
@@ -102,7 +118,43 @@ class ConfirmationView:
             reversibility=_text(event, "reversibility"),
             default_decision=_text(event, "default_decision"),
             always=always_decisions(event),
+            command=command_of(event),
         )
+
+    @property
+    def analysis(self) -> CommandAnalysis | None:
+        return analyse(self.command) if self.command is not None else None
+
+    def command_display(self) -> str:
+        """The whole command, line by line, as the dialog shows it (issue 22: what runs)."""
+        analysis = self.analysis
+        return for_display(analysis) if analysis is not None else ""
+
+    def hidden_note(self) -> str:
+        analysis = self.analysis
+        if analysis is None or not analysis.hidden:
+            return ""
+        return ngettext(
+            "It had {count} hidden character, taken out here.",
+            "It had {count} hidden characters, taken out here.",
+            analysis.hidden,
+        ).format(count=analysis.hidden)
+
+    @property
+    def long_command(self) -> bool:
+        analysis = self.analysis
+        return analysis is not None and analysis.is_long
+
+    def whole_for_speech(self, language: str = "en") -> str:
+        """What W says: the command whole, literally (or the action, with no command)."""
+        analysis = self.analysis
+        if analysis is not None:
+            return whole_command_for_speech(analysis, language)
+        return literal_for_speech(self.action, language)
+
+    def short_action(self) -> str:
+        """The action named briefly, for the confirm step (it is not read again whole)."""
+        return confirm_step_action(one_line(self.action), self.command)
 
     @property
     def is_risky(self) -> bool:
@@ -113,8 +165,19 @@ class ConfirmationView:
             or self.reversibility not in (None, "reversible")
         )
 
+    def dangerous_note(self) -> str:
+        """A dangerous command named in an action that carries no command field (an AAEP
+        producer's own words): shown, so the two keys it takes are explained."""
+        if self.command is not None:
+            return ""
+        found = scan_text(self.action)
+        if found is None:
+            return ""
+        return _("Dangerous: {parts}").format(parts="; ".join(found.dangerous)) + "."
+
     def risk_phrase(self) -> str:
-        level = self.risk_level
+        # the risk follows what will run, never the producer's declaration alone
+        level = "high" if is_high_risk(self.prompt.event) else self.risk_level
         word = _(RISK_WORDS[level]) if level in RISK_WORDS else (level or _("not stated"))
         return _("Risk {level}").format(level=word)
 
@@ -155,7 +218,8 @@ class ConfirmationView:
         return bool(getattr(self.prompt, "malformed", False))
 
     def keys_phrase(self, two_keys: bool) -> str:
-        """The keys, as the dialog takes them (two for a risky accept, issue 12)."""
+        """The keys, as the dialog takes them, in one short line (issue 20): two for a
+        high-risk accept, W for a long command, F2 to hear the question again."""
         if self.malformed:
             return " ".join(
                 [
@@ -164,10 +228,12 @@ class ConfirmationView:
                 ]
             )
         keys = (
-            _("Press A then Enter to accept, or R to reject.")
+            _("A then Enter accepts, R rejects; F2 repeats.")
             if two_keys
-            else _("Press A to accept, or R to reject.")
+            else _("A accepts, R rejects; F2 repeats.")
         )
+        if self.long_command:
+            keys += " " + _("W reads the whole command.")
         return f"{keys} {self.always_phrase()}".strip()
 
     def always_phrase(self) -> str:
@@ -183,6 +249,16 @@ class ConfirmationView:
             return _("Shift+A then Enter allows it from now on.")
         return _("Shift+R then Enter rejects it from now on.")
 
+    def spoken_words(self, text: str, language: str = "en") -> str:
+        """Text about this question as said: literally, symbols named, when it names a
+        command or paths (announcer's own mappings); otherwise as it is."""
+        literal = self.command is not None or reads_literally(self.prompt.event)
+        return literal_for_speech(text, language) if literal else text
+
+    def spoken_action(self, language: str = "en") -> str:
+        """The action as said: a command in it literally, its symbols named (issue 21)."""
+        return self.spoken_words(self.action.rstrip("."), language)
+
     def spoken_question(self, language: str = "en", two_keys: bool = False) -> str:
         return " ".join(
             [
@@ -190,7 +266,7 @@ class ConfirmationView:
                     producer=producer_identity(self.prompt)
                 )
                 + ".",
-                _("Action: {action}").format(action=self.action.rstrip(".")) + ".",
+                _("Action: {action}").format(action=self.spoken_action(language)) + ".",
                 _("Consequence: {consequence}").format(consequence=self.consequence.rstrip("."))
                 + ".",
                 self.risk_phrase() + ".",
