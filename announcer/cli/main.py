@@ -13,6 +13,7 @@ explanation and exit with status 1.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -93,10 +94,24 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def with_default_command(words: list[str]) -> list[str]:
+    """The demo's options work without naming it: ``announcer --ui plain``,
+    ``announcer --language es`` (as plain ``announcer`` runs the demo).
+
+    ``--help`` and ``--version`` stay the program's own; a first word that is not an
+    option is left for the parser to refuse ("invalid choice") or run.
+    """
+    if not words:
+        return list(DEFAULT_ARGV)
+    if chosen_command(words) is not None or not words[0].startswith("-") or words[0] == "--":
+        return words
+    if any(word in ("-h", "--help", "--version") for word in words):
+        return words
+    return [*DEFAULT_ARGV, *words]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    if not args_list:
-        args_list = list(DEFAULT_ARGV)
+    args_list = with_default_command(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(args_list)
     args = parser.parse_args(args_list)
     func = getattr(args, "func", None)
@@ -110,5 +125,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:
-        print(f"announcer: {type(exc).__name__}: {exc}", file=sys.stderr)
+        with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
+            print(f"announcer: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+    finally:
+        end_started_agents()
+
+
+def end_started_agents() -> None:
+    """Nothing an agent started outlives announcer, however the command ended.
+
+    Only when an agent was started: commands that start none never import the module.
+    """
+    processes = sys.modules.get("announcer.transports.processes")
+    if processes is not None:
+        processes.end_all_started()

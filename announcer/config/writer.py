@@ -9,9 +9,13 @@ setting, so the write is refused with a sentence saying how to fix it.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import errno
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -46,11 +50,59 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+# Why a write failed, in words (the rest say the system's own sentence).
+_WHY_NOT_WRITTEN = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "your disk quota is used up",
+    errno.EROFS: "the disk is read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+}
+
+
+def _cannot_write(path: Path, exc: OSError) -> ConfigError:
+    why = _WHY_NOT_WRITTEN.get(exc.errno or 0) or (exc.strerror or str(exc)).lower()
+    return ConfigError(f"could not write {path}: {why}; the file was not changed")
+
+
+def _atomic_write(path: Path, text: str | bytes) -> None:
+    """Write a new file beside ``path`` and swap it in only once it is safely on disk.
+
+    Until then the old file stays as it was; whatever fails (a full disk, a read-only
+    folder), no temporary file is left behind and ConfigError says why in words.
+    """
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    temporary = Path(name)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())  # a full disk may only say so here
+        if path.exists():
+            shutil.copymode(path, temporary)
+        else:
+            os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise _cannot_write(path, exc) from None
+    _sync_folder(path.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the rename itself durable, where the platform allows it."""
+    with contextlib.suppress(OSError, AttributeError):
+        descriptor = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
 
 
 def _open_document(path: Path) -> tomlkit.TOMLDocument:
@@ -204,12 +256,20 @@ def ensure_file(path: Path | None = None) -> Path:
 def reset_file(path: Path | None = None) -> Path | None:
     """Replace the file with the documented template; the old one is kept as ``.bak``.
 
+    The copy is written first and the file is replaced only after that, atomically: on a
+    full disk the user's file stays exactly as it was (ConfigError says why).
     Returns the backup's path, or None when there was no file.
     """
     target = path if path is not None else config_path()
     backup: Path | None = None
     if target.exists():
         backup = target.with_name(target.name + ".bak")
-        os.replace(target, backup)
+        try:
+            old = target.read_bytes()
+        except OSError as exc:
+            raise ConfigError(
+                f"could not read {target}: {exc.strerror or exc}; nothing was changed"
+            ) from None
+        _atomic_write(backup, old)
     _atomic_write(target, TEMPLATE)
     return backup

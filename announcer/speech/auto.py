@@ -317,3 +317,58 @@ def _close_in_background(backend: SpeechBackend) -> None:
             log.info("closing the failed speech backend %s raised", backend.name, exc_info=True)
 
     threading.Thread(target=close, name=f"announcer-close-{backend.name}", daemon=True).start()
+
+
+@dataclass(frozen=True, slots=True)
+class NoVoiceCause:
+    """Why no voice works, for the notice that tells the user how to get one.
+
+    ``kind``: ``no_audio_device`` (the voice is installed, the sound card is not
+    there or cannot be opened), ``missing_package`` (``package`` is not installed;
+    ``install`` is how to get it), or ``unknown``. ``detail``: the reason as the
+    output itself gave it.
+    """
+
+    kind: str
+    detail: str = ""
+    package: str = ""
+    install: str = ""
+
+
+# What a local voice's failure says, and the Debian packages missing then (the command
+# that installs them on this system comes from announcer.platform.speech_install).
+_MISSING_PACKAGES = (
+    ("install alsa-utils", ("alsa-utils",)),
+    ("install espeak-ng", ("espeak-ng", "libespeak-ng1")),
+    ("python3-speechd", ("speech-dispatcher",)),
+)
+
+
+def _install_command(packages: Sequence[str]) -> str:
+    from announcer.platform.speech_install import speech_install_hint
+
+    return speech_install_hint(missing=list(packages)) or " ".join(packages)
+
+
+def why_no_voice(skipped: Sequence[tuple[str, str]]) -> NoVoiceCause:
+    """The real cause among the outputs ``auto`` tried (``FallbackBackend.skipped``).
+
+    The local voice (pyttsx3 with espeak-ng) decides: a screen reader that is not
+    running, or a speech-dispatcher server that is not started, is the normal case.
+    """
+    reasons = dict(skipped)
+    local = reasons.get("pyttsx3", "")
+    if "pyttsx3 is not installed" in local:  # a Python package: announcer's own install
+        return NoVoiceCause("missing_package", local, "pyttsx3", "pip install pyttsx3")
+    for words, packages in _MISSING_PACKAGES:
+        if words in local:
+            package = ", ".join(packages)
+            return NoVoiceCause("missing_package", local, package, _install_command(packages))
+    if local.startswith("no audio output"):
+        return NoVoiceCause("no_audio_device", local.removeprefix("no audio output: "))
+    for _name, reason in skipped:
+        for words, packages in _MISSING_PACKAGES:
+            if words in reason:
+                package = ", ".join(packages)
+                return NoVoiceCause("missing_package", reason, package, _install_command(packages))
+    return NoVoiceCause("unknown", local)

@@ -81,6 +81,11 @@ class SpeechDriver:
         self._live.clear()
         return live
 
+    @property
+    def in_flight(self) -> int:
+        """Utterances begun whose end the backend has not reported yet."""
+        return len(self._live)
+
     def take_completed(self) -> list[int]:
         completed = self._completed
         done: list[int] = []

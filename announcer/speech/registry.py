@@ -133,6 +133,27 @@ def auto_backend(
     )
 
 
+def printed_fallback_backend(
+    settings: UserSettings | None = None,
+    *,
+    notify: Callable[[str], None] = notify_stderr,
+) -> FallbackBackend:
+    """``auto`` for an interface that prints every announcement itself (plain UI, replay).
+
+    A text "voice" would print each line twice, so when every voice has failed the
+    lines on screen are all that is left: the printed backend ends each one at once.
+    """
+    from announcer.speech.text import PrintedBackend
+
+    order = ("screenreader", "speechd", "pyttsx3")
+    return FallbackBackend(
+        [(name, backend_factory(name, settings, speechd_autospawn=False)) for name in order]
+        + [("printed", PrintedBackend)],
+        notify=notify,
+        translate=catalog_gettext(settings),
+    )
+
+
 def catalog_gettext(settings: UserSettings | None) -> Callable[[str], str]:
     """The user's catalog, for what the speech layer says about itself (switches, failures)."""
     from announcer.i18n.translate import catalog_language, translator
@@ -227,5 +248,6 @@ __all__ = [
     "backend_factory",
     "backend_statuses",
     "create_backend",
+    "printed_fallback_backend",
     "split_speech_spec",
 ]

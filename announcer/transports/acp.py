@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from announcer.formats.acp import RUNNING_QUIET_SECONDS, AcpAdapter
-from announcer.platform.process import ask_group_to_end, contain, end_group_now, own_group
+from announcer.formats.speakable import clip
+from announcer.i18n.translate import translator
+from announcer.platform.process import contain, own_group
 from announcer.transports.acp_wire import GuardedStdio
 from announcer.transports.base import (
     HandshakeOutcome,
@@ -34,6 +36,26 @@ from announcer.transports.base import (
     TransportOptions,
     release_process_pipes,
 )
+from announcer.transports.processes import (
+    can_watch_exits,
+    command_line,
+    end_family,
+    exited,
+    innermost,
+    kill_family_now,
+    reap,
+    same_processes,
+    snapshot,
+    still_running,
+    track,
+)
+
+# How often the agent's commands are listed while it works (and while it waits).
+FAMILY_SNAPSHOT_SECONDS = 1.0
+FAMILY_IDLE_SECONDS = 5.0
+# ... and at most this often when its messages come in.
+FAMILY_NOTE_SECONDS = 0.25
+TOOL_UPDATES = ("tool_call", "tool_call_update")
 
 log = logging.getLogger("announcer.transports.acp")
 
@@ -142,6 +164,10 @@ class AcpTransport:
         self._gone = False  # the connection broke (the process may not be reaped yet)
         self._stderr_read: asyncio.Task[Any] | None = None
         self._end_reported = False  # "stopped" is said once, by the first to notice
+        self._left_running: list[str] | None = None  # what it left running when it died
+        self._family_seen: dict[int, int] = {}  # its commands lately: id -> start time
+        self._family_noted = float("-inf")
+        self._tool_changed = False  # a tool call changed since the last listing
         self._early: str | None = None  # a message typed before the agent was ready
         # drops (bad lines, unknown sessions, late questions) are counted where the user
         # can read them (:diagnostics), not only logged
@@ -179,9 +205,11 @@ class AcpTransport:
             ) from None
         contain(self._process.pid)  # Windows: a job object ends it however we end
         process = self._process
+        track(process.pid)
         assert process.stdin is not None and process.stdout is not None
         self._stderr_read = self._spawn(self._read_stderr())
         self._spawn(self._watch_exit())
+        self._spawn(self._remember_family())
         # Elicitation is stable in ACP but still "unstable" in SDK 0.12: enabled on purpose.
         self._wire = GuardedStdio(
             process.stdout,
@@ -487,6 +515,7 @@ class AcpTransport:
     # -- what the agent does ----------------------------------------------------------------
 
     def on_update(self, params: dict[str, Any]) -> None:
+        self._note_family(params)  # the agent is at work: what it runs now
         self._queue(self.adapter.update(params, time.time()).events)
         if self.adapter.running_due() and not self._flush_pending:
             # a running call is said shortly, unless the agent asks about it first
@@ -580,15 +609,16 @@ class AcpTransport:
             # The agent's pipe is gone (it crashed): no more messages. An error the agent
             # answered (a JSON-RPC error) ends only this turn.
             self._gone = isinstance(exc, ConnectionError)
+            reason = self._failure(exc)
             if self._gone:
                 self.died = self.session_id is not None
+                left_running = await self._end_leftovers()
                 await self._last_words()
                 if self._end_reported:
                     return  # its end was already said (the process exit came first)
                 self._end_reported = True
-            self._queue(
-                self.adapter.session_failed(self.session_id, self._failure(exc), time.time()).events
-            )
+                reason = self._failure(exc) + ". " + self._leftovers_said(left_running)
+            self._queue(self.adapter.session_failed(self.session_id, reason, time.time()).events)
             return
         self._cancel_questions()
         self._queue(self.adapter.turn_ended(self.session_id or "", stop_reason, time.time()).events)
@@ -649,46 +679,117 @@ class AcpTransport:
                 await asyncio.wait_for(asyncio.shield(reading), 1.0)
 
     async def _watch_exit(self) -> None:
-        assert self._process is not None
-        code = await self._process.wait()
+        process = self._process
+        assert process is not None
+        # the exit itself: a command it left running may hold its pipes open for long
+        if can_watch_exits():
+            status = await exited(process.pid)
+        else:  # no pidfd, no /proc (macOS, Windows): once its pipes have closed too
+            status = await process.wait()
+        for _ in range(100):  # reaped by asyncio's watcher: its status arrives in a moment
+            if status is not None or process.returncode is not None:
+                break
+            await asyncio.sleep(0.01)
+        code = process.returncode if status is None else status
         if self._closed:
             return
         self._cancel_questions("The agent stopped, so the question was withdrawn.")
         self._cancel_forms("The agent stopped, so the question was withdrawn.")
+        said_by_me = not self._end_reported  # said once, by whichever noticed first
+        self._end_reported = True
+        left_running = await self._end_leftovers()
         await self._last_words()
         # it ended on its own mid-conversation: announcer exits non-zero (a start failure
         # is said as one and counts as the runtime's own failure rule says)
         self.died = self.session_id is not None
-        if not self._end_reported:  # said once, by whichever noticed first
-            self._end_reported = True
+        if said_by_me:
             reason = f"its process ended with status {code}{self._last_said()}"
+            reason += ". " + self._leftovers_said(left_running)
             self._queue(self.adapter.session_failed(None, reason, time.time()).events)
         self._frames.put_nowait(None)
 
     async def _end_process(self) -> None:
-        """SIGTERM to the agent's process group, then SIGKILL: nothing is left behind
-        (CTRL_BREAK, then the process tree, on Windows: announcer.platform.process)."""
+        """SIGTERM to the agent and every process it started, then SIGKILL: nothing is left.
+
+        Its commands may have left its process group (``detached``, ``setsid``): the
+        whole family is found from ``/proc`` (:mod:`announcer.transports.processes`;
+        on Windows CTRL_BREAK, then the process tree: announcer.platform.process).
+        """
         process = self._process
-        if process is None or process.returncode is not None:
+        if process is None:
             return
         try:
-            for end, wait in ((ask_group_to_end, 2.0), (end_group_now, 2.0)):
-                end(process.pid)
-                try:
-                    await asyncio.wait_for(process.wait(), wait)
-                    return
-                except TimeoutError:
-                    continue
-        finally:
-            # Cut short (the runtime bounds its goodbyes): never leave the group running.
+            alive = process.returncode is None
+            if alive or still_running(process.pid, tree=False):
+                await end_family(process.pid, tree=alive)
             if process.returncode is None:
-                self.kill_now()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(process.wait(), 2.0)
+        finally:
+            # Cut short (the runtime bounds its goodbyes): never leave the family running.
+            self.kill_now()
+
+    def _note_family(self, params: dict[str, Any] | None = None) -> None:
+        """List the agent's commands now, at most every FAMILY_NOTE_SECONDS; and always at
+        the first other message after a tool call changed (its command has started by then).
+        """
+        process = self._process
+        now = time.monotonic()
+        if process is None or process.returncode is not None:
+            return
+        update = params.get("update") if isinstance(params, dict) else None
+        kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+        after_a_tool = self._tool_changed and kind not in TOOL_UPDATES
+        self._tool_changed = self._tool_changed or kind in TOOL_UPDATES
+        if now - self._family_noted < FAMILY_NOTE_SECONDS and not after_a_tool:
+            return
+        self._family_noted = now
+        self._tool_changed = kind in TOOL_UPDATES
+        self._family_seen = snapshot(process.pid)
+
+    async def _remember_family(self) -> None:
+        """Keep a recent list of what the agent runs: a command that left its session
+        (Node's ``detached``) is found by no other means once the agent has died."""
+        process = self._process
+        assert process is not None
+        while process.returncode is None and not self._closed:
+            self._family_noted = float("-inf")
+            self._note_family()
+            busy = self._turn is not None and not self._turn.done()
+            await asyncio.sleep(FAMILY_SNAPSHOT_SECONDS if busy else FAMILY_IDLE_SECONDS)
+
+    async def _end_leftovers(self) -> list[str]:
+        """The agent died: end the commands it left running; their command lines."""
+        process = self._process
+        if process is None:
+            return []
+        if self._left_running is not None:
+            return self._left_running  # the exit and the broken pipe both ask: once
+        left = [pid for pid, _ in still_running(process.pid, tree=False)]  # it may be reaped
+        detached = [pid for pid in same_processes(self._family_seen) if pid not in left]
+        named = innermost(left + detached)
+        self._left_running = [] if named is None else [command_line(named)]
+        if left:
+            await end_family(process.pid, tree=False)
+        for pid in detached:  # each in a session of its own, checked to be the same process
+            await end_family(pid)
+            reap(pid)  # adopted by announcer (a subreaper) when its agent died
+        return self._left_running
+
+    def _leftovers_said(self, commands: list[str]) -> str:
+        """Whether a command of the agent's was still running (it is stopped now)."""
+        _t = translator(self.adapter.language).gettext
+        if not commands:
+            return _t("Nothing it started is still running.")
+        return _t("It left {command} running; announcer stopped it.").format(
+            command=clip(" ".join(commands[0].split()), 120)
+        )
 
     def kill_now(self) -> None:
-        """SIGKILL to the agent's process group at once (announcer is exiting)."""
+        """SIGKILL to the agent and its whole family at once (announcer is exiting)."""
         process = self._process
-        if process is not None and process.returncode is None:
-            end_group_now(process.pid)
+        if process is not None:
+            kill_family_now(process.pid, tree=process.returncode is None)
 
     def _failure(self, exc: BaseException) -> str:
         detail = str(exc).strip() or type(exc).__name__

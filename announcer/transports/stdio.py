@@ -2,7 +2,8 @@
 
 The producer's stderr is for people (B.6.5): it is passed through to ours,
 never parsed. Stopping the transport stops the child: first a polite
-``aaep.close``, then SIGTERM, then SIGKILL, always by its own process id.
+``aaep.close``, then SIGTERM, then SIGKILL, to it and every process it started
+(it runs in a session of its own; :mod:`announcer.transports.processes`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import logging
 import shlex
 from typing import Any
 
+from announcer.platform.process import own_group
 from announcer.protocol.decode import loads_strict
 from announcer.transports.base import (
     SourceUnavailable,
@@ -22,6 +24,7 @@ from announcer.transports.base import (
     TransportOptions,
     release_process_pipes,
 )
+from announcer.transports.processes import end_family, kill_family_now, track
 from announcer.transports.stream import MessageStreamTransport
 from announcer.transports.unix import UnixSocketTransport
 
@@ -59,12 +62,14 @@ class StdioTransport(MessageStreamTransport):
                 stdout=asyncio.subprocess.PIPE,
                 stderr=None,
                 limit=self.options.max_frame_bytes + 16,
+                **own_group(),  # its own group and session: ended with announcer
             )
         except OSError as exc:
             # Not found, not executable: trying again cannot help.
             raise SourceUnavailable(
                 f"cannot start the command {self.argv[0]}: {exc.strerror}"
             ) from None
+        track(self._proc.pid)
 
     async def _read(self) -> str | None:
         proc = self._proc
@@ -143,14 +148,16 @@ class StdioTransport(MessageStreamTransport):
         if proc.stdin is not None:
             with contextlib.suppress(Exception):
                 proc.stdin.close()
-        if proc.returncode is None:
-            try:
-                await asyncio.wait_for(proc.wait(), 3)
-            except TimeoutError:
-                proc.terminate()
-                try:
+        try:
+            if proc.returncode is None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(proc.wait(), 3)  # after aaep.close, it may go
+            alive = proc.returncode is None
+            # then SIGTERM and SIGKILL to it and whatever it started, by their own ids
+            await end_family(proc.pid, tree=alive)
+            if proc.returncode is None:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(proc.wait(), 3)
-                except TimeoutError:
-                    proc.kill()
-                    await proc.wait()
+        finally:
+            kill_family_now(proc.pid, tree=proc.returncode is None)
         release_process_pipes(proc)

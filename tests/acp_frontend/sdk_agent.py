@@ -14,6 +14,10 @@ writes it only when allowed. The prompt picks the scenario:
 - ``think``: a thought in several chunks, then an answer;
 - ``commands``: lists two slash commands (``available_commands_update``), then answers;
 - ``die``: says a word, then its process ends at once with status 7 (a crash);
+- ``sleep N``: runs ``sleep N`` as a command of its own (a tool call in progress), writes
+  its own process id and the command's to ``sleep-pids.txt``, and waits for it;
+  ``sleep-detached N`` starts it in a session of its own, as Node's ``detached`` does;
+  ``sleep-die N`` starts it, then the agent's process ends at once with status 9;
 - ``burst N``: N message chunks and N/20 tool calls, for the benchmark;
 - ``ask N``: N permission requests in a row, each answer's arrival time logged;
 - ``elicit KIND``: asks its own question (``elicitation/create``) shaped like Claude's
@@ -368,6 +372,20 @@ class ScriptedAgent:
             await self.say(session_id, "Starting. ")
             print("fatal: the scripted agent crashed on purpose", file=sys.stderr, flush=True)
             os._exit(7)
+        elif text.split()[0] in ("sleep", "sleep-detached", "sleep-die"):
+            how, seconds = text.split()[:2]
+            await self.tool(session_id, "call-sleep", f"sleep {seconds}", "execute")
+            await self.conn.session_update(
+                session_id, acp.update_tool_call("call-sleep", status="in_progress")
+            )
+            command = await asyncio.create_subprocess_exec(
+                "sleep", seconds, start_new_session=how == "sleep-detached"
+            )
+            self.file("sleep-pids.txt").write_text(f"{os.getpid()} {command.pid}\n")
+            await self.say(session_id, "The command is running. ")
+            if how == "sleep-die":
+                os._exit(9)
+            await command.wait()
         elif text.startswith("ask"):
             # ``ask N``: N permission requests in a row; each answer's arrival time (the
             # system-wide monotonic clock) is appended to ``answers.txt`` for the benchmark.

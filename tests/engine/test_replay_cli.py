@@ -29,6 +29,10 @@ JSONL_KEYS = {"action", "text", "language", "urgency", "interrupt", "event_id", 
 
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The command, printing: ``--speech text`` unless the test names another backend
+    (by default a replay speaks through ``auto``: tests/speech/test_replay_aloud.py)."""
+    if "--speech" not in args and args[0] in ("replay", "demo"):
+        args = (*args, "--speech", "text")
     return subprocess.run(
         [sys.executable, "-m", "announcer", *args],
         cwd=ROOT,

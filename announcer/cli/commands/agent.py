@@ -425,6 +425,9 @@ def run(args: argparse.Namespace) -> int:
     from announcer.transports import TransportError
 
     split_words(args)
+    from announcer.transports.processes import become_subreaper
+
+    become_subreaper()  # a command an agent leaves behind stays ours to find and end
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.ERROR,
         stream=sys.stderr,

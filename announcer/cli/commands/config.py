@@ -188,7 +188,11 @@ def _reset(args: argparse.Namespace) -> int:
         if answer.strip().casefold() not in {"yes", "y", t.gettext("yes").casefold()}:
             print(t.gettext("Nothing changed."))
             return 1
-    backup = reset_file(path)
+    try:
+        backup = reset_file(path)
+    except ValueError as exc:  # ConfigError: the disk is full, the folder is read-only ...
+        print(f"announcer config reset: {exc}", file=sys.stderr)
+        return 1
     if backup is not None:
         print(
             t.gettext("Settings reset to defaults; your old file is at {backup}").format(

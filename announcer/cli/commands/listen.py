@@ -270,23 +270,17 @@ def speech_backend(
     ``notices``: where ``auto`` under the Textual UI says which output speaks (the app
     listens to it); a new one is made when None.
     """
-    from announcer.speech.auto import FallbackBackend, HeldNotices, notify_stderr
+    from announcer.speech.auto import HeldNotices, notify_stderr
     from announcer.speech.backends import backend_from_spec
-    from announcer.speech.registry import backend_factory, catalog_gettext, split_speech_spec
+    from announcer.speech.registry import printed_fallback_backend, split_speech_spec
 
     name, _ = split_speech_spec(spec)
     if name == "auto" and ui in ("plain", "tui"):
         # The UI already shows every line; a text "voice" would print it twice (or,
         # under Textual, raw beneath the app). When every voice has failed, the lines
         # on screen are all that is left.
-        from announcer.speech.text import PrintedBackend
-
-        order = ["screenreader", "speechd", "pyttsx3"]
-        return FallbackBackend(
-            [(n, backend_factory(n, settings, speechd_autospawn=False)) for n in order]
-            + [("printed", PrintedBackend)],
-            notify=(notices or HeldNotices()) if ui == "tui" else notify_stderr,
-            translate=catalog_gettext(settings),
+        return printed_fallback_backend(
+            settings, notify=(notices or HeldNotices()) if ui == "tui" else notify_stderr
         )
     if name == "text" and ui == "tui":
         # Text lines written beneath the Textual app would land inside its screen;
@@ -324,6 +318,10 @@ def run(args: argparse.Namespace) -> int:
         print(agents, file=sys.stderr)
         return 2
     named, transports = agents
+    if transports or any(source.startswith("stdio:") for source in args.sources):
+        from announcer.transports.processes import become_subreaper
+
+        become_subreaper()  # a command an agent leaves behind stays ours to find and end
     sources, saved_token_env = resolve_sources(
         [s for s in args.sources if s not in named], settings
     )
@@ -413,9 +411,11 @@ async def run_session(
     """Run ``session`` under ``ui_name``; ``plain`` is a PlainUi to attach again (the
     demo run again keeps one reader of standard input)."""
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, session.stop)  # Ctrl-C closes subscriptions (§5.8)
+    # Ctrl-C, a kill and a closed terminal (SIGHUP) all close subscriptions (§5.8), remove
+    # sockets and end every agent's processes: the goodbye runs, then announcer exits.
+    for sig in stop_signals():
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, session.stop)
     if ui_name == "plain":
         if plain is None:
             from announcer.ui.plain import PlainUi
@@ -430,6 +430,12 @@ async def run_session(
         # Nothing can answer: each question says so and names the agent's default.
         NoAnswerUi().attach(session)
     return await session.run()
+
+
+def stop_signals() -> list[signal.Signals]:
+    """The signals that end a session cleanly: SIGINT, SIGTERM and, where it exists, SIGHUP."""
+    names = ("SIGINT", "SIGTERM", "SIGHUP")
+    return [getattr(signal, name) for name in names if hasattr(signal, name)]
 
 
 async def _run_tui(session: LiveSession, config: Path | None = None) -> int:

@@ -1,11 +1,23 @@
-"""``announcer replay FILE``: play a recorded AAEP session through the engine.
+"""``announcer replay FILE``: play a recorded AAEP session through the engine, aloud.
 
 Each line of the JSON Lines file goes through the same engine a live connection
-uses (validation, tracking, policy, coalescing, scheduling) and the resulting
-speech goes to the ``text`` or ``jsonl`` backend. Time follows the events' own
-timestamps: ``--no-delay`` plays at once but decides exactly as in real time
-(the user's pace, barge-ins and skipped stale news all happen on the recorded
-clock), and ``--speed X`` waits in real time, X times faster.
+uses (validation, tracking, policy, coalescing, scheduling). ``--speech`` takes
+every backend ``listen`` takes; by default (``auto``) the session is spoken by the
+best voice here and each announcement is printed as it is said.
+
+Two clocks:
+
+- ``text``, ``jsonl`` and ``wav:DIR`` print, record or save, on the recording's own
+  clock: ``--no-delay`` plays at once but decides exactly as in real time (the
+  user's pace, barge-ins and skipped stale news all happen on the recorded clock;
+  ``wav:DIR`` waits for each file to be saved, so it decides as ``jsonl`` does).
+- A voice (``auto``, ``speechd``, ``pyttsx3``, ``screenreader``, ``paced``) takes as
+  long as speech takes, so the engine runs on the wall clock as for a live producer:
+  each event arrives at its recorded time, ``--speed X`` times faster, or all at once
+  with ``--no-delay`` (a burst: the agent's words are all said, status news is folded
+  as it would be live).
+
+``--speed X`` waits in real time, X times faster, with either clock.
 """
 
 from __future__ import annotations
@@ -13,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
@@ -23,14 +36,17 @@ from announcer.config import add_settings_flags, load_settings
 from announcer.config.loader import flag_layer
 from announcer.engine.pipeline import Engine
 from announcer.engine.settings import UserSettings
-from announcer.engine.speech_commands import SpeechCommand
-from announcer.speech.backend import SpeechBackend
+from announcer.engine.speech_commands import Speak, SpeechCommand
+from announcer.protocol.sanitise import one_line
+from announcer.speech.backend import BackendUnavailable, SpeechBackend, VoiceSettings
 from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
 from announcer.speech.text import TextBackend
 
 # A recording that pauses longer than this is not worth waiting for.
 MAX_REPLAY_GAP_SECONDS = 10.0
+# The longest a saved utterance (wav:DIR) is waited for before the replay goes on.
+BACKEND_WAIT_SECONDS = 60.0
 
 
 class ReplayClock:
@@ -72,28 +88,29 @@ def settings_from_args(args: argparse.Namespace, base: UserSettings | None = Non
     return UserSettings.model_validate({**settings.model_dump(), **given})
 
 
-# A recording is replayed on its own clock, so speech goes where no voice has to keep time.
-REPLAY_SPEECH = ("text", "jsonl")
+# Backends no listener waits on (printed, recorded, saved as WAV files): the replay keeps
+# the recording's own clock for them, with speech at the user's pace (jsonl, wav).
+RECORDED_CLOCK_SPEECH = ("text", "jsonl", "none", "wav")
 
 
 def replay_speech(args: argparse.Namespace, settings: UserSettings) -> str:
-    """``--speech`` for a replay: text, jsonl or jsonl:PATH; an audio setting means text.
+    """``--speech`` for a replay (else the ``backend`` setting, ``auto`` by default).
 
-    The settings file's usual voice (``backend = "pyttsx3"``) does not stop a replay
-    from printing; asking for audio on the command line is refused with the reason.
+    Every spec ``listen`` takes; a malformed one is refused with the rule it breaks.
     """
-    spec = getattr(args, "backend", None)
-    if spec is None:
-        spec = settings.backend
-        name, _, _ = spec.partition(":")
-        return spec if name in REPLAY_SPEECH else "text"
-    name, _, _ = spec.partition(":")
-    if name not in REPLAY_SPEECH:
-        raise SystemExit(
-            f"announcer: --speech {spec}: a replay prints (text) or records (jsonl, "
-            "jsonl:PATH); to hear a session aloud, use 'announcer demo' or 'announcer listen'"
-        )
+    from announcer.speech.registry import split_speech_spec
+
+    spec = getattr(args, "backend", None) or settings.backend
+    try:
+        split_speech_spec(spec)
+    except ValueError as exc:
+        raise SystemExit(f"announcer: --speech: {exc}") from None
     return spec
+
+
+def speaks_aloud(spec: str) -> bool:
+    """Whether ``spec`` names a voice, which takes as long as speech takes."""
+    return spec.partition(":")[0].strip().lower() not in RECORDED_CLOCK_SPEECH
 
 
 def _timestamp_of(line: str) -> float | None:
@@ -126,10 +143,17 @@ class Replayer:
         speed: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
         source_id: str = "replay",
+        echo: TextIO | None = None,
+        await_backend: bool = False,
     ) -> None:
         self.engine = engine
-        self.driver = SpeechDriver(backend)
+        self._ended = threading.Event()
+        self.driver = SpeechDriver(backend, notify=self._ended.set)
         self.clock = clock
+        self.echo = echo  # where each utterance is printed as it is said (wav:DIR)
+        # wav:DIR saves each utterance in the background: the recorded clock waits for it,
+        # so the decisions are those of jsonl, made on the same clock.
+        self.await_backend = await_backend
         self.speed = speed
         self.sleep = sleep
         self.source_id = source_id
@@ -137,7 +161,29 @@ class Replayer:
         self._last = 0.0
 
     def _run(self, commands: list[SpeechCommand]) -> None:
-        self.driver.run(commands, lambda uid: self.engine.on_speech_done(uid, self.clock.now))
+        if self.echo is not None:
+            print_spoken(commands, self.echo)
+        self.driver.run(commands, lambda uid: self._run_done(uid))
+        for _ in range(10_000):
+            if not (self.await_backend and self.driver.in_flight):
+                break
+            self._ended.clear()
+            if not self.driver.in_flight:
+                break
+            if not self._ended.wait(BACKEND_WAIT_SECONDS):
+                print(
+                    "announcer replay: the speech output did not finish an utterance in "
+                    f"{BACKEND_WAIT_SECONDS:.0f} seconds; going on",
+                    file=sys.stderr,
+                )
+                break
+            self.driver.run([], lambda uid: self._run_done(uid))
+
+    def _run_done(self, utterance_id: int) -> list[SpeechCommand]:
+        commands = self.engine.on_speech_done(utterance_id, self.clock.now)
+        if self.echo is not None:
+            print_spoken(commands, self.echo)
+        return commands
 
     def _advance_to(self, target: float) -> None:
         """Let recorded time pass, doing whatever the engine had scheduled meanwhile."""
@@ -179,13 +225,223 @@ class Replayer:
             self._run(self.engine.tick(self.clock.now))
 
 
-def make_backend(spec: str, stream: TextIO, clock: ReplayClock) -> SpeechBackend:
+def replay(
+    lines: Iterable[str],
+    args: argparse.Namespace,
+    stream: TextIO,
+    settings: UserSettings | None = None,
+) -> Engine:
+    settings = settings_from_args(args, settings)
+    spec = replay_speech(args, settings)
+    speed = None if args.no_delay else args.speed
+    if speaks_aloud(spec):
+        return replay_aloud(lines, spec, settings, stream, speed=speed)
+    clock = ReplayClock()
+    # jsonl and wav show the scheduler at the user's pace (barge-ins, skipped news); text
+    # shows each announcement as it is decided, as a braille display would.
+    name = spec.partition(":")[0].strip().lower()
+    engine = Engine(settings, paced=name in ("jsonl", "wav"))
+    backend = make_backend(spec, stream, clock, settings)
+    try:
+        backend.start()
+    except (BackendUnavailable, OSError) as exc:
+        raise SystemExit(f"announcer: --speech {spec}: {exc}") from None
+    echo = stream if name == "wav" else None  # the WAV files are saved; the lines printed
+    replayer = Replayer(engine, backend, clock, speed=speed, echo=echo, await_backend=name == "wav")
+    try:
+        replayer.feed(lines)
+        replayer.finish()
+    finally:
+        backend.close()
+    return engine
+
+
+# With no voice progress for this long, the replay stops waiting for speech to end.
+SPEECH_STALL_SECONDS = 120.0
+# How long to wait when the engine's next moment has come and nothing changed.
+IDLE_POLL_SECONDS = 0.05
+
+
+class AloudReplayer:
+    """Feeds lines at their recorded times on the wall clock while a voice speaks.
+
+    Speech ends when the backend says so (from its own thread): the engine then hears
+    of it here, on this thread, and decides what comes next. ``speed`` None sends every
+    event at once; otherwise event times are divided by it, long silences capped.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        backend: SpeechBackend,
+        stream: TextIO,
+        *,
+        speed: float | None,
+        voice: VoiceSettings | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+        source_id: str = "replay",
+    ) -> None:
+        self.engine = engine
+        self._woken = threading.Event()
+        self.driver = SpeechDriver(backend, voice, notify=self._woken.set)
+        self.stream = stream
+        self.speed = speed
+        self.source_id = source_id
+        self._monotonic = monotonic
+        self._start = monotonic()
+        self._origin: float | None = None
+        self._last = 0.0
+
+    def now(self) -> float:
+        return self._monotonic() - self._start
+
+    def _run(self, commands: list[SpeechCommand]) -> None:
+        print_spoken(commands, self.stream)
+        self.driver.execute(commands)
+
+    def _drain(self) -> bool:
+        """Tell the engine of every utterance that ended; whether any had."""
+        progressed = False
+        for _ in range(10_000):
+            ended = self.driver.take_completed()
+            if not ended:
+                break
+            progressed = True
+            for utterance_id in ended:
+                self._run(self.engine.on_speech_done(utterance_id, self.now()))
+        return progressed
+
+    def _wait_until(self, moment: float) -> None:
+        """Let real time reach ``moment`` (recording time over speed), speaking meanwhile."""
+        while True:
+            self._woken.clear()
+            self._drain()
+            now = self.now()
+            wake = self.engine.next_wakeup()
+            if wake is not None and wake <= now:
+                self._run(self.engine.tick(now))
+                if self.engine.next_wakeup() == wake:  # nothing moved: never spin
+                    self._woken.wait(IDLE_POLL_SECONDS)
+                continue
+            if now >= moment:
+                return
+            timeout = moment - now if wake is None else min(moment, wake) - now
+            self._woken.wait(max(timeout, 0.0))
+
+    def feed(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            if not line.strip():
+                continue
+            stamp = _timestamp_of(line)
+            if stamp is not None and self.speed:
+                if self._origin is None:
+                    self._origin = stamp
+                moment = max(self._last, stamp - self._origin)
+                moment = min(moment, self._last + MAX_REPLAY_GAP_SECONDS)
+                self._last = moment
+                self._wait_until(moment / self.speed)
+            else:
+                self._wait_until(self.now())
+            self._run(self.engine.receive(line, self.source_id, self.now()))
+
+    def _quiet(self) -> bool:
+        if self.driver.in_flight or self.engine.scheduler.queued():
+            return False
+        wake = self.engine.next_wakeup()
+        # open prompts are left open, not timed out
+        return wake is None or wake == self.engine.book.next_deadline()
+
+    def finish(self) -> None:
+        """Let the voice finish what is queued; stop if it makes no progress for minutes."""
+        last_progress = self.now()
+        while not self._quiet():
+            self._woken.clear()
+            if self._drain():
+                last_progress = self.now()
+                continue
+            now = self.now()
+            wake = self.engine.next_wakeup()
+            if wake is not None and wake <= now and wake != self.engine.book.next_deadline():
+                self._run(self.engine.tick(now))
+                if self.engine.next_wakeup() != wake:
+                    last_progress = now
+                    continue
+            if now - last_progress > SPEECH_STALL_SECONDS:
+                print(
+                    f"announcer replay: the voice said nothing for {SPEECH_STALL_SECONDS:.0f} "
+                    "seconds; stopping",
+                    file=sys.stderr,
+                )
+                return
+            timeout = 1.0 if wake is None else min(max(wake - now, IDLE_POLL_SECONDS), 1.0)
+            self._woken.wait(timeout)
+
+
+def aloud_backend(spec: str, settings: UserSettings) -> SpeechBackend:
+    """The backend ``spec`` names, not started. ``auto`` ends in the printed lines:
+    the replay prints every announcement itself, so a text voice would print it twice."""
+    from announcer.speech.backends import backend_from_spec
+    from announcer.speech.registry import printed_fallback_backend, split_speech_spec
+
+    name, _ = split_speech_spec(spec)
+    if name == "auto":
+        return printed_fallback_backend(settings)
+    backend = backend_from_spec(spec, settings)
+    assert backend is not None  # "none" keeps the recording's clock
+    return backend
+
+
+def replay_aloud(
+    lines: Iterable[str],
+    spec: str,
+    settings: UserSettings,
+    stream: TextIO,
+    *,
+    speed: float | None,
+) -> Engine:
+    from announcer.speech.registry import user_voice
+
+    engine = Engine(settings)
+    try:
+        backend = aloud_backend(spec, settings)
+        backend.start()
+    except (BackendUnavailable, OSError) as exc:
+        raise SystemExit(f"announcer: --speech {spec}: {exc}") from None
+    replayer = AloudReplayer(engine, backend, stream, speed=speed, voice=user_voice(settings))
+    try:
+        replayer.feed(lines)
+        replayer.finish()
+    finally:
+        backend.close()
+    return engine
+
+
+def print_spoken(commands: list[SpeechCommand], stream: TextIO) -> None:
+    """Each utterance as a plain line as it is said, for the eyes and a braille display."""
+    for command in commands:
+        if type(command) is Speak:
+            line = one_line(command.announcement.text)
+            if line:
+                stream.write(line + "\n")
+                stream.flush()
+
+
+def make_backend(
+    spec: str, stream: TextIO, clock: ReplayClock, settings: UserSettings | None = None
+) -> SpeechBackend:
     name, _, path = spec.partition(":")
+    name = name.strip().lower()
+    if name == "wav":
+        from announcer.speech.backends import backend_from_spec
+
+        backend = backend_from_spec(spec, settings)
+        assert backend is not None
+        return backend
     if name == "jsonl":
         if path:
             stream = open(path, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as we do)
         return JsonlBackend(stream, clock=clock)
-    return TextBackend(stream)
+    return TextBackend(stream)  # text, and none: the lines are printed
 
 
 def read_lines(path: str) -> Iterator[str]:
@@ -200,30 +456,6 @@ def read_lines(path: str) -> Iterator[str]:
         yield from text.splitlines()  # JSON Lines: one frame per line
         return
     yield text  # the whole file is one JSON document
-
-
-def replay(
-    lines: Iterable[str],
-    args: argparse.Namespace,
-    stream: TextIO,
-    settings: UserSettings | None = None,
-) -> Engine:
-    clock = ReplayClock()
-    # jsonl shows the scheduler at the user's pace (barge-ins, skipped news); text
-    # shows each announcement as it is decided, as a braille display would.
-    settings = settings_from_args(args, settings)
-    spec = replay_speech(args, settings)
-    engine = Engine(settings, paced=spec.startswith("jsonl"))
-    backend = make_backend(spec, stream, clock)
-    backend.start()
-    speed = None if args.no_delay else args.speed
-    replayer = Replayer(engine, backend, clock, speed=speed)
-    try:
-        replayer.feed(lines)
-        replayer.finish()
-    finally:
-        backend.close()
-    return engine
 
 
 def report_problems(engine: Engine, path: str) -> None:

@@ -9,11 +9,13 @@ agent's exit status is ours: a script can run ``announcer watch -- codex exec
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import importlib
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -30,6 +32,7 @@ from announcer.formats.detect import format_of_command, format_of_line
 from announcer.i18n.translate import catalog_language
 from announcer.speech.backend import BackendUnavailable, SpeechBackend, VoiceSettings
 from announcer.speech.driver import SpeechDriver
+from announcer.transports.processes import end_family, track
 
 VERBOSITIES = ("terse", "normal", "detailed")
 
@@ -240,6 +243,51 @@ def _read_lines(stream: IO[bytes], into: queue.Queue[tuple[str, bytes | None]]) 
     into.put(("eof", None))
 
 
+# After Ctrl-C, how long the agent may take to end its own way before it is ended.
+INTERRUPT_GRACE_SECONDS = 5.0
+
+
+class _Stopped(Exception):
+    """SIGTERM or SIGHUP arrived (a kill, a closed terminal)."""
+
+    def __init__(self, signal_number: int) -> None:
+        super().__init__(signal_number)
+        self.signal = signal_number
+
+
+def _raise_stopped(signal_number: int, _frame: object) -> None:
+    raise _Stopped(signal_number)
+
+
+def _stop_on_signals() -> dict[int, Any]:
+    """SIGTERM and SIGHUP stop the watch the way Ctrl-C does; the old handlers, to restore."""
+    previous: dict[int, Any] = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            with contextlib.suppress(ValueError, OSError):  # not the main thread
+                previous[number] = signal.signal(number, _raise_stopped)
+    return previous
+
+
+def _restore(previous: dict[int, Any]) -> None:
+    for number, handler in previous.items():
+        with contextlib.suppress(ValueError, OSError, TypeError):
+            signal.signal(number, handler)
+
+
+def _end_agent(proc: subprocess.Popen[bytes], *, grace: float) -> None:
+    """Give the agent ``grace`` seconds to end, then end it and every command it started.
+
+    It shares announcer's terminal session (so it can ask you things), so its family is
+    its descendants and their own groups, never announcer's group or the shell's session.
+    """
+    if grace > 0:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=grace)
+    asyncio.run(end_family(proc.pid, own_session=False, tree=proc.returncode is None))
+
+
 def run_watch(args: argparse.Namespace) -> int:
     command = list(args.command)
     if command and command[0] == "--":
@@ -273,6 +321,8 @@ def run_watch(args: argparse.Namespace) -> int:
         print(f"announcer watch: cannot run {command[0]}: permission denied", file=sys.stderr)
         return 126
     assert proc.stdout is not None
+    track(proc.pid, own_session=False)  # ends with announcer, however announcer ends
+    previous_handlers = _stop_on_signals()
     inbox: queue.Queue[tuple[str, bytes | None]] = queue.Queue()
     announcer = EngineAnnouncer(settings, lambda: inbox.put(("wake", None)))
     threading.Thread(target=_read_lines, args=(proc.stdout, inbox), daemon=True).start()
@@ -339,10 +389,20 @@ def run_watch(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     except KeyboardInterrupt:
-        # the agent got the same Ctrl-C from the terminal; let it end its own way
+        # the agent got the same Ctrl-C from the terminal; let it end its own way, briefly
         announcer.backend.close()
-    finally:
+        _end_agent(proc, grace=INTERRUPT_GRACE_SECONDS)
+    except _Stopped as stopped:
+        # a kill or a closed terminal: the agent and every command it started end too
+        announcer.backend.close()
+        _end_agent(proc, grace=0.0)
         if events_file is not None:
+            events_file.close()
+        proc.wait()
+        return 128 + stopped.signal
+    finally:
+        _restore(previous_handlers)
+        if events_file is not None and not events_file.closed:
             events_file.close()
     status = proc.wait()
     if dropped:

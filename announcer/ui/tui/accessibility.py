@@ -54,7 +54,8 @@ def cursor_offset(widget: Widget) -> Offset:
     """Where the terminal cursor goes for a focused control.
 
     An Input has its caret; a list its highlighted row (so braille and review
-    cursors follow the arrows); anything else the first cell of its content.
+    cursors follow the arrows); the transcript its newest entry; anything else the
+    first cell of its content.
     """
     if isinstance(widget, (Input, TextArea)):
         return widget.cursor_screen_offset
@@ -64,6 +65,10 @@ def cursor_offset(widget: Widget) -> Offset:
         if line is not None:
             y = region.y + line - round(widget.scroll_offset.y)
             return Offset(region.x, min(max(y, region.y), region.bottom - 1))
+    newest = getattr(widget, "newest_line", None)
+    if isinstance(newest, int):  # the transcript: where the newest words are
+        y = region.y + newest - round(widget.scroll_offset.y)
+        return Offset(region.x, min(max(y, region.y), region.bottom - 1))
     return Offset(region.x, region.y)
 
 

@@ -18,6 +18,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.dom import NoScreen
 from textual.events import DescendantFocus
+from textual.filter import Monochrome, NoColor
 from textual.geometry import Offset
 from textual.screen import Screen
 from textual.widgets import RichLog, Static
@@ -38,7 +39,7 @@ from announcer.ui.tui.messages import (
     SpeechNotice,
     StatusChanged,
 )
-from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen
+from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen, PromptScreen
 from announcer.ui.tui.prompt_view import (
     ConfirmationView,
     prompt_title,
@@ -148,7 +149,15 @@ class Transcript(RichLog):
 
     def write_entry(self, text: str) -> None:
         self.entries.append(text)
+        before = len(self.lines)
         self.write(Text(text))  # a Text object is never parsed as markup
+        # how many drawn lines the newest entry took (the cursor goes to its first one)
+        self.newest_height = max(1, len(self.lines) - before)
+
+    @property
+    def newest_line(self) -> int:
+        """The first drawn line of the newest entry (0 when empty)."""
+        return max(0, len(self.lines) - getattr(self, "newest_height", 1))
 
 
 class MainScreen(Screen[None]):
@@ -245,6 +254,7 @@ class AnnouncerApp(App[None]):
         theme: str = "ansi-dark",
     ) -> None:
         super().__init__()
+        self._readable_without_colour()
         self.session = session
         # The dialogs say who asks and their own keys; the engine's question must not name
         # keys as well (announcer.engine.answer_keys): one set of keys, said once.
@@ -284,6 +294,18 @@ class AnnouncerApp(App[None]):
             if session.settings.cognitive_load == "low"
             else (session.settings.cognitive_load)
         )
+
+    def _readable_without_colour(self) -> None:
+        """NO_COLOR: the terminal's own colours, never black on black (issue 20).
+
+        Textual's grey-scale filter turns the ANSI theme's colours into black on black
+        in every cell. Dropping colour instead leaves the user's own foreground and
+        background; what is focused or highlighted is shown in reverse video (CSS below).
+        """
+        if self.no_color:
+            self._filters = [
+                NoColor() if isinstance(each, Monochrome) else each for each in self._filters
+            ]
 
     # -- life cycle -------------------------------------------------------
 
@@ -360,8 +382,16 @@ class AnnouncerApp(App[None]):
     # -- speech helpers ---------------------------------------------------
 
     def say(self, text: str, urgency: Urgency = Urgency.NORMAL, interrupt: bool = False) -> None:
+        self._show_in_dialog(text)
         self._show_if_silent(text)
         self.session.speak(text, urgency, interrupt)
+
+    def _show_in_dialog(self, text: str) -> None:
+        """What we say while a question's dialog is open (a refused key, "not a number")
+        is shown in the dialog itself, not only in the transcript hidden behind it."""
+        screen = self.screen if self.screen_stack else None
+        if isinstance(screen, PromptScreen) and not screen.closed:
+            screen.show_feedback(one_line(text))
 
     def no_voice(self) -> bool:
         """No speech output works (or none was chosen): our words are only on screen."""
@@ -379,14 +409,37 @@ class AnnouncerApp(App[None]):
         if self._told_no_voice:
             return
         self._told_no_voice = True
-        text = _(
+        text = self._no_voice_text()
+        self.history.append(HistoryEntry(text, kind=SPEECH_NOTICE_KIND))
+        self.write_transcript(text)
+
+    def _no_voice_text(self) -> str:
+        """The notice names the real cause: no audio device, or which package is missing."""
+        from announcer.speech.auto import why_no_voice
+
+        backend = getattr(getattr(self.session, "driver", None), "backend", None)
+        skipped = getattr(backend, "skipped", None)
+        cause = why_no_voice(skipped if isinstance(skipped, list) else [])
+        if cause.kind == "no_audio_device":
+            return _(
+                "No voice works here: no audio device could be opened ({detail}). "
+                "Announcements are only shown on screen. Connect speakers or headphones, "
+                "or start your screen reader, then start announcer again. For a braille "
+                "display, --ui plain --speech text writes every announcement as a line."
+            ).format(detail=one_line(cause.detail))
+        if cause.kind == "missing_package":
+            return _(
+                "No voice works here: {package} is not installed. Announcements are only "
+                "shown on screen. To hear them, install it ({command}) or start your screen "
+                "reader, then start announcer again. For a braille display, "
+                "--ui plain --speech text writes every announcement as a line."
+            ).format(package=cause.package, command=cause.install)
+        return _(
             "No voice works here, so announcements are only shown on screen. To hear "
             "them, install espeak-ng (on Debian: sudo apt install espeak-ng) or start your "
             "screen reader, then start announcer again. For a braille display, "
             "--ui plain --speech text writes every announcement as a line."
         )
-        self.history.append(HistoryEntry(text, kind=SPEECH_NOTICE_KIND))
-        self.write_transcript(text)
 
     @on(SpeechNotice)
     def _speech_notice(self, message: SpeechNotice) -> None:

@@ -132,6 +132,17 @@ class PromptScreen(ModalScreen[None]):
             self.intro_pending = False
             self.announcer.say_about(self.prompt, self.spoken_question())
 
+    def show_feedback(self, text: str) -> None:
+        """The latest thing said about this question's keys, shown in the dialog."""
+        found = self.query("#feedback")
+        if found:
+            feedback = found.first(Static)
+            feedback.update(text)
+            return
+        dialogs = self.query("#dialog")
+        if dialogs:
+            dialogs.first().mount(Static(text, markup=False, id="feedback", classes="field"))
+
     def focus_initial(self) -> None:
         raise NotImplementedError
 

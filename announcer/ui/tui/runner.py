@@ -13,10 +13,11 @@ import collections
 import contextlib
 import importlib
 import logging
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 from announcer.engine.settings import UserSettings
 from announcer.ui.tui.app import AnnouncerApp
@@ -113,6 +114,86 @@ def logs_held_while_the_app_runs() -> Iterator[None]:
                     handler.handle(record)
 
 
+def _stop_on_signals(session: RunnableSession, app: AnnouncerApp) -> asyncio.Event:
+    """SIGINT, SIGTERM and a closed terminal (SIGHUP) end the app and the session.
+
+    The session then says goodbye to each producer and ends every agent's processes;
+    stopping the session alone would leave the app open ("Listening has stopped").
+    Returns the event set when such a signal came.
+    """
+    loop = asyncio.get_running_loop()
+    stopped = asyncio.Event()
+
+    def stop() -> None:
+        session.stop()
+        stopped.set()
+        app.exit()
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, stop)
+    return stopped
+
+
+# After a signal, how long the app has to close before it is cancelled (no terminal left).
+EXIT_INSIST_SECONDS = 10.0
+
+
+async def _exit_when_stopped(
+    app: AnnouncerApp, stopped: asyncio.Event, app_run: asyncio.Future[None]
+) -> None:
+    """A signal that comes while the app is still starting is not heard by ``exit``:
+    ask again until the app has closed, then cancel it (its terminal may be gone)."""
+    await stopped.wait()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + EXIT_INSIST_SECONDS
+    while not app_run.done() and loop.time() < deadline:
+        app.exit()
+        await asyncio.sleep(0.25)
+    if not app_run.done():
+        app_run.cancel()
+
+
+def _output_survives_a_closed_terminal() -> None:
+    """Keep Textual's output thread draining after the terminal has gone.
+
+    Its first write to a closed terminal (EIO after SIGHUP) ends the thread, its queue
+    fills, and the app blocks for ever in a write: it never hears the signal, and the
+    agents it started are never ended. Here a failed write means the terminal is gone,
+    and what follows is dropped instead.
+    """
+    from textual.drivers import _writer_thread
+
+    writer = _writer_thread.WriterThread
+    if getattr(writer, "_announcer_survives", False):
+        return
+
+    def run(self: Any) -> None:
+        write, flush = self._file.write, self._file.flush
+        get, waiting = self._queue.get, self._queue.qsize
+        gone = False
+        while True:
+            text = get()
+            if text is None:
+                break
+            if gone:
+                continue
+            try:
+                write(text)
+                if waiting() == 0:
+                    flush()
+            except (OSError, ValueError):  # the terminal closed: nothing more to show
+                gone = True
+        if not gone:
+            with contextlib.suppress(OSError, ValueError):
+                flush()
+
+    writer.run = run  # type: ignore[method-assign]
+    writer._announcer_survives = True  # type: ignore[attr-defined]
+
+
 async def run_with_session(
     session: RunnableSession,
     *,
@@ -121,6 +202,7 @@ async def run_with_session(
 ) -> int:
     """Show ``session`` in the Textual app until the user quits or the session ends."""
     saver = save_settings if save_settings is not None else settings_saver(session.settings)
+    _output_survives_a_closed_terminal()
     app = AnnouncerApp(session, save_settings=saver)
     runner: asyncio.Task[int] = asyncio.ensure_future(session.run())
 
@@ -131,10 +213,20 @@ async def run_with_session(
             app.say(_("Listening has stopped. Press Control Q to quit."))
 
     runner.add_done_callback(session_over)
+    stopped = _stop_on_signals(session, app)
+    insist: asyncio.Task[None] | None = None
     try:
         with logs_held_while_the_app_runs():
-            await app.run_async(headless=headless)
+            app_run = asyncio.ensure_future(app.run_async(headless=headless))
+            insist = asyncio.ensure_future(_exit_when_stopped(app, stopped, app_run))
+            try:
+                await app_run
+            except asyncio.CancelledError:
+                if not (stopped.is_set() and app_run.cancelled()):
+                    raise  # our own task was cancelled, not the app by a signal
     finally:
+        if insist is not None:
+            insist.cancel()
         session.stop()
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.wait_for(asyncio.shield(runner), timeout=10)

@@ -1,0 +1,67 @@
+"""Plain ``announcer`` runs the demo, and so do the demo's options given alone (issue 20 item 8):
+``announcer --ui plain`` and ``announcer --language es`` work as the README implies."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from announcer.cli.main import with_default_command
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        ([], ["demo"]),
+        (["--ui", "plain"], ["demo", "--ui", "plain"]),
+        (["--language", "es"], ["demo", "--language", "es"]),
+        (["--version"], ["--version"]),
+        (["--help"], ["--help"]),
+        (["listen", "--ui", "plain", "x.jsonl"], ["listen", "--ui", "plain", "x.jsonl"]),
+        (["lisen", "x"], ["lisen", "x"]),  # a mistyped command is refused, naming the choices
+    ],
+)
+def test_options_alone_mean_the_demo(words: list[str], expected: list[str]) -> None:
+    assert with_default_command(words) == expected
+
+
+def announcer(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "announcer", *args],
+        cwd=ROOT,
+        env={**os.environ, "ANNOUNCER_CONFIG": str(tmp / "none.toml"), "PYTHONPATH": str(ROOT)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def test_language_without_naming_the_demo(tmp_path: Path) -> None:
+    record = tmp_path / "speech.jsonl"
+    done = announcer(
+        "--language", "es", "--recorded", "--no-delay", "--speech", f"jsonl:{record}", tmp=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    said = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+    # announcer's own words are Spanish ("Pregunta", not "Question")
+    assert any(str(r["text"]).startswith("Pregunta") for r in said), said[:5]
+
+
+def test_plain_ui_without_naming_the_demo(tmp_path: Path) -> None:
+    done = announcer("--ui", "plain", "--recorded", "--no-delay", "--speech", "text", tmp=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "invalid choice" not in done.stderr
+    assert done.stdout.splitlines()[0].startswith("Harbor Bank Assistant")
+
+
+def test_an_unknown_word_still_names_the_commands(tmp_path: Path) -> None:
+    done = announcer("lisen", tmp=tmp_path)
+    assert done.returncode == 2 and "invalid choice" in done.stderr and "listen" in done.stderr
