@@ -8,7 +8,6 @@ background (Textual's grey-scale filter drew every cell as ESC[38;5;16;48;5;16m)
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import shutil
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.conftest import tmux
+from tests.support.terminal import Terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 SGR = re.compile(r"\x1b\[([0-9;:]*)m")
@@ -64,8 +63,7 @@ def cells(captured: str) -> list[tuple[str, str | None, str | None]]:
     return found
 
 
-def test_no_color_draws_every_cell_readable(tmp_path: Path) -> None:
-    server = f"announcer-nocolor-{os.getpid()}"
+def test_no_color_draws_every_cell_readable(tmp_path: Path, terminal: Terminal) -> None:
     command = shlex.join(
         [
             "env",
@@ -83,22 +81,19 @@ def test_no_color_draws_every_cell_readable(tmp_path: Path) -> None:
             "none",
         ]
     )
-    tmux("-L", server, "new-session", "-d", "-x", "100", "-y", "30", command)
-    try:
-        deadline = time.monotonic() + WAIT_S
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = tmux("-L", server, "capture-pane", "-p", "-e")
-            if "Accept (A)" in screen:
-                break
-            time.sleep(0.2)
-        assert "Accept (A)" in screen, screen
-        drawn = cells(screen)
-        text = [cell for cell in drawn if not cell[0].isspace()]
-        assert len(text) > 200  # the dialog and the footer are there to read
-        same = {(fg, bg) for _, fg, bg in text if fg is not None and fg == bg}
-        assert not same, f"text drawn in its own background colour: {same}"
-        # no colour at all: the user's own terminal colours
-        assert all(fg is None and bg is None for _, fg, bg in drawn)
-    finally:
-        tmux("-L", server, "kill-server")
+    terminal.tmux("new-session", "-d", "-x", "100", "-y", "30", command)
+    deadline = time.monotonic() + WAIT_S
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = terminal.tmux("capture-pane", "-p", "-e")
+        if "Accept (A)" in screen:
+            break
+        time.sleep(0.2)
+    assert "Accept (A)" in screen, screen
+    drawn = cells(screen)
+    text = [cell for cell in drawn if not cell[0].isspace()]
+    assert len(text) > 200  # the dialog and the footer are there to read
+    same = {(fg, bg) for _, fg, bg in text if fg is not None and fg == bg}
+    assert not same, f"text drawn in its own background colour: {same}"
+    # no colour at all: the user's own terminal colours
+    assert all(fg is None and bg is None for _, fg, bg in drawn)
