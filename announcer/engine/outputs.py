@@ -92,15 +92,7 @@ class OutputStreams:
             return [Released(t, output.language, key[1], event.event_id) for t in texts]
         released: list[Released] = []
         if output is None:
-            output = _OpenOutput(
-                Coalescer(language, pause_seconds=self.pause_seconds, max_chars=self.max_chars),
-                language,
-            )
-            self._open[key] = output
-            if len(self._open) > OPEN_OUTPUTS_LIMIT:
-                # The oldest open output is said now rather than held without bound.
-                old_key, old = self._open.popitem(last=False)
-                released += self._finish(old_key, old)
+            output, released = self._open_output(key, language)
         output.last_event_id = event.event_id
         chunk = event.chunk
         if hold_until_complete:
@@ -131,6 +123,20 @@ class OutputStreams:
         released += [Released(t, output.language, key[1], event.event_id) for t in texts]
         return released
 
+    def _open_output(self, key: OutputKey, language: str) -> tuple[_OpenOutput, list[Released]]:
+        """A new open output for ``key``, and what the oldest one said if it had to close."""
+        output = _OpenOutput(
+            Coalescer(language, pause_seconds=self.pause_seconds, max_chars=self.max_chars),
+            language,
+        )
+        self._open[key] = output
+        released: list[Released] = []
+        if len(self._open) > OPEN_OUTPUTS_LIMIT:
+            # The oldest open output is said now rather than held without bound.
+            old_key, old = self._open.popitem(last=False)
+            released += self._finish(old_key, old)
+        return output, released
+
     def _wait_for_boundary(
         self,
         key: OutputKey,
@@ -144,14 +150,7 @@ class OutputStreams:
         ``HELD_OUTPUT_LIMIT`` characters without one, the coalescer cuts it (bounded)."""
         released: list[Released] = []
         if output is None:
-            output = _OpenOutput(
-                Coalescer(language, pause_seconds=self.pause_seconds, max_chars=self.max_chars),
-                language,
-            )
-            self._open[key] = output
-            if len(self._open) > OPEN_OUTPUTS_LIMIT:
-                old_key, old = self._open.popitem(last=False)
-                released += self._finish(old_key, old)
+            output, released = self._open_output(key, language)
         output.last_event_id = event.event_id
         output.unbounded.append(event.chunk)
         output.unbounded_chars += len(event.chunk)
