@@ -39,7 +39,7 @@ from announcer.engine.reconnect import Notice, ReconnectPolicy, Retry
 from announcer.engine.replies import ReplyReady
 from announcer.engine.settings import UserSettings
 from announcer.engine.speakers import SpeakerNames
-from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
+from announcer.engine.speech_commands import Speak
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.i18n.format import format_integer
 from announcer.i18n.translate import catalog_language, translator
@@ -53,6 +53,7 @@ from announcer.runtime.capabilities import (
     subscription_request,
 )
 from announcer.runtime.diagnostics import DiagnosticsFile, attach_log_file, diagnostics_report
+from announcer.runtime.engine_host import EngineHost
 from announcer.runtime.failures import connection_failure
 from announcer.transports import (
     Transport,
@@ -258,8 +259,9 @@ class LiveSession:
         self.again_requested = False
         self._over_told = False
         self.options = options or TransportOptions()
-        self.driver = driver
         self.engine = engine or Engine(settings)
+        # The one loop that feeds the engine and carries out its speech (runtime.engine_host).
+        self.host = EngineHost(self.engine, driver, clock, on_speak=self._starting)
         # News skipped unheard to keep up (issue 14 e) is still shown by the UIs.
         self.engine.scheduler.on_skip = self._tell_skipped
         self.handshake_timeout = handshake_timeout
@@ -356,7 +358,7 @@ class LiveSession:
         )
 
     def stop_speech(self) -> None:
-        self._run(self.engine.silence(self.clock()))
+        self.host.silence()
 
     def repeat_last(self) -> None:
         """Say the last message again; a question still open is read anew (time left now)."""
@@ -375,7 +377,7 @@ class LiveSession:
 
     def present(self, reply_token: str) -> None:
         """Read an open question (again) with the time left now; it becomes the presented one."""
-        self._run(self.engine.present(reply_token, self.clock()))
+        self.host.present(reply_token)
 
     def say_after_question(self, prompt: PendingPrompt, text: str) -> None:
         """Our own sentence about a question, said right after it and kept with it.
@@ -446,16 +448,11 @@ class LiveSession:
                 )
             ) from None
         old = self.driver
-        self.driver = SpeechDriver(backend, user_voice(settings), getattr(old, "_notify", None))
-        log.info("speech backend switched to %s", settings.backend)
         # what the old backend was saying is cut; the engine hears it ended and goes on
-        with contextlib.suppress(Exception):
-            old.backend.stop()
-        ended = old.take_completed() + old.abandon()
-        with contextlib.suppress(Exception):
-            old.backend.close()
-        for utterance_id in ended:
-            self._run(self.engine.on_speech_done(utterance_id, self.clock()))
+        self.host.replace_driver(
+            SpeechDriver(backend, user_voice(settings), getattr(old, "_notify", None))
+        )
+        log.info("speech backend switched to %s", settings.backend)
 
     async def _renegotiate(self, state: SourceState) -> None:
         capabilities = capabilities_from_settings(self.settings, can_reply=self.can_reply)
@@ -500,12 +497,11 @@ class LiveSession:
         token = answer.reply_token
         if token in self._lost_tokens:
             return AnswerOutcome(False, self._nothing_sent(self._lost_tokens[token]))
-        outcome = self.engine.answer(answer, self.clock())
-        self._run(self.engine.take_speech())
+        outcome = self.host.answer(answer)
         if isinstance(outcome, ReplyReady):
             self._answered.add(token)
         self._sync_prompts()
-        self._run(self.engine.tick(self.clock()))  # the next waiting question, now
+        self.host.tick()  # the next waiting question, now
         if not isinstance(outcome, ReplyReady):
             return AnswerOutcome(False, outcome.message)
         wire = outcome.to_wire()
@@ -1017,7 +1013,7 @@ class LiveSession:
         for prompt in self.engine.pending_prompts():
             if prompt.source_id == state.source:
                 self._lost_tokens[prompt.reply_token] = reason
-        self._run(self.engine.subscription_closed(state.source, self.clock()))
+        self.host.subscription_closed(state.source)
         state.closed_by_producer = True
         state.connected = False
         state.lost_announced = True
@@ -1165,7 +1161,7 @@ class LiveSession:
         for prompt in self.engine.pending_prompts():
             if prompt.source_id == state.source:
                 self._lost_tokens[prompt.reply_token] = reason
-        self._run(self.engine.source_closed(state.source, self.clock()))
+        self.host.source_closed(state.source)
         self._sync_prompts()
         self._status_changed()
 
@@ -1249,11 +1245,7 @@ class LiveSession:
         if state.skipping.get((run.urgent, run.producer_id)) is run:
             del state.skipping[(run.urgent, run.producer_id)]
         if run.urgent:  # one count per producer waits: the engine's, if it has one
-            self._run(
-                self.engine.count_skipped_urgent(
-                    run.producer_id, run.name, run.count, state.source, self.clock()
-                )
-            )
+            self.host.count_skipped_urgent(run.producer_id, run.name, run.count, state.source)
             return
         language = catalog_language(self.settings.languages)
         tr = translator(language)
@@ -1394,11 +1386,11 @@ class LiveSession:
             data = decode_handshake_answer(raw)
             if data is not None:
                 self._handle_handshake_message(state, data)
-                self._run(self.engine.receive(data, state.source, now))
+                self.host.receive(data, state.source, now)
                 return
         # The engine decodes and validates (§3.9), drops duplicates (§8.2.4), reorders
         # (§8.2.3), decides what to say and opens prompts; invalid frames are logged there.
-        self._run(self.engine.receive(raw, state.source, now))
+        self.host.receive(raw, state.source, now)
         self._sync_prompts()
         self._refresh_session_state()
         if self.settings.reply_policy == "auto_reject":
@@ -1406,34 +1398,28 @@ class LiveSession:
 
     # ---- speech and listeners -------------------------------------------------------------
 
-    def _run(self, commands: list[SpeechCommand]) -> None:
-        pending = list(commands)
-        rounds = 0
-        while pending and rounds < 1000:
-            rounds += 1
-            follow: list[SpeechCommand] = []
-            for command in pending:
-                if isinstance(command, Speak):
-                    if self._speakers is not None:
-                        command = self._named(command)
-                    announcement = command.announcement
-                    self.last_announcement = announcement
-                    if announcement.kind != "system.ui":  # the UI's own words are not news
-                        if announcement.continues and self._last_message:
-                            self._last_message.append(announcement)
-                        else:
-                            self._last_message = [announcement]
-                    self._tell(command.announcement)
-                    if self.driver is None:
-                        follow.extend(
-                            self.engine.on_speech_done(command.utterance_id, self.clock())
-                        )
-                    else:
-                        self.driver.execute([command])
-                elif isinstance(command, Cancel) and self.driver is not None:
-                    self.driver.execute([command])
-            pending = follow
-        self._drain_speech()
+    @property
+    def driver(self) -> Any:
+        """The speech driver (None: no voice, each utterance ends as it starts)."""
+        return self.host.driver
+
+    @driver.setter
+    def driver(self, driver: Any) -> None:
+        self.host.driver = driver
+
+    def _starting(self, command: Speak) -> Speak:
+        """An utterance starts: named when several speak, kept for repeat, shown to the UIs."""
+        if self._speakers is not None:
+            command = self._named(command)
+        announcement = command.announcement
+        self.last_announcement = announcement
+        if announcement.kind != "system.ui":  # the UI's own words are not news
+            if announcement.continues and self._last_message:
+                self._last_message.append(announcement)
+            else:
+                self._last_message = [announcement]
+        self._tell(announcement)
+        return command
 
     def _named(self, command: Speak) -> Speak:
         """With several sources, the speaker's name before their first words (engine.speakers)."""
@@ -1457,10 +1443,7 @@ class LiveSession:
         return producer_id
 
     def _drain_speech(self) -> None:
-        if self.driver is None:
-            return
-        for utterance_id in self.driver.take_completed():
-            self._run(self.engine.on_speech_done(utterance_id, self.clock()))
+        self.host.drain()
 
     def _tell(self, announcement: Announcement) -> None:
         for listener in list(self.listeners):
@@ -1481,7 +1464,7 @@ class LiveSession:
 
     def _say(self, announcement: Announcement) -> None:
         """Our own messages share the engine's speech queue, so urgency orders them too."""
-        self._run(self.engine.scheduler.submit(announcement, self.clock()))
+        self.host.say(announcement)
 
     def _t(self, message: str) -> str:
         """Our own phrases go through the product's catalogs (announcer.i18n).
@@ -1539,8 +1522,7 @@ class LiveSession:
     async def _ticker(self) -> None:
         while True:
             await asyncio.sleep(TICK_SECONDS)
-            now = self.clock()
-            self._run(self.engine.tick(now))
+            self.host.tick()
             self._sync_prompts()
             self._check_done()
 
