@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from announcer.engine.subscription import WEBSOCKET_CLOSE_REASONS
 from announcer.i18n.translate import translator
 
 N_ = str  # marks msgids for extraction (babel.cfg keywords); translated in connection_failure
@@ -93,12 +94,15 @@ _CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
         N_("it answered with HTTP status {status}"),
     ),
 )
+_CLOSE_WORDS = frozenset(WEBSOCKET_CLOSE_REASONS.values())
 _NOISE = re.compile(r"\[Errno -?\d+\]\s*|\(\s*'[^']*',\s*\d+\s*\)|^cannot connect to \S+:\s*", re.I)
 
 
 def connection_failure(reason: str, language: str) -> str:
     """A cause the listener understands ("nothing is listening at that address")."""
     t = translator(language)
+    if reason in _CLOSE_WORDS:  # B.2.6: the transport's own words for a close code
+        return t.gettext(reason)
     for pattern, msgid in _CAUSES:
         found = pattern.search(reason)
         if found:

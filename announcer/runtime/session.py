@@ -27,12 +27,13 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import jiter
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import AnswerKeys
+from announcer.engine.phrases import N_
 from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import PendingPrompt, UserAnswer, is_secret
 from announcer.engine.reconnect import Notice, ReconnectPolicy, Retry
@@ -40,18 +41,27 @@ from announcer.engine.replies import ReplyReady
 from announcer.engine.settings import UserSettings
 from announcer.engine.speakers import SpeakerNames
 from announcer.engine.speech_commands import Speak
+from announcer.engine.subscription import (
+    Accepted,
+    After,
+    HandshakeAnswer,
+    LinkState,
+    Next,
+    after_message,
+    after_request,
+    agreement_news,
+    read_answer,
+    settings_changed,
+)
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.i18n.format import format_integer
 from announcer.i18n.translate import catalog_language, translator
 from announcer.protocol.decode import DecodeResult
 from announcer.protocol.diagnostics import Diagnostic
 from announcer.protocol.events import short_type_of
-from announcer.protocol.sanitise import clean_speech, text_field
-from announcer.runtime.capabilities import (
-    capabilities_from_settings,
-    honoured_differences,
-    subscription_request,
-)
+from announcer.protocol.sanitise import clean_speech
+from announcer.runtime.capabilities import capabilities_from_settings, subscription_request
+from announcer.runtime.contract import AnswerOutcome, SessionListener, SessionStatus, UiSession
 from announcer.runtime.diagnostics import DiagnosticsFile, attach_log_file, diagnostics_report
 from announcer.runtime.engine_host import EngineHost
 from announcer.runtime.failures import connection_failure
@@ -115,50 +125,13 @@ def standin_subscription_id() -> str:
     return f"{UNNEGOTIATED}{secrets.token_hex(8)}"
 
 
+# Why a question left the UIs, said with it (translated where it is said).
 _CLOSED_WORDS = {
-    "answered": "it was answered.",
-    "voided": "the agent no longer needs an answer.",
-    "expired": "the time to answer ran out; the producer applies its default.",
-    "superseded": "too many questions were waiting.",
+    "answered": N_("it was answered."),
+    "voided": N_("the agent no longer needs an answer."),
+    "expired": N_("the time to answer ran out; the producer applies its default."),
+    "superseded": N_("too many questions were waiting."),
 }
-_REJECTION_WORDS = {
-    "version_unsupported": "it does not support this version of the protocol",
-    "manifest_signature_required": "it has no signed manifest",
-    "capabilities_incompatible": "it cannot serve the settings asked for",
-    "rate_limit": "it has too many listeners right now",
-    "authentication_required": "it needs a token (use --token-env or --token-file)",
-    "authorization_denied": "the token was not accepted",
-    "transport_unavailable": "it does not serve this kind of connection",
-    "unknown": "it gave no reason",
-}
-
-
-@dataclass(frozen=True, slots=True)
-class SessionStatus:
-    """What "where am I" speaks and a status line shows."""
-
-    connection: str = "not connected"
-    producers: tuple[str, ...] = ()
-    session_state: str = "idle"
-    pending_prompts: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerOutcome:
-    """Whether an answer went out; ``message`` is a sentence for the user."""
-
-    sent: bool
-    message: str = ""
-
-
-class SessionListener(Protocol):
-    def announcement_made(self, announcement: Announcement) -> None: ...
-
-    def prompt_opened(self, prompt: PendingPrompt) -> None: ...
-
-    def prompt_voided(self, reply_token: str, reason: str) -> None: ...
-
-    def status_changed(self, status: SessionStatus) -> None: ...
 
 
 #: one input line -> AAEP event dicts; may carry ``finish() -> events`` for the stream's end
@@ -227,12 +200,16 @@ class SpeechSwitchFailed(RuntimeError):
     """The speech backend the user chose could not start; the old one keeps speaking."""
 
 
-class LiveSession:
+class LiveSession(UiSession):
     #: a change of ``settings.backend`` takes effect at once (the UI need not say "next start")
     applies_backend_live = True
     #: each utterance reaches the listeners (``announcement_made``) as it starts to play,
     #: so a UI knows when a question's first words were spoken (answer_guard arming)
     reports_speech_start = True
+    #: the engine presents one question at a time and reads each when its turn comes
+    presents_prompts = True
+    #: replies go out on this loop; answer_async says whether they did
+    awaits_delivery = True
 
     def __init__(
         self,
@@ -329,17 +306,8 @@ class LiveSession:
 
     @property
     def status(self) -> SessionStatus:
-        connected = [s for s in self.states if s.connected]
-        if not connected and any(s.closed_by_producer for s in self.states):
-            text = "closed by the producer"
-        elif not connected:
-            text = "not connected"
-        elif len(connected) == len(self.states):
-            text = "connected"
-        else:
-            text = f"connected to {len(connected)} of {len(self.states)}"
         return SessionStatus(
-            connection=text,
+            links=tuple(_link_state(s) for s in self.states),
             producers=tuple(s.name for s in self.states),
             session_state=self._session_state,
             pending_prompts=len(self.engine.pending_prompts()),
@@ -472,7 +440,7 @@ class LiveSession:
             )
             return
         if answer is not None:
-            self._handle_handshake_message(state, answer)
+            self._handle_handshake_message(state, read_answer(answer))
 
     def answer(self, answer: UserAnswer) -> AnswerOutcome:
         """Check the answer now; send it in the background (a UI on this loop cannot wait).
@@ -533,7 +501,7 @@ class LiveSession:
             self._system(self._nothing_sent(reason), urgency=Urgency.CRITICAL)
             return AnswerOutcome(False, self._nothing_sent(reason))
         if response is not None:
-            self._handle_handshake_message(state, response)
+            self._handle_handshake_message(state, read_answer(response))
         self._status_changed()
         return AnswerOutcome(True, self._t("Sent: {what}.").format(what=what or _what(wire)))
 
@@ -834,7 +802,7 @@ class LiveSession:
                     request = subscription_request(self.settings, can_reply=self.can_reply)
                     state.requested = request["capabilities"]
                     outcome = await transport.handshake(request, self.handshake_timeout)
-                    retry = self._after_handshake(state, outcome.response)
+                    retry = self._after_handshake(state, outcome.answer)
                     state.closed_by_producer = False
                     if retry is not None:
                         await transport.close("rejected")
@@ -911,104 +879,75 @@ class LiveSession:
                 if await self._sleep_or_stop(failure.delay):
                     return
 
-    def _after_handshake(self, state: SourceState, response: dict[str, Any] | None) -> float | None:
-        """Apply the handshake answer; a delay to retry after, -1 to give up, None to go on."""
-        if response is None:
-            state.subscription_id = None
-            state.honoured = None
-            if not state.standin_id:
-                state.standin_id = standin_subscription_id()
-            self.engine.set_subscription(state.source, state.standin_id)
-            if not state.level1_announced:
-                state.level1_announced = True
-                log.info("%s did not answer the handshake; defaults apply", state.source)
-            return None
-        if response.get("type") == "subscription.rejected":
-            code = str(response.get("reason_code", "unknown"))
-            words = _REJECTION_WORDS.get(code, "it gave no reason")
-            retry_after = response.get("retry_after_seconds")
-            detail = text_field(response.get("reason_message"), limit=500)
-            sentence = self._t("{name} refused the subscription: {why}.").format(
-                name=state.name, why=self._t(words)
-            )
-            if detail:
-                sentence += " " + self._t("It said: {detail}").format(detail=detail)
-            if isinstance(retry_after, int | float) and retry_after >= 0:
-                again = self._t("Trying again in {seconds} seconds.").format(
-                    seconds=f"{retry_after:g}"
-                )
-                if sentence != state.last_rejection:  # once, not at every retry
-                    state.last_rejection = sentence
-                    self._system(f"{sentence} {again}")
-                return float(min(retry_after, 24 * 3600))
-            self._give_up(state, sentence, announce_as_is=True)
-            return -1.0
-        if response.get("type") == "subscription.accepted":
-            self._accepted(state, response)
-            return None
-        self._give_up(
-            state,
-            self._t("{name} answered the subscription with something unexpected.").format(
-                name=state.name
-            ),
-        )
-        return -1.0
+    def _after_handshake(self, state: SourceState, answer: HandshakeAnswer | None) -> float | None:
+        """Apply the handshake answer; a delay to retry after, -1 to give up, None to go on.
 
-    def _accepted(self, state: SourceState, response: dict[str, Any]) -> None:
-        state.subscription_id = str(response.get("subscription_id") or "") or None
+        What the answer means is the core's (:func:`announcer.engine.subscription.after_request`).
+        """
+        step = after_request(answer, name=state.name, language=self._language())
+        if step.next is Next.GIVE_UP:
+            self._give_up(state, step.say, announce_as_is=True)
+            return -1.0
+        if step.next is Next.RETRY:
+            if step.reason != state.last_rejection:  # once, not at every retry
+                state.last_rejection = step.reason
+                self._system(step.say)
+            return step.retry_after
+        if step.accepted is not None:
+            self._accepted(state, step.accepted)
+            return None
+        # §9.3.3: no answer (Level 1/2): defaults apply, under a stand-in subscription id
+        state.subscription_id = None
+        state.honoured = None
+        if not state.standin_id:
+            state.standin_id = standin_subscription_id()
+        self.engine.set_subscription(state.source, state.standin_id)
+        if not state.level1_announced:
+            state.level1_announced = True
+            log.info("%s did not answer the handshake; defaults apply", state.source)
+        return None
+
+    def _accepted(self, state: SourceState, accepted: Accepted) -> None:
+        state.subscription_id = accepted.subscription_id
         if state.subscription_id:
             self.engine.set_subscription(state.source, state.subscription_id)
-        producer = response.get("producer")
-        if isinstance(producer, dict):
-            # Only a string is a name ({"x": 1} or 12345 is not), and it is sanitised.
-            state.producer_name = text_field(producer.get("agent_name")) or text_field(
-                producer.get("agent_id")
-            )
-        honoured = response.get("honored_capabilities")
+        if accepted.names_producer:
+            state.producer_name = accepted.producer_name
         previous = state.honoured
-        state.honoured = honoured if isinstance(honoured, dict) else {}
-        if state.honoured != previous:
-            notes = honoured_differences(state.requested or {}, state.honoured)
-            if notes:
-                self._system(
-                    self._t("{name} agreed, but {notes}.").format(
-                        name=state.name, notes="; ".join(self._t(n) for n in notes)
-                    )
-                )
+        state.honoured = dict(accepted.honoured)
+        news = agreement_news(
+            state.requested or {},
+            state.honoured,
+            previous,
+            name=state.name,
+            language=self._language(),
+        )
+        if news:
+            self._system(news)
 
-    def _handle_handshake_message(self, state: SourceState, message: dict[str, Any]) -> None:
-        kind = message.get("type")
-        if kind == "subscription.accepted":
-            self._accepted(state, message)
-            self._system(
-                self._t("Settings changed with {name}.").format(name=state.name),
-                urgency=Urgency.BACKGROUND,
-            )
-        elif kind == "subscription.close":
-            self._closed_by_producer(state, message)
-        elif kind == "subscription.rejected":
+    def _handle_handshake_message(self, state: SourceState, answer: HandshakeAnswer) -> None:
+        step = after_message(answer, name=state.name, language=self._language())
+        if step.after is After.SETTINGS_CHANGED and step.accepted is not None:
+            self._accepted(state, step.accepted)
+            self._system(settings_changed(state.name, self._language()), urgency=Urgency.BACKGROUND)
+        elif step.after is After.CLOSED_BY_PRODUCER:
+            self._closed_by_producer(state, step.say)
+        elif step.after is After.ENDED:
             # §5.7: a rejected renegotiation ends the subscription; start a fresh one.
-            code = str(message.get("reason_code", "unknown"))
-            self._system(
-                self._t("{name} refused the new settings: {why}.").format(
-                    name=state.name, why=self._t(_REJECTION_WORDS.get(code, code))
-                )
-            )
+            self._system(step.say)
             state.subscription_id = None
             self._spawn(state.transport.close("renegotiation rejected"))
 
-    def _closed_by_producer(self, state: SourceState, message: dict[str, Any]) -> None:
+    def _closed_by_producer(self, state: SourceState, said: str) -> None:
         """§5.8, §5.8.2: the producer ended the subscription and applies its defaults.
 
         Open questions from it are void (the user hears which default the agent
         applies); the status says so; the transport is closed and the supervisor
         reconnects with backoff and a fresh ``subscription.request`` (§8.7, B.2.5),
-        never resuming the closed subscription.
+        never resuming the closed subscription. ``said`` is the core's sentence.
         """
         if not state.connected and state.closed_by_producer:
             return
-        code = message.get("reason_code")
-        why = code if isinstance(code, str) and code.strip() else "no reason given"
         reason = self._t("the agent closed the subscription and applied its default.")
         for prompt in self.engine.pending_prompts():
             if prompt.source_id == state.source:
@@ -1018,12 +957,7 @@ class LiveSession:
         state.connected = False
         state.lost_announced = True
         state.subscription_id = None
-        self._system(
-            self._t("{name} closed the subscription ({reason}). Reconnecting.").format(
-                name=state.name, reason=why[:80]
-            ),
-            urgency=Urgency.CRITICAL,
-        )
+        self._system(said, urgency=Urgency.CRITICAL)
         self._sync_prompts()
         self._spawn(state.transport.close("subscription closed by the producer"))
 
@@ -1385,7 +1319,7 @@ class LiveSession:
             # which drops it with the reason like any invalid frame.
             data = decode_handshake_answer(raw)
             if data is not None:
-                self._handle_handshake_message(state, data)
+                self._handle_handshake_message(state, read_answer(data))
                 self.host.receive(data, state.source, now)
                 return
         # The engine decodes and validates (§3.9), drops duplicates (§8.2.4), reorders
@@ -1465,6 +1399,9 @@ class LiveSession:
     def _say(self, announcement: Announcement) -> None:
         """Our own messages share the engine's speech queue, so urgency orders them too."""
         self.host.say(announcement)
+
+    def _language(self) -> str:
+        return catalog_language(self.settings.languages)
 
     def _t(self, message: str) -> str:
         """Our own phrases go through the product's catalogs (announcer.i18n).
@@ -1585,16 +1522,37 @@ class LiveSession:
         """Notices about speech output held for the UI to show (``HeldNotices``), if any."""
         return getattr(getattr(self.driver, "backend", None), "notices", None)
 
-    def request_again(self) -> None:
+    def request_again(self) -> bool:
         """The user asked to run the demo again: this session ends, and its runner repeats."""
         self.again_requested = True
         self.stop()
+        return True
+
+    def speech_skipped(self) -> list[Any]:
+        skipped = getattr(getattr(self.driver, "backend", None), "skipped", None)
+        return skipped if isinstance(skipped, list) else []
 
     def is_quiet(self) -> bool:
         """Nothing is being said or waits to be said."""
         if self.driver is not None and self.driver.backend.is_speaking():
             return False
         return not self._speech_pending()
+
+
+def _link_state(state: SourceState) -> LinkState:
+    """Where a source's connection stands, from the supervisor's flags (until the
+    source's own link keeps a LinkState: issue 24 item 2)."""
+    if state.connected:
+        return LinkState.OPEN
+    if state.closed_by_producer:
+        return LinkState.CLOSED_BY_PRODUCER
+    if state.finished:
+        return LinkState.FINISHED
+    if state.failed:
+        return LinkState.GIVEN_UP
+    if state.ever_connected:
+        return LinkState.LOST
+    return LinkState.CONNECTING
 
 
 def _first_words(text: str, count: int = 8) -> str:

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import SplitResult, urljoin, urlsplit
 
+from announcer.engine.subscription import HandshakeAnswer, read_answer
+
 log = logging.getLogger("announcer.transports")
 
 DEFAULT_MAX_FRAME_BYTES = 1024 * 1024  # §8.3: at least 64 KiB, SHOULD 1 MiB
@@ -181,6 +183,11 @@ class HandshakeOutcome:
     response: dict[str, Any] | None
     early_frames: list[str] = field(default_factory=list)
     resumed: bool = False
+
+    @property
+    def answer(self) -> HandshakeAnswer | None:
+        """The answer, typed by the core (None: the producer never answered)."""
+        return None if self.response is None else read_answer(self.response)
 
 
 class Transport(Protocol):

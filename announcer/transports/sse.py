@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from announcer.engine.subscription import Accepted, read_answer
 from announcer.protocol import MAX_EVENT_BYTES
 from announcer.transports.base import (
     HandshakeOutcome,
@@ -67,7 +68,7 @@ class SseTransport:
         self.subscription_id: str | None = None
         self.events_url: str | None = None
         self.last_event_id: str | None = None
-        self._accepted: dict[str, Any] | None = None
+        self._accepted: Accepted | None = None
         self._client: httpx.AsyncClient | None = None
         self._ready: tuple[Any, httpx.Response] | None = None
         #: bytes of one event held at most, framing included; bigger events are skipped
@@ -229,9 +230,10 @@ class SseTransport:
                 f"the producer answered the subscription with HTTP {response.status_code} "
                 "and nothing readable"
             )
-        if answer.get("type") == "subscription.accepted":
-            self._accepted = answer
-            self.subscription_id = str(answer.get("subscription_id"))
+        typed = read_answer(answer)
+        if isinstance(typed, Accepted):
+            self._accepted = typed
+            self.subscription_id = typed.subscription_id
             self.last_event_id = None
             location = self._own_path(response.headers.get("Location"), "the event stream")
             self.events_url = location or (
@@ -317,9 +319,10 @@ class SseTransport:
             return None
         with contextlib.suppress(ValueError):
             answer = decode_handshake_answer(response.text)
-            if isinstance(answer, dict) and str(answer.get("type", "")).startswith("subscription."):
-                if answer.get("type") == "subscription.accepted":
-                    self._accepted = answer
+            if answer is not None:
+                typed = read_answer(answer)
+                if isinstance(typed, Accepted):
+                    self._accepted = typed
                 return answer
         return None
 

@@ -15,6 +15,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 from websockets.frames import CloseCode, Frame, Opcode
 
+from announcer.engine.subscription import WEBSOCKET_CLOSE_REASONS
 from announcer.transports.base import (
     TransportError,
     TransportOptions,
@@ -40,16 +41,6 @@ wire_log = logging.getLogger("announcer.transports.wire")
 wire_log.addFilter(_RedactAuthorization())
 
 SUBPROTOCOL = "aaep.v1"
-# B.2.6 close codes, said in plain words.
-CLOSE_MEANINGS = {
-    4000: "the producer closed the subscription",
-    4001: "the producer rejected the subscription",
-    4002: "authentication failed",
-    4003: "authorisation was denied",
-    4004: "the producer ended the subscription for a violation",
-    4005: "the subscription was ended by this subscriber",
-}
-
 
 # asyncio hands a protocol up to 256 KiB per read, and websockets parses (and inflates)
 # all of it at once: in a flood of small compressed frames that is thousands of frames,
@@ -254,8 +245,9 @@ class WebSocketTransport(MessageStreamTransport):
                         "the producer stalled: no answer to a ping for "
                         f"{max(1.0, self.options.stall_seconds / 2):g} seconds"
                     ) from None
-                if code in CLOSE_MEANINGS and code not in (4000, 4005):
-                    raise TransportError(CLOSE_MEANINGS[code]) from None
+                if code in WEBSOCKET_CLOSE_REASONS and code not in (4000, 4005):
+                    # B.2.6, said in words (the runtime translates them: runtime.failures)
+                    raise TransportError(WEBSOCKET_CLOSE_REASONS[code]) from None
                 if exc.rcvd is None or code not in (1000, 4000, 4005):
                     raise TransportError(f"the WebSocket connection broke ({exc})") from None
                 return None

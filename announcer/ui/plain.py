@@ -24,7 +24,7 @@ import stat
 import sys
 import threading
 from collections import OrderedDict, deque
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
 from announcer.command_analysis import (
     analyse,
@@ -54,6 +54,8 @@ from announcer.i18n.format import format_number
 from announcer.i18n.numbers import read_number
 from announcer.i18n.translate import catalog_language, translator
 from announcer.protocol.sanitise import clean_display
+from announcer.runtime.contract import SessionStatus, UiSession
+from announcer.ui.status import connection_words, producers_words
 
 # Typed answers to a question; never sent to an agent as a message (see _to_agent).
 _ANSWER_WORDS = LONE_ANSWER_WORDS
@@ -81,25 +83,6 @@ AGENT_SETTINGS_HELP = N_(
 AGENT_SESSIONS_HELP = N_(":sessions lists the agent's sessions; :sessions N resumes one.")
 
 
-class _Session(Protocol):
-    settings: UserSettings
-
-    def subscribe(self, listener: Any) -> None: ...
-
-    async def answer_async(self, answer: UserAnswer) -> Any: ...
-
-    def update_settings(self, settings: UserSettings) -> None: ...
-
-    def pending_prompts(self) -> list[PendingPrompt]: ...
-
-    def repeat_last(self) -> None: ...
-
-    def stop(self) -> None: ...
-
-    @property
-    def status(self) -> Any: ...
-
-
 def clean(text: str) -> str:
     """Producer text, literally, minus anything that could drive the terminal."""
     return clean_display(text).strip()
@@ -109,7 +92,7 @@ class PlainUi:
     def __init__(self, out: TextIO | None = None, inp: TextIO | None = None) -> None:
         self.out = out or sys.stdout
         self.inp = inp or sys.stdin
-        self.session: _Session | None = None
+        self.session: UiSession | None = None
         self._queue: deque[PendingPrompt] = deque()
         self._current: PendingPrompt | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -132,7 +115,7 @@ class PlainUi:
 
     # ---- wiring ------------------------------------------------------------------------
 
-    def attach(self, session: _Session) -> None:
+    def attach(self, session: UiSession) -> None:
         self.session = session
         self._loop = asyncio.get_running_loop()
         settings = session.settings
@@ -140,9 +123,7 @@ class PlainUi:
             settings.answer_arming_seconds, settings.pace_wpm, settings.two_key_accept
         )
         # Spoken questions say "Type A to accept or R to reject, then press Enter."
-        set_answer_keys = getattr(session, "set_answer_keys", None)
-        if set_answer_keys is not None:
-            set_answer_keys(TYPED_LINE_ANSWER_KEYS)
+        session.set_answer_keys(TYPED_LINE_ANSWER_KEYS)
         # Attached again (the demo run again): a fresh start, on the same input reader.
         self._queue.clear()
         self._current = None
@@ -237,11 +218,8 @@ class PlainUi:
         if session is None:
             return
         choice = text.lower().lstrip(":")
-        if choice in ("r", "again"):
-            again = getattr(session, "request_again", None)
-            if callable(again):
-                again()
-                return
+        if choice in ("r", "again") and session.request_again():
+            return
         if choice in ("q", "quit", "exit"):
             session.stop()
             return
@@ -252,9 +230,8 @@ class PlainUi:
 
         async def wait() -> None:
             session = self.session
-            quiet = getattr(session, "is_quiet", None)
             for _ in range(150):
-                if not callable(quiet) or quiet():
+                if session is None or session.is_quiet():
                     break
                 await asyncio.sleep(0.1)
             if session is not None:
@@ -280,8 +257,7 @@ class PlainUi:
     # ---- SessionListener ---------------------------------------------------------------
 
     def _now(self) -> float:
-        now = getattr(self.session, "now", None)
-        return float(now()) if callable(now) else self._loop_time()
+        return float(self.session.now()) if self.session is not None else self._loop_time()
 
     def _loop_time(self) -> float:
         return self._loop.time() if self._loop is not None else 0.0
@@ -300,16 +276,16 @@ class PlainUi:
         ``at_once``: the answer to the user's own line, cutting what is being said;
         otherwise it follows what is being said (a question read again).
         """
-        speak = getattr(self.session, "speak", None)
+        session = self.session
         self._own_words.append(text)
-        if not callable(speak):
+        if session is None:
             if prompt is not None:  # nothing speaks: the printed line is the presentation
                 self.guard.speech_started(prompt.reply_token, self._now())
             return
-        if prompt is not None and getattr(self.session, "reports_speech_start", False):
-            speak(text, Urgency.CRITICAL, at_once, event_id=prompt.event_id)
+        if prompt is not None and session.reports_speech_start:
+            session.speak(text, Urgency.CRITICAL, at_once, event_id=prompt.event_id)
             return
-        speak(text, Urgency.CRITICAL, at_once)
+        session.speak(text, Urgency.CRITICAL, at_once)
         if prompt is not None:
             self.guard.speech_started(prompt.reply_token, self._now(), text)
 
@@ -360,7 +336,7 @@ class PlainUi:
             self._current = None
             self._next_prompt()
 
-    def status_changed(self, status: Any) -> None:
+    def status_changed(self, status: SessionStatus) -> None:
         return None
 
     # ---- prompts -----------------------------------------------------------------------
@@ -382,7 +358,7 @@ class PlainUi:
         self.guard.voice_working = self._voice_works()
         self.guard.present(prompt.reply_token, self._now())
         started = self._speech_starts.get(prompt.event_id)
-        engine_reads_it = callable(getattr(self.session, "presented_prompt", None))
+        engine_reads_it = self.session is not None and self.session.presents_prompts
         if started is not None and (fresh or (engine_reads_it and started >= self._closed_at)):
             # read out this turn; its words say when it will have been said through
             words = self._question_words.get(prompt.event_id, "")
@@ -395,10 +371,7 @@ class PlainUi:
 
     def _voice_works(self) -> bool:
         session = self.session
-        if not callable(getattr(session, "speak", None)):
-            return False
-        output = getattr(session, "speech_output", None)
-        return not callable(output) or output() not in ("none", "printed text")
+        return session is not None and session.speech_output() not in ("none", "printed text")
 
     def _print_command(self, prompt: PendingPrompt) -> None:
         """What will run, whole, line by line (issue 22: never cut, never only a title)."""
@@ -619,25 +592,22 @@ class PlainUi:
         A lone answer word ("a", "reject") is never sent: it was meant for a question that
         has just closed, and the user hears that none is waiting instead.
         """
-        send = getattr(self.session, "send_prompt", None)
-        if not callable(send) or text.lower() in _ANSWER_WORDS:
+        session = self.session
+        if session is None or text.lower() in _ANSWER_WORDS:
             return None
         if text.startswith("@"):
             # "@codex fix the test": to that agent only (and later messages go there too)
             target, _, message = text[1:].partition(" ")
             if not message.strip():
                 # "@codex" alone is ":to codex"; "@" alone is ":agents" (the session speaks)
-                address = getattr(self.session, "address_agent", None)
-                said = address(target) if callable(address) else None
+                said = session.address_agent(target)
                 if said is None:
                     return self._say_line(
                         self._tr("Type @ and an agent's name, a space, then your message.")
                     )
                 return str(said)
-            sent: str | None = send(message.strip(), target)
-            return sent
-        said: str | None = send(text)
-        return said
+            return session.send_prompt(message.strip(), target)
+        return session.send_prompt(text)
 
     def _say_line(self, text: str) -> str:
         self._print(text)
@@ -732,43 +702,39 @@ class PlainUi:
         if name in ("quit", "q", "exit"):
             session.stop()
         elif name == "status":
-            status = session.status
-            self._print(
-                f"{status.connection}; {', '.join(status.producers)}; "
-                f"{status.pending_prompts} question(s) waiting"
-            )
+            self._print(self._status_line(session.status))
         elif name == "repeat":
             session.repeat_last()
         elif name in ("diagnostics", "diag"):
-            report = getattr(session, "diagnostics_report", None)
-            lines = report() if callable(report) else []
-            for line in lines or [self._tr("Diagnostics: nothing has been dropped.")]:
+            for line in session.diagnostics_report() or [
+                self._tr("Diagnostics: nothing has been dropped.")
+            ]:
                 self._print(clean_display(line).rstrip())
-        elif name == "cancel" and callable(getattr(session, "cancel_turn", None)):
+        elif name == "cancel":
             target = " ".join(args).lstrip("@") or None
-            task = asyncio.ensure_future(session.cancel_turn(target))  # type: ignore[attr-defined]
+            task = asyncio.ensure_future(session.cancel_turn(target))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-        elif name in ("to", "agents") and callable(getattr(session, "address_agent", None)):
+        elif name in ("to", "agents"):
             target = " ".join(args).lstrip("@") if name == "to" else ""
-            said = session.address_agent(target)  # type: ignore[attr-defined]
+            said = session.address_agent(target)
             if said is None:
                 self._print(self._tr("No agent is running here."))
-        elif name in ("mode", "model") and callable(getattr(session, "change_setting", None)):
+        elif name in ("mode", "model"):
             # the agent's own mode or model: listed with no name, changed with one
-            change = session.change_setting(name, " ".join(args))  # type: ignore[attr-defined]
+            change = session.change_setting(name, " ".join(args))
             task = asyncio.ensure_future(change)
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-        elif name == "sessions" and callable(getattr(session, "agent_sessions", None)):
+        elif name == "sessions":
             # the agent's sessions (session/list), and :sessions N resumes one
-            listing = session.agent_sessions(" ".join(args))  # type: ignore[attr-defined]
+            listing = session.agent_sessions(" ".join(args))
             task = asyncio.ensure_future(listing)
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-        elif name == "commands" and callable(getattr(session, "agent_commands", None)):
+        elif name == "commands":
             target = " ".join(args).lstrip("@") or None
-            found = session.agent_commands(target)  # type: ignore[attr-defined]
+            found = session.agent_commands(target)
             if not found:
                 self._print(self._tr("The agent has listed no commands."))
             for command, description in found:
@@ -786,13 +752,27 @@ class PlainUi:
         else:
             self._help()
 
+    def _status_line(self, status: SessionStatus) -> str:
+        """``:status``: the connection, the producers and the questions waiting, in words."""
+        languages = self.session.settings.languages if self.session is not None else ["en"]
+        t = translator(catalog_language(languages))
+        return t.ngettext(
+            "{connection}; {producers}; {count} question waiting",
+            "{connection}; {producers}; {count} questions waiting",
+            status.pending_prompts,
+        ).format(
+            connection=connection_words(status, t.gettext),
+            producers=producers_words(status, t.gettext),
+            count=status.pending_prompts,
+        )
+
     def _help(self) -> None:
         self._print(self._tr(HELP))
-        agents = getattr(self.session, "agents", None)
-        if callable(agents) and agents():
+        agents = self.session.agents() if self.session is not None else []
+        if agents:
             self._print(self._tr(AGENT_SETTINGS_HELP))
             self._print(self._tr(AGENT_SESSIONS_HELP))
-        if callable(agents) and len(agents()) > 1:
+        if len(agents) > 1:
             self._print(self._tr(AGENTS_HELP))
 
 

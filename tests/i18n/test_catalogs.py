@@ -207,3 +207,49 @@ def test_a_compiled_mo_is_preferred_when_fresh(
         assert translator("fr").gettext("less than a second") == "moins d'une seconde (compilé)"
     finally:
         translate.clear_cache()
+
+
+def _heard_phrase_tables() -> dict[str, list[str]]:
+    """Every table of phrases the user hears or reads, by where it lives (issue 24)."""
+    from announcer.engine import subscription
+    from announcer.runtime import failures, session
+    from announcer.ui import status
+
+    return {
+        "producers' refusal reasons (§5.5.3)": list(subscription.REJECTION_REASONS.values()),
+        "producers' close reasons (§5.8.1)": [
+            *subscription.CLOSE_REASONS.values(),
+            subscription.NO_CLOSE_REASON,
+        ],
+        "WebSocket close codes (B.2.6)": list(subscription.WEBSOCKET_CLOSE_REASONS.values()),
+        "connection failures": [msgid for _pattern, msgid in failures._CAUSES],
+        "why a question closed": list(session._CLOSED_WORDS.values()),
+        "connection words": list(status.CONNECTION_WORDS.values()),
+        "link states": list(status.LINK_WORDS.values()),
+        "session states": list(status.SESSION_STATE_WORDS.values()),
+    }
+
+
+@pytest.mark.parametrize("folder", sorted(CATALOG_FOLDERS.values()))
+def test_every_phrase_table_the_user_hears_is_in_the_catalogs(folder: str) -> None:
+    """A table of phrases kept as data is translated too: a German listener never hears
+    "it gave no reason" (issue 24). Each entry must be in the template and translated."""
+    catalog = _read(LOCALES / folder / "LC_MESSAGES" / "announcer.po", folder)
+    translated = {m.id: m.string for m in catalog if m.id and isinstance(m.id, str)}
+    template = _template_messages()
+    missing = [
+        f"{table}: {msgid!r}"
+        for table, msgids in _heard_phrase_tables().items()
+        for msgid in msgids
+        if (None, msgid) not in template or not str(translated.get(msgid) or "").strip()
+    ]
+    assert not missing, f"{folder}: not in the catalogs: " + "; ".join(missing)
+
+
+def test_every_link_state_and_connection_has_words() -> None:
+    from announcer.engine.subscription import LinkState
+    from announcer.runtime.contract import Connection
+    from announcer.ui.status import CONNECTION_WORDS, LINK_WORDS
+
+    assert set(LINK_WORDS) == set(LinkState)
+    assert set(CONNECTION_WORDS) == set(Connection)

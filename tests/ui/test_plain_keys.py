@@ -20,6 +20,7 @@ from announcer.engine.settings import UserSettings
 from announcer.producer.core import ProducerCore, ProducerOptions
 from announcer.producer.scenario import load_scenario
 from announcer.producer.server import ProducerServer
+from announcer.runtime.contract import UiSession
 from announcer.runtime.session import AnswerOutcome, LiveSession
 from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
@@ -94,7 +95,7 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
             await server.close()
 
 
-class FakeLineSession:
+class FakeLineSession(UiSession):
     """Just enough of a session for the plain UI: a manual clock and the answers it got."""
 
     def __init__(self) -> None:

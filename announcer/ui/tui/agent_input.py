@@ -121,8 +121,7 @@ class AgentPrompt(TextArea):
 
     def follow_target(self) -> None:
         """Label the box with the agent messages now go to (several agents: ``@NAME``)."""
-        target = getattr(self.announcer.session, "prompt_target", None)
-        agent = target() if callable(target) else None
+        agent = self.announcer.session.prompt_target()
         if agent is not None:
             self.rename(one_line(str(getattr(agent, "description", "") or "")))
 
@@ -181,8 +180,7 @@ class AgentPrompt(TextArea):
             )
             return
         session = self.announcer.session
-        send = getattr(session, "send_prompt", None)
-        if not callable(send):
+        if not session.takes_prompts:
             self.say(_("This source does not take messages."))
             return
         target: str | None = None
@@ -194,9 +192,9 @@ class AgentPrompt(TextArea):
                 return
             target, text = name, rest.strip()
         # The session says it back ("Sent to Claude Code: ..."), or why not.
-        send(text, target, stop_key=_("Escape"))
+        session.send_prompt(text, target, stop_key=_("Escape"))
         self.follow_target()
-        if getattr(session, "prompt_taken", True):
+        if session.prompt_taken:
             self.sent.add(self.text)
             self.announcer.write_transcript(_("You: {text}").format(text=one_line(text)))
             self.load_text("")
@@ -204,8 +202,7 @@ class AgentPrompt(TextArea):
     def _address(self, name: str) -> None:
         """``@NAME`` alone: later messages, and Escape, go to that agent (the session says
         so); ``@`` alone: which agent messages go to, and what each one is doing."""
-        address = getattr(self.announcer.session, "address_agent", None)
-        said = address(name) if callable(address) else None
+        said = self.announcer.session.address_agent(name)
         if said is None:
             self.say(_("Type @ and an agent's name, a space, then your message."))
             return
@@ -263,9 +260,8 @@ class AgentPrompt(TextArea):
             # The Escape that rejected a question, pressed twice: not a stop as well.
             self.say(_("Press Escape again to stop {agent}.").format(agent=self.agent))
             return
-        cancel = getattr(self.announcer.session, "cancel_turn", None)
-        if callable(cancel):
-            self.run_worker(cancel(), group="agent")  # the session says what happened
+        # the session says what happened
+        self.run_worker(self.announcer.session.cancel_turn(), group="agent")
 
     # -- words --------------------------------------------------------------------------
 
@@ -294,8 +290,7 @@ class AgentPrompt(TextArea):
         )
 
     def commands_text(self) -> str:
-        listed = getattr(self.announcer.session, "agent_commands", None)
-        found: list[tuple[str, str]] = listed() if callable(listed) else []
+        found = self.announcer.session.agent_commands()
         if not found:
             return _("{agent} has listed no commands.").format(agent=self.agent)
         read = [

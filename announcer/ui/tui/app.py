@@ -28,6 +28,7 @@ from announcer.engine.answer_guard import KeyGuard
 from announcer.engine.answer_keys import UI_SPEAKS_KEYS
 from announcer.engine.prompts import PendingPrompt, UserAnswer, waits_without_deadline
 from announcer.engine.settings import UserSettings
+from announcer.ui.status import connection_words, producers_words, session_state_words
 from announcer.ui.tui.accessibility import WrappingFooter, cursor_offset, spoken_name
 from announcer.ui.tui.agent_input import AgentPrompt
 from announcer.ui.tui.host import HistoryEntry, PromptState
@@ -62,7 +63,6 @@ from announcer.ui.tui.text import (
     one_line,
     printable,
     set_language,
-    status_word,
 )
 
 # The kind the runtime gives what ``UiSession.speak`` says.
@@ -100,30 +100,28 @@ def speakable_key(display: str) -> str:
 
 
 def status_line(status: UiStatus) -> str:
-    producers = ", ".join(one_line(p) for p in status.producers) or _("no producer")
     return ngettext(
         "{connection} · {producers} · {state} · {count} pending",
         "{connection} · {producers} · {state} · {count} pending",
         status.pending_prompts,
     ).format(
-        connection=status_word(status.connection),
-        producers=producers,
-        state=status_word(status.session_state),
+        connection=connection_words(status, _),
+        producers=producers_words(status, _),
+        state=session_state_words(status.session_state, _),
         count=status.pending_prompts,
     )
 
 
 def spoken_status(status: UiStatus, pending: int) -> str:
-    producers = ", ".join(one_line(p) for p in status.producers) or _("no producer")
     return ngettext(
         "Connection {connection}. Producer {producers}. Session {state}. {count} pending question.",
         "Connection {connection}. Producer {producers}. Session {state}. "
         "{count} pending questions.",
         pending,
     ).format(
-        connection=status_word(status.connection),
-        producers=producers,
-        state=status_word(status.session_state),
+        connection=connection_words(status, _),
+        producers=producers_words(status, _),
+        state=session_state_words(status.session_state, _),
         count=pending,
     )
 
@@ -258,9 +256,8 @@ class AnnouncerApp(App[None]):
         self.session = session
         # The dialogs say who asks and their own keys; the engine's question must not name
         # keys as well (announcer.engine.answer_keys): one set of keys, said once.
-        set_answer_keys = getattr(session, "set_answer_keys", None)
-        if set_answer_keys is not None and getattr(session, "announces_prompts", True):
-            set_answer_keys(UI_SPEAKS_KEYS)
+        if session.announces_prompts:
+            session.set_answer_keys(UI_SPEAKS_KEYS)
         # Persists what the user changes (announcer.config); None when the session does it.
         self.save_settings = save_settings
         # Issue 6 §7: no animation anywhere.
@@ -284,7 +281,7 @@ class AnnouncerApp(App[None]):
         self._told_no_voice = False
         # An agent that takes messages (``announcer agent``) gets a message box.
         self.agent: str | None = None
-        if getattr(session, "takes_prompts", False):
+        if session.takes_prompts:
             set_language(self._language())  # the fallback name is in the user's language
             producers = self.ui_status.producers
             self.agent = one_line(producers[0]) if producers else _("the agent")
@@ -320,8 +317,7 @@ class AnnouncerApp(App[None]):
     def _listen_to_speech_notices(self) -> None:
         """Which output speaks, and why others failed: shown here, never on stderr
         (again after the settings screen switched the backend)."""
-        notices = getattr(self.session, "speech_notices", None)
-        held = notices() if callable(notices) else None
+        held = self.session.speech_notices()
         if held is not None:
             held.listen(lambda text: self.post_message(SpeechNotice(text)))
 
@@ -395,8 +391,7 @@ class AnnouncerApp(App[None]):
 
     def no_voice(self) -> bool:
         """No speech output works (or none was chosen): our words are only on screen."""
-        output = getattr(self.session, "speech_output", None)
-        return callable(output) and output() in SILENT_OUTPUTS
+        return self.session.speech_output() in SILENT_OUTPUTS
 
     def _show_if_silent(self, text: str) -> None:
         """With no voice, what we would say goes into the transcript (the screen reader's
@@ -417,9 +412,7 @@ class AnnouncerApp(App[None]):
         """The notice names the real cause: no audio device, or which package is missing."""
         from announcer.speech.auto import why_no_voice
 
-        backend = getattr(getattr(self.session, "driver", None), "backend", None)
-        skipped = getattr(backend, "skipped", None)
-        cause = why_no_voice(skipped if isinstance(skipped, list) else [])
+        cause = why_no_voice(self.session.speech_skipped())
         if cause.kind == "no_audio_device":
             return _(
                 "No voice works here: no audio device could be opened ({detail}). "
@@ -463,8 +456,8 @@ class AnnouncerApp(App[None]):
         the request is taken as the start.
         """
         self._show_if_silent(text)
-        if getattr(self.session, "reports_speech_start", False):
-            self.session.speak(text, urgency, interrupt, event_id=prompt.event_id)  # type: ignore[call-arg]
+        if self.session.reports_speech_start:
+            self.session.speak(text, urgency, interrupt, event_id=prompt.event_id)
         else:
             self.session.speak(text, urgency, interrupt)
             self.key_guard.speech_started(prompt.reply_token, self.session.now(), text)
@@ -530,7 +523,7 @@ class AnnouncerApp(App[None]):
         self._show_status(message.status)
 
     def _show_status(self, status: UiStatus, announce: bool = True) -> None:
-        old_connection = self.ui_status.connection
+        old_connection = connection_words(self.ui_status, _)
         self.ui_status = status
         widget = self.main_screen.status_widget
         line = status_line(status)
@@ -540,8 +533,8 @@ class AnnouncerApp(App[None]):
         if prompt is not None and status.producers:
             prompt.rename(one_line(status.producers[0]))  # the agent's own name, once known
             prompt.follow_target()  # with several agents: the one messages go to
-        if announce and status.connection != old_connection:
-            self.say(_("Connection: {state}.").format(state=status_word(status.connection)))
+        if announce and connection_words(status, _) != old_connection:
+            self.say(_("Connection: {state}.").format(state=connection_words(status, _)))
 
     @on(PromptOpened)
     def _prompt_opened(self, message: PromptOpened) -> None:
@@ -600,22 +593,18 @@ class AnnouncerApp(App[None]):
 
     def _engine_presents(self) -> bool:
         """The engine presents one question at a time and reads each when its turn comes."""
-        return callable(getattr(self.session, "presented_prompt", None)) and getattr(
-            self.session, "announces_prompts", True
-        )
+        return self.session.presents_prompts and self.session.announces_prompts
 
     def _engine_reading(self, prompt: PendingPrompt) -> tuple[bool, bool]:
         """(just read by the engine, to be read by the engine) for a dialog opening now."""
-        presented = self.session.presented_prompt()  # type: ignore[attr-defined]
+        presented = self.session.presented_prompt()
         if presented is not None and presented.reply_token == prompt.reply_token:
             started = self.speech_start_of(prompt.event_id)
             if started is not None and started >= self.dialog_closed_at:
                 return True, False  # its turn came and the engine read it already
             return False, True
-        present = getattr(self.session, "present", None)
-        if not callable(present):
-            return False, False
-        present(prompt.reply_token)  # picked from the list: the engine reads this one now
+        # picked from the list: the engine reads this one now
+        self.session.present(prompt.reply_token)
         return False, True
 
     def prompt_dialog_closed(self, reply_token: str) -> None:
@@ -657,10 +646,10 @@ class AnnouncerApp(App[None]):
         if self.prompts.pop(prompt.reply_token, None) is None:
             self.say(_("This question is no longer open."), Urgency.CRITICAL)
             return
-        answer_async = getattr(self.session, "answer_async", None)
-        if answer_async is None:
+        if not self.session.awaits_delivery:
             self._report_outcome(prompt, described, self.session.answer(answer))
             return
+        answer_async = self.session.answer_async
 
         async def send() -> None:
             try:
@@ -834,9 +823,7 @@ class AnnouncerApp(App[None]):
         return True
 
     def action_demo_again(self) -> None:
-        again = getattr(self.session, "request_again", None)
-        if callable(again):
-            again()
+        self.session.request_again()
         self.exit()
 
     def action_demo_quit(self) -> None:
@@ -887,8 +874,7 @@ class AnnouncerApp(App[None]):
     def action_diagnostics(self) -> None:
         """What was dropped and why, readable without a debug flag."""
 
-        report = getattr(self.session, "diagnostics_report", None)
-        self.push_screen(DiagnosticsScreen(report() if callable(report) else []))
+        self.push_screen(DiagnosticsScreen(self.session.diagnostics_report()))
 
     def action_settings(self) -> None:
 
@@ -911,8 +897,7 @@ class AnnouncerApp(App[None]):
 
     def action_agent_settings(self) -> None:
         """F4: the agent's mode and model, a picker (``:mode``/``:model`` in the plain UI)."""
-        listed = getattr(self.session, "agent_settings", None)
-        rows = listed() if callable(listed) else []
+        rows = self.session.agent_settings()
         if not rows:
             self.say(_("This agent offers no modes or settings."), interrupt=True)
             return

@@ -16,8 +16,10 @@ from collections.abc import Callable
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
+from announcer.engine.subscription import LinkState
+from announcer.runtime.contract import Connection
 from announcer.speech.backend import SpeechBackend, VoiceSettings
-from announcer.ui.tui.session import AnswerOutcome, UiListener, UiStatus
+from announcer.ui.tui.session import AnswerOutcome, UiListener, UiSession, UiStatus
 
 ReplySender = Callable[[PendingPrompt, UserAnswer], AnswerOutcome]
 SettingsSaver = Callable[[UserSettings], None]
@@ -27,7 +29,15 @@ def _no_reply_path(prompt: PendingPrompt, answer: UserAnswer) -> AnswerOutcome:
     return AnswerOutcome(False, "no connection to send the answer on")
 
 
-class LocalSession:
+# A connection word given to ``set_status`` as the links that mean it.
+_LINKS_FOR = {
+    Connection.CONNECTED: (LinkState.OPEN,),
+    Connection.CLOSED_BY_PRODUCER: (LinkState.CLOSED_BY_PRODUCER,),
+    Connection.NOT_CONNECTED: (),
+}
+
+
+class LocalSession(UiSession):
     # Prompts reach the UI without having been spoken: the dialog says the whole question.
     announces_prompts = False
 
@@ -71,6 +81,9 @@ class LocalSession:
     @property
     def pending(self) -> list[PendingPrompt]:
         return list(self._prompts.values())
+
+    def pending_prompts(self) -> list[PendingPrompt]:
+        return self.pending
 
     def subscribe(self, listener: UiListener) -> None:
         self._listeners.append(listener)
@@ -144,12 +157,16 @@ class LocalSession:
         self,
         *,
         connection: str | None = None,
+        links: tuple[LinkState, ...] | None = None,
         producers: tuple[str, ...] | None = None,
         session_state: str | None = None,
     ) -> None:
+        """What the status line shows; ``connection`` ("connected") stands for its links."""
         current = self._status
+        if links is None and connection is not None:
+            links = _LINKS_FOR[Connection(connection)]
         self._status = UiStatus(
-            connection=current.connection if connection is None else connection,
+            links=current.links if links is None else links,
             producers=current.producers if producers is None else producers,
             session_state=current.session_state if session_state is None else session_state,
             pending_prompts=len(self._prompts),

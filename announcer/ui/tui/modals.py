@@ -100,13 +100,12 @@ class PromptScreen(ModalScreen[None]):
         token = self.prompt.reply_token
         # From now on keys answer this question, once it is armed (answer_guard): when
         # its speech starts, or at once (after the arming interval) when no voice works.
-        output = getattr(app.session, "speech_output", None)
-        silent = app.no_voice() or (callable(output) and output() == "none")
+        silent = app.no_voice() or app.session.speech_output() == "none"
         app.key_guard.voice_working = not silent
         app.key_guard.present(token, app.session.now())
         # A question the engine has just read out (the live runtime) gets who asks and
         # the keys; otherwise (no engine, or opened later) the whole question is said here.
-        engine_speaks = getattr(app.session, "announces_prompts", True)
+        engine_speaks = app.session.announces_prompts
         if self.just_announced and engine_speaks:
             started = app.speech_start_of(self.prompt.event_id)
             if started is not None:

@@ -17,7 +17,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from announcer.engine.settings import UserSettings
 from announcer.ui.tui.app import AnnouncerApp
@@ -25,10 +25,11 @@ from announcer.ui.tui.session import UiSession
 from announcer.ui.tui.text import _
 
 
-class RunnableSession(UiSession, Protocol):
-    async def run(self) -> int: ...
+class RunnableSession(UiSession):
+    """A session that runs until it is stopped or done (the live runtime)."""
 
-    def stop(self) -> None: ...
+    async def run(self) -> int:
+        raise NotImplementedError
 
 
 def settings_saver(
@@ -207,7 +208,7 @@ async def run_with_session(
     runner: asyncio.Task[int] = asyncio.ensure_future(session.run())
 
     def session_over(_task: asyncio.Task[int]) -> None:
-        if getattr(session, "exit_when_done", False):
+        if session.exit_when_done:
             app.exit()  # the user asked to stop when the sessions end
         elif app.is_running:
             app.say(_("Listening has stopped. Press Control Q to quit."))

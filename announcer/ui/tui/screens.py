@@ -159,9 +159,7 @@ class AgentSettingsScreen(ListScreen):
         index = int(event.option.id or 0)
         setting, value, _label, _now = self.choices[index]
         self.dismiss(None)
-        change = getattr(self.announcer.session, "change_setting", None)
-        if callable(change):
-            self.app.run_worker(change(setting, value), exclusive=False)
+        self.app.run_worker(self.announcer.session.change_setting(setting, value), exclusive=False)
 
 
 class HistoryScreen(ListScreen):
@@ -375,9 +373,7 @@ class SettingsScreen(AnnouncerScreen):
         label = str(getattr(control, "accessible_name", control.id))
         value = str(event.value)
         spoken = f"{label}: {_(LEVEL_LABELS.get(value, value))}."
-        if control.id == "backend" and not getattr(
-            self.announcer.session, "applies_backend_live", False
-        ):
+        if control.id == "backend" and not self.announcer.session.applies_backend_live:
             # This session keeps its speech output; the saved choice applies next start.
             # (A live session switches at once and says this through the new backend.)
             spoken += " " + _("This takes effect the next time announcer starts.")

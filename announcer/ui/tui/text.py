@@ -8,8 +8,6 @@ window or hide text (§10 security; issue 6 "Safety").
 
 from __future__ import annotations
 
-import re
-
 from rich.text import Text
 
 from announcer.i18n.translate import translator
@@ -59,46 +57,6 @@ def N_(message: str) -> str:
 def current_language() -> str:
     """The language the UI's own phrases are in (the user's first language)."""
     return _language
-
-
-# The runtime reports connection and session state as English words
-# (runtime.session.SessionStatus); the UI translates them when it shows or says them.
-_STATUS_WORDS = {
-    "not connected": N_("not connected"),
-    "connected": N_("connected"),
-    "connecting": N_("connecting"),
-    "connection failed": N_("connection failed"),
-    "idle": N_("idle"),
-    "active": N_("active"),
-    "thinking": N_("thinking"),
-    "calling_tool": N_("calling a tool"),
-    "writing_output": N_("writing the answer"),
-    "awaiting_input": N_("waiting for your answer"),
-    "deciding": N_("deciding"),
-    "handing_off": N_("handing off"),
-    "completed": N_("finished"),
-    "errored": N_("failed"),
-    "cancelled": N_("cancelled"),
-}
-_CONNECTED_SOME = re.compile(r"connected to (\d+) of (\d+)")
-
-
-def status_word(word: str) -> str:
-    """A connection or session state word in the user's language.
-
-    A state the producer named itself (AAEP state names are open) is shown with
-    its underscores as spaces, as the producer wrote it.
-    """
-    word = one_line(word)
-    known = _STATUS_WORDS.get(word)
-    if known is not None:
-        return _(known)
-    some = _CONNECTED_SOME.fullmatch(word)
-    if some is not None:
-        return _("connected to {count} of {total}").format(
-            count=int(some.group(1)), total=int(some.group(2))
-        )
-    return word.replace("_", " ")
 
 
 def localize_bindings(node: object) -> None:
