@@ -8,26 +8,16 @@ or a clarification's ``default_response``.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
-from announcer.engine.answer_keys import NO_ANSWERING_UI_KEYS, AnswerKeys
+from announcer.engine.answer_keys import NO_ANSWERING_UI_KEYS
 from announcer.engine.prompts import PendingPrompt
-from announcer.engine.settings import UserSettings
 from announcer.i18n.text import grapheme_floor
 from announcer.i18n.translate import catalog_language, translator
+from announcer.runtime.contract import UiSession
 
 # A producer's default answer is read, not interpreted; keep it short.
 MAX_DEFAULT_CHARS = 200
-
-
-class _Session(Protocol):
-    settings: UserSettings
-
-    def subscribe(self, listener: Any) -> None: ...
-
-    def set_answer_keys(self, answer_keys: AnswerKeys) -> None: ...
-
-    def say_after_question(self, prompt: PendingPrompt, text: str) -> None: ...
 
 
 def no_answer_notice(prompt: PendingPrompt, language: str) -> str:
@@ -63,9 +53,9 @@ class NoAnswerUi:
     """A listener that answers nothing and says so after each question."""
 
     def __init__(self) -> None:
-        self.session: _Session | None = None
+        self.session: UiSession | None = None
 
-    def attach(self, session: _Session) -> None:
+    def attach(self, session: UiSession) -> None:
         self.session = session
         session.set_answer_keys(NO_ANSWERING_UI_KEYS)  # no keys to name: nothing can press them
         session.subscribe(self)
