@@ -242,11 +242,7 @@ class PlainUi:
         task.add_done_callback(self._tasks.discard)
 
     def _tr(self, message: str) -> str:
-        """The interface's own words, in the user's language once a catalog has them.
-
-        Not yet extracted into the catalogs (they need translating into every shipped
-        language first); until then this returns the English text.
-        """
+        """The interface's own words, in the user's language (babel.cfg extracts ``_tr``)."""
         languages = self.session.settings.languages if self.session is not None else ["en"]
         return translator(catalog_language(languages)).gettext(message)
 
@@ -745,10 +741,20 @@ class PlainUi:
                 updated = session.settings.model_copy(update={key: args[0]})
                 updated = UserSettings.model_validate(updated.model_dump())
             except ValueError:
-                self._print(f"Unknown {name} {args[0]!r}. {self._tr(HELP)}")
+                unknown = (
+                    self._tr("Unknown verbosity {value}.")
+                    if name == "verbosity"
+                    else self._tr("Unknown load {value}.")
+                )
+                self._print(f"{unknown.format(value=repr(args[0]))} {self._tr(HELP)}")
                 return
             session.update_settings(updated)
-            self._print(f"{name.capitalize()} is now {args[0]}.")
+            now_is = (
+                self._tr("Verbosity is now {level}.")
+                if name == "verbosity"
+                else self._tr("Load is now {level}.")
+            )
+            self._print(now_is.format(level=self._tr(args[0])))
         else:
             self._help()
 

@@ -66,6 +66,9 @@ class StatusSession(UiSession):
     def subscribe(self, listener: object) -> None:
         return None
 
+    def update_settings(self, settings: UserSettings) -> None:
+        self.settings = settings
+
 
 async def test_the_plain_status_command_is_in_the_users_language() -> None:
     out = io.StringIO()
@@ -95,3 +98,20 @@ async def test_the_plain_status_command_in_english() -> None:
     ui.attach(StatusSession("en", SessionStatus(producers=("Bank",), links=(OPEN,))))
     ui._on_line(":status")
     assert out.getvalue().strip().splitlines()[-1] == "connected; Bank; 0 questions waiting"
+
+
+async def test_the_plain_settings_commands_answer_in_the_users_language() -> None:
+    out = io.StringIO()
+    ui = PlainUi(out=out, inp=io.StringIO())
+    session = StatusSession("de", SessionStatus())
+    ui.attach(session)
+    t = translator("de")
+    ui._on_line(":verbosity terse")
+    assert session.settings.verbosity == "terse"
+    said = out.getvalue().strip().splitlines()[-1]
+    assert said == t.gettext("Verbosity is now {level}.").format(level=t.gettext("terse"))
+    assert "is now" not in said
+    ui._on_line(":load sideways")
+    assert session.settings.cognitive_load != "sideways"
+    said = out.getvalue().strip().splitlines()[-1]
+    assert said.startswith(t.gettext("Unknown load {value}.").format(value="'sideways'"))
