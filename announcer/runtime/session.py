@@ -1543,10 +1543,10 @@ def _link_state(state: SourceState) -> LinkState:
         return LinkState.OPEN
     if state.closed_by_producer:
         return LinkState.CLOSED_BY_PRODUCER
+    if state.failed:  # given up is finished too
+        return LinkState.GIVEN_UP
     if state.finished:
         return LinkState.FINISHED
-    if state.failed:
-        return LinkState.GIVEN_UP
     if state.ever_connected:
         return LinkState.LOST
     return LinkState.CONNECTING
