@@ -69,6 +69,8 @@ class EngineHost:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._max_delay: float | None = None
+        self._loop_clock = False
+        self._on_due: Callable[[], None] | None = None
         self._depth = 0
 
     # -- inputs: each returns nothing; what the engine decides is carried out at once ----
@@ -128,15 +130,24 @@ class EngineHost:
         return True
 
     def keep_ticking(
-        self, loop: asyncio.AbstractEventLoop, *, max_delay: float | None = None
+        self,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        loop_clock: bool = False,
+        max_delay: float | None = None,
+        on_due: Callable[[], None] | None = None,
     ) -> None:
         """From now on a timer on ``loop`` ticks at :meth:`next_wakeup` (re-armed each step).
 
         Finished speech is drained on ``loop`` too, whichever thread reports it.
-        ``max_delay`` caps the wait when ``clock`` is not the loop's own.
+        ``loop_clock``: ``clock`` is the loop's own time (the timer is set at the very
+        moment); else ``max_delay`` may cap the wait. ``on_due`` replaces :meth:`tick`
+        (a driver that also reads what the tick changed).
         """
         self._loop = loop
+        self._loop_clock = loop_clock
         self._max_delay = max_delay
+        self._on_due = on_due
         if self.driver is not None:
             self.driver._notify = self.wake_threadsafe
         self._arm()
@@ -157,6 +168,9 @@ class EngineHost:
         wake = self.engine.next_wakeup()
         if wake is None:
             return
+        if self._loop_clock:
+            self._timer = loop.call_at(max(wake, self.clock()), self._timer_fired)
+            return
         delay = max(0.0, wake - self.clock())
         if self._max_delay is not None:
             delay = min(delay, self._max_delay)
@@ -164,7 +178,7 @@ class EngineHost:
 
     def _timer_fired(self) -> None:
         self._timer = None
-        self.tick()
+        (self._on_due or self.tick)()
 
     def stop_ticking(self) -> None:
         if self._timer is not None:
@@ -218,9 +232,9 @@ class EngineHost:
         finally:
             self._depth -= 1
         if self._depth == 0:
+            self._arm()
             if self.after_step is not None:
                 self.after_step()
-            self._arm()
 
     def _run(self, commands: list[SpeechCommand]) -> None:
         pending = list(commands)

@@ -27,7 +27,7 @@ from announcer.runtime.diagnostics import DiagnosticsFile, diagnostics_report
 from announcer.speech.jsonl import JsonlBackend
 from announcer.transports.base import release_process_pipes
 from announcer.ui.tui.app import AnnouncerApp
-from announcer.ui.tui.engine_session import EngineSession
+from tests.support.engine_session import EngineSession
 from tests.reliability.flood_producer import LoopbackProducer, event
 
 SECRET = "SECRET-PAYLOAD-4242"

@@ -13,7 +13,7 @@ from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.protocol.decode import decode_frame
 from announcer.speech.backend import BackendCapabilities, VoiceSettings
-from announcer.ui.tui.local_session import LocalSession
+from tests.support.local_session import LocalSession
 from announcer.ui.tui.session import AnswerOutcome
 from tests.shared_data import SHARED as SHARED_ROOT
 
