@@ -55,7 +55,7 @@ from announcer.i18n.numbers import read_number
 from announcer.i18n.translate import catalog_language, translator
 from announcer.protocol.sanitise import clean_display
 from announcer.runtime.contract import SessionStatus, UiSession
-from announcer.ui.status import connection_words, producers_words
+from announcer.ui.status import connection_words, sources_words
 
 # Typed answers to a question; never sent to an agent as a message (see _to_agent).
 _ANSWER_WORDS = LONE_ANSWER_WORDS
@@ -768,7 +768,7 @@ class PlainUi:
             status.pending_prompts,
         ).format(
             connection=connection_words(status, t.gettext),
-            producers=producers_words(status, t.gettext),
+            producers=sources_words(status, t.gettext),
             count=status.pending_prompts,
         )
 

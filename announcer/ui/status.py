@@ -67,3 +67,14 @@ def session_state_words(state: str, gettext: Gettext) -> str:
 
 def producers_words(status: SessionStatus, gettext: Gettext) -> str:
     return ", ".join(one_line(p) for p in status.producers) or gettext("no producer")
+
+
+def sources_words(status: SessionStatus, gettext: Gettext) -> str:
+    """Each source with where it stands ("Bank: connected, Build: finished") when there
+    are several; otherwise the producer's name alone (the connection says the rest)."""
+    if len(status.links) < 2 or len(status.links) != len(status.producers):
+        return producers_words(status, gettext)
+    return ", ".join(
+        gettext("{name}: {state}").format(name=one_line(name), state=gettext(LINK_WORDS[link]))
+        for name, link in zip(status.producers, status.links, strict=True)
+    )

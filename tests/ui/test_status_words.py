@@ -85,7 +85,13 @@ async def test_the_plain_status_command_is_in_the_users_language() -> None:
         2,
     ).format(
         connection=t.gettext("connected to {count} of {total}").format(count=1, total=2),
-        producers="Banking assistant, Build",
+        producers=", ".join(
+            t.gettext("{name}: {state}").format(name=name, state=t.gettext(state))
+            for name, state in (
+                ("Banking assistant", "connected"),
+                ("Build", "connection lost, reconnecting"),
+            )
+        ),
         count=2,
     )
     assert out.getvalue().strip().splitlines()[-1] == expected
@@ -115,3 +121,14 @@ async def test_the_plain_settings_commands_answer_in_the_users_language() -> Non
     assert session.settings.cognitive_load != "sideways"
     said = out.getvalue().strip().splitlines()[-1]
     assert said.startswith(t.gettext("Unknown load {value}.").format(value="'sideways'"))
+
+
+async def test_the_plain_status_names_where_each_source_stands_when_there_are_several() -> None:
+    out = io.StringIO()
+    ui = PlainUi(out=out, inp=io.StringIO())
+    status = SessionStatus(producers=("Bank", "Build"), links=(OPEN, LinkState.FINISHED))
+    ui.attach(StatusSession("en", status))
+    ui._on_line(":status")
+    assert out.getvalue().strip().splitlines()[-1] == (
+        "connected to 1 of 2; Bank: connected, Build: finished; 0 questions waiting"
+    )
