@@ -1,8 +1,9 @@
-"""Turn the user's settings into a §5.3 capability declaration, and back again.
+"""Turn the user's settings into a §5.3 capability declaration.
 
 The capabilities are what the producer may send this user; they must describe
-the user honestly (a pace the user can follow, the languages they speak), and
-``honoured_differences`` says in words where a producer granted less (§5.4.4).
+the user honestly (a pace the user can follow, the languages they speak). Where a
+producer granted less (§5.4.4) is said by the core
+(``announcer.engine.subscription.honoured_differences``).
 """
 
 from __future__ import annotations
@@ -56,23 +57,3 @@ def _qualify(pattern: str) -> str:
     if ":" in pattern:
         return pattern
     return f"aaep:{pattern}"
-
-
-def honoured_differences(requested: dict[str, Any], honoured: dict[str, Any]) -> list[str]:
-    """Plain sentences for each way the producer granted less than asked."""
-    notes: list[str] = []
-    for kind in ("confirmation", "clarification"):
-        key = f"supports_{kind}_reply"
-        if requested.get(key) and honoured.get(key) is False:
-            notes.append(f"it will not send {kind} questions; it applies its own default instead")
-    wanted_rate = requested.get("max_events_per_second")
-    rate = honoured.get("max_events_per_second")
-    if isinstance(rate, int | float) and (wanted_rate is None or rate < wanted_rate):
-        notes.append(f"it will send at most {rate:g} events a second")
-    languages = honoured.get("languages")
-    if isinstance(languages, list) and languages and languages != requested.get("languages"):
-        notes.append(f"it will speak {', '.join(str(lang) for lang in languages)}")
-    verbosity = honoured.get("preferred_verbosity")
-    if verbosity and verbosity != requested.get("preferred_verbosity"):
-        notes.append(f"its summaries will be {verbosity}")
-    return notes
