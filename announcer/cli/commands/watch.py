@@ -65,23 +65,13 @@ def settings_from(args: argparse.Namespace) -> UserSettings:
 
 
 def make_backend(name: str, settings: UserSettings) -> tuple[SpeechBackend, VoiceSettings]:
-    registry = _optional("announcer.speech.registry")
-    backends = _optional("announcer.speech.backends")
-    if registry is not None and backends is not None:
-        # --speech NAME[:ARG]; the announcements are printed anyway, so "none" is text.
-        backend = backends.backend_from_spec(name, settings, stream=sys.stdout)
-        if backend is None:
-            backend = registry.create_backend("text", settings, stream=sys.stdout)
-        return backend, registry.user_voice(settings)
-    if name == "jsonl":
-        from announcer.speech.jsonl import JsonlBackend
+    from announcer.speech.registry import backend_from_spec, user_voice
 
-        return JsonlBackend(), VoiceSettings()
-    if name not in ("text", "auto"):
-        raise BackendUnavailable(f"this build has no {name!r} speech backend")
-    from announcer.speech.text import TextBackend
-
-    return TextBackend(), VoiceSettings()
+    # --speech NAME[:ARG]; the announcements are printed anyway, so "none" is text.
+    backend = backend_from_spec(name, settings, stream=sys.stdout)
+    if backend is None:
+        backend = backend_from_spec("text", settings, stream=sys.stdout)
+    return backend, user_voice(settings)
 
 
 # the flag each agent needs to print JSON Lines; we remind the user, never rewrite their command
