@@ -17,7 +17,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, get_args
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, NO_ANSWERING_UI_KEYS, AnswerKeys
@@ -48,6 +48,8 @@ from announcer.protocol.events import (
     AwaitingConfirmation,
     OutputStreaming,
     Producer,
+    Reversibility,
+    RiskLevel,
     SessionCancelled,
     SessionCompleted,
     SessionErrored,
@@ -1833,8 +1835,8 @@ def _malformed_prompt(
     )
 
 
-_RISKS: Final = ("low", "medium", "high")
-_REVERSIBILITY: Final = ("reversible", "reversible_with_effort", "irreversible")
+_RISKS: Final = get_args(RiskLevel)
+_REVERSIBILITY: Final = get_args(Reversibility)
 
 
 def _raw_producer_name(raw: Mapping[str, Any], language: str) -> str:

@@ -11,8 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Verbosity = Literal["terse", "normal", "detailed"]
-CognitiveLoad = Literal["low", "medium", "high"]
+from announcer.protocol.events import Verbosity
+from announcer.protocol.handshake import CognitiveLoad
 
 
 class EventFilters(BaseModel):
