@@ -304,7 +304,7 @@ def _check_decision(answer: UserAnswer, event: AwaitingConfirmation) -> Refusal 
             N_("This confirmation does not allow that answer."),
         )
     if decision == "accept" and answer.decided_by.startswith("auto:"):
-        # Never auto-accept: only a person may say yes (DEVELOPERS.md security).
+        # Never auto-accept: only a person may say yes (docs/security.md).
         return Refusal("auto_accept_forbidden", N_("Only you can accept a confirmation."))
     if answer.scope == "always":
         if answer.decided_by.startswith("auto:"):
