@@ -27,7 +27,9 @@ CITING = [
 # a file in the repository: docs/NAME.md, an upper-case NAME.md at the top, notes/...
 CITED_FILE = re.compile(r"\b(?:docs/[\w.-]+\.md|[A-Z][A-Z_]{2,}\.md|notes/[\w./-]+\.md)")
 # documents outside the repository, cited by a name a reader cannot open
-NOT_IN_THE_REPOSITORY = re.compile(r"\bBRIEF\b|\b(?i:the seed(?:'s)?|seed (?:document|chapter)s?)\b")
+NOT_IN_THE_REPOSITORY = re.compile(
+    r"\bBRIEF\b|\b(?i:the seed(?:'s)?|seed (?:document|chapter)s?)\b"
+)
 
 
 def test_every_cited_document_is_in_the_repository() -> None:
