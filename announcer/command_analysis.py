@@ -169,7 +169,7 @@ def higher_risk(*risks: str | None) -> Risk:
     """The highest of several risk levels (unknown values count as medium)."""
     best: Risk = "low"
     for risk in risks:
-        level: Risk = risk if risk in ("low", "medium", "high") else "medium"  # type: ignore[assignment]
+        level: Risk = risk if risk in _RISK_ORDER else "medium"  # type: ignore[assignment]
         if _RISK_ORDER[level] > _RISK_ORDER[best]:
             best = level
     return best

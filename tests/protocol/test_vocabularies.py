@@ -62,6 +62,45 @@ def test_no_module_outside_the_protocol_declares_a_protocol_vocabulary_again() -
     assert not again, "import it from announcer.protocol: " + ", ".join(again)
 
 
+def _word_collections(tree: ast.AST) -> list[tuple[int, frozenset[str]]]:
+    """Each tuple, list or set written out of two words or more: its line and its words."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Tuple | ast.List | ast.Set) and len(node.elts) >= 2:
+            words = [e.value for e in node.elts if isinstance(e, ast.Constant)]
+            if len(words) == len(node.elts) and all(isinstance(w, str) for w in words):
+                found.append((node.lineno, frozenset(words)))
+    return found
+
+
+# Where a vocabulary's words are spelled out on purpose, and why (checked below).
+SPELLED_OUT = {
+    # ``announcer hook`` loads the flags and never pydantic
+    ("config/flags.py", frozenset(get_args(events.Verbosity))),
+    ("config/flags.py", frozenset(get_args(handshake.CognitiveLoad))),
+    # which summary stands in for a missing one, per verbosity: an order of preference
+    ("engine/policy.py", frozenset(get_args(events.Verbosity))),
+    # the order a question offers its response kinds in, most guided first
+    ("ui/tui/prompt_view.py", frozenset(get_args(events.ResponseKind))),
+    # an agent that offers "always" for both answers (a set compared, not a vocabulary)
+    ("ui/tui/prompt_view.py", frozenset(get_args(events.Decision))),
+}
+
+
+def test_no_module_outside_the_protocol_spells_out_a_protocol_vocabulary() -> None:
+    vocabularies = _protocol_vocabularies()
+    again = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        if relative.startswith("protocol/"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for line, words in _word_collections(tree):
+            if words in vocabularies and (relative, words) not in SPELLED_OUT:
+                again.append(f"{relative}:{line} {sorted(words)}")
+    assert not again, "use get_args() of the protocol's Literal: " + ", ".join(again)
+
+
 def test_the_engines_urgency_is_the_protocols_words_in_the_protocols_order() -> None:
     assert tuple(u.value for u in Urgency) == get_args(events.Urgency)
     ranked = sorted(Urgency, key=lambda u: u.rank)
@@ -87,6 +126,15 @@ def test_the_settings_flags_offer_exactly_the_protocols_words() -> None:
     choices = {action.dest: action.choices for action in parser._actions}
     assert tuple(choices["verbosity"]) == get_args(events.Verbosity)
     assert tuple(choices["cognitive_load"]) == get_args(handshake.CognitiveLoad)
+
+
+def test_each_verbosity_falls_back_through_every_verbosity() -> None:
+    from announcer.engine.policy import _LEVEL_ORDER
+
+    words = get_args(events.Verbosity)
+    assert set(_LEVEL_ORDER) == set(words)
+    for level, order in _LEVEL_ORDER.items():
+        assert order[0] == level and sorted(order) == sorted(words)
 
 
 def test_the_interfaces_word_every_risk_and_offer_every_response_kind() -> None:

@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, get_args
 
 from announcer.engine.pipeline import Engine
 from announcer.engine.settings import UserSettings
@@ -30,11 +30,12 @@ from announcer.engine.speech_commands import SpeechCommand
 from announcer.formats import FORMAT_NAMES, AdapterOutput, get_adapter
 from announcer.formats.detect import format_of_command, format_of_line
 from announcer.i18n.translate import catalog_language
+from announcer.protocol.events import Verbosity
 from announcer.speech.backend import BackendUnavailable, SpeechBackend, VoiceSettings
 from announcer.speech.driver import SpeechDriver
 from announcer.transports.processes import end_family, track
 
-VERBOSITIES = ("terse", "normal", "detailed")
+VERBOSITIES = get_args(Verbosity)
 
 
 def _optional(module: str) -> Any:
