@@ -46,7 +46,7 @@ class MissingAgent(str):
     """A preset whose command is not installed: the sentence printed, with what to say.
 
     A ``str`` so that every caller that prints what is wrong prints this too; ``agent``
-    also says it aloud (:func:`say_missing`).
+    also says it aloud (``say_missing`` in cli/commands/agent.py).
     """
 
     agent_title: str  # not ``title``: that is str's own method
