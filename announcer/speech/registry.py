@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO
 
 from announcer.engine.settings import UserSettings
 from announcer.speech.auto import FallbackBackend, notify_stderr
@@ -50,7 +50,7 @@ class BuildRequest:
 
     settings: UserSettings | None = None
     audio_dir: Path | None = None
-    stream: IO[str] | None = None
+    stream: TextIO | None = None
     clock: Callable[[], float] | None = None
     speechd_autospawn: bool = True
     screen_reader: str | None = None
@@ -159,7 +159,7 @@ def backend_factory(
     settings: UserSettings | None = None,
     *,
     audio_dir: Path | None = None,
-    stream: IO[str] | None = None,
+    stream: TextIO | None = None,
     clock: Callable[[], float] | None = None,
     speechd_autospawn: bool = True,
     screen_reader: str | None = None,
@@ -175,7 +175,7 @@ def backend_factory(
 def auto_backend(
     settings: UserSettings | None = None,
     *,
-    stream: IO[str] | None = None,
+    stream: TextIO | None = None,
     notify: Callable[[str], None] = notify_stderr,
 ) -> FallbackBackend:
     """Screen reader, else a running speech-dispatcher, else pyttsx3 with audio, else text."""
@@ -221,7 +221,7 @@ def create_backend(
     settings: UserSettings | None = None,
     *,
     audio_dir: Path | None = None,
-    stream: IO[str] | None = None,
+    stream: TextIO | None = None,
     clock: Callable[[], float] | None = None,
     notify: Callable[[str], None] = notify_stderr,
     screen_reader: str | None = None,
@@ -238,7 +238,7 @@ def backend_from_spec(
     spec: str,
     settings: UserSettings | None = None,
     *,
-    stream: IO[str] | None = None,
+    stream: TextIO | None = None,
     clock: Callable[[], float] | None = None,
     notify: Callable[[str], None] = notify_stderr,
     shown: bool = False,
