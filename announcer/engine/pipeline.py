@@ -21,6 +21,7 @@ from typing import Any, Final, NamedTuple
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, NO_ANSWERING_UI_KEYS, AnswerKeys
+from announcer.engine.clock import LATE_TOLERANCE_SECONDS, Lateness, ProducerClock, lateness
 from announcer.engine.outputs import OutputStreams, Released
 from announcer.engine.phrases import N_
 from announcer.engine.policy import (
@@ -94,13 +95,6 @@ _EVENT_ID: Final = re.compile(r"evt_[A-Za-z0-9]{1,64}")
 # A malformed question whose timeout cannot be read is kept open this long (§6.4.2's
 # longest recommended timeout is 600 s; the producer's own clock decides anyway).
 MALFORMED_TIMEOUT_SECONDS: Final = 300
-# Clock skew (§6.4): how many recent events of a connection estimate its clock offset.
-CLOCK_SAMPLES: Final = 32
-# Delivery jitter below this is not lateness (a question is not cut short by it).
-LATE_TOLERANCE_SECONDS: Final = 2.0
-# A question late by its timestamp but not expired beyond any skew seen keeps at least
-# this long to be answered (or rejected) while its producer may still be waiting.
-MIN_ANSWER_SECONDS: Final = 10.0
 # A waiting or set-aside count already heard is said again at most this often; the
 # current count is also said whenever the next question is read.
 COUNT_NOTICE_INTERVAL_SECONDS: Final = 5.0
@@ -225,11 +219,13 @@ class Engine:
         self._set_aside_notice_id: str | None = None
         # Per connection and producer (each has its own clock): recent (our wall clock -
         # event timestamp) in seconds, to take clock skew out of lateness (§6.4).
-        self._clock_offsets: dict[tuple[str, str], deque[float]] = {}
-        # A question's event id -> the most lenient skew seen before it came.
-        self._skew_before: dict[str, float] = {}
+        self._clocks: dict[tuple[str, str], ProducerClock] = {}
+        # A question's event id -> how late it was, judged by the clock seen before it.
+        self._late_before: dict[str, Lateness] = {}
         # Connections whose producer closed the subscription (§5.8) until a new one.
         self._closed_sources: set[str] = set()
+        # Questions whose time to accept was said to be over (§6.4; reject still open).
+        self._accept_over_told: set[str] = set()
         # Questions already said to be still open after the agent went on working.
         self._told_open: set[str] = set()
         # Sources announcer maps itself: the only ones trusted with ``x-announcer``.
@@ -353,6 +349,7 @@ class Engine:
                 prompt.source_id, prompt.session_id, prompt.reply_token, resolved=True
             )
             commands += self._say_expired(prompt, now)
+        commands += self._say_accept_over(now)
         commands += self._present_next(now)
         commands += self._remind(now)
         commands += self._say_due_counts(now)
@@ -365,6 +362,7 @@ class Engine:
             self.tracker.next_wakeup(),
             self.outputs.next_wakeup(),
             self.book.next_deadline(),
+            self._accept_over_due(),
             self.scheduler.next_wakeup(),
             self._present_due_at,
             self._reminder_due(),
@@ -671,6 +669,7 @@ class Engine:
         source_id: str,
         now: float,
     ) -> list[SpeechCommand]:
+        late = self._lateness(event, source_id)
         prompt = PendingPrompt(
             kind="confirmation" if isinstance(event, AwaitingConfirmation) else "clarification",
             reply_token=event.reply_token,
@@ -682,7 +681,10 @@ class Engine:
             received_at=now,
             timeout_seconds=float(event.timeout_seconds),
             event=event,
-            late_by=self._lateness(event, source_id),
+            # A clarification has no reject: any answer after the producer's deadline by
+            # the best estimate could race its default, so its whole time follows that.
+            late_by=late.reject if isinstance(event, AwaitingConfirmation) else late.accept,
+            accept_late_by=late.accept,
         )
         if source_id in self._closed_sources:
             # §5.8.2: after its subscription.close the producer applies defaults itself.
@@ -880,6 +882,61 @@ class Engine:
         commands = []
         for announcement in self.policy.decide(event, session, prompt.source_id, now):
             commands += self._submit(announcement, prompt.source_id, now)
+        if (
+            isinstance(event, AwaitingConfirmation)
+            and not prompt.accepts(now)
+            and prompt.deadline - now > LATE_TOLERANCE_SECONDS
+        ):
+            commands += self._say_accept_over_for(prompt, now)
+        return commands
+
+    def _accept_over_due(self) -> float | None:
+        """When the next open question's time to accept ends before its deadline."""
+        due = [
+            prompt.accept_deadline
+            for prompt in self.book.pending()
+            if prompt.kind == "confirmation"
+            and not prompt.malformed
+            and prompt.accept_deadline < prompt.deadline - LATE_TOLERANCE_SECONDS
+            and prompt.reply_token not in self._accept_over_told
+            and prompt.source_id in self._subscriptions
+            and self.scheduler.question_started_at(prompt.event_id) is not None
+        ]
+        return min(due) if due else None
+
+    def _say_accept_over(self, now: float) -> list[SpeechCommand]:
+        """§6.4: accept closes at the producer's deadline by our best estimate; said once."""
+        commands: list[SpeechCommand] = []
+        for prompt in self.book.pending():
+            if (
+                prompt.kind == "confirmation"
+                and not prompt.malformed
+                and prompt.accept_deadline < prompt.deadline - LATE_TOLERANCE_SECONDS
+                and now >= prompt.accept_deadline
+                and prompt.reply_token not in self._accept_over_told
+                and self.scheduler.question_started_at(prompt.event_id) is not None
+            ):
+                commands += self._say_accept_over_for(prompt, now)
+        return commands
+
+    def _say_accept_over_for(self, prompt: PendingPrompt, now: float) -> list[SpeechCommand]:
+        if (
+            prompt.reply_token in self._accept_over_told
+            or prompt.source_id not in self._subscriptions
+        ):
+            return []  # (a recording replayed cannot be answered at all)
+        if len(self._accept_over_told) > 4096:
+            self._accept_over_told.clear()
+        self._accept_over_told.add(prompt.reply_token)
+        notice = self._notice(
+            N_("The time to accept is over, you can still reject: {what}"),
+            prompt,
+            kind="system.accept_over",
+            critical=True,
+        )
+        commands: list[SpeechCommand] = []
+        for part in notice:
+            commands += self._submit(part, prompt.source_id, now)
         return commands
 
     def _malformed_details(self, prompt: PendingPrompt, now: float) -> str:
@@ -1062,49 +1119,42 @@ class Engine:
     def _observe_clock(self, event: AaepEvent, source_id: str) -> None:
         """Remember how far behind our wall clock this producer's timestamps run (§6.4).
 
-        For a question, the skews seen before it are kept with it: its own timestamp
-        must not take part in judging whether it is late.
+        A question is judged by the offsets seen before it (``announcer.engine.clock``):
+        its own timestamp must not take part in judging whether it is late.
         """
         key = (source_id, event.producer.agent_id)
-        offsets = self._clock_offsets.get(key)
-        if offsets is None:
-            if len(self._clock_offsets) > 1024:
-                self._clock_offsets.clear()
-            offsets = self._clock_offsets[key] = deque(maxlen=CLOCK_SAMPLES)
-        if isinstance(event, _PROMPTS) and offsets:
-            if len(self._skew_before) > 1024:
-                self._skew_before.clear()
-            self._skew_before[event.event_id] = _most_lenient_skew(offsets)
-        offsets.append((self.wall_clock() - event.timestamp).total_seconds())
+        clock = self._clocks.get(key)
+        if clock is None:
+            if len(self._clocks) > 1024:
+                self._clocks.clear()
+            clock = self._clocks[key] = ProducerClock()
+        offset = (self.wall_clock() - event.timestamp).total_seconds()
+        if isinstance(event, _PROMPTS):
+            if len(self._late_before) > 1024:
+                self._late_before.clear()
+            self._late_before[event.event_id] = lateness(
+                clock, offset, float(event.timeout_seconds), first_event=not clock.seen
+            )
+        clock.observe(offset)
 
     def _lateness(
         self, event: AwaitingConfirmation | AwaitingClarification, source_id: str
-    ) -> float:
-        """How long ``event`` was under way before it arrived, skew taken out (§6.4, §10.1.3).
+    ) -> Lateness:
+        """How long ``event`` was under way before it arrived (§6.4, §10.1.3).
 
-        It cannot be poisoned by one odd timestamp: a question is late only by what its
-        own timestamp exceeds every clock offset seen from its producer by (ours
-        included: a producer whose clock agrees with ours is trusted), so an event
-        stamped an hour ahead, or a clock that stepped and came back, makes no later
-        question late. Where the producer's clock disagrees with what was seen, local
-        arrival time decides. A question is expired on arrival (the whole timeout is
-        returned) only when it is late beyond any skew seen; otherwise at least
-        ``MIN_ANSWER_SECONDS`` are left, so a reject stays possible while the producer
-        may still be waiting.
+        ``reject``: expired on arrival only beyond any skew seen, else at least
+        ``MIN_ANSWER_SECONDS`` left while the producer may still wait; ``accept``: by the
+        best estimate of the producer's clock, so accept is not offered after its
+        deadline (``announcer.engine.clock``).
         """
-        skew = self._skew_before.pop(event.event_id, None)
-        if skew is None:
-            offsets = self._clock_offsets.get((source_id, event.producer.agent_id))
-            skew = _most_lenient_skew(offsets) if offsets and len(offsets) > 1 else None
-        if skew is None:
-            return 0.0  # the first thing a producer sends: a slow clock, not lateness
-        late = (self.wall_clock() - event.timestamp).total_seconds() - skew
-        timeout = float(event.timeout_seconds)
-        if late <= LATE_TOLERANCE_SECONDS or timeout <= 0:
-            return 0.0
-        if late >= timeout:
-            return timeout  # its own timestamp and timeout say so, beyond any skew seen
-        return min(late, max(0.0, timeout - MIN_ANSWER_SECONDS))
+        late = self._late_before.pop(event.event_id, None)
+        if late is not None:
+            return late
+        clock = self._clocks.get((source_id, event.producer.agent_id))
+        offset = (self.wall_clock() - event.timestamp).total_seconds()
+        # Observed already (its own offset is in the clock): judged by what came before
+        # is no longer possible, so only what the clock says beyond it counts.
+        return lateness(clock, offset, float(event.timeout_seconds), first_event=clock is None)
 
     def _refuse_reused(
         self, prompt: PendingPrompt, first: PendingPrompt | None, source_id: str, now: float
@@ -1749,16 +1799,6 @@ class Engine:
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-def _most_lenient_skew(offsets: deque[float]) -> float:
-    """The largest recent (our clock - producer's timestamp), never below our own 0.
-
-    The skew under which an event looks least late: an outlier stamped ahead (a small
-    or negative offset) never makes a later event look late; our own clock counts as
-    one seen, so an event stamped by a clock that agrees with ours is never late.
-    """
-    return max(0.0, *offsets)
 
 
 def _malformed_prompt(
