@@ -299,7 +299,7 @@ class Questions(QuestionCounts, Folding, ClockSkew):
             and not prompt.accepts(now)
             and prompt.deadline - now > LATE_TOLERANCE_SECONDS
         ):
-            commands += self._say_accept_over_for(prompt, now)
+            commands += self._say_accept_over_for(prompt, now, again=True)
         return commands
 
     def _accept_over_due(self) -> float | None:
@@ -331,10 +331,15 @@ class Questions(QuestionCounts, Folding, ClockSkew):
                 commands += self._say_accept_over_for(prompt, now)
         return commands
 
-    def _say_accept_over_for(self, prompt: PendingPrompt, now: float) -> list[SpeechCommand]:
+    def _say_accept_over_for(
+        self, prompt: PendingPrompt, now: float, *, again: bool = False
+    ) -> list[SpeechCommand]:
+        """Said once when the time runs out, and with the question each time it is read."""
         told = self._accept_over_told
-        if prompt.reply_token in told or prompt.source_id not in self._subscriptions:
+        if prompt.source_id not in self._subscriptions:
             return []  # (a recording replayed cannot be answered at all)
+        if prompt.reply_token in told and not again:
+            return []
         if len(told) > 4096:
             told.clear()
         told.add(prompt.reply_token)

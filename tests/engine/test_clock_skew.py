@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from announcer.engine.clock import MIN_ANSWER_SECONDS
 from announcer.engine.prompts import UserAnswer
 from announcer.engine.replies import Refusal, ReplyReady
+from announcer.engine.speech_commands import Speak, SpeechCommand
 from tests.engine.test_question_rules import Clocked
 
 
@@ -135,8 +136,18 @@ def test_accept_closes_at_the_producers_deadline_and_is_said_once_reject_stays()
     assert len(over) == 1, c.said
     refused = c.engine.answer(UserAnswer("rpl_half", decision="accept"), c.now)
     assert isinstance(refused, Refusal) and refused.code == "accept_too_late"
+    # "Say again": the question is read with it again.
+    before = accept_over_notices(c, [])
+    assert accept_over_notices(c, c.engine.present("rpl_half", c.now)) == before + 1
     sent = c.engine.answer(UserAnswer("rpl_half", decision="reject"), c.now)
     assert isinstance(sent, ReplyReady) and sent.message.decision == "reject"
+
+
+def accept_over_notices(c: Clocked, commands: list[SpeechCommand]) -> int:
+    """How many "time to accept is over" notices wait to be said or are said now."""
+    texts = [command.announcement.text for command in commands if isinstance(command, Speak)]
+    texts += [a.text for a in c.engine.scheduler.queued_announcements()]
+    return sum(text.startswith("The time to accept is over") for text in texts)
 
 
 @settings(max_examples=300, deadline=None)
