@@ -189,7 +189,6 @@ class QuestionMachine(RuleBasedStateMachine):
         else:
             assert self.now < deadline, "a reply after the deadline"
 
-
     @rule(decision=st.sampled_from(["accept", "reject"]))
     def key_now(self, decision: str) -> None:
         """A key bound to the question presented right now."""
@@ -267,3 +266,14 @@ def test_a_late_question_takes_a_reject_but_no_accept_after_the_producers_deadli
     assert machine.replied == set()
     machine.key_lands_later(decision="reject", index=0)
     assert machine.replied == {"rpl_q2"}
+
+
+def test_a_question_for_a_session_that_ended_long_ago_is_still_void() -> None:
+    """The tracker forgets an ended session's state after 10 minutes, not that it ended."""
+    machine = QuestionMachine()
+    machine.terminal(kind="cancelled", session="sess_a")
+    for _ in range(7):
+        machine.time_passes(seconds=100.0)  # past CLOSED_SESSION_TTL_SECONDS
+    machine.question(hold=False, malformed=False, session="sess_a", timeout=60)
+    machine.nothing_open_for_an_ended_or_closed_source()
+    assert machine.engine.pending_prompts() == []
