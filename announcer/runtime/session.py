@@ -39,6 +39,7 @@ from announcer.engine.answer_keys import AnswerKeys
 from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
+from announcer.engine.skipped_news import SkippedNewsStore
 from announcer.i18n.translate import catalog_language
 from announcer.runtime.agents import AgentDesk
 from announcer.runtime.answers import AnswerOutcome, AnswerSender
@@ -179,6 +180,8 @@ class LiveSession:
             say=self.voice.say,
             count_urgent=self.host.count_skipped_urgent,
             language=lambda: catalog_language(self.settings.languages),
+            verbosity=lambda: self.settings.verbosity,
+            show_skipped=self.voice.tell_skipped,
         )
         self._loop: asyncio.AbstractEventLoop | None = None
         # Each source's supervisor: connect, handshake, read, reconnect (runtime.sources).
@@ -463,6 +466,11 @@ class LiveSession:
     def skipped_total(self) -> int:
         """News frames skipped in a flood (each counted, said and logged)."""
         return self.inbound.skipped_total
+
+    @property
+    def skipped_news(self) -> SkippedNewsStore:
+        """The words of news skipped in a flood, until its count is said (bounded)."""
+        return self.inbound.skipped_news
 
     @property
     def dropped(self) -> dict[str, int]:
