@@ -43,9 +43,7 @@ from announcer.engine.skipped_news import SkippedNewsStore
 from announcer.i18n.translate import catalog_language
 from announcer.runtime.agents import AgentDesk
 from announcer.runtime.answers import AnswerOutcome, AnswerSender
-from announcer.runtime.backpressure import (
-    InboundQueue,
-)
+from announcer.runtime.backpressure import InboundQueue, Skipped
 from announcer.runtime.diagnostics import DiagnosticsFile, attach_log_file, diagnostics_report
 from announcer.runtime.engine_host import EngineHost
 from announcer.runtime.sources import (
@@ -478,6 +476,9 @@ class LiveSession:
 
     def _enqueue(self, state: SourceLink, raw: str) -> None:
         self.inbound.enqueue(state, raw)
+
+    def _say_skipped(self, state: SourceLink, run: Skipped) -> None:
+        self.inbound.say_skipped(state, run)
 
     async def _wait_for_room(self, state: SourceLink) -> None:
         await self.inbound.wait_for_room(state)
