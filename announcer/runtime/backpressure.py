@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import jiter
 
 from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.skipped_news import SkippedNewsStore
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.i18n.format import format_integer
 from announcer.i18n.translate import translator
@@ -98,7 +99,9 @@ class InboundQueue:
 
     ``wake`` is set whenever there is work; ``stopping`` ends the processor. ``say``
     speaks our own sentence (a count of skipped news), ``count_urgent`` hands a count
-    of skipped urgent frames to the engine, ``language`` is the user's catalog language.
+    of skipped urgent frames to the engine, ``language`` is the user's catalog language,
+    ``verbosity`` the user's verbosity; ``show_skipped`` shows the UIs (not says) the
+    words of what a flood skipped.
     """
 
     def __init__(
@@ -111,6 +114,8 @@ class InboundQueue:
         say: Callable[[Announcement], None],
         count_urgent: Callable[[str, str, int, str], None],
         language: Callable[[], str],
+        verbosity: Callable[[], str],
+        show_skipped: Callable[[Announcement], None],
     ) -> None:
         self.items: deque[Item] = deque()
         self.diagnostics = diagnostics
@@ -120,7 +125,11 @@ class InboundQueue:
         self.say = say
         self.count_urgent = count_urgent
         self.language = language
+        self.verbosity = verbosity
+        self.show_skipped = show_skipped
         self.skipped_total = 0
+        # the words of news skipped in a flood, shown where its count is said (bounded)
+        self.skipped_news = SkippedNewsStore()
         self.dropped: dict[str, int] = {}
 
     def __len__(self) -> int:
@@ -182,11 +191,13 @@ class InboundQueue:
             self.diagnostics.count_drop(code)
         run.count += 1
         self.skipped_total += 1
+        self.skipped_news.add(envelope, producer_id, self.verbosity())
 
     def say_skipped(self, state: QueuedSource, run: Skipped) -> None:
         """ "40 more urgent messages from X" / "40 more updates skipped", where they were."""
         if state.skipping.get((run.urgent, run.producer_id)) is run:
             del state.skipping[(run.urgent, run.producer_id)]
+        self._show_skipped_words(run.producer_id)
         if run.urgent:  # one count per producer waits: the engine's, if it has one
             self.count_urgent(run.producer_id, run.name, run.count, state.source)
             return
@@ -206,6 +217,33 @@ class InboundQueue:
                 kind="system.skipped",
             )
         )
+
+    def _show_skipped_words(self, producer_id: str) -> None:
+        """The words of the frames a flood skipped: shown (transcript, History), not said."""
+        kept, forgotten = self.skipped_news.take(producer_id)
+        for words in kept:
+            self.show_skipped(
+                Announcement(
+                    text=words.text,
+                    language=words.language,
+                    urgency=Urgency.CRITICAL if words.urgent else Urgency.NORMAL,
+                    event_id=words.event_id,
+                    session_id=words.session_id,
+                    producer_id=producer_id,
+                    kind=short_type_of(words.event_type) or "system.skipped",
+                )
+            )
+        if forgotten:
+            language = self.language()
+            text = translator(language).gettext("Too many skipped to keep their words: {count}")
+            self.show_skipped(
+                Announcement(
+                    text=text.format(count=format_integer(forgotten, language)),
+                    language=language,
+                    producer_id=producer_id,
+                    kind="system.skipped",
+                )
+            )
 
     def full(self, state: QueuedSource) -> bool:
         """Whether this source's reader must pause (flow control slows the producer)."""

@@ -39,13 +39,12 @@ from announcer.engine.phrases import N_
 from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
+from announcer.engine.skipped_news import SkippedNewsStore
 from announcer.engine.subscription import HandshakeAnswer, read_answer
 from announcer.i18n.translate import catalog_language
 from announcer.runtime.agents import AgentDesk
 from announcer.runtime.answers import AnswerSender
-from announcer.runtime.backpressure import (
-    InboundQueue,
-)
+from announcer.runtime.backpressure import InboundQueue, Skipped
 from announcer.runtime.contract import AnswerOutcome, SessionListener, SessionStatus, UiSession
 from announcer.runtime.diagnostics import DiagnosticsFile, attach_log_file, diagnostics_report
 from announcer.runtime.engine_host import EngineHost
@@ -166,6 +165,8 @@ class LiveSession(UiSession):
             say=self.voice.say,
             count_urgent=self.host.count_skipped_urgent,
             language=lambda: catalog_language(self.settings.languages),
+            verbosity=lambda: self.settings.verbosity,
+            show_skipped=self.voice.tell_skipped,
         )
         self._loop: asyncio.AbstractEventLoop | None = None
         # Each source's supervisor: connect, handshake, read, reconnect (runtime.sources).
@@ -443,11 +444,19 @@ class LiveSession(UiSession):
         return self.inbound.skipped_total
 
     @property
+    def skipped_news(self) -> SkippedNewsStore:
+        """The words of news skipped in a flood, until its count is said (bounded)."""
+        return self.inbound.skipped_news
+
+    @property
     def dropped(self) -> dict[str, int]:
         return self.inbound.dropped
 
     def _enqueue(self, state: SourceLink, raw: str) -> None:
         self.inbound.enqueue(state, raw)
+
+    def _say_skipped(self, state: SourceLink, run: Skipped) -> None:
+        self.inbound.say_skipped(state, run)
 
     async def _wait_for_room(self, state: SourceLink) -> None:
         await self.inbound.wait_for_room(state)
