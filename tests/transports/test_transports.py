@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import shlex
 import struct
 import sys
 from pathlib import Path
@@ -99,6 +101,38 @@ async def test_stdio_json_rpc_with_a_child_producer() -> None:
         proc = transport._proc  # type: ignore[attr-defined]
         await transport.close()
     assert proc is not None and proc.returncode is not None  # the child is gone
+
+
+async def test_a_stdio_producer_that_exits_is_said_even_while_its_child_holds_stdout(
+    tmp_path: Path,
+) -> None:
+    """The producer starts a command that inherits its standard output, writes one event and
+    exits: its stdout stays open, yet the exit is seen and said, and the command is ended."""
+    event = json.dumps({"jsonrpc": "2.0", "method": "aaep.event", "params": {"type": "x"}})
+    script = f"sleep 600 & echo $! > {tmp_path / 'child.pid'}; echo '{event}'; exit 3"
+    transport = open_transport(f"stdio:sh -c {shlex.quote(script)}", TransportOptions())
+    await transport.connect()
+    try:
+        frames = transport.frames()
+        first = await asyncio.wait_for(frames.__anext__(), TIMEOUT)
+        assert json.loads(first) == {"type": "x"}  # what it wrote before it went is kept
+        with pytest.raises(TransportError, match="the producer process exited with status 3"):
+            await asyncio.wait_for(frames.__anext__(), TIMEOUT)
+        child = int((tmp_path / "child.pid").read_text())
+        assert _alive(child)  # the stdout it holds is why the end of the stream never came
+    finally:
+        await transport.close()
+    assert not _alive(child), "the command the producer started outlived it"
+
+
+def _alive(pid: int) -> bool:
+    """Running (an ended process its parent has not reaped yet does not count)."""
+    try:
+        os.kill(pid, 0)
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0]
+    except (ProcessLookupError, FileNotFoundError):
+        return False
+    return state != "Z"
 
 
 async def test_sse_paths_come_from_the_manifest() -> None:
