@@ -204,4 +204,4 @@ class StdioTransport(MessageStreamTransport):
                     await asyncio.wait_for(proc.wait(), 3)
         finally:
             kill_family_now(proc.pid, tree=proc.returncode is None)
-        release_process_pipes(proc)
+            release_process_pipes(proc)  # even when this close was cut short

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import os
@@ -123,6 +124,35 @@ async def test_a_stdio_producer_that_exits_is_said_even_while_its_child_holds_st
     finally:
         await transport.close()
     assert not _alive(child), "the command the producer started outlived it"
+
+
+def test_a_stdio_close_cut_short_leaves_no_pipe_for_after_the_loop(tmp_path: Path) -> None:
+    """The runtime bounds its goodbyes: a close cancelled while the producer (which ignores
+    its closed stdin) is still being ended must not leave its pipes to the garbage collector,
+    whose finaliser would say "Event loop is closed" once the loop is gone."""
+    started = tmp_path / "started"
+    script = f"trap '' TERM; touch {started}; sleep 600"
+    unraisable: list[str] = []
+    previous = sys.unraisablehook
+    sys.unraisablehook = lambda report: unraisable.append(repr(report.exc_value))
+
+    async def cut_short() -> None:
+        transport = open_transport(f"stdio:sh -c {shlex.quote(script)}", TransportOptions())
+        await transport.connect()
+        while not started.exists():  # the producer runs (and ignores SIGTERM)
+            await asyncio.sleep(0.01)
+        try:
+            await asyncio.wait_for(transport.close(), 0.2)  # cut short mid-goodbye
+        except TimeoutError:
+            return
+        raise AssertionError("the close was not cut short")
+
+    try:
+        asyncio.run(cut_short())
+        gc.collect()  # the loop is closed: an unclosed pipe's finaliser would run now
+    finally:
+        sys.unraisablehook = previous
+    assert unraisable == []
 
 
 def _alive(pid: int) -> bool:
