@@ -9,7 +9,6 @@ answer reach only the agent they were meant for; the jsonl record is what the us
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 import time
@@ -18,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.acp_frontend.test_agent_command import ARMED_AFTER, AgentRun
+from tests.acp_frontend.test_agent_command import ARMED_AFTER, TIMEOUT, AgentRun
+from tests.support.processes import alive
 
 
 def _agent_source(tag: str) -> str:
@@ -44,14 +44,6 @@ def _toml_string(text: str) -> str:
 
 def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 @pytest.fixture
@@ -157,14 +149,14 @@ def test_one_agent_dying_is_said_and_the_other_keeps_working(agents) -> None:  #
     run.wait_for("Agents: alpha: ready; beta: stopped.")
     run.type("@alpha hello")
     run.wait_for("Alpha finished the turn.")
-    assert _alive(pids["alpha"]) and not _alive(pids["beta"])
+    assert alive(pids["alpha"]) and not alive(pids["beta"])
     assert run.quit() == 1  # an agent stopped unexpectedly: the run did not go well
     assert _lines(run.folder / "prompts-beta.txt") == ["die"]  # never the later message
     assert _lines(run.folder / "prompts-alpha.txt") == ["hello"]
-    deadline = time.monotonic() + 10
-    while _alive(pids["alpha"]) and time.monotonic() < deadline:
+    deadline = time.monotonic() + TIMEOUT  # turns a hang into a failure; never a measure
+    while alive(pids["alpha"]) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _alive(pids["alpha"]), "the agent's process outlived announcer"
+    assert not alive(pids["alpha"]), "the agent's process outlived announcer"
     heard = " ".join(run.heard())
     assert "the scripted agent crashed on purpose" in heard
 

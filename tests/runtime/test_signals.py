@@ -36,20 +36,12 @@ from tests.producer.live import (
     stop_process,
 )
 from tests.runtime.test_cli_live import Listener
+from tests.support.processes import alive
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 
 SIGNALS = [signal.SIGHUP, signal.SIGTERM, signal.SIGINT]
 SDK_AGENT = [sys.executable, "-m", "tests.acp_frontend.sdk_agent"]
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie has ended: it only waits to be reaped)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] not in "ZX"
 
 
 def running_with(marker: str) -> list[int]:

@@ -27,6 +27,7 @@ from announcer.transports import (
 from announcer.transports.sse import SseTransport
 from tests.producer.live import TIMEOUT, WORKTREE, scenario_path, start_producer, validate
 from tests.shared_data import SHARED as SHARED_ROOT
+from tests.support.processes import alive
 from tests.support.producers import http_url, producer_url, ws_url
 
 
@@ -84,7 +85,6 @@ async def test_stdio_json_rpc_with_a_child_producer() -> None:
         f"--scenario {scenario_path('confirm')}"
     )
     transport = open_transport(f"stdio:{command}", TransportOptions())
-    import os
 
     old = os.getcwd()
     os.chdir(WORKTREE)
@@ -120,10 +120,10 @@ async def test_a_stdio_producer_that_exits_is_said_even_while_its_child_holds_st
         with pytest.raises(TransportError, match="the producer process exited with status 3"):
             await asyncio.wait_for(frames.__anext__(), TIMEOUT)
         child = int((tmp_path / "child.pid").read_text())
-        assert _alive(child)  # the stdout it holds is why the end of the stream never came
+        assert alive(child)  # the stdout it holds is why the end of the stream never came
     finally:
         await transport.close()
-    assert not _alive(child), "the command the producer started outlived it"
+    assert not alive(child), "the command the producer started outlived it"
 
 
 def test_a_stdio_close_cut_short_leaves_no_pipe_for_after_the_loop(tmp_path: Path) -> None:
@@ -153,16 +153,6 @@ def test_a_stdio_close_cut_short_leaves_no_pipe_for_after_the_loop(tmp_path: Pat
     finally:
         sys.unraisablehook = previous
     assert unraisable == []
-
-
-def _alive(pid: int) -> bool:
-    """Running (an ended process its parent has not reaped yet does not count)."""
-    try:
-        os.kill(pid, 0)
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0]
-    except (ProcessLookupError, FileNotFoundError):
-        return False
-    return state != "Z"
 
 
 async def test_sse_paths_come_from_the_manifest() -> None:
