@@ -68,6 +68,17 @@ def wait_until(predicate: Any, what: str) -> None:
     raise AssertionError(f"never happened: {what}")
 
 
+def wait_or_tell_where(proc: subprocess.Popen[str]) -> int:
+    """Its exit status; if it hangs, a failure with every thread's stack (SIGABRT to a
+    process started with PYTHONFAULTHANDLER=1), so a hang seen once says where it was."""
+    try:
+        return proc.wait(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        _, stderr = proc.communicate(timeout=30)
+        raise AssertionError(f"announcer did not end; where it was:\n{stderr}") from None
+
+
 def unique_seconds() -> str:
     """A sleep length no other test uses, to find its process by command line."""
     return str(40_000 + (os.getpid() * 7 + time.monotonic_ns() // 1000) % 20_000)
@@ -261,7 +272,7 @@ def test_watch_ends_the_agent_cli_and_its_commands_on_every_signal(
         [sys.executable, "-m", "announcer", "watch", "--format", "codex", "--speech", "none",
          "--", sys.executable, str(agent)],
         cwd=WORKTREE,
-        env={**os.environ, "PYTHONPATH": str(WORKTREE),
+        env={**os.environ, "PYTHONPATH": str(WORKTREE), "PYTHONFAULTHANDLER": "1",
              "ANNOUNCER_CONFIG": str(tmp_path / "none.toml")},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -272,7 +283,7 @@ def test_watch_ends_the_agent_cli_and_its_commands_on_every_signal(
         wait_until(lambda: pids.exists() and pids.read_text().endswith("\n"), "the agent ran")
         agent_pid, command_pid = map(int, pids.read_text().split())
         proc.send_signal(sig)  # to announcer alone
-        code = proc.wait(timeout=TIMEOUT)
+        code = wait_or_tell_where(proc)
         assert code != 0
         wait_until(lambda: not alive(agent_pid), "the agent CLI ended")
         wait_until(lambda: not alive(command_pid), "its command ended")
