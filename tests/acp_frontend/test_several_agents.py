@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -47,22 +47,15 @@ def _lines(path: Path) -> list[str]:
 
 
 @pytest.fixture
-def agents(tmp_path: Path) -> Iterator[Callable[..., AgentRun]]:
-    started: list[AgentRun] = []
+def agents(run: Callable[..., AgentRun], tmp_path: Path) -> Callable[..., AgentRun]:
+    """``announcer agent NAME...`` with the agents saved in a settings file (alpha and beta
+    by default), once it says it is starting them."""
 
     def start(*names: str, extra: dict[str, str] | None = None) -> AgentRun:
-        run = AgentRun(
-            tmp_path, names=list(names or ("alpha", "beta")), config=_config(tmp_path, extra)
-        )
-        started.append(run)
-        run.wait_for("starting")
-        return run
+        config = _config(tmp_path, extra)
+        return run(names=list(names or ("alpha", "beta")), config=config, ready="starting")
 
-    yield start
-    for run in started:
-        if run.proc.poll() is None:
-            run.proc.kill()
-            run.proc.wait(timeout=10)
+    return start
 
 
 def _ready(run: AgentRun, *titles: str) -> None:
