@@ -25,7 +25,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TextIO
 
 from announcer.engine.announcement import Announcement
 from announcer.engine.scheduler import estimated_seconds
@@ -143,7 +143,7 @@ class PacedBackend:
         clock: Clock | None = None,
         *,
         rate_wpm: int | None = None,
-        stream: IO[str] | None = None,  # only written and flushed
+        stream: TextIO | None = None,
     ) -> None:
         self.clock: Clock = clock if clock is not None else ThreadClock()
         self.rate_wpm = rate_wpm or DEFAULT_RATE_WPM
