@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.phrases import N_
 from announcer.engine.prompts import PendingPrompt
 from announcer.engine.settings import UserSettings
 from announcer.engine.speakers import SpeakerNames
@@ -197,7 +198,7 @@ class SessionVoice:
             backend.start()
         except Exception as exc:
             raise SpeechSwitchFailed(
-                self.t("the speech backend {name} could not start ({reason})").format(
+                self.t(N_("the speech backend {name} could not start ({reason})")).format(
                     name=settings.backend, reason=exc
                 )
             ) from None

@@ -110,7 +110,9 @@ class PlainUi:
         self._demo_over = False
         self._input_ended = False
         # Typed input read by the event loop (_read_in_loop): bytes to text, line by line.
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._decoder: codecs.IncrementalDecoder = codecs.getincrementaldecoder("utf-8")(
+            errors="replace"
+        )
         self._partial = ""
 
     # ---- wiring ------------------------------------------------------------------------

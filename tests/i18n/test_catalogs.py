@@ -253,3 +253,15 @@ def test_every_link_state_and_connection_has_words() -> None:
 
     assert set(LINK_WORDS) == set(LinkState)
     assert set(CONNECTION_WORDS) == set(Connection)
+
+
+def test_the_template_lists_no_string_the_code_no_longer_has(
+    code_messages: set[tuple[str | None, str | tuple[str, ...]]],
+) -> None:
+    """A phrase left in the catalogs after its code went is a translation nobody hears, and
+    a sign that a sentence the user should hear may have been lost on the way."""
+    unused = sorted(map(repr, set(_template_messages()) - code_messages))
+    assert not unused, (
+        f"{len(unused)} catalog strings are in no code; run `{UPDATE_COMMAND}`: "
+        + "; ".join(unused[:20])
+    )
