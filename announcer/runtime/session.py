@@ -342,8 +342,9 @@ class LiveSession(UiSession):
 
     # ---- talking to agents (runtime.agents: ``announcer agent``, ``listen acp:NAME``) ----
 
+    # The contract's plain defaults (UiSession) are read live from the desk here.
     @property
-    def prompt_taken(self) -> bool:
+    def prompt_taken(self) -> bool:  # type: ignore[override]
         """Whether the last message went (or waits to go) out."""
         return self.desk.prompt_taken
 
@@ -351,7 +352,7 @@ class LiveSession(UiSession):
         return self.desk.agents()
 
     @property
-    def takes_prompts(self) -> bool:
+    def takes_prompts(self) -> bool:  # type: ignore[override]
         return self.desk.takes_prompts
 
     def find_agent(self, name: str) -> Any:

@@ -245,7 +245,11 @@ class WebSocketTransport(MessageStreamTransport):
                         "the producer stalled: no answer to a ping for "
                         f"{max(1.0, self.options.stall_seconds / 2):g} seconds"
                     ) from None
-                if code in WEBSOCKET_CLOSE_REASONS and code not in (4000, 4005):
+                if (
+                    code is not None
+                    and code in WEBSOCKET_CLOSE_REASONS
+                    and code not in (4000, 4005)
+                ):
                     # B.2.6, said in words (the runtime translates them: runtime.failures)
                     raise TransportError(WEBSOCKET_CLOSE_REASONS[code]) from None
                 if exc.rcvd is None or code not in (1000, 4000, 4005):

@@ -96,7 +96,7 @@ class PlainUi:
         self._queue: deque[PendingPrompt] = deque()
         self._current: PendingPrompt | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._tasks: set[asyncio.Future[None]] = set()
+        self._tasks: set[asyncio.Future[Any]] = set()
         self.guard = KeyGuard()
         # When speech about each recent event began, and the engine's words for questions.
         self._speech_starts: OrderedDict[str, float] = OrderedDict()
