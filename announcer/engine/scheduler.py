@@ -125,9 +125,6 @@ STATUS_KINDS: Final = frozenset(
         "system.connection",
     }
 )
-# A source's pending tool results beyond this many are folded, successes oldest first
-# (a failure is always said).
-MAX_PENDING_RESULTS: Final = 2
 # The agent's words pile up past this much queued speech: the rate starts to rise, and
 # reaches the user's ``max_rate_factor`` at this many seconds more.
 WORDS_BACKLOG_FREE_SECONDS: Final = 4.0
@@ -135,6 +132,9 @@ WORDS_BACKLOG_FREE_SECONDS: Final = 4.0
 # let go oldest first, counted and shown: memory stays bounded whatever a producer sends.
 MAX_QUEUED_SENTENCES: Final = 1_000
 WORDS_RAMP_SECONDS: Final = 12.0
+# Issue 20: a question starts within a second of the end of the sentence being spoken; its
+# source's pending status goes first only while it fits in this time, and follows it if not.
+QUESTION_STATUS_LEAD_SECONDS: Final = 1.0
 # What folded status is summarised as (its kind), in the order said.
 FOLD_CATEGORIES: Final = ("edit", "command", "read", "tool", "plan", "state", "update")
 # Never named in a summary (it would take longer than the "Thinking." it stands for, and
@@ -260,6 +260,8 @@ class _Queued:
     kept: bool = False
     # When it could first be said in its source's order (status news ages from here).
     eligible_at: float = 0.0
+    # Status that gave way to a question (issue 20): said after it, never folded away.
+    gave_way: bool = False
 
     def __post_init__(self) -> None:
         if self.eligible_at < self.queued_at:
@@ -338,6 +340,8 @@ class SpeechScheduler:
         self._last_words = False
         # Status news folded per source, counted by kind, until its summary is said.
         self._folded_news: dict[str | None, Counter[str]] = {}
+        # Of those, the tool starts whose result has not come yet (by source and kind).
+        self._unfinished_starts: dict[str | None, Counter[str]] = {}
         # The counts of the summary being said (put back if it is cut off).
         self._summary_counts: tuple[str | None, Counter[str]] | None = None
         # Questions answered, withdrawn or timed out (event ids, oldest first).
@@ -460,6 +464,8 @@ class SpeechScheduler:
             # One rule for status news, whatever its urgency: a source's status is said
             # in its order, current then most recent (issue 20).
             if not announcement.continues:
+                if announcement.kind == "agent.tool.completed" and self._unfinished_starts:
+                    self._result_came(announcement)
                 self._fold_source(announcement, now)
             queues[Urgency.NORMAL].append(item)
             self._enforce_bound(now)
@@ -655,6 +661,7 @@ class SpeechScheduler:
             while queue:
                 self._drop(queue.popleft().announcement, "silenced by user", now)
         self._folded_news.clear()
+        self._unfinished_starts.clear()
         if self._current is not None:
             commands.append(Cancel(self._current.utterance_id, "silenced by user"))
             self._current = None
@@ -752,8 +759,13 @@ class SpeechScheduler:
         # Other critical speech already waits: this one would not be next, so cutting off
         # what is being said would gain it nothing.
         behind_others = bool(critical)
-        if incoming.session_id is not None and (
-            self._queues[Urgency.NORMAL] or self._queues[Urgency.BACKGROUND] or self._words
+        if (
+            incoming.session_id is not None
+            # What follows a question (its keys, how many wait) never comes before what
+            # its session said after the question: that waits its turn (issue 20).
+            and not incoming.continues
+            and (not incoming.kind.startswith("system.") or incoming.kind in QUESTION_END_KINDS)
+            and (self._queues[Urgency.NORMAL] or self._queues[Urgency.BACKGROUND] or self._words)
         ):
             budget = self.max_lead_in_seconds
             if current is not None and current.announcement.session_id == incoming.session_id:
@@ -964,8 +976,11 @@ class SpeechScheduler:
                 budget -= seconds
             else:
                 budget = 0.0  # never a lead-up with a hole in it
+        deferred = self._deferred_status(incoming, messages, keep)
         critical = self._queues[Urgency.CRITICAL]
         for index, message in enumerate(messages):
+            if index in deferred:
+                continue
             if index in keep:
                 for part in message:
                     part.lead_for = incoming.event_id
@@ -976,6 +991,58 @@ class SpeechScheduler:
             head = message[0].announcement
             if head.urgency is not Urgency.BACKGROUND or head.kind in STATUS_KINDS:
                 self._note_skipped(head)
+        if deferred:
+            # Said right after the question, in their order, never folded (issue 20).
+            for index in deferred:
+                for part in messages[index]:
+                    part.gave_way = True
+            self._queues[Urgency.NORMAL] = deque(
+                sorted(
+                    [
+                        *self._queues[Urgency.NORMAL],
+                        *(part for index in sorted(deferred) for part in messages[index]),
+                    ],
+                    key=_by_order,
+                )
+            )
+
+    @staticmethod
+    def _deferred_status(
+        incoming: Announcement, messages: list[list[_Queued]], keep: set[int]
+    ) -> set[int]:
+        """The kept status a question does not wait for: said right after it (issue 20).
+
+        A question starts within a second of the sentence being spoken: of its source's
+        status news after the last of its words (a tool's result, a plan's latest step),
+        only what fits in ``QUESTION_STATUS_LEAD_SECONDS`` goes first, oldest first; the
+        rest gives way and follows the question, never dropped. A session's start (who
+        asks) and anything before the agent's words keep their place.
+        """
+        if incoming.kind not in PROMPT_KINDS:
+            return set()
+
+        def movable(index: int) -> bool:
+            head = messages[index][0]
+            return (
+                head.announcement.kind in STATUS_KINDS
+                and head.announcement.kind != _SESSION_STARTED
+                and not head.announcement.continues
+                and not head.kept
+            )
+
+        fixed = [index for index in keep if not movable(index)]
+        after = max(fixed, default=-1)
+        budget = QUESTION_STATUS_LEAD_SECONDS
+        deferred: set[int] = set()
+        for index in sorted(keep):
+            if index <= after:
+                continue
+            seconds = sum(part.seconds for part in messages[index])
+            if not deferred and seconds <= budget:
+                budget -= seconds
+            else:
+                deferred.add(index)
+        return deferred
 
     @staticmethod
     def _newest_plan(messages: list[list[_Queued]]) -> int:
@@ -1014,12 +1081,38 @@ class SpeechScheduler:
 
         State changes alone never get a summary of their own (a lone "1 more: 1 state
         change." would take longer than the "Thinking." it stands for, and tell less);
-        they are counted in the next summary of their source, if one is said.
+        they are counted in the next summary of their source, if one is said. Our own
+        words (``system.*``: a reminder that a question is still open) are shown, not
+        summarised: "1 more: 1 update." would say nothing of them. A tool's start is
+        counted until a result of its kind comes from its source (:meth:`_result_came`):
+        then the result says it, so "1 more: 1 tool call." never comes just before it.
         """
-        counts = self._folded_news.get(_source_of(announcement))
+        if announcement.kind.startswith("system."):
+            return
+        source = _source_of(announcement)
+        counts = self._folded_news.get(source)
         if counts is None:
-            counts = self._folded_news[_source_of(announcement)] = Counter()
-        counts[fold_category(announcement)] += 1
+            counts = self._folded_news[source] = Counter()
+        category = fold_category(announcement)
+        counts[category] += 1
+        if announcement.kind == "agent.tool.invoked":
+            self._unfinished_starts.setdefault(source, Counter())[category] += 1
+
+    def _result_came(self, result: Announcement) -> None:
+        """A tool's result says its folded start: that start is no longer counted."""
+        source = _source_of(result)
+        starts = self._unfinished_starts.get(source)
+        category = fold_category(result)
+        if not starts or not starts[category]:
+            return
+        starts[category] -= 1
+        counts = self._folded_news.get(source)
+        if counts and counts[category]:
+            counts[category] -= 1
+            if not counts[category]:
+                del counts[category]
+            if not counts:
+                del self._folded_news[source]
 
     def _summary_due(self) -> bool:
         return any(
@@ -1030,12 +1123,13 @@ class SpeechScheduler:
     def _fold_source(self, incoming: Announcement, now: float) -> None:
         """Newer status news of a source makes its older pending status moot (issue 20).
 
-        "Current, then most recent": a pending state change or tool start is folded by
-        any newer status of its source, a plan step only by a newer plan step. A tool's
-        result (the final state), a session's start and end, and the rest of a message
-        already begun are kept; past ``MAX_PENDING_RESULTS`` results of one source the
-        oldest successes fold too (a failure is always said). Folded news is counted by
-        kind and summarised ("3 more: 2 edits, 1 command.").
+        "Current, then most recent": only the newest pending status of a source is kept.
+        A pending state change or tool start is folded by any newer status of its
+        source, a tool's success by its source's next result, a plan step only by a newer
+        plan step (the latest step is always said). A tool's failure, a plan's end, a
+        session's start and end, and the rest of a message already begun are kept.
+        Folded news is counted by kind and summarised ("3 more: 2 edits, 1 command."),
+        said before the news that folded it.
         """
         if self.settings.cognitive_load == "high" or self.settings.verbosity == "detailed":
             return  # who asked for every detail hears it (still never older than 10 s)
@@ -1043,12 +1137,17 @@ class SpeechScheduler:
         if source is None:
             return
         plan = incoming.kind == "agent.progress.updated"
+        result = incoming.kind == "agent.tool.completed"
+        # A result said before its source's waiting words stays there (order first).
+        words_from = min(
+            (item.order for item in self._words if _source_of(item.announcement) == source),
+            default=None,
+        )
         for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
             queue = self._queues[urgency]
             if not queue:
                 continue
             doomed: set[int] = set()
-            results: list[range] = []
             # One pass over the heads (this runs for every status submitted, issue 20);
             # a head's later parts (``continues``) go with it.
             for index, head in enumerate(queue):
@@ -1058,24 +1157,23 @@ class SpeechScheduler:
                     or announcement.kind not in STATUS_KINDS
                     or (announcement.session_id or announcement.producer_id) != source
                     or head.kept
+                    or head.gave_way
                     or head.lead_for is not None
                     or announcement.kind == _SESSION_STARTED
                 ):
                     continue
-                message = range(index, _message_end(queue, index))
-                if _is_final(announcement):
-                    if announcement.kind == "agent.tool.completed" and not _is_failure(
-                        announcement
-                    ):
-                        results.append(message)
+                if _is_final(announcement) and (
+                    announcement.kind != "agent.tool.completed"
+                    or _is_failure(announcement)
+                    # What a tool found outranks what the agent does next: only a
+                    # newer result folds it, never a state change, plan step or start.
+                    or not result
+                    or (words_from is not None and head.order < words_from)
+                ):
                     continue
                 if announcement.kind == "agent.progress.updated" and not plan:
                     continue
-                doomed.update(message)
-            if incoming.kind == "agent.tool.completed" and not _is_failure(incoming):
-                results.append(range(len(queue), len(queue)))  # the one arriving
-            for message in results[: max(0, len(results) - MAX_PENDING_RESULTS)]:
-                doomed.update(message)
+                doomed.update(range(index, _message_end(queue, index)))
             if doomed:
                 self._drop_at(urgency, doomed, "superseded by newer news", now, newer=incoming)
 
@@ -1205,6 +1303,7 @@ class SpeechScheduler:
         if not counts or all(category in _QUIET_CATEGORIES for category in counts):
             return None
         del self._folded_news[source]
+        self._unfinished_starts.pop(source, None)
         self._summary_counts = (source, counts)
         language = catalog_language(self.settings.languages or ["en"])
         text = folded_summary_text(counts, language)
@@ -1217,11 +1316,11 @@ class SpeechScheduler:
 
         Issue 20: within the user's ``max_rate_factor``, by how much speech waits.
         """
+        # Everything waiting counts: a question behind the words is a reason to hurry.
         backlog = item.seconds + sum(
             waiting.seconds
             for queue in (self._words, self._queues[Urgency.CRITICAL], self._queues[Urgency.NORMAL])
             for waiting in queue
-            if waiting.announcement.kind == WORDS_KIND or waiting.announcement.kind in STATUS_KINDS
         )
         factor = min(
             self.settings.max_rate_factor,
@@ -1248,7 +1347,8 @@ class SpeechScheduler:
         if critical:
             self._restart_split_message(now)
             item = critical.popleft()
-            if item.announcement.kind == WORDS_KIND:  # the words before a question
+            kind = item.announcement.kind
+            if kind == WORDS_KIND or kind in STATUS_KINDS:  # the lead-up to urgent news
                 return [self._speak_words(item, now, held=True)]
             return [self._speak_item(item, now, held=True)]
         self._drop_stale(now)

@@ -341,7 +341,7 @@ class PacedRun:
             skipped=dict(self.engine.scheduler.drops),
         )
         first_start: dict[str, float] = {}
-        last_index: dict[str, int] = {}
+        last_index: dict[tuple[str, str], int] = {}
         for utterance in report.heard:
             announcement = utterance.announcement
             event_id = announcement.event_id
@@ -365,9 +365,16 @@ class PacedRun:
             session = announcement.session_id
             if index is None or session is None:
                 continue
-            if index < last_index.get(session, -1):
+            # Issue 20: pending status news gives way to a question, so status said after
+            # a later question of its session is in its place; against anything else
+            # (the agent's words, other status) the order of events holds.
+            question = announcement.kind in PROMPT_KINDS
+            status = announcement.kind in STATUS_KINDS
+            before = last_index.get((session, "status" if status else "all"), -1)
+            if index < before:
                 report.out_of_order.append(f"{utterance.started:.1f}s: {announcement.text[:60]}")
-            last_index[session] = max(index, last_index.get(session, -1))
+            for key in ("all",) if question else ("all", "status"):
+                last_index[(session, key)] = max(index, last_index.get((session, key), -1))
         self._measure_classes(report)
         for asked_at, reply in self.replies:
             started = next(
@@ -456,13 +463,11 @@ class PacedRun:
                 start = max(
                     speaking_end, ready(event_id, announcement.session_id, utterance.started)
                 )
-                # The answers to the user's own keys go first by rule, questions or not.
-                keys = sum(
-                    max(0.0, min(ends[i], utterance.started) - max(u.started, start))
-                    for i, u in enumerate(heard)
-                    if u.announcement.kind == UI_KIND and u.announcement.event_id is None
-                )
-                report.question_delays.append(max(0.0, utterance.started - start - keys))
+                # The answers to the user's own keys go first by rule, questions or not;
+                # so do questions (and why one ended) and urgent news that came first: a
+                # question starts at the next boundary after them.
+                went_first = given_way(start, utterance.started)
+                report.question_delays.append(max(0.0, utterance.started - start - went_first))
                 report.question_waits.append(utterance.started - arrived)
         for dropped_at, announcement in self.skipped_news:
             event_id = announcement.event_id
@@ -482,6 +487,8 @@ class PacedRun:
                         u.announcement.kind == FOLDED_SUMMARY_KIND
                         or u.announcement.kind in STATUS_KINDS
                         or u.announcement.kind in PROMPT_KINDS
+                        # a question withdrawn before it was heard, said in its place
+                        or u.announcement.kind in QUESTION_END_KINDS
                     )
                 ),
                 None,

@@ -144,18 +144,36 @@ def test_a_lead_up_keeps_results_and_words_and_status_gives_way_to_the_question(
     assert scheduler.drops["skipped before critical news"] == 1
 
 
-def test_a_long_lead_up_is_cut_to_its_newest_part_and_the_rest_summarised() -> None:
+def test_a_question_does_not_wait_for_a_long_lead_up_of_status() -> None:
+    """Issue 20: a question starts at the next sentence boundary, within a second. Its
+    source's pending results do not hold it back: the newest follows it, the others are
+    summarised by kind; none is lost."""
     listener = Listener(SpeechScheduler(max_lead_in_seconds=5.0, max_delay_seconds=6.0))
     listener.submit(news("Speaking now.", session="sess_other"), 0.0)
     for index in range(6):  # about 3.6 seconds each at 180 words a minute
         listener.submit(news(f"Result {index} is here with ten words in it, all of them."), 0.1)
     listener.submit(critical("Question. Which one?", TRIP, "agent.awaiting.clarification"), 0.2)
     listener.play_out(0.2)
-    question = listener.heard.index("Question. Which one?")
-    assert listener.heard[question - 1] == "Result 5 is here with ten words in it, all of them."
-    assert "Result 0 is here with ten words in it, all of them." not in listener.heard
-    # Issue 20: a source keeps its two newest results; the others are summarised by kind.
-    assert listener.heard[question + 1] == "4 more: 4 tool calls."
+    assert listener.heard == [
+        "Speaking now.",
+        "Question. Which one?",
+        # A source keeps its newest result; the others are summarised by kind.
+        "5 more: 5 tool calls.",
+        "Result 5 is here with ten words in it, all of them.",
+    ]
+
+
+def test_a_short_result_goes_before_its_question_a_long_one_after() -> None:
+    """Issue 20: of the status before a question, what fits in a second goes first (in
+    order); the agent's words before it always do."""
+    listener = Listener(SpeechScheduler())
+    listener.submit(news("Speaking now.", session="sess_other"), 0.0)
+    listener.submit(news("Done."), 0.1)
+    step = news("Step 3 of 4: compare the fares.", kind="agent.progress.updated")
+    listener.submit(step, 0.2)
+    listener.submit(critical("Book it?", TRIP, "agent.awaiting.confirmation"), 0.3)
+    listener.play_out(0.3)
+    assert listener.heard == ["Speaking now.", "Done.", "Book it?", step.text]
 
 
 def test_a_lead_up_whose_question_is_withdrawn_goes_back_in_line() -> None:
@@ -313,21 +331,29 @@ def test_background_news_is_said_before_its_sessions_later_news_or_not_at_all() 
     def background(text: str, kind: str = "agent.tool.completed") -> Announcement:
         return news(text, kind=kind, urgency=Urgency.BACKGROUND)
 
+    booking = "agent.state.changed"  # a state change never folds a tool's result
     listener = Listener(SpeechScheduler())
     listener.submit(news("Speaking."), 0.0)
     listener.submit(background("Draft saved."), 0.1)
-    listener.submit(news("Found three trains."), 0.2)
+    listener.submit(news("Booking the train.", kind=booking), 0.2)
     listener.finish(1.0)
     assert listener.heard[-1] == "Draft saved."  # still fresh: said first, in order
     listener.play_out(1.0)
-    assert listener.heard == ["Speaking.", "Draft saved.", "Found three trains."]
+    assert listener.heard == ["Speaking.", "Draft saved.", "Booking the train."]
     late = Listener(SpeechScheduler())
     late.submit(news("Speaking."), 0.0)
     late.submit(background("Draft saved."), 0.1)
-    late.submit(news("Found three trains."), 0.2)
+    late.submit(news("Booking the train.", kind=booking), 0.2)
     late.play_out(5.0)
     # Issue 20: a tool's result is a final state, always said, in its source's order.
-    assert late.heard == ["Speaking.", "Draft saved.", "Found three trains."]
+    assert late.heard == ["Speaking.", "Draft saved.", "Booking the train."]
+    # Only its source's newer result folds it ("current, then most recent").
+    newer = Listener(SpeechScheduler())
+    newer.submit(news("Speaking."), 0.0)
+    newer.submit(background("Draft saved."), 0.1)
+    newer.submit(news("Found three trains."), 0.2)
+    newer.play_out(1.0)
+    assert newer.heard == ["Speaking.", "1 more: 1 tool call.", "Found three trains."]
     chatter = Listener(SpeechScheduler())
     chatter.submit(news("Speaking."), 0.0)
     chatter.submit(background("Halfway.", kind="agent.progress.updated"), 0.1)
@@ -468,15 +494,15 @@ def test_why_a_question_ended_and_a_sessions_end_are_said_however_far_behind() -
             listener.finish(now)
     listener.play_out(now)
     heard = listener.heard
-    assert "10 more: 10 tool calls." in heard
+    assert "11 more: 11 tool calls." in heard
     assert voided.text in heard
     assert done.text in heard
     drops = listener.scheduler.drops
-    # Every result is heard or folded and counted: a source keeps its two newest results
+    # Every result is heard or folded and counted: a source keeps its newest result
     # (a tool's final state), however late (issue 20).
     # (one cut off by an alert is said again whole: counted once)
     results_heard = len({text for text in heard if text.startswith("Result number")})
-    assert results_heard == 2
+    assert results_heard == 1
     assert sum(drops.values()) + results_heard == 12
 
 
