@@ -102,6 +102,8 @@ QUESTION_END_KINDS: Final = frozenset(
     {"system.prompt_voided", "system.prompt_expired", "system.prompt_refused", "system.auto_reject"}
 )
 PROMPT_KINDS: Final = frozenset({"agent.awaiting.confirmation", "agent.awaiting.clarification"})
+# "The agent went on working; your question is still open." (no event id of its own).
+STILL_OPEN_KIND: Final = "system.prompt_still_open"
 _SESSION_STARTED: Final = "agent.session.started"
 # News that newer news of its session makes moot: what the agent is doing, not what it found.
 _CHATTER: Final = frozenset({"agent.state.changed", "agent.progress.updated", "agent.tool.invoked"})
@@ -348,6 +350,9 @@ class SpeechScheduler:
         self._ended_questions: dict[str, None] = {}
         # When each question was first heard (event id -> now), for the answering UI.
         self._question_started: dict[str, float] = {}
+        # Which session asked each question (event id -> session), to forget with it its
+        # "your question is still open" reminder.
+        self._question_sessions: dict[str, str] = {}
         self.drops: Counter[str] = Counter()
         self.drop_log: deque[DropRecord] = deque(maxlen=DROP_LOG_SIZE)
         self.spoken_count = 0
@@ -436,6 +441,15 @@ class SpeechScheduler:
             self._drop(announcement, "question ended", now)
             return []
         self._order += 1
+        if (
+            announcement.kind in PROMPT_KINDS
+            and announcement.event_id is not None
+            and announcement.session_id is not None
+        ):
+            asked = self._question_sessions
+            asked[announcement.event_id] = announcement.session_id
+            if len(asked) > ENDED_QUESTIONS_REMEMBERED:
+                del asked[next(iter(asked))]
         if (
             current is None
             and not self._words
@@ -531,7 +545,7 @@ class SpeechScheduler:
         is submitted about it later is dropped too, except why it ended
         (:data:`QUESTION_END_KINDS`). Issue 14 c.
         """
-        self._remember_ended(event_id)
+        self._remember_ended(event_id, now)
         self._drop_event(event_id, reason, now)
         self._release_lead_up(event_id)
         current = self._current
@@ -585,7 +599,7 @@ class SpeechScheduler:
             for item in critical:
                 if item.lead_for == event_id:
                     item.lead_for = None
-            self._remember_ended(event_id)
+            self._remember_ended(event_id, now)
             self._drop_event(event_id, "withdrawn by producer", now)
             critical = self._queues[Urgency.CRITICAL]
             pace = self.settings.pace_wpm
@@ -593,7 +607,7 @@ class SpeechScheduler:
                 seconds = estimated_seconds(part.text, pace)
                 critical.insert(place + offset, _Queued(part, now, seconds, order))
             return self._start_next(now) if self._current is None else []
-        self._remember_ended(event_id)
+        self._remember_ended(event_id, now)
         self._drop_event(event_id, "withdrawn by producer", now)
         self._release_lead_up(event_id)
         current = self._current
@@ -681,7 +695,19 @@ class SpeechScheduler:
                 return self._queues[Urgency.NORMAL]
         return self._queues[announcement.urgency]
 
-    def _remember_ended(self, event_id: str) -> None:
+    def _remember_ended(self, event_id: str, now: float) -> None:
+        session_id = self._question_sessions.pop(event_id, None)
+        if session_id is not None:
+            # "Your question is still open" is false once it ended (issue 14 c).
+            for queue in self._queues.values():
+                for item in list(queue):
+                    announcement = item.announcement
+                    if (
+                        announcement.kind == STILL_OPEN_KIND
+                        and announcement.session_id == session_id
+                    ):
+                        queue.remove(item)
+                        self._drop(announcement, "question ended", now)
         ended = self._ended_questions
         ended[event_id] = None
         if len(ended) > ENDED_QUESTIONS_REMEMBERED:
@@ -1138,7 +1164,7 @@ class SpeechScheduler:
             return
         plan = incoming.kind == "agent.progress.updated"
         result = incoming.kind == "agent.tool.completed"
-        # A result said before its source's waiting words stays there (order first).
+        # Status due before its source's waiting words is said there (order first).
         words_from = min(
             (item.order for item in self._words if _source_of(item.announcement) == source),
             default=None,
@@ -1159,6 +1185,8 @@ class SpeechScheduler:
                     or head.kept
                     or head.gave_way
                     or head.lead_for is not None
+                    # Said before its source's waiting words: it keeps its place there.
+                    or (words_from is not None and head.order < words_from)
                     or announcement.kind == _SESSION_STARTED
                 ):
                     continue
@@ -1168,7 +1196,6 @@ class SpeechScheduler:
                     # What a tool found outranks what the agent does next: only a
                     # newer result folds it, never a state change, plan step or start.
                     or not result
-                    or (words_from is not None and head.order < words_from)
                 ):
                     continue
                 if announcement.kind == "agent.progress.updated" and not plan:
@@ -1357,7 +1384,10 @@ class SpeechScheduler:
         if normal and (normal[0].announcement.continues or normal[0].kept):
             # The rest of the message just heard, or the news the summary of folded news
             # led to, comes before anything else.
-            return [self._speak_item(normal.popleft(), now)]
+            led_to = normal.popleft()
+            if led_to.kept and led_to.announcement.kind in STATUS_KINDS:
+                return [self._speak_words(led_to, now)]
+            return [self._speak_item(led_to, now)]
         if words and words[0].announcement.continues:
             return [self._speak_item(words.popleft(), now)]
         index = self._eligible_news()
@@ -1386,7 +1416,8 @@ class SpeechScheduler:
                     news.kept = True
                     normal.appendleft(news)
                 seconds = estimated_seconds(summary.text, self.settings.pace_wpm)
-                return [self._speak(summary, seconds, now, now, self._order)]
+                # Faster, like the news it stands for, when speech piles up.
+                return [self._speak_words(_Queued(summary, now, seconds, self._order), now)]
             if news is not None and index is not None:
                 del normal[index]
                 if self._queues[Urgency.BACKGROUND]:

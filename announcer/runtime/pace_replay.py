@@ -425,23 +425,51 @@ class PacedRun:
                     moment = max(moment, ends[index])
             return min(moment, before)
 
-        def given_way(since: float, until: float) -> float:
+        def is_key_reply(announcement: Announcement) -> bool:
+            return announcement.kind == UI_KIND and announcement.event_id is None
+
+        def urgent(announcement: Announcement) -> bool:
+            return announcement.urgency is Urgency.CRITICAL or (
+                announcement.kind in QUESTION_END_KINDS
+            )
+
+        # The lead-up to urgent news: its source's earlier news, said while the urgent news
+        # waited for it (issue 14 a, b: a source's order holds, urgent news included).
+        lead_up: set[int] = set()
+        for index, utterance in enumerate(heard):
+            mine = utterance.announcement
+            if mine.session_id is None or urgent(mine) or is_key_reply(mine):
+                continue
+            for later in heard[index + 1 :]:
+                other = later.announcement
+                if is_key_reply(other):
+                    continue
+                if other.session_id != mine.session_id:
+                    break
+                if urgent(other):
+                    waiting_since = self.arrivals.get(other.event_id or "", later.started)
+                    if waiting_since <= utterance.started:
+                        lead_up.add(index)
+                    break
+
+        def given_way(since: float, until: float, session: str | None = None) -> float:
             """Time spent on questions (and why one ended), urgent news and answers to the
-            user's keys (which go first by rule) between ``since`` and ``until``."""
+            user's keys (which go first by rule) between ``since`` and ``until``; and on
+            other sources' lead-ups to their urgent news."""
             total = 0.0
             for index, utterance in enumerate(heard):
                 other = utterance.announcement
                 if (
-                    other.urgency is Urgency.CRITICAL
-                    or other.kind in QUESTION_END_KINDS
-                    or (other.kind == UI_KIND and other.event_id is None)
+                    urgent(other)
+                    or is_key_reply(other)
+                    or (index in lead_up and other.session_id != session)
                 ):
                     total += max(0.0, min(ends[index], until) - max(utterance.started, since))
             return total
 
         def status_delay(event_id: str, session: str | None, started: float) -> float:
             since = ready(event_id, session, started)
-            return max(0.0, started - since - given_way(since, started))
+            return max(0.0, started - since - given_way(since, started, session))
 
         stale_after = 10.0
         for event_id, index in first.items():
@@ -466,7 +494,7 @@ class PacedRun:
                 # The answers to the user's own keys go first by rule, questions or not;
                 # so do questions (and why one ended) and urgent news that came first: a
                 # question starts at the next boundary after them.
-                went_first = given_way(start, utterance.started)
+                went_first = given_way(start, utterance.started, announcement.session_id)
                 report.question_delays.append(max(0.0, utterance.started - start - went_first))
                 report.question_waits.append(utterance.started - arrived)
         for dropped_at, announcement in self.skipped_news:

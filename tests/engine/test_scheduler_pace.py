@@ -459,16 +459,27 @@ def test_the_agents_own_words_survive_when_old_news_and_chatter_are_skipped_toge
     listener.submit(news("Running shell.", kind="agent.tool.invoked"), 2.0)
     listener.submit(news("Ready to apply the diff.", kind="agent.output.streaming"), 2.1)
     listener.submit(news("Finished the turn."), 2.2)
-    listener.finish(3.0)  # "Running shell." is superseded by its session's newer status
+    listener.finish(3.0)
     listener.play_out(3.0)
-    # Issue 20: a tool's result is a final state, said however late; the words too.
+    # Issue 20: a tool's result is a final state, said however late; the words too. Status
+    # due before its source's waiting words keeps its place there: newer status after
+    # the words does not fold it (order within a source).
     assert listener.heard == [
         "Speaking.",
         "Old result.",
+        "Running shell.",
         "Ready to apply the diff.",
         "Finished the turn.",
     ]
-    assert listener.scheduler.drops == {"superseded by newer news": 1}
+    assert not listener.scheduler.drops
+    # With no words between them, the newer status folds the older one.
+    folded = Listener(SpeechScheduler(max_delay_seconds=2.5))
+    folded.submit(news("Speaking."), 0.0)
+    folded.submit(news("Running shell.", kind="agent.tool.invoked"), 2.0)
+    folded.submit(news("Finished the turn."), 2.2)
+    folded.play_out(3.0)
+    assert folded.heard == ["Speaking.", "Finished the turn."]
+    assert folded.scheduler.drops == {"superseded by newer news": 1}
 
 
 def test_why_a_question_ended_and_a_sessions_end_are_said_however_far_behind() -> None:
@@ -517,3 +528,22 @@ def test_why_a_question_being_heard_ended_is_said_however_late() -> None:
     listener.take(scheduler.withdraw("evt_q", 0.5, voided))
     # It was being read: cut off, and why it ended said at once.
     assert listener.heard[-1] == voided.text
+
+
+def test_a_still_open_reminder_is_not_said_after_its_question_ended() -> None:
+    """Issue 20: "your question is still open" after the question was withdrawn or answered
+    would be false; it goes with the question (shown, not said)."""
+    scheduler = SpeechScheduler()
+    listener = Listener(scheduler)
+    question = critical("Transfer $500?", TRIP, "agent.awaiting.confirmation", event_id="evt_q")
+    listener.submit(question, 0.0)
+    still_open = news(
+        "The agent went on working; your question is still open.", kind="system.prompt_still_open"
+    )
+    listener.submit(still_open, 1.0)
+    listener.submit(news("The transfer went through."), 1.1)
+    listener.take(scheduler.question_ended("evt_q", 2.0))
+    listener.play_out(2.0)
+    assert still_open.text not in listener.heard
+    assert listener.heard[-1] == "The transfer went through."
+    assert scheduler.drops["question ended"] >= 1
