@@ -78,9 +78,10 @@ STATE_CYCLE_QUIET_SECONDS: Final = 3.0
 STATUS_LINE_SECONDS: Final = 2.7
 STATUS_LINE_SLACK_WORDS: Final = 2
 # Status news, whose lines are fitted to that time; a failure and a session's end are
-# final states, said whole.
-# (A session's start names the work once; it is said whole too.)
-_STATUS_LINE_CLASSES: Final = (StateChanged, ProgressUpdated, ToolInvoked)
+# final states, said whole. A session's start is status too: said whole at 180 words a
+# minute, a 12-word start held all later news back 4 s (benchmarks/pace.py); detailed
+# verbosity and the screen keep it whole.
+_STATUS_LINE_CLASSES: Final = (StateChanged, ProgressUpdated, ToolInvoked, SessionStarted)
 # What a tool's name says it does, so folded news is summarised by kind (ACP tool kinds,
 # Claude Code and Codex tool names).
 _TOOL_TOPICS: Final = {

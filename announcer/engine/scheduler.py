@@ -262,8 +262,6 @@ class _Queued:
     kept: bool = False
     # When it could first be said in its source's order (status news ages from here).
     eligible_at: float = 0.0
-    # Status that gave way to a question (issue 20): said after it, never folded away.
-    gave_way: bool = False
 
     def __post_init__(self) -> None:
         if self.eligible_at < self.queued_at:
@@ -1018,10 +1016,7 @@ class SpeechScheduler:
             if head.urgency is not Urgency.BACKGROUND or head.kind in STATUS_KINDS:
                 self._note_skipped(head)
         if deferred:
-            # Said right after the question, in their order, never folded (issue 20).
-            for index in deferred:
-                for part in messages[index]:
-                    part.gave_way = True
+            # Said right after the question, in their order (issue 20).
             self._queues[Urgency.NORMAL] = deque(
                 sorted(
                     [
@@ -1183,7 +1178,6 @@ class SpeechScheduler:
                     or announcement.kind not in STATUS_KINDS
                     or (announcement.session_id or announcement.producer_id) != source
                     or head.kept
-                    or head.gave_way
                     or head.lead_for is not None
                     # Said before its source's waiting words: it keeps its place there.
                     or (words_from is not None and head.order < words_from)

@@ -120,15 +120,17 @@ def test_a_busy_recording_is_heard_in_order_with_a_bounded_delay(wpm: int) -> No
     ]
     # Each session's start is heard before its error.
     texts = report.texts()
-    assert texts.index("Harbor Bank Assistant is exporting your May statement as a PDF.") < next(
+    assert index_of(report, "Harbor Bank Assistant is exporting your May statement") < next(
         i for i, t in enumerate(texts) if t.startswith("Error.")
     )
     # Issue 20: each class by its rule. Questions start at the next sentence boundary
     # (and after their own source's earlier words); the words are never dropped. Status
-    # here waits behind five questions withdrawn unheard, each said whole at critical: a
-    # regression bound, not yet the issue's 3 s target (benchmarks/pace.py reports it).
-    assert classes["questions"]["p95_s"] <= 3.0  # type: ignore[index]
-    assert classes["status"]["p95_s"] <= (45.0 if wpm == 180 else 25.0)  # type: ignore[index]
+    # here waits behind five questions withdrawn unheard, each said whole at critical
+    # (time given way by rule): the issue's 3 s target holds at 350 words a minute; at
+    # 180 benchmarks/pace.py reports how near it is (a regression bound here).
+    assert classes["questions"]["p95_s"] <= 1.0  # type: ignore[index]
+    assert classes["status"]["p95_s"] <= (4.0 if wpm == 180 else 3.0)  # type: ignore[index]
+    assert classes["status"]["p50_s"] <= 1.0  # type: ignore[index]
 
 
 @pytest.mark.parametrize("wpm", RATES)
@@ -137,9 +139,8 @@ def test_the_bundled_recording_keeps_order_and_never_reads_a_void_question(wpm: 
     assert report.stale == []
     assert report.out_of_order == []
     texts = report.texts()
-    statement_started = texts.index(
-        "Harbor Bank Assistant is exporting your May statement as a PDF."
-    )
+    # (fitted to a status line at 180 words a minute, issue 20)
+    statement_started = index_of(report, "Harbor Bank Assistant is exporting your May statement")
     assert statement_started < next(i for i, t in enumerate(texts) if t.startswith("Error."))
 
 
