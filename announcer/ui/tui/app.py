@@ -527,6 +527,8 @@ class AnnouncerApp(App[None]):
 
     @on(StatusChanged)
     def _status(self, message: StatusChanged) -> None:
+        if not self.main_screen.is_attached or not self.main_screen.query("#status"):
+            return  # news that arrives while the app closes has no line left to show it on
         self._show_status(message.status)
 
     def _show_status(self, status: UiStatus, announce: bool = True) -> None:
