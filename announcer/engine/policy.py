@@ -21,8 +21,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from announcer.command_analysis import analyse, literal_for_speech
 from announcer.engine.announcement import Announcement, Urgency
@@ -57,6 +58,7 @@ from announcer.protocol.events import (
     StateChanged,
     ToolCompleted,
     ToolInvoked,
+    short_type_of,
 )
 from announcer.protocol.sanitise import clean_speech
 
@@ -1005,13 +1007,56 @@ def _plan_done(event: ProgressUpdated) -> bool:
     )
 
 
+def tool_topic(tool: str) -> str | None:
+    """``edit``, ``command`` or ``read`` for a tool's name (MCP and dotted names too)."""
+    return _TOOL_TOPICS.get(tool.rsplit("__", 1)[-1].rsplit(".", 1)[-1].lower())
+
+
 def _topic_of(event: AaepEvent) -> str | None:
     """What status news is about, for the scheduler's summary of folded news by kind."""
     if isinstance(event, ToolCompleted) and event.status != "success":
         return "failed"  # a failure is always said
     if isinstance(event, (ToolInvoked, ToolCompleted)):
-        name = event.tool.rsplit("__", 1)[-1].rsplit(".", 1)[-1].lower()
-        return _TOOL_TOPICS.get(name)
+        return tool_topic(event.tool)
     if isinstance(event, ProgressUpdated):
         return "plan_done" if _plan_done(event) else "plan"
     return None
+
+
+def skipped_frame(frame: Mapping[str, Any], settings: UserSettings) -> Announcement:
+    """News a flood made us skip unread, as the transcript and History show it (issue 20).
+
+    Only the envelope is read (a skipped frame is never validated): its type, its tool's
+    name for the kind it is counted under ("2 edits, 1 command"), and the producer's
+    summary at the user's verbosity, sanitised. Never spoken: the count of the run is.
+    """
+    kind = frame.get("type")
+    short = short_type_of(kind) if isinstance(kind, str) else "agent"
+    tool = frame.get("tool")
+    topic = tool_topic(tool) if isinstance(tool, str) else None
+    if short == "agent.progress.updated":
+        topic = "plan"
+    hints = frame.get("localization_hints")
+    language = hints.get("primary_language") if isinstance(hints, Mapping) else None
+    if not isinstance(language, str) or not language:
+        language = "und"
+    level = "terse" if settings.cognitive_load == "low" else settings.verbosity
+    text = ""
+    for field_name in _LEVEL_FIELDS.get(level, _LEVEL_FIELDS["normal"]):
+        value = frame.get(field_name)
+        if isinstance(value, str) and value.strip():
+            text = clean_for_speech(value, language)
+            break
+    session = frame.get("session_id")
+    event_id = frame.get("event_id")
+    producer = frame.get("producer")
+    producer_id = producer.get("agent_id") if isinstance(producer, Mapping) else None
+    return Announcement(
+        text=text,
+        language=language,
+        event_id=event_id if isinstance(event_id, str) else None,
+        session_id=session if isinstance(session, str) else None,
+        producer_id=producer_id if isinstance(producer_id, str) else None,
+        kind=short,
+        topic=topic,
+    )

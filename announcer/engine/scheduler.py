@@ -1585,12 +1585,14 @@ def _category_phrase(category: str, count: int, language: str) -> str:
 
 def folded_summary_text(counts: Counter[str], language: str) -> str:
     """ "3 more: 2 edits, 1 command." in ``language`` (issue 20: never a bare count)."""
-    # State changes are counted, not named: what the agent is doing now says more.
-    total = sum(count for category, count in counts.items() if category not in _QUIET_CATEGORIES)
+    # State changes are counted, not named: what the agent is doing now says more. (Named
+    # when nothing else was folded: a flood of them is still said by kind.)
+    quiet = _QUIET_CATEGORIES if any(c not in _QUIET_CATEGORIES for c in counts) else frozenset()
+    total = sum(count for category, count in counts.items() if category not in quiet)
     parts = [
         _category_phrase(category, counts[category], language)
         for category in FOLD_CATEGORIES
-        if counts.get(category, 0) and category not in _QUIET_CATEGORIES
+        if counts.get(category, 0) and category not in quiet
     ]
     return (
         translator(language)

@@ -23,7 +23,7 @@ import json
 import logging
 import secrets
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,14 +34,15 @@ import jiter
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import AnswerKeys
 from announcer.engine.pipeline import Engine
+from announcer.engine.policy import skipped_frame
 from announcer.engine.prompts import PendingPrompt, UserAnswer, is_secret
 from announcer.engine.reconnect import Notice, ReconnectPolicy, Retry
 from announcer.engine.replies import ReplyReady
+from announcer.engine.scheduler import fold_category, folded_summary_text
 from announcer.engine.settings import UserSettings
 from announcer.engine.speakers import SpeakerNames
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
 from announcer.engine.text_hygiene import clean_for_speech
-from announcer.i18n.format import format_integer
 from announcer.i18n.translate import catalog_language, translator
 from announcer.protocol.decode import DecodeResult
 from announcer.protocol.diagnostics import Diagnostic
@@ -176,6 +177,7 @@ class Skipped:
     producer_id: str
     name: str
     count: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)  # "2 edits, 1 command" (issue 20)
 
 
 @dataclass(eq=False)
@@ -1243,9 +1245,12 @@ class LiveSession:
             self.engine.diagnostics.count_drop(code)
         run.count += 1
         self.skipped_total += 1
+        skipped = skipped_frame(envelope, self.settings)  # its words still go to History
+        run.kinds[fold_category(skipped)] += 1
+        self._tell_skipped(skipped)
 
     def _say_skipped(self, state: SourceState, run: Skipped) -> None:
-        """ "40 more urgent messages from X" / "40 more updates skipped", where they were."""
+        """ "40 more urgent messages from X" / "40 more: 38 edits, 2 commands.", in place."""
         if state.skipping.get((run.urgent, run.producer_id)) is run:
             del state.skipping[(run.urgent, run.producer_id)]
         if run.urgent:  # one count per producer waits: the engine's, if it has one
@@ -1256,11 +1261,7 @@ class LiveSession:
             )
             return
         language = catalog_language(self.settings.languages)
-        tr = translator(language)
-        count = format_integer(run.count, language)
-        text = tr.ngettext(
-            "{count} more update skipped.", "{count} more updates skipped.", run.count
-        ).format(count=count)
+        text = folded_summary_text(run.kinds, language)  # by kind, never a bare count
         self._say(
             Announcement(
                 text=clean_for_speech(text, language),
