@@ -850,7 +850,9 @@ class SpeechScheduler:
         self._current = None
         self._done_early = False
         commands: list[SpeechCommand] = [Cancel(current.utterance_id, "user key")]
-        if self.settings.after_interrupt == "resume":
+        if self.settings.after_interrupt == "resume" or speaking.kind == WORDS_KIND:
+            # Issue 20: the agent's words are never dropped; the sentence the key cut off
+            # is said again from its start, whatever ``after_interrupt`` says.
             self._resume(current, now)
         else:
             self._drop_interrupted(current, now)

@@ -6,6 +6,8 @@ minute would take, and checks what the user hears, in order.
 
 from __future__ import annotations
 
+import pytest
+
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import UserAnswer
@@ -547,3 +549,43 @@ def test_a_still_open_reminder_is_not_said_after_its_question_ended() -> None:
     assert still_open.text not in listener.heard
     assert listener.heard[-1] == "The transfer went through."
     assert scheduler.drops["question ended"] >= 1
+
+
+@pytest.mark.parametrize("after_interrupt", ["resume", "drop"])
+def test_where_am_i_mid_sentence_is_answered_at_once_and_the_sentence_said_again(
+    after_interrupt: str,
+) -> None:
+    """Issue 20: the user's own key ("Where am I", F3) is answered at once, even mid-way
+    through the agent's sentence; that sentence is then said again from its start, whatever
+    ``after_interrupt`` says, so the agent's words are never dropped."""
+    clock = SimulatedClock()
+    scheduler = SpeechScheduler(UserSettings(after_interrupt=after_interrupt))  # type: ignore[arg-type]
+    backend = PacedBackend(clock, rate_wpm=180)
+    driver = SpeechDriver(backend)
+
+    def run(commands: list[SpeechCommand]) -> None:
+        driver.run(commands, lambda uid: scheduler.on_done(uid, clock.now()))
+
+    sentences = [
+        "The parser now keeps the last line of a file that has no final newline.",
+        "The strict flag is checked before any file is opened.",
+        "Error messages name the file and the line.",
+    ]
+    for sentence in sentences:
+        run(scheduler.submit(news(sentence, kind="agent.output.streaming"), clock.now()))
+    clock.advance_to(2.0)  # half-way through the first sentence (about 4.7 s long)
+    run([])
+    where = reply("Main screen. The agent is working.")
+    run(scheduler.submit(where, clock.now()))
+    for step in range(1, 400):
+        clock.advance_to(2.0 + step * 0.1)
+        run([])
+    heard = backend.utterances
+    # The answer started at the key press, cutting the sentence off.
+    answer = next(u for u in heard if u.announcement is where)
+    assert answer.started == 2.0
+    assert heard[0].stopped and heard[0].announcement.text == sentences[0]
+    # Then every sentence is heard whole, in order, the cut one again from its start.
+    whole = [u.announcement.text for u in heard if not u.stopped and u.announcement is not where]
+    assert whole == sentences
+    assert not scheduler.drops
