@@ -870,3 +870,48 @@ def agent_session_frames(
     take(at + 0.2, adapter.turn_ended(session, "end_turn", origin + at + 0.2))
     frames.sort(key=lambda item: item[0])
     return frames
+
+
+def acp_session_frames(
+    lines: Iterable[str], origin: float = 1_800_000_000.0
+) -> list[tuple[float, dict[str, Any]]]:
+    """A recorded ACP agent's turn as AAEP frames with their times.
+
+    ``lines``: what the agent said, one ``{"t": seconds, "message": JSON-RPC}`` a line, as
+    ``tests/lab/acp_tee.py`` records it. Its ``session/update`` notifications,
+    ``session/request_permission`` requests and the prompt's ``stopReason`` go through
+    announcer's own ACP mapping, as in ``announcer agent``.
+    """
+    from announcer.formats.acp import AcpAdapter
+
+    adapter = AcpAdapter("Claude Agent", "claude-agent")
+    records = [json.loads(line) for line in lines if line.strip()]
+    if not records:
+        return []
+    start = float(records[0]["t"]) - 0.1
+    session = next(
+        str(r["message"]["params"]["sessionId"])
+        for r in records
+        if isinstance(r["message"].get("params"), dict) and "sessionId" in r["message"]["params"]
+    )
+    frames: list[tuple[float, dict[str, Any]]] = []
+
+    def take(at: float, output: Any) -> None:
+        frames.extend((at, event) for event in output.events)
+
+    take(0.0, adapter.session_opened(session, "/home/dev/project", origin))
+    take(0.05, adapter.prompt_sent(session, origin + 0.05))
+    for record in records:
+        at = max(0.05, float(record["t"]) - start)
+        message = record["message"]
+        method = message.get("method")
+        if method == "session/update":
+            take(at, adapter.update(message["params"], origin + at))
+        elif method == "session/request_permission":
+            request = str(message.get("id"))
+            take(at, adapter.permission_requested(request, message["params"], origin + at))
+        elif isinstance(message.get("result"), dict) and "stopReason" in message["result"]:
+            reason = message["result"]["stopReason"]
+            take(at, adapter.turn_ended(session, reason, origin + at))
+    frames.sort(key=lambda item: item[0])
+    return frames

@@ -19,6 +19,7 @@ import pytest
 from announcer.engine.settings import UserSettings
 from announcer.runtime.pace_replay import (
     PaceReport,
+    acp_session_frames,
     agent_session_frames,
     bundled_recording,
     busy_recording,
@@ -28,6 +29,8 @@ from announcer.runtime.pace_replay import (
 )
 
 RATES = (180, 350)
+# A real agent's turn recorded in the lab (tests/lab/test_pace_plan_lab.py), its ACP messages
+LAB_SESSION = Path(__file__).parents[2] / "benchmarks" / "data" / "lab_plan_session.jsonl"
 
 
 def set_of_first(report: PaceReport) -> list[str]:
@@ -245,3 +248,33 @@ def test_a_critical_question_withdrawn_unheard_is_said_at_critical_before_the_an
     assert "Call send_email with arguments" in texts[withdrawn]
     assert withdrawn < texts.index("Here's what I found.")
     assert not any(t.startswith("No answer needed any more") for t in texts)
+
+
+@pytest.mark.parametrize("wpm", RATES)
+def test_a_real_agents_recorded_plan_tools_question_and_long_answer_at_pace(wpm: int) -> None:
+    """Issue 20: claude-agent-acp's recorded turn (a plan, a read, a command it asked about,
+    the plan done, a long markdown answer) through announcer's ACP mapping and the paced
+    backend: every sentence of the answer is in the jsonl speech record, in order, once."""
+    from tests.lab.plan_scenario import PLAN_SENTENCES
+
+    record = io.StringIO()
+    frames = acp_session_frames(LAB_SESSION.read_text(encoding="utf-8").splitlines())
+    report = run_recording(frames, UserSettings(pace_wpm=wpm), record=record)
+    spoken = [
+        str(line["text"])
+        for line in map(json.loads, record.getvalue().splitlines())
+        if line["action"] == "speak"
+    ]
+    answer = [t for t in spoken if any(t.startswith(s[:-1]) for s in PLAN_SENTENCES)]
+    ordered = [next(s for s in PLAN_SENTENCES if t.startswith(s[:-1])) for t in answer]
+    # Each in order (one a key cut off is said again whole, right after the key's answer).
+    assert list(dict.fromkeys(ordered)) == PLAN_SENTENCES
+    assert ordered == sorted(ordered, key=PLAN_SENTENCES.index)
+    assert any(t.startswith("Confirmation needed.") for t in spoken), spoken
+    assert any(t.startswith("All 3 steps done") for t in spoken), spoken
+    assert not any("skipped" in t for t in spoken)
+    classes = report.classes()
+    assert classes["words"]["dropped"] == 0  # type: ignore[index]
+    assert classes["stale"] == 0 and classes["out_of_order"] == 0
+    assert classes["questions"]["p95_s"] <= 1.0  # type: ignore[index]
+    assert classes["status"]["p95_s"] <= 3.0  # type: ignore[index]
