@@ -65,7 +65,7 @@ FLOODS = ("normal", "critical")
 
 def run_subscriber(strategy: str, source: str, record: str) -> int:
     """The real session and plain UI; ``plain_fifo`` lifts both bounds (the baseline)."""
-    from announcer.cli.commands.listen import make_driver, run_session
+    from announcer.cli.launch import make_driver, run_session
     from announcer.engine import folding
     from announcer.engine.pipeline import Engine
     from announcer.engine.settings import UserSettings

@@ -5,19 +5,24 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 from announcer.engine.prompts import PendingPrompt
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.protocol.decode import DecodeResult
-from announcer.protocol.events import AwaitingConfirmation, Producer
+from announcer.protocol.events import (
+    AwaitingConfirmation,
+    Producer,
+    Reversibility,
+    RiskLevel,
+)
 
 _EVENT_ID: Final = re.compile(r"evt_[A-Za-z0-9]{1,64}")
 # A malformed question whose timeout cannot be read is kept open this long (§6.4.2's
 # longest recommended timeout is 600 s; the producer's own clock decides anyway).
 MALFORMED_TIMEOUT_SECONDS: Final = 300
-_RISKS: Final = ("low", "medium", "high")
-_REVERSIBILITY: Final = ("reversible", "reversible_with_effort", "irreversible")
+_RISKS: Final = get_args(RiskLevel)
+_REVERSIBILITY: Final = get_args(Reversibility)
 
 
 def _malformed_prompt(
@@ -66,7 +71,8 @@ def _malformed_prompt(
         consequence=text("consequence"),
         reply_token=token,
         timeout_seconds=timeout,
-        default_decision=default if default in ("accept", "reject") else "reject",
+        # anything but a readable "accept" is the safe default, "reject"
+        default_decision="accept" if default == "accept" else "reject",
         allowed_replies=["reject"],
         risk_level=raw.get("risk_level") if raw.get("risk_level") in _RISKS else None,
         irreversible=raw.get("irreversible") if isinstance(raw.get("irreversible"), bool) else None,
