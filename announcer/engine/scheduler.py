@@ -143,6 +143,11 @@ FOLD_CATEGORIES: Final = ("edit", "command", "read", "tool", "plan", "state", "u
 # what the agent does now says more); shown in the transcript like all folded news.
 _QUIET_CATEGORIES: Final = frozenset({"state"})
 FOLDED_SUMMARY_KIND: Final = "system.skipped"
+# Stands for folded news that is never said as itself (stale, or dropped for room).
+_UNSAYABLE: Final[tuple[Announcement, float | None]] = (
+    Announcement(text="", kind=FOLDED_SUMMARY_KIND),
+    None,
+)
 
 
 def speech_class(announcement: Announcement) -> str:
@@ -342,6 +347,9 @@ class SpeechScheduler:
         self._folded_news: dict[str | None, Counter[str]] = {}
         # Of those, the tool starts whose result has not come yet (by source and kind).
         self._unfinished_starts: dict[str | None, Counter[str]] = {}
+        # And the first two named ones themselves, with when they could first be said (a
+        # lone one still fresh is said as itself).
+        self._folded_items: dict[str | None, list[tuple[Announcement, float | None]]] = {}
         # The counts of the summary being said (put back if it is cut off).
         self._summary_counts: tuple[str | None, Counter[str]] | None = None
         # Questions answered, withdrawn or timed out (event ids, oldest first).
@@ -675,6 +683,7 @@ class SpeechScheduler:
                 self._drop(queue.popleft().announcement, "silenced by user", now)
         self._folded_news.clear()
         self._unfinished_starts.clear()
+        self._folded_items.clear()
         if self._current is not None:
             commands.append(Cancel(self._current.utterance_id, "silenced by user"))
             self._current = None
@@ -1100,7 +1109,9 @@ class SpeechScheduler:
             self._drop(part.announcement, reason, now)
         return parts
 
-    def _note_skipped(self, announcement: Announcement) -> None:
+    def _note_skipped(
+        self, announcement: Announcement, *, superseded_at: float | None = None
+    ) -> None:
         """Count folded news by source and kind, for its spoken summary (issue 20).
 
         State changes alone never get a summary of their own (a lone "1 more: 1 state
@@ -1121,6 +1132,11 @@ class SpeechScheduler:
         counts[category] += 1
         if announcement.kind == "agent.tool.invoked":
             self._unfinished_starts.setdefault(source, Counter())[category] += 1
+        items = self._folded_items.setdefault(source, [])
+        if category not in _QUIET_CATEGORIES and len(items) < 2:
+            # One superseded piece of news is said as itself, more by their count; stale
+            # news, or news dropped for room, only by its count.
+            items.append((announcement, superseded_at) if superseded_at is not None else _UNSAYABLE)
 
     def _result_came(self, result: Announcement) -> None:
         """A tool's result says its folded start: that start is no longer counted."""
@@ -1130,6 +1146,11 @@ class SpeechScheduler:
         if not starts or not starts[category]:
             return
         starts[category] -= 1
+        items = self._folded_items.get(source, [])
+        for index, (item, _) in enumerate(items):
+            if item.kind == "agent.tool.invoked" and fold_category(item) == category:
+                del items[index]
+                break
         counts = self._folded_news.get(source)
         if counts and counts[category]:
             counts[category] -= 1
@@ -1222,7 +1243,11 @@ class SpeechScheduler:
                 self._drop(item.announcement, reason, now)
                 announcement = item.announcement
                 if not announcement.continues and not _said_by(announcement, newer):
-                    self._note_skipped(announcement)
+                    whole = index + 1 >= len(queue) or not queue[index + 1].announcement.continues
+                    self._note_skipped(
+                        announcement,
+                        superseded_at=item.eligible_at if newer is not None and whole else None,
+                    )
             else:
                 kept.append(item)
         self._queues[urgency] = kept
@@ -1321,16 +1346,30 @@ class SpeechScheduler:
                 return index
         return None
 
-    def _fold_summary(self, source: str | None) -> Announcement | None:
+    def _fold_summary(self, source: str | None, now: float) -> Announcement | None:
         """ "3 more: 2 edits, 1 command." for the news folded from ``source``, if due."""
         counts = self._folded_news.get(source)
         if not counts or all(category in _QUIET_CATEGORIES for category in counts):
             return None
         del self._folded_news[source]
         self._unfinished_starts.pop(source, None)
+        items = self._folded_items.pop(source, [])
         self._summary_counts = (source, counts)
         language = catalog_language(self.settings.languages or ["en"])
         text = folded_summary_text(counts, language)
+        named = sum(
+            count for category, count in counts.items() if category not in _QUIET_CATEGORIES
+        )
+        lone, since = items[0] if len(items) == 1 else _UNSAYABLE
+        if (
+            named == 1
+            and since is not None
+            and now - since <= self.stale_after_seconds
+            and len(lone.text) <= len(text)
+        ):
+            # One piece of news folded, still fresh and shorter than its count: said as
+            # itself ("Shell finished." rather than "1 more: 1 command.").
+            language, text = lone.language, lone.text
         return Announcement(
             text=text, language=language, kind=FOLDED_SUMMARY_KIND, session_id=source
         )
@@ -1396,12 +1435,12 @@ class SpeechScheduler:
             # Status news goes at the next sentence boundary, between two sentences of
             # the agent's words at most one at a time ("current, then most recent").
             source = _source_of(news.announcement) if news is not None else None
-            summary = self._fold_summary(source) if news is not None else None
+            summary = self._fold_summary(source, now) if news is not None else None
             if summary is None and summary_due and (news is None or not news.kept):
                 summary = next(
                     (
                         said
-                        for said in map(self._fold_summary, list(self._folded_news))
+                        for said in (self._fold_summary(s, now) for s in list(self._folded_news))
                         if said is not None
                     ),
                     None,

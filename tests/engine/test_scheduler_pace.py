@@ -349,13 +349,22 @@ def test_background_news_is_said_before_its_sessions_later_news_or_not_at_all() 
     late.play_out(5.0)
     # Issue 20: a tool's result is a final state, always said, in its source's order.
     assert late.heard == ["Speaking.", "Draft saved.", "Booking the train."]
-    # Only its source's newer result folds it ("current, then most recent").
+    # Only its source's newer result folds it ("current, then most recent"): said by kind,
+    # or as itself when it is the one folded (shorter than its count, and fresh).
     newer = Listener(SpeechScheduler())
     newer.submit(news("Speaking."), 0.0)
     newer.submit(background("Draft saved."), 0.1)
     newer.submit(news("Found three trains."), 0.2)
     newer.play_out(1.0)
-    assert newer.heard == ["Speaking.", "1 more: 1 tool call.", "Found three trains."]
+    assert newer.heard == ["Speaking.", "Draft saved.", "Found three trains."]
+    assert newer.scheduler.drops == {"superseded by newer news": 1}
+    more = Listener(SpeechScheduler())
+    more.submit(news("Speaking."), 0.0)
+    more.submit(background("Draft saved."), 0.1)
+    more.submit(news("Draft saved again."), 0.15)
+    more.submit(news("Found three trains."), 0.2)
+    more.play_out(1.0)
+    assert more.heard == ["Speaking.", "2 more: 2 tool calls.", "Found three trains."]
     chatter = Listener(SpeechScheduler())
     chatter.submit(news("Speaking."), 0.0)
     chatter.submit(background("Halfway.", kind="agent.progress.updated"), 0.1)
