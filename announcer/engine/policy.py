@@ -36,6 +36,7 @@ from announcer.engine.answer_guard import (
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
 from announcer.engine.earcons import EARCON_FOR_EVENT
 from announcer.engine.phrases import N_, duration_phrase
+from announcer.engine.scheduler import fold_category
 from announcer.engine.settings import UserSettings
 from announcer.engine.text_hygiene import clean_for_speech, strip_terminal_codes
 from announcer.engine.tracker import CYCLE_STATES, SessionState
@@ -1023,40 +1024,14 @@ def _topic_of(event: AaepEvent) -> str | None:
     return None
 
 
-def skipped_frame(frame: Mapping[str, Any], settings: UserSettings) -> Announcement:
-    """News a flood made us skip unread, as the transcript and History show it (issue 20).
+def frame_fold_category(frame: Mapping[str, Any]) -> str:
+    """The kind news a flood made us skip unread is counted under ("2 edits, 1 command").
 
-    Only the envelope is read (a skipped frame is never validated): its type, its tool's
-    name for the kind it is counted under ("2 edits, 1 command"), and the producer's
-    summary at the user's verbosity, sanitised. Never spoken: the count of the run is.
+    Only the envelope is read (a skipped frame is never validated): its type and its
+    tool's name, counted as the scheduler counts the news it folds (issue 20).
     """
     kind = frame.get("type")
     short = short_type_of(kind) if isinstance(kind, str) else "agent"
     tool = frame.get("tool")
     topic = tool_topic(tool) if isinstance(tool, str) else None
-    if short == "agent.progress.updated":
-        topic = "plan"
-    hints = frame.get("localization_hints")
-    language = hints.get("primary_language") if isinstance(hints, Mapping) else None
-    if not isinstance(language, str) or not language:
-        language = "und"
-    level = "terse" if settings.cognitive_load == "low" else settings.verbosity
-    text = ""
-    for field_name in _LEVEL_FIELDS.get(level, _LEVEL_FIELDS["normal"]):
-        value = frame.get(field_name)
-        if isinstance(value, str) and value.strip():
-            text = clean_for_speech(value, language)
-            break
-    session = frame.get("session_id")
-    event_id = frame.get("event_id")
-    producer = frame.get("producer")
-    producer_id = producer.get("agent_id") if isinstance(producer, Mapping) else None
-    return Announcement(
-        text=text,
-        language=language,
-        event_id=event_id if isinstance(event_id, str) else None,
-        session_id=session if isinstance(session, str) else None,
-        producer_id=producer_id if isinstance(producer_id, str) else None,
-        kind=short,
-        topic=topic,
-    )
+    return fold_category(Announcement(text="", kind=short, topic=topic))

@@ -21,7 +21,6 @@ from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.folding import CRITICAL_BACKLOG_PER_PRODUCER, FOLDED_KIND
 from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import UserAnswer
-from announcer.engine.scheduler import DEFAULT_MAX_QUEUE
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Speak
 from announcer.runtime.session import BATCH_FRAMES, SOURCE_QUEUE_LIMIT, LiveSession
@@ -379,17 +378,6 @@ def test_another_sessions_lead_up_waiting_with_urgent_news_does_not_stop_the_fol
     assert said.index("Go.") < said.index(alerts[0])
 
 
-class SkipShower(Recorder):
-    """A UI that shows the news speech skipped (as the Textual and plain UIs do)."""
-
-    def __init__(self, shown: list[Announcement]) -> None:
-        super().__init__()
-        self.shown = shown
-
-    def announcement_skipped(self, announcement: Announcement) -> None:
-        self.shown.append(announcement)
-
-
 def tool_flood(count: int, start: int = 1) -> list[str]:
     return [
         event(
@@ -416,10 +404,8 @@ async def test_a_normal_flood_is_skipped_as_it_arrives_and_said(tmp_path: Path) 
 
     record = tmp_path / "speech.jsonl"
     peaks: dict[str, int] = {}
-    shown_skipped: list[Announcement] = []
     async with LoopbackProducer(script) as producer:
         session, recorder = listening(producer.url, record)
-        session.subscribe(SkipShower(shown_skipped))
         async with running(session):
             sampling = asyncio.Event()
             sampler = asyncio.ensure_future(sample_bounds(session, peaks, sampling))
@@ -446,15 +432,6 @@ async def test_a_normal_flood_is_skipped_as_it_arrives_and_said(tmp_path: Path) 
         # (the scheduler folds some of the frames read, in the same words)
         assert counted >= session.skipped_total
         assert not any("skipped" in t for t in heard(record))
-        # The skipped frames' words still reach the transcript: every tool start was heard
-        # or shown as skipped (by the reader's flood guard or the scheduler), never lost.
-        seen = {a.text for a in shown_skipped} | set(heard(record))
-        assert len(shown_skipped) >= session.skipped_total
-        # (the newest may still wait when the run stops: at most what may wait to be read
-        # and what the speech queue holds, never an earlier one)
-        missing = [n for n in range(1, flood + 1) if f"Reading file number {n}." not in seen]
-        waiting_at_most = SOURCE_QUEUE_LIMIT + DEFAULT_MAX_QUEUE
-        assert all(n > flood - waiting_at_most for n in missing), missing[:5]
 
 
 async def test_a_withdrawal_inside_a_flood_is_never_skipped(tmp_path: Path) -> None:

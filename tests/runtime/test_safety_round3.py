@@ -98,6 +98,55 @@ async def test_an_event_stamped_an_hour_ahead_leaves_the_next_question_answerabl
     assert not any("time ran out" in text for text in spoken(record))
 
 
+@pytest.mark.parametrize("kind", KINDS)
+async def test_after_an_event_stamped_far_behind_a_late_question_takes_reject_but_not_accept(
+    kind: str, tmp_path: Path
+) -> None:
+    """One event stamped an hour in the past, then a question 90 s under way of its 60.
+
+    The hour keeps the question from being expired on arrival (the producer's clock
+    might be that slow, so it may still wait: reject is sent); by the clock its other
+    events confirm, its deadline passed 30 s ago: an accept could race the producer's
+    default, so nothing is sent for it and the user hears why.
+    """
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    session, recorder = listening(kind, server, record)
+    sid = "sess_late"
+    question = confirmation(
+        sid, timeout_seconds=60, ago=90.0, action="Transfer the deposit", risk_level="medium"
+    )
+    try:
+        async with running(session):
+            await connected(core, session)
+            core.push(
+                started(sid),
+                event(
+                    "agent.state.changed", sid, ago=3600.0, from_state="idle", to_state="thinking"
+                ),
+                question,
+            )
+            prompt = await recorder.wait_prompt()
+            await hears(record, "The time to accept is over")
+            accepted = await session.answer_async(
+                UserAnswer(prompt.reply_token, decision="accept", event_id=prompt.event_id)
+            )
+            assert not accepted.sent
+            assert accepted.message.startswith("Too late to accept"), accepted.message
+            rejected = await session.answer_async(
+                UserAnswer(prompt.reply_token, decision="reject", event_id=prompt.event_id)
+            )
+            assert rejected.sent, rejected.message
+            await wait_for(lambda: core.wire)
+    finally:
+        await server.close()
+    # What the producer received: the reject only, never an accept.
+    assert [(m["reply_token"], m["decision"]) for m in core.wire] == [
+        (question["reply_token"], "reject")
+    ]
+    assert not any("came after its time ran out" in text for text in spoken(record))
+
+
 # -- item 3: x-announcer is ours, never an AAEP producer's -----------------------------------
 
 
