@@ -218,7 +218,13 @@ class AcpTransport:
             room=self._room,
             on_notice=self.on_update,
         )
-        self._conn = acp.connect_to_agent(_Client(self), self._wire, use_unstable_protocol=True)
+        # _Client implements no fs/terminal methods (we declare neither capability): the
+        # SDK's router answers method-not-found for them, so the Client protocol is not met.
+        self._conn = acp.connect_to_agent(
+            _Client(self),  # type: ignore[arg-type]
+            self._wire,
+            use_unstable_protocol=True,
+        )
         try:
             info = await asyncio.wait_for(
                 self._conn.initialize(
@@ -351,8 +357,10 @@ class AcpTransport:
         if self._turn is not None and not self._turn.done() and self._conn is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._conn.cancel(session_id=self.session_id), 1.0)
-        await self._end_process()
-        release_process_pipes(self._process)
+        try:
+            await self._end_process()
+        finally:
+            release_process_pipes(self._process)  # even when this close was cut short
         for task in list(self._tasks):
             task.cancel()
         self._frames.put_nowait(None)

@@ -127,7 +127,9 @@ class PlainUi:
         self._demo_over = False
         self._input_ended = False
         # Typed input read by the event loop (_read_in_loop): bytes to text, line by line.
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._decoder: codecs.IncrementalDecoder = codecs.getincrementaldecoder("utf-8")(
+            errors="replace"
+        )
         self._partial = ""
 
     # ---- wiring ------------------------------------------------------------------------
@@ -636,8 +638,8 @@ class PlainUi:
                 return str(said)
             sent: str | None = send(message.strip(), target)
             return sent
-        said: str | None = send(text)
-        return said
+        sent_to_all: str | None = send(text)
+        return sent_to_all
 
     def _say_line(self, text: str) -> str:
         self._print(text)

@@ -427,7 +427,10 @@ def make_backend(
 
     # jsonl stamps the recording's clock; text, and none: the lines are printed
     backend = backend_from_spec(spec, settings, stream=stream, clock=clock)
-    return backend if backend is not None else backend_from_spec("text", stream=stream)
+    if backend is None:
+        backend = backend_from_spec("text", stream=stream)
+        assert backend is not None  # only "none" builds no backend
+    return backend
 
 
 def read_lines(path: str) -> Iterator[str]:

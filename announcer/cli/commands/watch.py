@@ -72,6 +72,7 @@ def make_backend(name: str, settings: UserSettings) -> tuple[SpeechBackend, Voic
     backend = backend_from_spec(name, settings, stream=sys.stdout)
     if backend is None:
         backend = backend_from_spec("text", settings, stream=sys.stdout)
+        assert backend is not None  # only "none" builds no backend
     return backend, user_voice(settings)
 
 
