@@ -9,7 +9,10 @@ backend at 180 and 300 words per minute:
 * ``busy``: three copies of that recording at once, two seconds apart (six sessions);
 * ``agent``: a coding agent's turn through announcer's ACP mapping (a plan, five tools,
   a 14-sentence markdown answer streamed at an agent's speed, a permission question,
-  the plan done: ``pace_replay.agent_session_frames``).
+  the plan done: ``pace_replay.agent_session_frames``);
+* ``lab``: a real agent's recorded turn (claude-agent-acp against the lab's fake model,
+  ``tests/lab/test_pace_plan_lab.py``: a plan, a read, a command it asks about first, the
+  plan done and a long markdown answer), ``benchmarks/data/lab_plan_session.jsonl``.
 
 For each, per class (``PaceReport.classes``):
 
@@ -49,6 +52,7 @@ from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import SpeechCommand
 from tests.support.pace_replay import (
     PaceReport,
+    acp_session_frames,
     agent_session_frames,
     bundled_recording,
     busy_recording,
@@ -58,7 +62,8 @@ from tests.support.pace_replay import (
 )
 
 RATES = (180, 300)
-SOURCES = ("demo", "recorded", "busy", "agent")
+SOURCES = ("demo", "recorded", "busy", "agent", "lab")
+LAB_SESSION = Path(__file__).resolve().parent / "data" / "lab_plan_session.jsonl"
 
 
 class FifoScheduler(SpeechScheduler):
@@ -108,6 +113,11 @@ def _reports(
         ),
         "busy": run_recording(busy_recording(), settings, scheduler_factory=factory),
         "agent": run_recording(agent_session_frames(), settings, scheduler_factory=factory),
+        "lab": run_recording(
+            acp_session_frames(LAB_SESSION.read_text(encoding="utf-8").splitlines()),
+            settings,
+            scheduler_factory=factory,
+        ),
     }
 
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from announcer.command_analysis import analyse, literal_for_speech
 from announcer.engine.announcement import Announcement, Urgency
@@ -35,6 +36,7 @@ from announcer.engine.answer_guard import (
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
 from announcer.engine.earcons import EARCON_FOR_EVENT
 from announcer.engine.phrases import N_, duration_phrase
+from announcer.engine.scheduler import fold_category
 from announcer.engine.settings import UserSettings
 from announcer.engine.text_hygiene import clean_for_speech, strip_terminal_codes
 from announcer.engine.tracker import CYCLE_STATES, SessionState
@@ -57,6 +59,7 @@ from announcer.protocol.events import (
     StateChanged,
     ToolCompleted,
     ToolInvoked,
+    short_type_of,
 )
 from announcer.protocol.sanitise import clean_speech
 
@@ -78,9 +81,10 @@ STATE_CYCLE_QUIET_SECONDS: Final = 3.0
 STATUS_LINE_SECONDS: Final = 2.7
 STATUS_LINE_SLACK_WORDS: Final = 2
 # Status news, whose lines are fitted to that time; a failure and a session's end are
-# final states, said whole.
-# (A session's start names the work once; it is said whole too.)
-_STATUS_LINE_CLASSES: Final = (StateChanged, ProgressUpdated, ToolInvoked)
+# final states, said whole. A session's start is status too: said whole at 180 words a
+# minute, a 12-word start held all later news back 4 s (benchmarks/pace.py); detailed
+# verbosity and the screen keep it whole.
+_STATUS_LINE_CLASSES: Final = (StateChanged, ProgressUpdated, ToolInvoked, SessionStarted)
 # What a tool's name says it does, so folded news is summarised by kind (ACP tool kinds,
 # Claude Code and Codex tool names).
 _TOOL_TOPICS: Final = {
@@ -1004,13 +1008,30 @@ def _plan_done(event: ProgressUpdated) -> bool:
     )
 
 
+def tool_topic(tool: str) -> str | None:
+    """``edit``, ``command`` or ``read`` for a tool's name (MCP and dotted names too)."""
+    return _TOOL_TOPICS.get(tool.rsplit("__", 1)[-1].rsplit(".", 1)[-1].lower())
+
+
 def _topic_of(event: AaepEvent) -> str | None:
     """What status news is about, for the scheduler's summary of folded news by kind."""
     if isinstance(event, ToolCompleted) and event.status != "success":
         return "failed"  # a failure is always said
     if isinstance(event, (ToolInvoked, ToolCompleted)):
-        name = event.tool.rsplit("__", 1)[-1].rsplit(".", 1)[-1].lower()
-        return _TOOL_TOPICS.get(name)
+        return tool_topic(event.tool)
     if isinstance(event, ProgressUpdated):
         return "plan_done" if _plan_done(event) else "plan"
     return None
+
+
+def frame_fold_category(frame: Mapping[str, Any]) -> str:
+    """The kind news a flood made us skip unread is counted under ("2 edits, 1 command").
+
+    Only the envelope is read (a skipped frame is never validated): its type and its
+    tool's name, counted as the scheduler counts the news it folds (issue 20).
+    """
+    kind = frame.get("type")
+    short = short_type_of(kind) if isinstance(kind, str) else "agent"
+    tool = frame.get("tool")
+    topic = tool_topic(tool) if isinstance(tool, str) else None
+    return fold_category(Announcement(text="", kind=short, topic=topic))

@@ -102,6 +102,8 @@ QUESTION_END_KINDS: Final = frozenset(
     {"system.prompt_voided", "system.prompt_expired", "system.prompt_refused", "system.auto_reject"}
 )
 PROMPT_KINDS: Final = frozenset({"agent.awaiting.confirmation", "agent.awaiting.clarification"})
+# "The agent went on working; your question is still open." (no event id of its own).
+STILL_OPEN_KIND: Final = "system.prompt_still_open"
 _SESSION_STARTED: Final = "agent.session.started"
 # News that newer news of its session makes moot: what the agent is doing, not what it found.
 _CHATTER: Final = frozenset({"agent.state.changed", "agent.progress.updated", "agent.tool.invoked"})
@@ -125,9 +127,6 @@ STATUS_KINDS: Final = frozenset(
         "system.connection",
     }
 )
-# A source's pending tool results beyond this many are folded, successes oldest first
-# (a failure is always said).
-MAX_PENDING_RESULTS: Final = 2
 # The agent's words pile up past this much queued speech: the rate starts to rise, and
 # reaches the user's ``max_rate_factor`` at this many seconds more.
 WORDS_BACKLOG_FREE_SECONDS: Final = 4.0
@@ -135,12 +134,20 @@ WORDS_BACKLOG_FREE_SECONDS: Final = 4.0
 # let go oldest first, counted and shown: memory stays bounded whatever a producer sends.
 MAX_QUEUED_SENTENCES: Final = 1_000
 WORDS_RAMP_SECONDS: Final = 12.0
+# Issue 20: a question starts within a second of the end of the sentence being spoken; its
+# source's pending status goes first only while it fits in this time, and follows it if not.
+QUESTION_STATUS_LEAD_SECONDS: Final = 1.0
 # What folded status is summarised as (its kind), in the order said.
 FOLD_CATEGORIES: Final = ("edit", "command", "read", "tool", "plan", "state", "update")
 # Never named in a summary (it would take longer than the "Thinking." it stands for, and
 # what the agent does now says more); shown in the transcript like all folded news.
 _QUIET_CATEGORIES: Final = frozenset({"state"})
 FOLDED_SUMMARY_KIND: Final = "system.skipped"
+# Stands for folded news that is never said as itself (stale, or dropped for room).
+_UNSAYABLE: Final[tuple[Announcement, float | None]] = (
+    Announcement(text="", kind=FOLDED_SUMMARY_KIND),
+    None,
+)
 
 
 def speech_class(announcement: Announcement) -> str:
@@ -338,12 +345,20 @@ class SpeechScheduler:
         self._last_words = False
         # Status news folded per source, counted by kind, until its summary is said.
         self._folded_news: dict[str | None, Counter[str]] = {}
+        # Of those, the tool starts whose result has not come yet (by source and kind).
+        self._unfinished_starts: dict[str | None, Counter[str]] = {}
+        # And the first two named ones themselves, with when they could first be said (a
+        # lone one still fresh is said as itself).
+        self._folded_items: dict[str | None, list[tuple[Announcement, float | None]]] = {}
         # The counts of the summary being said (put back if it is cut off).
         self._summary_counts: tuple[str | None, Counter[str]] | None = None
         # Questions answered, withdrawn or timed out (event ids, oldest first).
         self._ended_questions: dict[str, None] = {}
         # When each question was first heard (event id -> now), for the answering UI.
         self._question_started: dict[str, float] = {}
+        # Which session asked each question (event id -> session), to forget with it its
+        # "your question is still open" reminder.
+        self._question_sessions: dict[str, str] = {}
         self.drops: Counter[str] = Counter()
         self.drop_log: deque[DropRecord] = deque(maxlen=DROP_LOG_SIZE)
         self.spoken_count = 0
@@ -434,6 +449,15 @@ class SpeechScheduler:
             return []
         self._order += 1
         if (
+            announcement.kind in PROMPT_KINDS
+            and announcement.event_id is not None
+            and announcement.session_id is not None
+        ):
+            asked = self._question_sessions
+            asked[announcement.event_id] = announcement.session_id
+            if len(asked) > ENDED_QUESTIONS_REMEMBERED:
+                del asked[next(iter(asked))]
+        if (
             current is None
             and not self._words
             and not self._summary_due()
@@ -461,6 +485,8 @@ class SpeechScheduler:
             # One rule for status news, whatever its urgency: a source's status is said
             # in its order, current then most recent (issue 20).
             if not announcement.continues:
+                if announcement.kind == "agent.tool.completed" and self._unfinished_starts:
+                    self._result_came(announcement)
                 self._fold_source(announcement, now)
             queues[Urgency.NORMAL].append(item)
             self._enforce_bound(now)
@@ -526,7 +552,7 @@ class SpeechScheduler:
         is submitted about it later is dropped too, except why it ended
         (:data:`QUESTION_END_KINDS`). Issue 14 c.
         """
-        self._remember_ended(event_id)
+        self._remember_ended(event_id, now)
         self._drop_event(event_id, reason, now)
         self._release_lead_up(event_id)
         current = self._current
@@ -580,7 +606,7 @@ class SpeechScheduler:
             for item in critical:
                 if item.lead_for == event_id:
                     item.lead_for = None
-            self._remember_ended(event_id)
+            self._remember_ended(event_id, now)
             self._drop_event(event_id, "withdrawn by producer", now)
             critical = self._queues[Urgency.CRITICAL]
             pace = self.settings.pace_wpm
@@ -588,7 +614,7 @@ class SpeechScheduler:
                 seconds = estimated_seconds(part.text, pace)
                 critical.insert(place + offset, _Queued(part, now, seconds, order))
             return self._start_next(now) if self._current is None else []
-        self._remember_ended(event_id)
+        self._remember_ended(event_id, now)
         self._drop_event(event_id, "withdrawn by producer", now)
         self._release_lead_up(event_id)
         current = self._current
@@ -656,6 +682,8 @@ class SpeechScheduler:
             while queue:
                 self._drop(queue.popleft().announcement, "silenced by user", now)
         self._folded_news.clear()
+        self._unfinished_starts.clear()
+        self._folded_items.clear()
         if self._current is not None:
             commands.append(Cancel(self._current.utterance_id, "silenced by user"))
             self._current = None
@@ -675,7 +703,19 @@ class SpeechScheduler:
                 return self._queues[Urgency.NORMAL]
         return self._queues[announcement.urgency]
 
-    def _remember_ended(self, event_id: str) -> None:
+    def _remember_ended(self, event_id: str, now: float) -> None:
+        session_id = self._question_sessions.pop(event_id, None)
+        if session_id is not None:
+            # "Your question is still open" is false once it ended (issue 14 c).
+            for queue in self._queues.values():
+                for item in list(queue):
+                    announcement = item.announcement
+                    if (
+                        announcement.kind == STILL_OPEN_KIND
+                        and announcement.session_id == session_id
+                    ):
+                        queue.remove(item)
+                        self._drop(announcement, "question ended", now)
         ended = self._ended_questions
         ended[event_id] = None
         if len(ended) > ENDED_QUESTIONS_REMEMBERED:
@@ -753,8 +793,13 @@ class SpeechScheduler:
         # Other critical speech already waits: this one would not be next, so cutting off
         # what is being said would gain it nothing.
         behind_others = bool(critical)
-        if incoming.session_id is not None and (
-            self._queues[Urgency.NORMAL] or self._queues[Urgency.BACKGROUND] or self._words
+        if (
+            incoming.session_id is not None
+            # What follows a question (its keys, how many wait) never comes before what
+            # its session said after the question: that waits its turn (issue 20).
+            and not incoming.continues
+            and (not incoming.kind.startswith("system.") or incoming.kind in QUESTION_END_KINDS)
+            and (self._queues[Urgency.NORMAL] or self._queues[Urgency.BACKGROUND] or self._words)
         ):
             budget = self.max_lead_in_seconds
             if current is not None and current.announcement.session_id == incoming.session_id:
@@ -815,7 +860,9 @@ class SpeechScheduler:
         self._current = None
         self._done_early = False
         commands: list[SpeechCommand] = [Cancel(current.utterance_id, "user key")]
-        if self.settings.after_interrupt == "resume":
+        if self.settings.after_interrupt == "resume" or speaking.kind == WORDS_KIND:
+            # Issue 20: the agent's words are never dropped; the sentence the key cut off
+            # is said again from its start, whatever ``after_interrupt`` says.
             self._resume(current, now)
         else:
             self._drop_interrupted(current, now)
@@ -965,8 +1012,11 @@ class SpeechScheduler:
                 budget -= seconds
             else:
                 budget = 0.0  # never a lead-up with a hole in it
+        deferred = self._deferred_status(incoming, messages, keep)
         critical = self._queues[Urgency.CRITICAL]
         for index, message in enumerate(messages):
+            if index in deferred:
+                continue
             if index in keep:
                 for part in message:
                     part.lead_for = incoming.event_id
@@ -977,6 +1027,55 @@ class SpeechScheduler:
             head = message[0].announcement
             if head.urgency is not Urgency.BACKGROUND or head.kind in STATUS_KINDS:
                 self._note_skipped(head)
+        if deferred:
+            # Said right after the question, in their order (issue 20).
+            self._queues[Urgency.NORMAL] = deque(
+                sorted(
+                    [
+                        *self._queues[Urgency.NORMAL],
+                        *(part for index in sorted(deferred) for part in messages[index]),
+                    ],
+                    key=_by_order,
+                )
+            )
+
+    @staticmethod
+    def _deferred_status(
+        incoming: Announcement, messages: list[list[_Queued]], keep: set[int]
+    ) -> set[int]:
+        """The kept status a question does not wait for: said right after it (issue 20).
+
+        A question starts within a second of the sentence being spoken: of its source's
+        status news after the last of its words (a tool's result, a plan's latest step),
+        only what fits in ``QUESTION_STATUS_LEAD_SECONDS`` goes first, oldest first; the
+        rest gives way and follows the question, never dropped. A session's start (who
+        asks) and anything before the agent's words keep their place.
+        """
+        if incoming.kind not in PROMPT_KINDS:
+            return set()
+
+        def movable(index: int) -> bool:
+            head = messages[index][0]
+            return (
+                head.announcement.kind in STATUS_KINDS
+                and head.announcement.kind != _SESSION_STARTED
+                and not head.announcement.continues
+                and not head.kept
+            )
+
+        fixed = [index for index in keep if not movable(index)]
+        after = max(fixed, default=-1)
+        budget = QUESTION_STATUS_LEAD_SECONDS
+        deferred: set[int] = set()
+        for index in sorted(keep):
+            if index <= after:
+                continue
+            seconds = sum(part.seconds for part in messages[index])
+            if not deferred and seconds <= budget:
+                budget -= seconds
+            else:
+                deferred.add(index)
+        return deferred
 
     @staticmethod
     def _newest_plan(messages: list[list[_Queued]]) -> int:
@@ -1010,17 +1109,55 @@ class SpeechScheduler:
             self._drop(part.announcement, reason, now)
         return parts
 
-    def _note_skipped(self, announcement: Announcement) -> None:
+    def _note_skipped(
+        self, announcement: Announcement, *, superseded_at: float | None = None
+    ) -> None:
         """Count folded news by source and kind, for its spoken summary (issue 20).
 
         State changes alone never get a summary of their own (a lone "1 more: 1 state
         change." would take longer than the "Thinking." it stands for, and tell less);
-        they are counted in the next summary of their source, if one is said.
+        they are counted in the next summary of their source, if one is said. Our own
+        words (``system.*``: a reminder that a question is still open) are shown, not
+        summarised: "1 more: 1 update." would say nothing of them. A tool's start is
+        counted until a result of its kind comes from its source (:meth:`_result_came`):
+        then the result says it, so "1 more: 1 tool call." never comes just before it.
         """
-        counts = self._folded_news.get(_source_of(announcement))
+        if announcement.kind.startswith("system."):
+            return
+        source = _source_of(announcement)
+        counts = self._folded_news.get(source)
         if counts is None:
-            counts = self._folded_news[_source_of(announcement)] = Counter()
-        counts[fold_category(announcement)] += 1
+            counts = self._folded_news[source] = Counter()
+        category = fold_category(announcement)
+        counts[category] += 1
+        if announcement.kind == "agent.tool.invoked":
+            self._unfinished_starts.setdefault(source, Counter())[category] += 1
+        items = self._folded_items.setdefault(source, [])
+        if category not in _QUIET_CATEGORIES and len(items) < 2:
+            # One superseded piece of news is said as itself, more by their count; stale
+            # news, or news dropped for room, only by its count.
+            items.append((announcement, superseded_at) if superseded_at is not None else _UNSAYABLE)
+
+    def _result_came(self, result: Announcement) -> None:
+        """A tool's result says its folded start: that start is no longer counted."""
+        source = _source_of(result)
+        starts = self._unfinished_starts.get(source)
+        category = fold_category(result)
+        if not starts or not starts[category]:
+            return
+        starts[category] -= 1
+        items = self._folded_items.get(source, [])
+        for index, (item, _) in enumerate(items):
+            if item.kind == "agent.tool.invoked" and fold_category(item) == category:
+                del items[index]
+                break
+        counts = self._folded_news.get(source)
+        if counts and counts[category]:
+            counts[category] -= 1
+            if not counts[category]:
+                del counts[category]
+            if not counts:
+                del self._folded_news[source]
 
     def _summary_due(self) -> bool:
         return any(
@@ -1031,12 +1168,13 @@ class SpeechScheduler:
     def _fold_source(self, incoming: Announcement, now: float) -> None:
         """Newer status news of a source makes its older pending status moot (issue 20).
 
-        "Current, then most recent": a pending state change or tool start is folded by
-        any newer status of its source, a plan step only by a newer plan step. A tool's
-        result (the final state), a session's start and end, and the rest of a message
-        already begun are kept; past ``MAX_PENDING_RESULTS`` results of one source the
-        oldest successes fold too (a failure is always said). Folded news is counted by
-        kind and summarised ("3 more: 2 edits, 1 command.").
+        "Current, then most recent": only the newest pending status of a source is kept.
+        A pending state change or tool start is folded by any newer status of its
+        source, a tool's success by its source's next result, a plan step only by a newer
+        plan step (the latest step is always said). A tool's failure, a plan's end, a
+        session's start and end, and the rest of a message already begun are kept.
+        Folded news is counted by kind and summarised ("3 more: 2 edits, 1 command."),
+        said before the news that folded it.
         """
         if self.settings.cognitive_load == "high" or self.settings.verbosity == "detailed":
             return  # who asked for every detail hears it (still never older than 10 s)
@@ -1044,12 +1182,17 @@ class SpeechScheduler:
         if source is None:
             return
         plan = incoming.kind == "agent.progress.updated"
+        result = incoming.kind == "agent.tool.completed"
+        # Status due before its source's waiting words is said there (order first).
+        words_from = min(
+            (item.order for item in self._words if _source_of(item.announcement) == source),
+            default=None,
+        )
         for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
             queue = self._queues[urgency]
             if not queue:
                 continue
             doomed: set[int] = set()
-            results: list[range] = []
             # One pass over the heads (this runs for every status submitted, issue 20);
             # a head's later parts (``continues``) go with it.
             for index, head in enumerate(queue):
@@ -1060,23 +1203,22 @@ class SpeechScheduler:
                     or (announcement.session_id or announcement.producer_id) != source
                     or head.kept
                     or head.lead_for is not None
+                    # Said before its source's waiting words: it keeps its place there.
+                    or (words_from is not None and head.order < words_from)
                     or announcement.kind == _SESSION_STARTED
                 ):
                     continue
-                message = range(index, _message_end(queue, index))
-                if _is_final(announcement):
-                    if announcement.kind == "agent.tool.completed" and not _is_failure(
-                        announcement
-                    ):
-                        results.append(message)
+                if _is_final(announcement) and (
+                    announcement.kind != "agent.tool.completed"
+                    or _is_failure(announcement)
+                    # What a tool found outranks what the agent does next: only a
+                    # newer result folds it, never a state change, plan step or start.
+                    or not result
+                ):
                     continue
                 if announcement.kind == "agent.progress.updated" and not plan:
                     continue
-                doomed.update(message)
-            if incoming.kind == "agent.tool.completed" and not _is_failure(incoming):
-                results.append(range(len(queue), len(queue)))  # the one arriving
-            for message in results[: max(0, len(results) - MAX_PENDING_RESULTS)]:
-                doomed.update(message)
+                doomed.update(range(index, _message_end(queue, index)))
             if doomed:
                 self._drop_at(urgency, doomed, "superseded by newer news", now, newer=incoming)
 
@@ -1101,7 +1243,11 @@ class SpeechScheduler:
                 self._drop(item.announcement, reason, now)
                 announcement = item.announcement
                 if not announcement.continues and not _said_by(announcement, newer):
-                    self._note_skipped(announcement)
+                    whole = index + 1 >= len(queue) or not queue[index + 1].announcement.continues
+                    self._note_skipped(
+                        announcement,
+                        superseded_at=item.eligible_at if newer is not None and whole else None,
+                    )
             else:
                 kept.append(item)
         self._queues[urgency] = kept
@@ -1200,15 +1346,30 @@ class SpeechScheduler:
                 return index
         return None
 
-    def _fold_summary(self, source: str | None) -> Announcement | None:
+    def _fold_summary(self, source: str | None, now: float) -> Announcement | None:
         """ "3 more: 2 edits, 1 command." for the news folded from ``source``, if due."""
         counts = self._folded_news.get(source)
         if not counts or all(category in _QUIET_CATEGORIES for category in counts):
             return None
         del self._folded_news[source]
+        self._unfinished_starts.pop(source, None)
+        items = self._folded_items.pop(source, [])
         self._summary_counts = (source, counts)
         language = catalog_language(self.settings.languages or ["en"])
         text = folded_summary_text(counts, language)
+        named = sum(
+            count for category, count in counts.items() if category not in _QUIET_CATEGORIES
+        )
+        lone, since = items[0] if len(items) == 1 else _UNSAYABLE
+        if (
+            named == 1
+            and since is not None
+            and now - since <= self.stale_after_seconds
+            and len(lone.text) <= len(text)
+        ):
+            # One piece of news folded, still fresh and shorter than its count: said as
+            # itself ("Shell finished." rather than "1 more: 1 command.").
+            language, text = lone.language, lone.text
         return Announcement(
             text=text, language=language, kind=FOLDED_SUMMARY_KIND, session_id=source
         )
@@ -1218,11 +1379,11 @@ class SpeechScheduler:
 
         Issue 20: within the user's ``max_rate_factor``, by how much speech waits.
         """
+        # Everything waiting counts: a question behind the words is a reason to hurry.
         backlog = item.seconds + sum(
             waiting.seconds
             for queue in (self._words, self._queues[Urgency.CRITICAL], self._queues[Urgency.NORMAL])
             for waiting in queue
-            if waiting.announcement.kind == WORDS_KIND or waiting.announcement.kind in STATUS_KINDS
         )
         factor = min(
             self.settings.max_rate_factor,
@@ -1249,7 +1410,8 @@ class SpeechScheduler:
         if critical:
             self._restart_split_message(now)
             item = critical.popleft()
-            if item.announcement.kind == WORDS_KIND:  # the words before a question
+            kind = item.announcement.kind
+            if kind == WORDS_KIND or kind in STATUS_KINDS:  # the lead-up to urgent news
                 return [self._speak_words(item, now, held=True)]
             return [self._speak_item(item, now, held=True)]
         self._drop_stale(now)
@@ -1258,7 +1420,10 @@ class SpeechScheduler:
         if normal and (normal[0].announcement.continues or normal[0].kept):
             # The rest of the message just heard, or the news the summary of folded news
             # led to, comes before anything else.
-            return [self._speak_item(normal.popleft(), now)]
+            led_to = normal.popleft()
+            if led_to.kept and led_to.announcement.kind in STATUS_KINDS:
+                return [self._speak_words(led_to, now)]
+            return [self._speak_item(led_to, now)]
         if words and words[0].announcement.continues:
             return [self._speak_item(words.popleft(), now)]
         index = self._eligible_news()
@@ -1270,12 +1435,12 @@ class SpeechScheduler:
             # Status news goes at the next sentence boundary, between two sentences of
             # the agent's words at most one at a time ("current, then most recent").
             source = _source_of(news.announcement) if news is not None else None
-            summary = self._fold_summary(source) if news is not None else None
+            summary = self._fold_summary(source, now) if news is not None else None
             if summary is None and summary_due and (news is None or not news.kept):
                 summary = next(
                     (
                         said
-                        for said in map(self._fold_summary, list(self._folded_news))
+                        for said in (self._fold_summary(s, now) for s in list(self._folded_news))
                         if said is not None
                     ),
                     None,
@@ -1287,7 +1452,8 @@ class SpeechScheduler:
                     news.kept = True
                     normal.appendleft(news)
                 seconds = estimated_seconds(summary.text, self.settings.pace_wpm)
-                return [self._speak(summary, seconds, now, now, self._order)]
+                # Faster, like the news it stands for, when speech piles up.
+                return [self._speak_words(_Queued(summary, now, seconds, self._order), now)]
             if news is not None and index is not None:
                 del normal[index]
                 if self._queues[Urgency.BACKGROUND]:
@@ -1461,12 +1627,14 @@ def _category_phrase(category: str, count: int, language: str) -> str:
 
 def folded_summary_text(counts: Counter[str], language: str) -> str:
     """ "3 more: 2 edits, 1 command." in ``language`` (issue 20: never a bare count)."""
-    # State changes are counted, not named: what the agent is doing now says more.
-    total = sum(count for category, count in counts.items() if category not in _QUIET_CATEGORIES)
+    # State changes are counted, not named: what the agent is doing now says more. (Named
+    # when nothing else was folded: a flood of them is still said by kind.)
+    quiet = _QUIET_CATEGORIES if any(c not in _QUIET_CATEGORIES for c in counts) else frozenset()
+    total = sum(count for category, count in counts.items() if category not in quiet)
     parts = [
         _category_phrase(category, counts[category], language)
         for category in FOLD_CATEGORIES
-        if counts.get(category, 0) and category not in _QUIET_CATEGORIES
+        if counts.get(category, 0) and category not in quiet
     ]
     return (
         translator(language)

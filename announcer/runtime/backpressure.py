@@ -16,14 +16,16 @@ import asyncio
 import json
 import logging
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import jiter
 
 from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.policy import frame_fold_category
+from announcer.engine.scheduler import folded_summary_text
 from announcer.engine.skipped_news import SkippedNewsStore
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.i18n.format import format_integer
@@ -74,6 +76,7 @@ class Skipped:
     producer_id: str
     name: str
     count: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)  # "2 edits, 1 command" (issue 20)
 
 
 class QueuedSource(Protocol):
@@ -192,9 +195,10 @@ class InboundQueue:
         run.count += 1
         self.skipped_total += 1
         self.skipped_news.add(envelope, producer_id, self.verbosity())
+        run.kinds[frame_fold_category(envelope)] += 1  # "2 edits, 1 command" (issue 20)
 
     def say_skipped(self, state: QueuedSource, run: Skipped) -> None:
-        """ "40 more urgent messages from X" / "40 more updates skipped", where they were."""
+        """ "40 more urgent messages from X" / "40 more: 38 edits, 2 commands.", in place."""
         if state.skipping.get((run.urgent, run.producer_id)) is run:
             del state.skipping[(run.urgent, run.producer_id)]
         self._show_skipped_words(run.producer_id)
@@ -202,11 +206,7 @@ class InboundQueue:
             self.count_urgent(run.producer_id, run.name, run.count, state.source)
             return
         language = self.language()
-        tr = translator(language)
-        count = format_integer(run.count, language)
-        text = tr.ngettext(
-            "{count} more update skipped.", "{count} more updates skipped.", run.count
-        ).format(count=count)
+        text = folded_summary_text(run.kinds, language)  # by kind, never a bare count
         self.say(
             Announcement(
                 text=clean_for_speech(text, language),

@@ -141,7 +141,8 @@ def test_replay_verbosity_changes_what_is_said() -> None:
     normal = spoken_texts(run_replay("--verbosity", "normal"))
     detailed = spoken_texts(run_replay("--verbosity", "detailed"))
     assert terse[0] == "Banking assistant started."
-    assert normal[0] == "Harbor Bank Assistant is moving $500 from checking to savings for you."
+    # Issue 20: at normal verbosity a session's start is a status line fitted to the rate.
+    assert normal[0] == "Harbor Bank Assistant is moving $500 from checking…"
     assert detailed[0].startswith("Harbor Bank Assistant is moving $500 from your checking account")
     assert sum(map(len, terse)) < sum(map(len, normal))
 
@@ -166,7 +167,7 @@ def test_replay_text_backend_is_plain_lines() -> None:
     result = cli("replay", str(DEMO), "--no-delay", "--speech", "text")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0] == "Harbor Bank Assistant is moving $500 from checking to savings for you."
+    assert lines[0] == "Harbor Bank Assistant is moving $500 from checking…"
     assert lines[-1] == "All done. $500 is now in your savings account."
     assert any(line.startswith("Error. The statement export failed") for line in lines)
     assert not any(line.startswith("{") for line in lines)

@@ -14,6 +14,7 @@ the user's rate (``estimated_seconds``), on a clock the test moves.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from hypothesis import given, settings
@@ -21,7 +22,12 @@ from hypothesis import strategies as st
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.pipeline import Engine
-from announcer.engine.scheduler import SpeechScheduler, estimated_seconds
+from announcer.engine.policy import frame_fold_category
+from announcer.engine.scheduler import (
+    SpeechScheduler,
+    estimated_seconds,
+    folded_summary_text,
+)
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
 
@@ -366,3 +372,29 @@ def test_a_runaway_stream_of_words_keeps_memory_bounded_and_says_so() -> None:
     assert scheduler.queued() == MAX_QUEUED_SENTENCES
     assert scheduler.drops == {"too much queued speech": 2}
     assert shown == ["Sentence 1.", "Sentence 2."]  # the first is being said
+
+
+# -- the reader's flood guard (runtime/session.py) ---------------------------------------
+
+
+def test_news_skipped_unread_in_a_flood_is_counted_by_kind() -> None:
+    """Issue 20: "3 more: 2 edits and 1 command.", never "3 more updates skipped", from
+    the envelope alone (a skipped frame is never validated)."""
+
+    def envelope(kind: str, **fields: object) -> dict[str, object]:
+        return {"type": f"aaep:{kind}", "producer": {"agent_id": "flooder"}, **fields}
+
+    frames = [
+        envelope("agent.tool.invoked", tool="Edit"),
+        envelope("agent.tool.completed", tool="mcp__files__write"),
+        envelope("agent.tool.invoked", tool="bash"),
+        envelope("agent.state.changed"),
+    ]
+    counts = Counter(map(frame_fold_category, frames))
+    assert folded_summary_text(counts, "en") == "3 more: 2 edits and 1 command."
+    assert folded_summary_text(counts, "fr") == "3 de plus : 2 modifications et 1 commande."
+    # A flood of state changes alone is still said by kind.
+    states = Counter(map(frame_fold_category, frames[3:] * 2))
+    assert folded_summary_text(states, "en") == "2 more: 2 state changes."
+    assert frame_fold_category({"type": "aaep:agent.progress.updated"}) == "plan"
+    assert frame_fold_category({"type": 7}) == "update"

@@ -6,6 +6,8 @@ minute would take, and checks what the user hears, in order.
 
 from __future__ import annotations
 
+import pytest
+
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import UserAnswer
@@ -144,18 +146,36 @@ def test_a_lead_up_keeps_results_and_words_and_status_gives_way_to_the_question(
     assert scheduler.drops["skipped before critical news"] == 1
 
 
-def test_a_long_lead_up_is_cut_to_its_newest_part_and_the_rest_summarised() -> None:
+def test_a_question_does_not_wait_for_a_long_lead_up_of_status() -> None:
+    """Issue 20: a question starts at the next sentence boundary, within a second. Its
+    source's pending results do not hold it back: the newest follows it, the others are
+    summarised by kind; none is lost."""
     listener = Listener(SpeechScheduler(max_lead_in_seconds=5.0, max_delay_seconds=6.0))
     listener.submit(news("Speaking now.", session="sess_other"), 0.0)
     for index in range(6):  # about 3.6 seconds each at 180 words a minute
         listener.submit(news(f"Result {index} is here with ten words in it, all of them."), 0.1)
     listener.submit(critical("Question. Which one?", TRIP, "agent.awaiting.clarification"), 0.2)
     listener.play_out(0.2)
-    question = listener.heard.index("Question. Which one?")
-    assert listener.heard[question - 1] == "Result 5 is here with ten words in it, all of them."
-    assert "Result 0 is here with ten words in it, all of them." not in listener.heard
-    # Issue 20: a source keeps its two newest results; the others are summarised by kind.
-    assert listener.heard[question + 1] == "4 more: 4 tool calls."
+    assert listener.heard == [
+        "Speaking now.",
+        "Question. Which one?",
+        # A source keeps its newest result; the others are summarised by kind.
+        "5 more: 5 tool calls.",
+        "Result 5 is here with ten words in it, all of them.",
+    ]
+
+
+def test_a_short_result_goes_before_its_question_a_long_one_after() -> None:
+    """Issue 20: of the status before a question, what fits in a second goes first (in
+    order); the agent's words before it always do."""
+    listener = Listener(SpeechScheduler())
+    listener.submit(news("Speaking now.", session="sess_other"), 0.0)
+    listener.submit(news("Done."), 0.1)
+    step = news("Step 3 of 4: compare the fares.", kind="agent.progress.updated")
+    listener.submit(step, 0.2)
+    listener.submit(critical("Book it?", TRIP, "agent.awaiting.confirmation"), 0.3)
+    listener.play_out(0.3)
+    assert listener.heard == ["Speaking now.", "Done.", "Book it?", step.text]
 
 
 def test_a_lead_up_whose_question_is_withdrawn_goes_back_in_line() -> None:
@@ -313,21 +333,38 @@ def test_background_news_is_said_before_its_sessions_later_news_or_not_at_all() 
     def background(text: str, kind: str = "agent.tool.completed") -> Announcement:
         return news(text, kind=kind, urgency=Urgency.BACKGROUND)
 
+    booking = "agent.state.changed"  # a state change never folds a tool's result
     listener = Listener(SpeechScheduler())
     listener.submit(news("Speaking."), 0.0)
     listener.submit(background("Draft saved."), 0.1)
-    listener.submit(news("Found three trains."), 0.2)
+    listener.submit(news("Booking the train.", kind=booking), 0.2)
     listener.finish(1.0)
     assert listener.heard[-1] == "Draft saved."  # still fresh: said first, in order
     listener.play_out(1.0)
-    assert listener.heard == ["Speaking.", "Draft saved.", "Found three trains."]
+    assert listener.heard == ["Speaking.", "Draft saved.", "Booking the train."]
     late = Listener(SpeechScheduler())
     late.submit(news("Speaking."), 0.0)
     late.submit(background("Draft saved."), 0.1)
-    late.submit(news("Found three trains."), 0.2)
+    late.submit(news("Booking the train.", kind=booking), 0.2)
     late.play_out(5.0)
     # Issue 20: a tool's result is a final state, always said, in its source's order.
-    assert late.heard == ["Speaking.", "Draft saved.", "Found three trains."]
+    assert late.heard == ["Speaking.", "Draft saved.", "Booking the train."]
+    # Only its source's newer result folds it ("current, then most recent"): said by kind,
+    # or as itself when it is the one folded (shorter than its count, and fresh).
+    newer = Listener(SpeechScheduler())
+    newer.submit(news("Speaking."), 0.0)
+    newer.submit(background("Draft saved."), 0.1)
+    newer.submit(news("Found three trains."), 0.2)
+    newer.play_out(1.0)
+    assert newer.heard == ["Speaking.", "Draft saved.", "Found three trains."]
+    assert newer.scheduler.drops == {"superseded by newer news": 1}
+    more = Listener(SpeechScheduler())
+    more.submit(news("Speaking."), 0.0)
+    more.submit(background("Draft saved."), 0.1)
+    more.submit(news("Draft saved again."), 0.15)
+    more.submit(news("Found three trains."), 0.2)
+    more.play_out(1.0)
+    assert more.heard == ["Speaking.", "2 more: 2 tool calls.", "Found three trains."]
     chatter = Listener(SpeechScheduler())
     chatter.submit(news("Speaking."), 0.0)
     chatter.submit(background("Halfway.", kind="agent.progress.updated"), 0.1)
@@ -433,16 +470,27 @@ def test_the_agents_own_words_survive_when_old_news_and_chatter_are_skipped_toge
     listener.submit(news("Running shell.", kind="agent.tool.invoked"), 2.0)
     listener.submit(news("Ready to apply the diff.", kind="agent.output.streaming"), 2.1)
     listener.submit(news("Finished the turn."), 2.2)
-    listener.finish(3.0)  # "Running shell." is superseded by its session's newer status
+    listener.finish(3.0)
     listener.play_out(3.0)
-    # Issue 20: a tool's result is a final state, said however late; the words too.
+    # Issue 20: a tool's result is a final state, said however late; the words too. Status
+    # due before its source's waiting words keeps its place there: newer status after
+    # the words does not fold it (order within a source).
     assert listener.heard == [
         "Speaking.",
         "Old result.",
+        "Running shell.",
         "Ready to apply the diff.",
         "Finished the turn.",
     ]
-    assert listener.scheduler.drops == {"superseded by newer news": 1}
+    assert not listener.scheduler.drops
+    # With no words between them, the newer status folds the older one.
+    folded = Listener(SpeechScheduler(max_delay_seconds=2.5))
+    folded.submit(news("Speaking."), 0.0)
+    folded.submit(news("Running shell.", kind="agent.tool.invoked"), 2.0)
+    folded.submit(news("Finished the turn."), 2.2)
+    folded.play_out(3.0)
+    assert folded.heard == ["Speaking.", "Finished the turn."]
+    assert folded.scheduler.drops == {"superseded by newer news": 1}
 
 
 def test_why_a_question_ended_and_a_sessions_end_are_said_however_far_behind() -> None:
@@ -468,15 +516,15 @@ def test_why_a_question_ended_and_a_sessions_end_are_said_however_far_behind() -
             listener.finish(now)
     listener.play_out(now)
     heard = listener.heard
-    assert "10 more: 10 tool calls." in heard
+    assert "11 more: 11 tool calls." in heard
     assert voided.text in heard
     assert done.text in heard
     drops = listener.scheduler.drops
-    # Every result is heard or folded and counted: a source keeps its two newest results
+    # Every result is heard or folded and counted: a source keeps its newest result
     # (a tool's final state), however late (issue 20).
     # (one cut off by an alert is said again whole: counted once)
     results_heard = len({text for text in heard if text.startswith("Result number")})
-    assert results_heard == 2
+    assert results_heard == 1
     assert sum(drops.values()) + results_heard == 12
 
 
@@ -491,3 +539,62 @@ def test_why_a_question_being_heard_ended_is_said_however_late() -> None:
     listener.take(scheduler.withdraw("evt_q", 0.5, voided))
     # It was being read: cut off, and why it ended said at once.
     assert listener.heard[-1] == voided.text
+
+
+def test_a_still_open_reminder_is_not_said_after_its_question_ended() -> None:
+    """Issue 20: "your question is still open" after the question was withdrawn or answered
+    would be false; it goes with the question (shown, not said)."""
+    scheduler = SpeechScheduler()
+    listener = Listener(scheduler)
+    question = critical("Transfer $500?", TRIP, "agent.awaiting.confirmation", event_id="evt_q")
+    listener.submit(question, 0.0)
+    still_open = news(
+        "The agent went on working; your question is still open.", kind="system.prompt_still_open"
+    )
+    listener.submit(still_open, 1.0)
+    listener.submit(news("The transfer went through."), 1.1)
+    listener.take(scheduler.question_ended("evt_q", 2.0))
+    listener.play_out(2.0)
+    assert still_open.text not in listener.heard
+    assert listener.heard[-1] == "The transfer went through."
+    assert scheduler.drops["question ended"] >= 1
+
+
+@pytest.mark.parametrize("after_interrupt", ["resume", "drop"])
+def test_where_am_i_mid_sentence_is_answered_at_once_and_the_sentence_said_again(
+    after_interrupt: str,
+) -> None:
+    """Issue 20: the user's own key ("Where am I", F3) is answered at once, even mid-way
+    through the agent's sentence; that sentence is then said again from its start, whatever
+    ``after_interrupt`` says, so the agent's words are never dropped."""
+    clock = SimulatedClock()
+    scheduler = SpeechScheduler(UserSettings(after_interrupt=after_interrupt))  # type: ignore[arg-type]
+    backend = PacedBackend(clock, rate_wpm=180)
+    driver = SpeechDriver(backend)
+
+    def run(commands: list[SpeechCommand]) -> None:
+        driver.run(commands, lambda uid: scheduler.on_done(uid, clock.now()))
+
+    sentences = [
+        "The parser now keeps the last line of a file that has no final newline.",
+        "The strict flag is checked before any file is opened.",
+        "Error messages name the file and the line.",
+    ]
+    for sentence in sentences:
+        run(scheduler.submit(news(sentence, kind="agent.output.streaming"), clock.now()))
+    clock.advance_to(2.0)  # half-way through the first sentence (about 4.7 s long)
+    run([])
+    where = reply("Main screen. The agent is working.")
+    run(scheduler.submit(where, clock.now()))
+    for step in range(1, 400):
+        clock.advance_to(2.0 + step * 0.1)
+        run([])
+    heard = backend.utterances
+    # The answer started at the key press, cutting the sentence off.
+    answer = next(u for u in heard if u.announcement is where)
+    assert answer.started == 2.0
+    assert heard[0].stopped and heard[0].announcement.text == sentences[0]
+    # Then every sentence is heard whole, in order, the cut one again from its start.
+    whole = [u.announcement.text for u in heard if not u.stopped and u.announcement is not where]
+    assert whole == sentences
+    assert not scheduler.drops

@@ -95,6 +95,13 @@ def _producer_texts() -> list[str]:
 
 def _own_words(text: str) -> str:
     """The utterance without the producer's text: what announcer itself generated."""
+
+    def fitted(match: re.Match[str]) -> str:
+        head = match.group(1).strip()
+        return " " if any(p.startswith(head) for p in _producer_texts()) else match.group(0)
+
+    # A status line fitted to the user's rate (issue 20) is the producer's text cut with "…".
+    text = re.sub(r"([^.!?…]{3,})…", fitted, text)
     for producer_text in _producer_texts():
         text = text.replace(producer_text, " ")
     return text

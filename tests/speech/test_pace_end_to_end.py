@@ -19,6 +19,7 @@ import pytest
 from announcer.engine.settings import UserSettings
 from tests.support.pace_replay import (
     PaceReport,
+    acp_session_frames,
     agent_session_frames,
     bundled_recording,
     busy_recording,
@@ -28,6 +29,8 @@ from tests.support.pace_replay import (
 )
 
 RATES = (180, 350)
+# A real agent's turn recorded in the lab (tests/lab/test_pace_plan_lab.py), its ACP messages
+LAB_SESSION = Path(__file__).parents[2] / "benchmarks" / "data" / "lab_plan_session.jsonl"
 
 
 def set_of_first(report: PaceReport) -> list[str]:
@@ -120,15 +123,17 @@ def test_a_busy_recording_is_heard_in_order_with_a_bounded_delay(wpm: int) -> No
     ]
     # Each session's start is heard before its error.
     texts = report.texts()
-    assert texts.index("Harbor Bank Assistant is exporting your May statement as a PDF.") < next(
+    assert index_of(report, "Harbor Bank Assistant is exporting your May statement") < next(
         i for i, t in enumerate(texts) if t.startswith("Error.")
     )
     # Issue 20: each class by its rule. Questions start at the next sentence boundary
     # (and after their own source's earlier words); the words are never dropped. Status
-    # here waits behind five questions withdrawn unheard, each said whole at critical: a
-    # regression bound, not yet the issue's 3 s target (benchmarks/pace.py reports it).
-    assert classes["questions"]["p95_s"] <= 3.0  # type: ignore[index]
-    assert classes["status"]["p95_s"] <= (45.0 if wpm == 180 else 25.0)  # type: ignore[index]
+    # here waits behind five questions withdrawn unheard, each said whole at critical
+    # (time given way by rule): the issue's 3 s target holds at 350 words a minute; at
+    # 180 benchmarks/pace.py reports how near it is (a regression bound here).
+    assert classes["questions"]["p95_s"] <= 1.0  # type: ignore[index]
+    assert classes["status"]["p95_s"] <= (4.0 if wpm == 180 else 3.0)  # type: ignore[index]
+    assert classes["status"]["p50_s"] <= 1.0  # type: ignore[index]
 
 
 @pytest.mark.parametrize("wpm", RATES)
@@ -137,9 +142,8 @@ def test_the_bundled_recording_keeps_order_and_never_reads_a_void_question(wpm: 
     assert report.stale == []
     assert report.out_of_order == []
     texts = report.texts()
-    statement_started = texts.index(
-        "Harbor Bank Assistant is exporting your May statement as a PDF."
-    )
+    # (fitted to a status line at 180 words a minute, issue 20)
+    statement_started = index_of(report, "Harbor Bank Assistant is exporting your May statement")
     assert statement_started < next(i for i, t in enumerate(texts) if t.startswith("Error."))
 
 
@@ -244,3 +248,33 @@ def test_a_critical_question_withdrawn_unheard_is_said_at_critical_before_the_an
     assert "Call send_email with arguments" in texts[withdrawn]
     assert withdrawn < texts.index("Here's what I found.")
     assert not any(t.startswith("No answer needed any more") for t in texts)
+
+
+@pytest.mark.parametrize("wpm", RATES)
+def test_a_real_agents_recorded_plan_tools_question_and_long_answer_at_pace(wpm: int) -> None:
+    """Issue 20: claude-agent-acp's recorded turn (a plan, a read, a command it asked about,
+    the plan done, a long markdown answer) through announcer's ACP mapping and the paced
+    backend: every sentence of the answer is in the jsonl speech record, in order, once."""
+    from tests.lab.plan_scenario import PLAN_SENTENCES
+
+    record = io.StringIO()
+    frames = acp_session_frames(LAB_SESSION.read_text(encoding="utf-8").splitlines())
+    report = run_recording(frames, UserSettings(pace_wpm=wpm), record=record)
+    spoken = [
+        str(line["text"])
+        for line in map(json.loads, record.getvalue().splitlines())
+        if line["action"] == "speak"
+    ]
+    answer = [t for t in spoken if any(t.startswith(s[:-1]) for s in PLAN_SENTENCES)]
+    ordered = [next(s for s in PLAN_SENTENCES if t.startswith(s[:-1])) for t in answer]
+    # Each in order (one a key cut off is said again whole, right after the key's answer).
+    assert list(dict.fromkeys(ordered)) == PLAN_SENTENCES
+    assert ordered == sorted(ordered, key=PLAN_SENTENCES.index)
+    assert any(t.startswith("Confirmation needed.") for t in spoken), spoken
+    assert any(t.startswith("All 3 steps done") for t in spoken), spoken
+    assert not any("skipped" in t for t in spoken)
+    classes = report.classes()
+    assert classes["words"]["dropped"] == 0  # type: ignore[index]
+    assert classes["stale"] == 0 and classes["out_of_order"] == 0
+    assert classes["questions"]["p95_s"] <= 1.0  # type: ignore[index]
+    assert classes["status"]["p95_s"] <= 3.0  # type: ignore[index]

@@ -324,7 +324,7 @@ class PacedRun:
             skipped=dict(self.engine.scheduler.drops),
         )
         first_start: dict[str, float] = {}
-        last_index: dict[str, int] = {}
+        last_index: dict[tuple[str, str], int] = {}
         for utterance in report.heard:
             announcement = utterance.announcement
             event_id = announcement.event_id
@@ -348,9 +348,16 @@ class PacedRun:
             session = announcement.session_id
             if index is None or session is None:
                 continue
-            if index < last_index.get(session, -1):
+            # Issue 20: pending status news gives way to a question, so status said after
+            # a later question of its session is in its place; against anything else
+            # (the agent's words, other status) the order of events holds.
+            question = announcement.kind in PROMPT_KINDS
+            status = announcement.kind in STATUS_KINDS
+            before = last_index.get((session, "status" if status else "all"), -1)
+            if index < before:
                 report.out_of_order.append(f"{utterance.started:.1f}s: {announcement.text[:60]}")
-            last_index[session] = max(index, last_index.get(session, -1))
+            for key in ("all",) if question else ("all", "status"):
+                last_index[(session, key)] = max(index, last_index.get((session, key), -1))
         self._measure_classes(report)
         for asked_at, reply in self.replies:
             started = next(
@@ -401,23 +408,51 @@ class PacedRun:
                     moment = max(moment, ends[index])
             return min(moment, before)
 
-        def given_way(since: float, until: float) -> float:
+        def is_key_reply(announcement: Announcement) -> bool:
+            return announcement.kind == UI_KIND and announcement.event_id is None
+
+        def urgent(announcement: Announcement) -> bool:
+            return announcement.urgency is Urgency.CRITICAL or (
+                announcement.kind in QUESTION_END_KINDS
+            )
+
+        # The lead-up to urgent news: its source's earlier news, said while the urgent news
+        # waited for it (issue 14 a, b: a source's order holds, urgent news included).
+        lead_up: set[int] = set()
+        for index, utterance in enumerate(heard):
+            mine = utterance.announcement
+            if mine.session_id is None or urgent(mine) or is_key_reply(mine):
+                continue
+            for later in heard[index + 1 :]:
+                other = later.announcement
+                if is_key_reply(other):
+                    continue
+                if other.session_id != mine.session_id:
+                    break
+                if urgent(other):
+                    waiting_since = self.arrivals.get(other.event_id or "", later.started)
+                    if waiting_since <= utterance.started:
+                        lead_up.add(index)
+                    break
+
+        def given_way(since: float, until: float, session: str | None = None) -> float:
             """Time spent on questions (and why one ended), urgent news and answers to the
-            user's keys (which go first by rule) between ``since`` and ``until``."""
+            user's keys (which go first by rule) between ``since`` and ``until``; and on
+            other sources' lead-ups to their urgent news."""
             total = 0.0
             for index, utterance in enumerate(heard):
                 other = utterance.announcement
                 if (
-                    other.urgency is Urgency.CRITICAL
-                    or other.kind in QUESTION_END_KINDS
-                    or (other.kind == UI_KIND and other.event_id is None)
+                    urgent(other)
+                    or is_key_reply(other)
+                    or (index in lead_up and other.session_id != session)
                 ):
                     total += max(0.0, min(ends[index], until) - max(utterance.started, since))
             return total
 
         def status_delay(event_id: str, session: str | None, started: float) -> float:
             since = ready(event_id, session, started)
-            return max(0.0, started - since - given_way(since, started))
+            return max(0.0, started - since - given_way(since, started, session))
 
         stale_after = 10.0
         for event_id, index in first.items():
@@ -439,13 +474,11 @@ class PacedRun:
                 start = max(
                     speaking_end, ready(event_id, announcement.session_id, utterance.started)
                 )
-                # The answers to the user's own keys go first by rule, questions or not.
-                keys = sum(
-                    max(0.0, min(ends[i], utterance.started) - max(u.started, start))
-                    for i, u in enumerate(heard)
-                    if u.announcement.kind == UI_KIND and u.announcement.event_id is None
-                )
-                report.question_delays.append(max(0.0, utterance.started - start - keys))
+                # The answers to the user's own keys go first by rule, questions or not;
+                # so do questions (and why one ended) and urgent news that came first: a
+                # question starts at the next boundary after them.
+                went_first = given_way(start, utterance.started, announcement.session_id)
+                report.question_delays.append(max(0.0, utterance.started - start - went_first))
                 report.question_waits.append(utterance.started - arrived)
         for dropped_at, announcement in self.skipped_news:
             event_id = announcement.event_id
@@ -465,6 +498,8 @@ class PacedRun:
                         u.announcement.kind == FOLDED_SUMMARY_KIND
                         or u.announcement.kind in STATUS_KINDS
                         or u.announcement.kind in PROMPT_KINDS
+                        # a question withdrawn before it was heard, said in its place
+                        or u.announcement.kind in QUESTION_END_KINDS
                     )
                 ),
                 None,
@@ -816,5 +851,50 @@ def agent_session_frames(
     plan(at, len(AGENT_PLAN))
     at = say(at + 0.1, "Pushed. The branch is ready for review.")
     take(at + 0.2, adapter.turn_ended(session, "end_turn", origin + at + 0.2))
+    frames.sort(key=lambda item: item[0])
+    return frames
+
+
+def acp_session_frames(
+    lines: Iterable[str], origin: float = 1_800_000_000.0
+) -> list[tuple[float, dict[str, Any]]]:
+    """A recorded ACP agent's turn as AAEP frames with their times.
+
+    ``lines``: what the agent said, one ``{"t": seconds, "message": JSON-RPC}`` a line, as
+    ``tests/lab/acp_tee.py`` records it. Its ``session/update`` notifications,
+    ``session/request_permission`` requests and the prompt's ``stopReason`` go through
+    announcer's own ACP mapping, as in ``announcer agent``.
+    """
+    from announcer.formats.acp import AcpAdapter
+
+    adapter = AcpAdapter("Claude Agent", "claude-agent")
+    records = [json.loads(line) for line in lines if line.strip()]
+    if not records:
+        return []
+    start = float(records[0]["t"]) - 0.1
+    session = next(
+        str(r["message"]["params"]["sessionId"])
+        for r in records
+        if isinstance(r["message"].get("params"), dict) and "sessionId" in r["message"]["params"]
+    )
+    frames: list[tuple[float, dict[str, Any]]] = []
+
+    def take(at: float, output: Any) -> None:
+        frames.extend((at, event) for event in output.events)
+
+    take(0.0, adapter.session_opened(session, "/home/dev/project", origin))
+    take(0.05, adapter.prompt_sent(session, origin + 0.05))
+    for record in records:
+        at = max(0.05, float(record["t"]) - start)
+        message = record["message"]
+        method = message.get("method")
+        if method == "session/update":
+            take(at, adapter.update(message["params"], origin + at))
+        elif method == "session/request_permission":
+            request = str(message.get("id"))
+            take(at, adapter.permission_requested(request, message["params"], origin + at))
+        elif isinstance(message.get("result"), dict) and "stopReason" in message["result"]:
+            reason = message["result"]["stopReason"]
+            take(at, adapter.turn_ended(session, reason, origin + at))
     frames.sort(key=lambda item: item[0])
     return frames
