@@ -303,3 +303,40 @@ def test_codex_started_by_name_asks_before_an_edit(
     finally:
         assert run.quit() == 0
     assert (run.folder / EDIT_FILE).read_text() == EDIT_TEXT
+
+
+@pytest.mark.parametrize("started", ["by name", "as a command"])
+def test_codex_asks_before_a_command_however_it_is_started(
+    started: str, tmp_path: Path, clis: Clis, fake_model: FakeModelServer
+) -> None:
+    """codex-acp 2.6.0 opens a session in "Auto review" unless told otherwise: then its
+    reviewer (the model) decides a command and the user only hears the verdict. Started by
+    name (``announcer agent codex``) or as its program (``announcer agent -- codex-acp``),
+    it is read-only, says so, and a command that writes is asked on the wire and obeyed."""
+    env = {**os.environ, **codex_env(fake_model.openai_url, tmp_path / "home")}
+    adapter = acp_adapter(clis, "codex-acp")
+    env["PATH"] = os.pathsep.join(
+        p for p in (str(adapter.parent), codex_sandbox_path(clis), env["PATH"]) if p
+    )
+    env.pop("INITIAL_AGENT_MODE", None)
+    if started == "by name":
+        run = AgentRun(tmp_path, env=env, names=["codex"])
+    else:
+        run = AgentRun(tmp_path, agent=[str(adapter)], env=env)
+    try:
+        run.wait_for("is ready.")
+        settings = run.wait_for("Mode: ")
+        assert settings.startswith("Mode: Read-only."), settings
+        run.type("lab:command please")
+        question = run.wait_for("Confirmation needed.")
+        assert "Codex wants to run: touch made.txt" in question
+        run.wait_for("Accept or reject")
+        run.answer("r")
+        run.wait_for("Codex stopped the turn after you rejected: touch made.txt.")
+    finally:
+        assert run.quit() == 0
+    assert not (run.folder / "made.txt").exists()
+    heard = run.heard()
+    assert "You rejected: touch made.txt." in heard, heard
+    assert sum(t.startswith("Confirmation needed.") for t in heard) == 1
+    assert not any("reviewer" in t or "Auto review" in t for t in heard), heard

@@ -177,9 +177,32 @@ def agents_to_start(args: argparse.Namespace, settings: Any) -> list[AgentToStar
             return one
         found.append(one)
     if command:
-        label = Path(command[0]).name
-        found.append(AgentToStart(ssh_command(host, command) if host else command, label, label))
+        found.append(command_to_start(command, host=host))
     return unique_labels(found)
+
+
+def command_to_start(
+    command: list[str], *, host: str | None = None, label: str | None = None
+) -> AgentToStart:
+    """An agent given as a command line, started as written; when it is a preset's own
+    program (``codex-acp``, ``gemini --acp``), with that preset's asking settings too,
+    unless the command line or the environment already picks them (issue 21, item 3:
+    started as a command, codex-acp 2.6.0 ran in Auto review, its reviewer deciding)."""
+    from announcer.config.agents import preset_for_command
+
+    short = label or Path(command[0]).name
+    preset = preset_for_command(command)
+    if preset is None or preset.chooses_asking(command, os.environ):
+        return AgentToStart(ssh_command(host, command) if host else command, short, short)
+    words = [*command, *preset.ask.args]
+    return AgentToStart(
+        ssh_command(host, words, preset.ask.env) if host else words,
+        short,
+        short,
+        env=None if host else preset.launch_env(),
+        config_options=tuple(preset.ask.config.items()),
+        mode=preset.ask.mode,
+    )
 
 
 def _language(settings: Any) -> str:
@@ -299,15 +322,13 @@ def resolve_agent(
     except ValueError as exc:
         return f"announcer: {ACP_SCHEME}{name}: {exc}"
     if command and host is not None:
-        short = label or Path(command[0]).name
-        return AgentToStart(ssh_command(host, command), short, short)
+        return command_to_start(command, host=host, label=label)
     if not command or (find_command(command[0]) is None and not Path(command[0]).exists()):
         return (
             f"announcer agent: {name!r} is neither a preset ({', '.join(presets())}), "
             "nor a saved agent, nor a command found on PATH"
         )
-    short = label or Path(command[0]).name
-    return AgentToStart(command, short, short)
+    return command_to_start(command, label=label)
 
 
 def unique_labels(found: list[AgentToStart]) -> list[AgentToStart]:
