@@ -36,7 +36,13 @@ from typing import Any
 from announcer.command_analysis import analyse, higher_risk
 from announcer.formats.acp_forms import Form, FormField, next_question, parse_form, take_answer
 from announcer.formats.base import AdapterOutput, FormatAdapter, JsonObject, get_str
-from announcer.formats.builder import AaepBuilder, SessionState, mark_command, mark_literal
+from announcer.formats.builder import (
+    AaepBuilder,
+    SessionState,
+    mark_command,
+    mark_literal,
+    mark_plan,
+)
 from announcer.formats.speakable import clip, command_in_words
 from announcer.i18n.translate import translator
 
@@ -1316,7 +1322,7 @@ class AcpAdapter(FormatAdapter):
         )
         event["allowed_replies"] = allowed
         whole_plan = get_str(call, "rawInput", "plan") or tool.plan
-        if whole_plan.strip():  # the whole plan, read at detailed verbosity (and shown)
+        if whole_plan.strip():  # the whole plan, also in the detailed summary
             event["summary_detailed"] = clip(
                 f"{event['summary_normal']} {' '.join(whole_plan.split())}", 16_000
             )
@@ -1337,6 +1343,8 @@ class AcpAdapter(FormatAdapter):
             mark_command(event, command)
         else:
             mark_literal(event)  # titles and paths are read as written
+        if whole_plan.strip():  # the whole plan: shown, and read whole on a key (W)
+            mark_plan(event, whole_plan)
         session.state.state = "awaiting_input"  # §6.8: a later change away from it withdraws
         token = str(event["reply_token"])
         self.permissions[token] = Permission(

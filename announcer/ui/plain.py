@@ -42,6 +42,9 @@ from announcer.engine.answer_guard import (
     confirm_step_action,
     confirm_step_text,
     is_high_risk,
+    plan_for_display,
+    plan_for_speech,
+    plan_of,
     reads_literally,
     withdrawn_text,
 )
@@ -403,6 +406,13 @@ class PlainUi:
     def _print_command(self, prompt: PendingPrompt) -> None:
         """What will run, whole, line by line (issue 22: never cut, never only a title)."""
         command = command_of(prompt.event)
+        plan = plan_of(prompt.event)
+        if command is None and plan is not None:
+            # a plan approval: the whole plan, line by line (said by steps; W reads it whole)
+            self._print(self._tr("Plan:"))
+            for line in plan_for_display(plan):
+                self._print(f"  | {line}")
+            return
         if command is None:
             # a producer's own words naming a dangerous command: shown, so the two keys
             # it takes are explained (risk follows the command, never the label alone)
@@ -433,14 +443,17 @@ class PlainUi:
         return translator(catalog_language(languages)).ngettext(singular, plural, count)
 
     def _read_whole(self, prompt: PendingPrompt) -> None:
-        """``w``: what will run, whole and literally, printed and said at once."""
+        """``w``: what will run (or a plan approval's plan), whole and literally, printed
+        and said at once."""
         languages = self.session.settings.languages if self.session is not None else ["en"]
         command = command_of(prompt.event)
-        text = (
-            whole_for_speech(analyse(command), catalog_language(languages))
-            if command is not None
-            else _action(prompt.event)
-        )
+        plan = plan_of(prompt.event)
+        if command is not None:
+            text = whole_for_speech(analyse(command), catalog_language(languages))
+        elif plan is not None:
+            text = plan_for_speech(plan, catalog_language(languages))
+        else:
+            text = _action(prompt.event)
         self._print_command(prompt)
         self._speak(text)
 

@@ -257,6 +257,31 @@ def test_the_whole_plan_is_in_the_questions_detailed_summary() -> None:
     assert "12. Step number 12" in event["summary_detailed"]  # whole, for the detailed reading
 
 
+def test_a_plan_approval_keeps_the_whole_plan_and_names_the_key_that_reads_it() -> None:
+    """By steps at normal verbosity, whole on a key (issue 21, item 5): the question
+    keeps the plan as the agent wrote it, and its keys end with the one that reads it."""
+    from announcer.engine.answer_guard import plan_for_display, plan_for_speech, plan_of
+
+    heard = Heard()
+    heard.open()
+    plan = "## Fix login\n\nWhy: tokens expire.\n\n- Read `auth.py`\n- Clear `dist/*`\n" + (
+        "\n".join(f"{i}. Step number {i}" for i in range(3, 13))
+    )
+    out = heard.adapter.permission_requested("k7", {"sessionId": "s1", "options": OPTIONS,
+        "toolCall": {"toolCallId": "x3", "title": "Approve Plan", "kind": "switch_mode",
+                     "rawInput": {"plan": plan}}}, heard.now)  # fmt: skip
+    heard.take(out)
+    event = confirmation(heard)
+    assert plan_of(event) == plan
+    assert "W reads the whole plan." in heard.said()
+    whole = plan_for_speech(plan)
+    assert whole.startswith("Fix login. Why: tokens expire. Read auth.py. Clear dist/ star.")
+    assert whole.endswith("11. Step number 11. 12. Step number 12.")
+    assert plan_for_display(plan)[:3] == ["## Fix login", "Why: tokens expire.", "- Read `auth.py`"]
+    # a question about a command has no plan, and says no plan key
+    assert plan_of({"extensions": {}}) is None
+
+
 def test_a_running_call_the_agent_then_asks_about_is_announced_once_as_the_question() -> None:
     """codex-acp 2.6 starts a command (in_progress), then asks for its approval."""
     heard = Heard()
