@@ -984,6 +984,14 @@ class AcpAdapter(FormatAdapter):
             if not wanted:
                 return listing
             value = option.find(wanted)
+            if value is None and kind == "mode":
+                # ``:mode plan`` with Codex: "Plan" is its collaboration mode, not its mode
+                other = [
+                    o for o in session.config.values()
+                    if o is not option and o.category != "model" and o.find(wanted) is not None
+                ]  # fmt: skip
+                if len(other) == 1:
+                    option, value = other[0], other[0].find(wanted)
             if value is None:
                 return (
                     self._t("{agent} offers no such choice: {wanted}.").format(

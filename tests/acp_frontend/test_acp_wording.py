@@ -139,6 +139,28 @@ def test_settings_are_said_on_start_and_each_change_once() -> None:
     )
 
 
+def test_mode_plan_reaches_codexs_collaboration_mode() -> None:
+    """codex-acp 2.6.0: "Plan" is not one of its modes but its collaboration mode (where
+    its request_user_input works); ``:mode plan`` sets that option."""
+    heard = Heard()
+    heard.open()
+    collaboration = {"id": "collaboration_mode", "name": "Collaboration mode",
+                     "category": "collaboration_mode", "type": "select",
+                     "currentValue": "default", "options": [
+                         {"value": "default", "name": "Default"},
+                         {"value": "plan", "name": "Plan"}]}  # fmt: skip
+    options = [*SETTINGS["configOptions"], collaboration]
+    heard.take(heard.adapter.settings_known("s1", SETTINGS["modes"], options, 0.0))
+    assert heard.adapter.setting_plan("s1", "mode", "plan") == (
+        "config", "collaboration_mode", "plan",
+    )  # fmt: skip
+    assert heard.adapter.setting_plan("s1", "mode", "ask before edits") == (
+        "config", "approval", "ask",
+    )  # the mode option first  # fmt: skip
+    refused = heard.adapter.setting_plan("s1", "mode", "gpt-5")  # never a model by :mode
+    assert isinstance(refused, str) and "offers no such choice: gpt-5" in refused
+
+
 def test_the_reviewer_decides_in_its_own_name() -> None:
     heard = Heard()
     heard.open()

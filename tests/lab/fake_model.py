@@ -121,6 +121,17 @@ ASK_QUESTION: dict[str, Any] = {
     "multiSelect": False,
 }
 
+#: ``lab:ask``: the same question as Codex's request_user_input asks it
+CODEX_QUESTION: dict[str, Any] = {
+    "id": "database",
+    "header": "Database",
+    "question": "Which database should the app use?",
+    "options": [
+        {"label": "SQLite", "description": "One file"},
+        {"label": "Postgres", "description": "A server"},
+    ],
+}
+
 #: ``lab:plan-exit``: the plan Claude Code asks the user to approve
 LAB_PLAN = "## Fix login\n\n1. Read auth.py\n2. Fix the token check\n3. Run the tests\n"
 
@@ -237,10 +248,18 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario(
             "ask",
             (
-                Turn(calls=(Call(("AskUserQuestion", {"questions": [ASK_QUESTION]})),)),
+                Turn(
+                    calls=(
+                        Call(
+                            ("AskUserQuestion", {"questions": [ASK_QUESTION]}),
+                            ("request_user_input", {"questions": [CODEX_QUESTION]}),
+                        ),
+                    )
+                ),
                 Turn(text="You picked a database."),
             ),
-            "Claude Code asks the user its own question (AskUserQuestion)",
+            "the agent asks the user its own question (Claude Code's AskUserQuestion, "
+            "Codex's request_user_input)",
         ),
         Scenario(
             "plan-exit",

@@ -340,3 +340,64 @@ def test_codex_asks_before_a_command_however_it_is_started(
     assert "You rejected: touch made.txt." in heard, heard
     assert sum(t.startswith("Confirmation needed.") for t in heard) == 1
     assert not any("reviewer" in t or "Auto review" in t for t in heard), heard
+
+
+def test_codex_request_user_input_is_asked_and_the_model_gets_the_answer(
+    tmp_path: Path, clis: Clis, fake_model: FakeModelServer
+) -> None:
+    """Codex's own question (request_user_input, offered in its Plan collaboration mode)
+    through codex-acp: an ACP elicitation, asked by announcer; the user hears the question
+    and its options, answers, and the model receives exactly that answer."""
+    env = {**os.environ, **codex_env(fake_model.openai_url, tmp_path / "home")}
+    bin_dir = str(acp_adapter(clis, "codex-acp").parent)
+    env["PATH"] = os.pathsep.join(p for p in (bin_dir, codex_sandbox_path(clis), env["PATH"]) if p)
+    run = AgentRun(tmp_path, env=env, names=["codex"])
+    try:
+        run.wait_for("is ready.")
+        run.type(":mode plan")  # "Plan" is Codex's collaboration mode
+        run.wait_for("Collaboration mode is now Plan.")
+        run.type("lab:ask please")
+        question = run.wait_for("Choose a number from 1 to 5:")
+        assert "Which database should the app use?" in question
+        answered_before = _user_input_answers(fake_model)
+        assert answered_before == []  # nothing answered for the user while it waits
+        run.answer("2")  # Postgres
+        run.wait_for("or type your own answer:")  # the note field
+        run.answer("needs WAL mode")
+        run.wait_for("Postgres")  # the review before it is sent
+        run.answer("1")  # send
+        run.wait_for("finished the turn.")
+    finally:
+        assert run.quit() == 0
+    heard = " ".join(run.heard())
+    assert "Codex asks: Codex needs your input to continue." in heard
+    assert "Which database should the app use?" in heard
+    assert "1: SQLite: One file; 2: Postgres: A server" in heard
+    # the model receives the user's choice and note, as codex-acp 2.6.0 words them
+    assert _user_input_answers(fake_model) == [
+        {"answers": {"database": {"answers": ["Postgres", "user_note: needs WAL mode"]}}}
+    ]
+
+
+def _user_input_answers(fake_model: FakeModelServer) -> list[object]:
+    """What Codex sent the model as request_user_input's results (one per call)."""
+    found: dict[str, object] = {}
+    for request in fake_model.requests:
+        body = request.body if isinstance(request.body, dict) else {}
+        calls = {
+            item.get("call_id")
+            for item in body.get("input", [])
+            if isinstance(item, dict) and item.get("name") == "request_user_input"
+        }
+        for item in body.get("input", []):
+            if (
+                isinstance(item, dict)
+                and item.get("type") == "function_call_output"
+                and item.get("call_id") in calls
+            ):
+                output = item.get("output")
+                try:
+                    found[str(item["call_id"])] = json.loads(str(output))
+                except ValueError:  # a refusal in words ("... is unavailable in Default mode")
+                    found[str(item["call_id"])] = output
+    return list(found.values())
