@@ -157,6 +157,10 @@ class Permission:
     tool_call_id: str | None
     options: dict[str, str]  # kind -> optionId, the first of each kind
     named: tuple[tuple[str, str, str], ...] = ()  # every option: (optionId, name, kind)
+    #: the request as the agent sent it, to ask again (a plan that came after it)
+    params: JsonObject | None = field(default=None, compare=False)
+    #: the plan the question read (a plan approval), "" for none
+    plan: str = ""
 
     def option_for(self, decision: str, scope: str = "once") -> str | None:
         """The agent's option for the user's decision, or None (answered ``cancelled``).
@@ -187,6 +191,8 @@ class AcpAdapter(FormatAdapter):
         # open elicitations (the agent's own questions), by the reply token now asked
         self.forms: dict[str, Form] = {}
         self._said_after: list[tuple[str, str]] = []  # rejects to say (session, action)
+        # questions asked again under a new token (old token, new token), for the transport
+        self._asked_again: list[tuple[str, str]] = []
 
     def set_language(self, language: str) -> None:
         super().set_language(language)
@@ -639,6 +645,7 @@ class AcpAdapter(FormatAdapter):
         plan = get_str(update, "rawInput", "plan")
         if plan:
             tool.plan = plan[:20_000]
+            self._ask_again_with_plan(session, call_id, tool.plan, now)
         for deleted in _deleted_files(update.get("content"), session.cwd):
             if deleted not in tool.deletes:
                 tool.deletes.append(deleted)
@@ -1230,6 +1237,42 @@ class AcpAdapter(FormatAdapter):
             force=True,
         )
 
+    def _ask_again_with_plan(self, session: _Session, call_id: str, plan: str, now: float) -> None:
+        """A plan that comes after its approval question reaches it (claude-agent-acp sends
+        the plan in a tool_call_update that, under load, may follow the request): the open
+        question is withdrawn and asked again with the plan, under a new reply token, so no
+        key answers a plan approval whose plan was never read."""
+        for token, permission in list(self.permissions.items()):
+            if (
+                permission.tool_call_id != call_id
+                or permission.params is None
+                or permission.plan == plan
+                or self.sessions.get(permission.session_id) is not session
+            ):
+                continue
+            del self.permissions[token]
+            again = self._t("{agent} sent its plan: the question again, with it.").format(
+                agent=self.agent_name
+            )
+            self.builder.state_changed(
+                session.state,
+                now,
+                "thinking",
+                normal=again,
+                terse=again,
+                urgency="normal",
+                force=True,
+            )
+            new_token = self._permission(f"{permission.request_key}+plan", permission.params, now)
+            if new_token is not None:
+                self._asked_again.append((token, new_token))
+
+    def take_asked_again(self) -> list[tuple[str, str]]:
+        """Questions asked again since the last call: (old reply token, new reply token).
+        The transport's waiting answer moves to the new token; the old one answers nothing."""
+        asked, self._asked_again = self._asked_again, []
+        return asked
+
     def _permission(self, request_key: str, params: JsonObject, now: float) -> str | None:
         session = self._session(get_str(params, "sessionId"), now)
         self._say_thought(session, now)
@@ -1361,6 +1404,8 @@ class AcpAdapter(FormatAdapter):
             call_id,
             options,
             tuple(_named_options(params.get("options"))),
+            params=params,
+            plan=whole_plan,
         )
         return token
 

@@ -517,6 +517,10 @@ class AcpTransport:
     def on_update(self, params: dict[str, Any]) -> None:
         self._note_family(params)  # the agent is at work: what it runs now
         self._queue(self.adapter.update(params, time.time()).events)
+        for old, new in self.adapter.take_asked_again():  # a plan that came after its question
+            future = self._pending.pop(old, None)
+            if future is not None:
+                self._pending[new] = future
         if self.adapter.running_due() and not self._flush_pending:
             # a running call is said shortly, unless the agent asks about it first
             self._flush_pending = True

@@ -27,6 +27,7 @@ writes it only when allowed. The prompt picks the scenario:
   it received is appended as one JSON line to ``elicitation.txt``;
 - ``exitplan``: Claude's plan approval (ExitPlanMode): a plan and four options, two of
   them "always" (mode switches); the option picked is appended to ``choices.txt``;
+  ``exitplan-late`` asks first and sends the plan in a tool_call_update after it;
 - ``notice``: two session notices (info, warning), then an answer;
 - ``review``: Codex's approval reviewer ("Guardian Review") allows one command and
   denies another, as codex-acp reports them;
@@ -422,6 +423,27 @@ class ScriptedAgent:
                     session_id, review_update(call_id, status, verdict, action)
                 )
             await self.say(session_id, "Reviewed.")
+        elif text == "exitplan-late":  # the plan comes in an update after the question
+            options = [
+                schema.PermissionOption(option_id="default", kind="allow_once",
+                                        name="Yes, manually approve edits"),
+                schema.PermissionOption(option_id="plan", kind="reject_once",
+                                        name="No, keep planning"),
+            ]  # fmt: skip
+            call = schema.ToolCallUpdate(tool_call_id="exit-2", title="Ready to code?",
+                                         kind="switch_mode")  # fmt: skip
+            asking = asyncio.ensure_future(self.conn.request_permission(session_id, call, options))
+            await asyncio.sleep(0.3)  # the question is out; its plan follows
+            plan = "1. Read `auth.py`\n2. Fix the token check\n"
+            await self.conn.session_update(
+                session_id,
+                acp.update_tool_call("exit-2", raw_input={"plan": plan}),
+            )
+            answer = await asking
+            choice = getattr(answer.outcome, "option_id", None) or answer.outcome.outcome
+            with self.file("choices.txt").open("a") as log:
+                log.write(f"{choice}\n")
+            await self.say(session_id, "Plan answered.")
         elif text == "exitplan":  # Claude's plan approval: the plan, and its five options
             options = [
                 schema.PermissionOption(option_id="clearAuto", kind="allow_always",

@@ -266,6 +266,31 @@ def test_a_plan_sent_before_its_approval_is_read_in_the_question() -> None:
     ]  # fmt: skip
 
 
+def test_a_plan_after_its_question_asks_it_again_and_the_old_token_answers_nothing() -> None:
+    heard = Heard()
+    heard.open()
+    options = [
+        {"optionId": "d", "name": "Yes, manually approve edits", "kind": "allow_once"},
+        {"optionId": "r", "name": "No, keep planning", "kind": "reject_once"},
+    ]
+    call = {"toolCallId": "x4", "title": "Approve Plan", "kind": "switch_mode"}
+    heard.take(heard.adapter.permission_requested(
+        "k4", {"sessionId": "s1", "options": options, "toolCall": call}, heard.now))  # fmt: skip
+    first = confirmation(heard)
+    assert "The plan has" not in first["consequence"]
+    heard.send(update("tool_call_update", toolCallId="x4", rawInput={"plan": "1. Read auth.py\n"}))
+    second = confirmation(heard)
+    assert second["reply_token"] != first["reply_token"]
+    assert second["consequence"].startswith("The plan has 1 steps: 1. Read auth.py.")
+    assert heard.adapter.take_asked_again() == [(first["reply_token"], second["reply_token"])]
+    assert heard.adapter.take_asked_again() == []
+    assert heard.adapter.answer(first["reply_token"], "accept") is None  # answers nothing
+    assert heard.adapter.answer(second["reply_token"], "reject") == "r"
+    # the same plan again changes nothing: asked once with it
+    heard.send(update("tool_call_update", toolCallId="x4", rawInput={"plan": "1. Read auth.py\n"}))
+    assert heard.adapter.take_asked_again() == []
+
+
 def test_the_whole_plan_is_in_the_questions_detailed_summary() -> None:
     heard = Heard(verbosity="detailed")
     heard.open()

@@ -223,8 +223,10 @@ def test_claude_agent_acp_asks_the_users_own_question_and_the_model_gets_the_ans
 def test_claude_agent_acp_plan_approval_reads_the_plan_and_asks_which_always(
     tmp_path: Path, clis: Clis, fake_model: FakeModelServer
 ) -> None:
-    """ExitPlanMode through the current Claude adapter: the plan arrives before the
-    question and is read by steps; "always" asks which of the two mode switches."""
+    """ExitPlanMode through the current Claude adapter: the plan is read by steps (it comes
+    in a tool_call_update that, under load, may follow the question: then the question is
+    asked again with it, so the test waits for the question that read it); "always" asks
+    which of the two mode switches."""
     adapter = acp_adapter(clis, "claude-agent-acp")
     if not adapter.exists():  # the lab still pins the frozen @zed-industries adapter
         pytest.skip("the lab pins no claude-agent-acp (the current Claude adapter) yet")
@@ -235,10 +237,10 @@ def test_claude_agent_acp_plan_approval_reads_the_plan_and_asks_which_always(
         agent.type(":mode plan")
         agent.wait_for("is now Plan.")
         agent.type("lab:plan-exit please")
-        question = agent.wait_for("Confirmation needed.")
-        assert "The plan has 3 steps: 1. Read auth.py. 2. Fix the token check." in question
+        question = agent.wait_for("The plan has 3 steps: 1. Read auth.py. 2. Fix the token check.")
+        assert question.startswith("[needs you] Confirmation needed."), question
         assert "Always: Yes, and use auto mode or Yes, and bypass permissions" in question
-        agent.wait_for("Accept or reject")
+        agent.wait_for("Accept or reject")  # the prompt of the question that read the plan
         agent.answer("always")
         agent.wait_for("to confirm")
         agent.type("c")
