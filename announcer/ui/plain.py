@@ -20,6 +20,7 @@ import asyncio
 import codecs
 import contextlib
 import os
+import shlex
 import stat
 import sys
 import threading
@@ -132,6 +133,10 @@ class PlainUi:
         # Typed input read by the event loop (_read_in_loop): bytes to text, line by line.
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._partial = ""
+        # the input read in the event loop (its fd), so it can be handed to a login
+        self._fd: int | None = None
+        # an agent's terminal login offered: (its answer, how many logins, when keys work)
+        self._login: tuple[asyncio.Future[int | None], int, float] | None = None
 
     # ---- wiring ------------------------------------------------------------------------
 
@@ -181,6 +186,7 @@ class PlainUi:
             loop.add_reader(fd, self._readable, fd)
         except (LookupError, NotImplementedError, OSError, ValueError, RuntimeError):
             return False
+        self._fd = fd
         return True
 
     def _readable(self, fd: int) -> None:
@@ -525,6 +531,9 @@ class PlainUi:
         if self._demo_over:
             self._demo_choice(text)
             return
+        if self._login is not None:
+            self._login_line(text)
+            return
         if text.startswith(":"):
             self._command(text[1:].split())
             return
@@ -651,6 +660,79 @@ class PlainUi:
             return sent
         said: str | None = send(text)
         return said
+
+    # ---- an agent's own terminal login (ACP "terminal" auth methods) --------------------
+
+    async def offer_login(
+        self, agent: str, choices: list[tuple[str, list[str], dict[str, str]]], cwd: str
+    ) -> int | None:
+        """An agent needs a login it can do in this terminal: say so and how, run the one
+        the user picks by its number (N: not now) with the terminal handed to it, and
+        return its exit status; None when nothing ran. announcer types nothing into it."""
+        loop = self._loop
+        if loop is None or self._fd is None or self._input_ended or not choices:
+            return None  # input read by a thread (or over): the terminal cannot be handed
+        offer = self._tr(
+            "{agent} needs you to log in. Type the number of a login to run it here, "
+            "in this terminal, or N for not now."
+        ).format(agent=clean(agent))
+        listed = [
+            f"{number}. {clean(name)}: {clean(shlex.join([os.path.basename(argv[0]), *argv[1:]]))}"
+            for number, (name, argv, _env) in enumerate(choices, start=1)
+        ]
+        self._print(offer)
+        for line in listed:
+            self._print(f"  {line}")
+        self._speak(" ".join([offer, *listed]))
+        future: asyncio.Future[int | None] = loop.create_future()
+        arming = self.session.settings.answer_arming_seconds if self.session is not None else 1.0
+        self._login = (future, len(choices), self._now() + arming)
+        try:
+            picked = await future
+        finally:
+            self._login = None
+        if picked is None:
+            return None
+        _name, argv, env = choices[picked]
+        self._say_line(
+            self._tr("Logging in with {command}. announcer goes on when it ends.").format(
+                command=clean(shlex.join([os.path.basename(argv[0]), *argv[1:]]))
+            )
+        )
+        fd = self._fd
+        loop.remove_reader(fd)  # the login reads the terminal now, not announcer
+        code: int | None = None
+        try:
+            process = await asyncio.create_subprocess_exec(*argv, env=env, cwd=cwd)
+            code = await process.wait()
+        except OSError as exc:
+            self._print(str(exc))
+        finally:
+            if not self._input_ended:
+                loop.add_reader(fd, self._readable, fd)
+        if code == 0:
+            self._say_line(self._tr("The login is done. Starting {agent} again.").format(
+                agent=clean(agent)))  # fmt: skip
+        else:
+            self._say_line(self._tr("The login did not finish (status {code}).").format(code=code))
+        return code
+
+    def _login_line(self, text: str) -> None:
+        assert self._login is not None
+        future, count, armed_at = self._login
+        if future.done():
+            return
+        if text.casefold() in ("n", "no", "not now"):
+            future.set_result(None)
+        elif text.isdigit() and 1 <= int(text) <= count:
+            if self._now() < armed_at:  # typed before the offer could be heard
+                self._say_line(self._tr("Not yet."))
+                return
+            future.set_result(int(text) - 1)
+        else:
+            self._say_line(
+                self._tr("Type a number from 1 to {count}, or N for not now.").format(count=count)
+            )
 
     def _say_line(self, text: str) -> str:
         self._print(text)

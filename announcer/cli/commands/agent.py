@@ -118,6 +118,8 @@ class AgentToStart:
     #: fallback that keep a preset's agent asking before it acts, set once the session opens
     config_options: tuple[tuple[str, str | bool], ...] = ()
     mode: str | None = None
+    #: started on another machine (``--ssh``): its terminal login is said, not run here
+    remote: bool = False
 
     def start_settings(self) -> dict[str, str | bool]:
         """What to set once its session is open, by config option id (``mode`` also names
@@ -192,8 +194,11 @@ def command_to_start(
 
     short = label or Path(command[0]).name
     preset = preset_for_command(command)
+    remote = host is not None
     if preset is None or preset.chooses_asking(command, os.environ):
-        return AgentToStart(ssh_command(host, command) if host else command, short, short)
+        return AgentToStart(
+            ssh_command(host, command) if host else command, short, short, remote=remote
+        )
     words = [*command, *preset.ask.args]
     return AgentToStart(
         ssh_command(host, words, preset.ask.env) if host else words,
@@ -202,6 +207,7 @@ def command_to_start(
         env=None if host else preset.launch_env(),
         config_options=tuple(preset.ask.config.items()),
         mode=preset.ask.mode,
+        remote=remote,
     )
 
 
@@ -304,6 +310,7 @@ def resolve_agent(
             label or preset.id,
             config_options=tuple(preset.ask.config.items()),
             mode=preset.ask.mode,
+            remote=True,
         )
     if preset is not None:
         program = find_command(preset.command[0])
@@ -367,6 +374,7 @@ def acp_transports(
             options=options,
             # the preset's asking settings, set once its session is open (issue 21, item 3)
             start_settings=agent.start_settings(),
+            local=not agent.remote,
         )
         for agent in agents
     ]
