@@ -21,6 +21,7 @@ from tests.lab.clis import (
     claude_env,
     codex_env,
     codex_sandbox_path,
+    copilot_env,
     gemini_env,
     opencode_env,
     qwen_env,
@@ -28,7 +29,12 @@ from tests.lab.clis import (
 from tests.lab.fake_model import EDIT_FILE, EDIT_TEXT, FakeModelServer
 
 #: how each preset started by name reaches the fake model (environment and settings only)
-LAB_AGENT_ENV = {"qwen": qwen_env, "opencode": opencode_env, "gemini": gemini_env}
+LAB_AGENT_ENV = {
+    "qwen": qwen_env,
+    "opencode": opencode_env,
+    "gemini": gemini_env,
+    "copilot": copilot_env,
+}
 
 
 def asking_claude_home(home: Path) -> None:
@@ -252,11 +258,11 @@ def test_claude_agent_acp_plan_approval_reads_the_plan_and_asks_which_always(
         assert agent.quit() == 0
 
 
-@pytest.mark.parametrize("preset_id", ["qwen", "opencode", "gemini"])
+@pytest.mark.parametrize("preset_id", sorted(LAB_AGENT_ENV))
 def test_a_preset_started_by_name_answers_and_asks_before_a_delete(
     preset_id: str, tmp_path: Path, clis: Clis, fake_model: FakeModelServer
 ) -> None:
-    """``announcer agent qwen`` (opencode, gemini): the preset's own command line and
+    """``announcer agent qwen`` (opencode, gemini, copilot): the preset's own command line and
     settings, found on PATH; a plain answer is heard, and a delete is asked and obeyed."""
     env = {**os.environ, **LAB_AGENT_ENV[preset_id](fake_model, tmp_path / "home")}
     bin_dir = str(acp_adapter(clis, "qwen").parent)
