@@ -30,14 +30,14 @@ import shlex
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Final, Literal
+from typing import Final, get_args
 
 from announcer.i18n.format import format_integer
 from announcer.i18n.translate import translator
+from announcer.protocol.events import RiskLevel as Risk
 from announcer.protocol.sanitise import clean_display, clean_speech
 
-Risk = Literal["low", "medium", "high"]
-_RISK_ORDER: Final = {"low": 0, "medium": 1, "high": 2}
+_RISK_ORDER: Final = {level: rank for rank, level in enumerate(get_args(Risk))}
 
 #: the most of a command that is analysed and kept (a bound; §3.7 events stay under 64 KiB)
 MAX_COMMAND_CHARS: Final = 16_384
@@ -169,7 +169,7 @@ def higher_risk(*risks: str | None) -> Risk:
     """The highest of several risk levels (unknown values count as medium)."""
     best: Risk = "low"
     for risk in risks:
-        level: Risk = risk if risk in ("low", "medium", "high") else "medium"  # type: ignore[assignment]
+        level: Risk = risk if risk in _RISK_ORDER else "medium"  # type: ignore[assignment]
         if _RISK_ORDER[level] > _RISK_ORDER[best]:
             best = level
     return best

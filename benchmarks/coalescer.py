@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _prose import chunks, prose
 
-from announcer.coalescer import Coalescer
+from announcer.engine.coalescer import Coalescer
 
 PEER_CHARS = 100_000
 Feed = Callable[[list[str]], tuple[float, list[int]]]

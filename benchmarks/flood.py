@@ -65,8 +65,8 @@ FLOODS = ("normal", "critical")
 
 def run_subscriber(strategy: str, source: str, record: str) -> int:
     """The real session and plain UI; ``plain_fifo`` lifts both bounds (the baseline)."""
-    from announcer.cli.commands.listen import make_driver, run_session
-    from announcer.engine import pipeline
+    from announcer.cli.launch import make_driver, run_session
+    from announcer.engine import folding
     from announcer.engine.pipeline import Engine
     from announcer.engine.settings import UserSettings
     from announcer.runtime import session as session_module
@@ -76,7 +76,7 @@ def run_subscriber(strategy: str, source: str, record: str) -> int:
     if strategy == "plain_fifo":
         session_module.SOURCE_QUEUE_LIMIT = 10**12
         session_module.SOURCE_QUEUE_HARD_LIMIT = 10**12
-        pipeline.CRITICAL_BACKLOG_PER_PRODUCER = 10**12  # type: ignore[misc]
+        folding.CRITICAL_BACKLOG_PER_PRODUCER = 10**12  # type: ignore[misc]
     settings = UserSettings()
     driver = make_driver(f"jsonl:{record}", settings)
     session = LiveSession(

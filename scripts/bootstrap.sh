@@ -13,9 +13,10 @@ run_apt_packages=(espeak-ng libespeak-ng1 alsa-utils python3-speechd)
 # speech-dispatcher only recommends an output module; without one it aborts at start.
 # pulseaudio: the prismatoid test hears speech-dispatcher through a private null sink;
 # desktop-file-utils and appstream validate packaging/'s desktop entry and metainfo;
-# openssh-server: the agent --ssh tests start their own sshd on 127.0.0.1.
+# openssh-server: the agent --ssh tests start their own sshd on 127.0.0.1;
+# git: the packaging tests build from the files git lists, as a release would.
 test_apt_packages=(espeak-ng libespeak-ng1 alsa-utils sox tmux speech-dispatcher speech-dispatcher-espeak-ng
-    python3-speechd pulseaudio desktop-file-utils appstream openssh-client openssh-server)
+    python3-speechd pulseaudio desktop-file-utils appstream openssh-client openssh-server git)
 
 log() { printf 'announcer setup: %s\n' "$*" >&2; }
 

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import get_args
+
+from announcer.protocol.events import Urgency as WireUrgency
 
 
 class Urgency(StrEnum):
-    """§2.2.9 urgency levels, ordered from least to most pressing."""
+    """§2.2.9 urgency levels: the protocol's words, ranked in the protocol's order, from
+    least to most pressing (tests/engine/test_vocabularies.py keeps the two the same)."""
 
     BACKGROUND = "background"
     NORMAL = "normal"
@@ -23,7 +27,7 @@ class Urgency(StrEnum):
         return _URGENCY_RANK[self]
 
 
-_URGENCY_RANK = {Urgency.BACKGROUND: 0, Urgency.NORMAL: 1, Urgency.CRITICAL: 2}
+_URGENCY_RANK = {Urgency(word): rank for rank, word in enumerate(get_args(WireUrgency))}
 
 
 # Read-only by convention, not frozen: a frozen dataclass's __init__ measured 2.6 times

@@ -8,7 +8,9 @@ the reply path (which turns an answer into a ``confirmation.reply`` or
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, get_args
+
+from announcer.protocol.events import Decision
 
 PromptKind = Literal["confirmation", "clarification"]
 AnswerScope = Literal["once", "always"]
@@ -38,7 +40,7 @@ def always_decisions(event: object) -> frozenset[str]:
     offered = _ours(event).get("always")
     if not isinstance(offered, list):
         return frozenset()
-    return frozenset(d for d in offered if d in ("accept", "reject"))
+    return frozenset(d for d in offered if d in get_args(Decision))
 
 
 def is_secret(event: object) -> bool:

@@ -30,7 +30,7 @@ import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 from announcer.engine.phrases import N_
 from announcer.engine.prompts import (
@@ -40,7 +40,7 @@ from announcer.engine.prompts import (
     UserAnswer,
     always_decisions,
 )
-from announcer.protocol.events import AwaitingClarification, AwaitingConfirmation
+from announcer.protocol.events import AwaitingClarification, AwaitingConfirmation, Decision
 from announcer.protocol.replies import ClarificationReply, ConfirmationReply
 
 ReplyMessage = ConfirmationReply | ClarificationReply
@@ -206,9 +206,7 @@ class ReplyBook:
                 refusal = _check_decision(answer, event)
                 if refusal is not None:
                     return refusal
-                decision: Literal["accept", "reject"] = (
-                    "accept" if answer.decision == "accept" else "reject"
-                )
+                decision: Decision = "accept" if answer.decision == "accept" else "reject"
                 message = ConfirmationReply(
                     reply_token=event.reply_token,
                     decision=decision,
@@ -298,7 +296,7 @@ def _refusal_for_closed(reason: ClosedReason | None) -> Refusal:
 
 def _check_decision(answer: UserAnswer, event: AwaitingConfirmation) -> Refusal | None:
     decision = answer.decision
-    if decision not in ("accept", "reject"):
+    if decision not in get_args(Decision):
         return Refusal("invalid_decision", N_("The answer must be accept or reject."))
     if decision not in event.replies:
         return Refusal(
@@ -306,7 +304,7 @@ def _check_decision(answer: UserAnswer, event: AwaitingConfirmation) -> Refusal 
             N_("This confirmation does not allow that answer."),
         )
     if decision == "accept" and answer.decided_by.startswith("auto:"):
-        # Never auto-accept: only a person may say yes (DEVELOPERS.md security).
+        # Never auto-accept: only a person may say yes (docs/security.md).
         return Refusal("auto_accept_forbidden", N_("Only you can accept a confirmation."))
     if answer.scope == "always":
         if answer.decided_by.startswith("auto:"):

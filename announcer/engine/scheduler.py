@@ -405,7 +405,8 @@ class SpeechScheduler:
     def question_started_at(self, event_id: str) -> float | None:
         """When the question ``event_id`` (a prompt event) began to be heard, if it has.
 
-        An answering UI arms its keys from this moment (see notes/pace-api.md).
+        An answering UI arms its keys from this moment (docs/speech.md, "For an answering UI:
+        when was the question heard?").
         """
         return self._question_started.get(event_id)
 

@@ -11,8 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Verbosity = Literal["terse", "normal", "detailed"]
-CognitiveLoad = Literal["low", "medium", "high"]
+from announcer.protocol.events import Verbosity
+from announcer.protocol.handshake import CognitiveLoad
 
 
 class EventFilters(BaseModel):
@@ -60,7 +60,7 @@ class UserSettings(BaseModel):
     muted_producers: list[str] = Field(default_factory=list)
     # What happens to queued lower-urgency speech after a critical barge-in.
     after_interrupt: Literal["resume", "drop"] = "resume"
-    # Never "accept": a configured policy may only ever reject (§6, DEVELOPERS.md security).
+    # Never "accept": a configured policy may only ever reject (§6, docs/security.md).
     reply_policy: Literal["ask", "auto_reject"] = "ask"
     # Seconds an answer key waits after a question appears or replaces another (and until
     # its first words were spoken), so a key meant for the last question never answers

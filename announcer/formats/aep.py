@@ -2,7 +2,7 @@
 
 Two public drafts share the name and version, and both are accepted:
 
-- the seed's draft (Agent Approve): ``aep_version``, ``id``, ``type``, ``time``,
+- the Agent Approve draft: ``aep_version``, ``id``, ``type``, ``time``,
   ``agent{slug,display_name,version}``, ``session``, ``workspace``, ``model``,
   ``action``, ``tool``, ``server``, ``content``; families lifecycle, prompts and
   responses, actions, orchestration, notifications;
@@ -188,7 +188,7 @@ class AepAdapter(FormatAdapter):
             at=at,
         )
 
-    # -- the seed's draft (aep_version) -------------------------------------
+    # -- the Agent Approve draft (aep_version) -------------------------------
 
     def handle_seed(self, env: JsonObject, now: float) -> None:
         etype = get_str(env, "type")

@@ -4,7 +4,7 @@ Adapters are sans-I/O: the caller hands them one line at a time with the
 current clock and gets AAEP event dicts back, which the engine decodes like
 any frame off the wire. Nothing a producer sends can raise out of ``feed``:
 bad lines become :class:`Diagnostic` records that say what was wrong and why
-the line was dropped (BRIEF: nothing is lost silently).
+the line was dropped (nothing is lost silently: docs/security.md).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ class Diagnostic:
     code: str
     message: str
     line_number: int | None = None
-    # Never the raw line: it may hold secrets or payload text (BRIEF security rules).
+    # Never the raw line: it may hold secrets or payload text (docs/security.md).
 
     def __str__(self) -> str:
         where = f"line {self.line_number}: " if self.line_number is not None else ""

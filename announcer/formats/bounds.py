@@ -1,4 +1,5 @@
-"""Universal Agent API ``AgentWrapperEvent`` bounds, enforced on ingest exactly as the seed says.
+"""Universal Agent API ``AgentWrapperEvent`` bounds, enforced on ingest exactly as the envelope
+spec (v1) sets them (docs/formats.md, "Universal Agent API envelope").
 
 All limits count UTF-8 bytes, not characters:
 

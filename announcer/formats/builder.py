@@ -16,11 +16,12 @@ import math
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, get_args
 
 from announcer.command_analysis import higher_risk, scan_text
 from announcer.formats.speakable import clip
 from announcer.i18n.translate import SOURCE_LANGUAGE, translator
+from announcer.protocol.events import Decision
 
 AAEP_CONTEXT = "https://aaep-protocol.org/context/v1"
 # §4.3.3 schema: chunk maxLength
@@ -707,7 +708,7 @@ class AaepBuilder:
             "default_decision": "reject",
             "risk_level": risk_level,
             "irreversible": irreversible,
-            "allowed_replies": ["accept", "reject"],
+            "allowed_replies": list(get_args(Decision)),
         }
         fields.update(summaries(normal, terse, detailed))
         if extra_context:

@@ -1,8 +1,8 @@
 """The Universal Agent API ``AgentWrapperEvent`` as our middle layer, and its JSON Lines adapter.
 
 Every agent CLI stream is first normalised into ``AgentWrapperEvent``s (kinds
-TextOutput, ToolCall, ToolResult, Status, Error, Unknown), with the seed's
-bounds enforced on ingest (``bounds.py``), and only then turned into AAEP
+TextOutput, ToolCall, ToolResult, Status, Error, Unknown), with the envelope
+spec's v1 bounds enforced on ingest (``bounds.py``, docs/formats.md), and only then turned into AAEP
 events. A few *hints* travel beside the wire fields (the native session id,
 which output a text belongs to, lifecycle markers): they are ours, never
 part of the envelope, and never hold raw backend lines.
@@ -96,7 +96,7 @@ def tools_facet(
 
 
 def enforce_bounds(event: WrapperEvent) -> list[WrapperEvent]:
-    """Apply the seed's v1 enforcement; oversized text becomes several events in order."""
+    """Apply the envelope spec's v1 bounds; oversized text becomes several events in order."""
     bounded = replace(
         event,
         channel=bound_channel(event.channel),

@@ -21,9 +21,10 @@ from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, get_args
 
 from announcer.producer.scenario import Scenario, localise, pick_language
+from announcer.protocol.events import Decision
 
 log = logging.getLogger("announcer.producer")
 
@@ -384,7 +385,7 @@ class ProducerCore:
             log.warning("ignored a %s to a %s", message.get("type"), prompt.kind)
             return False
         if prompt.kind == "confirmation":
-            allowed = prompt.fields.get("allowed_replies", ["accept", "reject"])
+            allowed = prompt.fields.get("allowed_replies", list(get_args(Decision)))
             value: Any = message.get("decision")
             if value not in allowed:
                 log.warning("ignored a confirmation.reply with decision %r", value)

@@ -29,21 +29,10 @@ from typing import Any
 
 import yaml
 
+from announcer.protocol.events import CORE_EVENT_TYPES
+
 STEP_KINDS = ("emit", "pause", "confirm", "clarify")
-_EVENT_TYPES = {
-    "agent.session.started",
-    "agent.session.completed",
-    "agent.session.errored",
-    "agent.session.cancelled",
-    "agent.state.changed",
-    "agent.tool.invoked",
-    "agent.tool.completed",
-    "agent.output.streaming",
-    "agent.progress.updated",
-    "agent.awaiting.confirmation",
-    "agent.awaiting.clarification",
-    "agent.handoff.requested",
-}
+_EVENT_TYPES = frozenset(CORE_EVENT_TYPES)  # Ch. 4: the core event types
 
 
 class ScenarioError(ValueError):

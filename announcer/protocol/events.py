@@ -36,6 +36,9 @@ CORE_TYPE_BASE = "https://aaep-protocol.org/types/"
 Urgency = Literal["background", "normal", "critical"]
 Verbosity = Literal["terse", "normal", "detailed"]
 RiskLevel = Literal["low", "medium", "high"]
+#: §4.11 a confirmation's answer, and the default a producer applies without one
+Decision = Literal["accept", "reject"]
+Reversibility = Literal["reversible", "reversible_with_effort", "irreversible"]
 
 EventId = Annotated[str, StringConstraints(pattern=r"^evt_[A-Za-z0-9]{1,64}$")]
 SessionId = Annotated[str, StringConstraints(pattern=r"^sess_[A-Za-z0-9]{1,64}$")]
@@ -407,10 +410,10 @@ class AwaitingConfirmation(AaepEvent):
     consequence: Text
     reply_token: ReplyToken
     timeout_seconds: Timeout
-    default_decision: Literal["accept", "reject"]
+    default_decision: Decision
     risk_level: RiskLevel | None = None
     irreversible: bool | None = None
-    reversibility: Literal["reversible", "reversible_with_effort", "irreversible"] | None = None
+    reversibility: Reversibility | None = None
     allowed_replies: Annotated[list[str] | None, Field(min_length=1, max_length=32), UniqueList] = (
         None
     )

@@ -12,11 +12,14 @@ from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
 from announcer.protocol._base import LanguageTag, UniqueList, Uri, WireModel
 from announcer.protocol.diagnostics import safe_name
-from announcer.protocol.events import Producer, SemVer, Verbosity
+from announcer.protocol.events import CoalesceHint, Producer, SemVer, Verbosity
 
 SubscriptionId = Annotated[str, StringConstraints(pattern=r"^sub_[A-Za-z0-9]{1,64}$")]
 FilterPattern = Annotated[str, StringConstraints(min_length=1, max_length=256)]
-Boundary = Literal["none", "word", "sentence", "paragraph", "completion"]
+#: the boundaries a subscriber accepts are the producer's coalesce hints (§4.3.3)
+Boundary = CoalesceHint
+#: Subscribers' Guide §7: how much the listener can take in at once
+CognitiveLoad = Literal["low", "medium", "high"]
 
 
 class EventFilters(WireModel):
@@ -56,7 +59,7 @@ class Capabilities(WireModel):
         list[Literal[1, 2, 3]] | None, Field(min_length=1, max_length=3), UniqueList
     ] = None
     supported_extensions: Annotated[list[Uri] | None, Field(max_length=64), UniqueList] = None
-    cognitive_load: Literal["low", "medium", "high"] | None = None
+    cognitive_load: CognitiveLoad | None = None
     pace_wpm: Annotated[int, Field(ge=50, le=1000)] | None = None
     accept_signed_manifests_only: bool | None = None
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, StringConstraints
 
 from announcer.protocol._base import TimestampedModel
-from announcer.protocol.events import ReplyToken
+from announcer.protocol.events import Decision, ReplyToken
 from announcer.protocol.handshake import SubscriptionId
 
 DecidedBy = Annotated[str, StringConstraints(min_length=1, max_length=256)]
@@ -24,7 +24,7 @@ class ConfirmationReply(TimestampedModel):
 
     type: Literal["confirmation.reply"] = "confirmation.reply"
     reply_token: ReplyToken
-    decision: Literal["accept", "reject"]
+    decision: Decision
     subscription_id: SubscriptionId
     decided_by: DecidedBy | None = None
     decision_rationale: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = (

@@ -1632,7 +1632,7 @@ def _agent_name(agent: Any) -> str:
 
 
 def _create_backend(spec: str, settings: UserSettings) -> Any:
-    from announcer.speech.backends import backend_from_spec
+    from announcer.speech.registry import backend_from_spec
 
     backend = backend_from_spec(spec, settings)
     if backend is None:

@@ -1,18 +1,21 @@
-"""Backends by name, for the CLI and the runtime: ``create_backend("auto", settings)``.
+"""The one registry of speech backends: ``backend_from_spec("wav:DIR", settings)``.
 
-Names: auto, pyttsx3, screenreader, speechd, wav, text, jsonl, paced. The text and
-jsonl backends live in ``announcer.speech.text`` / ``announcer.speech.jsonl``
-and are loaded lazily, so a broken audio stack never stops text output.
+Names: auto, pyttsx3, screenreader, speechd, wav, text, jsonl, paced (BACKEND_NAMES,
+what ``--speech`` and the ``backend`` setting take); IMPLEMENTATIONS builds each. Every
+backend module is loaded lazily, when its backend is built, so a broken audio stack
+never stops text output.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO
 
 from announcer.engine.settings import UserSettings
 from announcer.speech.auto import FallbackBackend, notify_stderr
@@ -34,14 +37,121 @@ def _load_class(module: str, class_name: str) -> Any:
         raise BackendUnavailable(f"{module}.{class_name} is not available ({exc})") from exc
 
 
-def _text_backend(stream: IO[str] | None) -> SpeechBackend:
+@dataclass(frozen=True, slots=True)
+class BuildRequest:
+    """What one backend is built with: the user's settings and what the spec points at.
+
+    ``stream``: where ``text``, ``jsonl`` and ``paced`` write (None: the backend's own);
+    ``clock``: the seconds ``jsonl`` stamps its records with (a replay's recorded clock);
+    ``speechd_autospawn=False`` is the auto chain: join only what already runs (a running
+    screen reader, a running speech-dispatcher), never start a service;
+    ``screen_reader`` is the NAME of ``--speech screenreader:NAME``.
+    """
+
+    settings: UserSettings | None = None
+    audio_dir: Path | None = None
+    stream: TextIO | None = None
+    clock: Callable[[], float] | None = None
+    speechd_autospawn: bool = True
+    screen_reader: str | None = None
+
+    @property
+    def voice(self) -> VoiceSettings:
+        return user_voice(self.settings)
+
+    @property
+    def voices(self) -> dict[str, Any]:
+        return dict(self.settings.voices) if self.settings is not None else {}
+
+    @property
+    def earcons(self) -> bool:
+        return self.settings.earcons if self.settings is not None else True
+
+
+def _pyttsx3(request: BuildRequest) -> SpeechBackend:
+    from announcer.speech.pyttsx3_backend import Pyttsx3Backend
+
+    return Pyttsx3Backend(
+        earcons=request.earcons, user_voice=request.voice, user_voices=request.voices
+    )
+
+
+def _screenreader(request: BuildRequest) -> SpeechBackend:
+    from announcer.speech.screenreader import ScreenReaderBackend
+
+    braille = request.settings.braille if request.settings is not None else "auto"
+    return ScreenReaderBackend(
+        target=request.screen_reader,
+        screen_readers_only=not request.speechd_autospawn,
+        braille=braille,
+    )
+
+
+def _speechd(request: BuildRequest) -> SpeechBackend:
+    from announcer.speech.speechd_backend import SpeechdBackend, import_speechd
+
+    if import_speechd() is None:
+        # a uv or pipx install has no python3-speechd: prismatoid speaks SSIP itself
+        from announcer.speech.screenreader import PrismSpeechdBackend
+
+        return PrismSpeechdBackend(autospawn=request.speechd_autospawn)
+    return SpeechdBackend(
+        autospawn=request.speechd_autospawn, user_voice=request.voice, user_voices=request.voices
+    )
+
+
+def _wav(request: BuildRequest) -> SpeechBackend:
+    from announcer.speech.wav import WavBackend
+
+    if request.audio_dir is None:
+        raise BackendUnavailable("the wav backend needs a folder: --speech wav:DIR")
+    return WavBackend(
+        request.audio_dir,
+        earcons=request.earcons,
+        user_voice=request.voice,
+        user_voices=request.voices,
+    )
+
+
+def _text(request: BuildRequest) -> SpeechBackend:
     cls = _load_class("announcer.speech.text", "TextBackend")
-    return cls() if stream is None else cls(stream)  # type: ignore[no-any-return]
+    return cls() if request.stream is None else cls(request.stream)  # type: ignore[no-any-return]
 
 
-def _jsonl_backend(stream: IO[str] | None) -> SpeechBackend:
+def _jsonl(request: BuildRequest) -> SpeechBackend:
     cls = _load_class("announcer.speech.jsonl", "JsonlBackend")
-    return cls() if stream is None else cls(stream)  # type: ignore[no-any-return]
+    return cls(request.stream, clock=request.clock)  # type: ignore[no-any-return]
+
+
+def _paced(request: BuildRequest) -> SpeechBackend:
+    from announcer.speech.paced import PacedBackend
+
+    # Silent, at the user's voice rate (else the pace they follow); jsonl records on ``stream``.
+    settings = request.settings
+    rate = settings.rate_wpm or settings.pace_wpm if settings is not None else None
+    return PacedBackend(rate_wpm=rate, stream=request.stream)
+
+
+def _printed(request: BuildRequest) -> SpeechBackend:
+    from announcer.speech.text import PrintedBackend
+
+    return PrintedBackend()
+
+
+#: The one registry of speech backends: each name and the function that builds it (not
+#: started). ``auto`` is not here: it is the fallback chain over these (auto_backend).
+#: ``printed`` is no voice the user picks: it is the last resort of an interface that
+#: shows every announcement itself. tests/speech/test_paced.py builds every entry.
+IMPLEMENTATIONS: dict[str, Callable[[BuildRequest], SpeechBackend]] = {
+    "screenreader": _screenreader,
+    "speechd": _speechd,
+    "pyttsx3": _pyttsx3,
+    "wav": _wav,
+    "text": _text,
+    "jsonl": _jsonl,
+    "paced": _paced,
+    "printed": _printed,
+}
 
 
 def backend_factory(
@@ -49,76 +159,23 @@ def backend_factory(
     settings: UserSettings | None = None,
     *,
     audio_dir: Path | None = None,
-    stream: IO[str] | None = None,
+    stream: TextIO | None = None,
+    clock: Callable[[], float] | None = None,
     speechd_autospawn: bool = True,
     screen_reader: str | None = None,
 ) -> Callable[[], SpeechBackend]:
-    """A callable that builds (not starts) the backend called ``name``.
-
-    ``speechd_autospawn=False`` is the auto chain: join only what already runs (a
-    running screen reader, a running speech-dispatcher), never start a service.
-    ``screen_reader`` is the NAME of ``--speech screenreader:NAME``.
-    """
-    voice = user_voice(settings)
-    voices = dict(settings.voices) if settings is not None else {}
-    earcons = settings.earcons if settings is not None else True
-
-    def pyttsx3() -> SpeechBackend:
-        from announcer.speech.pyttsx3_backend import Pyttsx3Backend
-
-        return Pyttsx3Backend(earcons=earcons, user_voice=voice, user_voices=voices)
-
-    braille = settings.braille if settings is not None else "auto"
-
-    def screenreader() -> SpeechBackend:
-        from announcer.speech.screenreader import ScreenReaderBackend
-
-        return ScreenReaderBackend(
-            target=screen_reader, screen_readers_only=not speechd_autospawn, braille=braille
-        )
-
-    def speechd() -> SpeechBackend:
-        from announcer.speech.speechd_backend import SpeechdBackend, import_speechd
-
-        if import_speechd() is None:
-            # a uv or pipx install has no python3-speechd: prismatoid speaks SSIP itself
-            from announcer.speech.screenreader import PrismSpeechdBackend
-
-            return PrismSpeechdBackend(autospawn=speechd_autospawn)
-        return SpeechdBackend(autospawn=speechd_autospawn, user_voice=voice, user_voices=voices)
-
-    def wav() -> SpeechBackend:
-        from announcer.speech.wav import WavBackend
-
-        if audio_dir is None:
-            raise BackendUnavailable("the wav backend needs a folder: --speech wav:DIR")
-        return WavBackend(audio_dir, earcons=earcons, user_voice=voice, user_voices=voices)
-
-    def paced() -> SpeechBackend:
-        from announcer.speech.paced import PacedBackend
-
-        # Silent, at the user's voice rate (else the pace they follow); jsonl records on ``stream``.
-        rate = settings.rate_wpm or settings.pace_wpm if settings is not None else None
-        return PacedBackend(rate_wpm=rate, stream=stream)
-
-    factories: dict[str, Callable[[], SpeechBackend]] = {
-        "pyttsx3": pyttsx3,
-        "screenreader": screenreader,
-        "speechd": speechd,
-        "wav": wav,
-        "text": lambda: _text_backend(stream),
-        "jsonl": lambda: _jsonl_backend(stream),
-        "paced": paced,
-    }
-    if name not in factories:
+    """A callable that builds (not starts) the backend called ``name`` (see BuildRequest)."""
+    build = IMPLEMENTATIONS.get(name)
+    if build is None:
         raise ValueError(f"backend: must be one of {', '.join(BACKEND_NAMES)}, not {name!r}")
-    return factories[name]
+    request = BuildRequest(settings, audio_dir, stream, clock, speechd_autospawn, screen_reader)
+    return lambda: build(request)
 
 
 def auto_backend(
     settings: UserSettings | None = None,
     *,
-    stream: IO[str] | None = None,
+    stream: TextIO | None = None,
     notify: Callable[[str], None] = notify_stderr,
 ) -> FallbackBackend:
     """Screen reader, else a running speech-dispatcher, else pyttsx3 with audio, else text."""
@@ -143,12 +200,10 @@ def printed_fallback_backend(
     A text "voice" would print each line twice, so when every voice has failed the
     lines on screen are all that is left: the printed backend ends each one at once.
     """
-    from announcer.speech.text import PrintedBackend
-
     order = ("screenreader", "speechd", "pyttsx3")
     return FallbackBackend(
         [(name, backend_factory(name, settings, speechd_autospawn=False)) for name in order]
-        + [("printed", PrintedBackend)],
+        + [("printed", partial(IMPLEMENTATIONS["printed"], BuildRequest(settings)))],
         notify=notify,
         translate=catalog_gettext(settings),
     )
@@ -166,7 +221,8 @@ def create_backend(
     settings: UserSettings | None = None,
     *,
     audio_dir: Path | None = None,
-    stream: IO[str] | None = None,
+    stream: TextIO | None = None,
+    clock: Callable[[], float] | None = None,
     notify: Callable[[str], None] = notify_stderr,
     screen_reader: str | None = None,
 ) -> SpeechBackend:
@@ -174,8 +230,52 @@ def create_backend(
     if name == "auto":
         return auto_backend(settings, stream=stream, notify=notify)
     return backend_factory(
-        name, settings, audio_dir=audio_dir, stream=stream, screen_reader=screen_reader
+        name, settings, audio_dir=audio_dir, stream=stream, clock=clock, screen_reader=screen_reader
     )()
+
+
+def backend_from_spec(
+    spec: str,
+    settings: UserSettings | None = None,
+    *,
+    stream: TextIO | None = None,
+    clock: Callable[[], float] | None = None,
+    notify: Callable[[str], None] = notify_stderr,
+    shown: bool = False,
+    full_screen: bool = False,
+) -> SpeechBackend | None:
+    """The backend ``--speech NAME[:ARG]`` (or the ``backend`` setting) names, not started.
+
+    Every command and the running session build their speech backend here.
+    ``none`` is None (print only); ``jsonl:PATH`` records to a new file (kept open as long
+    as the process runs), ``jsonl`` and ``text`` write to ``stream`` (standard error when
+    None); ``wav:DIR`` saves one WAV per utterance, and ``speech.jsonl``, in DIR;
+    ``screenreader:NAME`` speaks through that screen reader or speech API (nvda, jaws, ...).
+
+    ``shown``: the interface shows every announcement itself (plain and Textual UIs,
+    replay), so ``auto``'s last resort is those lines, not a text voice printing each one
+    twice. ``full_screen``: text written beneath a full-screen app would land inside its
+    screen, so ``text`` is the app's own transcript lines too.
+    Raises ValueError for a spec :func:`split_speech_spec` refuses.
+    """
+    name, argument = split_speech_spec(spec)
+    if name == "none":
+        return None
+    if name == "auto" and shown:
+        return printed_fallback_backend(settings, notify=notify)
+    if name == "text" and full_screen:
+        return IMPLEMENTATIONS["printed"](BuildRequest(settings))
+    if name == "jsonl" and argument:
+        stream = open(argument, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as we do)
+    return create_backend(
+        name,
+        settings,
+        audio_dir=Path(argument) if name == "wav" else None,
+        stream=stream if stream is not None else sys.stderr,
+        clock=clock,
+        notify=notify,
+        screen_reader=argument if name == "screenreader" and argument else None,
+    )
 
 
 def split_speech_spec(spec: str) -> tuple[str, str]:
@@ -243,9 +343,12 @@ def backend_statuses(settings: UserSettings | None = None) -> list[BackendStatus
 
 __all__ = [
     "BACKEND_NAMES",
+    "IMPLEMENTATIONS",
     "BackendStatus",
+    "BuildRequest",
     "auto_backend",
     "backend_factory",
+    "backend_from_spec",
     "backend_statuses",
     "create_backend",
     "printed_fallback_backend",

@@ -162,7 +162,8 @@ def test_an_agent_without_sessions_says_so(started) -> None:  # type: ignore[no-
 
 
 def test_only_the_first_double_dash_separates_the_agents_own_are_kept() -> None:
-    from announcer.cli.commands.agent import agents_to_start, resolve_agent, split_words
+    from announcer.cli.acp_agents import resolve_agent
+    from announcer.cli.commands.agent import agents_to_start, split_words
     from announcer.cli.main import build_parser
 
     argv = ["agent", "--ui", "none", "--", sys.executable, "-m", "tool", "--", "--literal"]

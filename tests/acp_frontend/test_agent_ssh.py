@@ -248,7 +248,7 @@ def test_a_preset_missing_on_the_host_says_so_with_its_install_command(
 ) -> None:
     """The host itself says what is missing and how to install it, as the agent's last words
     (standard error, exit status 127), and announcer gives up on the agent aloud, once."""
-    from announcer.cli.commands.agent import AgentToStart, resolve_agent
+    from announcer.cli.acp_agents import AgentToStart, resolve_agent
 
     monkeypatch.setenv("ANNOUNCER_SSH_COMMAND", sshd.ssh_command)
     agent = resolve_agent("gemini", None, host=sshd.host)

@@ -234,7 +234,7 @@ def test_options_after_the_names_are_options_and_the_command_follows_the_double_
 
 
 def test_two_agents_with_one_short_name_get_two_names() -> None:
-    from announcer.cli.commands.agent import AgentToStart, unique_labels
+    from announcer.cli.acp_agents import AgentToStart, unique_labels
 
     found = unique_labels([AgentToStart(["x"], "claude", "claude")] * 2)
     assert [a.label for a in found] == ["claude", "claude2"]

@@ -333,7 +333,7 @@ def test_the_readme_names_every_preset_where_it_names_agents() -> None:
 
 
 def test_each_preset_tells_the_transport_what_to_set_once_its_session_is_open() -> None:
-    from announcer.cli.commands.agent import resolve_agent
+    from announcer.cli.acp_agents import resolve_agent
 
     wanted = {
         "claude": {"mode": "default"},

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from announcer.cli.commands import listen, replay
+from announcer.cli import launch
+from announcer.cli.commands import replay
 from announcer.cli.main import build_parser
 from announcer.speech.registry import split_speech_spec
 from tests.shared_data import SHARED as SHARED_ROOT
@@ -138,7 +139,7 @@ def test_voice_flags_reach_the_settings_of_listen_demo_and_replay(tmp_path: Path
         "--config", str(tmp_path / "none.toml"),
     ]  # fmt: skip
     parser = build_parser()
-    listened = listen.settings_from_args(parser.parse_args(["listen", *flags, "x.jsonl"]))
+    listened = launch.settings_from_args(parser.parse_args(["listen", *flags, "x.jsonl"]))
     replayed = replay.settings_from_args(parser.parse_args(["replay", *flags, "x.jsonl"]))
     demo = replay.settings_from_args(parser.parse_args(["demo", *flags]))
     for settings in (listened, replayed, demo):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from announcer.engine.pipeline import MIN_ANSWER_SECONDS
+from announcer.engine.clock_skew import MIN_ANSWER_SECONDS
 from announcer.engine.prompts import UserAnswer
 from announcer.engine.replies import ReplyReady
 from tests.engine.test_question_rules import Clocked

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from announcer.coalescer import Coalescer
+from announcer.engine.coalescer import Coalescer
 
 
 def stream(

@@ -16,9 +16,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from announcer.cli.commands.listen import make_driver
+from announcer.cli.launch import make_driver
 from announcer.engine.announcement import Announcement, Urgency
-from announcer.engine.pipeline import CRITICAL_BACKLOG_PER_PRODUCER, FOLDED_KIND, Engine
+from announcer.engine.folding import CRITICAL_BACKLOG_PER_PRODUCER, FOLDED_KIND
+from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Speak

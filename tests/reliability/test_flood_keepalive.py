@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from announcer.cli.commands.listen import make_driver
+from announcer.cli.launch import make_driver
 from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import UserAnswer
 from announcer.engine.settings import UserSettings

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from announcer.engine.announcement import Announcement
-from announcer.engine.pipeline import FOLDED_KIND, Engine
+from announcer.engine.folding import FOLDED_KIND
+from announcer.engine.pipeline import Engine
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Speak
 from tests.producer.live import running

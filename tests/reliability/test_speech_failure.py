@@ -410,7 +410,7 @@ def test_a_hung_synthesis_is_ended_by_its_watchdog_and_the_engine_speaks_again(
 
 def test_listen_with_the_plain_ui_ends_its_chain_in_printing() -> None:
     """``listen --ui plain --speech auto``: when every voice is gone, the printed lines stay."""
-    from announcer.cli.commands.listen import make_driver
+    from announcer.cli.launch import make_driver
 
     driver = make_driver("auto", UserSettings(), ui="plain")
     assert driver is not None and isinstance(driver.backend, FallbackBackend)

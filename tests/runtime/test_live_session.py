@@ -447,7 +447,7 @@ async def test_a_stuck_speech_backend_never_holds_back_a_confirmation() -> None:
 
 
 def test_reconnection_delays_start_under_a_second_and_are_capped() -> None:
-    from announcer.runtime.backoff import Backoff
+    from announcer.engine.reconnect import Backoff
 
     backoff = Backoff(rng=random.Random(1))
     delays = [backoff.next_delay() for _ in range(20)]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from announcer.cli.commands.listen import make_driver
+from announcer.cli.launch import make_driver
 from announcer.engine.prompts import UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.runtime.session import LiveSession

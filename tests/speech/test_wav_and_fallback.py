@@ -274,8 +274,8 @@ def test_text_is_the_last_resort_when_audio_dies(tmp_path: Path) -> None:
 
 
 def test_listen_finds_the_backends_by_name(tmp_path: Path) -> None:
-    """``announcer listen --speech NAME`` looks backends up in announcer.speech.backends."""
-    from announcer.cli.commands.listen import make_driver
+    """``announcer listen --speech NAME`` looks backends up in announcer.speech.registry."""
+    from announcer.cli.launch import make_driver
 
     driver = make_driver("auto")
     try:

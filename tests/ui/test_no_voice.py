@@ -21,7 +21,7 @@ import pytest
 
 pytest.importorskip("announcer.producer.server", reason="the demo producer is not on this branch")
 
-from announcer.cli.commands.listen import make_driver
+from announcer.cli.launch import make_driver
 from announcer.engine.announcement import Announcement
 from announcer.engine.settings import UserSettings
 from announcer.producer.core import ProducerCore, ProducerOptions

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from announcer.cli.commands.listen import make_driver
+from announcer.cli.launch import make_driver
 from announcer.engine.settings import UserSettings
 from announcer.platform.speech_install import speech_install_hint
 from announcer.speech.auto import why_no_voice

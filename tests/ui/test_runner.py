@@ -87,7 +87,7 @@ async def test_log_lines_wait_until_the_app_has_given_the_terminal_back(
 
 
 def test_speech_text_under_textual_is_the_transcript_not_lines_beneath_it() -> None:
-    from announcer.cli.commands.listen import make_driver
+    from announcer.cli.launch import make_driver
     from announcer.speech.text import PrintedBackend, TextBackend
 
     assert isinstance(make_driver("text", ui="tui").backend, PrintedBackend)
@@ -97,7 +97,7 @@ def test_speech_text_under_textual_is_the_transcript_not_lines_beneath_it() -> N
 def test_a_backend_switched_to_under_textual_writes_nothing_beneath_the_app() -> None:
     """The settings screen switches through the session's factory: text is the transcript,
     and auto's notices go to the object the app already listens to."""
-    from announcer.cli.commands.listen import speech_backend, speech_switcher
+    from announcer.cli.launch import speech_backend, speech_switcher
     from announcer.engine.settings import UserSettings
     from announcer.speech.text import PrintedBackend
 

@@ -16,13 +16,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from announcer.cli.commands.listen import (
-    default_ui,
-    make_driver,
-    run_session,
-    speech_switcher,
-    ui_choices,
-)
 from announcer.cli.commands.replay import (
     add_replay_options,
     file_settings,
@@ -30,6 +23,13 @@ from announcer.cli.commands.replay import (
     report_problems,
 )
 from announcer.cli.commands.replay import settings_from_args as replay_settings
+from announcer.cli.launch import (
+    default_ui,
+    make_driver,
+    run_session,
+    speech_switcher,
+    ui_choices,
+)
 from announcer.engine.settings import UserSettings
 from announcer.producer.core import ProducerCore, ProducerOptions
 from announcer.producer.scenario import Scenario, ScenarioError, load_scenario

@@ -10,17 +10,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import gc
 import importlib
 import logging
-import signal
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from announcer.cli.launch import (
+    default_ui,
+    make_driver,
+    run_session,
+    settings_from_args,
+    speech_switcher,
+    ui_choices,
+)
 from announcer.config import add_settings_flags, resolve_source
 from announcer.engine.settings import UserSettings
 from announcer.i18n.translate import catalog_language
@@ -78,56 +84,6 @@ def add_listen_options(parser: argparse.ArgumentParser) -> None:
     conn.add_argument("--replies-path", metavar="PATH", help="reply POST path")
     conn.add_argument("--subscribe-path", metavar="PATH", help="subscription POST path")
     parser.add_argument("-v", "--verbose", action="store_true", help="log diagnostics to stderr")
-
-
-def ui_choices() -> list[str]:
-    choices = ["plain", "none"]
-    with contextlib.suppress(ImportError):
-        importlib.import_module("announcer.ui.tui")
-        choices.insert(0, "tui")
-    return choices
-
-
-def default_ui() -> str:
-    """The Textual UI on an interactive terminal; the plain line UI for pipes and scripts."""
-    interactive = sys.stdin.isatty() and sys.stdout.isatty()
-    return "tui" if interactive and "tui" in ui_choices() else "plain"
-
-
-def settings_from_args(args: argparse.Namespace) -> UserSettings:
-    """Flags win over the environment, which wins over the settings file (``--config PATH``)."""
-    settings = _load_user_settings(getattr(args, "config", None), args)
-    if getattr(args, "auto_reject", False):
-        settings = settings.model_copy(update={"reply_policy": "auto_reject"})
-    return settings
-
-
-def _load_user_settings(
-    path: Path | None = None, flags: argparse.Namespace | None = None
-) -> UserSettings:
-    """The settings file, ``ANNOUNCER_*`` variables and the flags, or defaults without them.
-
-    ``path`` is ``--config PATH``; None means ``$ANNOUNCER_CONFIG`` or the platform's file.
-    """
-    try:
-        config = importlib.import_module("announcer.config.settings")
-        loader = getattr(config, "load_settings", None)
-    except ImportError:
-        loader = None
-    if loader is None:
-        return UserSettings()
-    if path is not None and not path.is_file():
-        # a mistyped path must not look like the user's preferences were read
-        print(
-            f"announcer: --config {path}: no such file; using default settings",
-            file=sys.stderr,
-        )
-    try:
-        loaded = loader(path, flags=flags)
-    except Exception as exc:
-        print(f"announcer: ignoring the settings file: {exc}", file=sys.stderr)
-        return UserSettings()
-    return loaded if isinstance(loaded, UserSettings) else UserSettings()
 
 
 def resolve_sources(sources: list[str], settings: UserSettings) -> tuple[list[str], str | None]:
@@ -228,84 +184,6 @@ def _frame_adapter(name: str, adapter: Any) -> FrameAdapter:
     return to_events
 
 
-def make_driver(spec: str, settings: UserSettings | None = None, *, ui: str | None = None) -> Any:
-    """A speech driver for ``--speech NAME[:ARG]`` (or the ``backend`` setting); None: print only.
-
-    ``auto`` tries a screen reader, speech-dispatcher, then pyttsx3 (and, without the
-    plain or Textual UI, text output); ``jsonl:PATH`` records every speech decision;
-    ``wav:DIR`` saves what would be heard as WAV files; ``text`` writes spoken lines to
-    standard error (under the Textual UI, its transcript is those lines). ``none`` prints
-    announcements only.
-
-    Under the plain and Textual UIs, ``auto``'s last resort is the interface's own lines:
-    both show every announcement. The Textual UI also shows what ``auto`` says about its
-    outputs (which one speaks, why the others failed, how to get a voice) in its
-    transcript, not on standard error underneath the app (issue 14).
-    """
-    from announcer.speech.driver import SpeechDriver
-    from announcer.speech.registry import user_voice
-
-    try:
-        backend = speech_backend(spec, settings, ui=ui)
-        if backend is None:
-            return None
-        backend.start()
-    except ValueError as exc:
-        raise SystemExit(f"announcer: --speech: {exc}") from None
-    except OSError as exc:
-        raise SystemExit(f"announcer: --speech {spec}: {exc.strerror or exc}") from None
-    except Exception as exc:
-        if spec.partition(":")[0] != "auto":
-            raise SystemExit(f"announcer: speech backend unavailable: {exc}") from None
-        print(f"announcer: no speech here ({exc}); printing only", file=sys.stderr)
-        return None
-    return SpeechDriver(backend, user_voice(settings))
-
-
-def speech_backend(
-    spec: str, settings: UserSettings | None = None, *, ui: str | None = None, notices: Any = None
-) -> Any:
-    """The backend ``spec`` names, not started, as suits the interface; None for ``none``.
-
-    ``notices``: where ``auto`` under the Textual UI says which output speaks (the app
-    listens to it); a new one is made when None.
-    """
-    from announcer.speech.auto import HeldNotices, notify_stderr
-    from announcer.speech.backends import backend_from_spec
-    from announcer.speech.registry import printed_fallback_backend, split_speech_spec
-
-    name, _ = split_speech_spec(spec)
-    if name == "auto" and ui in ("plain", "tui"):
-        # The UI already shows every line; a text "voice" would print it twice (or,
-        # under Textual, raw beneath the app). When every voice has failed, the lines
-        # on screen are all that is left.
-        return printed_fallback_backend(
-            settings, notify=(notices or HeldNotices()) if ui == "tui" else notify_stderr
-        )
-    if name == "text" and ui == "tui":
-        # Text lines written beneath the Textual app would land inside its screen;
-        # its transcript already shows every announcement, one per line.
-        from announcer.speech.text import PrintedBackend
-
-        return PrintedBackend()
-    return backend_from_spec(spec, settings)  # text goes to stderr
-
-
-def speech_switcher(ui: str | None, driver: Any) -> Any:
-    """How the running session starts another backend (the Textual settings screen):
-    as at start-up for this interface, with ``auto``'s notices going where the app
-    already listens."""
-    notices = getattr(getattr(driver, "backend", None), "notices", None)
-
-    def create(spec: str, settings: UserSettings) -> Any:
-        backend = speech_backend(spec, settings, ui=ui, notices=notices)
-        if backend is None:
-            raise ValueError("'none' turns speech off; it is not a voice to switch to")
-        return backend
-
-    return create
-
-
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.ERROR,
@@ -370,7 +248,7 @@ def acp_agents(sources: list[str], settings: UserSettings) -> tuple[set[str], li
     ]
     if not acp_words:
         return set(), []
-    from announcer.cli.commands.agent import acp_transports, resolve_agent
+    from announcer.cli.acp_agents import acp_transports, resolve_agent, unique_labels
 
     found = []
     for word in acp_words:
@@ -378,8 +256,6 @@ def acp_agents(sources: list[str], settings: UserSettings) -> tuple[set[str], li
         if isinstance(one, str):
             return one
         found.append(one)
-    from announcer.cli.commands.agent import unique_labels
-
     transports = acp_transports(
         unique_labels(found),
         cwd=None,
@@ -398,53 +274,3 @@ def _diagnostics_path() -> Path | None:
     except Exception as exc:  # no state directory: the diagnostics screen still counts
         log.error("no diagnostics log file: %s", exc)
         return None
-
-
-async def run_session(
-    session: LiveSession,
-    ui_name: str,
-    before: Any = None,
-    *,
-    config: Path | None = None,
-    plain: Any = None,
-) -> int:
-    """Run ``session`` under ``ui_name``; ``plain`` is a PlainUi to attach again (the
-    demo run again keeps one reader of standard input)."""
-    loop = asyncio.get_running_loop()
-    # Ctrl-C, a kill and a closed terminal (SIGHUP) all close subscriptions (§5.8), remove
-    # sockets and end every agent's processes: the goodbye runs, then announcer exits.
-    for sig in stop_signals():
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(sig, session.stop)
-    if ui_name == "plain":
-        if plain is None:
-            from announcer.ui.plain import PlainUi
-
-            plain = PlainUi()
-        plain.attach(session)
-    elif ui_name == "tui":
-        return await _run_tui(session, config)
-    else:
-        from announcer.ui.no_answer import NoAnswerUi
-
-        # Nothing can answer: each question says so and names the agent's default.
-        NoAnswerUi().attach(session)
-    return await session.run()
-
-
-def stop_signals() -> list[signal.Signals]:
-    """The signals that end a session cleanly: SIGINT, SIGTERM and, where it exists, SIGHUP."""
-    names = ("SIGINT", "SIGTERM", "SIGHUP")
-    return [getattr(signal, name) for name in names if hasattr(signal, name)]
-
-
-async def _run_tui(session: LiveSession, config: Path | None = None) -> int:
-    tui = importlib.import_module("announcer.ui.tui")
-    runner = getattr(tui, "run_with_session", None)
-    if runner is None:
-        print("announcer: the full-screen UI cannot attach to a live session yet", file=sys.stderr)
-        return 2
-    saver_for = importlib.import_module("announcer.ui.tui.runner").settings_saver
-    # settings changed in the UI go back to the file they were read from (--config PATH)
-    result = await runner(session, save_settings=saver_for(session.settings, config))
-    return int(result or 0)

@@ -40,8 +40,6 @@ from announcer.engine.speech_commands import Speak, SpeechCommand
 from announcer.protocol.sanitise import one_line
 from announcer.speech.backend import BackendUnavailable, SpeechBackend, VoiceSettings
 from announcer.speech.driver import SpeechDriver
-from announcer.speech.jsonl import JsonlBackend
-from announcer.speech.text import TextBackend
 
 # A recording that pauses longer than this is not worth waiting for.
 MAX_REPLAY_GAP_SECONDS = 10.0
@@ -380,13 +378,9 @@ class AloudReplayer:
 def aloud_backend(spec: str, settings: UserSettings) -> SpeechBackend:
     """The backend ``spec`` names, not started. ``auto`` ends in the printed lines:
     the replay prints every announcement itself, so a text voice would print it twice."""
-    from announcer.speech.backends import backend_from_spec
-    from announcer.speech.registry import printed_fallback_backend, split_speech_spec
+    from announcer.speech.registry import backend_from_spec
 
-    name, _ = split_speech_spec(spec)
-    if name == "auto":
-        return printed_fallback_backend(settings)
-    backend = backend_from_spec(spec, settings)
+    backend = backend_from_spec(spec, settings, shown=True)
     assert backend is not None  # "none" keeps the recording's clock
     return backend
 
@@ -429,19 +423,11 @@ def print_spoken(commands: list[SpeechCommand], stream: TextIO) -> None:
 def make_backend(
     spec: str, stream: TextIO, clock: ReplayClock, settings: UserSettings | None = None
 ) -> SpeechBackend:
-    name, _, path = spec.partition(":")
-    name = name.strip().lower()
-    if name == "wav":
-        from announcer.speech.backends import backend_from_spec
+    from announcer.speech.registry import backend_from_spec
 
-        backend = backend_from_spec(spec, settings)
-        assert backend is not None
-        return backend
-    if name == "jsonl":
-        if path:
-            stream = open(path, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as we do)
-        return JsonlBackend(stream, clock=clock)
-    return TextBackend(stream)  # text, and none: the lines are printed
+    # jsonl stamps the recording's clock; text, and none: the lines are printed
+    backend = backend_from_spec(spec, settings, stream=stream, clock=clock)
+    return backend if backend is not None else backend_from_spec("text", stream=stream)
 
 
 def read_lines(path: str) -> Iterator[str]:

@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, get_args
 
 from announcer.engine.pipeline import Engine
 from announcer.engine.settings import UserSettings
@@ -30,11 +30,12 @@ from announcer.engine.speech_commands import SpeechCommand
 from announcer.formats import FORMAT_NAMES, AdapterOutput, get_adapter
 from announcer.formats.detect import format_of_command, format_of_line
 from announcer.i18n.translate import catalog_language
+from announcer.protocol.events import Verbosity
 from announcer.speech.backend import BackendUnavailable, SpeechBackend, VoiceSettings
 from announcer.speech.driver import SpeechDriver
 from announcer.transports.processes import end_family, track
 
-VERBOSITIES = ("terse", "normal", "detailed")
+VERBOSITIES = get_args(Verbosity)
 
 
 def _optional(module: str) -> Any:
@@ -65,23 +66,13 @@ def settings_from(args: argparse.Namespace) -> UserSettings:
 
 
 def make_backend(name: str, settings: UserSettings) -> tuple[SpeechBackend, VoiceSettings]:
-    registry = _optional("announcer.speech.registry")
-    backends = _optional("announcer.speech.backends")
-    if registry is not None and backends is not None:
-        # --speech NAME[:ARG]; the announcements are printed anyway, so "none" is text.
-        backend = backends.backend_from_spec(name, settings, stream=sys.stdout)
-        if backend is None:
-            backend = registry.create_backend("text", settings, stream=sys.stdout)
-        return backend, registry.user_voice(settings)
-    if name == "jsonl":
-        from announcer.speech.jsonl import JsonlBackend
+    from announcer.speech.registry import backend_from_spec, user_voice
 
-        return JsonlBackend(), VoiceSettings()
-    if name not in ("text", "auto"):
-        raise BackendUnavailable(f"this build has no {name!r} speech backend")
-    from announcer.speech.text import TextBackend
-
-    return TextBackend(), VoiceSettings()
+    # --speech NAME[:ARG]; the announcements are printed anyway, so "none" is text.
+    backend = backend_from_spec(name, settings, stream=sys.stdout)
+    if backend is None:
+        backend = backend_from_spec("text", settings, stream=sys.stdout)
+    return backend, user_voice(settings)
 
 
 # the flag each agent needs to print JSON Lines; we remind the user, never rewrite their command

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
-from typing import ClassVar
+from typing import ClassVar, get_args
 
 from rich.text import Text
 from textual import on
@@ -28,6 +28,7 @@ from announcer.engine.answer_guard import KeyGuard
 from announcer.engine.answer_keys import UI_SPEAKS_KEYS
 from announcer.engine.prompts import PendingPrompt, UserAnswer, waits_without_deadline
 from announcer.engine.settings import UserSettings
+from announcer.protocol.events import Verbosity
 from announcer.ui.tui.accessibility import WrappingFooter, cursor_offset, spoken_name
 from announcer.ui.tui.agent_input import AgentPrompt
 from announcer.ui.tui.host import HistoryEntry, PromptState
@@ -74,7 +75,7 @@ SILENT_OUTPUTS = frozenset({"printed text"})
 HISTORY_SIZE = 5000
 # When speech about each recent event began (for arming the keys of its question).
 SPEECH_STARTS_KEPT = 256
-VERBOSITY_CYCLE = ("terse", "normal", "detailed")
+VERBOSITY_CYCLE = get_args(Verbosity)
 
 
 _KEY_WORDS = {
@@ -527,6 +528,8 @@ class AnnouncerApp(App[None]):
 
     @on(StatusChanged)
     def _status(self, message: StatusChanged) -> None:
+        if not self.main_screen.is_attached or not self.main_screen.query("#status"):
+            return  # news that arrives while the app closes has no line left to show it on
         self._show_status(message.status)
 
     def _show_status(self, status: UiStatus, announce: bool = True) -> None:

@@ -7,7 +7,7 @@ Tab; each speaks its name when it opens and Escape always goes back.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, cast, get_args
 
 from pydantic import ValidationError
 from textual import on
@@ -22,6 +22,8 @@ from textual.widgets.option_list import Option
 
 from announcer.engine.announcement import Urgency
 from announcer.i18n.tags import parse_tag
+from announcer.protocol.events import Verbosity
+from announcer.protocol.handshake import CognitiveLoad
 from announcer.speech.registry import BACKEND_NAMES
 from announcer.ui.tui.accessibility import SteadyInput, WrappingFooter, option_text
 from announcer.ui.tui.host import AnnouncerHost
@@ -255,7 +257,7 @@ class SettingsScreen(AnnouncerScreen):
             yield from self._row(
                 _("Verbosity"),
                 Select(
-                    [(_(LEVEL_LABELS[v]), v) for v in ("terse", "normal", "detailed")],
+                    [(_(LEVEL_LABELS[v]), v) for v in get_args(Verbosity)],
                     value=settings.verbosity,
                     allow_blank=False,
                     compact=True,
@@ -265,7 +267,7 @@ class SettingsScreen(AnnouncerScreen):
             yield from self._row(
                 _("Cognitive load"),
                 Select(
-                    [(_(LEVEL_LABELS[v]), v) for v in ("low", "medium", "high")],
+                    [(_(LEVEL_LABELS[v]), v) for v in get_args(CognitiveLoad)],
                     value=settings.cognitive_load,
                     allow_blank=False,
                     compact=True,

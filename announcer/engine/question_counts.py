@@ -1,0 +1,131 @@
+"""Spoken counts of questions waiting or set aside, one notice at a time (§6.9(4))."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Final
+
+from announcer.engine.announcement import Announcement
+from announcer.engine.engine_state import TranscriptEntry
+from announcer.engine.prompts import PendingPrompt
+from announcer.engine.question_notices import QuestionNotices
+from announcer.engine.speech_commands import SpeechCommand
+from announcer.engine.text_hygiene import clean_for_speech
+from announcer.i18n.translate import translator
+
+# A waiting or set-aside count already heard is said again at most this often; the
+# current count is also said whenever the next question is read.
+COUNT_NOTICE_INTERVAL_SECONDS: Final = 5.0
+
+
+class QuestionCounts(QuestionNotices):
+    """Says how many questions wait behind the presented one, or were set aside."""
+
+    def _waiting_announcement(
+        self, prompt: PendingPrompt, waiting: int, continues: bool
+    ) -> Announcement:
+        newest = self.book.pending()[-1]
+        text = (
+            translator(self.policy.phrase_language)
+            .gettext("Questions waiting after this one: {count}. The latest is from {name}.")
+            .format(
+                count=waiting,
+                name=clean_for_speech(
+                    newest.producer_name or newest.producer_id,
+                    self.policy.phrase_language,
+                    max_chars=60,
+                ),
+            )
+        )
+        return dataclasses.replace(
+            self._system_announcement(text, prompt, kind="system.prompts_waiting", critical=True),
+            interrupt=False,
+            continues=continues,
+        )
+
+    def _waiting_notice(self, prompt: PendingPrompt, now: float) -> list[SpeechCommand]:
+        """A question that must wait is counted aloud, not read over the presented one.
+
+        One notice at a time: a newer count replaces the one still queued.
+        """
+        waiting = len(self.book.pending()) - 1
+        announcement = self._waiting_announcement(prompt, waiting, False)
+        commands, replaced = self._replace_notice(self._waiting_notice_id, now)
+        if not replaced and self._recently_counted("waiting", now):
+            self._count_due["waiting"] = (announcement, prompt.source_id)
+            return commands
+        self._notice_serial += 1
+        announcement.event_id = self._waiting_notice_id = f"evt_waiting{self._notice_serial}"
+        self._transcript.append(TranscriptEntry(now, announcement, prompt.source_id))
+        return commands + self.scheduler.submit(announcement, now)
+
+    def _say_due_counts(self, now: float) -> list[SpeechCommand]:
+        commands: list[SpeechCommand] = []
+        for kind, (announcement, source_id) in list(self._count_due.items()):
+            if now - self._count_notice_at.get(kind, now) < COUNT_NOTICE_INTERVAL_SECONDS:
+                continue
+            del self._count_due[kind]
+            self._count_notice_at[kind] = now
+            self._notice_serial += 1
+            announcement.event_id = f"evt_count{self._notice_serial}"
+            if kind == "waiting":
+                if len(self.book.pending()) <= 1:
+                    continue  # nothing waits any more
+                self._waiting_notice_id = announcement.event_id
+            else:
+                self._set_aside_notice_id = announcement.event_id
+            self._transcript.append(TranscriptEntry(now, announcement, source_id))
+            commands += self.scheduler.submit(announcement, now)
+        return commands
+
+    def _recently_counted(self, kind: str, now: float) -> bool:
+        """A count notice was said a moment ago: the next one waits (no flood of counts)."""
+        last = self._count_notice_at.get(kind)
+        if last is not None and now - last < COUNT_NOTICE_INTERVAL_SECONDS:
+            return True
+        self._count_notice_at[kind] = now
+        return False
+
+    def _replace_notice(self, event_id: str | None, now: float) -> tuple[list[SpeechCommand], bool]:
+        """Drop a count notice still waiting in the queue (a newer count follows it)."""
+        if event_id is None:
+            return [], False
+        speaking = self.scheduler.speaking
+        if speaking is not None and speaking.event_id == event_id:
+            return [], False
+        if any(a.event_id == event_id for a in self.scheduler.queued_announcements()):
+            return self.scheduler.withdraw(event_id, now), True
+        return [], False
+
+    def _set_aside_notice(self, prompt: PendingPrompt, now: float) -> list[SpeechCommand]:
+        """The waiting list is full: the newest question is set aside, counted and said."""
+        self.set_aside += 1
+        self.tracker.prompt_closed(prompt.source_id, prompt.session_id, prompt.reply_token)
+        self.diagnostics.record_drop(
+            "prompt.set_aside",
+            f"more than {self.book.limit} questions waiting; the newest was set aside",
+            section="§6.9",
+            envelope={"session_id": prompt.session_id, "event_id": prompt.event_id},
+            source=prompt.source_id,
+            now=now,
+        )
+        text = (
+            translator(self.policy.phrase_language)
+            .gettext(
+                "Too many questions are waiting: {count} newer ones were set aside, "
+                "and their agents apply their defaults."
+            )
+            .format(count=self.set_aside)
+        )
+        announcement = self._system_announcement(
+            text, prompt, kind="system.prompts_set_aside", critical=True
+        )
+        announcement.interrupt = False
+        commands, replaced = self._replace_notice(self._set_aside_notice_id, now)
+        if not replaced and self._recently_counted("set_aside", now):
+            self._count_due["set_aside"] = (announcement, prompt.source_id)
+            return commands
+        self._notice_serial += 1
+        announcement.event_id = self._set_aside_notice_id = f"evt_setaside{self._notice_serial}"
+        self._transcript.append(TranscriptEntry(now, announcement, prompt.source_id))
+        return commands + self.scheduler.submit(announcement, now)

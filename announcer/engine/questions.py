@@ -1,0 +1,418 @@
+"""Questions from agents: opened, presented one at a time, reminded, withdrawn (§6)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from announcer.engine.answer_keys import NO_ANSWERING_UI_KEYS
+from announcer.engine.clock_skew import ClockSkew
+from announcer.engine.engine_state import _PROMPTS, OutgoingReply
+from announcer.engine.folding import Folding
+from announcer.engine.phrases import N_
+from announcer.engine.policy import waits_without_timeout
+from announcer.engine.prompts import PendingPrompt
+from announcer.engine.question_counts import QuestionCounts
+from announcer.engine.replies import ReplyReady
+from announcer.engine.speech_commands import SpeechCommand
+from announcer.engine.text_hygiene import clean_for_speech
+from announcer.engine.tracker import SessionState, TrackerNote
+from announcer.i18n.translate import translator
+from announcer.protocol.events import AwaitingClarification, AwaitingConfirmation
+
+
+class Questions(QuestionCounts, Folding, ClockSkew):
+    """The life of a question, from its arrival to its answer, expiry or withdrawal."""
+
+    def presented_prompt(self) -> PendingPrompt | None:
+        """The question being presented: the one the user was told about and answers now.
+
+        Questions are presented one at a time in the order they arrived; the others
+        wait (and the user hears how many). A UI binds its answer keys to this one
+        (``UserAnswer.event_id``), and shows the next one only when this one closes.
+        """
+        token = self._presented
+        return self.book.get(token) if token is not None else None
+
+    def _resolved_elsewhere(self, token: str, now: float) -> list[SpeechCommand]:
+        """§6.7.2: the producer says this question was answered elsewhere; said once.
+
+        A later key is refused as "already answered elsewhere", never sent.
+        """
+        prompt = self.book.close(token, "answered_elsewhere")
+        if prompt is None:
+            return []
+        notice = self._notice(
+            N_("Answered elsewhere; no answer is needed from you: {what}"),
+            prompt,
+            kind="system.prompt_voided",
+            short=True,
+        )
+        return self._withdraw(prompt, notice, now)
+
+    def _still_open(self, tokens: list[str], now: float) -> list[SpeechCommand]:
+        """The agent left awaiting_input without naming a question: none is withdrawn.
+
+        Said once per question (§6.8, §6.1(3): parallel work, or several questions
+        open and the change names none of them).
+        """
+        untold = [t for t in tokens if self.book.get(t) is not None and t not in self._told_open]
+        if not untold:
+            return []
+        self._told_open.update(untold)
+        if len(self._told_open) > 4096:
+            self._told_open = set(untold)
+        prompt = self.book.get(untold[0])
+        assert prompt is not None
+        text = translator(self.policy.phrase_language).gettext(
+            "The agent went on working; your question is still open."
+        )
+        announcement = self._system_announcement(
+            text, prompt, kind="system.prompt_still_open", critical=False
+        )
+        announcement.event_id = None  # not part of the question: never cut off with it
+        return self._submit(announcement, prompt.source_id, now)
+
+    def _open_prompt(
+        self,
+        event: AwaitingConfirmation | AwaitingClarification,
+        session: SessionState,
+        source_id: str,
+        now: float,
+    ) -> list[SpeechCommand]:
+        prompt = PendingPrompt(
+            kind="confirmation" if isinstance(event, AwaitingConfirmation) else "clarification",
+            reply_token=event.reply_token,
+            session_id=event.session_id,
+            event_id=event.event_id,
+            source_id=source_id,
+            producer_id=event.producer.agent_id,
+            producer_name=event.producer.agent_name,
+            received_at=now,
+            timeout_seconds=float(event.timeout_seconds),
+            event=event,
+            late_by=self._lateness(event, source_id),
+        )
+        if source_id in self._closed_sources:
+            # §5.8.2: after its subscription.close the producer applies defaults itself.
+            self.book.refuse(prompt.reply_token, "voided")
+            self.tracker.prompt_closed(source_id, prompt.session_id, prompt.reply_token)
+            commands: list[SpeechCommand] = []
+            notice = self._notice(
+                self._closed_msgid(prompt), prompt, kind="system.prompt_voided", critical=True
+            )
+            for part in notice:
+                commands += self._submit(part, source_id, now)
+            return commands
+        if prompt.deadline <= now:
+            return self._expired_on_arrival(prompt, now)
+        first = self.book.get(prompt.reply_token)
+        problem = self.book.open(prompt)
+        if problem is not None:
+            if self.book.closed_reason(prompt.reply_token) == "superseded" and first is None:
+                return self._set_aside_notice(prompt, now)
+            self._log_note(
+                TrackerNote("reply_token.reused", problem, event.session_id, event.event_id),
+                source_id,
+                now,
+            )
+            return self._refuse_reused(prompt, first, source_id, now)
+        if first is not None:
+            return []  # the same question delivered again: it stays as it was
+        if (
+            isinstance(event, AwaitingConfirmation)
+            and self.settings.reply_policy == "auto_reject"
+            and source_id in self._subscriptions
+        ):
+            # Nobody waits on the user: say it and reject it now, on the standing order.
+            said = self._say_prompt(prompt, session, now)
+            return said + self._auto_reject(prompt, source_id, now)
+        return self._present_or_wait(prompt, now)
+
+    def _present_or_wait(self, prompt: PendingPrompt, now: float) -> list[SpeechCommand]:
+        """One question at a time, in the order they came: the others wait, counted aloud."""
+        presented = self.presented_prompt()
+        if presented is None or presented.reply_token == prompt.reply_token:
+            return self._present(prompt, now)
+        return self._waiting_notice(prompt, now)
+
+    def _present(self, prompt: PendingPrompt, now: float) -> list[SpeechCommand]:
+        self._presented = prompt.reply_token
+        self.presented_at = now
+        self._reminded_at = None
+        self._present_due_at = None
+        session = self.tracker.session(prompt.source_id, prompt.session_id)
+        commands = self._say_prompt(prompt, session, now)
+        waiting = len(self.book.pending()) - 1
+        if waiting > 0:
+            commands += self._submit(self._waiting_announcement(prompt, waiting, True), None, now)
+        return commands
+
+    def _reminder_due(self) -> float | None:
+        """When the presented question is next said to be still waiting, or None.
+
+        Only a question whose agent waits without a deadline (ACP permissions, marked
+        by announcer's own extension) is reminded of: one with a deadline has its time
+        left said instead. ``question_reminder_seconds`` 0 turns reminders off.
+        """
+        interval = self.settings.question_reminder_seconds
+        prompt = self.presented_prompt()
+        if interval <= 0 or prompt is None or self.presented_at is None:
+            return None
+        if self.policy.answer_keys is NO_ANSWERING_UI_KEYS:
+            return None  # ``--ui none``: "your answer" could never come from here
+        event = prompt.event
+        if not isinstance(event, _PROMPTS) or not waits_without_timeout(event):
+            return None
+        return (self._reminded_at or self.presented_at) + interval
+
+    def _remind(self, now: float) -> list[SpeechCommand]:
+        """Say that the presented question still waits, once per reminder interval.
+
+        Never over the question itself: while anything about it is being said or queued,
+        the next reminder counts from now.
+        """
+        due = self._reminder_due()
+        prompt = self.presented_prompt()
+        if due is None or prompt is None or now < due:
+            return []
+        speaking = self.scheduler.speaking
+        if (speaking is not None and speaking.event_id == prompt.event_id) or any(
+            a.event_id == prompt.event_id for a in self.scheduler.queued_announcements()
+        ):
+            self._reminded_at = now
+            return []
+        self._reminded_at = now
+        commands: list[SpeechCommand] = []
+        for part in self._notice(
+            N_("Still waiting for your answer: {what}"),
+            prompt,
+            kind="system.prompt_reminder",
+            critical=True,
+        ):
+            # critical, so it is never skipped as stale; but it does not cut other speech
+            commands += self._submit(dataclasses.replace(part, interrupt=False), None, now)
+        return commands
+
+    def _present_next(self, now: float) -> list[SpeechCommand]:
+        """When the presented question closed, present the oldest one still waiting."""
+        commands = self._recount_waiting(now)
+        if self._presented is not None and self.book.get(self._presented) is not None:
+            self._present_due_at = None
+            return commands
+        self._presented = None
+        self._present_due_at = None
+        pending = self.book.pending()
+        if not pending:
+            self.presented_at = None
+            return commands
+        return commands + self._present(pending[0], now)
+
+    def _recount_waiting(self, now: float) -> list[SpeechCommand]:
+        """Questions closed: a waiting count not yet said must not tell of them.
+
+        Once nothing waits behind the presented question it is dropped; otherwise it
+        says the number waiting now. (A count said after its questions were withdrawn
+        told the user "Questions waiting: 2" with none open.)
+        """
+        notice_id = self._waiting_notice_id
+        if notice_id is None:
+            return []
+        queued = next(
+            (a for a in self.scheduler.queued_announcements() if a.event_id == notice_id), None
+        )
+        if queued is None:  # said (or being said) already: nothing to recount
+            self._waiting_notice_id = None
+            return []
+        pending = self.book.pending()
+        if len(pending) <= 1:
+            self._waiting_notice_id = None
+            return self.scheduler.withdraw(notice_id, now)
+        presented = self.presented_prompt() or pending[0]
+        queued.text = self._waiting_announcement(presented, len(pending) - 1, False).text
+        return []
+
+    def _say_prompt(
+        self, prompt: PendingPrompt, session: SessionState | None, now: float
+    ) -> list[SpeechCommand]:
+        """Read the question out, its countdown from the time really left (§6.4)."""
+        event = prompt.event
+        if session is None:
+            # The session was evicted under pressure while its question waited.
+            session = SessionState(
+                session_id=prompt.session_id,
+                source_id=prompt.source_id,
+                producer_id=prompt.producer_id,
+                producer_name=prompt.producer_name,
+                first_seen=now,
+                last_activity=now,
+            )
+        if prompt.malformed or not isinstance(event, _PROMPTS):
+            notice = self._notice(
+                N_("Malformed confirmation: {what}"),
+                prompt,
+                kind="system.prompt_malformed",
+                critical=True,
+            )
+            if prompt.malformed:
+                # §10.1.3: its words kept: consequence, risk, reversibility, deadline.
+                details = self._malformed_details(prompt, now)
+                if details:
+                    notice.append(
+                        dataclasses.replace(
+                            self._system_announcement(
+                                details, prompt, kind="system.prompt_malformed", critical=True
+                            ),
+                            continues=True,
+                        )
+                    )
+                notice.append(
+                    dataclasses.replace(
+                        self._system_announcement(
+                            translator(self.policy.phrase_language).gettext(
+                                "This request was malformed, so only reject is offered."
+                            ),
+                            prompt,
+                            kind="system.prompt_malformed",
+                            critical=True,
+                        ),
+                        continues=True,
+                    )
+                )
+            commands: list[SpeechCommand] = []
+            for part in notice:
+                commands += self._submit(part, prompt.source_id, now)
+            return commands
+        left = math.ceil(prompt.seconds_left(now))
+        if left < event.timeout_seconds:
+            event = event.model_copy(update={"timeout_seconds": max(1, left)})
+        commands = []
+        for announcement in self.policy.decide(event, session, prompt.source_id, now):
+            commands += self._submit(announcement, prompt.source_id, now)
+        return commands
+
+    def _malformed_details(self, prompt: PendingPrompt, now: float) -> str:
+        """What a malformed confirmation says beyond its action, with the time left now."""
+        event = prompt.event
+        if not isinstance(event, AwaitingConfirmation):
+            return ""
+        raw = {
+            "consequence": getattr(event, "consequence", None),
+            "risk_level": getattr(event, "risk_level", None),
+            "reversibility": getattr(event, "reversibility", None),
+            "irreversible": getattr(event, "irreversible", None),
+            "timeout_seconds": max(1, math.ceil(prompt.seconds_left(now))),
+            "default_decision": getattr(event, "default_decision", "reject"),
+        }
+        return clean_for_speech(self._raw_confirmation_details(raw), self.policy.phrase_language)
+
+    def _void_on_arrival(
+        self,
+        event: AwaitingConfirmation | AwaitingClarification,
+        reason: str,
+        source_id: str,
+        now: float,
+    ) -> list[SpeechCommand]:
+        """§6.8: a question whose session ended (or that was cancelled) before it came."""
+        prompt = self._prompt_for(event, source_id, now)
+        self.book.refuse(event.reply_token, "ended" if reason == "ended" else "voided")
+        msgid = self._void_on_arrival_msgid(reason)
+        commands: list[SpeechCommand] = []
+        for part in self._notice(
+            msgid, prompt, kind="system.prompt_void_on_arrival", critical=True
+        ):
+            commands += self._submit(part, source_id, now)
+        return commands
+
+    def _expired_on_arrival(self, prompt: PendingPrompt, now: float) -> list[SpeechCommand]:
+        """§6.4: the time to answer ran out before the question got here."""
+        self.book.refuse(prompt.reply_token, "expired")
+        self.tracker.prompt_closed(
+            prompt.source_id, prompt.session_id, prompt.reply_token, resolved=True
+        )
+        commands: list[SpeechCommand] = []
+        for part in self._notice(
+            N_(
+                "This question came after its time ran out; "
+                "the agent has already applied its default: {what}"
+            ),
+            prompt,
+            kind="system.prompt_expired",
+            critical=True,
+        ):
+            commands += self._submit(part, prompt.source_id, now)
+        return commands
+
+    def _prompt_for(
+        self, event: AwaitingConfirmation | AwaitingClarification, source_id: str, now: float
+    ) -> PendingPrompt:
+        return PendingPrompt(
+            kind="confirmation" if isinstance(event, AwaitingConfirmation) else "clarification",
+            reply_token=event.reply_token,
+            session_id=event.session_id,
+            event_id=event.event_id,
+            source_id=source_id,
+            producer_id=event.producer.agent_id,
+            producer_name=event.producer.agent_name,
+            received_at=now,
+            timeout_seconds=float(event.timeout_seconds),
+            event=event,
+        )
+
+    def _refuse_reused(
+        self, prompt: PendingPrompt, first: PendingPrompt | None, source_id: str, now: float
+    ) -> list[SpeechCommand]:
+        """§6.2.2: a reused token makes any reply ambiguous, so no question stays open.
+
+        The user is told plainly (critical: a question was asked and will get no
+        answer) instead of hearing answer keys that could only be refused.
+        """
+        self.tracker.prompt_closed(source_id, prompt.session_id, prompt.reply_token)
+        commands: list[SpeechCommand] = []
+        if first is not None:
+            notice = self._notice(
+                N_("The agent reused its reply token, so no answer can be sent to: {what}"),
+                first,
+                kind="system.prompt_voided",
+                critical=True,
+            )
+            commands += self._withdraw(first, notice, now)
+        refusal = self._notice(
+            N_("The agent reused an old reply token, so this question cannot be answered: {what}"),
+            prompt,
+            kind="system.prompt_refused",
+            critical=True,
+        )
+        for part in refusal:
+            commands += self._submit(part, source_id, now)
+        return commands
+
+    def _auto_reject(
+        self, prompt: PendingPrompt, source_id: str, now: float
+    ) -> list[SpeechCommand]:
+        subscription = self._subscriptions.get(source_id)
+        tr = translator(self.policy.phrase_language)
+        if subscription is None:
+            text = tr.gettext(
+                "Your settings say reject, but this connection cannot send replies; please answer."
+            )
+        else:
+            outcome = self.book.auto_reject(prompt.reply_token, subscription, now)
+            if isinstance(outcome, ReplyReady):
+                self._outgoing.append(OutgoingReply(source_id, outcome))
+                self.tracker.prompt_closed(source_id, prompt.session_id, prompt.reply_token)
+                text = tr.gettext("Rejected automatically, as your settings ask.")
+            else:
+                text = tr.gettext(outcome.message)
+        return self._submit(
+            self._system_announcement(text, prompt, kind="system.auto_reject", critical=True),
+            source_id,
+            now,
+        )
+
+    def _say_expired(self, prompt: PendingPrompt, now: float) -> list[SpeechCommand]:
+        """A question whose time ran out: what was queued about it is dropped as timed
+        out (issue 14 c), then why it ended is said."""
+        notice = self._notice(self._expired_msgid(prompt), prompt, kind="system.prompt_expired")
+        commands = self.scheduler.question_ended(prompt.event_id, now, "question timed out")
+        return commands + self._withdraw(prompt, notice, now)
