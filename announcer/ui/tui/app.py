@@ -51,6 +51,7 @@ from announcer.ui.tui.screens import (
     AgentSettingsScreen,
     DiagnosticsScreen,
     HistoryScreen,
+    LoginScreen,
     PromptListScreen,
     SettingsScreen,
 )
@@ -920,6 +921,50 @@ class AnnouncerApp(App[None]):
             self.say(_("This agent offers no modes or settings."), interrupt=True)
             return
         self.push_screen(AgentSettingsScreen(rows))
+
+    async def offer_login(
+        self, agent: str, choices: list[tuple[str, list[str], dict[str, str]]], cwd: str
+    ) -> int | None:
+        """An agent needs a login it can do in a terminal (ACP terminal auth): a list of
+        its logins and "Not now"; the one picked runs in this terminal while the app is
+        suspended. Its exit status, or None when nothing ran."""
+        import os
+        import shlex
+        import subprocess
+
+        def command(argv: list[str]) -> str:
+            return shlex.join([os.path.basename(argv[0]), *argv[1:]])
+
+        screen = LoginScreen(
+            printable(agent), [printable(f"{name}: {command(argv)}") for name, argv, _e in choices]
+        )
+        await self.push_screen(screen)
+        picked = await screen.chosen
+        if picked is None:
+            return None
+        _name, argv, env = choices[picked]
+        self.say(
+            _("Logging in with {command}. announcer goes on when it ends.").format(
+                command=printable(command(argv))
+            ),
+            Urgency.CRITICAL,
+        )
+        code: int | None = None
+        try:
+            with self.suspend():  # the login has the terminal; announcer reads no keys
+                code = subprocess.run(argv, env=env, cwd=cwd, check=False).returncode
+        except Exception as exc:  # no terminal to hand over (headless), or no program
+            self.say(printable(str(exc)), Urgency.CRITICAL)
+        if code == 0:
+            self.say(
+                _("The login is done. Starting {agent} again.").format(agent=printable(agent)),
+                Urgency.CRITICAL,
+            )
+        else:
+            self.say(
+                _("The login did not finish (status {code}).").format(code=code), Urgency.CRITICAL
+            )
+        return code
 
     def action_stop_turn(self) -> None:
         """Escape on the main screen: stop the agent's turn (as in the message box)."""
