@@ -88,7 +88,74 @@ def run_subscriber(strategy: str, source: str, record: str) -> int:
     )
     gc.collect()
     gc.freeze()  # as ``announcer listen`` does
-    return asyncio.run(run_session(session, "plain"))
+    stalls = Stalls()
+    try:
+        return asyncio.run(stalls.around(run_session(session, "plain")))
+    finally:
+        stalls.write(os.environ.get("ANNOUNCER_FLOOD_STALLS"))
+
+
+class Stalls:
+    """Where a key can wait inside the subscriber: event-loop lag and garbage collection.
+
+    A timer due every ``TICK`` seconds records how late it ran (the loop was busy, or the
+    process was not scheduled: both delay a key the same way) and how much CPU this
+    process used meanwhile (the part our own work explains); ``gc.callbacks`` time each
+    collection. Written as JSON for the parent to print beside the key latency.
+    """
+
+    TICK = 0.01
+
+    def __init__(self) -> None:
+        self.lags: list[float] = []
+        self.busy: list[float] = []
+        self.gc_pauses: list[float] = []
+        self._gc_started = 0.0
+        gc.callbacks.append(self._gc)
+
+    def _gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        elif self._gc_started:
+            self.gc_pauses.append(time.perf_counter() - self._gc_started)
+
+    async def around(self, work: Any) -> int:
+        watch = asyncio.ensure_future(self._watch())
+        try:
+            return int(await work)
+        finally:
+            watch.cancel()
+
+    async def _watch(self) -> None:
+        while True:
+            due = time.perf_counter() + self.TICK
+            cpu = time.process_time()
+            await asyncio.sleep(self.TICK)
+            if len(self.lags) < 1_000_000:  # bounded: 10 ms ticks, runs are bounded in time
+                self.lags.append(max(0.0, time.perf_counter() - due))
+                # of which our own work: CPU this process used meanwhile, beyond the tick
+                self.busy.append(max(0.0, time.process_time() - cpu - self.TICK))
+
+    def write(self, path: str | None) -> None:
+        if not path:
+            return
+        Path(path).write_text(
+            json.dumps(
+                {
+                    "loop_lag_p99_ms": _ms(p99(self.lags)),
+                    "loop_lag_max_ms": _ms(max(self.lags, default=0.0)),
+                    # the lag our own work explains; the rest is waiting for a CPU
+                    "loop_busy_p99_ms": _ms(p99(self.busy)),
+                    "loop_busy_max_ms": _ms(max(self.busy, default=0.0)),
+                    "gc_pause_max_ms": _ms(max(self.gc_pauses, default=0.0)),
+                    "gc_total_ms": _ms(sum(self.gc_pauses)),
+                }
+            )
+        )
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(1000 * seconds, 1)
 
 
 # ---- the producer (this process) ----------------------------------------------------------
@@ -347,7 +414,12 @@ async def run_case(strategy: str, flood: str, frames: int, seconds: float) -> di
             stdin=asyncio.subprocess.PIPE,
             stdout=stdout_write,
             stderr=asyncio.subprocess.DEVNULL,
-            env={**os.environ, "XDG_STATE_HOME": folder, "XDG_CONFIG_HOME": folder},
+            env={
+                **os.environ,
+                "XDG_STATE_HOME": folder,
+                "XDG_CONFIG_HOME": folder,
+                "ANNOUNCER_FLOOD_STALLS": str(Path(folder) / "stalls.json"),
+            },
         )
         os.close(stdout_write)
         subscriber = Subscriber(process, stdout_read)
@@ -387,6 +459,9 @@ async def run_case(strategy: str, flood: str, frames: int, seconds: float) -> di
                 and producer.reply.get("decision") == "reject",
                 "shutdown_s": shutdown,
             }
+            stalls = Path(folder) / "stalls.json"
+            if stalls.exists():  # where a key waited inside the subscriber
+                result.update(json.loads(stalls.read_text()))
         finally:
             if process.returncode is None:
                 process.kill()

@@ -32,8 +32,8 @@ cleanup() {
 }
 
 in_root() {
-    # A clean root login environment; PIP_CERT and NODE_EXTRA_CA_CERTS let pip and npm trust a
-    # host-added CA (see docs/install.md). The root is entered with pivot_root in a mount
+    # A clean root login environment; PIP_CERT, NODE_EXTRA_CA_CERTS and SSL_CERT_FILE let pip,
+    # npm and uv trust a host-added CA (see docs/install.md). The root is entered with pivot_root in a mount
     # namespace of its own, not chroot: a chrooted process may not create user namespaces,
     # and Codex's sandbox (bwrap) in the agent lab needs them, as on a real machine.
     # shellcheck disable=SC2016  # expanded by the inner shell
@@ -44,7 +44,7 @@ in_root() {
         exec "$@"' _ "$target" \
         /usr/bin/env -i HOME=/root USER=root LOGNAME=root TERM=xterm LANG=C.UTF-8 \
         PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-        ${pip_cert:+PIP_CERT=$pip_cert NODE_EXTRA_CA_CERTS=$pip_cert} \
+        ${pip_cert:+PIP_CERT=$pip_cert NODE_EXTRA_CA_CERTS=$pip_cert SSL_CERT_FILE=$pip_cert} \
         /bin/bash -c "cd /work/announcer && $*"
 }
 

@@ -48,6 +48,22 @@ def _guard_ast_parse_against_reentry() -> None:
 _guard_ast_parse_against_reentry()
 
 
+def _give_children_the_terminals_ctrl_c() -> None:
+    """A suite started in the background (``nohup ./test &``, a runner's ``&``) inherits
+    SIGINT ignored, and an ignored signal stays ignored across exec: every announcer the
+    tests start would then shrug off the SIGINT a test sends as a terminal's Ctrl-C. A
+    Python handler is reset to the default by exec, so the children start as they would
+    from a terminal. (announcer itself keeps an inherited "ignore", as a background job
+    should.)"""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+_give_children_the_terminals_ctrl_c()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     mark_tiers(items)
 

@@ -9,8 +9,9 @@ environment and the file.
 from __future__ import annotations
 
 import argparse
+import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,52 @@ def add_language_flag(parser: argparse.ArgumentParser | Any, dest: str = "langua
     )
 
 
+def in_range(setting: str, number: type[int] | type[float] = int) -> Callable[[str], Any]:
+    """An argparse type for a flag whose setting has bounds: a value outside them is refused
+    with the rule in words (``--rate must be between 60 and 600``), read from the setting's
+    own field in ``UserSettings``, so the flag and the settings file never disagree."""
+
+    def parse(text: str) -> int | float:
+        try:
+            value = number(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            kind = "a whole number" if number is int else "a number"
+            raise argparse.ArgumentTypeError(f"must be {kind} (got {text!r})")
+        rule = _range_rule(setting, value)
+        if rule:
+            raise argparse.ArgumentTypeError(f"{rule} (got {text})")
+        return value
+
+    parse.__name__ = number.__name__  # argparse names the type in its own messages
+    return parse
+
+
+def _range_rule(setting: str, value: float) -> str:
+    """The bound ``value`` breaks, in words, or "" when it keeps them all."""
+    from announcer.engine.settings import UserSettings  # only when a ranged flag is given
+
+    low = high = None
+    low_open = False
+    for bound in UserSettings.model_fields[setting].metadata:
+        if getattr(bound, "ge", None) is not None:
+            low = bound.ge
+        if getattr(bound, "gt", None) is not None:
+            low, low_open = bound.gt, True
+        if getattr(bound, "le", None) is not None:
+            high = bound.le
+    too_low = low is not None and (value <= low if low_open else value < low)
+    too_high = high is not None and value > high
+    if not (too_low or too_high):
+        return ""
+    if low is not None and high is not None and not low_open:
+        return f"must be between {low:g} and {high:g}"
+    if too_high:
+        return f"must be at most {high:g}"
+    return f"must be more than {low:g}" if low_open else f"must be at least {low:g}"
+
+
 def add_settings_flags(parser: argparse.ArgumentParser) -> None:
     """Add ``--language``, ``--verbosity``, ``--speech``, the voice flags and ``--config``.
 
@@ -137,9 +184,14 @@ def add_settings_flags(parser: argparse.ArgumentParser) -> None:
         metavar="LANG=VOICE",
         help="voice for a language (repeatable), e.g. --voice yo=yoruba",
     )
-    add("--rate", type=int, metavar="WPM", help="speaking rate in words per minute")
-    add("--pitch", type=float, metavar="0-1", help="voice pitch from 0.0 to 1.0")
-    add("--volume", type=float, metavar="0-1", help="volume from 0.0 to 1.0")
+    add(
+        "--rate",
+        type=in_range("rate_wpm"),
+        metavar="WPM",
+        help="speaking rate in words per minute",
+    )
+    add("--pitch", type=in_range("pitch", float), metavar="0-1", help="voice pitch from 0.0 to 1.0")
+    add("--volume", type=in_range("volume", float), metavar="0-1", help="volume from 0.0 to 1.0")
     add(
         "--earcons",
         action=argparse.BooleanOptionalAction,
@@ -157,11 +209,11 @@ def add_settings_flags(parser: argparse.ArgumentParser) -> None:
         choices=["resume", "drop"],
         help="what happens to queued speech after a critical interruption",
     )
-    add("--pace", type=int, metavar="WPM", help="words per minute you can follow")
+    add("--pace", type=in_range("pace_wpm"), metavar="WPM", help="words per minute you can follow")
     add(
         "--max-events-per-second",
         dest="max_events_per_second",
-        type=float,
+        type=in_range("max_events_per_second", float),
         metavar="N",
         help="at most N announcements a second (critical ones always pass)",
     )
@@ -174,7 +226,7 @@ def add_settings_flags(parser: argparse.ArgumentParser) -> None:
     add(
         "--reminder-seconds",
         dest="question_reminder_seconds",
-        type=float,
+        type=in_range("question_reminder_seconds", float),
         metavar="SECONDS",
         help="say that a question without a deadline is still waiting every SECONDS (0: off)",
     )

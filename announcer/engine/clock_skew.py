@@ -1,20 +1,24 @@
-"""How late a question really is, with each producer's clock skew taken out (§6.4)."""
+"""How late a question really is, with each producer's clock skew taken out (§6.4).
+
+The estimates themselves are pure (:mod:`announcer.engine.clock`); this part of the
+engine keeps one :class:`~announcer.engine.clock.ProducerClock` per connection and
+producer and judges each question by the offsets seen before it.
+"""
 
 from __future__ import annotations
 
-from collections import deque
-from typing import Final
-
+from announcer.engine.clock import (
+    CLOCK_SAMPLES,
+    LATE_TOLERANCE_SECONDS,
+    MIN_ANSWER_SECONDS,
+    Lateness,
+    ProducerClock,
+    lateness,
+)
 from announcer.engine.engine_state import _PROMPTS, EngineState
 from announcer.protocol.events import AaepEvent, AwaitingClarification, AwaitingConfirmation
 
-# Clock skew (§6.4): how many recent events of a connection estimate its clock offset.
-CLOCK_SAMPLES: Final = 32
-# Delivery jitter below this is not lateness (a question is not cut short by it).
-LATE_TOLERANCE_SECONDS: Final = 2.0
-# A question late by its timestamp but not expired beyond any skew seen keeps at least
-# this long to be answered (or rejected) while its producer may still be waiting.
-MIN_ANSWER_SECONDS: Final = 10.0
+__all__ = ["CLOCK_SAMPLES", "LATE_TOLERANCE_SECONDS", "MIN_ANSWER_SECONDS", "ClockSkew"]
 
 
 class ClockSkew(EngineState):
@@ -23,56 +27,37 @@ class ClockSkew(EngineState):
     def _observe_clock(self, event: AaepEvent, source_id: str) -> None:
         """Remember how far behind our wall clock this producer's timestamps run (§6.4).
 
-        For a question, the skews seen before it are kept with it: its own timestamp
-        must not take part in judging whether it is late.
+        A question is judged by the offsets seen before it (``announcer.engine.clock``):
+        its own timestamp must not take part in judging whether it is late.
         """
         key = (source_id, event.producer.agent_id)
-        offsets = self._clock_offsets.get(key)
-        if offsets is None:
-            if len(self._clock_offsets) > 1024:
-                self._clock_offsets.clear()
-            offsets = self._clock_offsets[key] = deque(maxlen=CLOCK_SAMPLES)
-        if isinstance(event, _PROMPTS) and offsets:
-            if len(self._skew_before) > 1024:
-                self._skew_before.clear()
-            self._skew_before[event.event_id] = _most_lenient_skew(offsets)
-        offsets.append((self.wall_clock() - event.timestamp).total_seconds())
+        clock = self._clocks.get(key)
+        if clock is None:
+            if len(self._clocks) > 1024:
+                self._clocks.clear()
+            clock = self._clocks[key] = ProducerClock()
+        offset = (self.wall_clock() - event.timestamp).total_seconds()
+        if isinstance(event, _PROMPTS):
+            if len(self._late_before) > 1024:
+                self._late_before.clear()
+            self._late_before[event.event_id] = lateness(
+                clock, offset, float(event.timeout_seconds), first_event=not clock.seen
+            )
+        clock.observe(offset)
 
     def _lateness(
         self, event: AwaitingConfirmation | AwaitingClarification, source_id: str
-    ) -> float:
-        """How long ``event`` was under way before it arrived, skew taken out (§6.4, §10.1.3).
+    ) -> Lateness:
+        """How long ``event`` was under way before it arrived (§6.4, §10.1.3).
 
-        It cannot be poisoned by one odd timestamp: a question is late only by what its
-        own timestamp exceeds every clock offset seen from its producer by (ours
-        included: a producer whose clock agrees with ours is trusted), so an event
-        stamped an hour ahead, or a clock that stepped and came back, makes no later
-        question late. Where the producer's clock disagrees with what was seen, local
-        arrival time decides. A question is expired on arrival (the whole timeout is
-        returned) only when it is late beyond any skew seen; otherwise at least
-        ``MIN_ANSWER_SECONDS`` are left, so a reject stays possible while the producer
-        may still be waiting.
+        ``reject``: expired on arrival only beyond any skew seen, else at least
+        ``MIN_ANSWER_SECONDS`` left while the producer may still wait; ``accept``: by the
+        best estimate of the producer's clock, so accept is not offered after its
+        deadline (``announcer.engine.clock``).
         """
-        skew = self._skew_before.pop(event.event_id, None)
-        if skew is None:
-            offsets = self._clock_offsets.get((source_id, event.producer.agent_id))
-            skew = _most_lenient_skew(offsets) if offsets and len(offsets) > 1 else None
-        if skew is None:
-            return 0.0  # the first thing a producer sends: a slow clock, not lateness
-        late = (self.wall_clock() - event.timestamp).total_seconds() - skew
-        timeout = float(event.timeout_seconds)
-        if late <= LATE_TOLERANCE_SECONDS or timeout <= 0:
-            return 0.0
-        if late >= timeout:
-            return timeout  # its own timestamp and timeout say so, beyond any skew seen
-        return min(late, max(0.0, timeout - MIN_ANSWER_SECONDS))
-
-
-def _most_lenient_skew(offsets: deque[float]) -> float:
-    """The largest recent (our clock - producer's timestamp), never below our own 0.
-
-    The skew under which an event looks least late: an outlier stamped ahead (a small
-    or negative offset) never makes a later event look late; our own clock counts as
-    one seen, so an event stamped by a clock that agrees with ours is never late.
-    """
-    return max(0.0, *offsets)
+        late = self._late_before.pop(event.event_id, None)
+        if late is not None:
+            return late
+        clock = self._clocks.get((source_id, event.producer.agent_id))
+        offset = (self.wall_clock() - event.timestamp).total_seconds()
+        return lateness(clock, offset, float(event.timeout_seconds), first_event=clock is None)

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any, Final, NamedTuple
 
 from announcer.engine.announcement import Announcement
+from announcer.engine.clock import Lateness, ProducerClock
 from announcer.engine.outputs import OutputStreams
 from announcer.engine.policy import Policy
 from announcer.engine.replies import ReplyBook, ReplyReady
@@ -81,10 +82,11 @@ class EngineState:
     set_aside: int
     _set_aside_notice_id: str | None
     _told_open: set[str]
+    _accept_over_told: set[str]
     _after_answer: list[SpeechCommand]
     # Clock skew (§6.4).
-    _clock_offsets: dict[tuple[str, str], deque[float]]
-    _skew_before: dict[str, float]
+    _clocks: dict[tuple[str, str], ProducerClock]
+    _late_before: dict[str, Lateness]
     # Connections.
     _closed_sources: set[str]
     _mapped_sources: set[str]

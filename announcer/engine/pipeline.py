@@ -25,6 +25,7 @@ from typing import Any, Final
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
+from announcer.engine.clock import Lateness, ProducerClock
 from announcer.engine.engine_state import _PROMPTS, OutgoingReply, TranscriptEntry
 from announcer.engine.outputs import OutputStreams, Released
 from announcer.engine.phrases import N_
@@ -146,11 +147,13 @@ class Engine(UnreadableFrames):
         self._set_aside_notice_id: str | None = None
         # Per connection and producer (each has its own clock): recent (our wall clock -
         # event timestamp) in seconds, to take clock skew out of lateness (§6.4).
-        self._clock_offsets: dict[tuple[str, str], deque[float]] = {}
-        # A question's event id -> the most lenient skew seen before it came.
-        self._skew_before: dict[str, float] = {}
+        self._clocks: dict[tuple[str, str], ProducerClock] = {}
+        # A question's event id -> how late it was, judged by the clock seen before it.
+        self._late_before: dict[str, Lateness] = {}
         # Connections whose producer closed the subscription (§5.8) until a new one.
         self._closed_sources: set[str] = set()
+        # Questions whose time to accept was said to be over (§6.4; reject still open).
+        self._accept_over_told: set[str] = set()
         # Questions already said to be still open after the agent went on working.
         self._told_open: set[str] = set()
         # Sources announcer maps itself: the only ones trusted with ``x-announcer``.
@@ -274,6 +277,7 @@ class Engine(UnreadableFrames):
                 prompt.source_id, prompt.session_id, prompt.reply_token, resolved=True
             )
             commands += self._say_expired(prompt, now)
+        commands += self._say_accept_over(now)
         commands += self._present_next(now)
         commands += self._remind(now)
         commands += self._say_due_counts(now)
@@ -286,6 +290,7 @@ class Engine(UnreadableFrames):
             self.tracker.next_wakeup(),
             self.outputs.next_wakeup(),
             self.book.next_deadline(),
+            self._accept_over_due(),
             self.scheduler.next_wakeup(),
             self._present_due_at,
             self._reminder_due(),

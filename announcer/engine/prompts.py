@@ -64,7 +64,11 @@ class PendingPrompt:
     ``late_by`` is how long the event had already been under way when it arrived,
     on the producer's own clock with the connection's clock skew taken out (§6.4:
     the timeout runs from the event's ``timestamp``), so :attr:`deadline` is honest
-    for a question delivered late.
+    for a question delivered late. ``accept_late_by`` is the same by the best estimate
+    of the producer's clock (never less): accept is not offered past
+    :attr:`accept_deadline`, so it cannot race the default the producer applies at its
+    deadline, while a reject stays possible until :attr:`deadline`
+    (``announcer.engine.clock``).
 
     ``problems`` is empty for a well-formed question. A malformed confirmation
     (§10.1.3: it must not vanish) is still opened so the user can at least reject
@@ -83,10 +87,20 @@ class PendingPrompt:
     event: object
     late_by: float = 0.0
     problems: tuple[str, ...] = ()
+    accept_late_by: float = 0.0
 
     @property
     def deadline(self) -> float:
         return self.received_at + self.timeout_seconds - self.late_by
+
+    @property
+    def accept_deadline(self) -> float:
+        """Until when accept may be sent (§6.4): never later than :attr:`deadline`."""
+        return self.received_at + self.timeout_seconds - max(self.late_by, self.accept_late_by)
+
+    def accepts(self, now: float) -> bool:
+        """Accept can still be offered at ``now`` (well formed, the producer's time not up)."""
+        return not self.problems and now < self.accept_deadline
 
     @property
     def malformed(self) -> bool:

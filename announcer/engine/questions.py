@@ -6,6 +6,7 @@ import dataclasses
 import math
 
 from announcer.engine.answer_keys import NO_ANSWERING_UI_KEYS
+from announcer.engine.clock import LATE_TOLERANCE_SECONDS
 from announcer.engine.clock_skew import ClockSkew
 from announcer.engine.engine_state import _PROMPTS, OutgoingReply
 from announcer.engine.folding import Folding
@@ -80,6 +81,7 @@ class Questions(QuestionCounts, Folding, ClockSkew):
         source_id: str,
         now: float,
     ) -> list[SpeechCommand]:
+        late = self._lateness(event, source_id)
         prompt = PendingPrompt(
             kind="confirmation" if isinstance(event, AwaitingConfirmation) else "clarification",
             reply_token=event.reply_token,
@@ -91,7 +93,10 @@ class Questions(QuestionCounts, Folding, ClockSkew):
             received_at=now,
             timeout_seconds=float(event.timeout_seconds),
             event=event,
-            late_by=self._lateness(event, source_id),
+            # A clarification has no reject: any answer after the producer's deadline by
+            # the best estimate could race its default, so its whole time follows that.
+            late_by=late.reject if isinstance(event, AwaitingConfirmation) else late.accept,
+            accept_late_by=late.accept,
         )
         if source_id in self._closed_sources:
             # §5.8.2: after its subscription.close the producer applies defaults itself.
@@ -289,6 +294,64 @@ class Questions(QuestionCounts, Folding, ClockSkew):
         commands = []
         for announcement in self.policy.decide(event, session, prompt.source_id, now):
             commands += self._submit(announcement, prompt.source_id, now)
+        if (
+            isinstance(event, AwaitingConfirmation)
+            and not prompt.accepts(now)
+            and prompt.deadline - now > LATE_TOLERANCE_SECONDS
+        ):
+            commands += self._say_accept_over_for(prompt, now, again=True)
+        return commands
+
+    def _accept_over_due(self) -> float | None:
+        """When the next open question's time to accept ends before its deadline."""
+        due = [
+            prompt.accept_deadline
+            for prompt in self.book.pending()
+            if prompt.kind == "confirmation"
+            and not prompt.malformed
+            and prompt.accept_deadline < prompt.deadline - LATE_TOLERANCE_SECONDS
+            and prompt.reply_token not in self._accept_over_told
+            and prompt.source_id in self._subscriptions
+            and self.scheduler.question_started_at(prompt.event_id) is not None
+        ]
+        return min(due) if due else None
+
+    def _say_accept_over(self, now: float) -> list[SpeechCommand]:
+        """§6.4: accept closes at the producer's deadline by our best estimate; said once."""
+        commands: list[SpeechCommand] = []
+        for prompt in self.book.pending():
+            if (
+                prompt.kind == "confirmation"
+                and not prompt.malformed
+                and prompt.accept_deadline < prompt.deadline - LATE_TOLERANCE_SECONDS
+                and now >= prompt.accept_deadline
+                and prompt.reply_token not in self._accept_over_told
+                and self.scheduler.question_started_at(prompt.event_id) is not None
+            ):
+                commands += self._say_accept_over_for(prompt, now)
+        return commands
+
+    def _say_accept_over_for(
+        self, prompt: PendingPrompt, now: float, *, again: bool = False
+    ) -> list[SpeechCommand]:
+        """Said once when the time runs out, and with the question each time it is read."""
+        told = self._accept_over_told
+        if prompt.source_id not in self._subscriptions:
+            return []  # (a recording replayed cannot be answered at all)
+        if prompt.reply_token in told and not again:
+            return []
+        if len(told) > 4096:
+            told.clear()
+        told.add(prompt.reply_token)
+        notice = self._notice(
+            N_("The time to accept is over, you can still reject: {what}"),
+            prompt,
+            kind="system.accept_over",
+            critical=True,
+        )
+        commands: list[SpeechCommand] = []
+        for part in notice:
+            commands += self._submit(part, prompt.source_id, now)
         return commands
 
     def _malformed_details(self, prompt: PendingPrompt, now: float) -> str:

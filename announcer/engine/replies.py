@@ -200,6 +200,13 @@ class ReplyBook:
                 "malformed",
                 N_("This request was malformed, so only reject is offered."),
             )
+        if answer.decision == "accept" and not prompt.accepts(now):
+            # §6.4: a late accept could race the default the producer applied at its
+            # deadline; while it may still wait, a reject is still sent.
+            return Refusal(
+                "accept_too_late",
+                N_("Too late to accept: the agent's time for this ran out. You can still reject."),
+            )
         try:
             message: ReplyMessage
             if isinstance(event, AwaitingConfirmation):

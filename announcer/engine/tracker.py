@@ -42,6 +42,9 @@ SEEN_IDS_LIMIT: Final = 100_000
 SEEN_IDS_TTL_SECONDS: Final = 3_600.0
 SESSIONS_LIMIT: Final = 1_000
 CLOSED_SESSION_TTL_SECONDS: Final = 600.0
+# Sessions that ended and whose state expired are still known to have ended (only their
+# key and how they ended, bounded): a question for one, however late, is void (§4.5.1).
+ENDED_SESSIONS_REMEMBERED: Final = 4096
 IDLE_SESSION_TTL_SECONDS: Final = 6 * 3_600.0
 REORDER_WINDOW: Final = 64
 REORDER_WAIT_SECONDS: Final = 2.0
@@ -192,6 +195,7 @@ class SessionTracker:
         self.sessions_limit = sessions_limit
         self.seen_ids_limit = seen_ids_limit
         self._sessions: OrderedDict[tuple[str, str], SessionState] = OrderedDict()
+        self._ended: OrderedDict[tuple[str, str], Lifecycle] = OrderedDict()
         self._seen: OrderedDict[str, float] = OrderedDict()
         self.duplicates = 0
         self.expired_sessions = 0
@@ -329,6 +333,10 @@ class SessionTracker:
                 last_activity=now,
                 state_since=now,
             )
+            ended = self._ended.pop(key, None)
+            if ended is not None:  # it ended long ago: still ended (a new start reopens it)
+                state.lifecycle = ended
+                state.closed_at = now
             self._sessions[key] = state
             if len(self._sessions) > self.sessions_limit:
                 self._evict_one()
@@ -342,11 +350,20 @@ class SessionTracker:
         # Closed sessions go first; then the least recently active one.
         for key, state in self._sessions.items():
             if not state.is_open:
-                del self._sessions[key]
-                self.expired_sessions += 1
+                self._forget(key, state)
                 return
-        self._sessions.popitem(last=False)
+        key, state = next(iter(self._sessions.items()))
+        self._forget(key, state)
+
+    def _forget(self, key: tuple[str, str], state: SessionState) -> None:
+        """Drop a session's state; one that ended is still remembered as ended (bounded)."""
+        del self._sessions[key]
         self.expired_sessions += 1
+        if not state.is_open:
+            self._ended[key] = state.lifecycle
+            self._ended.move_to_end(key)
+            if len(self._ended) > ENDED_SESSIONS_REMEMBERED:
+                self._ended.popitem(last=False)
 
     def _expire(self, now: float) -> None:
         for key, state in list(self._sessions.items()):
@@ -355,8 +372,7 @@ class SessionTracker:
             )
             idle_too_long = now - state.last_activity > IDLE_SESSION_TTL_SECONDS
             if (closed_long_ago or idle_too_long) and not state.held:
-                del self._sessions[key]
-                self.expired_sessions += 1
+                self._forget(key, state)
 
     def _drain(self, state: SessionState, now: float, admission: Admission) -> None:
         assert state.next_sequence is not None
@@ -621,7 +637,9 @@ class SessionTracker:
     ) -> VoidReason | None:
         """Why a question of this session would be void on arrival (see below), if it is."""
         state = self._sessions.get((source_id, session_id))
-        return None if state is None else self._void_before_arrival(state, sequence)
+        if state is None:
+            return "ended" if (source_id, session_id) in self._ended else None
+        return self._void_before_arrival(state, sequence)
 
     @staticmethod
     def _void_before_arrival(state: SessionState, sequence: int | None) -> VoidReason | None:

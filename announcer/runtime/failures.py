@@ -9,6 +9,7 @@ still goes to the log.
 
 from __future__ import annotations
 
+import gettext
 import re
 
 from announcer.i18n.translate import translator
@@ -48,7 +49,7 @@ _CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
     (re.compile(r"ended the event stream", re.I), N_("it ended the event stream")),
     (re.compile(r"went silent", re.I), N_("it went silent, with no events and no heartbeat")),
-    (re.compile(r"stalled", re.I), N_("it stalled and stopped answering")),
+    (re.compile(r"\bstalled\b", re.I), N_("it stalled and stopped answering")),
     (
         re.compile(r"did not agree to the aaep\.v1 subprotocol", re.I),
         N_("it does not offer AAEP over WebSocket"),
@@ -93,15 +94,43 @@ _CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
         N_("it answered with HTTP status {status}"),
     ),
 )
+# What an agent's process (or the host that was to start it) said last on standard error,
+# put after the reason by the ACP transport. It is the agent's own explanation ("Gemini CLI
+# is not installed on build-box. Install it there with: npm install ..."), so it is always
+# kept, and never read for a cause: "installed" is no stall.
+_LAST_WORDS = re.compile(r"\s*\(it said: (?P<words>.*)\)\s*$", re.S)
 _NOISE = re.compile(r"\[Errno -?\d+\]\s*|\(\s*'[^']*',\s*\d+\s*\)|^cannot connect to \S+:\s*", re.I)
 
 
 def connection_failure(reason: str, language: str) -> str:
-    """A cause the listener understands ("nothing is listening at that address")."""
+    """A cause the listener understands ("nothing is listening at that address"), and the
+    agent's own last words, whole, when it left any.
+
+    The cause is read from our own reason first; only when that names none is it read from
+    the last words (ssh's "Connection refused"); the words are said either way.
+    """
     t = translator(language)
+    said = _LAST_WORDS.search(reason)
+    if said is None:
+        return _cause(reason, t) or _cleaned(reason, t)
+    head = reason[: said.start()]
+    words = " ".join(said["words"].split()).rstrip(" .")
+    cause = _cause(head, t) or _cause(words, t) or _cleaned(head, t)
+    if not words:
+        return cause
+    return t.gettext("{cause}; it said: {words}").format(cause=cause, words=words)
+
+
+def _cause(reason: str, t: gettext.NullTranslations) -> str:
+    """The first known cause ``reason`` names, in the user's language, or ""."""
     for pattern, msgid in _CAUSES:
         found = pattern.search(reason)
         if found:
             return t.gettext(msgid).format(**found.groupdict())
+    return ""
+
+
+def _cleaned(reason: str, t: gettext.NullTranslations) -> str:
+    """An unknown reason as it is, without errno numbers and repeated addresses."""
     cleaned = " ".join(_NOISE.sub("", reason).split()).rstrip(" .:")
     return cleaned or t.gettext("the connection failed")

@@ -38,6 +38,7 @@ from announcer.engine.prompts import PendingPrompt, UserAnswer, is_secret
 from announcer.engine.reconnect import Notice, ReconnectPolicy, Retry
 from announcer.engine.replies import ReplyReady
 from announcer.engine.settings import UserSettings
+from announcer.engine.skipped_news import SkippedNewsStore
 from announcer.engine.speakers import SpeakerNames
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
 from announcer.engine.text_hygiene import clean_for_speech
@@ -290,6 +291,8 @@ class LiveSession:
         # swap); bounded per source by pausing that source's reader, never by dropping.
         self._inbound: deque[tuple[SourceState, str | Skipped, bool]] = deque()
         self.skipped_total = 0
+        # the words of news skipped in a flood, shown where its count is said (bounded)
+        self.skipped_news = SkippedNewsStore()
         self.dropped: dict[str, int] = {}
         self._wake = asyncio.Event()
         self._stopping = asyncio.Event()
@@ -1248,11 +1251,13 @@ class LiveSession:
             self.engine.diagnostics.count_drop(code)
         run.count += 1
         self.skipped_total += 1
+        self.skipped_news.add(envelope, producer_id, self.settings.verbosity)
 
     def _say_skipped(self, state: SourceState, run: Skipped) -> None:
         """ "40 more urgent messages from X" / "40 more updates skipped", where they were."""
         if state.skipping.get((run.urgent, run.producer_id)) is run:
             del state.skipping[(run.urgent, run.producer_id)]
+        self._show_skipped_words(run.producer_id)
         if run.urgent:  # one count per producer waits: the engine's, if it has one
             self._run(
                 self.engine.count_skipped_urgent(
@@ -1276,6 +1281,33 @@ class LiveSession:
                 kind="system.skipped",
             )
         )
+
+    def _show_skipped_words(self, producer_id: str) -> None:
+        """The words of the frames a flood skipped: shown (transcript, History), not said."""
+        kept, forgotten = self.skipped_news.take(producer_id)
+        for words in kept:
+            self._tell_skipped(
+                Announcement(
+                    text=words.text,
+                    language=words.language,
+                    urgency=Urgency.CRITICAL if words.urgent else Urgency.NORMAL,
+                    event_id=words.event_id,
+                    session_id=words.session_id,
+                    producer_id=producer_id,
+                    kind=short_type_of(words.event_type) or "system.skipped",
+                )
+            )
+        if forgotten:
+            language = catalog_language(self.settings.languages)
+            text = translator(language).gettext("Too many skipped to keep their words: {count}")
+            self._tell_skipped(
+                Announcement(
+                    text=text.format(count=format_integer(forgotten, language)),
+                    language=language,
+                    producer_id=producer_id,
+                    kind="system.skipped",
+                )
+            )
 
     async def _wait_for_room(self, state: SourceState) -> None:
         """Pause this source's reader while too many of its frames wait (flow control)."""

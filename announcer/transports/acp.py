@@ -371,8 +371,10 @@ class AcpTransport:
         if self._turn is not None and not self._turn.done() and self._conn is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._conn.cancel(session_id=self.session_id), 1.0)
-        await self._end_process()
-        release_process_pipes(self._process)
+        try:
+            await self._end_process()
+        finally:
+            release_process_pipes(self._process)  # even when this close was cut short
         for task in list(self._tasks):
             task.cancel()
         self._frames.put_nowait(None)

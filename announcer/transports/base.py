@@ -231,14 +231,16 @@ def message_type(raw: str) -> str | None:
 
 
 def release_process_pipes(process: Any) -> None:
-    """Close an ended child's asyncio pipes while their loop still runs.
+    """Close a child's asyncio pipes while their loop still runs.
 
     ``asyncio.subprocess.Process`` has no public close: its transport stays open until
     it is garbage collected, and if that happens after the loop closed, its finaliser
-    raises "Event loop is closed" as an unraisable exception. Closing it here, once the
-    process has been reaped, frees the pipes at a known time instead.
+    raises "Event loop is closed" as an unraisable exception. Closing it here frees the
+    pipes at a known time instead. Called last, after the child's family was ended, and
+    also when that ending was cut short (a bounded goodbye cancels it): a child still not
+    reaped is killed by the close, as it would have been.
     """
-    if process is None or process.returncode is None:
+    if process is None:
         return
     transport = getattr(process, "_transport", None)
     if transport is not None and not transport.is_closing():

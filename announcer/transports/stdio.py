@@ -24,7 +24,13 @@ from announcer.transports.base import (
     TransportOptions,
     release_process_pipes,
 )
-from announcer.transports.processes import end_family, kill_family_now, track
+from announcer.transports.processes import (
+    can_watch_exits,
+    end_family,
+    exited,
+    kill_family_now,
+    track,
+)
 from announcer.transports.stream import MessageStreamTransport
 from announcer.transports.unix import UnixSocketTransport
 
@@ -38,6 +44,8 @@ _METHODS = {
     "subscription.close": "aaep.close",
 }
 _REQUESTS = {"aaep.subscribe", "aaep.renegotiate"}
+# After the producer's exit, how long a line it wrote just before may take through the pipe.
+LAST_LINE_SECONDS = 0.5
 
 
 class StdioTransport(MessageStreamTransport):
@@ -52,6 +60,7 @@ class StdioTransport(MessageStreamTransport):
         self.source_id = source_id or f"stdio:{command}"
         self.description = f"stdio:{self.argv[0]}"
         self._proc: asyncio.subprocess.Process | None = None
+        self._exit: asyncio.Task[int | None] | None = None
         self._ids = itertools.count(1)
 
     async def connect(self) -> None:
@@ -70,6 +79,35 @@ class StdioTransport(MessageStreamTransport):
                 f"cannot start the command {self.argv[0]}: {exc.strerror}"
             ) from None
         track(self._proc.pid)
+        if can_watch_exits():
+            self._exit = asyncio.ensure_future(self._exit_status(self._proc))
+
+    @staticmethod
+    async def _exit_status(proc: asyncio.subprocess.Process) -> int | None:
+        """The producer's exit itself, not its standard output closing: a command it started
+        may hold that open long after the producer died, and the source would look alive."""
+        status = await exited(proc.pid)
+        for _ in range(100):  # reaped by asyncio's watcher: its status arrives in a moment
+            if status is not None or proc.returncode is not None:
+                break
+            await asyncio.sleep(0.01)
+        return proc.returncode if status is None else status
+
+    async def _next_line(self, stdout: asyncio.StreamReader) -> bytes:
+        """The next line, as ``readuntil``; b"" once the producer has exited and no line it
+        wrote is left on its way."""
+        watch = self._exit
+        if watch is None:
+            return await stdout.readuntil(b"\n")
+        reading = asyncio.ensure_future(stdout.readuntil(b"\n"))
+        try:
+            await asyncio.wait((reading, watch), return_when=asyncio.FIRST_COMPLETED)
+            if not reading.done():
+                await asyncio.wait((reading,), timeout=LAST_LINE_SECONDS)
+            return reading.result() if reading.done() else b""
+        finally:
+            if not reading.done():
+                reading.cancel()  # what is buffered stays buffered
 
     async def _read(self) -> str | None:
         proc = self._proc
@@ -77,7 +115,7 @@ class StdioTransport(MessageStreamTransport):
             return None
         while True:
             try:
-                line = await proc.stdout.readuntil(b"\n")
+                line = await self._next_line(proc.stdout)
             except asyncio.LimitOverrunError:
                 self.options.drop_oversize()
                 await UnixSocketTransport._skip_rest_of_line(proc.stdout)
@@ -85,7 +123,10 @@ class StdioTransport(MessageStreamTransport):
             except asyncio.IncompleteReadError as exc:
                 line = exc.partial
             if not line:
-                code = await proc.wait()
+                watch = self._exit
+                code = watch.result() if watch is not None and watch.done() else None
+                if code is None:
+                    code = await proc.wait()
                 raise TransportError(f"the producer process exited with status {code}")
             if not line.strip():
                 continue
@@ -143,6 +184,9 @@ class StdioTransport(MessageStreamTransport):
     async def close(self, reason: str = "subscriber_shutdown") -> None:
         proc = self._proc
         self._proc = None
+        if self._exit is not None:
+            self._exit.cancel()
+            self._exit = None
         if proc is None:
             return
         if proc.stdin is not None:
@@ -160,4 +204,4 @@ class StdioTransport(MessageStreamTransport):
                     await asyncio.wait_for(proc.wait(), 3)
         finally:
             kill_family_now(proc.pid, tree=proc.returncode is None)
-        release_process_pipes(proc)
+            release_process_pipes(proc)  # even when this close was cut short

@@ -13,28 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from tests.acp_frontend.test_agent_command import AgentRun
 
 HOSTILE = ["-m", "tests.acp_frontend.hostile_agent"]
-
-
-@pytest.fixture
-def run(tmp_path: Path):  # type: ignore[no-untyped-def]
-    started: list[AgentRun] = []
-
-    def start() -> AgentRun:
-        agent = AgentRun(tmp_path)
-        started.append(agent)
-        agent.wait_for("Scripted Agent is ready.")
-        return agent
-
-    yield start
-    for agent in started:
-        if agent.proc.poll() is None:
-            agent.proc.kill()
-            agent.proc.wait(timeout=10)
 
 
 def received(agent: AgentRun) -> list[dict[str, object]]:

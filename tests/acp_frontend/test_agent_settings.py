@@ -21,20 +21,9 @@ AGENT = [sys.executable, "-m", "tests.acp_frontend.sdk_agent"]
 
 
 @pytest.fixture
-def started(tmp_path: Path):  # type: ignore[no-untyped-def]
-    runs: list[AgentRun] = []
-
-    def start(*flags: str) -> AgentRun:
-        agent = AgentRun(tmp_path, agent=[*AGENT, *flags])
-        runs.append(agent)
-        agent.wait_for("Scripted Agent is ready.")
-        return agent
-
-    yield start
-    for agent in runs:
-        if agent.proc.poll() is None:
-            agent.proc.kill()
-            agent.proc.wait(timeout=10)
+def started(run):  # type: ignore[no-untyped-def]
+    """The scripted agent started with ``flags`` (``--settings``, ``--modes``...)."""
+    return lambda *flags: run(agent=[*AGENT, *flags])
 
 
 def changes(agent: AgentRun) -> list[str]:

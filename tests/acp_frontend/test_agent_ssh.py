@@ -267,4 +267,10 @@ def test_a_preset_missing_on_the_host_says_so_with_its_install_command(
     finally:
         if run.proc.poll() is None:
             run.quit()
-    assert sum("Giving up on Gemini CLI" in t for t in run.heard()) == 1
+    gave_up = [t for t in run.heard() if "Giving up on Gemini CLI" in t]
+    assert len(gave_up) == 1, run.heard()
+    # the host's own sentence is what the user hears, with the install command for that host
+    assert (
+        f"Gemini CLI is not installed on {sshd.host}. Install it there with: npm install"
+        in (gave_up[0])
+    )

@@ -9,16 +9,16 @@ answer reach only the agent they were meant for; the jsonl record is what the us
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.acp_frontend.test_agent_command import ARMED_AFTER, AgentRun
+from tests.acp_frontend.test_agent_command import ARMED_AFTER, TIMEOUT, AgentRun
+from tests.support.processes import alive
 
 
 def _agent_source(tag: str) -> str:
@@ -46,31 +46,16 @@ def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 @pytest.fixture
-def agents(tmp_path: Path) -> Iterator[Callable[..., AgentRun]]:
-    started: list[AgentRun] = []
+def agents(run: Callable[..., AgentRun], tmp_path: Path) -> Callable[..., AgentRun]:
+    """``announcer agent NAME...`` with the agents saved in a settings file (alpha and beta
+    by default), once it says it is starting them."""
 
     def start(*names: str, extra: dict[str, str] | None = None) -> AgentRun:
-        run = AgentRun(
-            tmp_path, names=list(names or ("alpha", "beta")), config=_config(tmp_path, extra)
-        )
-        started.append(run)
-        run.wait_for("starting")
-        return run
+        config = _config(tmp_path, extra)
+        return run(names=list(names or ("alpha", "beta")), config=config, ready="starting")
 
-    yield start
-    for run in started:
-        if run.proc.poll() is None:
-            run.proc.kill()
-            run.proc.wait(timeout=10)
+    return start
 
 
 def _ready(run: AgentRun, *titles: str) -> None:
@@ -157,14 +142,14 @@ def test_one_agent_dying_is_said_and_the_other_keeps_working(agents) -> None:  #
     run.wait_for("Agents: alpha: ready; beta: stopped.")
     run.type("@alpha hello")
     run.wait_for("Alpha finished the turn.")
-    assert _alive(pids["alpha"]) and not _alive(pids["beta"])
+    assert alive(pids["alpha"]) and not alive(pids["beta"])
     assert run.quit() == 1  # an agent stopped unexpectedly: the run did not go well
     assert _lines(run.folder / "prompts-beta.txt") == ["die"]  # never the later message
     assert _lines(run.folder / "prompts-alpha.txt") == ["hello"]
-    deadline = time.monotonic() + 10
-    while _alive(pids["alpha"]) and time.monotonic() < deadline:
+    deadline = time.monotonic() + TIMEOUT  # turns a hang into a failure; never a measure
+    while alive(pids["alpha"]) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _alive(pids["alpha"]), "the agent's process outlived announcer"
+    assert not alive(pids["alpha"]), "the agent's process outlived announcer"
     heard = " ".join(run.heard())
     assert "the scripted agent crashed on purpose" in heard
 

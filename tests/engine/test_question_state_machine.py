@@ -51,9 +51,14 @@ class QuestionMachine(RuleBasedStateMachine):
         self.tokens: dict[str, tuple[str, float, bool]] = {}  # token -> session, deadline, bad
         self.replied: set[str] = set()
         self.bound: list[tuple[str, str]] = []  # (token, event_id) keys were bound to
-        # Questions delivered late: from their timestamps alone a delay cannot be told from
-        # a producer's slow clock, so they keep time for an answer (issue 22 item 2).
+        # Questions delivered late: a reject stays possible while the producer may still
+        # wait (issue 22 item 2), but accept never after the producer's deadline.
         self.delayed: set[str] = set()
+        self.arrived: dict[str, float] = {}  # token -> when it was first delivered
+        self.timeouts: dict[str, float] = {}
+        # The producer's clock is seen once before anything else (a question that is the
+        # very first thing a producer sends is timed from its arrival: its clock unknown).
+        self._deliver(self._frame("sess_a", "agent.session.started", summary_normal="Hi."))
 
     # -- what the producer sends ---------------------------------------------------------------
 
@@ -74,6 +79,9 @@ class QuestionMachine(RuleBasedStateMachine):
         return frame
 
     def _deliver(self, frame: dict[str, Any]) -> None:
+        token = frame.get("reply_token")
+        if isinstance(token, str):
+            self.arrived.setdefault(token, self.now)
         self.engine.receive(json.dumps(frame), SOURCE, self.now)
         self.sent.append(frame)
         kind = frame.get("type", "")
@@ -103,6 +111,7 @@ class QuestionMachine(RuleBasedStateMachine):
             fields["default_decision"] = "accept"  # §6.4.1 broken: malformed
         frame = self._frame(session, "agent.awaiting.confirmation", **fields)
         self.tokens[token] = (session, self.now + timeout, malformed)
+        self.timeouts[token] = timeout
         if hold:
             self.delayed.add(token)
             self.held.append(frame)  # delivered later, out of order
@@ -167,11 +176,18 @@ class QuestionMachine(RuleBasedStateMachine):
         session, deadline, malformed = self.tokens[token]
         assert not self.closed, "a reply after the producer closed the subscription"
         assert session not in self.ended, "a reply for a question whose session ended"
-        if token not in self.delayed:
-            assert self.now < deadline, "a reply after the deadline"
         if outcome.message.decision == "accept":
             assert not malformed, "accept for a malformed question"
             assert not before.malformed
+            assert self.now < deadline, "an accept after the producer's deadline"
+        elif token in self.delayed:
+            # A reject while the producer may still wait: never beyond its timeout from
+            # the question's arrival (it cannot wait longer than that).
+            assert self.now < self.arrived[token] + self.timeouts[token], (
+                "a reject after the producer can have stopped waiting"
+            )
+        else:
+            assert self.now < deadline, "a reply after the deadline"
 
     @rule(decision=st.sampled_from(["accept", "reject"]))
     def key_now(self, decision: str) -> None:
@@ -229,8 +245,35 @@ def test_the_machine_really_replies() -> None:
     machine.bind_key()
     machine.question(session="sess_b", timeout=60, malformed=False, hold=False)
     machine.key_now(decision="accept")
-    assert machine.replied == {"rpl_q1"}
+    assert machine.replied == {"rpl_q2"}  # (event 1 is the session's start)
     machine.key_lands_later(decision="accept", index=0)  # the same question again: refused
     machine.time_passes(seconds=0.1)
     machine.key_now(decision="reject")
-    assert machine.replied == {"rpl_q1", "rpl_q3"}
+    assert machine.replied == {"rpl_q2", "rpl_q4"}
+
+
+def test_a_late_question_takes_a_reject_but_no_accept_after_the_producers_deadline() -> None:
+    """Delivered 55 s late for 60 s: after 6 s more only a reject is still sent."""
+    machine = QuestionMachine()
+    machine.question(session="sess_a", timeout=60, malformed=False, hold=True)
+    for seconds in (10.0,) * 5 + (1.0,) * 5:
+        machine.time_passes(seconds=seconds)
+    machine.release_held()
+    machine.bind_key()
+    for _ in range(6):
+        machine.time_passes(seconds=1.0)
+    machine.key_lands_later(decision="accept", index=0)
+    assert machine.replied == set()
+    machine.key_lands_later(decision="reject", index=0)
+    assert machine.replied == {"rpl_q2"}
+
+
+def test_a_question_for_a_session_that_ended_long_ago_is_still_void() -> None:
+    """The tracker forgets an ended session's state after 10 minutes, not that it ended."""
+    machine = QuestionMachine()
+    machine.terminal(kind="cancelled", session="sess_a")
+    for _ in range(7):
+        machine.time_passes(seconds=100.0)  # past CLOSED_SESSION_TTL_SECONDS
+    machine.question(hold=False, malformed=False, session="sess_a", timeout=60)
+    machine.nothing_open_for_an_ended_or_closed_source()
+    assert machine.engine.pending_prompts() == []

@@ -207,3 +207,15 @@ def test_a_compiled_mo_is_preferred_when_fresh(
         assert translator("fr").gettext("less than a second") == "moins d'une seconde (compilé)"
     finally:
         translate.clear_cache()
+
+
+def test_the_template_lists_no_string_the_code_no_longer_has(
+    code_messages: set[tuple[str | None, str | tuple[str, ...]]],
+) -> None:
+    """A phrase left in the catalogs after its code went is a translation nobody hears, and
+    a sign that a sentence the user should hear may have been lost on the way."""
+    unused = sorted(map(repr, set(_template_messages()) - code_messages))
+    assert not unused, (
+        f"{len(unused)} catalog strings are in no code; run `{UPDATE_COMMAND}`: "
+        + "; ".join(unused[:20])
+    )

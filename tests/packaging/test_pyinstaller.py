@@ -19,7 +19,9 @@ pytestmark = pytest.mark.slow
 SPEC = ROOT / "packaging" / "announcer.spec"
 
 
-@pytest.fixture(scope="module")
+# Session, not module: xdist may run another module's tests between this module's, and a
+# module fixture would then be built again (it was: twice per run).
+@pytest.fixture(scope="session")
 def bundle(installed_wheel: Installed, tmp_path_factory: pytest.TempPathFactory) -> Path:
     pip(
         installed_wheel.python,

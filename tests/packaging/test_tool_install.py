@@ -15,7 +15,9 @@ from tests.packaging.conftest import CONSTRAINTS, ROOT, Installed, pip
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
+# Session, not module: xdist may run another module's tests between this module's, and a
+# module fixture would then be built again (it was: twice per run).
+@pytest.fixture(scope="session")
 def tools(tmp_path_factory: pytest.TempPathFactory, installed_wheel: Installed) -> Path:
     target = tmp_path_factory.mktemp("tools") / "venv"
     venv.EnvBuilder(with_pip=True, symlinks=True).create(target)

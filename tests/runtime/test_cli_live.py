@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,8 @@ from tests.support.speech_record import records, spoken_in
 # A person answers after the arming interval (answer_arming_seconds, default 1 s);
 # waiting longer is always safe.
 ARMED_AFTER = 1.5
+# How often an answer typed too early (on a loaded machine) is typed again: 30 s in all.
+ANSWER_TRIES = 60
 
 
 class Listener:
@@ -52,6 +55,7 @@ class Listener:
         )
         self.lines: list[str] = []
         self._queue: queue.Queue[str | None] = queue.Queue()
+        self._unread: deque[str | None] = deque()  # read off the pipe, not yet waited for
         threading.Thread(target=self._pump, daemon=True).start()
 
     def _pump(self) -> None:
@@ -63,7 +67,7 @@ class Listener:
     def wait_line(self, needle: str) -> str:
         while True:
             try:
-                line = self._queue.get(timeout=TIMEOUT)
+                line = self._unread.popleft() if self._unread else self._queue.get(timeout=TIMEOUT)
             except queue.Empty:
                 raise AssertionError(f"never printed {needle!r}; printed: {self.lines}") from None
             if line is None:
@@ -73,9 +77,25 @@ class Listener:
                 return line
 
     def answer(self, text: str) -> None:
-        """Type once the question's keys are armed (1 s, and its first words spoken)."""
+        """Type as a person would, once the question's keys are armed (1 s, and its first
+        words spoken). On a loaded machine its speech may start later: the key then gets
+        "Not yet." (it costs nothing) and is typed again. Lines printed meanwhile stay for
+        ``wait_line``."""
         time.sleep(ARMED_AFTER)
-        self.type(text)
+        for _ in range(ANSWER_TRIES):
+            while not self._queue.empty():  # printed before the key: not its reply
+                self._unread.append(self._queue.get())
+            self.type(text)
+            try:
+                reply = self._queue.get(timeout=TIMEOUT)
+            except queue.Empty:
+                return
+            if reply is None or not reply.startswith("Not yet."):
+                self._unread.append(reply)
+                return
+            self.lines.append(reply)
+            time.sleep(0.5)
+        raise AssertionError(f"{text!r} got only 'Not yet.' {ANSWER_TRIES} times: {self.lines}")
 
     def press_until(self, text: str, needle: str, *, not_yet: str = "Not yet.") -> str:
         """Type ``text`` until ``needle`` is printed: each early try gets ``not_yet`` (a key
@@ -99,6 +119,11 @@ class Listener:
 
     def finish(self) -> int:
         code = self.proc.wait(timeout=TIMEOUT)
+        while self._unread:
+            unread = self._unread.popleft()
+            if unread is None:
+                return code
+            self.lines.append(unread)
         while True:
             try:
                 line = self._queue.get(timeout=TIMEOUT)

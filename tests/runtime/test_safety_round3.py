@@ -7,7 +7,9 @@ test gives it and keeps every reply it receives; the live session's speech goes 
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -30,19 +32,31 @@ from tests.runtime.test_question_safety import (
 )
 
 
-def listening(kind: str, server: Any, record: Path, **kw: Any) -> tuple[LiveSession, Recorder]:
-    settings = kw.pop("settings", None) or UserSettings(pace_wpm=600)
+@contextlib.asynccontextmanager
+async def listened(
+    kind: str, tmp_path: Path, settings: UserSettings | None = None
+) -> AsyncIterator[tuple[LiveSession, Recorder, Any, Path]]:
+    """The scripted producer, and a live session subscribed to it over ``kind`` whose speech
+    goes to a jsonl record; yields (session, recorder, producer core, record) once the
+    subscription is up, and closes the producer after."""
+    server, core = await scripted()
+    record = tmp_path / "speech.jsonl"
+    settings = settings or UserSettings(pace_wpm=600)
     session = LiveSession(
         [source(kind, server)],
         settings,
         TransportOptions(),
         handshake_timeout=2.0,
         driver=make_driver(f"jsonl:{record}", settings),
-        **kw,
     )
     recorder = Recorder()
     session.subscribe(recorder)
-    return session, recorder
+    try:
+        async with running(session):
+            await connected(core, session)
+            yield session, recorder, core, record
+    finally:
+        await server.close()
 
 
 def spoken(record: Path) -> list[str]:
@@ -70,32 +84,63 @@ async def hears(record: Path, needle: str, timeout: float = 30) -> None:
 async def test_an_event_stamped_an_hour_ahead_leaves_the_next_question_answerable(
     kind: str, tmp_path: Path
 ) -> None:
-    server, core = await scripted()
-    record = tmp_path / "speech.jsonl"
-    session, recorder = listening(kind, server, record)
     sid = "sess_skew"
     question = confirmation(sid, timeout_seconds=30, action="Pay the invoice")
-    try:
-        async with running(session):
-            await connected(core, session)
-            core.push(
-                started(sid),
-                event(
-                    "agent.state.changed", sid, ago=-3600.0, from_state="idle", to_state="thinking"
-                ),
-                question,
-            )
-            prompt = await recorder.wait_prompt()
-            await hears(record, "Pay the invoice")
-            outcome = await session.answer_async(UserAnswer(prompt.reply_token, decision="reject"))
-            assert outcome.sent, outcome.message
-            await wait_for(lambda: core.wire)
-    finally:
-        await server.close()
+    async with listened(kind, tmp_path) as (session, recorder, core, record):
+        core.push(
+            started(sid),
+            event("agent.state.changed", sid, ago=-3600.0, from_state="idle", to_state="thinking"),
+            question,
+        )
+        prompt = await recorder.wait_prompt()
+        await hears(record, "Pay the invoice")
+        outcome = await session.answer_async(UserAnswer(prompt.reply_token, decision="reject"))
+        assert outcome.sent, outcome.message
+        await wait_for(lambda: core.wire)
     assert [(m["reply_token"], m["decision"]) for m in core.wire] == [
         (question["reply_token"], "reject")
     ]
     assert not any("time ran out" in text for text in spoken(record))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_after_an_event_stamped_far_behind_a_late_question_takes_reject_but_not_accept(
+    kind: str, tmp_path: Path
+) -> None:
+    """One event stamped an hour in the past, then a question 90 s under way of its 60.
+
+    The hour keeps the question from being expired on arrival (the producer's clock
+    might be that slow, so it may still wait: reject is sent); by the clock its other
+    events confirm, its deadline passed 30 s ago: an accept could race the producer's
+    default, so nothing is sent for it and the user hears why.
+    """
+    sid = "sess_late"
+    question = confirmation(
+        sid, timeout_seconds=60, ago=90.0, action="Transfer the deposit", risk_level="medium"
+    )
+    async with listened(kind, tmp_path) as (session, recorder, core, record):
+        core.push(
+            started(sid),
+            event("agent.state.changed", sid, ago=3600.0, from_state="idle", to_state="thinking"),
+            question,
+        )
+        prompt = await recorder.wait_prompt()
+        await hears(record, "The time to accept is over")
+        accepted = await session.answer_async(
+            UserAnswer(prompt.reply_token, decision="accept", event_id=prompt.event_id)
+        )
+        assert not accepted.sent
+        assert accepted.message.startswith("Too late to accept"), accepted.message
+        rejected = await session.answer_async(
+            UserAnswer(prompt.reply_token, decision="reject", event_id=prompt.event_id)
+        )
+        assert rejected.sent, rejected.message
+        await wait_for(lambda: core.wire)
+    # What the producer received: the reject only, never an accept.
+    assert [(m["reply_token"], m["decision"]) for m in core.wire] == [
+        (question["reply_token"], "reject")
+    ]
+    assert not any("came after its time ran out" in text for text in spoken(record))
 
 
 # -- item 3: x-announcer is ours, never an AAEP producer's -----------------------------------
@@ -106,9 +151,6 @@ async def test_an_aaep_producer_cannot_use_announcers_own_extension(
     kind: str, tmp_path: Path
 ) -> None:
     """A 30 s default-accept question claiming "no time limit" and "allow from now on"."""
-    server, core = await scripted()
-    record = tmp_path / "speech.jsonl"
-    session, recorder = listening(kind, server, record)
     sid = "sess_ext"
     question = confirmation(
         sid,
@@ -118,14 +160,10 @@ async def test_an_aaep_producer_cannot_use_announcers_own_extension(
         extensions={"x-announcer": {"no_timeout": True, "always": ["accept"]}},
     )
     question["@context"] = [question["@context"], "urn:announcer:x-announcer:v1"]
-    try:
-        async with running(session):
-            await connected(core, session)
-            core.push(started(sid), question)
-            prompt = await recorder.wait_prompt()
-            await hears(record, "Wire the savings")
-    finally:
-        await server.close()
+    async with listened(kind, tmp_path) as (session, recorder, core, record):
+        core.push(started(sid), question)
+        prompt = await recorder.wait_prompt()
+        await hears(record, "Wire the savings")
     assert prompt.event.extensions is None
     said = " ".join(spoken(record))
     assert "no time limit" not in said
@@ -140,35 +178,22 @@ async def test_an_aaep_producer_cannot_use_announcers_own_extension(
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_change_naming_no_question_voids_neither_of_two(kind: str, tmp_path: Path) -> None:
-    server, core = await scripted()
-    record = tmp_path / "speech.jsonl"
-    session, recorder = listening(kind, server, record)
     sid = "sess_two"
     first = confirmation(sid, 2, action="Pay the rent")
     second = confirmation(sid, 3, action="Pay the phone bill")
-    try:
-        async with running(session):
-            await connected(core, session)
-            core.push(
-                started(sid, 0),
-                event(
-                    "agent.state.changed", sid, 1, from_state="thinking", to_state="awaiting_input"
-                ),
-                first,
-                second,
-                event(
-                    "agent.state.changed", sid, 4, from_state="awaiting_input", to_state="thinking"
-                ),
-            )
-            await hears(record, "The agent went on working; your question is still open.")
-            await recorder.wait_until(lambda: len(recorder.prompts) >= 1)
-            outcome = await session.answer_async(
-                UserAnswer(first["reply_token"], decision="reject")
-            )
-            assert outcome.sent, outcome.message
-            await wait_for(lambda: core.wire)
-    finally:
-        await server.close()
+    async with listened(kind, tmp_path) as (session, recorder, core, record):
+        core.push(
+            started(sid, 0),
+            event("agent.state.changed", sid, 1, from_state="thinking", to_state="awaiting_input"),
+            first,
+            second,
+            event("agent.state.changed", sid, 4, from_state="awaiting_input", to_state="thinking"),
+        )
+        await hears(record, "The agent went on working; your question is still open.")
+        await recorder.wait_until(lambda: len(recorder.prompts) >= 1)
+        outcome = await session.answer_async(UserAnswer(first["reply_token"], decision="reject"))
+        assert outcome.sent, outcome.message
+        await wait_for(lambda: core.wire)
     assert [(m["reply_token"], m["decision"]) for m in core.wire] == [
         (first["reply_token"], "reject")
     ]
@@ -179,33 +204,24 @@ async def test_a_change_naming_no_question_voids_neither_of_two(kind: str, tmp_p
 async def test_a_question_resolved_elsewhere_is_said_once_and_a_key_sends_nothing(
     kind: str, tmp_path: Path
 ) -> None:
-    server, core = await scripted()
-    record = tmp_path / "speech.jsonl"
-    session, _recorder = listening(kind, server, record)
     sid = "sess_else"
     question = confirmation(sid, 1, action="Transfer 500 dollars")
-    try:
-        async with running(session):
-            await connected(core, session)
-            core.push(started(sid, 0), question)
-            await hears(record, "Transfer 500 dollars")
-            core.push(
-                event(
-                    "agent.state.changed",
-                    sid,
-                    2,
-                    from_state="awaiting_input",
-                    to_state="calling_tool",
-                    correlation_id=question["event_id"],
-                    summary_normal="User accepted the transfer; proceeding.",
-                )
+    async with listened(kind, tmp_path) as (session, _recorder, core, record):
+        core.push(started(sid, 0), question)
+        await hears(record, "Transfer 500 dollars")
+        core.push(
+            event(
+                "agent.state.changed",
+                sid,
+                2,
+                from_state="awaiting_input",
+                to_state="calling_tool",
+                correlation_id=question["event_id"],
+                summary_normal="User accepted the transfer; proceeding.",
             )
-            await hears(record, "Answered elsewhere")
-            outcome = await session.answer_async(
-                UserAnswer(question["reply_token"], decision="accept")
-            )
-    finally:
-        await server.close()
+        )
+        await hears(record, "Answered elsewhere")
+        outcome = await session.answer_async(UserAnswer(question["reply_token"], decision="accept"))
     assert not outcome.sent
     assert "answered elsewhere" in outcome.message
     assert core.wire == []
@@ -219,9 +235,6 @@ async def test_a_question_resolved_elsewhere_is_said_once_and_a_key_sends_nothin
 async def test_a_malformed_confirmation_and_an_invalid_error_are_said_with_their_words(
     kind: str, tmp_path: Path
 ) -> None:
-    server, core = await scripted()
-    record = tmp_path / "speech.jsonl"
-    session, recorder = listening(kind, server, record)
     sid = "sess_bad"
     bad = confirmation(
         sid,
@@ -243,19 +256,15 @@ async def test_a_malformed_confirmation_and_an_invalid_error_are_said_with_their
         summary_normal="Error: ConnectionError",
         error_message="the bank's server went away",
     )
-    try:
-        async with running(session):
-            await connected(core, session)
-            core.push(started(sid, 0), bad, started("sess_other", 0), errored)
-            prompt = await recorder.wait_prompt()
-            await hears(record, "only reject is offered")
-            await hears(record, "Error: ConnectionError")
-            assert prompt.malformed
-            outcome = await session.answer_async(UserAnswer(prompt.reply_token, decision="reject"))
-            assert outcome.sent, outcome.message
-            await wait_for(lambda: core.wire)
-    finally:
-        await server.close()
+    async with listened(kind, tmp_path) as (session, recorder, core, record):
+        core.push(started(sid, 0), bad, started("sess_other", 0), errored)
+        prompt = await recorder.wait_prompt()
+        await hears(record, "only reject is offered")
+        await hears(record, "Error: ConnectionError")
+        assert prompt.malformed
+        outcome = await session.answer_async(UserAnswer(prompt.reply_token, decision="reject"))
+        assert outcome.sent, outcome.message
+        await wait_for(lambda: core.wire)
     assert [(m["reply_token"], m["decision"]) for m in core.wire] == [
         (bad["reply_token"], "reject")
     ]
@@ -281,10 +290,7 @@ async def test_a_malformed_confirmation_and_an_invalid_error_are_said_with_their
 async def test_a_spanish_variant_is_spoken_in_spanish_to_a_french_then_spanish_listener(
     kind: str, tmp_path: Path
 ) -> None:
-    server, core = await scripted()
-    record = tmp_path / "speech.jsonl"
     settings = UserSettings(pace_wpm=600, languages=["fr", "es"])
-    session, _recorder = listening(kind, server, record, settings=settings)
     sid = "sess_lang"
     news = event(
         "agent.session.started",
@@ -293,13 +299,9 @@ async def test_a_spanish_variant_is_spoken_in_spanish_to_a_french_then_spanish_l
         summary_normal="Starting the monthly report.",
         summary_normal_es="Empezando el informe mensual.",
     )
-    try:
-        async with running(session):
-            await connected(core, session)
-            core.push(news)
-            await hears(record, "Empezando el informe mensual.")
-    finally:
-        await server.close()
+    async with listened(kind, tmp_path, settings=settings) as (_session, _recorder, core, record):
+        core.push(news)
+        await hears(record, "Empezando el informe mensual.")
     lines = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
     [said] = [e for e in lines if e.get("text") == "Empezando el informe mensual."]
     assert said["language"].startswith("es")
@@ -311,9 +313,6 @@ async def test_a_spanish_variant_is_spoken_in_spanish_to_a_french_then_spanish_l
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_none_chunks_wait_for_the_producers_boundary(kind: str, tmp_path: Path) -> None:
-    server, core = await scripted()
-    record = tmp_path / "speech.jsonl"
-    session, _recorder = listening(kind, server, record)
     sid = "sess_none"
 
     def chunk(seq: int, text: str, position: int, hint: str, complete: bool = False) -> Any:
@@ -328,28 +327,24 @@ async def test_none_chunks_wait_for_the_producers_boundary(kind: str, tmp_path: 
             output_id="out_n1",
         )
 
-    try:
-        async with running(session):
-            await connected(core, session)
-            core.push(
-                started(sid, 0),
-                chunk(1, "Dr. Smith paid 3. ", 0, "none"),
-                chunk(2, "Then the bank closed.", 18, "none"),
-                event(
-                    "agent.state.changed",
-                    sid,
-                    3,
-                    from_state="thinking",
-                    to_state="thinking",
-                    summary_normal="Marker one.",
-                ),
-            )
-            await hears(record, "Marker one.")
-            assert not any("Smith" in text for text in spoken(record))
-            core.push(chunk(4, " Done", 39, "completion", complete=True))
-            await hears(record, "Done")
-    finally:
-        await server.close()
+    async with listened(kind, tmp_path) as (_session, _recorder, core, record):
+        core.push(
+            started(sid, 0),
+            chunk(1, "Dr. Smith paid 3. ", 0, "none"),
+            chunk(2, "Then the bank closed.", 18, "none"),
+            event(
+                "agent.state.changed",
+                sid,
+                3,
+                from_state="thinking",
+                to_state="thinking",
+                summary_normal="Marker one.",
+            ),
+        )
+        await hears(record, "Marker one.")
+        assert not any("Smith" in text for text in spoken(record))
+        core.push(chunk(4, " Done", 39, "completion", complete=True))
+        await hears(record, "Done")
     said = " ".join(t for t in spoken(record) if "Smith" in t or "bank" in t or "Done" in t)
     assert "Dr. Smith paid 3. Then the bank closed." in said
 
@@ -361,9 +356,6 @@ async def test_none_chunks_wait_for_the_producers_boundary(kind: str, tmp_path: 
 async def test_a_producer_name_with_escape_codes_never_reaches_speech(
     kind: str, tmp_path: Path
 ) -> None:
-    server, core = await scripted()
-    record = tmp_path / "speech.jsonl"
-    session, _recorder = listening(kind, server, record)
     evil = {"agent_id": "evil", "agent_name": "Evil\x1b[31m\u202eAgent\x07"}
     sid = "sess_evil"
     frames = [
@@ -373,13 +365,9 @@ async def test_a_producer_name_with_escape_codes_never_reaches_speech(
     ]
     for frame in frames:
         frame["producer"] = evil
-    try:
-        async with running(session):
-            await connected(core, session)
-            core.push(*frames)
-            await hears(record, "The latest is from")
-    finally:
-        await server.close()
+    async with listened(kind, tmp_path) as (_session, _recorder, core, record):
+        core.push(*frames)
+        await hears(record, "The latest is from")
     raw = record.read_text(encoding="utf-8")
     assert "\x1b" not in raw and "\\u001b" not in raw
     assert "\u202e" not in raw and "\\u202e" not in raw
@@ -392,28 +380,19 @@ async def test_a_producer_name_with_escape_codes_never_reaches_speech(
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_producer_over_its_agreed_rate_is_logged(kind: str, tmp_path: Path) -> None:
-    server, core = await scripted()
-    record = tmp_path / "speech.jsonl"
     settings = UserSettings(pace_wpm=600, max_events_per_second=2)
-    session, _recorder = listening(kind, server, record, settings=settings)
     sid = "sess_rate"
     burst = [
         event("agent.tool.invoked", sid, n, tool="read_file", summary_normal=f"Reading {n}.")
         for n in range(1, 41)
     ]
-    try:
-        async with running(session):
-            await connected(core, session)
-            [sub] = list(core.subscriptions.values())
-            assert sub.capabilities["max_events_per_second"] == 2
-            core.push(started(sid, 0), *burst)
-            await wait_for(
-                lambda: any(
-                    "rate.exceeded" in r.reasons for r in session.engine.diagnostics.recent()
-                )
-            )
-    finally:
-        await server.close()
+    async with listened(kind, tmp_path, settings=settings) as (session, _recorder, core, _record):
+        [sub] = list(core.subscriptions.values())
+        assert sub.capabilities["max_events_per_second"] == 2
+        core.push(started(sid, 0), *burst)
+        await wait_for(
+            lambda: any("rate.exceeded" in r.reasons for r in session.engine.diagnostics.recent())
+        )
     [logged] = [r for r in session.engine.diagnostics.recent() if "rate.exceeded" in r.reasons]
     assert "max_events_per_second" in " ".join(logged.details)
     report = "\n".join(session.diagnostics_report())

@@ -36,20 +36,12 @@ from tests.producer.live import (
     stop_process,
 )
 from tests.runtime.test_cli_live import Listener
+from tests.support.processes import alive
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 
 SIGNALS = [signal.SIGHUP, signal.SIGTERM, signal.SIGINT]
 SDK_AGENT = [sys.executable, "-m", "tests.acp_frontend.sdk_agent"]
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie has ended: it only waits to be reaped)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] not in "ZX"
 
 
 def running_with(marker: str) -> list[int]:
@@ -74,6 +66,17 @@ def wait_until(predicate: Any, what: str) -> None:
             return
         time.sleep(0.05)
     raise AssertionError(f"never happened: {what}")
+
+
+def wait_or_tell_where(proc: subprocess.Popen[str]) -> int:
+    """Its exit status; if it hangs, a failure with every thread's stack (SIGABRT to a
+    process started with PYTHONFAULTHANDLER=1), so a hang seen once says where it was."""
+    try:
+        return proc.wait(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        _, stderr = proc.communicate(timeout=30)
+        raise AssertionError(f"announcer did not end; where it was:\n{stderr}") from None
 
 
 def unique_seconds() -> str:
@@ -182,53 +185,71 @@ def tmux(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=TIMEOUT)
 
 
+class InTerminal:
+    """``announcer ARGS`` in a terminal of its own: a tmux server (``tmux -L``) that the test
+    closes under it, as a user closes a terminal window (SIGHUP to announcer)."""
+
+    def __init__(self, name: str, tmp_path: Path, *args: str, cwd: Path | None = None) -> None:
+        self.server = f"announcer-signals-{os.getpid()}-{name}"
+        self.command = shlex.join(
+            [
+                "env",
+                f"PYTHONPATH={WORKTREE}",
+                f"ANNOUNCER_CONFIG={tmp_path / 'none.toml'}",
+                sys.executable,
+                "-m",
+                "announcer",
+                *args,
+            ]
+        )
+        self.where = ["-c", str(cwd)] if cwd is not None else []
+        self.pane_pid = 0
+
+    def __enter__(self) -> InTerminal:
+        started = tmux(
+            "-L", self.server, "new-session", "-d", "-x", "100", "-y", "30", *self.where,
+            self.command,
+        )  # fmt: skip
+        assert started.returncode == 0, started.stderr
+        try:
+            self.pane_pid = int(tmux("-L", self.server, "display", "-p", "#{pane_pid}").stdout)
+        except BaseException:
+            tmux("-L", self.server, "kill-server")
+            raise
+        return self
+
+    def type(self, line: str) -> None:
+        tmux("-L", self.server, "send-keys", "-l", line)
+        tmux("-L", self.server, "send-keys", "Enter")
+
+    def close(self) -> None:
+        """The terminal closes; announcer (the pane's process) must end with it."""
+        tmux("-L", self.server, "kill-server")
+        wait_until(lambda: not alive(self.pane_pid), "announcer ended with its terminal")
+
+    def __exit__(self, *_: object) -> None:
+        tmux("-L", self.server, "kill-server")
+
+
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is a Debian package")
 @pytest.mark.parametrize("ui", ["tui", "plain"])
 def test_a_closed_terminal_ends_the_agent_and_its_command(ui: str, tmp_path: Path) -> None:
-    server = f"announcer-signals-{os.getpid()}-{ui}"
     folder = tmp_path / "work"
     folder.mkdir()
     seconds = unique_seconds()
-    command = shlex.join(
-        [
-            "env",
-            f"PYTHONPATH={WORKTREE}",
-            f"ANNOUNCER_CONFIG={tmp_path / 'none.toml'}",
-            sys.executable,
-            "-m",
-            "announcer",
-            "agent",
-            "--ui",
-            ui,
-            "--speech",
-            f"jsonl:{tmp_path / 'speech.jsonl'}",
-            "--cwd",
-            str(folder),
-            "--",
-            *SDK_AGENT,
-        ]
-    )
-    started = tmux(
-        "-L", server, "new-session", "-d", "-x", "100", "-y", "30", "-c", str(WORKTREE), command
-    )
-    assert started.returncode == 0, started.stderr
-    try:
-        pane_pid = int(tmux("-L", server, "display", "-p", "#{pane_pid}").stdout.strip())
-        record = tmp_path / "speech.jsonl"
+    record = tmp_path / "speech.jsonl"
+    agent = ["agent", "--ui", ui, "--speech", f"jsonl:{record}", "--cwd", str(folder)]
+    with InTerminal(ui, tmp_path, *agent, "--", *SDK_AGENT, cwd=WORKTREE) as terminal:
         wait_until(
             lambda: record.exists() and "Scripted Agent is ready." in record.read_text(),
             "the agent is ready",
         )
-        tmux("-L", server, "send-keys", "-l", f"sleep {seconds}")
-        tmux("-L", server, "send-keys", "Enter")
+        terminal.type(f"sleep {seconds}")
         agent_pid, command_pid = sleep_pids(folder)
-        tmux("-L", server, "kill-server")  # the terminal closes: SIGHUP to announcer
-        wait_until(lambda: not alive(pane_pid), "announcer ended with its terminal")
+        terminal.close()
         wait_until(lambda: not alive(agent_pid), "the agent ended")
         assert not alive(command_pid)
         assert running_with(seconds) == []
-    finally:
-        tmux("-L", server, "kill-server")
 
 
 @pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: s.name)
@@ -251,7 +272,7 @@ def test_watch_ends_the_agent_cli_and_its_commands_on_every_signal(
         [sys.executable, "-m", "announcer", "watch", "--format", "codex", "--speech", "none",
          "--", sys.executable, str(agent)],
         cwd=WORKTREE,
-        env={**os.environ, "PYTHONPATH": str(WORKTREE),
+        env={**os.environ, "PYTHONPATH": str(WORKTREE), "PYTHONFAULTHANDLER": "1",
              "ANNOUNCER_CONFIG": str(tmp_path / "none.toml")},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -262,7 +283,7 @@ def test_watch_ends_the_agent_cli_and_its_commands_on_every_signal(
         wait_until(lambda: pids.exists() and pids.read_text().endswith("\n"), "the agent ran")
         agent_pid, command_pid = map(int, pids.read_text().split())
         proc.send_signal(sig)  # to announcer alone
-        code = proc.wait(timeout=TIMEOUT)
+        code = wait_or_tell_where(proc)
         assert code != 0
         wait_until(lambda: not alive(agent_pid), "the agent CLI ended")
         wait_until(lambda: not alive(command_pid), "its command ended")
@@ -299,36 +320,14 @@ def test_an_agent_killed_mid_command_has_its_detached_command_stopped(tmp_path: 
 def test_a_closed_terminal_under_the_textual_ui_says_goodbye_and_removes_the_socket(
     ticker: int, tmp_path: Path
 ) -> None:
-    server = f"announcer-signals-{os.getpid()}-listen"
     hook_socket = tmp_path / "hooks" / "hook.sock"
     record = tmp_path / "speech.jsonl"
-    command = shlex.join(
-        [
-            "env",
-            f"PYTHONPATH={WORKTREE}",
-            f"ANNOUNCER_CONFIG={tmp_path / 'none.toml'}",
-            sys.executable,
-            "-m",
-            "announcer",
-            "listen",
-            f"ws://127.0.0.1:{ticker}/aaep/v1/ws",
-            f"hooks:{hook_socket}",
-            "--ui",
-            "tui",
-            "--speech",
-            f"jsonl:{record}",
-        ]
-    )
-    started = tmux("-L", server, "new-session", "-d", "-x", "100", "-y", "30", command)
-    assert started.returncode == 0, started.stderr
-    try:
-        pane_pid = int(tmux("-L", server, "display", "-p", "#{pane_pid}").stdout.strip())
+    listen = ["listen", f"ws://127.0.0.1:{ticker}/aaep/v1/ws", f"hooks:{hook_socket}"]
+    tui = ["--ui", "tui", "--speech", f"jsonl:{record}"]
+    with InTerminal("listen", tmp_path, *listen, *tui) as terminal:
         wait_until(lambda: record.exists() and "Tick 1." in record.read_text(), "news heard")
         wait_until(hook_socket.exists, "the hook socket")
-        tmux("-L", server, "kill-server")  # the terminal closes: SIGHUP to announcer
-        wait_until(lambda: not alive(pane_pid), "announcer ended with its terminal")
-    finally:
-        tmux("-L", server, "kill-server")
+        terminal.close()
     assert _get(ticker, "/demo/status")["closed_by_subscriber"] == 1  # §5.8: a goodbye
     assert not hook_socket.exists()
 
@@ -340,29 +339,7 @@ def test_a_terminal_closed_while_the_textual_ui_starts_still_ends_announcer(
 ) -> None:
     """At any moment: a signal before the app has finished starting used to stop only the
     session, and the app ran on for ever with no terminal."""
-    server = f"announcer-signals-{os.getpid()}-early"
-    command = shlex.join(
-        [
-            "env",
-            f"PYTHONPATH={WORKTREE}",
-            f"ANNOUNCER_CONFIG={tmp_path / 'none.toml'}",
-            sys.executable,
-            "-m",
-            "announcer",
-            "listen",
-            f"ws://127.0.0.1:{ticker}/aaep/v1/ws",
-            "--ui",
-            "tui",
-            "--speech",
-            "none",
-        ]
-    )
-    started = tmux("-L", server, "new-session", "-d", "-x", "100", "-y", "30", command)
-    assert started.returncode == 0, started.stderr
-    try:
-        pane_pid = int(tmux("-L", server, "display", "-p", "#{pane_pid}").stdout.strip())
+    listen = ["listen", f"ws://127.0.0.1:{ticker}/aaep/v1/ws", "--ui", "tui", "--speech", "none"]
+    with InTerminal("early", tmp_path, *listen) as terminal:
         time.sleep(after)  # an awkward moment, not a synchronisation: any moment must do
-        tmux("-L", server, "kill-server")
-        wait_until(lambda: not alive(pane_pid), "announcer ended with its terminal")
-    finally:
-        tmux("-L", server, "kill-server")
+        terminal.close()

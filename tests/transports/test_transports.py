@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
+import os
+import shlex
 import struct
 import sys
 from pathlib import Path
@@ -24,6 +27,7 @@ from announcer.transports import (
 from announcer.transports.sse import SseTransport
 from tests.producer.live import TIMEOUT, WORKTREE, scenario_path, start_producer, validate
 from tests.shared_data import SHARED as SHARED_ROOT
+from tests.support.processes import alive
 from tests.support.producers import http_url, producer_url, ws_url
 
 
@@ -81,7 +85,6 @@ async def test_stdio_json_rpc_with_a_child_producer() -> None:
         f"--scenario {scenario_path('confirm')}"
     )
     transport = open_transport(f"stdio:{command}", TransportOptions())
-    import os
 
     old = os.getcwd()
     os.chdir(WORKTREE)
@@ -99,6 +102,57 @@ async def test_stdio_json_rpc_with_a_child_producer() -> None:
         proc = transport._proc  # type: ignore[attr-defined]
         await transport.close()
     assert proc is not None and proc.returncode is not None  # the child is gone
+
+
+async def test_a_stdio_producer_that_exits_is_said_even_while_its_child_holds_stdout(
+    tmp_path: Path,
+) -> None:
+    """The producer starts a command that inherits its standard output, writes one event and
+    exits: its stdout stays open, yet the exit is seen and said, and the command is ended."""
+    event = json.dumps({"jsonrpc": "2.0", "method": "aaep.event", "params": {"type": "x"}})
+    script = f"sleep 600 & echo $! > {tmp_path / 'child.pid'}; echo '{event}'; exit 3"
+    transport = open_transport(f"stdio:sh -c {shlex.quote(script)}", TransportOptions())
+    await transport.connect()
+    try:
+        frames = transport.frames()
+        first = await asyncio.wait_for(frames.__anext__(), TIMEOUT)
+        assert json.loads(first) == {"type": "x"}  # what it wrote before it went is kept
+        with pytest.raises(TransportError, match="the producer process exited with status 3"):
+            await asyncio.wait_for(frames.__anext__(), TIMEOUT)
+        child = int((tmp_path / "child.pid").read_text())
+        assert alive(child)  # the stdout it holds is why the end of the stream never came
+    finally:
+        await transport.close()
+    assert not alive(child), "the command the producer started outlived it"
+
+
+def test_a_stdio_close_cut_short_leaves_no_pipe_for_after_the_loop(tmp_path: Path) -> None:
+    """The runtime bounds its goodbyes: a close cancelled while the producer (which ignores
+    its closed stdin) is still being ended must not leave its pipes to the garbage collector,
+    whose finaliser would say "Event loop is closed" once the loop is gone."""
+    started = tmp_path / "started"
+    script = f"trap '' TERM; touch {started}; sleep 600"
+    unraisable: list[str] = []
+    previous = sys.unraisablehook
+    sys.unraisablehook = lambda report: unraisable.append(repr(report.exc_value))
+
+    async def cut_short() -> None:
+        transport = open_transport(f"stdio:sh -c {shlex.quote(script)}", TransportOptions())
+        await transport.connect()
+        while not started.exists():  # the producer runs (and ignores SIGTERM)
+            await asyncio.sleep(0.01)
+        try:
+            await asyncio.wait_for(transport.close(), 0.2)  # cut short mid-goodbye
+        except TimeoutError:
+            return
+        raise AssertionError("the close was not cut short")
+
+    try:
+        asyncio.run(cut_short())
+        gc.collect()  # the loop is closed: an unclosed pipe's finaliser would run now
+    finally:
+        sys.unraisablehook = previous
+    assert unraisable == []
 
 
 async def test_sse_paths_come_from_the_manifest() -> None:

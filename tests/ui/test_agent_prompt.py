@@ -25,6 +25,7 @@ from announcer.transports.acp import AcpTransport
 from announcer.ui.tui.agent_input import AgentPrompt, PromptHistory
 from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.modals import ConfirmScreen
+from tests.support.clock import HeldClock
 from tests.support.speech_record import spoken_in
 from tests.support.waiting import until_on_pilot as until
 
@@ -38,6 +39,7 @@ class Run:
     def __init__(self, folder: Path, *, tags: tuple[str, ...] = (), **settings: Any) -> None:
         """One scripted agent, or (``tags``) one per tag, each labelled with its tag."""
         self.folder = folder
+        self.clock = HeldClock()
         self.records = io.StringIO()
         agent = [sys.executable, "-m", "tests.acp_frontend.sdk_agent"]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -50,6 +52,7 @@ class Run:
             UserSettings(**settings),
             transports=transports,
             driver=SpeechDriver(JsonlBackend(self.records)),
+            clock=self.clock,
         )
         self.app = AnnouncerApp(self.session, save_settings=lambda _settings: None)
 
@@ -149,14 +152,19 @@ async def test_allow_always_takes_two_keys_even_when_pressed_at_awkward_moments(
     run = Run(tmp_path)
     async with run.app.run_test() as pilot:
         runner = await started(run, pilot)
-        await pilot.press(*"write", "enter")
         # Keys pressed while the dialog opens (still typing, a fast double Shift+A): the
-        # question has only just appeared, so nothing is sent or even half-chosen.
+        # question has only just appeared, so nothing is sent or even half-chosen. The
+        # session's clock stands still until they are in, however slowly a loaded machine
+        # delivers them, so they come before the arming interval is over.
+        run.clock.hold()
+        await pilot.press(*"write", "enter")
         await until(pilot, lambda: run.dialog() is not None, "the dialog")
         await pilot.press("A", "A", "enter", "a")
+        await until(pilot, run.said("Not yet."), "the arming cue")
         assert run.choices() == [] and run.dialog() is not None
         assert not run.app.key_guard.confirming
-        await until(pilot, run.said("Not yet."), "the arming cue")
+        assert not run.armed()
+        run.clock.release()
         await until(pilot, run.armed, "the keys to arm")
         await until(pilot, run.said("Shift+A allows it from now on"), "the always keys said")
         await pilot.press("A")

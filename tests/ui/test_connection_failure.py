@@ -28,6 +28,35 @@ def test_os_messages_become_causes_in_the_users_language() -> None:
     assert "Errno" not in connection_failure("[Errno 99] odd thing happened", "en")
 
 
+def test_an_agents_last_words_are_kept_and_never_read_for_a_cause() -> None:
+    """The host's "not installed ... Install it there with" is the reason the user needs;
+    "installed" holds "stalled", and that must not turn it into a stall."""
+    reason = (
+        "the agent 'gemini' failed: Connection closed (it said: Gemini CLI is not installed "
+        "on build-box. Install it there with: npm install -g @google/gemini-cli@0.61.0)"
+    )
+    assert connection_failure(reason, "en") == (
+        "the agent 'gemini' failed: Connection closed; it said: Gemini CLI is not installed "
+        "on build-box. Install it there with: npm install -g @google/gemini-cli@0.61.0"
+    )
+    exited = "the agent 'x' failed: process exited with status 7 (it said: No such file here.)"
+    assert connection_failure(exited, "en") == (
+        "its process ended with status 7; it said: No such file here"
+    )
+    assert connection_failure(exited, "de") == (
+        "sein Prozess endete mit Status 7; es sagte: No such file here"
+    )
+    assert connection_failure("the connection stalled", "en") == "it stalled and stopped answering"
+    # when our own reason names no cause, the words may: both are said
+    refused = (
+        "the agent 'ssh' failed: Connection closed "
+        "(it said: ssh: connect to host a: Connection refused)"
+    )
+    assert connection_failure(refused, "en") == (
+        "nothing is listening at that address; it said: ssh: connect to host a: Connection refused"
+    )
+
+
 def test_the_transports_own_reasons_are_said_in_the_users_language() -> None:
     """The reasons our transports give (not only the OS's) are translated, their
     details (a status, a command) kept."""

@@ -60,14 +60,14 @@ def _nothing_speaks_sentence() -> str:
     from announcer.platform.speech_install import speech_install_hint
 
     language = catalog_language(load_settings(report=None).languages)
-    t = translator(language).gettext
+    _t = translator(language).gettext  # _t: babel.cfg extracts its phrases
     what = speech_install_hint()
     if what is None:
-        return t(
+        return _t(
             "Nothing here can speak yet: the speech software is installed, but no sound "
             "device answers (the reasons are above)."
         )
-    return t("Nothing here can speak yet. To hear announcer, install: {what}").format(what=what)
+    return _t("Nothing here can speak yet. To hear announcer, install: {what}").format(what=what)
 
 
 def run(args: argparse.Namespace) -> int:
