@@ -217,6 +217,7 @@ class AcpTransport:
             raise TransportError(
                 f"cannot start the agent {self.command[0]!r}: {exc.strerror or exc}"
             ) from None
+        self._restarting = False  # the new process is ours to watch
         contain(self._process.pid)  # Windows: a job object ends it however we end
         process = self._process
         track(process.pid)
@@ -271,8 +272,8 @@ class AcpTransport:
                 self._restarting = True  # its end is ours, not a crash to report
                 await self._end_process()
                 if await self._log_in(methods):
-                    # ACP terminal login done: reconnect, reinitialize, and try again
-                    self._restarting = False
+                    # ACP terminal login done: reconnect, reinitialize, and try again (the
+                    # old process's watcher stays quiet: _restarting until the new one runs)
                     await self.connect()
                     return
                 raise TransportError(self.adapter.login_hint(methods, self.command)) from None

@@ -142,7 +142,10 @@ def test_the_agents_terminal_login_runs_with_the_app_suspended(
     )
 
     def screen() -> str:
-        return tmux("capture-pane", "-p", "-t", session)
+        try:
+            return tmux("capture-pane", "-p", "-t", session)
+        except subprocess.CalledProcessError:
+            return "(announcer has ended)"
 
     def spoken() -> list[str]:
         return spoken_in(speech_log.read_text(encoding="utf-8")) if speech_log.exists() else []
