@@ -47,7 +47,7 @@ from announcer.engine.replies import ReplyReady  # noqa: E402
 from announcer.engine.settings import UserSettings  # noqa: E402
 from announcer.engine.speech_commands import Speak  # noqa: E402
 from announcer.formats.acp import AcpAdapter  # noqa: E402
-from announcer.runtime.session import UNNEGOTIATED  # noqa: E402
+from announcer.runtime.sources import UNNEGOTIATED  # noqa: E402
 
 CHUNKS, TOOLS, QUESTIONS = 10_000, 500, 50
 ENGINE_RUNS = 3

@@ -69,13 +69,13 @@ def run_subscriber(strategy: str, source: str, record: str) -> int:
     from announcer.engine import folding
     from announcer.engine.pipeline import Engine
     from announcer.engine.settings import UserSettings
-    from announcer.runtime import session as session_module
+    from announcer.runtime import backpressure
     from announcer.runtime.session import LiveSession
     from announcer.transports import TransportOptions
 
     if strategy == "plain_fifo":
-        session_module.SOURCE_QUEUE_LIMIT = 10**12
-        session_module.SOURCE_QUEUE_HARD_LIMIT = 10**12
+        backpressure.SOURCE_QUEUE_LIMIT = 10**12
+        backpressure.SOURCE_QUEUE_HARD_LIMIT = 10**12
         folding.CRITICAL_BACKLOG_PER_PRODUCER = 10**12  # type: ignore[misc]
     settings = UserSettings()
     driver = make_driver(f"jsonl:{record}", settings)

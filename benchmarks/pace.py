@@ -1,6 +1,6 @@
 """Speech at the pace of a real voice, each class of speech by its own rule (issue 20).
 
-Replays, on a simulated clock (``announcer.runtime.pace_replay``), through the ``paced``
+Replays, on a simulated clock (``tests/support/pace_replay.py``), through the ``paced``
 backend at 180 and 300 words per minute:
 
 * ``demo``: the built-in demo producer playing the ``tour`` scenario, a simulated user
@@ -47,7 +47,7 @@ from announcer.engine.announcement import Announcement
 from announcer.engine.scheduler import SpeechScheduler, _Queued, estimated_seconds
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import SpeechCommand
-from announcer.runtime.pace_replay import (
+from tests.support.pace_replay import (
     PaceReport,
     agent_session_frames,
     bundled_recording,

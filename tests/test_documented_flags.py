@@ -33,6 +33,7 @@ FOREIGN_FLAGS = {
     "--dist": "pytest (pytest-xdist)",
     "--strict-markers": "pytest",
     "--durations": "pytest",
+    "--cpu": "stress-ng (docs/testing.md: the suite beside a CPU load)",
     "--checks": "./test (docs/testing.md)",
     "--check": "ruff format",
     "--output-format": "claude",

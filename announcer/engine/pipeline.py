@@ -50,6 +50,16 @@ from announcer.protocol.events import (
 from announcer.protocol.handshake import SubscriptionAccepted
 from announcer.protocol.log import DiagnosticsLog
 
+# Engine's public records, some kept in engine_state since the split (issue 24 item 7).
+__all__ = [
+    "TRANSCRIPT_SIZE",
+    "VOID_AT_DEADLINE_SECONDS",
+    "Engine",
+    "EngineStatus",
+    "OutgoingReply",
+    "TranscriptEntry",
+]
+
 _TERMINAL: Final = (SessionCompleted, SessionErrored, SessionCancelled)
 TRANSCRIPT_SIZE: Final = 1_000
 #: A question the producer withdraws this close to its deadline (or later) ran out of

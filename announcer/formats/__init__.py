@@ -11,12 +11,7 @@ from collections.abc import Callable
 
 from announcer.formats.aep import AepAdapter
 from announcer.formats.base import AdapterOutput, Diagnostic, FormatAdapter, JsonObject
-from announcer.formats.cli_streams import (
-    ClaudeCodeStreamAdapter,
-    CodexExecAdapter,
-    GeminiStreamAdapter,
-    OpenCodeRunAdapter,
-)
+from announcer.formats.cli_streams import CLI_STREAMS
 from announcer.formats.hooks import (
     MappedHookAdapter,
     claude_code_hooks_adapter,
@@ -41,10 +36,7 @@ _FACTORIES: dict[str, Callable[[], FormatAdapter]] = {
     "aaep": AaepPassthrough,
     "aep": AepAdapter,
     "agent-wrapper": AgentWrapperAdapter,
-    "claude-code": ClaudeCodeStreamAdapter,
-    "codex": CodexExecAdapter,
-    "gemini": GeminiStreamAdapter,
-    "opencode": OpenCodeRunAdapter,
+    **CLI_STREAMS,  # claude-code, codex, gemini, opencode
     "claude-code-hooks": claude_code_hooks_adapter,
     "codex-hooks": codex_hooks_adapter,
 }

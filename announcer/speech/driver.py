@@ -11,10 +11,12 @@ event loop can wake up (e.g. ``loop.call_soon_threadsafe``).
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from functools import partial
 
+from announcer.engine.announcement import Announcement
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
 from announcer.speech.backend import SpeechBackend, VoiceSettings
 
@@ -92,6 +94,19 @@ class SpeechDriver:
         while completed:
             done.append(completed.popleft())
         return done
+
+    def say_and_wait(self, announcement: Announcement, timeout: float) -> bool:
+        """Say one sentence with no engine behind it (before any starts); whether it ended.
+
+        The backend reports the end from its own thread; after ``timeout`` seconds we go on.
+        """
+        self.execute([Speak(1, announcement)])
+        deadline = time.monotonic() + timeout
+        while not self.take_completed():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+        return True
 
     def run(
         self,

@@ -233,7 +233,13 @@ class AcpTransport:
             room=self._room,
             on_notice=self.on_update,
         )
-        self._conn = acp.connect_to_agent(_Client(self), self._wire, use_unstable_protocol=True)
+        # _Client implements no fs/terminal methods (we declare neither capability): the
+        # SDK's router answers method-not-found for them, so the Client protocol is not met.
+        self._conn = acp.connect_to_agent(
+            _Client(self),  # type: ignore[arg-type]
+            self._wire,
+            use_unstable_protocol=True,
+        )
         try:
             info = await asyncio.wait_for(
                 self._conn.initialize(

@@ -504,10 +504,10 @@ class HookBridgeTransport:
         if not blocking:
             events, withdrawn = desk.hook(payload, time.time())
             self._queue(events)
-            for token in withdrawn:  # decided in the agent's own dialog: the hook may go
-                future = self._pending.get(token)
-                if future is not None and not future.done():
-                    future.set_result(WITHDRAWN)
+            for gone in withdrawn:  # decided in the agent's own dialog: the hook may go
+                waiting = self._pending.get(gone)
+                if waiting is not None and not waiting.done():
+                    waiting.set_result(WITHDRAWN)
             self._schedule(desk)
             return None
         budget = max(0.5, timeout - 2)  # answer the hook before it gives up

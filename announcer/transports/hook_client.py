@@ -29,6 +29,7 @@ import stat
 import struct
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -63,7 +64,7 @@ NO_ANSWER = HookAnswer("ask", "No answer from the announcer in time; the agent a
 UNATTENDED_KEY = "announcer_unattended"
 
 
-def agent_attended(agent: str, environ: Any = None) -> bool | None:
+def agent_attended(agent: str, environ: Mapping[str, str] | None = None) -> bool | None:
     """Whether a person sits at the agent's own permission dialog; None when unknown.
 
     Claude Code tells its hooks in their environment (seen on 2.1.330 in the agent lab):

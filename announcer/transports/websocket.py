@@ -116,9 +116,9 @@ class _AaepConnection(ClientConnection):
             chunk, self._unparsed = bytes(self._unparsed), bytearray()
             super().data_received(chunk)
 
-    def eof_received(self) -> bool | None:
+    def eof_received(self) -> None:
         self._parse_the_rest()  # what came before the end is read first
-        return super().eof_received()
+        super().eof_received()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self._lost:

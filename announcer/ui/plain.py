@@ -131,7 +131,9 @@ class PlainUi:
         self._demo_over = False
         self._input_ended = False
         # Typed input read by the event loop (_read_in_loop): bytes to text, line by line.
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._decoder: codecs.IncrementalDecoder = codecs.getincrementaldecoder("utf-8")(
+            errors="replace"
+        )
         self._partial = ""
         # the input read in the event loop (its fd), so it can be handed to a login
         self._fd: int | None = None
@@ -658,8 +660,8 @@ class PlainUi:
                 return str(said)
             sent: str | None = send(message.strip(), target)
             return sent
-        said: str | None = send(text)
-        return said
+        sent_to_all: str | None = send(text)
+        return sent_to_all
 
     # ---- an agent's own terminal login (ACP "terminal" auth methods) --------------------
 

@@ -25,8 +25,8 @@ from protocol_samples import FIXTURES, SCHEMAS, SEEDS, spec_examples
 from referencing import Registry, Resource
 
 from announcer.protocol import Diagnostic, decode_frame
-from announcer.protocol.decode import _fast_path, full_procedure
 from announcer.protocol.events import CORE_TYPE_BASE
+from announcer.protocol.validate import _fast_path, full_procedure
 
 # Reason codes (regular expressions) the schema cannot or does not express.
 PROSE_STRICTER: dict[str, str] = {

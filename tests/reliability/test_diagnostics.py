@@ -27,8 +27,8 @@ from announcer.runtime.diagnostics import DiagnosticsFile, diagnostics_report
 from announcer.speech.jsonl import JsonlBackend
 from announcer.transports.base import release_process_pipes
 from announcer.ui.tui.app import AnnouncerApp
-from announcer.ui.tui.engine_session import EngineSession
 from tests.reliability.flood_producer import LoopbackProducer, event
+from tests.support.engine_session import EngineSession
 
 SECRET = "SECRET-PAYLOAD-4242"
 WORKTREE = Path(__file__).resolve().parents[2]

@@ -23,7 +23,8 @@ from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Speak
-from announcer.runtime.session import BATCH_FRAMES, SOURCE_QUEUE_LIMIT, LiveSession
+from announcer.runtime.backpressure import BATCH_FRAMES, SOURCE_QUEUE_LIMIT
+from announcer.runtime.session import LiveSession
 from announcer.transports import TransportOptions
 from tests.producer.live import Recorder, running
 from tests.reliability.flood_producer import LoopbackProducer, confirmation, event

@@ -13,7 +13,8 @@ import pytest
 from announcer.engine.prompts import UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.protocol import AwaitingClarification, AwaitingConfirmation
-from announcer.runtime.session import SOURCE_QUEUE_HARD_LIMIT, LiveSession
+from announcer.runtime.backpressure import SOURCE_QUEUE_HARD_LIMIT
+from announcer.runtime.session import LiveSession
 from announcer.transports import TransportOptions
 from tests.producer.live import (
     Recorder,

@@ -17,7 +17,8 @@ from announcer.cli.commands.listen import make_driver
 from announcer.engine.announcement import Announcement
 from announcer.engine.settings import UserSettings
 from announcer.engine.skipped_news import SKIPPED_WORDS_LIMIT
-from announcer.runtime.session import SOURCE_QUEUE_LIMIT, LiveSession, Skipped
+from announcer.runtime.backpressure import SOURCE_QUEUE_LIMIT, Skipped
+from announcer.runtime.session import LiveSession
 from tests.engine.test_skipped_news import frame
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from announcer.engine.settings import UserSettings
-from announcer.runtime.pace_replay import (
+from tests.support.pace_replay import (
     PaceReport,
     agent_session_frames,
     bundled_recording,

@@ -13,9 +13,9 @@ from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.protocol.decode import decode_frame
 from announcer.speech.backend import BackendCapabilities, VoiceSettings
-from announcer.ui.tui.local_session import LocalSession
 from announcer.ui.tui.session import AnswerOutcome
 from tests.shared_data import SHARED as SHARED_ROOT
+from tests.support.local_session import LocalSession
 
 FIXTURES = SHARED_ROOT / "aaep/fixtures/valid"
 SCHEMA_DIR = SHARED_ROOT / "aaep/schemas/core"

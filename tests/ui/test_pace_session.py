@@ -9,8 +9,8 @@ from __future__ import annotations
 from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import UserAnswer
 from announcer.speech.paced import PacedBackend, SimulatedClock
-from announcer.ui.tui.engine_session import EngineSession
 from tests.engine.aaep import confirmation, frame
+from tests.support.engine_session import EngineSession
 
 
 def make_session() -> tuple[EngineSession, PacedBackend, SimulatedClock]:

@@ -9,8 +9,8 @@ from textual.widgets import Select
 
 from announcer.config import SettingsStore
 from announcer.ui.tui.app import AnnouncerApp
-from announcer.ui.tui.local_session import LocalSession
 from announcer.ui.tui.runner import settings_saver
+from tests.support.local_session import LocalSession
 from tests.ui.conftest import RecordingBackend
 from tests.ui.test_settings_and_history import open_settings
 

@@ -21,9 +21,9 @@ from announcer.engine.prompts import PendingPrompt
 from announcer.engine.settings import UserSettings
 from announcer.speech.jsonl import JsonlBackend
 from announcer.ui.tui.app import AnnouncerApp
-from announcer.ui.tui.engine_session import EngineSession
 from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen
 from announcer.ui.tui.session import AnswerOutcome
+from tests.support.engine_session import EngineSession
 from tests.support.speech_record import spoken_in
 from tests.ui.conftest import FIXTURES, ManualClock, load_event, schema_example
 

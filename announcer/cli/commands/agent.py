@@ -185,11 +185,9 @@ def say_missing(missing: MissingAgent, settings: Any, ui: str, language: str) ->
     takes at a slow rate, plus a margin.
     """
     import contextlib
-    import time
 
     from announcer.cli.launch import make_driver
     from announcer.engine.announcement import Announcement, Urgency
-    from announcer.engine.speech_commands import Speak
     from announcer.i18n.translate import translator
     from announcer.speech.backend import speaking_seconds
 
@@ -207,10 +205,7 @@ def say_missing(missing: MissingAgent, settings: Any, ui: str, language: str) ->
     announcement = Announcement(
         text, language, Urgency.CRITICAL, kind="system.agent", earcon="errored"
     )
-    driver.execute([Speak(1, announcement)])
-    deadline = time.monotonic() + speaking_seconds(text, 120) + 5.0
-    while not driver.take_completed() and time.monotonic() < deadline:
-        time.sleep(0.05)  # the backend reports the end from its own thread
+    driver.say_and_wait(announcement, speaking_seconds(text, 120) + 5.0)
     with contextlib.suppress(Exception):  # closing speech must not hide the message
         driver.backend.close()
 

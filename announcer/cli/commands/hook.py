@@ -27,6 +27,7 @@ from announcer.config.flags import add_language_flag
 
 if TYPE_CHECKING:
     import asyncio
+    from collections.abc import Iterable
 
     from announcer.engine.settings import UserSettings
     from announcer.formats.hooks import HookDesk
@@ -74,7 +75,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     add_language_flag(serve)
     serve.set_defaults(func=run_serve)
-    parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
+
+    def show_help(_args: argparse.Namespace) -> int:
+        parser.print_help()
+        return 2
+
+    parser.set_defaults(func=show_help)
 
 
 def run_hook(args: argparse.Namespace) -> int:
@@ -125,7 +131,7 @@ class PlainHookUi:
             self._loop.call_soon_threadsafe(self.lines.put_nowait, line)
         self._loop.call_soon_threadsafe(self.lines.put_nowait, None)
 
-    def say(self, events: list[dict[str, Any]]) -> None:
+    def say(self, events: Iterable[dict[str, Any]]) -> None:
         for event in events:
             text = event.get("summary_normal") or event.get("chunk")
             if text:
@@ -155,8 +161,9 @@ class PlainHookUi:
         withdrawn_here: asyncio.Future[None] = self._loop.create_future()
         ask = asyncio.ensure_future(self._ask(desk, payload, now, timeout, asked, withdrawn_here))
         try:
+            racing: set[asyncio.Future[Any]] = {ask, withdrawn_here}
             done, _pending = await asyncio.wait(
-                {ask, withdrawn_here}, timeout=budget, return_when=asyncio.FIRST_COMPLETED
+                racing, timeout=budget, return_when=asyncio.FIRST_COMPLETED
             )
         finally:
             for token in asked:

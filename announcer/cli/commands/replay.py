@@ -38,6 +38,7 @@ from announcer.engine.pipeline import Engine
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Speak, SpeechCommand
 from announcer.protocol.sanitise import one_line
+from announcer.runtime.engine_host import EngineHost
 from announcer.speech.backend import BackendUnavailable, SpeechBackend, VoiceSettings
 from announcer.speech.driver import SpeechDriver
 
@@ -146,9 +147,14 @@ class Replayer:
     ) -> None:
         self.engine = engine
         self._ended = threading.Event()
-        self.driver = SpeechDriver(backend, notify=self._ended.set)
         self.clock = clock
         self.echo = echo  # where each utterance is printed as it is said (wav:DIR)
+        self.host = EngineHost(
+            engine,
+            SpeechDriver(backend, notify=self._ended.set),
+            clock,
+            on_speak=self._echo if echo is not None else None,
+        )
         # wav:DIR saves each utterance in the background: the recorded clock waits for it,
         # so the decisions are those of jsonl, made on the same clock.
         self.await_backend = await_backend
@@ -158,15 +164,19 @@ class Replayer:
         self._origin: float | None = None
         self._last = 0.0
 
-    def _run(self, commands: list[SpeechCommand]) -> None:
-        if self.echo is not None:
-            print_spoken(commands, self.echo)
-        self.driver.run(commands, lambda uid: self._run_done(uid))
+    def _echo(self, command: Speak) -> Speak:
+        assert self.echo is not None
+        print_spoken([command], self.echo)
+        return command
+
+    def _await_backend(self) -> None:
+        """wav:DIR: the recorded clock waits until the backend has saved what it began."""
+        host = self.host
         for _ in range(10_000):
-            if not (self.await_backend and self.driver.in_flight):
+            if not (self.await_backend and host.in_flight):
                 break
             self._ended.clear()
-            if not self.driver.in_flight:
+            if not host.in_flight:
                 break
             if not self._ended.wait(BACKEND_WAIT_SECONDS):
                 print(
@@ -175,22 +185,20 @@ class Replayer:
                     file=sys.stderr,
                 )
                 break
-            self.driver.run([], lambda uid: self._run_done(uid))
+            host.drain()
 
-    def _run_done(self, utterance_id: int) -> list[SpeechCommand]:
-        commands = self.engine.on_speech_done(utterance_id, self.clock.now)
-        if self.echo is not None:
-            print_spoken(commands, self.echo)
-        return commands
+    def _tick(self) -> None:
+        self.host.tick()
+        self._await_backend()
 
     def _advance_to(self, target: float) -> None:
         """Let recorded time pass, doing whatever the engine had scheduled meanwhile."""
         for _ in range(100_000):
-            wake = self.engine.next_wakeup()
+            wake = self.host.next_wakeup()
             if wake is None or wake > target:
                 break
             self._wait_until(max(wake, self.clock.now))
-            self._run(self.engine.tick(self.clock.now))
+            self._tick()
         self._wait_until(max(target, self.clock.now))
 
     def _wait_until(self, moment: float) -> None:
@@ -211,16 +219,17 @@ class Replayer:
                 moment = min(moment, self._last + MAX_REPLAY_GAP_SECONDS)
                 self._last = moment
                 self._advance_to(moment)
-            self._run(self.engine.receive(line, self.source_id, self.clock.now))
+            self.host.receive(line, self.source_id)
+            self._await_backend()
 
     def finish(self) -> None:
         """Let queued speech play out; open prompts are left open, not timed out."""
         for _ in range(100_000):
-            wake = self.engine.next_wakeup()
+            wake = self.host.next_wakeup()
             if wake is None or wake == self.engine.book.next_deadline():
                 break
             self._wait_until(max(wake, self.clock.now))
-            self._run(self.engine.tick(self.clock.now))
+            self._tick()
 
 
 def replay(
@@ -281,7 +290,6 @@ class AloudReplayer:
     ) -> None:
         self.engine = engine
         self._woken = threading.Event()
-        self.driver = SpeechDriver(backend, voice, notify=self._woken.set)
         self.stream = stream
         self.speed = speed
         self.source_id = source_id
@@ -289,36 +297,30 @@ class AloudReplayer:
         self._start = monotonic()
         self._origin: float | None = None
         self._last = 0.0
+        self.host = EngineHost(
+            engine,
+            SpeechDriver(backend, voice, notify=self._woken.set),
+            self.now,
+            on_speak=self._print,
+        )
 
     def now(self) -> float:
         return self._monotonic() - self._start
 
-    def _run(self, commands: list[SpeechCommand]) -> None:
-        print_spoken(commands, self.stream)
-        self.driver.execute(commands)
-
-    def _drain(self) -> bool:
-        """Tell the engine of every utterance that ended; whether any had."""
-        progressed = False
-        for _ in range(10_000):
-            ended = self.driver.take_completed()
-            if not ended:
-                break
-            progressed = True
-            for utterance_id in ended:
-                self._run(self.engine.on_speech_done(utterance_id, self.now()))
-        return progressed
+    def _print(self, command: Speak) -> Speak:
+        print_spoken([command], self.stream)
+        return command
 
     def _wait_until(self, moment: float) -> None:
         """Let real time reach ``moment`` (recording time over speed), speaking meanwhile."""
         while True:
             self._woken.clear()
-            self._drain()
+            self.host.drain()
             now = self.now()
-            wake = self.engine.next_wakeup()
+            wake = self.host.next_wakeup()
             if wake is not None and wake <= now:
-                self._run(self.engine.tick(now))
-                if self.engine.next_wakeup() == wake:  # nothing moved: never spin
+                self.host.tick()
+                if self.host.next_wakeup() == wake:  # nothing moved: never spin
                     self._woken.wait(IDLE_POLL_SECONDS)
                 continue
             if now >= moment:
@@ -340,12 +342,12 @@ class AloudReplayer:
                 self._wait_until(moment / self.speed)
             else:
                 self._wait_until(self.now())
-            self._run(self.engine.receive(line, self.source_id, self.now()))
+            self.host.receive(line, self.source_id)
 
     def _quiet(self) -> bool:
-        if self.driver.in_flight or self.engine.scheduler.queued():
+        if self.host.in_flight or self.engine.scheduler.queued():
             return False
-        wake = self.engine.next_wakeup()
+        wake = self.host.next_wakeup()
         # open prompts are left open, not timed out
         return wake is None or wake == self.engine.book.next_deadline()
 
@@ -354,14 +356,14 @@ class AloudReplayer:
         last_progress = self.now()
         while not self._quiet():
             self._woken.clear()
-            if self._drain():
+            if self.host.drain():
                 last_progress = self.now()
                 continue
             now = self.now()
-            wake = self.engine.next_wakeup()
+            wake = self.host.next_wakeup()
             if wake is not None and wake <= now and wake != self.engine.book.next_deadline():
-                self._run(self.engine.tick(now))
-                if self.engine.next_wakeup() != wake:
+                self.host.tick()
+                if self.host.next_wakeup() != wake:
                     last_progress = now
                     continue
             if now - last_progress > SPEECH_STALL_SECONDS:
@@ -427,7 +429,10 @@ def make_backend(
 
     # jsonl stamps the recording's clock; text, and none: the lines are printed
     backend = backend_from_spec(spec, settings, stream=stream, clock=clock)
-    return backend if backend is not None else backend_from_spec("text", stream=stream)
+    if backend is None:
+        backend = backend_from_spec("text", stream=stream)
+        assert backend is not None  # only "none" builds no backend
+    return backend
 
 
 def read_lines(path: str) -> Iterator[str]:

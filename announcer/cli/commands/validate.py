@@ -69,7 +69,7 @@ def _read(name: str, stdin: TextIO) -> bytes:
 
 def _describe(result: DecodeResult) -> str:
     kind = "event" if result.kind == "event" else result.kind
-    parts = [kind] if result.ok else []
+    parts: list[str] = [kind] if result.ok else []
     if result.type:
         parts.append(safe_name(result.type))  # producer text: never raw to the terminal
     raw = result.raw or {}

@@ -26,11 +26,11 @@ from typing import IO, Any, get_args
 
 from announcer.engine.pipeline import Engine
 from announcer.engine.settings import UserSettings
-from announcer.engine.speech_commands import SpeechCommand
 from announcer.formats import FORMAT_NAMES, AdapterOutput, get_adapter
 from announcer.formats.detect import format_of_command, format_of_line
 from announcer.i18n.translate import catalog_language
 from announcer.protocol.events import Verbosity
+from announcer.runtime.engine_host import EngineHost
 from announcer.speech.backend import BackendUnavailable, SpeechBackend, VoiceSettings
 from announcer.speech.driver import SpeechDriver
 from announcer.transports.processes import end_family, track
@@ -72,6 +72,7 @@ def make_backend(name: str, settings: UserSettings) -> tuple[SpeechBackend, Voic
     backend = backend_from_spec(name, settings, stream=sys.stdout)
     if backend is None:
         backend = backend_from_spec("text", settings, stream=sys.stdout)
+        assert backend is not None  # only "none" builds no backend
     return backend, user_voice(settings)
 
 
@@ -178,25 +179,19 @@ class EngineAnnouncer:
         paced = getattr(backend, "name", settings.backend) == "text"
         self.engine = Engine(settings, paced=paced)
         self.engine.trust_extension(self.SOURCE)  # the agent's stream, mapped by us
-        self.driver = SpeechDriver(backend, voice, notify=wake)
+        self.host = EngineHost(self.engine, SpeechDriver(backend, voice, notify=wake), self.now)
 
     def now(self) -> float:
         return time.monotonic() - self.started
 
-    def _run(self, commands: list[SpeechCommand]) -> None:
-        self.driver.run(commands, lambda uid: self.engine.on_speech_done(uid, self.now()))
-
     def deliver(self, event: dict[str, Any]) -> None:
-        self._run(self.engine.receive(event, self.SOURCE, self.now()))
+        self.host.receive(event, self.SOURCE)
 
     def service(self) -> float:
         """Feed finished utterances back, run due timers; seconds until the next timer."""
-        for utterance_id in self.driver.take_completed():
-            self._run(self.engine.on_speech_done(utterance_id, self.now()))
-        wake = self.engine.next_wakeup()
-        if wake is not None and wake <= self.now():
-            self._run(self.engine.tick(self.now()))
-            wake = self.engine.next_wakeup()
+        self.host.drain()
+        self.host.tick_if_due()
+        wake = self.host.next_wakeup()
         return 0.5 if wake is None else min(0.5, max(0.01, wake - self.now()))
 
     def finish(self, wake_queue: queue.Queue[tuple[str, bytes | None]], limit: float) -> int:
@@ -205,7 +200,7 @@ class EngineAnnouncer:
         Returns how many announcements the time limit cut off (speaking or queued), so
         the cut is never silent.
         """
-        self._run(self.engine.source_closed(self.SOURCE, self.now()))
+        self.host.source_closed(self.SOURCE)
         deadline = self.now() + limit
         unspoken = 0
         while True:

@@ -23,6 +23,7 @@ from textual.filter import Monochrome, NoColor
 from textual.geometry import Offset
 from textual.message import Message
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import RichLog, Static
 
 from announcer.engine.announcement import Announcement, Urgency, directed
@@ -31,6 +32,7 @@ from announcer.engine.answer_keys import UI_SPEAKS_KEYS
 from announcer.engine.prompts import PendingPrompt, UserAnswer, waits_without_deadline
 from announcer.engine.settings import UserSettings
 from announcer.protocol.events import Verbosity
+from announcer.protocol.handshake import CognitiveLoad
 from announcer.ui.tui.accessibility import WrappingFooter, cursor_offset, spoken_name
 from announcer.ui.tui.agent_input import AgentPrompt
 from announcer.ui.tui.host import HistoryEntry, PromptState
@@ -189,7 +191,7 @@ class MainScreen(Screen[None]):
         prompt = self.agent_prompt
         if prompt is not None:
             localize_bindings(prompt)
-            self.focus_spoken = prompt  # the welcome says where the user is
+            self.focus_spoken: Widget = prompt  # the welcome says where the user is
             prompt.focus()
         else:
             self.focus_spoken = self.transcript  # the welcome is spoken instead of "Transcript"
@@ -310,7 +312,7 @@ class AnnouncerApp(App[None]):
             producers = self.ui_status.producers
             self.agent = one_line(producers[0]) if producers else _("the agent")
         self._main = MainScreen(self.agent, id="main")
-        self._previous_load = (
+        self._previous_load: CognitiveLoad = (
             "medium"
             if session.settings.cognitive_load == "low"
             else (session.settings.cognitive_load)
@@ -540,7 +542,8 @@ class AnnouncerApp(App[None]):
             self.key_guard.speech_started(state.prompt.reply_token, now, text)
             screen = self.screen_stack[-1] if self.screen_stack else None  # none: closing
             if getattr(screen, "prompt", None) is state.prompt:
-                screen.engine_reading_started()  # type: ignore[attr-defined]
+                # the question's dialog (its prompt matched): a PromptScreen
+                screen.engine_reading_started()  # type: ignore[union-attr]
 
     def _several_producers(self) -> bool:
         """Subscribers' Guide §9: name the producer only when there is more than one."""

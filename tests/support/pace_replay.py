@@ -2,8 +2,9 @@
 
 Issue 14: with speech that finishes at once, a 21-second-late acknowledgement or a key
 hint said after its question was withdrawn cannot be seen. Here the whole path runs as
-in ``announcer listen``: frames into :class:`~announcer.engine.pipeline.Engine`, its
-commands through :class:`~announcer.speech.driver.SpeechDriver` into the
+in ``announcer listen``: frames into :class:`~announcer.engine.pipeline.Engine` through
+the one :class:`~announcer.runtime.engine_host.EngineHost`, its commands through
+:class:`~announcer.speech.driver.SpeechDriver` into the
 :class:`~announcer.speech.paced.PacedBackend`, whose utterances last as long as they
 would at the user's rate. Time is an asyncio loop's (:class:`SimulatedLoop` jumps to
 the next timer), so a minute of speech replays in milliseconds.
@@ -52,6 +53,7 @@ from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import SpeechCommand
 from announcer.producer.core import ProducerCore, ProducerOptions
 from announcer.producer.scenario import load_scenario
+from announcer.runtime.engine_host import EngineHost
 from announcer.speech.driver import SpeechDriver
 from announcer.speech.paced import LoopClock, PacedBackend, PacedUtterance
 
@@ -231,14 +233,13 @@ class PacedRun:
             self.clock, rate_wpm=settings.rate_wpm or settings.pace_wpm, stream=record
         )
         self.backend.start()
-        self.driver = SpeechDriver(self.backend, notify=self._completed)
+        self.driver = SpeechDriver(self.backend)
         self.arrivals: dict[str, float] = {}
         self.arrival_index: dict[str, int] = {}
         self.arrival_kind: dict[str, tuple[object, str]] = {}
         self.prompt_ended: dict[str, float] = {}
         self.replies: list[tuple[float, Announcement]] = []
         self._open: dict[str, PendingPrompt] = {}
-        self._timer: asyncio.TimerHandle | None = None
         self.on_change: Callable[[], None] | None = None
         # What reached the scheduler, and what it let go unheard (issue 20's measures).
         self.submitted: list[tuple[float, Announcement]] = []
@@ -253,6 +254,10 @@ class PacedRun:
         self.engine.scheduler.on_skip = lambda announcement: self.skipped_news.append(
             (self.now(), announcement)
         )
+        self.host = EngineHost(self.engine, self.driver, self.now, after_step=self._sync)
+        self.host.keep_ticking(
+            loop, loop_clock=True
+        )  # a timer at the engine's next moment, drains on the loop
 
     def now(self) -> float:
         return self.loop.time()
@@ -265,17 +270,13 @@ class PacedRun:
             self.arrivals[event_id] = self.now()
             self.arrival_index[event_id] = len(self.arrival_index)
             self.arrival_kind[event_id] = (frame.get("session_id"), str(frame.get("type")))
-        self.run(self.engine.receive(frame, SOURCE, self.now()))
-
-    def run(self, commands: list[SpeechCommand]) -> None:
-        self.driver.run(commands, lambda uid: self.engine.on_speech_done(uid, self.now()))
-        self._sync()
+        self.host.receive(frame, SOURCE)
 
     def say_reply(self, text: str, urgency: Urgency = Urgency.NORMAL) -> None:
         """The UI answers the user's own key (an acknowledgement or a refusal)."""
         announcement = Announcement(text, "en", urgency, kind=UI_KIND)
         self.replies.append((self.now(), announcement))
-        self.run(self.engine.scheduler.submit(announcement, self.now()))
+        self.host.say(announcement)
 
     def say_after_question(self, prompt: PendingPrompt, text: str) -> None:
         """The dialog's intro and keys, kept with its question (as the Textual UI does)."""
@@ -288,21 +289,13 @@ class PacedRun:
             kind=UI_KIND,
             continues=True,
         )
-        self.run(self.engine.scheduler.submit(announcement, self.now()))
+        self.host.say(announcement)
 
     def answer(self, answer: UserAnswer) -> ReplyReady | None:
-        outcome = self.engine.answer(answer, self.now())
-        self.run(self.engine.take_speech())
+        outcome = self.host.answer(answer)
         return outcome if isinstance(outcome, ReplyReady) else None
 
     # -- plumbing ------------------------------------------------------------------------
-
-    def _completed(self) -> None:
-        self.loop.call_soon(self._drain)
-
-    def _drain(self) -> None:
-        for utterance_id in self.driver.take_completed():
-            self.run(self.engine.on_speech_done(utterance_id, self.now()))
 
     def _sync(self) -> None:
         pending = {prompt.reply_token: prompt for prompt in self.engine.pending_prompts()}
@@ -312,18 +305,8 @@ class PacedRun:
                 del self._open[token]
         for token, prompt in pending.items():
             self._open.setdefault(token, prompt)
-        wake = self.engine.next_wakeup()
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if wake is not None:
-            self._timer = self.loop.call_at(max(wake, self.now()), self._tick)
         if self.on_change is not None:
             self.on_change()
-
-    def _tick(self) -> None:
-        self._timer = None
-        self.run(self.engine.tick(self.now()))
 
     def open_prompts(self) -> list[PendingPrompt]:
         return list(self._open.values())

@@ -1,7 +1,8 @@
 """A :class:`UiSession` around the real sans-I/O :class:`Engine`, in this process.
 
-Frames go into ``Engine.receive``; the speech commands it returns are carried
-out by a :class:`SpeechDriver`; prompts the engine opens or closes reach the UI
+Frames go into ``Engine.receive`` through the one
+:class:`~announcer.runtime.engine_host.EngineHost`, which carries out the speech
+commands it returns with a :class:`SpeechDriver`; prompts the engine opens or closes reach the UI
 as ``prompt_opened`` / ``prompt_voided``; answers become the engine's protocol
 replies, handed to ``send_reply`` (the connection, or a test). The UI's own
 words go through the engine's scheduler too, so they queue and interrupt by
@@ -21,11 +22,11 @@ from announcer.engine.pipeline import Engine, TranscriptEntry
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.replies import ReplyReady
 from announcer.engine.settings import UserSettings
-from announcer.engine.speech_commands import SpeechCommand
+from announcer.runtime.engine_host import EngineHost
 from announcer.speech.backend import SpeechBackend
 from announcer.speech.driver import SpeechDriver
-from announcer.ui.tui.local_session import LocalSession, SettingsSaver
 from announcer.ui.tui.session import AnswerOutcome
+from tests.support.local_session import LocalSession, SettingsSaver
 
 WireSender = Callable[[PendingPrompt, dict[str, object]], AnswerOutcome]
 Frame = bytes | str | Mapping[str, Any]
@@ -55,10 +56,8 @@ class EngineSession(LocalSession):
         super().__init__(speech, engine.settings, save_settings=save_settings, clock=clock)
         self.engine = engine
         self._send_wire = send_reply
-        self.driver = SpeechDriver(speech, notify=self._wake)
+        self.host = EngineHost(engine, SpeechDriver(speech), self.now)
         self._seen_entry: TranscriptEntry | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._timer: asyncio.TimerHandle | None = None
         self.sent: list[dict[str, object]] = []
 
     def diagnostics_report(self) -> list[str]:
@@ -79,33 +78,42 @@ class EngineSession(LocalSession):
 
     # -- inputs -------------------------------------------------------------------------
 
+    @property
+    def driver(self) -> SpeechDriver | None:
+        return self.host.driver
+
     def receive(self, frame: Frame, source_id: str = "local") -> None:
         """One frame from a producer: announce, speak, open or close prompts."""
-        self._after(self.engine.receive(frame, source_id, self.now()))
+        self.host.receive(frame, source_id)
+        self._after()
 
     def source_closed(self, source_id: str) -> None:
-        self._after(self.engine.source_closed(source_id, self.now()))
+        self.host.source_closed(source_id)
+        self._after()
 
     def tick(self) -> None:
-        self._after(self.engine.tick(self.now()))
+        self.host.tick()
+        self._after()
 
     # -- UiSession ------------------------------------------------------------------------
 
     def subscribe(self, listener: Any) -> None:
         super().subscribe(listener)
         try:
-            self._loop = asyncio.get_running_loop()
+            loop = asyncio.get_running_loop()
         except RuntimeError:
-            self._loop = None
-        self._schedule_tick()
+            self.host.stop_ticking()
+            return
+        # a timer at the engine's next moment (its clock may not be the loop's)
+        self.host.keep_ticking(loop, max_delay=60.0, on_due=self.tick)
 
     def speak(self, text: str, urgency: Urgency = Urgency.NORMAL, interrupt: bool = False) -> None:
         language = self.settings.languages[0] if self.settings.languages else "en"
         announcement = Announcement(text, language, urgency, interrupt, kind="system.ui")
-        self._run(self.engine.scheduler.submit(announcement, self.now()))
+        self.host.say(announcement)
 
     def say(self, announcement: Announcement) -> None:
-        self._run(self.engine.scheduler.submit(announcement, self.now()))
+        self.host.say(announcement)
 
     def say_after_question(self, prompt: PendingPrompt, text: str) -> None:
         """Our sentence about a question, kept with it: never said once it has ended."""
@@ -125,7 +133,7 @@ class EngineSession(LocalSession):
         )
 
     def stop_speech(self) -> None:
-        self._run(self.engine.silence(self.now()))
+        self.host.silence()
 
     def repeat_last(self) -> None:
         """The last message again, every part of one split by language."""
@@ -142,8 +150,7 @@ class EngineSession(LocalSession):
             self.say(part)
 
     def answer(self, answer: UserAnswer) -> AnswerOutcome:
-        outcome = self.engine.answer(answer, self.now())
-        self._run(self.engine.take_speech())
+        outcome = self.host.answer(answer)
         self._prompts.pop(answer.reply_token, None)
         if not isinstance(outcome, ReplyReady):
             self._sync_prompts()
@@ -160,36 +167,13 @@ class EngineSession(LocalSession):
 
     # -- plumbing -------------------------------------------------------------------------
 
-    def _after(self, commands: list[SpeechCommand]) -> None:
+    def _after(self) -> None:
         self._show_new_entries()
-        self._run(commands)
         self._sync_prompts()
-        self._schedule_tick()
-
-    def _run(self, commands: list[SpeechCommand]) -> None:
-        self.driver.run(
-            commands, lambda utterance: self.engine.on_speech_done(utterance, self.now())
-        )
-
-    def _wake(self) -> None:
-        """A backend finished an utterance, maybe on its own thread."""
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._drain)
 
     def _drain(self) -> None:
-        for utterance in self.driver.take_completed():
-            self._run(self.engine.on_speech_done(utterance, self.now()))
-
-    def _schedule_tick(self) -> None:
-        if self._loop is None or self._loop.is_closed():
-            return
-        wakeup = self.engine.next_wakeup()
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if wakeup is not None:
-            delay = min(max(0.0, wakeup - self.now()), 60.0)
-            self._timer = self._loop.call_later(delay, self.tick)
+        """What the voice finished meanwhile (the event loop's job; tests call it too)."""
+        self.host.drain()
 
     def _show_new_entries(self) -> None:
         """Everything the engine decided to announce goes to the transcript, in order."""

@@ -1,0 +1,219 @@
+"""Several agents in one session: addressing, the user's messages to them, and cancel.
+
+``announcer agent`` and ``listen acp:NAME`` run ACP agents as sources the user can type
+to. A message without ``@NAME`` goes to the agent last addressed; ``:to NAME`` changes
+that; ``:cancel`` stops one agent's turn. The session owns the desk and hands it its
+callbacks (the transports, its voice, its catalog); this module never imports the
+session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+class AgentDesk:
+    """Which agent a message goes to, and what the user hears about it.
+
+    ``transports`` lists the session's sources in the order named; ``speak(text,
+    interrupt)`` says our sentence; ``t`` translates it; ``waiting(source_id)`` counts
+    the questions that agent waits on.
+    """
+
+    def __init__(
+        self,
+        transports: Callable[[], list[Any]],
+        speak: Callable[[str, bool], None],
+        t: Callable[[str], str],
+        waiting: Callable[[str | None], int],
+    ) -> None:
+        self._transports = transports
+        self._speak = speak
+        self._t = t
+        self._waiting = waiting
+        # Where a message without @NAME goes (several agents): the one last addressed.
+        self._prompt_target: Any = None
+        self.prompt_taken = False  # whether the last message went (or waits to go) out
+
+    def agents(self) -> list[Any]:
+        """The sources the user can type to, in the order named (AAEP producers take none)."""
+        return [t for t in self._transports() if callable(getattr(t, "prompt", None))]
+
+    @property
+    def takes_prompts(self) -> bool:
+        return bool(self.agents())
+
+    def find_agent(self, name: str) -> Any:
+        """The agent called ``name`` (its short name or title, any case, or a unique start)."""
+        wanted = name.strip().lstrip("@").casefold()
+        agents = self.agents()
+        for agent in agents:
+            if wanted in (_agent_name(agent).casefold(), str(agent.description).casefold()):
+                return agent
+        starting = [a for a in agents if _agent_name(a).casefold().startswith(wanted)]
+        return starting[0] if wanted and len(starting) == 1 else None
+
+    def prompt_target(self) -> Any:
+        """Where a message without ``@NAME`` goes: the agent last addressed, else the first."""
+        agents = self.agents()
+        target = getattr(self, "_prompt_target", None)
+        if target in agents:
+            return target
+        return agents[0] if agents else None
+
+    def set_prompt_target(self, name: str) -> str | None:
+        """``:to NAME``: later messages go to that agent; the sentence said back."""
+        agents = self.agents()
+        if not agents:
+            return None
+        agent = self.find_agent(name)
+        if agent is None:
+            said = self._no_such_agent(name)
+        else:
+            self._prompt_target = agent
+            said = self._t("Messages now go to {agent}.").format(agent=agent.description)
+        self._speak(said, False)
+        return said
+
+    def address_agent(self, name: str) -> str | None:
+        """``@NAME`` or ``:to NAME`` with no message: switch to that agent; with no name
+        (``@``, ``:to``, ``:agents``), say where messages go. The sentence said, or None
+        when no agent runs here."""
+        return self.set_prompt_target(name) if name else self.describe_agents()
+
+    def describe_agents(self) -> str | None:
+        """``:to`` alone or ``:agents``: where messages go and what each agent is doing."""
+        agents = self.agents()
+        if not agents:
+            return None
+        target = self.prompt_target()
+        parts = [self._t("Messages go to {agent}.").format(agent=target.description)]
+        if len(agents) > 1:
+            states = "; ".join(f"{a.description}: {self._agent_state(a)}" for a in agents)
+            parts.append(self._t("Agents: {list}.").format(list=states))
+        said = " ".join(parts)
+        self._speak(said, False)
+        return said
+
+    def _agent_state(self, agent: Any) -> str:
+        if getattr(agent, "stopped", False):
+            return self._t("stopped")
+        if agent.busy:
+            waiting = self._waiting(getattr(agent, "source_id", None))
+            if waiting:
+                return self._t("waiting for your answer")
+            return self._t("working")
+        if not getattr(agent, "ready", True):
+            return self._t("starting")
+        return self._t("ready")
+
+    def _no_such_agent(self, name: str) -> str:
+        names = ", ".join(_agent_name(a) for a in self.agents())
+        return self._t("No agent is called {name}. The agents are: {names}.").format(
+            name=name.strip(), names=names
+        )
+
+    def send_prompt(
+        self, text: str, target: str | None = None, *, stop_key: str = ""
+    ) -> str | None:
+        """Send the user's words to one agent; the sentence said back, or None with no agent.
+
+        ``target`` (``@NAME``) picks the agent and makes it the one later messages go to;
+        without it the message goes to :meth:`prompt_target`. Only that agent gets it.
+        What was sent is said back briefly (its first words); ``stop_key`` names the key
+        that stops a turn in the caller's interface (default: ``:cancel``).
+        :attr:`prompt_taken` says whether the message went (or waits to go) out.
+        """
+        self.prompt_taken = False
+        if not self.agents():
+            return None
+        agent = self.prompt_target() if target is None else self.find_agent(target)
+        if agent is None:
+            said = self._no_such_agent(target or "")
+            self._speak(said, False)
+            return said
+        if target is not None:
+            self._prompt_target = agent
+        name = agent.description
+        ready = getattr(agent, "ready", True)
+        if getattr(agent, "stopped", False):
+            said = self._t("{agent} has stopped; nothing was sent.").format(agent=name)
+        elif agent.busy and stop_key:
+            said = self._t("{agent} is still working. Press {key} to stop it.").format(
+                agent=name, key=stop_key
+            )
+        elif agent.busy:
+            said = self._t("{agent} is still working. Type :cancel to stop it.").format(agent=name)
+        elif agent.prompt(text):
+            self.prompt_taken = True
+            said = (
+                self._t("Sent to {agent}: {words}")
+                if ready
+                else self._t("{agent} is starting; your message goes as soon as it is ready.")
+            ).format(agent=name, words=_first_words(text))
+        else:
+            said = self._t("{agent} is not ready for a message.").format(agent=name)
+        self._speak(said, False)
+        return said
+
+    async def cancel_turn(self, target: str | None = None) -> str | None:
+        """``session/cancel``: stop one agent's turn (``:cancel [NAME]``); the sentence said."""
+        if not self.agents():
+            return None
+        agent = self.prompt_target() if target is None else self.find_agent(target)
+        if agent is None:
+            said = self._no_such_agent(target or "")
+        elif await agent.cancel_turn():
+            said = self._t("Stopping {agent}.").format(agent=agent.description)
+        else:
+            said = self._t("{agent} is not working on anything.").format(agent=agent.description)
+        self._speak(said, True)
+        return said
+
+    async def change_setting(self, kind: str, wanted: str) -> str | None:
+        """``:mode [NAME]`` / ``:model [NAME]`` for the agent messages go to.
+
+        With no name, the current value and the choices are said; a change is said from
+        the agent's own answer. The sentence said here (a listing or a refusal), or None
+        when no agent runs.
+        """
+        agent = self.prompt_target()
+        if agent is None or not callable(getattr(agent, "change_setting", None)):
+            return None
+        said = str(await agent.change_setting(kind, wanted))
+        if said:
+            self._speak(said, True)
+        return said
+
+    async def agent_sessions(self, choice: str = "") -> str | None:
+        """``:sessions`` / ``:sessions N``: list or resume the target agent's sessions."""
+        agent = self.prompt_target()
+        if agent is None or not callable(getattr(agent, "sessions", None)):
+            return None
+        said = str(await agent.sessions(choice))
+        if said:
+            self._speak(said, True)
+        return said
+
+    def agent_settings(self) -> list[tuple[str, str, str, bool]]:
+        """The target agent's mode and config choices: (setting, value, label, current)."""
+        agent = self.prompt_target()
+        rows = getattr(agent, "setting_rows", None)
+        return list(rows()) if callable(rows) else []
+
+    def agent_commands(self, target: str | None = None) -> list[tuple[str, str]]:
+        """An agent's slash commands, as it last listed them (the target's by default)."""
+        agent = self.prompt_target() if target is None else self.find_agent(target)
+        return list(agent.commands()) if agent is not None else []
+
+
+def _first_words(text: str, count: int = 8) -> str:
+    """A message said back briefly: its first words, and an ellipsis if there is more."""
+    words = text.split()
+    return " ".join(words[:count]) + ("…" if len(words) > count else "")
+
+
+def _agent_name(agent: Any) -> str:
+    """The short name the user types after ``@``: the label given, else the agent's name."""
+    return str(getattr(agent, "label", None) or agent.description)

@@ -1,0 +1,163 @@
+"""The user's answers: checked by the engine, sent on the source their question came from.
+
+Every refusal is known at once (the engine checks the answer, §6); a delivery failure
+is said when it happens, and the producer applies its default. Replies the engine makes
+on the user's standing order (``auto_reject``) go out here too, and only rejections.
+The session owns the sender and hands it its callbacks; this module never imports the
+session.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from announcer.engine.announcement import Urgency
+from announcer.engine.prompts import UserAnswer, is_secret
+from announcer.engine.replies import ReplyReady
+from announcer.runtime.engine_host import EngineHost
+from announcer.runtime.sources import SaySystem, SourceLink
+from announcer.transports import TransportError
+
+log = logging.getLogger("announcer.runtime")
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerOutcome:
+    """Whether an answer went out; ``message`` is a sentence for the user."""
+
+    sent: bool
+    message: str = ""
+
+
+class AnswerSender:
+    """Checks an answer with the engine and sends the reply on its own source.
+
+    ``lost_tokens`` (reply token -> why nothing can be sent) and ``answered`` (tokens
+    answered, until the UIs hear so) are the session's, shared. ``handshake_message``
+    handles a handshake answer a producer sent back instead of nothing.
+    """
+
+    def __init__(
+        self,
+        host: EngineHost,
+        links: list[SourceLink],
+        *,
+        lost_tokens: dict[str, str],
+        answered: set[str],
+        t: Callable[[str], str],
+        say: SaySystem,
+        sync_prompts: Callable[[], None],
+        status_changed: Callable[[], None],
+        spawn: Callable[[Coroutine[Any, Any, Any]], None],
+        handshake_message: Callable[[SourceLink, dict[str, Any]], None],
+    ) -> None:
+        self.host = host
+        self.links = links
+        self._lost_tokens = lost_tokens
+        self._answered = answered
+        self._t = t
+        self._say = say
+        self._sync_prompts = sync_prompts
+        self._status_changed = status_changed
+        self._spawn = spawn
+        self._handshake_message = handshake_message
+
+    def _nothing_sent(self, reason: str) -> str:
+        return self._t("Nothing was sent: {reason}").format(reason=reason)
+
+    def answer(self, answer: UserAnswer) -> AnswerOutcome:
+        """Check the answer now; send it in the background (a UI on this loop cannot wait).
+
+        Every refusal is known at once; a delivery failure is announced when it happens.
+        """
+        checked = self.check(answer)
+        if isinstance(checked, AnswerOutcome):
+            return checked
+        source_id, wire, what = checked
+        self._spawn(self.deliver(source_id, wire, what))
+        return AnswerOutcome(True, self._t("Sending: {what}.").format(what=what))
+
+    async def answer_async(self, answer: UserAnswer) -> AnswerOutcome:
+        """Turn the answer into a reply (the engine checks it) and send it where it came from."""
+        checked = self.check(answer)
+        if isinstance(checked, AnswerOutcome):
+            return checked
+        return await self.deliver(*checked)
+
+    def check(self, answer: UserAnswer) -> AnswerOutcome | tuple[str, dict[str, Any], str]:
+        token = answer.reply_token
+        if token in self._lost_tokens:
+            return AnswerOutcome(False, self._nothing_sent(self._lost_tokens[token]))
+        outcome = self.host.answer(answer)
+        if isinstance(outcome, ReplyReady):
+            self._answered.add(token)
+        self._sync_prompts()
+        self.host.tick()  # the next waiting question, now
+        if not isinstance(outcome, ReplyReady):
+            return AnswerOutcome(False, outcome.message)
+        wire = outcome.to_wire()
+        event = outcome.prompt.event
+        what = _what(wire, event)
+        if is_secret(event) and not any(
+            getattr(c, "value", None) == wire.get("response")
+            for c in getattr(event, "choices", None) or []
+        ):
+            what = self._t("your answer, not read back")  # a secret is never said aloud
+        return outcome.prompt.source_id, wire, what
+
+    async def deliver(
+        self, source_id: str, wire: dict[str, Any], what: str | None = None
+    ) -> AnswerOutcome:
+        state = next((s for s in self.links if s.source == source_id), None)
+        if state is None or not state.connected:
+            reason = self._t(
+                "the connection it came from is lost; the producer applies its default."
+            )
+            self._say(self._nothing_sent(reason), urgency=Urgency.CRITICAL)
+            return AnswerOutcome(False, self._nothing_sent(reason))
+        try:
+            response = await state.transport.send(wire)
+        except TransportError as exc:
+            reason = self._t(
+                "the reply could not be delivered ({problem}); the producer applies its default."
+            ).format(problem=exc)
+            self._say(self._nothing_sent(reason), urgency=Urgency.CRITICAL)
+            return AnswerOutcome(False, self._nothing_sent(reason))
+        if response is not None:
+            self._handshake_message(state, response)
+        self._status_changed()
+        return AnswerOutcome(True, self._t("Sent: {what}.").format(what=what or _what(wire)))
+
+    async def send_outgoing(self) -> None:
+        """Replies the engine made on the user's standing order (``auto_reject`` only)."""
+        for reply in self.host.engine.take_outgoing():
+            wire = reply.to_wire()
+            if wire.get("type") == "confirmation.reply" and wire.get("decision") != "reject":
+                log.error("refused to send an automatic reply that is not a rejection")
+                continue
+            await self.deliver(reply.source_id, wire)
+
+
+def _what(wire: dict[str, Any], event: object = None) -> str:
+    decision = wire.get("decision")
+    if decision is not None:
+        return str(decision)
+    response = wire.get("response")
+    # a choice is said by its label, the words the user picked, not its value
+    for choice in getattr(event, "choices", None) or []:
+        if isinstance(response, str) and getattr(choice, "value", None) == response:
+            return clean_for_speech_label(str(getattr(choice, "label", response)))
+    return _spoken_response(response)
+
+
+def clean_for_speech_label(label: str) -> str:
+    return " ".join(label.split())[:200]
+
+
+def _spoken_response(response: Any) -> str:
+    if isinstance(response, bool):
+        return "yes" if response else "no"
+    return str(response)

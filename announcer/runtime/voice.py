@@ -1,0 +1,239 @@
+"""What the session says itself, and what the UIs hear of all that is said.
+
+Our own sentences (connections, answers, the UI's words) share the engine's speech
+queue through the :class:`~announcer.runtime.engine_host.EngineHost`, so urgency orders
+them too. Each utterance reaches the listeners as it starts to play (a UI arms its
+answer keys from a question's first words); with several sources the speaker is named
+when it changes (§9). A switch of the speech backend takes effect at once. The session
+owns the voice and hands it its callbacks; this module never imports the session.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.prompts import PendingPrompt
+from announcer.engine.settings import UserSettings
+from announcer.engine.speakers import SpeakerNames
+from announcer.engine.speech_commands import Speak
+from announcer.i18n.translate import catalog_language, translator
+from announcer.protocol.sanitise import clean_speech
+from announcer.runtime.engine_host import EngineHost
+
+log = logging.getLogger("announcer.runtime")
+
+#: builds (not starts) a speech backend by name, for a live switch of ``settings.backend``
+BackendFactory = Callable[[str, UserSettings], Any]
+
+
+class SpeechSwitchFailed(RuntimeError):
+    """The speech backend the user chose could not start; the old one keeps speaking."""
+
+
+class SessionVoice:
+    """Our sentences into the engine's queue; every utterance out to the listeners.
+
+    ``listeners`` is the session's list (shared); ``agents`` lists the agents (their
+    names name a speaker); ``several`` says whether more than one source speaks.
+    """
+
+    def __init__(
+        self,
+        host: EngineHost,
+        settings: Callable[[], UserSettings],
+        listeners: list[Any],
+        *,
+        agents: Callable[[], list[Any]],
+        several: bool,
+        backend_factory: BackendFactory | None = None,
+    ) -> None:
+        self.host = host
+        self._settings = settings
+        self.listeners = listeners
+        self._agents = agents
+        self.backend_factory = backend_factory
+        self.last_announcement: Announcement | None = None
+        # Every part of the last message (one split by language has several), for repeat.
+        self.last_message: list[Announcement] = []
+        # Several sources: whose words these are is said when the speaker changes (§9).
+        self._speakers = SpeakerNames(self.t) if several else None
+        host.on_speak = self.starting
+        # News skipped unheard to keep up (issue 14 e) is still shown by the UIs.
+        host.engine.scheduler.on_skip = self.tell_skipped
+
+    def language(self) -> str:
+        return catalog_language(self._settings().languages)
+
+    def t(self, message: str) -> str:
+        """Our own phrases go through the product's catalogs (announcer.i18n)."""
+        return translator(self.language()).gettext(message)
+
+    # -- what we say --------------------------------------------------------------------
+
+    def say(self, announcement: Announcement) -> None:
+        """Our own messages share the engine's speech queue, so urgency orders them too."""
+        self.host.say(announcement)
+
+    def system(
+        self,
+        text: str,
+        *,
+        urgency: Urgency = Urgency.NORMAL,
+        interrupt: bool = False,
+        kind: str = "system.connection",
+        event_id: str | None = None,
+    ) -> None:
+        self.say(
+            Announcement(
+                # our sentences quote producer fields (name, languages, reasons): sanitised
+                text=clean_speech(text),
+                language=self.language(),
+                urgency=urgency,
+                interrupt=interrupt or urgency is Urgency.CRITICAL,
+                event_id=event_id,
+                kind=kind,
+            )
+        )
+
+    def say_after_question(self, prompt: PendingPrompt, text: str) -> None:
+        """Our own sentence about a question, said right after it and kept with it.
+
+        Queued as a later part of the question's message (``continues``) at the
+        question's urgency, so it neither interrupts the question nor is skipped
+        as stale once the question has been heard.
+        """
+        urgency = getattr(prompt.event, "urgency", "critical")
+        self.say(
+            Announcement(
+                # our sentences quote producer fields (name, languages, reasons): sanitised
+                text=clean_speech(text),
+                language=self.language(),
+                urgency=Urgency.CRITICAL if urgency == "critical" else Urgency.NORMAL,
+                event_id=prompt.event_id,
+                session_id=prompt.session_id,
+                producer_id=prompt.producer_id,
+                kind="system.ui",
+                continues=True,
+            )
+        )
+
+    def repeat_last(self) -> None:
+        """Say the last message again; a question still open is read anew (time left now)."""
+        parts = list(self.last_message)
+        if parts:
+            for prompt in self.host.engine.pending_prompts():
+                if prompt.event_id == parts[0].event_id:
+                    self.host.present(prompt.reply_token)
+                    return
+        for part in parts:
+            self.say(part)
+
+    # -- what is said, as it starts -------------------------------------------------------
+
+    def starting(self, command: Speak) -> Speak:
+        """An utterance starts: named when several speak, kept for repeat, shown to the UIs."""
+        if self._speakers is not None:
+            command = self._named(command)
+        announcement = command.announcement
+        self.last_announcement = announcement
+        if announcement.kind != "system.ui":  # the UI's own words are not news
+            if announcement.continues and self.last_message:
+                self.last_message.append(announcement)
+            else:
+                self.last_message = [announcement]
+        self.tell(announcement)
+        return command
+
+    def _named(self, command: Speak) -> Speak:
+        """With several sources, the speaker's name before their first words (engine.speakers)."""
+        assert self._speakers is not None
+        announcement = command.announcement
+        producer = announcement.producer_id
+        if producer is not None and producer not in self._speakers.names:
+            self._speakers.learn(producer, self._producer_name(producer))
+        named = self._speakers.name(announcement)
+        return command if named is announcement else Speak(command.utterance_id, named)
+
+    def _producer_name(self, producer_id: str) -> str:
+        for agent in self._agents():
+            adapter = getattr(agent, "adapter", None)
+            if getattr(adapter, "agent_id", None) == producer_id:
+                return str(agent.description)
+        for session in self.host.engine.sessions():
+            if session.producer_id == producer_id and session.producer_name:
+                return clean_speech(session.producer_name)
+        return producer_id
+
+    def tell(self, announcement: Announcement) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener.announcement_made(announcement)
+            except Exception:
+                log.exception("a listener failed")
+
+    def tell_skipped(self, announcement: Announcement) -> None:
+        for listener in list(self.listeners):
+            skipped = getattr(listener, "announcement_skipped", None)
+            if skipped is None:
+                continue
+            try:
+                skipped(announcement)
+            except Exception:
+                log.exception("a listener failed")
+
+    # -- the speech output ------------------------------------------------------------------
+
+    def switch(self, settings: UserSettings) -> None:
+        """Start the chosen backend, then retire the old one (its queue moves to the new)."""
+        from announcer.speech.driver import SpeechDriver
+        from announcer.speech.registry import user_voice
+
+        factory = self.backend_factory or _create_backend
+        try:
+            backend = factory(settings.backend, settings)
+            backend.start()
+        except Exception as exc:
+            raise SpeechSwitchFailed(
+                self.t("the speech backend {name} could not start ({reason})").format(
+                    name=settings.backend, reason=exc
+                )
+            ) from None
+        old = self.host.driver
+        # what the old backend was saying is cut; the engine hears it ended and goes on
+        self.host.replace_driver(
+            SpeechDriver(backend, user_voice(settings), getattr(old, "_notify", None))
+        )
+        log.info("speech backend switched to %s", settings.backend)
+
+    def output_name(self) -> str:
+        """The name of the output speech goes to now ("none" when there is none)."""
+        backend = getattr(self.host.driver, "backend", None)
+        if backend is None:
+            return "none"
+        return str(getattr(backend, "active_name", None) or getattr(backend, "name", "none"))
+
+    def notices(self) -> Any:
+        """Notices about speech output held for the UI to show (``HeldNotices``), if any."""
+        return getattr(getattr(self.host.driver, "backend", None), "notices", None)
+
+    def speaking(self) -> bool:
+        """The backend is saying something now."""
+        driver = self.host.driver
+        return driver is not None and bool(driver.backend.is_speaking())
+
+    def pending(self) -> bool:
+        """The engine is saying something or holds something to say."""
+        status = self.host.engine.status()
+        return bool(status.queued or status.speaking)
+
+
+def _create_backend(spec: str, settings: UserSettings) -> Any:
+    from announcer.speech.registry import backend_from_spec
+
+    backend = backend_from_spec(spec, settings)
+    if backend is None:
+        raise ValueError("'none' turns speech off; it is not a voice to switch to")
+    return backend
