@@ -32,6 +32,8 @@ class AgentToStart:
     #: fallback that keep a preset's agent asking before it acts, set once the session opens
     config_options: tuple[tuple[str, str | bool], ...] = ()
     mode: str | None = None
+    #: started on another machine (``--ssh``): its terminal login is said, not run here
+    remote: bool = False
 
     def start_settings(self) -> dict[str, str | bool]:
         """What to set once its session is open, by config option id (``mode`` also names
@@ -147,6 +149,7 @@ def resolve_agent(
             label or preset.id,
             config_options=tuple(preset.ask.config.items()),
             mode=preset.ask.mode,
+            remote=True,
         )
     if preset is not None:
         program = find_command(preset.command[0])
@@ -165,15 +168,41 @@ def resolve_agent(
     except ValueError as exc:
         return f"announcer: {ACP_SCHEME}{name}: {exc}"
     if command and host is not None:
-        short = label or Path(command[0]).name
-        return AgentToStart(ssh_command(host, command), short, short)
+        return command_to_start(command, host=host, label=label)
     if not command or (find_command(command[0]) is None and not Path(command[0]).exists()):
         return (
             f"announcer agent: {name!r} is neither a preset ({', '.join(presets())}), "
             "nor a saved agent, nor a command found on PATH"
         )
+    return command_to_start(command, label=label)
+
+
+def command_to_start(
+    command: list[str], *, host: str | None = None, label: str | None = None
+) -> AgentToStart:
+    """An agent given as a command line, started as written; when it is a preset's own
+    program (``codex-acp``, ``gemini --acp``), with that preset's asking settings too,
+    unless the command line or the environment already picks them (issue 21, item 3:
+    started as a command, codex-acp 2.6.0 ran in Auto review, its reviewer deciding)."""
+    from announcer.config.agents import preset_for_command
+
     short = label or Path(command[0]).name
-    return AgentToStart(command, short, short)
+    preset = preset_for_command(command)
+    remote = host is not None
+    if preset is None or preset.chooses_asking(command, os.environ):
+        return AgentToStart(
+            ssh_command(host, command) if host else command, short, short, remote=remote
+        )
+    words = [*command, *preset.ask.args]
+    return AgentToStart(
+        ssh_command(host, words, preset.ask.env) if host else words,
+        short,
+        short,
+        env=None if host else preset.launch_env(),
+        config_options=tuple(preset.ask.config.items()),
+        mode=preset.ask.mode,
+        remote=remote,
+    )
 
 
 def unique_labels(found: list[AgentToStart]) -> list[AgentToStart]:
@@ -212,6 +241,7 @@ def acp_transports(
             options=options,
             # the preset's asking settings, set once its session is open (issue 21, item 3)
             start_settings=agent.start_settings(),
+            local=not agent.remote,
         )
         for agent in agents
     ]

@@ -15,7 +15,7 @@ import os
 import re
 import shutil
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -118,6 +118,15 @@ class AgentPreset(_Strict):
         the first word, and the asking arguments follow the preset's own."""
         return [program or self.command[0], *self.command[1:], *self.ask.args]
 
+    def chooses_asking(self, command: Sequence[str], environ: Mapping[str, str]) -> bool:
+        """Whether a command line or environment of the user's already picks how the agent
+        asks: one of the preset's asking flags (``--approval-mode``) or variables
+        (``INITIAL_AGENT_MODE``) is there, so announcer adds none of its own."""
+        flags = {word for word in self.ask.args if word.startswith("-")}
+        if any(word.partition("=")[0] in flags for word in command[1:]):
+            return True
+        return any(key in environ for key in self.ask.env)
+
     def launch_env(self, base: Mapping[str, str] | None = None) -> dict[str, str] | None:
         """The environment to start it with, or None (inherit) when it needs nothing."""
         if not self.ask.env:
@@ -193,6 +202,30 @@ def find_preset(name: str) -> AgentPreset | None:
     key = name.casefold()
     for preset in presets().values():
         if key in (n.casefold() for n in preset.names):
+            return preset
+    return None
+
+
+#: what a program's name may end with on Windows, where npm installs a ``.cmd`` shim
+_PROGRAM_SUFFIXES = (".cmd", ".exe", ".bat", ".ps1")
+
+
+def preset_for_command(command: Sequence[str]) -> AgentPreset | None:
+    """The preset whose own program this command line starts, or None.
+
+    ``codex-acp``, ``/opt/bin/gemini --acp --debug``: the program's name (wherever it
+    lives) and the preset's ACP words right after it. ``announcer agent -- codex-acp`` is
+    the Codex preset's agent, and should ask as that preset makes it ask (issue 21, 3).
+    """
+    if not command:
+        return None
+    program = Path(command[0]).name
+    for suffix in _PROGRAM_SUFFIXES:
+        if program.casefold().endswith(suffix):
+            program = program[: -len(suffix)]
+    for preset in presets().values():
+        words = preset.command
+        if program == words[0] and tuple(command[1 : len(words)]) == words[1:]:
             return preset
     return None
 

@@ -34,12 +34,14 @@ and the same class serves the Textual UI, the plain line UI and ``hook serve``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from announcer.command_analysis import analyse, scan_text
+from announcer.command_analysis import analyse, literal_for_speech, scan_text
 from announcer.engine.phrases import N_
 from announcer.engine.prompts import ANNOUNCER_EXTENSION
+from announcer.protocol.sanitise import clean_display, clean_speech
 
 KeyIntent = Literal[
     "accept", "reject", "accept_always", "reject_always", "answer", "confirm", "back"
@@ -73,6 +75,39 @@ def command_of(event: object) -> str | None:
     ours = extensions.get(ANNOUNCER_EXTENSION) if isinstance(extensions, dict) else None
     command = ours.get("command") if isinstance(ours, dict) else None
     return command if isinstance(command, str) and command.strip() else None
+
+
+def plan_of(event: object) -> str | None:
+    """The whole plan of a plan approval, as announcer's own mappings record it
+    (``x-announcer`` ``plan``: ACP's ExitPlanMode); None for other questions."""
+    extensions = _field(event, "extensions")
+    ours = extensions.get(ANNOUNCER_EXTENSION) if isinstance(extensions, dict) else None
+    plan = ours.get("plan") if isinstance(ours, dict) else None
+    return plan if isinstance(plan, str) and plan.strip() else None
+
+
+#: a markdown heading or bullet at the start of a plan's line ("## ", "- ", "* ")
+_PLAN_MARK = re.compile(r"^(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?)")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def plan_for_display(plan: str) -> list[str]:
+    """The whole plan to show, line by line as the agent wrote it, made printable."""
+    lines = [clean_display(line).rstrip() for line in plan.strip().splitlines()]
+    return [line for line in lines if line.strip()] or [""]
+
+
+def plan_for_speech(plan: str, language: str = "en") -> str:
+    """The whole plan as the read-whole key says it: every line, a sentence each, heading
+    and bullet marks dropped, code spans read literally (``dist/*`` is "dist/ star")."""
+    said = []
+    for line in plan.splitlines():
+        text = _PLAN_MARK.sub("", line.strip()).replace("**", "").strip()
+        if not text:
+            continue
+        text = _CODE_SPAN.sub(lambda code: literal_for_speech(code.group(1), language), text)
+        said.append(text if text[-1] in ".!?:;…" else f"{text}.")
+    return clean_speech(" ".join(said)).strip()
 
 
 def reads_literally(event: object) -> bool:

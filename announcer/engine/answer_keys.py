@@ -30,6 +30,8 @@ class AnswerKeys:
     confirmation_two_keys: str = ""
     #: after a question naming a long command: the key that reads it whole
     whole_command: str = ""
+    #: after a plan approval: the key that reads the whole plan
+    whole_plan: str = ""
 
 
 # The Textual dialogs bind these (announcer/ui/tui/modals.py): A or Y accepts, R, N or Escape
@@ -42,6 +44,7 @@ KEY_PRESS_ANSWER_KEYS: Final = AnswerKeys(
     freetext=N_("Type your answer and press Enter."),
     confirmation_two_keys=N_("A then Enter accepts, R rejects."),
     whole_command=N_("W reads the whole command."),
+    whole_plan=N_("W reads the whole plan."),
 )
 # The plain line UI (announcer/ui/plain.py) reads whole lines: a or r, y or n, a number.
 TYPED_LINE_ANSWER_KEYS: Final = AnswerKeys(
@@ -55,6 +58,7 @@ TYPED_LINE_ANSWER_KEYS: Final = AnswerKeys(
         "line to confirm."
     ),
     whole_command=N_("Type W then Enter to hear the whole command."),
+    whole_plan=N_("Type W then Enter to hear the whole plan."),
 )
 # For an interface that speaks its own key help when it shows the question.
 UI_SPEAKS_KEYS: Final = AnswerKeys("", "", "", "", "")

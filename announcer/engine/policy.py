@@ -31,6 +31,7 @@ from announcer.engine.answer_guard import (
     accept_needs_two_keys,
     command_of,
     is_high_risk,
+    plan_of,
     reads_literally,
 )
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
@@ -798,6 +799,8 @@ class Policy:
         )
         if command is not None and analyse(command).is_long:
             parts.append(self._keys(keys.whole_command))
+        elif command is None and plan_of(event) is not None:
+            parts.append(self._keys(keys.whole_plan))  # the plan by steps; whole on a key
         return [part for part in parts if part]
 
     def _timeout_phrase(

@@ -30,13 +30,20 @@ import difflib
 import posixpath
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from announcer.command_analysis import analyse, higher_risk
 from announcer.formats.acp_forms import Form, FormField, next_question, parse_form, take_answer
 from announcer.formats.base import AdapterOutput, FormatAdapter, JsonObject, get_str
-from announcer.formats.builder import AaepBuilder, SessionState, mark_command, mark_literal
+from announcer.formats.builder import (
+    AaepBuilder,
+    SessionState,
+    mark_command,
+    mark_literal,
+    mark_plan,
+)
 from announcer.formats.speakable import clip, command_in_words
 from announcer.i18n.translate import translator
 
@@ -151,6 +158,10 @@ class Permission:
     tool_call_id: str | None
     options: dict[str, str]  # kind -> optionId, the first of each kind
     named: tuple[tuple[str, str, str], ...] = ()  # every option: (optionId, name, kind)
+    #: the request as the agent sent it, to ask again (a plan that came after it)
+    params: JsonObject | None = field(default=None, compare=False)
+    #: the plan the question read (a plan approval), "" for none
+    plan: str = ""
 
     def option_for(self, decision: str, scope: str = "once") -> str | None:
         """The agent's option for the user's decision, or None (answered ``cancelled``).
@@ -181,6 +192,8 @@ class AcpAdapter(FormatAdapter):
         # open elicitations (the agent's own questions), by the reply token now asked
         self.forms: dict[str, Form] = {}
         self._said_after: list[tuple[str, str]] = []  # rejects to say (session, action)
+        # questions asked again under a new token (old token, new token), for the transport
+        self._asked_again: list[tuple[str, str]] = []
 
     def set_language(self, language: str) -> None:
         super().set_language(language)
@@ -633,6 +646,7 @@ class AcpAdapter(FormatAdapter):
         plan = get_str(update, "rawInput", "plan")
         if plan:
             tool.plan = plan[:20_000]
+            self._ask_again_with_plan(session, call_id, tool.plan, now)
         for deleted in _deleted_files(update.get("content"), session.cwd):
             if deleted not in tool.deletes:
                 tool.deletes.append(deleted)
@@ -978,6 +992,14 @@ class AcpAdapter(FormatAdapter):
             if not wanted:
                 return listing
             value = option.find(wanted)
+            if value is None and kind == "mode":
+                # ``:mode plan`` with Codex: "Plan" is its collaboration mode, not its mode
+                other = [
+                    o for o in session.config.values()
+                    if o is not option and o.category != "model" and o.find(wanted) is not None
+                ]  # fmt: skip
+                if len(other) == 1:
+                    option, value = other[0], other[0].find(wanted)
             if value is None:
                 return (
                     self._t("{agent} offers no such choice: {wanted}.").format(
@@ -1216,6 +1238,42 @@ class AcpAdapter(FormatAdapter):
             force=True,
         )
 
+    def _ask_again_with_plan(self, session: _Session, call_id: str, plan: str, now: float) -> None:
+        """A plan that comes after its approval question reaches it (claude-agent-acp sends
+        the plan in a tool_call_update that, under load, may follow the request): the open
+        question is withdrawn and asked again with the plan, under a new reply token, so no
+        key answers a plan approval whose plan was never read."""
+        for token, permission in list(self.permissions.items()):
+            if (
+                permission.tool_call_id != call_id
+                or permission.params is None
+                or permission.plan == plan
+                or self.sessions.get(permission.session_id) is not session
+            ):
+                continue
+            del self.permissions[token]
+            again = self._t("{agent} sent its plan: the question again, with it.").format(
+                agent=self.agent_name
+            )
+            self.builder.state_changed(
+                session.state,
+                now,
+                "thinking",
+                normal=again,
+                terse=again,
+                urgency="normal",
+                force=True,
+            )
+            new_token = self._permission(f"{permission.request_key}+plan", permission.params, now)
+            if new_token is not None:
+                self._asked_again.append((token, new_token))
+
+    def take_asked_again(self) -> list[tuple[str, str]]:
+        """Questions asked again since the last call: (old reply token, new reply token).
+        The transport's waiting answer moves to the new token; the old one answers nothing."""
+        asked, self._asked_again = self._asked_again, []
+        return asked
+
     def _permission(self, request_key: str, params: JsonObject, now: float) -> str | None:
         session = self._session(get_str(params, "sessionId"), now)
         self._say_thought(session, now)
@@ -1316,7 +1374,7 @@ class AcpAdapter(FormatAdapter):
         )
         event["allowed_replies"] = allowed
         whole_plan = get_str(call, "rawInput", "plan") or tool.plan
-        if whole_plan.strip():  # the whole plan, read at detailed verbosity (and shown)
+        if whole_plan.strip():  # the whole plan, also in the detailed summary
             event["summary_detailed"] = clip(
                 f"{event['summary_normal']} {' '.join(whole_plan.split())}", 16_000
             )
@@ -1337,6 +1395,8 @@ class AcpAdapter(FormatAdapter):
             mark_command(event, command)
         else:
             mark_literal(event)  # titles and paths are read as written
+        if whole_plan.strip():  # the whole plan: shown, and read whole on a key (W)
+            mark_plan(event, whole_plan)
         session.state.state = "awaiting_input"  # §6.8: a later change away from it withdraws
         token = str(event["reply_token"])
         self.permissions[token] = Permission(
@@ -1345,8 +1405,91 @@ class AcpAdapter(FormatAdapter):
             call_id,
             options,
             tuple(_named_options(params.get("options"))),
+            params=params,
+            plan=whole_plan,
         )
         return token
+
+
+@dataclass(frozen=True, slots=True)
+class TerminalLogin:
+    """An ACP terminal login (Authentication, "terminal" methods): the agent's own program
+    run by the user in their terminal with the method's arguments and environment."""
+
+    method_id: str
+    name: str
+    argv: tuple[str, ...]
+    env: tuple[tuple[str, str], ...] = ()
+
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _program_name(path: str) -> str:
+    """``/usr/bin/opencode`` and ``C:\\npm\\opencode.cmd`` are both ``opencode``."""
+    name = re.split(r"[\\/]", path)[-1]
+    return re.sub(r"\.(?:cmd|exe|bat)$", "", name, flags=re.IGNORECASE)
+
+
+def _login_args(value: object) -> tuple[str, ...] | None:
+    if not isinstance(value, list) or len(value) > 20:
+        return None
+    if not all(isinstance(word, str) and 0 < len(word) <= 200 for word in value):
+        return None
+    return tuple(value)
+
+
+def _login_env(value: object) -> tuple[tuple[str, str], ...]:
+    """``env`` as v1 sends it (a map) or v2 (a list of name and value)."""
+    pairs: list[tuple[object, object]] = []
+    if isinstance(value, dict):
+        pairs = list(value.items())
+    elif isinstance(value, list):
+        pairs = [(v.get("name"), v.get("value")) for v in value if isinstance(v, dict)]
+    return tuple(
+        (name, val)
+        for name, val in pairs[:20]
+        if isinstance(name, str) and _ENV_NAME.match(name) and isinstance(val, str)
+    )
+
+
+def terminal_logins(methods: object, command: Sequence[str]) -> list[TerminalLogin]:
+    """The terminal logins among an agent's ``authMethods``, each as the command to run.
+
+    A ``terminal`` method's ``args`` follow the agent's own command line (the ACP spec: the
+    method never names a program). Older adapters say it in ``_meta``: qwen's ``{"type":
+    "terminal", "args"}``, opencode's ``{"terminal-auth": {"command", "args"}}``; those
+    arguments follow the agent's program alone (its command line starts ACP mode), and a
+    ``terminal-auth`` command is taken only when it is that same program.
+    """
+    if not command:
+        return []
+    program = command[0]
+    found: list[TerminalLogin] = []
+    for method in methods if isinstance(methods, list) else []:
+        if not isinstance(method, dict):
+            continue
+        method_id = get_str(method, "id") or ""
+        name = clip(get_str(method, "name") or method_id, 80)
+        meta = method.get("_meta") if isinstance(method.get("_meta"), dict) else {}
+        assert isinstance(meta, dict)
+        legacy = meta.get("terminal-auth") if isinstance(meta.get("terminal-auth"), dict) else {}
+        assert isinstance(legacy, dict)
+        argv: tuple[str, ...] | None = None
+        if method.get("type") == "terminal":
+            args = _login_args(method.get("args", []))
+            argv = (*command, *args) if args is not None else None
+        elif meta.get("type") == "terminal":
+            args = _login_args(meta.get("args", []))
+            argv = (program, *args) if args is not None else None
+        elif isinstance(legacy.get("command"), str) and (
+            _program_name(str(legacy["command"])) == _program_name(program)
+        ):
+            args = _login_args(legacy.get("args", []))
+            argv = (program, *args) if args is not None else None
+        if argv is not None and method_id:
+            found.append(TerminalLogin(method_id, name, argv, _login_env(method.get("env"))))
+    return found[:4]
 
 
 def _sentence(text: str) -> str:

@@ -219,6 +219,16 @@ def mark_command(event: Event, command: str) -> None:
     ours["literal"] = True
 
 
+#: the longest plan a question keeps whole (a plan approval's markdown)
+MAX_PLAN = 16_000
+
+
+def mark_plan(event: Event, plan: str) -> None:
+    """Record in a plan approval the agent's whole plan (bounded), so every interface
+    shows it and reads it whole on a key (issue 21, item 5: by steps, whole on a key)."""
+    _ours(event)["plan"] = plan[:MAX_PLAN]
+
+
 def mark_literal(event: Event) -> None:
     """A question whose action names paths or code as written (announcer's own mappings):
     read literally, never tidied as markdown (issue 21: `__init__.py` is not emphasis)."""

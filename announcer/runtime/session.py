@@ -226,6 +226,11 @@ class LiveSession(UiSession):
 
     def subscribe(self, listener: SessionListener) -> None:
         self.listeners.append(listener)
+        offer_login = getattr(listener, "offer_login", None)
+        if callable(offer_login):  # the interface runs an agent's terminal login (ACP)
+            for agent in self.agents():
+                if hasattr(agent, "offer_login"):
+                    agent.offer_login = offer_login
         for prompt in self.engine.pending_prompts():
             listener.prompt_opened(prompt)
 

@@ -21,11 +21,11 @@ import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from announcer.formats.acp import RUNNING_QUIET_SECONDS, AcpAdapter
+from announcer.formats.acp import RUNNING_QUIET_SECONDS, AcpAdapter, terminal_logins
 from announcer.formats.speakable import clip
 from announcer.i18n.translate import translator
 from announcer.platform.process import contain, own_group
@@ -61,6 +61,13 @@ log = logging.getLogger("announcer.transports.acp")
 
 #: how long the agent gets to start and answer ``initialize`` and ``session/new``
 START_TIMEOUT_SECONDS = 60.0
+#: how many times one agent's start offers its terminal login (a login that does not take)
+LOGIN_TRIES = 2
+#: ``offer_login(agent name, [(method name, argv, env)], cwd)``: the interface asks which
+#: login to run, runs it in the user's terminal and returns its exit status (None: not now)
+LoginOffer = Callable[
+    [str, list[tuple[str, list[str], dict[str, str]]], str], Awaitable[int | None]
+]
 #: ACP's JSON-RPC error code for "authentication required"
 _AUTH_REQUIRED = -32000
 #: lines of the agent's stderr kept for the diagnostics after it ends
@@ -133,6 +140,7 @@ class AcpTransport:
         env: dict[str, str] | None = None,
         options: TransportOptions | None = None,
         start_settings: Mapping[str, str | bool] | None = None,
+        local: bool = True,
     ) -> None:
         if not command:
             raise TransportError("no agent command to start")
@@ -182,6 +190,12 @@ class AcpTransport:
         self._agent_capabilities: Any = None
         self._listed: list[tuple[str, str]] = []  # the sessions :sessions listed last
         self._flush_pending = False  # a timer will say the running calls no question claimed
+        # ACP terminal login: only for an agent on this machine (not over ssh), run by the
+        # interface that can hand the terminal to it (set by the session: offer_login)
+        self.local = local
+        self.offer_login: LoginOffer | None = None
+        self._logins_tried = 0
+        self._restarting = False
 
     # -- the runtime's Transport face ---------------------------------------------------
 
@@ -203,6 +217,7 @@ class AcpTransport:
             raise TransportError(
                 f"cannot start the agent {self.command[0]!r}: {exc.strerror or exc}"
             ) from None
+        self._restarting = False  # the new process is ours to watch
         contain(self._process.pid)  # Windows: a job object ends it however we end
         process = self._process
         track(process.pid)
@@ -260,7 +275,13 @@ class AcpTransport:
                     raise
                 # ACP authentication: say which login to run, from its own authMethods
                 methods = [_dump(m) for m in getattr(info, "auth_methods", None) or []]
+                self._restarting = True  # its end is ours, not a crash to report
                 await self._end_process()
+                if await self._log_in(methods):
+                    # ACP terminal login done: reconnect, reinitialize, and try again (the
+                    # old process's watcher stays quiet: _restarting until the new one runs)
+                    await self.connect()
+                    return
                 raise TransportError(self.adapter.login_hint(methods, self.command)) from None
         except TimeoutError:
             await self._end_process()
@@ -525,6 +546,10 @@ class AcpTransport:
     def on_update(self, params: dict[str, Any]) -> None:
         self._note_family(params)  # the agent is at work: what it runs now
         self._queue(self.adapter.update(params, time.time()).events)
+        for old, new in self.adapter.take_asked_again():  # a plan that came after its question
+            future = self._pending.pop(old, None)
+            if future is not None:
+                self._pending[new] = future
         if self.adapter.running_due() and not self._flush_pending:
             # a running call is said shortly, unless the agent asks about it first
             self._flush_pending = True
@@ -686,6 +711,22 @@ class AcpTransport:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(reading), 1.0)
 
+    async def _log_in(self, methods: list[Any]) -> bool:
+        """Offer the agent's own terminal login (ACP ``terminal`` auth methods) and run the
+        one the user picks in their terminal, through the interface (``offer_login``).
+        True when it ended with status 0, so the agent is started again. Only for an
+        agent on this machine, and at most :data:`LOGIN_TRIES` times."""
+        logins = terminal_logins(methods, self.command)
+        if not logins or not self.local or self.offer_login is None:
+            return False
+        if self._logins_tried >= LOGIN_TRIES:
+            return False
+        self._logins_tried += 1
+        base = dict(os.environ if self.env is None else self.env)
+        choices = [(login.name, list(login.argv), {**base, **dict(login.env)}) for login in logins]
+        code = await self.offer_login(self.adapter.agent_name, choices, self.cwd)
+        return code == 0
+
     async def _watch_exit(self) -> None:
         process = self._process
         assert process is not None
@@ -699,8 +740,8 @@ class AcpTransport:
                 break
             await asyncio.sleep(0.01)
         code = process.returncode if status is None else status
-        if self._closed:
-            return
+        if self._closed or self._restarting or process is not self._process:
+            return  # ended by announcer, or started again after a login
         self._cancel_questions("The agent stopped, so the question was withdrawn.")
         self._cancel_forms("The agent stopped, so the question was withdrawn.")
         said_by_me = not self._end_reported  # said once, by whichever noticed first

@@ -20,6 +20,7 @@ import asyncio
 import codecs
 import contextlib
 import os
+import shlex
 import stat
 import sys
 import threading
@@ -42,6 +43,9 @@ from announcer.engine.answer_guard import (
     confirm_step_action,
     confirm_step_text,
     is_high_risk,
+    plan_for_display,
+    plan_for_speech,
+    plan_of,
     reads_literally,
     withdrawn_text,
 )
@@ -114,6 +118,10 @@ class PlainUi:
             errors="replace"
         )
         self._partial = ""
+        # the input read in the event loop (its fd), so it can be handed to a login
+        self._fd: int | None = None
+        # an agent's terminal login offered: (its answer, how many logins, when keys work)
+        self._login: tuple[asyncio.Future[int | None], int, float] | None = None
 
     # ---- wiring ------------------------------------------------------------------------
 
@@ -161,6 +169,7 @@ class PlainUi:
             loop.add_reader(fd, self._readable, fd)
         except (LookupError, NotImplementedError, OSError, ValueError, RuntimeError):
             return False
+        self._fd = fd
         return True
 
     def _readable(self, fd: int) -> None:
@@ -374,6 +383,13 @@ class PlainUi:
     def _print_command(self, prompt: PendingPrompt) -> None:
         """What will run, whole, line by line (issue 22: never cut, never only a title)."""
         command = command_of(prompt.event)
+        plan = plan_of(prompt.event)
+        if command is None and plan is not None:
+            # a plan approval: the whole plan, line by line (said by steps; W reads it whole)
+            self._print(self._tr("Plan:"))
+            for line in plan_for_display(plan):
+                self._print(f"  | {line}")
+            return
         if command is None:
             # a producer's own words naming a dangerous command: shown, so the two keys
             # it takes are explained (risk follows the command, never the label alone)
@@ -404,14 +420,17 @@ class PlainUi:
         return translator(catalog_language(languages)).ngettext(singular, plural, count)
 
     def _read_whole(self, prompt: PendingPrompt) -> None:
-        """``w``: what will run, whole and literally, printed and said at once."""
+        """``w``: what will run (or a plan approval's plan), whole and literally, printed
+        and said at once."""
         languages = self.session.settings.languages if self.session is not None else ["en"]
         command = command_of(prompt.event)
-        text = (
-            whole_for_speech(analyse(command), catalog_language(languages))
-            if command is not None
-            else _action(prompt.event)
-        )
+        plan = plan_of(prompt.event)
+        if command is not None:
+            text = whole_for_speech(analyse(command), catalog_language(languages))
+        elif plan is not None:
+            text = plan_for_speech(plan, catalog_language(languages))
+        else:
+            text = _action(prompt.event)
         self._print_command(prompt)
         self._speak(text)
 
@@ -482,6 +501,9 @@ class PlainUi:
         text = line.strip()
         if self._demo_over:
             self._demo_choice(text)
+            return
+        if self._login is not None:
+            self._login_line(text)
             return
         if text.startswith(":"):
             self._command(text[1:].split())
@@ -606,6 +628,79 @@ class PlainUi:
                 return str(said)
             return session.send_prompt(message.strip(), target)
         return session.send_prompt(text)
+
+    # ---- an agent's own terminal login (ACP "terminal" auth methods) --------------------
+
+    async def offer_login(
+        self, agent: str, choices: list[tuple[str, list[str], dict[str, str]]], cwd: str
+    ) -> int | None:
+        """An agent needs a login it can do in this terminal: say so and how, run the one
+        the user picks by its number (N: not now) with the terminal handed to it, and
+        return its exit status; None when nothing ran. announcer types nothing into it."""
+        loop = self._loop
+        if loop is None or self._fd is None or self._input_ended or not choices:
+            return None  # input read by a thread (or over): the terminal cannot be handed
+        offer = self._tr(
+            "{agent} needs you to log in. Type the number of a login to run it here, "
+            "in this terminal, or N for not now."
+        ).format(agent=clean(agent))
+        listed = [
+            f"{number}. {clean(name)}: {clean(shlex.join([os.path.basename(argv[0]), *argv[1:]]))}"
+            for number, (name, argv, _env) in enumerate(choices, start=1)
+        ]
+        self._print(offer)
+        for line in listed:
+            self._print(f"  {line}")
+        self._speak(" ".join([offer, *listed]))
+        future: asyncio.Future[int | None] = loop.create_future()
+        arming = self.session.settings.answer_arming_seconds if self.session is not None else 1.0
+        self._login = (future, len(choices), self._now() + arming)
+        try:
+            picked = await future
+        finally:
+            self._login = None
+        if picked is None:
+            return None
+        _name, argv, env = choices[picked]
+        self._say_line(
+            self._tr("Logging in with {command}. announcer goes on when it ends.").format(
+                command=clean(shlex.join([os.path.basename(argv[0]), *argv[1:]]))
+            )
+        )
+        fd = self._fd
+        loop.remove_reader(fd)  # the login reads the terminal now, not announcer
+        code: int | None = None
+        try:
+            process = await asyncio.create_subprocess_exec(*argv, env=env, cwd=cwd)
+            code = await process.wait()
+        except OSError as exc:
+            self._print(str(exc))
+        finally:
+            if not self._input_ended:
+                loop.add_reader(fd, self._readable, fd)
+        if code == 0:
+            self._say_line(self._tr("The login is done. Starting {agent} again.").format(
+                agent=clean(agent)))  # fmt: skip
+        else:
+            self._say_line(self._tr("The login did not finish (status {code}).").format(code=code))
+        return code
+
+    def _login_line(self, text: str) -> None:
+        assert self._login is not None
+        future, count, armed_at = self._login
+        if future.done():
+            return
+        if text.casefold() in ("n", "no", "not now"):
+            future.set_result(None)
+        elif text.isdigit() and 1 <= int(text) <= count:
+            if self._now() < armed_at:  # typed before the offer could be heard
+                self._say_line(self._tr("Not yet."))
+                return
+            future.set_result(int(text) - 1)
+        else:
+            self._say_line(
+                self._tr("Type a number from 1 to {count}, or N for not now.").format(count=count)
+            )
 
     def _say_line(self, text: str) -> str:
         self._print(text)

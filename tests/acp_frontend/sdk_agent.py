@@ -27,6 +27,10 @@ writes it only when allowed. The prompt picks the scenario:
   it received is appended as one JSON line to ``elicitation.txt``;
 - ``exitplan``: Claude's plan approval (ExitPlanMode): a plan and four options, two of
   them "always" (mode switches); the option picked is appended to ``choices.txt``;
+  ``exitplan-late`` asks first and sends the plan in a tool_call_update after it;
+- ``--cli auth login`` (arguments): its terminal login, which ``SDK_AGENT_NEEDS_LOGIN``
+  offers in ``authMethods``; it asks for ``yes`` on the terminal and writes
+  ``logged-in.txt``, after which ``session/new`` needs no login;
 - ``notice``: two session notices (info, warning), then an answer;
 - ``review``: Codex's approval reviewer ("Guardian Review") allows one command and
   denies another, as codex-acp reports them;
@@ -188,9 +192,25 @@ def review_update(call_id: str, status: str, verdict: str, action: str) -> Any:
 #: ``SDK_AGENT_NEEDS_LOGIN``: its ``authMethods``; every ``session/new`` needs a login
 LOGINS = [
     {"id": "sub", "name": "Claude Subscription", "type": "terminal",
-     "args": ["--cli", "auth", "login"]},
+     "args": ["--cli", "auth", "login"], "env": {"SCRIPTED_LOGIN": "terminal"}},
     {"id": "key", "name": "API key", "type": "env_var", "vars": [{"name": "ANTHROPIC_API_KEY"}]},
 ]  # fmt: skip
+
+
+#: written by the terminal login (``--cli auth login``) in its folder; then no login is needed
+LOGGED_IN = "logged-in.txt"
+
+
+def terminal_login() -> int:
+    """The agent's own interactive login, as ``claude-agent-acp --cli auth login`` is: it
+    asks on the terminal and exits 0 once logged in (ACP terminal auth)."""
+    print("Scripted login. Type yes to log in:", flush=True)
+    if sys.stdin.readline().strip() != "yes":
+        print("Not logged in.", flush=True)
+        return 1
+    Path(LOGGED_IN).write_text(os.environ.get("SCRIPTED_LOGIN", "") + "\n")
+    print("Logged in.", flush=True)
+    return 0
 
 
 class ScriptedAgent:
@@ -236,7 +256,7 @@ class ScriptedAgent:
                 handle.write(line + "\n")
 
     async def new_session(self, cwd: str, **_: Any) -> schema.NewSessionResponse:
-        if os.environ.get("SDK_AGENT_NEEDS_LOGIN"):
+        if os.environ.get("SDK_AGENT_NEEDS_LOGIN") and not (Path(cwd) / LOGGED_IN).exists():
             raise acp.RequestError.auth_required()
         self.cwd = Path(cwd)
         self.log("pid.txt", str(os.getpid()))
@@ -422,6 +442,27 @@ class ScriptedAgent:
                     session_id, review_update(call_id, status, verdict, action)
                 )
             await self.say(session_id, "Reviewed.")
+        elif text == "exitplan-late":  # the plan comes in an update after the question
+            options = [
+                schema.PermissionOption(option_id="default", kind="allow_once",
+                                        name="Yes, manually approve edits"),
+                schema.PermissionOption(option_id="plan", kind="reject_once",
+                                        name="No, keep planning"),
+            ]  # fmt: skip
+            call = schema.ToolCallUpdate(tool_call_id="exit-2", title="Ready to code?",
+                                         kind="switch_mode")  # fmt: skip
+            asking = asyncio.ensure_future(self.conn.request_permission(session_id, call, options))
+            await asyncio.sleep(0.3)  # the question is out; its plan follows
+            plan = "1. Read `auth.py`\n2. Fix the token check\n"
+            await self.conn.session_update(
+                session_id,
+                acp.update_tool_call("exit-2", raw_input={"plan": plan}),
+            )
+            answer = await asking
+            choice = getattr(answer.outcome, "option_id", None) or answer.outcome.outcome
+            with self.file("choices.txt").open("a") as log:
+                log.write(f"{choice}\n")
+            await self.say(session_id, "Plan answered.")
         elif text == "exitplan":  # Claude's plan approval: the plan, and its five options
             options = [
                 schema.PermissionOption(option_id="clearAuto", kind="allow_always",
@@ -482,6 +523,8 @@ class ScriptedAgent:
 
 
 def main() -> None:
+    if sys.argv[1:4] == ["--cli", "auth", "login"]:
+        sys.exit(terminal_login())
     if os.environ.get("SDK_AGENT_FAIL_AT_START"):
         print("cannot start: no model configured", file=sys.stderr)
         sys.exit(3)

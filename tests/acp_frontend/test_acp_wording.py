@@ -139,6 +139,28 @@ def test_settings_are_said_on_start_and_each_change_once() -> None:
     )
 
 
+def test_mode_plan_reaches_codexs_collaboration_mode() -> None:
+    """codex-acp 2.6.0: "Plan" is not one of its modes but its collaboration mode (where
+    its request_user_input works); ``:mode plan`` sets that option."""
+    heard = Heard()
+    heard.open()
+    collaboration = {"id": "collaboration_mode", "name": "Collaboration mode",
+                     "category": "collaboration_mode", "type": "select",
+                     "currentValue": "default", "options": [
+                         {"value": "default", "name": "Default"},
+                         {"value": "plan", "name": "Plan"}]}  # fmt: skip
+    options = [*SETTINGS["configOptions"], collaboration]
+    heard.take(heard.adapter.settings_known("s1", SETTINGS["modes"], options, 0.0))
+    assert heard.adapter.setting_plan("s1", "mode", "plan") == (
+        "config", "collaboration_mode", "plan",
+    )  # fmt: skip
+    assert heard.adapter.setting_plan("s1", "mode", "ask before edits") == (
+        "config", "approval", "ask",
+    )  # the mode option first  # fmt: skip
+    refused = heard.adapter.setting_plan("s1", "mode", "gpt-5")  # never a model by :mode
+    assert isinstance(refused, str) and "offers no such choice: gpt-5" in refused
+
+
 def test_the_reviewer_decides_in_its_own_name() -> None:
     heard = Heard()
     heard.open()
@@ -244,6 +266,31 @@ def test_a_plan_sent_before_its_approval_is_read_in_the_question() -> None:
     ]  # fmt: skip
 
 
+def test_a_plan_after_its_question_asks_it_again_and_the_old_token_answers_nothing() -> None:
+    heard = Heard()
+    heard.open()
+    options = [
+        {"optionId": "d", "name": "Yes, manually approve edits", "kind": "allow_once"},
+        {"optionId": "r", "name": "No, keep planning", "kind": "reject_once"},
+    ]
+    call = {"toolCallId": "x4", "title": "Approve Plan", "kind": "switch_mode"}
+    heard.take(heard.adapter.permission_requested(
+        "k4", {"sessionId": "s1", "options": options, "toolCall": call}, heard.now))  # fmt: skip
+    first = confirmation(heard)
+    assert "The plan has" not in first["consequence"]
+    heard.send(update("tool_call_update", toolCallId="x4", rawInput={"plan": "1. Read auth.py\n"}))
+    second = confirmation(heard)
+    assert second["reply_token"] != first["reply_token"]
+    assert second["consequence"].startswith("The plan has 1 steps: 1. Read auth.py.")
+    assert heard.adapter.take_asked_again() == [(first["reply_token"], second["reply_token"])]
+    assert heard.adapter.take_asked_again() == []
+    assert heard.adapter.answer(first["reply_token"], "accept") is None  # answers nothing
+    assert heard.adapter.answer(second["reply_token"], "reject") == "r"
+    # the same plan again changes nothing: asked once with it
+    heard.send(update("tool_call_update", toolCallId="x4", rawInput={"plan": "1. Read auth.py\n"}))
+    assert heard.adapter.take_asked_again() == []
+
+
 def test_the_whole_plan_is_in_the_questions_detailed_summary() -> None:
     heard = Heard(verbosity="detailed")
     heard.open()
@@ -255,6 +302,31 @@ def test_the_whole_plan_is_in_the_questions_detailed_summary() -> None:
     event = confirmation(heard)
     assert "8. Step number 8. …" in event["consequence"]  # by steps: the first eight
     assert "12. Step number 12" in event["summary_detailed"]  # whole, for the detailed reading
+
+
+def test_a_plan_approval_keeps_the_whole_plan_and_names_the_key_that_reads_it() -> None:
+    """By steps at normal verbosity, whole on a key (issue 21, item 5): the question
+    keeps the plan as the agent wrote it, and its keys end with the one that reads it."""
+    from announcer.engine.answer_guard import plan_for_display, plan_for_speech, plan_of
+
+    heard = Heard()
+    heard.open()
+    plan = "## Fix login\n\nWhy: tokens expire.\n\n- Read `auth.py`\n- Clear `dist/*`\n" + (
+        "\n".join(f"{i}. Step number {i}" for i in range(3, 13))
+    )
+    out = heard.adapter.permission_requested("k7", {"sessionId": "s1", "options": OPTIONS,
+        "toolCall": {"toolCallId": "x3", "title": "Approve Plan", "kind": "switch_mode",
+                     "rawInput": {"plan": plan}}}, heard.now)  # fmt: skip
+    heard.take(out)
+    event = confirmation(heard)
+    assert plan_of(event) == plan
+    assert "W reads the whole plan." in heard.said()
+    whole = plan_for_speech(plan)
+    assert whole.startswith("Fix login. Why: tokens expire. Read auth.py. Clear dist/ star.")
+    assert whole.endswith("11. Step number 11. 12. Step number 12.")
+    assert plan_for_display(plan)[:3] == ["## Fix login", "Why: tokens expire.", "- Read `auth.py`"]
+    # a question about a command has no plan, and says no plan key
+    assert plan_of({"extensions": {}}) is None
 
 
 def test_a_running_call_the_agent_then_asks_about_is_announced_once_as_the_question() -> None:

@@ -319,3 +319,41 @@ def test_a_waiting_question_is_reminded_at_the_interval_the_user_set(run) -> Non
     assert agent.quit() == 0
     heard = agent.heard()
     assert any(t.startswith("Still waiting for your answer") for t in heard)
+
+
+def test_the_agents_terminal_login_runs_here_on_the_users_key_and_the_agent_starts(
+    tmp_path: Path,
+) -> None:
+    """ACP terminal auth: the agent's session/new needs a login, and its authMethods offer
+    one of type terminal. The user hears it with its command, picks it by number, the
+    login runs in this terminal (it reads the user's own ``yes``, not announcer), and on
+    its exit status 0 the agent is started again and its session opens."""
+    agent = AgentRun(tmp_path, env={**os.environ, "SDK_AGENT_NEEDS_LOGIN": "1"})
+    try:
+        agent.wait_for("needs you to log in. Type the number of a login")
+        offered = agent.wait_for("  1. Claude Subscription: ")
+        assert offered.endswith("-m tests.acp_frontend.sdk_agent --cli auth login")
+        assert not any("API key" in line for line in agent.seen)  # not a terminal login
+        agent.answer("1")
+        agent.wait_for("Scripted login. Type yes to log in:")  # the login has the terminal
+        agent.type("yes")
+        agent.wait_for("The login is done. Starting python again.")
+        agent.wait_for("is ready.")  # reconnected, reinitialized, its session open
+        agent.type("hello")
+        agent.wait_for("finished the turn.")
+    finally:
+        assert agent.quit() == 0
+    # the method's env reached the login, and nothing was typed into it but the user's line
+    assert (agent.folder / "logged-in.txt").read_text() == "terminal\n"
+    heard = " ".join(agent.heard())
+    assert "needs you to log in. Type the number of a login to run it here" in heard
+
+
+def test_not_now_leaves_the_login_to_the_user_and_says_what_to_run(tmp_path: Path) -> None:
+    agent = AgentRun(tmp_path, env={**os.environ, "SDK_AGENT_NEEDS_LOGIN": "1"})
+    agent.wait_for("needs you to log in. Type the number of a login")
+    agent.answer("n")
+    said = agent.wait_for("run in a terminal:")
+    assert "--cli auth login" in said and "ANTHROPIC_API_KEY" in said
+    assert agent.proc.wait(timeout=30) != 0
+    assert not (agent.folder / "logged-in.txt").exists()

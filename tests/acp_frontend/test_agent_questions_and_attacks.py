@@ -107,6 +107,24 @@ def test_a_plan_approval_reads_the_plan_names_each_option_and_asks_which_always(
     assert agent.quit() == 0
 
 
+def test_a_plan_that_comes_after_its_question_is_read_and_asked_again(run) -> None:  # type: ignore[no-untyped-def]
+    """claude-agent-acp sends the plan in a tool_call_update that, under load, follows the
+    request_permission: the open question is asked again with the plan, and only the
+    question that read the plan is answered; the agent receives one answer."""
+    agent = run()
+    agent.type("exitplan-late")
+    agent.wait_for("sent its plan: the question again, with it.")
+    agent.wait_for("  | 2. Fix the token check")  # the plan, shown with the new question
+    line = agent.wait_for("Accept or reject: Scripted Agent wants to run: Ready to code?")
+    agent.answer_until("r", "Sent: reject.")
+    agent.wait_for("Plan answered.")
+    assert (agent.folder / "choices.txt").read_text().split() == ["plan"]
+    assert agent.quit() == 0
+    heard = agent.heard()
+    asked = [t for t in heard if t.startswith("Confirmation needed.")]
+    assert "The plan has 2 steps: 1. Read auth.py. 2. Fix the token check." in asked[-1], line
+
+
 def test_a_secret_answer_reaches_the_agent_and_is_never_said(run) -> None:  # type: ignore[no-untyped-def]
     agent = run()
     agent.type("elicit secret")

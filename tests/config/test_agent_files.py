@@ -27,6 +27,7 @@ from announcer.config.agents import (
     find_preset,
     load_presets,
     parse_agent_file,
+    preset_for_command,
     presets,
 )
 from announcer.formats.detect import AGENTS as STREAM_PROGRAMS
@@ -109,6 +110,42 @@ def test_the_asking_settings_are_applied_at_launch() -> None:
     assert qwen.launch_command("/opt/qwen") == ["/opt/qwen", "--acp", "--approval-mode", "default"]
     assert presets()["claude"].launch_env() is None  # nothing to add: announcer's own env
     assert dict(presets()["claude"].ask.config) == {"mode": "default"}
+
+
+def test_a_command_line_is_known_by_its_presets_program_and_acp_words() -> None:
+    assert preset_for_command(["codex-acp"]) is presets()["codex"]
+    assert preset_for_command(["/opt/lab/node_modules/.bin/codex-acp"]) is presets()["codex"]
+    assert preset_for_command(["C:/npm/codex-acp.cmd"]) is presets()["codex"]
+    assert preset_for_command(["gemini", "--acp", "--debug"]) is presets()["gemini"]
+    assert preset_for_command(["gemini"]) is None  # not its ACP mode
+    assert preset_for_command(["my-agent", "--acp"]) is None
+    assert preset_for_command([]) is None
+
+
+def test_a_presets_program_started_as_a_command_asks_as_the_preset_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``announcer agent -- codex-acp`` is the Codex preset's agent: started as a command,
+    codex-acp 2.6.0 ran in Auto review (seen in the lab), so it gets the preset's asking
+    settings; a command line or environment that picks its own mode keeps it."""
+    monkeypatch.delenv("INITIAL_AGENT_MODE", raising=False)
+    codex = agent_command.command_to_start(["/opt/bin/codex-acp"])
+    assert codex.command == ["/opt/bin/codex-acp"] and codex.label == "codex-acp"
+    assert codex.env is not None and codex.env["INITIAL_AGENT_MODE"] == "read-only"
+    assert codex.start_settings() == {"mode": "read-only"}
+    qwen = agent_command.command_to_start(["qwen", "--acp"])
+    assert qwen.command == ["qwen", "--acp", "--approval-mode", "default"]
+    own = agent_command.command_to_start(["qwen", "--acp", "--approval-mode=yolo"])
+    assert own.command == ["qwen", "--acp", "--approval-mode=yolo"] and not own.start_settings()
+    remote = agent_command.command_to_start(["codex-acp"], host="devbox")
+    assert remote.command[-1] == "env INITIAL_AGENT_MODE=read-only codex-acp"
+    assert remote.start_settings() == {"mode": "read-only"}
+    other = agent_command.command_to_start(["my-agent", "serve"])
+    assert other.command == ["my-agent", "serve"] and other.env is None
+    assert not other.start_settings()
+    monkeypatch.setenv("INITIAL_AGENT_MODE", "agent")  # the user's own choice
+    chosen = agent_command.command_to_start(["codex-acp"])
+    assert chosen.env is None and not chosen.start_settings()
 
 
 def test_aliases_find_their_preset_in_any_case() -> None:

@@ -45,9 +45,19 @@ PINNED = {
     "@qwen-code/qwen-code": "0.24.4",
     "opencode-ai": "1.18.33",
     "@google/gemini-cli": "0.61.0",
+    "@github/copilot": "1.0.102",
 }
 #: the commands the lab needs from node_modules/.bin
-COMMANDS = ("claude", "codex", "claude-agent-acp", "codex-acp", "qwen", "opencode", "gemini")
+COMMANDS = (
+    "claude",
+    "codex",
+    "claude-agent-acp",
+    "codex-acp",
+    "qwen",
+    "opencode",
+    "gemini",
+    "copilot",
+)
 INSTALL_TIMEOUT = 900.0
 
 
@@ -490,6 +500,23 @@ def gemini_env(server: FakeModelServer, home: Path) -> dict[str, str]:
 def gemini_args(server: FakeModelServer) -> list[str]:
     """After ``gemini --acp``: one model by name (``auto`` would first ask a router model)."""
     return ["--model", "gemini-2.5-flash"]
+
+
+def copilot_env(server: FakeModelServer, home: Path) -> dict[str, str]:
+    """GitHub Copilot CLI 1.0 against the fake: its own "bring your own key" provider.
+
+    ``COPILOT_PROVIDER_BASE_URL`` turns on a custom OpenAI-compatible provider (Chat
+    Completions), and then no GitHub login is needed (``copilot help providers``).
+    """
+    env = _quiet_base(home)
+    env.update(
+        {
+            "COPILOT_PROVIDER_BASE_URL": server.openai_url,
+            "COPILOT_PROVIDER_API_KEY": "sk-lab-not-a-real-key",
+            "COPILOT_MODEL": "lab-model",
+        }
+    )
+    return env
 
 
 def run(

@@ -11,7 +11,8 @@ It speaks just enough of two wire APIs for Claude Code and Codex to run offline:
 
 Chat Completions and Gemini callers get Claude's scripted calls under their own tool
 names (``Bash`` is qwen's and Gemini's ``run_shell_command``, opencode's ``bash``;
-``Write`` is ``write_file`` or ``write``), picked from the tools the request offers.
+``Write`` is ``write_file``, ``write`` or Copilot's ``create``), picked from the tools the
+request offers.
 
 The scenario is picked by the prompt: the first user text that holds ``lab:NAME``
 (``lab:one-tool``, ``lab:parallel`` ...; see :data:`SCENARIOS`). A scenario is a list
@@ -119,6 +120,17 @@ ASK_QUESTION: dict[str, Any] = {
         {"label": "Postgres", "description": "A server"},
     ],
     "multiSelect": False,
+}
+
+#: ``lab:ask``: the same question as Codex's request_user_input asks it
+CODEX_QUESTION: dict[str, Any] = {
+    "id": "database",
+    "header": "Database",
+    "question": "Which database should the app use?",
+    "options": [
+        {"label": "SQLite", "description": "One file"},
+        {"label": "Postgres", "description": "A server"},
+    ],
 }
 
 #: ``lab:plan-exit``: the plan Claude Code asks the user to approve
@@ -237,10 +249,18 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario(
             "ask",
             (
-                Turn(calls=(Call(("AskUserQuestion", {"questions": [ASK_QUESTION]})),)),
+                Turn(
+                    calls=(
+                        Call(
+                            ("AskUserQuestion", {"questions": [ASK_QUESTION]}),
+                            ("request_user_input", {"questions": [CODEX_QUESTION]}),
+                        ),
+                    )
+                ),
                 Turn(text="You picked a database."),
             ),
-            "Claude Code asks the user its own question (AskUserQuestion)",
+            "the agent asks the user its own question (Claude Code's AskUserQuestion, "
+            "Codex's request_user_input)",
         ),
         Scenario(
             "plan-exit",
@@ -430,11 +450,14 @@ def _responses_results(body: dict[str, Any]) -> int:
 #: Claude's tool -> the names other agents give the same tool, first offered wins
 _SAME_TOOL = {
     "Bash": ("run_shell_command", "bash", "shell"),
-    "Write": ("write_file", "write"),
+    "Write": ("write_file", "write", "create"),
     "Read": ("read_file", "read"),
 }
 #: Claude's argument -> other spellings of it
-_SAME_ARGUMENT = {"file_path": ("file_path", "filePath", "absolute_path", "path")}
+_SAME_ARGUMENT = {
+    "file_path": ("file_path", "filePath", "absolute_path", "path"),
+    "content": ("content", "file_text"),  # GitHub Copilot's create
+}
 
 
 def translated_call(

@@ -21,6 +21,7 @@ from tests.lab.clis import (
     claude_env,
     codex_env,
     codex_sandbox_path,
+    copilot_env,
     gemini_env,
     opencode_env,
     qwen_env,
@@ -28,7 +29,12 @@ from tests.lab.clis import (
 from tests.lab.fake_model import EDIT_FILE, EDIT_TEXT, FakeModelServer
 
 #: how each preset started by name reaches the fake model (environment and settings only)
-LAB_AGENT_ENV = {"qwen": qwen_env, "opencode": opencode_env, "gemini": gemini_env}
+LAB_AGENT_ENV = {
+    "qwen": qwen_env,
+    "opencode": opencode_env,
+    "gemini": gemini_env,
+    "copilot": copilot_env,
+}
 
 
 def asking_claude_home(home: Path) -> None:
@@ -223,8 +229,10 @@ def test_claude_agent_acp_asks_the_users_own_question_and_the_model_gets_the_ans
 def test_claude_agent_acp_plan_approval_reads_the_plan_and_asks_which_always(
     tmp_path: Path, clis: Clis, fake_model: FakeModelServer
 ) -> None:
-    """ExitPlanMode through the current Claude adapter: the plan arrives before the
-    question and is read by steps; "always" asks which of the two mode switches."""
+    """ExitPlanMode through the current Claude adapter: the plan is read by steps (it comes
+    in a tool_call_update that, under load, may follow the question: then the question is
+    asked again with it, so the test waits for the question that read it); "always" asks
+    which of the two mode switches."""
     adapter = acp_adapter(clis, "claude-agent-acp")
     if not adapter.exists():  # the lab still pins the frozen @zed-industries adapter
         pytest.skip("the lab pins no claude-agent-acp (the current Claude adapter) yet")
@@ -235,10 +243,10 @@ def test_claude_agent_acp_plan_approval_reads_the_plan_and_asks_which_always(
         agent.type(":mode plan")
         agent.wait_for("is now Plan.")
         agent.type("lab:plan-exit please")
-        question = agent.wait_for("Confirmation needed.")
-        assert "The plan has 3 steps: 1. Read auth.py. 2. Fix the token check." in question
+        question = agent.wait_for("The plan has 3 steps: 1. Read auth.py. 2. Fix the token check.")
+        assert question.startswith("[needs you] Confirmation needed."), question
         assert "Always: Yes, and use auto mode or Yes, and bypass permissions" in question
-        agent.wait_for("Accept or reject")
+        agent.wait_for("Accept or reject")  # the prompt of the question that read the plan
         agent.answer("always")
         agent.wait_for("to confirm")
         agent.type("c")
@@ -250,11 +258,11 @@ def test_claude_agent_acp_plan_approval_reads_the_plan_and_asks_which_always(
         assert agent.quit() == 0
 
 
-@pytest.mark.parametrize("preset_id", ["qwen", "opencode", "gemini"])
+@pytest.mark.parametrize("preset_id", sorted(LAB_AGENT_ENV))
 def test_a_preset_started_by_name_answers_and_asks_before_a_delete(
     preset_id: str, tmp_path: Path, clis: Clis, fake_model: FakeModelServer
 ) -> None:
-    """``announcer agent qwen`` (opencode, gemini): the preset's own command line and
+    """``announcer agent qwen`` (opencode, gemini, copilot): the preset's own command line and
     settings, found on PATH; a plain answer is heard, and a delete is asked and obeyed."""
     env = {**os.environ, **LAB_AGENT_ENV[preset_id](fake_model, tmp_path / "home")}
     bin_dir = str(acp_adapter(clis, "qwen").parent)
@@ -303,3 +311,101 @@ def test_codex_started_by_name_asks_before_an_edit(
     finally:
         assert run.quit() == 0
     assert (run.folder / EDIT_FILE).read_text() == EDIT_TEXT
+
+
+@pytest.mark.parametrize("started", ["by name", "as a command"])
+def test_codex_asks_before_a_command_however_it_is_started(
+    started: str, tmp_path: Path, clis: Clis, fake_model: FakeModelServer
+) -> None:
+    """codex-acp 2.6.0 opens a session in "Auto review" unless told otherwise: then its
+    reviewer (the model) decides a command and the user only hears the verdict. Started by
+    name (``announcer agent codex``) or as its program (``announcer agent -- codex-acp``),
+    it is read-only, says so, and a command that writes is asked on the wire and obeyed."""
+    env = {**os.environ, **codex_env(fake_model.openai_url, tmp_path / "home")}
+    adapter = acp_adapter(clis, "codex-acp")
+    env["PATH"] = os.pathsep.join(
+        p for p in (str(adapter.parent), codex_sandbox_path(clis), env["PATH"]) if p
+    )
+    env.pop("INITIAL_AGENT_MODE", None)
+    if started == "by name":
+        run = AgentRun(tmp_path, env=env, names=["codex"])
+    else:
+        run = AgentRun(tmp_path, agent=[str(adapter)], env=env)
+    try:
+        run.wait_for("is ready.")
+        settings = run.wait_for("Mode: ")
+        assert settings.startswith("Mode: Read-only."), settings
+        run.type("lab:command please")
+        question = run.wait_for("Confirmation needed.")
+        assert "Codex wants to run: touch made.txt" in question
+        run.wait_for("Accept or reject")
+        run.answer("r")
+        run.wait_for("Codex stopped the turn after you rejected: touch made.txt.")
+    finally:
+        assert run.quit() == 0
+    assert not (run.folder / "made.txt").exists()
+    heard = run.heard()
+    assert "You rejected: touch made.txt." in heard, heard
+    assert sum(t.startswith("Confirmation needed.") for t in heard) == 1
+    assert not any("reviewer" in t or "Auto review" in t for t in heard), heard
+
+
+def test_codex_request_user_input_is_asked_and_the_model_gets_the_answer(
+    tmp_path: Path, clis: Clis, fake_model: FakeModelServer
+) -> None:
+    """Codex's own question (request_user_input, offered in its Plan collaboration mode)
+    through codex-acp: an ACP elicitation, asked by announcer; the user hears the question
+    and its options, answers, and the model receives exactly that answer."""
+    env = {**os.environ, **codex_env(fake_model.openai_url, tmp_path / "home")}
+    bin_dir = str(acp_adapter(clis, "codex-acp").parent)
+    env["PATH"] = os.pathsep.join(p for p in (bin_dir, codex_sandbox_path(clis), env["PATH"]) if p)
+    run = AgentRun(tmp_path, env=env, names=["codex"])
+    try:
+        run.wait_for("is ready.")
+        run.type(":mode plan")  # "Plan" is Codex's collaboration mode
+        run.wait_for("Collaboration mode is now Plan.")
+        run.type("lab:ask please")
+        question = run.wait_for("Choose a number from 1 to 5:")
+        assert "Which database should the app use?" in question
+        answered_before = _user_input_answers(fake_model)
+        assert answered_before == []  # nothing answered for the user while it waits
+        run.answer("2")  # Postgres
+        run.wait_for("or type your own answer:")  # the note field
+        run.answer("needs WAL mode")
+        run.wait_for("Postgres")  # the review before it is sent
+        run.answer("1")  # send
+        run.wait_for("finished the turn.")
+    finally:
+        assert run.quit() == 0
+    heard = " ".join(run.heard())
+    assert "Codex asks: Codex needs your input to continue." in heard
+    assert "Which database should the app use?" in heard
+    assert "1: SQLite: One file; 2: Postgres: A server" in heard
+    # the model receives the user's choice and note, as codex-acp 2.6.0 words them
+    assert _user_input_answers(fake_model) == [
+        {"answers": {"database": {"answers": ["Postgres", "user_note: needs WAL mode"]}}}
+    ]
+
+
+def _user_input_answers(fake_model: FakeModelServer) -> list[object]:
+    """What Codex sent the model as request_user_input's results (one per call)."""
+    found: dict[str, object] = {}
+    for request in fake_model.requests:
+        body = request.body if isinstance(request.body, dict) else {}
+        calls = {
+            item.get("call_id")
+            for item in body.get("input", [])
+            if isinstance(item, dict) and item.get("name") == "request_user_input"
+        }
+        for item in body.get("input", []):
+            if (
+                isinstance(item, dict)
+                and item.get("type") == "function_call_output"
+                and item.get("call_id") in calls
+            ):
+                output = item.get("output")
+                try:
+                    found[str(item["call_id"])] = json.loads(str(output))
+                except ValueError:  # a refusal in words ("... is unavailable in Default mode")
+                    found[str(item["call_id"])] = output
+    return list(found.values())

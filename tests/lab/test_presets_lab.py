@@ -27,6 +27,7 @@ from tests.lab.clis import (
     claude_env,
     codex_env,
     codex_sandbox_path,
+    copilot_env,
     gemini_args,
     gemini_env,
     opencode_args,
@@ -63,6 +64,10 @@ def _gemini(clis: Clis, fake: FakeModelServer, home: Path) -> dict[str, str]:
     return gemini_env(fake, home)
 
 
+def _copilot(clis: Clis, fake: FakeModelServer, home: Path) -> dict[str, str]:
+    return copilot_env(fake, home)
+
+
 def _no_args(fake: FakeModelServer) -> list[str]:
     return []
 
@@ -76,6 +81,7 @@ ENDS_COMMAND_ON_CANCEL = {
     "qwen": True,
     "opencode": True,
     "gemini": True,
+    "copilot": True,
 }
 #: how long the lab's long command works before it writes late.txt (3 s), with a margin
 LONG_COMMAND_SECONDS = 3.0 + 5.0
@@ -98,6 +104,7 @@ LAB_ENV: dict[str, tuple[EnvMaker, ArgsMaker]] = {
     "qwen": (_qwen, qwen_args),
     "opencode": (_opencode, opencode_args),
     "gemini": (_gemini, gemini_args),
+    "copilot": (_copilot, _no_args),
 }
 
 

@@ -113,3 +113,61 @@ def test_the_message_box_and_reject_always_with_real_terminal_keys(
         wait_for(lambda: (folder / "out.txt").exists(), "the file the agent writes", state)
     finally:
         subprocess.run([*terminal.command, "kill-session", "-t", session], timeout=30, check=False)
+
+
+def test_the_agents_terminal_login_runs_with_the_app_suspended(
+    tmp_path: Path, terminal: Terminal
+) -> None:
+    """ACP terminal auth in the Textual UI: the agent needs a login and offers one of type
+    terminal; the list says it, Enter runs it in this terminal with the app suspended (the
+    login reads the user's own keys), and on its success the agent starts and its session
+    opens."""
+    tmux = terminal.tmux
+    folder = tmp_path / "work"
+    folder.mkdir()
+    speech_log = tmp_path / "speech.jsonl"
+    session = f"announcer-login-{uuid.uuid4().hex[:8]}"
+    command = (
+        f"cd {WORKTREE} && PYTHONPATH={WORKTREE} ANNOUNCER_CONFIG={tmp_path / 'none.toml'} "
+        f"SDK_AGENT_NEEDS_LOGIN=1 "
+        f"exec {sys.executable} -m announcer agent --ui tui --speech jsonl:{speech_log} "
+        f"--cwd {folder} -- {sys.executable} -m tests.acp_frontend.sdk_agent"
+    )
+    env = {**os.environ, "TERM": "xterm-256color"}
+    subprocess.run(
+        [*terminal.command, "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command],
+        check=True,
+        env=env,
+        timeout=30,
+    )
+
+    def screen() -> str:
+        try:
+            return tmux("capture-pane", "-p", "-t", session)
+        except subprocess.CalledProcessError:
+            return "(announcer has ended)"
+
+    def spoken() -> list[str]:
+        return spoken_in(speech_log.read_text(encoding="utf-8")) if speech_log.exists() else []
+
+    def heard(text: str) -> Callable[[], bool]:
+        return lambda: any(text in t for t in spoken())
+
+    def state() -> str:
+        return f"screen:\n{screen()}\nheard: {spoken()}"
+
+    try:
+        wait_for(
+            heard("needs you to log in. Enter runs the login you pick here."), "the offer", state
+        )
+        assert any("Claude Subscription: python" in t for t in spoken()), state()
+        wait_for(lambda: "Not now" in screen(), "the list", state)
+        tmux("send-keys", "-t", session, "Enter")  # the first login
+        wait_for(lambda: "Scripted login. Type yes to log in:" in screen(), "the login", state)
+        tmux("send-keys", "-t", session, "-l", "yes")
+        tmux("send-keys", "-t", session, "Enter")
+        wait_for(heard("The login is done."), "the login's end", state)
+        wait_for(heard("is ready."), "the agent's session", state)
+        assert (folder / "logged-in.txt").read_text() == "terminal\n"
+    finally:
+        subprocess.run([*terminal.command, "kill-session", "-t", session], timeout=30, check=False)

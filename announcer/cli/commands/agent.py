@@ -25,9 +25,9 @@ from announcer.cli.acp_agents import (
     AgentToStart,
     MissingAgent,
     acp_transports,
+    command_to_start,
     resolve_agent,
     saved_acp,
-    ssh_command,
     unique_labels,
 )
 
@@ -136,8 +136,7 @@ def agents_to_start(args: argparse.Namespace, settings: Any) -> list[AgentToStar
             return one
         found.append(one)
     if command:
-        label = Path(command[0]).name
-        found.append(AgentToStart(ssh_command(host, command) if host else command, label, label))
+        found.append(command_to_start(command, host=host))
     return unique_labels(found)
 
 

@@ -8,6 +8,7 @@ changes only on real changes, no animation, no spinners, no blinking.
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
 from typing import ClassVar, get_args
@@ -20,6 +21,7 @@ from textual.dom import NoScreen
 from textual.events import DescendantFocus
 from textual.filter import Monochrome, NoColor
 from textual.geometry import Offset
+from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import RichLog, Static
@@ -54,6 +56,7 @@ from announcer.ui.tui.screens import (
     AgentSettingsScreen,
     DiagnosticsScreen,
     HistoryScreen,
+    LoginScreen,
     PromptListScreen,
     SettingsScreen,
 )
@@ -204,6 +207,23 @@ class MainScreen(Screen[None]):
     @property
     def status_widget(self) -> Static:
         return self.query_one("#status", Static)
+
+
+class LoginOffered(Message):
+    """An agent's terminal logins to offer (from the agent's task to the app's)."""
+
+    def __init__(
+        self,
+        agent: str,
+        choices: list[tuple[str, list[str], dict[str, str]]],
+        cwd: str,
+        answer: asyncio.Future[int | None],
+    ) -> None:
+        super().__init__()
+        self.agent = agent
+        self.choices = choices
+        self.cwd = cwd
+        self.answer = answer
 
 
 class AnnouncerApp(App[None]):
@@ -908,6 +928,73 @@ class AnnouncerApp(App[None]):
             self.say(_("This agent offers no modes or settings."), interrupt=True)
             return
         self.push_screen(AgentSettingsScreen(rows))
+
+    async def offer_login(
+        self, agent: str, choices: list[tuple[str, list[str], dict[str, str]]], cwd: str
+    ) -> int | None:
+        """An agent needs a login it can do in a terminal (ACP terminal auth): a list of
+        its logins and "Not now"; the one picked runs in this terminal while the app is
+        suspended. Its exit status, or None when nothing ran.
+
+        Called from the agent's own task: the list is the app's, so it is handed over as
+        a message, and its worker answers."""
+        import asyncio
+
+        answer: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
+        self.post_message(LoginOffered(agent, choices, cwd, answer))
+        return await answer
+
+    def on_login_offered(self, message: LoginOffered) -> None:
+        async def run() -> None:
+            try:
+                code = await self._run_login(message.agent, message.choices, message.cwd)
+            except Exception:
+                code = None
+            if not message.answer.done():
+                message.answer.set_result(code)
+
+        self.run_worker(run(), exclusive=False)
+
+    async def _run_login(
+        self, agent: str, choices: list[tuple[str, list[str], dict[str, str]]], cwd: str
+    ) -> int | None:
+        import os
+        import shlex
+        import subprocess
+
+        def command(argv: list[str]) -> str:
+            return shlex.join([os.path.basename(argv[0]), *argv[1:]])
+
+        screen = LoginScreen(
+            printable(agent), [printable(f"{name}: {command(argv)}") for name, argv, _e in choices]
+        )
+        await self.push_screen(screen)
+        picked = await screen.chosen
+        if picked is None:
+            return None
+        _name, argv, env = choices[picked]
+        self.say(
+            _("Logging in with {command}. announcer goes on when it ends.").format(
+                command=printable(command(argv))
+            ),
+            Urgency.CRITICAL,
+        )
+        code: int | None = None
+        try:
+            with self.suspend():  # the login has the terminal; announcer reads no keys
+                code = subprocess.run(argv, env=env, cwd=cwd, check=False).returncode
+        except Exception as exc:  # no terminal to hand over (headless), or no program
+            self.say(printable(str(exc)), Urgency.CRITICAL)
+        if code == 0:
+            self.say(
+                _("The login is done. Starting {agent} again.").format(agent=printable(agent)),
+                Urgency.CRITICAL,
+            )
+        else:
+            self.say(
+                _("The login did not finish (status {code}).").format(code=code), Urgency.CRITICAL
+            )
+        return code
 
     def action_stop_turn(self) -> None:
         """Escape on the main screen: stop the agent's turn (as in the message box)."""

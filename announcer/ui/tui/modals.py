@@ -285,6 +285,14 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
                     )
                     if view.hidden_note():
                         yield Static(view.hidden_note(), markup=False, id="hidden")
+                elif view.plan is not None:
+                    # a plan approval: the whole plan (said by steps; W reads it whole)
+                    yield Static(
+                        _("Plan:") + "\n" + view.plan_display(),
+                        markup=False,
+                        id="plan",
+                        classes="field",
+                    )
                 elif view.dangerous_note():
                     yield Static(view.dangerous_note(), markup=False, id="dangerous")
                 yield Static(
@@ -348,7 +356,13 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
     def extra_help(self) -> str:
         """Said after the Footer's keys by help: the agent's "always" keys, if offered,
         and W for a question about a command."""
-        whole = _("W reads the whole command.") if self.view.command is not None else ""
+        whole = (
+            _("W reads the whole command.")
+            if self.view.command is not None
+            else _("W reads the whole plan.")
+            if self.view.plan is not None
+            else ""
+        )
         return " ".join(part for part in (self.view.always_phrase(), whole) if part)
 
     def on_key(self, event: Key) -> None:

@@ -24,6 +24,9 @@ from announcer.engine.answer_guard import (
     command_of,
     confirm_step_action,
     is_high_risk,
+    plan_for_display,
+    plan_for_speech,
+    plan_of,
     reads_literally,
 )
 from announcer.engine.prompts import PendingPrompt, always_decisions, waits_without_deadline
@@ -104,6 +107,8 @@ class ConfirmationView:
     always: frozenset[str] = frozenset()
     # the command the agent will run, as it sent it (hooks, ACP permissions), if any
     command: str | None = None
+    # a plan approval's whole plan (ACP ExitPlanMode), if any
+    plan: str | None = None
 
     @classmethod
     def of(cls, prompt: PendingPrompt) -> ConfirmationView:
@@ -119,6 +124,7 @@ class ConfirmationView:
             default_decision=_text(event, "default_decision"),
             always=always_decisions(event),
             command=command_of(event),
+            plan=plan_of(event),
         )
 
     @property
@@ -129,6 +135,10 @@ class ConfirmationView:
         """The whole command, line by line, as the dialog shows it (issue 22: what runs)."""
         analysis = self.analysis
         return for_display(analysis) if analysis is not None else ""
+
+    def plan_display(self) -> str:
+        """The whole plan, line by line, as the dialog shows it (said by steps)."""
+        return "\n".join(plan_for_display(self.plan)) if self.plan is not None else ""
 
     def hidden_note(self) -> str:
         analysis = self.analysis
@@ -146,10 +156,13 @@ class ConfirmationView:
         return analysis is not None and analysis.is_long
 
     def whole_for_speech(self, language: str = "en") -> str:
-        """What W says: the command whole, literally (or the action, with no command)."""
+        """What W says: the command whole, literally; a plan approval's whole plan; else
+        the action."""
         analysis = self.analysis
         if analysis is not None:
             return whole_command_for_speech(analysis, language)
+        if self.plan is not None:
+            return plan_for_speech(self.plan, language)
         return literal_for_speech(self.action, language)
 
     def short_action(self) -> str:
@@ -234,6 +247,8 @@ class ConfirmationView:
         )
         if self.long_command:
             keys += " " + _("W reads the whole command.")
+        elif self.command is None and self.plan is not None:
+            keys += " " + _("W reads the whole plan.")
         return f"{keys} {self.always_phrase()}".strip()
 
     def always_phrase(self) -> str:

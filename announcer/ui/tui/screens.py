@@ -6,6 +6,7 @@ Tab; each speaks its name when it opens and Escape always goes back.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, cast, get_args
 
@@ -162,6 +163,41 @@ class AgentSettingsScreen(ListScreen):
         setting, value, _label, _now = self.choices[index]
         self.dismiss(None)
         self.app.run_worker(self.announcer.session.change_setting(setting, value), exclusive=False)
+
+
+class LoginScreen(ListScreen):
+    """An agent's own terminal logins (ACP terminal auth) and "Not now": Enter on a login
+    runs it in this terminal (the app steps aside while it runs)."""
+
+    title_msgid = N_("Log in")
+
+    def __init__(self, agent: str, logins: list[str]) -> None:
+        super().__init__()
+        self.agent = agent
+        self.logins = logins
+        self.chosen: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
+
+    def rows(self) -> list[Option]:
+        return [
+            *(Option(Content(login), id=str(index)) for index, login in enumerate(self.logins)),
+            Option(Content(_("Not now")), id="none"),
+        ]
+
+    def summary(self) -> str:
+        return _("{agent} needs you to log in. Enter runs the login you pick here.").format(
+            agent=self.agent
+        )
+
+    @on(OptionList.OptionSelected)
+    def _pick(self, event: OptionList.OptionSelected) -> None:
+        picked = event.option.id
+        if not self.chosen.done():
+            self.chosen.set_result(None if picked in (None, "none") else int(picked))
+        self.dismiss(None)
+
+    def on_unmount(self) -> None:
+        if not self.chosen.done():  # closed with Escape: not now
+            self.chosen.set_result(None)
 
 
 class HistoryScreen(ListScreen):
