@@ -265,3 +265,15 @@ def test_the_template_lists_no_string_the_code_no_longer_has(
         f"{len(unused)} catalog strings are in no code; run `{UPDATE_COMMAND}`: "
         + "; ".join(unused[:20])
     )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [TEMPLATE, *sorted(LOCALES.glob("*/LC_MESSAGES/announcer.po"))],
+    ids=lambda p: p.parent.parent.name if p.suffix == ".po" else "template",
+)
+def test_every_catalog_is_well_formed(path: Path) -> None:
+    """Catalogs merge with git's union driver, which can leave a msgid without its msgstr;
+    babel then only warns and a translation silently goes missing. Read strictly."""
+    with path.open("rb") as handle:
+        read_po(handle, domain="announcer", abort_invalid=True)
