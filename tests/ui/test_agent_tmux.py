@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.processes import alive, command_line, descendants
+from tests.support.processes import alive, children, command_line, descendants
 from tests.support.speech_record import spoken_in
 from tests.support.terminal import Terminal
 
@@ -196,9 +196,9 @@ def _start_a_login(
     command = (
         f"cd {WORKTREE} && PYTHONPATH={WORKTREE} ANNOUNCER_CONFIG={tmp_path / 'none.toml'} "
         f"SDK_AGENT_NEEDS_LOGIN=1 ANNOUNCER_ANSWER_ARMING_SECONDS={ARMING} "
-        f"exec {sys.executable} -m announcer agent --ui {ui} --speech jsonl:{speech_log} "
-        f"--cwd {folder} -- {sys.executable} -m tests.acp_frontend.sdk_agent"
-    )
+        f"{sys.executable} -m announcer agent --ui {ui} --speech jsonl:{speech_log} "
+        f"--cwd {folder} -- {sys.executable} -m tests.acp_frontend.sdk_agent; sleep 600"
+    )  # not exec'd: as from a shell, announcer's end alone hangs up nothing in the terminal
     env = {**os.environ, "TERM": "xterm-256color"}
     subprocess.run(
         [*terminal.command, "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command],
@@ -206,13 +206,19 @@ def _start_a_login(
         env=env,
         timeout=30,
     )
-    announcer = int(tmux("display-message", "-p", "-t", session, "#{pane_pid}"))
+    shell = int(tmux("display-message", "-p", "-t", session, "#{pane_pid}"))
 
     def screen() -> str:
         try:
             return tmux("capture-pane", "-p", "-t", session)
         except subprocess.CalledProcessError:
             return "(the terminal has closed)"
+
+    def announcers() -> list[int]:
+        return [pid for pid in children(shell) if "-m announcer" in command_line(pid)]
+
+    wait_for(lambda: bool(announcers()), "announcer to start", screen)
+    announcer = announcers()[0]
 
     def spoken() -> list[str]:
         return spoken_in(speech_log.read_text(encoding="utf-8")) if speech_log.exists() else []
@@ -255,12 +261,14 @@ def test_a_closed_terminal_during_the_login_ends_announcer_its_agent_and_the_log
     )
 
 
+@pytest.mark.parametrize("ui", ["tui", "plain"])
 def test_sigterm_during_the_login_ends_announcer_its_agent_and_the_login(
-    tmp_path: Path, terminal: Terminal
+    tmp_path: Path, terminal: Terminal, ui: str
 ) -> None:
-    """A kill (SIGTERM) to announcer while the app is suspended for a login: the loop
-    still hears it, the login is ended with announcer, and so is the agent."""
-    _session, announcer, started, state = _start_a_login(tmp_path, terminal, "tui")
+    """A kill (SIGTERM) to announcer while the login has the terminal (the Textual app
+    suspended): the loop still hears it, the login is ended with announcer, and so is the
+    agent."""
+    _session, announcer, started, state = _start_a_login(tmp_path, terminal, ui)
     os.kill(announcer, signal.SIGTERM)
     wait_for(
         lambda: not any(alive(pid) for pid in [announcer, *started]),
