@@ -30,11 +30,20 @@ async def run_login(argv: list[str], env: dict[str, str], cwd: str) -> int:
 
 
 async def _reap(process: asyncio.subprocess.Process) -> None:
+    """Wait a little for the login to end on SIGTERM, then kill it and wait for that."""
     try:
         await asyncio.wait_for(asyncio.shield(process.wait()), LOGIN_END_SECONDS)
-    except (TimeoutError, asyncio.CancelledError):
+        return
+    except TimeoutError:
+        pass
+    except asyncio.CancelledError:  # stopped again: no more waiting
         with contextlib.suppress(ProcessLookupError):
             process.kill()
+        raise
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(process.wait()), LOGIN_END_SECONDS)
 
 
 def terminal_gone(fd: int | None = None) -> bool:
