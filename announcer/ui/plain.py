@@ -670,9 +670,10 @@ class PlainUi:
         fd = self._fd
         loop.remove_reader(fd)  # the login reads the terminal now, not announcer
         code: int | None = None
-        try:
-            process = await asyncio.create_subprocess_exec(*argv, env=env, cwd=cwd)
-            code = await process.wait()
+        from announcer.ui.terminal_login import run_login
+
+        try:  # on the loop: a signal still ends announcer, and the login with it
+            code = await run_login(argv, env, cwd)
         except OSError as exc:
             self._print(str(exc))
         finally:
