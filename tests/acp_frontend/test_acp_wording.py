@@ -281,7 +281,7 @@ def test_a_plan_after_its_question_asks_it_again_and_the_old_token_answers_nothi
     heard.send(update("tool_call_update", toolCallId="x4", rawInput={"plan": "1. Read auth.py\n"}))
     second = confirmation(heard)
     assert second["reply_token"] != first["reply_token"]
-    assert second["consequence"].startswith("The plan has 1 steps: 1. Read auth.py.")
+    assert second["consequence"].startswith("The plan has 1 step: 1. Read auth.py.")
     assert heard.adapter.take_asked_again() == [(first["reply_token"], second["reply_token"])]
     assert heard.adapter.take_asked_again() == []
     assert heard.adapter.answer(first["reply_token"], "accept") is None  # answers nothing
