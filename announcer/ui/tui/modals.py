@@ -314,8 +314,8 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
                     classes="field",
                 )
                 yield Static(view.default_phrase(), markup=False, id="time", classes="field")
-            if view.always_phrase():
-                yield Static(view.always_phrase(), markup=False, id="always", classes="field")
+            if self._always_phrase():
+                yield Static(self._always_phrase(), markup=False, id="always", classes="field")
             with Horizontal(id="buttons"):
                 if not view.malformed and not self.accept_over:  # otherwise: reject only
                     yield Button(_("Accept (A)"), id="accept", variant="warning", compact=True)
@@ -379,6 +379,11 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
             if button.has_focus:
                 self.focus_quietly(self.query_one("#reject", Button))
             button.remove()
+        for line in self.query("#always"):
+            if self._always_phrase():
+                cast("Static", line).update(self._always_phrase())
+            else:
+                line.remove()
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -413,7 +418,15 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
             if self.view.plan is not None
             else ""
         )
-        return " ".join(part for part in (self.view.always_phrase(), whole) if part)
+        return " ".join(part for part in (self._always_phrase(), whole) if part)
+
+    def _always_phrase(self) -> str:
+        """The agent's "always" keys; once accept's time is over, only Shift+R's."""
+        if not self.accept_over:
+            return self.view.always_phrase()
+        if "reject" in self.view.always:
+            return _("Shift+R then Enter rejects it from now on.")
+        return ""
 
     def on_key(self, event: Key) -> None:
         if self.accept_over and event.key in ("a", "y", "A"):

@@ -243,12 +243,13 @@ class ConfirmationView:
                 ]
             )
         if not accept_open:
-            return " ".join(
-                [
-                    _("The time to accept is over, so only reject is offered."),
-                    _("Press R to reject."),
-                ]
-            )
+            parts = [
+                _("The time to accept is over, so only reject is offered."),
+                _("Press R to reject."),
+            ]
+            if "reject" in self.always:
+                parts.append(_("Shift+R then Enter rejects it from now on."))
+            return " ".join(parts)
         keys = (
             _("A then Enter accepts, R rejects; F2 repeats.")
             if two_keys
