@@ -736,6 +736,8 @@ class AnnouncerApp(App[None]):
     def check_deadlines(self) -> None:
         """Speak the time left at half and at ten seconds; close prompts whose time is up."""
         now = self.session.now()
+        if isinstance(self.screen, ConfirmScreen):
+            self.screen.check_accept_open()  # §6.4: reject only once accept's time is over
         for token, state in list(self.prompts.items()):
             if waits_without_deadline(state.prompt.event):
                 continue  # the agent waits: no time left to say (the engine reminds instead)
