@@ -49,8 +49,6 @@ async def _reap(process: asyncio.subprocess.Process) -> None:
 def terminal_gone(fd: int | None = None) -> bool:
     """Whether the terminal has closed (hung up: its attributes can no longer be read).
     Standard input that is no terminal at all counts as gone too."""
-    import termios  # POSIX only, like the suspend that asks
-
     if fd is None:
         stdin = sys.__stdin__
         if stdin is None:
@@ -62,6 +60,13 @@ def terminal_gone(fd: int | None = None) -> bool:
     try:
         if not os.isatty(fd):
             return True
+    except OSError:
+        return True
+    if sys.platform == "win32":
+        return False  # no hang-up to read there: a console that is a tty is still ours
+    import termios  # POSIX only, like the suspend that asks
+
+    try:
         termios.tcgetattr(fd)
     except (OSError, termios.error):
         return True
