@@ -64,6 +64,9 @@ def _give_children_the_terminals_ctrl_c() -> None:
 _give_children_the_terminals_ctrl_c()
 
 
+# First: xdist's own hook turns the xdist_group marks into scheduling groups, so the marks
+# must be on the items before it runs (after it, they were silently ignored).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     mark_tiers(items)
 

@@ -311,9 +311,19 @@ class AcpAdapter(FormatAdapter):
         said_plan = ""
         if plan.strip():
             steps = _plan_steps(plan)
-            said_plan = self._t("The plan has {count} steps: {steps}").format(
-                count=len(steps),
-                steps=" ".join(f"{i}. {_sentence(step)}" for i, step in enumerate(steps[:8], 1)),
+            said_plan = (
+                translator(self.language)
+                .ngettext(
+                    "The plan has {count} step: {steps}",
+                    "The plan has {count} steps: {steps}",
+                    len(steps),
+                )
+                .format(
+                    count=len(steps),
+                    steps=" ".join(
+                        f"{i}. {_sentence(step)}" for i, step in enumerate(steps[:8], 1)
+                    ),
+                )
             )
             if len(steps) > 8:
                 said_plan += " …"

@@ -154,6 +154,12 @@ class UiSession:
         """The clock ``PendingPrompt.received_at`` was measured with."""
         return time.monotonic()
 
+    def accept_open(self, prompt: PendingPrompt) -> bool:
+        """Whether accept may still be sent for ``prompt`` now, as the reply book judges it
+        (§6.4: accept closes at the producer's deadline by our best estimate; reject stays
+        open until :attr:`PendingPrompt.deadline`). A UI shows only reject once it is not."""
+        return prompt.accepts(self.now())
+
     async def answer_async(self, answer: UserAnswer) -> AnswerOutcome:
         """:meth:`answer`, awaited until the reply is known to have gone out (or not)."""
         return self.answer(answer)

@@ -107,6 +107,8 @@ class PlainUi:
         self._question_words: OrderedDict[str, str] = OrderedDict()
         self._own_words: deque[str] = deque(maxlen=32)
         self._closed_at = float("-inf")  # when the last question left the screen
+        # questions whose reject-only line was shown once accept's time was over (§6.4)
+        self._accept_over_shown: set[str] = set()
         self._reader: threading.Thread | None = None
         # Input is being read (in the loop or a thread): attached again, it goes on so.
         self._reading = False
@@ -297,6 +299,22 @@ class PlainUi:
             self.guard.speech_started(prompt.reply_token, self._now(), text)
 
     def announcement_made(self, announcement: Announcement) -> None:
+        self._print_announcement(announcement)
+        current = self._current
+        if (
+            announcement.kind == "system.accept_over"
+            and current is not None
+            and current.kind == "confirmation"
+            and current.reply_token not in self._accept_over_shown
+            and not self._accept_open(current)
+        ):
+            # The engine said accept's time is over: the key line now offers reject only.
+            if len(self._accept_over_shown) > SPEECH_KEPT:
+                self._accept_over_shown.clear()
+            self._accept_over_shown.add(current.reply_token)
+            self._ask(current, command=False)
+
+    def _print_announcement(self, announcement: Announcement) -> None:
         if announcement.event_id:
             now = self._now()
             self._remember(self._speech_starts, announcement.event_id, now)
@@ -442,6 +460,13 @@ class PlainUi:
         if prompt.kind == "confirmation" and getattr(prompt, "malformed", False):
             # §10.1.3: shown so it can be rejected; accept is never offered.
             line = self._tr("Reject only, this request was malformed: {action}? [r]").format(
+                action=_action(event)
+            )
+            self._print(line + who)
+            return line + who
+        if prompt.kind == "confirmation" and not self._accept_open(prompt):
+            # §6.4: accept's time is over; reject stays possible until the deadline.
+            line = self._tr("Reject only, the time to accept is over: {action}? [r]").format(
                 action=_action(event)
             )
             self._print(line + who)
@@ -670,9 +695,10 @@ class PlainUi:
         fd = self._fd
         loop.remove_reader(fd)  # the login reads the terminal now, not announcer
         code: int | None = None
-        try:
-            process = await asyncio.create_subprocess_exec(*argv, env=env, cwd=cwd)
-            code = await process.wait()
+        from announcer.ui.terminal_login import run_login
+
+        try:  # on the loop: a signal still ends announcer, and the login with it
+            code = await run_login(argv, env, cwd)
         except OSError as exc:
             self._print(str(exc))
         finally:
@@ -707,12 +733,23 @@ class PlainUi:
         self._speak(text)
         return text
 
+    def _accept_open(self, prompt: PendingPrompt) -> bool:
+        """The engine's word on whether accept may still be sent (§6.4)."""
+        return self.session is None or self.session.accept_open(prompt)
+
     def _parse(self, prompt: PendingPrompt, text: str) -> UserAnswer | None:
         lowered = text.lower()
         if prompt.kind == "confirmation":
             # a/r as printed and spoken; y/n too, as the Textual dialog also takes them.
             if lowered in ("a", "accept", "y") and getattr(prompt, "malformed", False):
                 refusal = self._tr("This request was malformed, so only reject is offered.")
+                self._print(refusal)
+                self._speak(refusal)
+                return None
+            if lowered in ("a", "accept", "y", "always") and not self._accept_open(prompt):
+                refusal = self._tr(
+                    "Too late to accept: the agent's time for this ran out. You can still reject."
+                )
                 self._print(refusal)
                 self._speak(refusal)
                 return None

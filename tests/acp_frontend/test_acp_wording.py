@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from announcer.engine.prompts import UserAnswer
 from announcer.engine.replies import ReplyReady
 from tests.acp_frontend.sdk_agent import SETTINGS
@@ -281,7 +283,7 @@ def test_a_plan_after_its_question_asks_it_again_and_the_old_token_answers_nothi
     heard.send(update("tool_call_update", toolCallId="x4", rawInput={"plan": "1. Read auth.py\n"}))
     second = confirmation(heard)
     assert second["reply_token"] != first["reply_token"]
-    assert second["consequence"].startswith("The plan has 1 steps: 1. Read auth.py.")
+    assert second["consequence"].startswith("The plan has 1 step: 1. Read auth.py.")
     assert heard.adapter.take_asked_again() == [(first["reply_token"], second["reply_token"])]
     assert heard.adapter.take_asked_again() == []
     assert heard.adapter.answer(first["reply_token"], "accept") is None  # answers nothing
@@ -289,6 +291,29 @@ def test_a_plan_after_its_question_asks_it_again_and_the_old_token_answers_nothi
     # the same plan again changes nothing: asked once with it
     heard.send(update("tool_call_update", toolCallId="x4", rawInput={"plan": "1. Read auth.py\n"}))
     assert heard.adapter.take_asked_again() == []
+
+
+@pytest.mark.parametrize(
+    ("language", "one", "two"),
+    [
+        ("en", "The plan has 1 step: 1.", "The plan has 2 steps: 1."),
+        ("es", "El plan tiene 1 paso: 1.", "El plan tiene 2 pasos: 1."),
+        ("ar", "للخطة خطوة واحدة: 1.", "للخطة خطوتان: 1."),
+    ],
+)
+def test_the_plans_step_count_is_a_proper_plural(language: str, one: str, two: str) -> None:
+    said = []
+    for plan in ("1. Read auth.py\n", "1. Read auth.py\n2. Fix the token check\n"):
+        heard = Heard()
+        heard.adapter.set_language(language)
+        heard.open()
+        call = {"toolCallId": "x5", "title": "Approve Plan", "kind": "switch_mode",
+                "rawInput": {"plan": plan}}  # fmt: skip
+        params = {"sessionId": "s1", "options": OPTIONS, "toolCall": call}
+        heard.take(heard.adapter.permission_requested("k5", params, heard.now))
+        said.append(confirmation(heard)["consequence"])
+    assert said[0].startswith(one), said[0]
+    assert said[1].startswith(two), said[1]
 
 
 def test_the_whole_plan_is_in_the_questions_detailed_summary() -> None:

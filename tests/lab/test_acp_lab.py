@@ -130,25 +130,23 @@ def test_codex_acp_is_heard_through_the_engine(
     assert any(t.startswith("Echo hello") for t in heard)
 
 
-@pytest.mark.xfail(
-    reason="issue 21 item 5: claude-agent-acp 0.101.0 offers only Yes and No for a command "
-    "(its 'always' options change modes instead), so there is no 'always' to answer here",
-    strict=False,
-)
-def test_claude_code_acp_allow_always_is_remembered_by_the_agent(
+def test_claude_agent_acp_offers_no_always_for_a_command_and_always_answers_nothing(
     tmp_path: Path, clis: Clis, fake_model: FakeModelServer
 ) -> None:
-    """The "always" option is the adapter's own: the same call is not asked again."""
+    """claude-agent-acp 0.101.0 offers only Yes and No for a command (its "always" options
+    change modes, which the plan-approval tests cover): the question names no "always",
+    an "always" line is refused in words and sends nothing, and the reject still works."""
     agent = claude_agent(tmp_path, clis, fake_model)
     try:
         agent.wait_for("is ready.")
-        agent.type("lab:denied-twice please")
-        agent.wait_for("always or never: from now on]")
-        # a second, confirming line is asked for once the question was heard
-        agent.answer_until("always", "Always allow:")
-        agent.type("c")
+        agent.type("lab:denied please")
+        question = agent.wait_for("Confirmation needed.")
+        assert "rm -rf build" in question and "always" not in question.lower()
+        agent.wait_for("Accept or reject")
+        agent.answer_until("always", "offers no always answer")
+        agent.answer("r")
         agent.wait_for("finished the turn.")
-        assert not (agent.folder / "build").exists()
+        assert (agent.folder / "build").exists()
     finally:
         assert agent.quit() == 0
     heard = agent.heard()

@@ -27,3 +27,9 @@ class HeldClock:
     def release(self) -> None:
         """Run on from now: a monotonic clock may jump ahead, never back."""
         self._held_at = None
+
+    def advance(self, seconds: float) -> None:
+        """Held: move the held moment on by ``seconds`` (a deadline comes due at once)."""
+        self.hold()
+        assert self._held_at is not None
+        self._held_at += seconds

@@ -3,9 +3,9 @@
 ``./test`` runs every tier; a developer picks some with ``-m`` (docs/testing.md):
 
 * ``lab``: the agent lab (``tests/lab/``, or the ``lab``, ``clis`` or ``fake_model``
-  fixtures): real agent CLIs on node against the fake model. Its session fixtures run
-  each CLI once, so the whole tier runs on one xdist worker (group ``lab``); so do the
-  tests in ``tests/packaging`` (group ``packaging``: one wheel built for all of them).
+  fixtures): real agent CLIs on node against the fake model, spread over the xdist
+  workers like any other test. The tests in ``tests/packaging`` keep to one worker
+  (group ``packaging``: one wheel and one bundle built for all of them).
 * ``tmux``: the terminal app in a real terminal (the ``terminal`` fixture, or a module
   that runs ``tmux`` itself).
 * ``e2e``: starts programs as child processes (announcer's own CLI, speech-dispatcher,
@@ -149,8 +149,10 @@ def tiers_of(path: Path, test_name: str, fixtures: frozenset[str]) -> set[str]:
 
 
 def mark_tiers(items: list[pytest.Item]) -> None:
-    """Mark each collected test with its tiers; the lab's and serial tests are grouped
-    (xdist ``--dist loadgroup``): the lab shares its session fixtures on one worker."""
+    """Mark each collected test with its tiers; the packaging and serial tests are grouped
+    (xdist ``--dist loadgroup``): the packaging tests share one built wheel and bundle on
+    one worker. The lab is not grouped: its tests run side by side (each worker starts its
+    own fake model), which is minutes faster than one worker running them all."""
     for item in items:
         fixtures = frozenset(getattr(item, "fixturenames", ()))
         function = getattr(item, "originalname", None) or item.name
@@ -158,9 +160,7 @@ def mark_tiers(items: list[pytest.Item]) -> None:
         for tier in sorted(tiers):
             item.add_marker(tier)
         folder = _folder(Path(str(item.path)))
-        if "lab" in tiers:
-            item.add_marker(pytest.mark.xdist_group("lab"))
-        elif folder in SHARED_SESSION_FOLDERS:
+        if folder in SHARED_SESSION_FOLDERS:
             item.add_marker(pytest.mark.xdist_group(folder))
         elif item.get_closest_marker("serial") is not None:
             item.add_marker(pytest.mark.xdist_group("serial"))

@@ -197,12 +197,16 @@ async def test_reject_always_needs_enter_escape_rejects_once_and_stops_nothing_e
         await until(pilot, run.said("Nothing was sent. The question is still open."), "back")
         assert run.choices() == [] and run.dialog() is not None
         # Escape rejects once; the same Escape pressed twice does not also stop the agent.
+        # The second Escape lands in the closing dialog or, within half a second of it on the
+        # session's clock, in the message box ("Press Escape again to stop"): never a stop.
+        # The clock is held so that half second cannot run out while a loaded machine
+        # delivers the keys (issue: a wall-clock window made this test flaky).
+        run.clock.hold()
         await pilot.press("escape", "escape")
         await until(pilot, lambda: run.choices() == ["no"], "the agent's reject-once option")
         await until(pilot, run.said("finished the turn"), "the turn's end")
-        # The second Escape lands in the closing dialog or, within half a second of it,
-        # in the message box ("Press Escape again to stop"): never a stop.
         assert not any("Stopping" in t or "not working on anything" in t for t in run.heard())
+        run.clock.release()
         assert not (tmp_path / "out.txt").exists()
         await pilot.press(*"write", "enter")
         await until(pilot, run.armed, "the second question")

@@ -10,6 +10,7 @@ Enter typed together must be "allow always", and a lone Escape must reach the ap
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -17,6 +18,9 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from tests.support.processes import alive, children, command_line, descendants
 from tests.support.speech_record import spoken_in
 from tests.support.terminal import Terminal
 
@@ -156,6 +160,8 @@ def test_the_agents_terminal_login_runs_with_the_app_suspended(
     def state() -> str:
         return f"screen:\n{screen()}\nheard: {spoken()}"
 
+    announcer = int(tmux("display-message", "-p", "-t", session, "#{pane_pid}"))
+    started: set[int] = set()
     try:
         wait_for(
             heard("needs you to log in. Enter runs the login you pick here."), "the offer", state
@@ -169,5 +175,136 @@ def test_the_agents_terminal_login_runs_with_the_app_suspended(
         wait_for(heard("The login is done."), "the login's end", state)
         wait_for(heard("is ready."), "the agent's session", state)
         assert (folder / "logged-in.txt").read_text() == "terminal\n"
+        started.update(descendants(announcer))
     finally:
         subprocess.run([*terminal.command, "kill-session", "-t", session], timeout=30, check=False)
+    # the closed terminal ends announcer and everything it started: nothing spins on after
+    wait_for(lambda: not any(alive(pid) for pid in {announcer, *started}), "all to end")
+
+
+def _start_a_login(
+    tmp_path: Path, terminal: Terminal, ui: str
+) -> tuple[str, int, list[int], Callable[[], str]]:
+    """``announcer agent --ui UI`` in tmux with an agent that needs a terminal login, the
+    login picked and running (it has the terminal): the tmux session, announcer's pid, the
+    processes it has started (the login among them) and a description for failures."""
+    tmux = terminal.tmux
+    folder = tmp_path / "work"
+    folder.mkdir()
+    speech_log = tmp_path / "speech.jsonl"
+    session = f"announcer-login-{uuid.uuid4().hex[:8]}"
+    command = (
+        f"cd {WORKTREE} && PYTHONPATH={WORKTREE} ANNOUNCER_CONFIG={tmp_path / 'none.toml'} "
+        f"SDK_AGENT_NEEDS_LOGIN=1 ANNOUNCER_ANSWER_ARMING_SECONDS={ARMING} "
+        f"{sys.executable} -m announcer agent --ui {ui} --speech jsonl:{speech_log} "
+        f"--cwd {folder} -- {sys.executable} -m tests.acp_frontend.sdk_agent; sleep 600"
+    )  # not exec'd: as from a shell, announcer's end alone hangs up nothing in the terminal
+    env = {**os.environ, "TERM": "xterm-256color"}
+    subprocess.run(
+        [*terminal.command, "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command],
+        check=True,
+        env=env,
+        timeout=30,
+    )
+    shell = int(tmux("display-message", "-p", "-t", session, "#{pane_pid}"))
+
+    def screen() -> str:
+        try:
+            return tmux("capture-pane", "-p", "-t", session)
+        except subprocess.CalledProcessError:
+            return "(the terminal has closed)"
+
+    def announcers() -> list[int]:
+        return [pid for pid in children(shell) if "-m announcer" in command_line(pid)]
+
+    wait_for(lambda: bool(announcers()), "announcer to start", screen)
+    announcer = announcers()[0]
+
+    def spoken() -> list[str]:
+        return spoken_in(speech_log.read_text(encoding="utf-8")) if speech_log.exists() else []
+
+    def state() -> str:
+        running = {pid: command_line(pid) for pid in [announcer, *descendants(announcer)]}
+        return f"screen:\n{screen()}\nheard: {spoken()}\nrunning: {running}"
+
+    wait_for(lambda: any("needs you to log in" in t for t in spoken()), "the offer", state)
+    if ui == "tui":
+        wait_for(lambda: "Not now" in screen(), "the list", state)
+        tmux("send-keys", "-t", session, "Enter")  # the first login
+    else:
+        time.sleep(ARMING + 1.0)  # a person listens first
+        tmux("send-keys", "-t", session, "-l", "1")
+        tmux("send-keys", "-t", session, "Enter")
+    wait_for(lambda: "Scripted login. Type yes to log in:" in screen(), "the login", state)
+
+    def the_login() -> list[int]:
+        return [pid for pid in descendants(announcer) if "auth login" in command_line(pid)]
+
+    wait_for(lambda: bool(the_login()), "the login's process", state)
+    return session, announcer, descendants(announcer), state
+
+
+@pytest.mark.parametrize("ui", ["tui", "plain"])
+def test_a_closed_terminal_during_the_login_ends_announcer_its_agent_and_the_login(
+    tmp_path: Path, terminal: Terminal, ui: str
+) -> None:
+    """The terminal closes (its tmux server is killed) while the login has it and the
+    Textual app is suspended: SIGHUP ends announcer, its agent and the login, and nothing
+    is left spinning on the dead terminal."""
+    _session, announcer, started, state = _start_a_login(tmp_path, terminal, ui)
+    assert started, state()
+    terminal.close()
+    wait_for(
+        lambda: not any(alive(pid) for pid in [announcer, *started]),
+        "announcer, its agent and the login to end",
+        lambda: str({pid: command_line(pid) for pid in [announcer, *started] if alive(pid)}),
+    )
+
+
+@pytest.mark.parametrize("ui", ["tui", "plain"])
+def test_sigterm_during_the_login_ends_announcer_its_agent_and_the_login(
+    tmp_path: Path, terminal: Terminal, ui: str
+) -> None:
+    """A kill (SIGTERM) to announcer while the login has the terminal (the Textual app
+    suspended): the loop still hears it, the login is ended with announcer, and so is the
+    agent."""
+    _session, announcer, started, state = _start_a_login(tmp_path, terminal, ui)
+    os.kill(announcer, signal.SIGTERM)
+    wait_for(
+        lambda: not any(alive(pid) for pid in [announcer, *started]),
+        "announcer, its agent and the login to end",
+        state,
+    )
+
+
+def test_the_app_ends_instead_of_spinning_when_its_input_has_ended(
+    tmp_path: Path, terminal: Terminal
+) -> None:
+    """Standard input at its end (here /dev/null; a closed terminal reads the same): the
+    app's input reader takes the first empty read as the end, so announcer ends with its
+    agent instead of reading nothing at full CPU for as long as the window stays open."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    session = f"announcer-eof-{uuid.uuid4().hex[:8]}"
+    command = (
+        f"cd {WORKTREE} && PYTHONPATH={WORKTREE} ANNOUNCER_CONFIG={tmp_path / 'none.toml'} "
+        f"{sys.executable} -m announcer agent --ui tui --speech jsonl:{tmp_path / 's.jsonl'} "
+        f"--cwd {folder} -- {sys.executable} -m tests.acp_frontend.sdk_agent < /dev/null; "
+        f"echo announcer ended; sleep 600"
+    )
+    env = {**os.environ, "TERM": "xterm-256color"}
+    subprocess.run(
+        [*terminal.command, "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command],
+        check=True,
+        env=env,
+        timeout=30,
+    )
+    shell = int(terminal.tmux("display-message", "-p", "-t", session, "#{pane_pid}"))
+    seen: set[int] = set()
+
+    def announcer_ended() -> bool:
+        seen.update(pid for pid in descendants(shell) if "sleep" not in command_line(pid))
+        return "announcer ended" in terminal.tmux("capture-pane", "-p", "-t", session)
+
+    wait_for(announcer_ended, "announcer to end", lambda: str(sorted(seen)))
+    wait_for(lambda: not any(alive(pid) for pid in seen), "its agent to end")

@@ -148,8 +148,12 @@ async def test_plain_lines_at_awkward_moments_on_a_manual_clock() -> None:
     out = io.StringIO()
     ui = PlainUi(out=out, inp=io.StringIO())
     ui.attach(session)  # type: ignore[arg-type]
-    first = prompt_from_event(_confirmation("rpl_one1", "Send 5 dollars", low_risk=True), 0)
-    second = prompt_from_event(_confirmation("rpl_two2", "Drop the database", low_risk=False), 0)
+    first = prompt_from_event(
+        _confirmation("rpl_one1", "Send 5 dollars", low_risk=True), session.clock()
+    )
+    second = prompt_from_event(
+        _confirmation("rpl_two2", "Drop the database", low_risk=False), session.clock()
+    )
     ui.prompt_opened(first)
     ui.prompt_opened(second)
     assert "Accept or reject: Send 5 dollars? [a/r]" in out.getvalue()
@@ -274,7 +278,9 @@ async def test_a_producer_naming_rm_rf_low_risk_is_shown_dangerous_and_takes_two
     out = io.StringIO()
     ui = PlainUi(out=out, inp=io.StringIO())
     ui.attach(session)  # type: ignore[arg-type]
-    prompt = prompt_from_event(_confirmation("rpl_rm1", "Run rm -rf ~/photos", low_risk=True), 0)
+    prompt = prompt_from_event(
+        _confirmation("rpl_rm1", "Run rm -rf ~/photos", low_risk=True), session.clock()
+    )
     ui.prompt_opened(prompt)
     assert "Dangerous: rm -rf ~/photos" in out.getvalue()
     ui.announcement_made(

@@ -185,6 +185,8 @@ class MainScreen(Screen[None]):
         yield WrappingFooter()
 
     def on_mount(self) -> None:
+        if not self.query(Transcript):  # the app closed while starting (a signal, no terminal)
+            return
         localize_bindings(self)
         prompt = self.agent_prompt
         if prompt is not None:
@@ -207,6 +209,10 @@ class MainScreen(Screen[None]):
     @property
     def status_widget(self) -> Static:
         return self.query_one("#status", Static)
+
+
+class _TerminalGone(Exception):
+    """The terminal closed while a login had it: nothing to resume on."""
 
 
 class LoginOffered(Message):
@@ -283,6 +289,8 @@ class AnnouncerApp(App[None]):
             session.set_answer_keys(UI_SPEAKS_KEYS)
         # Persists what the user changes (announcer.config); None when the session does it.
         self.save_settings = save_settings
+        # Called when the terminal has closed under a login (the runner ends everything).
+        self.terminal_gone: Callable[[], object] = self.exit
         # Issue 6 §7: no animation anywhere.
         self.animation_level = "none"
         self.theme = theme
@@ -728,6 +736,8 @@ class AnnouncerApp(App[None]):
     def check_deadlines(self) -> None:
         """Speak the time left at half and at ten seconds; close prompts whose time is up."""
         now = self.session.now()
+        if isinstance(self.screen, ConfirmScreen):
+            self.screen.check_accept_open()  # §6.4: reject only once accept's time is over
         for token, state in list(self.prompts.items()):
             if waits_without_deadline(state.prompt.event):
                 continue  # the agent waits: no time left to say (the engine reminds instead)
@@ -946,12 +956,14 @@ class AnnouncerApp(App[None]):
 
     def on_login_offered(self, message: LoginOffered) -> None:
         async def run() -> None:
+            code: int | None = None
             try:
                 code = await self._run_login(message.agent, message.choices, message.cwd)
             except Exception:
                 code = None
-            if not message.answer.done():
-                message.answer.set_result(code)
+            finally:  # also when the app stops during the login: the agent hears "none"
+                if not message.answer.done():
+                    message.answer.set_result(code)
 
         self.run_worker(run(), exclusive=False)
 
@@ -960,7 +972,8 @@ class AnnouncerApp(App[None]):
     ) -> int | None:
         import os
         import shlex
-        import subprocess
+
+        from announcer.ui.terminal_login import run_login, terminal_gone
 
         def command(argv: list[str]) -> str:
             return shlex.join([os.path.basename(argv[0]), *argv[1:]])
@@ -982,7 +995,13 @@ class AnnouncerApp(App[None]):
         code: int | None = None
         try:
             with self.suspend():  # the login has the terminal; announcer reads no keys
-                code = subprocess.run(argv, env=env, cwd=cwd, check=False).returncode
+                # awaited, not run here: the loop must still hear SIGHUP, SIGTERM, SIGINT
+                code = await run_login(argv, env, cwd)
+                if self._driver is not None and not self.is_headless and terminal_gone():
+                    raise _TerminalGone  # leave without resuming on a closed terminal
+        except _TerminalGone:
+            self.terminal_gone()
+            return None
         except Exception as exc:  # no terminal to hand over (headless), or no program
             self.say(printable(str(exc)), Urgency.CRITICAL)
         if code == 0:

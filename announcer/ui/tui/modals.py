@@ -256,9 +256,15 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         self.view = ConfirmationView.of(prompt)
         self.spoken_title = _("Confirmation")
         self.two_keys = False  # set on mount, from the user's two_key_accept setting
+        # accept's time is over (§6.4): only reject is shown, said and taken
+        self.accept_over = False
 
     def compose(self) -> ComposeResult:
         view = self.view
+        # a question late on arrival may offer reject only from the start (§6.4)
+        self.accept_over = not view.malformed and not self.announcer.session.accept_open(
+            self.prompt
+        )
         with Vertical(id="dialog"):
             with self.details():
                 yield Static(
@@ -308,10 +314,10 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
                     classes="field",
                 )
                 yield Static(view.default_phrase(), markup=False, id="time", classes="field")
-            if view.always_phrase():
-                yield Static(view.always_phrase(), markup=False, id="always", classes="field")
+            if self._always_phrase():
+                yield Static(self._always_phrase(), markup=False, id="always", classes="field")
             with Horizontal(id="buttons"):
-                if not view.malformed:  # a malformed request can only be rejected
+                if not view.malformed and not self.accept_over:  # otherwise: reject only
                     yield Button(_("Accept (A)"), id="accept", variant="warning", compact=True)
                 yield Button(_("Reject (R)"), id="reject", variant="primary", compact=True)
             # The second step of an accept, shown only while it waits for Enter.
@@ -327,7 +333,9 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
 
     def spoken_question(self) -> str:
         self.two_keys = self._needs_two_keys()
-        return self.view.spoken_question(self.announcer.settings.languages[0], self.two_keys)
+        return self.view.spoken_question(
+            self.announcer.settings.languages[0], self.two_keys, not self.accept_over
+        )
 
     def _needs_two_keys(self) -> bool:
         return accept_needs_two_keys(self.prompt.event, self.announcer.settings.two_key_accept)
@@ -335,7 +343,7 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
     def spoken_intro(self) -> str:
         """One short line of keys (issue 20); who asks only at detailed verbosity."""
         self.two_keys = self._needs_two_keys()
-        parts = [self.view.keys_phrase(self.two_keys)]
+        parts = [self.view.keys_phrase(self.two_keys, not self.accept_over)]
         if self.announcer.settings.verbosity == "detailed":
             parts.insert(
                 0, _("Asked by {producer}.").format(producer=producer_identity(self.prompt))
@@ -351,7 +359,54 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         )
 
     def answer_keys_phrase(self) -> str:
-        return self.view.keys_phrase(self.two_keys)
+        return self.view.keys_phrase(self.two_keys, not self.accept_over)
+
+    def check_accept_open(self) -> None:
+        """Once the engine says accept's time is over (§6.4), the dialog shows only reject:
+        the accept button goes, the keys line and F2 say reject only, a pending accept's
+        second step is withdrawn. The engine itself says so once; nothing is said here."""
+        if self.accept_over or self.closed or self.view.malformed:
+            return
+        if self.announcer.session.accept_open(self.prompt):
+            return
+        self.accept_over = True
+        guard = self.announcer.key_guard
+        token = self.prompt.reply_token
+        if guard.shown == token and guard.confirming_intent.startswith("accept"):
+            guard.press(token, "back", self.now(), key="escape")  # the accept step ends
+            self._show_step("")
+        for button in self.query("#accept"):
+            if button.has_focus:
+                self.focus_quietly(self.query_one("#reject", Button))
+            button.remove()
+        for line in self.query("#always"):
+            if self._always_phrase():
+                cast("Static", line).update(self._always_phrase())
+            else:
+                line.remove()
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Accept keys leave the footer once accept's time is over (they are refused)."""
+        accept_key = action == "accept" or (
+            action == "always" and parameters[:1] == ("accept_always",)
+        )
+        return not (self.accept_over and accept_key)
+
+    def _refuse_late_accept(self) -> None:
+        self.announcer.say(
+            " ".join(
+                [
+                    _(
+                        "Too late to accept: the agent's time for this ran out. "
+                        "You can still reject."
+                    ),
+                    self.answer_keys_phrase(),
+                ]
+            ),
+            Urgency.CRITICAL,
+            interrupt=True,
+        )
 
     def extra_help(self) -> str:
         """Said after the Footer's keys by help: the agent's "always" keys, if offered,
@@ -363,9 +418,22 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
             if self.view.plan is not None
             else ""
         )
-        return " ".join(part for part in (self.view.always_phrase(), whole) if part)
+        return " ".join(part for part in (self._always_phrase(), whole) if part)
+
+    def _always_phrase(self) -> str:
+        """The agent's "always" keys; once accept's time is over, only Shift+R's."""
+        if not self.accept_over:
+            return self.view.always_phrase()
+        if "reject" in self.view.always:
+            return _("Shift+R then Enter rejects it from now on.")
+        return ""
 
     def on_key(self, event: Key) -> None:
+        if self.accept_over and event.key in ("a", "y", "A"):
+            # the accept keys, no longer bound: refused at once, nothing is sent
+            event.stop()
+            self._refuse_late_accept()
+            return
         self.refuse_key(event)
 
     def _press(self, intent: str, key: str) -> KeyVerdict:
@@ -402,6 +470,10 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
                 interrupt=True,
             )
             return
+        self.check_accept_open()
+        if self.accept_over:
+            self._refuse_late_accept()
+            return
         verdict = self._press("accept", key)
         if verdict.kind == "confirm_step":
             # Issue 12: an irreversible or risky accept takes a second, different key.
@@ -416,6 +488,11 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         if self.answered or self.closed:
             return
         decision = intent.partition("_")[0]
+        if decision == "accept" and not self.view.malformed:
+            self.check_accept_open()
+            if self.accept_over:
+                self._refuse_late_accept()
+                return
         if self.view.malformed or decision not in self.view.always:
             self.announcer.say(
                 " ".join(
@@ -450,6 +527,10 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         step.display = bool(text)
 
     def _send_accept(self) -> None:
+        self.check_accept_open()
+        if self.accept_over:
+            self._refuse_late_accept()
+            return
         self.send(
             UserAnswer(self.prompt.reply_token, event_id=self.prompt.event_id, decision="accept"),
             _("Accepted: {action}").format(action=self._action_words()),
@@ -458,6 +539,10 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
     def _send_confirmed(self, intent: str) -> None:
         """The second key confirmed ``intent``: accept, or one of the "always" answers."""
         if intent == "accept_always":
+            self.check_accept_open()
+            if self.accept_over:
+                self._refuse_late_accept()
+                return
             described = _("Always allowed: {action}")
         elif intent == "reject_always":
             described = _("Always rejected: {action}")

@@ -230,9 +230,11 @@ class ConfirmationView:
         """§10.1.3: a question that broke a rule is shown so it can be rejected, never accepted."""
         return bool(getattr(self.prompt, "malformed", False))
 
-    def keys_phrase(self, two_keys: bool) -> str:
+    def keys_phrase(self, two_keys: bool, accept_open: bool = True) -> str:
         """The keys, as the dialog takes them, in one short line (issue 20): two for a
-        high-risk accept, W for a long command, F2 to hear the question again."""
+        high-risk accept, W for a long command, F2 to hear the question again.
+
+        ``accept_open`` is False once accept's time is over (§6.4): only reject is said."""
         if self.malformed:
             return " ".join(
                 [
@@ -240,6 +242,14 @@ class ConfirmationView:
                     _("Press R to reject."),
                 ]
             )
+        if not accept_open:
+            parts = [
+                _("The time to accept is over, so only reject is offered."),
+                _("Press R to reject."),
+            ]
+            if "reject" in self.always:
+                parts.append(_("Shift+R then Enter rejects it from now on."))
+            return " ".join(parts)
         keys = (
             _("A then Enter accepts, R rejects; F2 repeats.")
             if two_keys
@@ -274,7 +284,9 @@ class ConfirmationView:
         """The action as said: a command in it literally, its symbols named (issue 21)."""
         return self.spoken_words(self.action.rstrip("."), language)
 
-    def spoken_question(self, language: str = "en", two_keys: bool = False) -> str:
+    def spoken_question(
+        self, language: str = "en", two_keys: bool = False, accept_open: bool = True
+    ) -> str:
         return " ".join(
             [
                 _("Confirmation requested by {producer}").format(
@@ -287,7 +299,7 @@ class ConfirmationView:
                 self.risk_phrase() + ".",
                 self.reversibility_phrase() + ".",
                 self.default_phrase(language),
-                self.keys_phrase(two_keys),
+                self.keys_phrase(two_keys, accept_open),
             ]
         )
 

@@ -13,6 +13,7 @@ import collections
 import contextlib
 import importlib
 import logging
+import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -130,6 +131,8 @@ def _stop_on_signals(session: RunnableSession, app: AnnouncerApp) -> asyncio.Eve
         stopped.set()
         app.exit()
 
+    app.terminal_gone = stop  # a login found the terminal closed: as SIGHUP
+
     for name in ("SIGINT", "SIGTERM", "SIGHUP"):
         sig = getattr(signal, name, None)
         if sig is not None:
@@ -195,6 +198,57 @@ def _output_survives_a_closed_terminal() -> None:
     writer._announcer_survives = True  # type: ignore[attr-defined]
 
 
+def _input_ends_on_a_closed_terminal() -> None:
+    """End Textual's input thread when the terminal has gone, and say so to the app.
+
+    Textual's reader takes an empty read (end of input: a closed terminal reads as
+    nothing, at once, for ever) as "nothing yet" and reads again: the thread spins at full
+    CPU until the app stops it, and when the app never does (its loop cancelled, or
+    already over) the process never exits, since the thread is not a daemon. Here the
+    first empty or failed read ends the thread and calls the app's ``terminal_gone``
+    (the runner makes it the same as SIGHUP).
+    """
+    import codecs
+    import selectors
+
+    from textual._xterm_parser import XTermParser
+    from textual.drivers import linux_driver
+
+    driver = linux_driver.LinuxDriver
+    if getattr(driver, "_announcer_input_ends", False):
+        return
+
+    def terminal_closed(self: Any) -> None:
+        hook = getattr(self._app, "terminal_gone", None)
+        if callable(hook):
+            with contextlib.suppress(RuntimeError):  # the loop has already closed
+                self._loop.call_soon_threadsafe(hook)
+
+    def run_input_thread(self: Any) -> None:
+        parser = XTermParser(self._debug)
+        decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
+        fileno = self.fileno
+        with selectors.SelectSelector() as selector:
+            selector.register(fileno, selectors.EVENT_READ)
+            while not self.exit_event.is_set():
+                if selector.select(0.1):
+                    try:
+                        data = os.read(fileno, 4096)
+                    except OSError:  # EIO: the terminal hung up
+                        data = b""
+                    if not data:
+                        terminal_closed(self)
+                        return
+                    text = decode(data)  # "" for half a character: feed("") means the end
+                    for event in parser.feed(text) if text else ():
+                        self.process_message(event)
+                for event in parser.tick():
+                    self.process_message(event)
+
+    driver.run_input_thread = run_input_thread  # type: ignore[method-assign]
+    driver._announcer_input_ends = True  # type: ignore[attr-defined]
+
+
 async def run_with_session(
     session: RunnableSession,
     *,
@@ -204,6 +258,8 @@ async def run_with_session(
     """Show ``session`` in the Textual app until the user quits or the session ends."""
     saver = save_settings if save_settings is not None else settings_saver(session.settings)
     _output_survives_a_closed_terminal()
+    if sys.platform != "win32":
+        _input_ends_on_a_closed_terminal()
     app = AnnouncerApp(session, save_settings=saver)
     runner: asyncio.Task[int] = asyncio.ensure_future(session.run())
 
