@@ -1347,13 +1347,26 @@ class SpeechScheduler:
         return None
 
     def _fold_summary(self, source: str | None, now: float) -> Announcement | None:
-        """ "3 more: 2 edits, 1 command." for the news folded from ``source``, if due."""
+        """ "3 more: 2 edits, 1 command." for the news folded from ``source``, if due.
+
+        Other sources' folded news that is due too is counted in the same line: one
+        summary, not one per source, so no source's own news waits behind the others'
+        summaries (issue 20: status within 3 s when several agents work at once).
+        """
         counts = self._folded_news.get(source)
         if not counts or all(category in _QUIET_CATEGORIES for category in counts):
             return None
         del self._folded_news[source]
         self._unfinished_starts.pop(source, None)
         items = self._folded_items.pop(source, [])
+        for other in [key for key in self._folded_news if key != source]:
+            others = self._folded_news[other]
+            if all(category in _QUIET_CATEGORIES for category in others):
+                continue
+            counts = counts + others
+            del self._folded_news[other]
+            self._unfinished_starts.pop(other, None)
+            items += self._folded_items.pop(other, [])
         self._summary_counts = (source, counts)
         language = catalog_language(self.settings.languages or ["en"])
         text = folded_summary_text(counts, language)

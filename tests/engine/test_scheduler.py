@@ -136,7 +136,8 @@ def test_queued_status_is_bounded_per_source_not_by_its_length() -> None:
             )
     assert [a.text[-1] for a in scheduler.queued_announcements()] == ["2", "2"]
     assert scheduler.drops == {"superseded by newer news": 4}
-    assert texts(finish(scheduler, 1.0)) == ["2 more: 2 tool calls."]
+    # One summary counts what both sources folded (not one per source).
+    assert texts(finish(scheduler, 1.0)) == ["4 more: 4 tool calls."]
 
 
 def test_critical_is_never_dropped_however_full_the_queue() -> None:

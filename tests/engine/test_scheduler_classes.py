@@ -235,6 +235,20 @@ def test_a_plans_latest_step_and_its_completion_are_said() -> None:
     assert steps.texts()[1:] == ["1 more: 1 edit.", "Step 3 of 4.", "Thinking."]
 
 
+def test_folded_news_of_several_sources_is_summarised_in_one_line() -> None:
+    """Issue 20: when several agents work at once, one summary counts what each folded,
+    so no source's own news waits behind the other sources' summaries."""
+    voice = Voice(SpeechScheduler())
+    voice.submit(status("Speaking.", session="s0"), 0.0)
+    voice.submit(status("Editing the parser module in src.", topic="edit", session="a"), 0.1)
+    voice.submit(status("Running ls.", topic="command", session="a"), 0.2)
+    voice.submit(status("Editing the lexer module in src.", topic="edit", session="b"), 0.3)
+    voice.submit(status("Running pwd.", topic="command", session="b"), 0.4)
+    voice.play_out()
+    assert voice.texts() == ["Speaking.", "2 more: 2 edits.", "Running ls.", "Running pwd."]
+    assert voice.scheduler.drops == {"superseded by newer news": 2}
+
+
 def test_status_waits_for_its_own_sources_words_not_for_others() -> None:
     voice = Voice(SpeechScheduler())
     voice.submit(words("First sentence of agent one.", "a"), 0.0)

@@ -375,7 +375,8 @@ class PacedRun:
         words, questions and urgent news (heard before it) end, since order within a source
         comes first. Status news is measured from ready to the start of its speech, or of
         the summary it was folded into, less the time spent meanwhile on questions, urgent
-        news and answers to the user's keys (status gives way to them by rule); a question
+        news (and another source's lead-up to it, docs/speech.md) and answers to the user's
+        keys (status gives way to them by rule); a question
         from ready, or from the end of the utterance in progress when it arrived, to its
         start, less the time spent on answers to the user's keys; the agent's words by the
         gap before each sentence after the previous sentence of its session ended (or
