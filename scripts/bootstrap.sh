@@ -15,9 +15,10 @@ run_apt_packages=(espeak-ng libespeak-ng1 alsa-utils python3-speechd)
 # desktop-file-utils and appstream validate packaging/'s desktop entry and metainfo;
 # openssh-server: the agent --ssh tests start their own sshd on 127.0.0.1;
 # git: the packaging tests build from the files git lists, as a release would;
-# binutils: PyInstaller reads the bundle's libraries with objdump.
+# binutils and libpython3.11: PyInstaller reads the bundle's libraries with objdump and
+# bundles Python's shared library.
 test_apt_packages=(espeak-ng libespeak-ng1 alsa-utils sox tmux speech-dispatcher speech-dispatcher-espeak-ng
-    python3-speechd pulseaudio desktop-file-utils appstream openssh-client openssh-server git binutils)
+    python3-speechd pulseaudio desktop-file-utils appstream openssh-client openssh-server git binutils libpython3.11)
 
 log() { printf 'announcer setup: %s\n' "$*" >&2; }
 
