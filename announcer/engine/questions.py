@@ -6,7 +6,7 @@ import dataclasses
 import math
 
 from announcer.engine.answer_keys import NO_ANSWERING_UI_KEYS
-from announcer.engine.clock import LATE_TOLERANCE_SECONDS
+from announcer.engine.clock import LATE_TOLERANCE_SECONDS, Lateness
 from announcer.engine.clock_skew import ClockSkew
 from announcer.engine.engine_state import _PROMPTS, OutgoingReply
 from announcer.engine.folding import Folding
@@ -81,23 +81,7 @@ class Questions(QuestionCounts, Folding, ClockSkew):
         source_id: str,
         now: float,
     ) -> list[SpeechCommand]:
-        late = self._lateness(event, source_id)
-        prompt = PendingPrompt(
-            kind="confirmation" if isinstance(event, AwaitingConfirmation) else "clarification",
-            reply_token=event.reply_token,
-            session_id=event.session_id,
-            event_id=event.event_id,
-            source_id=source_id,
-            producer_id=event.producer.agent_id,
-            producer_name=event.producer.agent_name,
-            received_at=now,
-            timeout_seconds=float(event.timeout_seconds),
-            event=event,
-            # A clarification has no reject: any answer after the producer's deadline by
-            # the best estimate could race its default, so its whole time follows that.
-            late_by=late.reject if isinstance(event, AwaitingConfirmation) else late.accept,
-            accept_late_by=late.accept,
-        )
+        prompt = self._prompt_for(event, source_id, now, self._lateness(event, source_id))
         if source_id in self._closed_sources:
             # §5.8.2: after its subscription.close the producer applies defaults itself.
             self.book.refuse(prompt.reply_token, "voided")
@@ -407,8 +391,21 @@ class Questions(QuestionCounts, Folding, ClockSkew):
         return commands
 
     def _prompt_for(
-        self, event: AwaitingConfirmation | AwaitingClarification, source_id: str, now: float
+        self,
+        event: AwaitingConfirmation | AwaitingClarification,
+        source_id: str,
+        now: float,
+        late: Lateness | None = None,
     ) -> PendingPrompt:
+        """The question ``event`` asks, received ``now``; ``late``: how late it came (§6.4),
+        left out for a question void on arrival, which nobody can answer."""
+        if late is None:
+            late_by = accept_late_by = 0.0
+        else:
+            # A clarification has no reject: any answer after the producer's deadline by
+            # the best estimate could race its default, so its whole time follows that.
+            late_by = late.reject if isinstance(event, AwaitingConfirmation) else late.accept
+            accept_late_by = late.accept
         return PendingPrompt(
             kind="confirmation" if isinstance(event, AwaitingConfirmation) else "clarification",
             reply_token=event.reply_token,
@@ -420,6 +417,8 @@ class Questions(QuestionCounts, Folding, ClockSkew):
             received_at=now,
             timeout_seconds=float(event.timeout_seconds),
             event=event,
+            late_by=late_by,
+            accept_late_by=accept_late_by,
         )
 
     def _refuse_reused(
