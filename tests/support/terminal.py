@@ -27,6 +27,40 @@ class Terminal:
             [*self.command, *args], check=True, capture_output=True, text=True, timeout=30
         ).stdout
 
+    def start(self, command: str, *, name: str, width: int = 100, height: int = 30) -> str:
+        """Run ``command`` (a shell line) in a new detached session, in a window of
+        ``width`` x ``height`` as an xterm would have it: the session's name."""
+        session = f"{name}-{uuid.uuid4().hex[:8]}"
+        size = ["-x", str(width), "-y", str(height)]
+        subprocess.run(
+            [*self.command, "new-session", "-d", "-s", session, *size, command],
+            check=True,
+            env={**os.environ, "TERM": "xterm-256color"},
+            timeout=30,
+        )
+        return session
+
+    def screen(self, session: str, *, gone: str | None = None) -> str:
+        """What the session's window shows now; ``gone`` (if given) once it has closed."""
+        try:
+            return self.tmux("capture-pane", "-p", "-t", session)
+        except subprocess.CalledProcessError:
+            if gone is None:
+                raise
+            return gone
+
+    def type(self, session: str, *keys: str, literally: bool = False) -> None:
+        """Keys as the terminal sends them (tmux key names, ``literally``: text)."""
+        self.tmux("send-keys", "-t", session, *(["-l"] if literally else []), *keys)
+
+    def pane_pid(self, session: str) -> int:
+        """The process the session's window runs (its shell, or the command exec'd)."""
+        return int(self.tmux("display-message", "-p", "-t", session, "#{pane_pid}"))
+
+    def end(self, session: str) -> None:
+        """Close the session's window (its processes get a hang-up)."""
+        subprocess.run([*self.command, "kill-session", "-t", session], timeout=30, check=False)
+
     def close(self) -> None:
         subprocess.run([*self.command, "kill-server"], capture_output=True, timeout=30, check=False)
         folder = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"

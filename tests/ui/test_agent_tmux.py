@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
-import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,50 +20,61 @@ import pytest
 from tests.support.processes import alive, children, command_line, descendants
 from tests.support.speech_record import spoken_in
 from tests.support.terminal import Terminal
+from tests.support.waiting import wait_until
 
 WORKTREE = Path(__file__).resolve().parents[2]
 TIMEOUT = 90.0
-ARMING = 1.0
+# No wait before a key works (0 turns the arming interval off): these tests are about the
+# keys a terminal sends and the processes a closed terminal ends, not about the interval,
+# which tests/ui/test_key_timing.py, tests/engine and tests/ui/test_tmux_e2e.py check at
+# its real length. A key then works as soon as its dialog or list is there.
+ARMING = 0.0
 
 
 def wait_for(condition: Callable[[], bool], what: str, seen: Callable[[], str] = str) -> None:
-    deadline = time.monotonic() + TIMEOUT
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for {what}; {seen()}")
-        time.sleep(0.2)
+    """``wait_until``, and what the terminal showed and said if it never came."""
+    try:
+        wait_until(condition, what, timeout=TIMEOUT, poll=0.1)
+    except AssertionError as gave_up:
+        raise AssertionError(f"{gave_up}; {seen()}") from None
+
+
+def _agent(tmp_path: Path, ui: str, *, env: str = "", then: str = "") -> tuple[str, Path, Path]:
+    """The shell line that starts ``announcer agent --ui UI`` with the scripted agent (its
+    ``env`` words before it), its working folder and its speech record. Without ``then``
+    announcer is exec'd (the window is announcer); with it, announcer runs from the shell
+    and ``then`` follows it, as from a user's shell."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    speech_log = tmp_path / "speech.jsonl"
+    command = (
+        f"cd {WORKTREE} && PYTHONPATH={WORKTREE} ANNOUNCER_CONFIG={tmp_path / 'none.toml'} "
+        f"ANNOUNCER_ANSWER_ARMING_SECONDS={ARMING} {env}"
+        f"{'' if then else 'exec '}{sys.executable} -m announcer agent --ui {ui} "
+        f"--speech jsonl:{speech_log} "
+        f"--cwd {folder} -- {sys.executable} -m tests.acp_frontend.sdk_agent{then}"
+    )
+    return command, folder, speech_log
+
+
+def _heard(speech_log: Path) -> Callable[[str], Callable[[], bool]]:
+    """``heard(text)``: a condition, true once ``text`` was said (in part of an utterance)."""
+    return lambda text: lambda: any(text in t for t in spoken_in(speech_log))
 
 
 def test_the_message_box_and_reject_always_with_real_terminal_keys(
     tmp_path: Path, terminal: Terminal
 ) -> None:
     tmux = terminal.tmux
-    folder = tmp_path / "work"
-    folder.mkdir()
-    speech_log = tmp_path / "speech.jsonl"
-    session = f"announcer-agent-{uuid.uuid4().hex[:8]}"
-    command = (
-        f"cd {WORKTREE} && PYTHONPATH={WORKTREE} ANNOUNCER_CONFIG={tmp_path / 'none.toml'} "
-        f"ANNOUNCER_ANSWER_ARMING_SECONDS={ARMING} "
-        f"exec {sys.executable} -m announcer agent --ui tui --speech jsonl:{speech_log} "
-        f"--cwd {folder} -- {sys.executable} -m tests.acp_frontend.sdk_agent"
-    )
-    env = {**os.environ, "TERM": "xterm-256color"}
-    subprocess.run(
-        [*terminal.command, "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command],
-        check=True,
-        env=env,
-        timeout=30,
-    )
+    command, folder, speech_log = _agent(tmp_path, "tui")
+    session = terminal.start(command, name="announcer-agent")
+    heard = _heard(speech_log)
 
     def screen() -> str:
-        return tmux("capture-pane", "-p", "-t", session)
+        return terminal.screen(session)
 
     def spoken() -> list[str]:
-        return spoken_in(speech_log.read_text(encoding="utf-8")) if speech_log.exists() else []
-
-    def heard(text: str) -> Callable[[], bool]:
-        return lambda: any(text in t for t in spoken())
+        return spoken_in(speech_log)
 
     def choices() -> list[str]:
         path = folder / "choices.txt"
@@ -98,7 +106,6 @@ def test_the_message_box_and_reject_always_with_real_terminal_keys(
         tmux("send-keys", "-t", session, "Enter")
         wait_for(lambda: "Reject (R)" in screen(), "the permission dialog", state)
         wait_for(heard("Shift+A allows it from now on"), "the always keys said", state)
-        time.sleep(ARMING + 1.0)  # a person listens first
         tmux("send-keys", "-t", session, "R")  # Shift+R as the terminal sends it
         wait_for(heard("Always reject: Scripted Agent wants to run"), "the second step", state)
         assert choices() == []
@@ -111,12 +118,17 @@ def test_the_message_box_and_reject_always_with_real_terminal_keys(
         tmux("send-keys", "-t", session, "-l", "write")
         tmux("send-keys", "-t", session, "Enter")
         wait_for(lambda: "Reject (R)" in screen(), "the second dialog", state)
-        time.sleep(ARMING + 1.0)
+        # the dialog said its keys again: it is up and takes them
+        wait_for(
+            lambda: sum("Shift+A allows it from now on" in t for t in spoken()) == 2,
+            "the second dialog's keys said",
+            state,
+        )
         tmux("send-keys", "-t", session, "A", "Enter")
         wait_for(lambda: choices() == ["never", "always"], "allow always", state)
         wait_for(lambda: (folder / "out.txt").exists(), "the file the agent writes", state)
     finally:
-        subprocess.run([*terminal.command, "kill-session", "-t", session], timeout=30, check=False)
+        terminal.end(session)
 
 
 def test_the_agents_terminal_login_runs_with_the_app_suspended(
@@ -127,40 +139,20 @@ def test_the_agents_terminal_login_runs_with_the_app_suspended(
     login reads the user's own keys), and on its success the agent starts and its session
     opens."""
     tmux = terminal.tmux
-    folder = tmp_path / "work"
-    folder.mkdir()
-    speech_log = tmp_path / "speech.jsonl"
-    session = f"announcer-login-{uuid.uuid4().hex[:8]}"
-    command = (
-        f"cd {WORKTREE} && PYTHONPATH={WORKTREE} ANNOUNCER_CONFIG={tmp_path / 'none.toml'} "
-        f"SDK_AGENT_NEEDS_LOGIN=1 "
-        f"exec {sys.executable} -m announcer agent --ui tui --speech jsonl:{speech_log} "
-        f"--cwd {folder} -- {sys.executable} -m tests.acp_frontend.sdk_agent"
-    )
-    env = {**os.environ, "TERM": "xterm-256color"}
-    subprocess.run(
-        [*terminal.command, "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command],
-        check=True,
-        env=env,
-        timeout=30,
-    )
+    command, folder, speech_log = _agent(tmp_path, "tui", env="SDK_AGENT_NEEDS_LOGIN=1 ")
+    session = terminal.start(command, name="announcer-login")
+    heard = _heard(speech_log)
 
     def screen() -> str:
-        try:
-            return tmux("capture-pane", "-p", "-t", session)
-        except subprocess.CalledProcessError:
-            return "(announcer has ended)"
+        return terminal.screen(session, gone="(announcer has ended)")
 
     def spoken() -> list[str]:
-        return spoken_in(speech_log.read_text(encoding="utf-8")) if speech_log.exists() else []
-
-    def heard(text: str) -> Callable[[], bool]:
-        return lambda: any(text in t for t in spoken())
+        return spoken_in(speech_log)
 
     def state() -> str:
         return f"screen:\n{screen()}\nheard: {spoken()}"
 
-    announcer = int(tmux("display-message", "-p", "-t", session, "#{pane_pid}"))
+    announcer = terminal.pane_pid(session)
     started: set[int] = set()
     try:
         wait_for(
@@ -177,7 +169,7 @@ def test_the_agents_terminal_login_runs_with_the_app_suspended(
         assert (folder / "logged-in.txt").read_text() == "terminal\n"
         started.update(descendants(announcer))
     finally:
-        subprocess.run([*terminal.command, "kill-session", "-t", session], timeout=30, check=False)
+        terminal.end(session)
     # the closed terminal ends announcer and everything it started: nothing spins on after
     wait_for(lambda: not any(alive(pid) for pid in {announcer, *started}), "all to end")
 
@@ -188,31 +180,15 @@ def _start_a_login(
     """``announcer agent --ui UI`` in tmux with an agent that needs a terminal login, the
     login picked and running (it has the terminal): the tmux session, announcer's pid, the
     processes it has started (the login among them) and a description for failures."""
-    tmux = terminal.tmux
-    folder = tmp_path / "work"
-    folder.mkdir()
-    speech_log = tmp_path / "speech.jsonl"
-    session = f"announcer-login-{uuid.uuid4().hex[:8]}"
-    command = (
-        f"cd {WORKTREE} && PYTHONPATH={WORKTREE} ANNOUNCER_CONFIG={tmp_path / 'none.toml'} "
-        f"SDK_AGENT_NEEDS_LOGIN=1 ANNOUNCER_ANSWER_ARMING_SECONDS={ARMING} "
-        f"{sys.executable} -m announcer agent --ui {ui} --speech jsonl:{speech_log} "
-        f"--cwd {folder} -- {sys.executable} -m tests.acp_frontend.sdk_agent; sleep 600"
-    )  # not exec'd: as from a shell, announcer's end alone hangs up nothing in the terminal
-    env = {**os.environ, "TERM": "xterm-256color"}
-    subprocess.run(
-        [*terminal.command, "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command],
-        check=True,
-        env=env,
-        timeout=30,
+    # not exec'd: as from a shell, announcer's end alone hangs up nothing in the terminal
+    command, _folder, speech_log = _agent(
+        tmp_path, ui, env="SDK_AGENT_NEEDS_LOGIN=1 ", then="; sleep 600"
     )
-    shell = int(tmux("display-message", "-p", "-t", session, "#{pane_pid}"))
+    session = terminal.start(command, name="announcer-login")
+    shell = terminal.pane_pid(session)
 
     def screen() -> str:
-        try:
-            return tmux("capture-pane", "-p", "-t", session)
-        except subprocess.CalledProcessError:
-            return "(the terminal has closed)"
+        return terminal.screen(session, gone="(the terminal has closed)")
 
     def announcers() -> list[int]:
         return [pid for pid in children(shell) if "-m announcer" in command_line(pid)]
@@ -221,7 +197,7 @@ def _start_a_login(
     announcer = announcers()[0]
 
     def spoken() -> list[str]:
-        return spoken_in(speech_log.read_text(encoding="utf-8")) if speech_log.exists() else []
+        return spoken_in(speech_log)
 
     def state() -> str:
         running = {pid: command_line(pid) for pid in [announcer, *descendants(announcer)]}
@@ -230,11 +206,11 @@ def _start_a_login(
     wait_for(lambda: any("needs you to log in" in t for t in spoken()), "the offer", state)
     if ui == "tui":
         wait_for(lambda: "Not now" in screen(), "the list", state)
-        tmux("send-keys", "-t", session, "Enter")  # the first login
+        terminal.type(session, "Enter")  # the first login
     else:
-        time.sleep(ARMING + 1.0)  # a person listens first
-        tmux("send-keys", "-t", session, "-l", "1")
-        tmux("send-keys", "-t", session, "Enter")
+        # the offer is said once its number is taken (no arming wait: ARMING)
+        terminal.type(session, "1", literally=True)
+        terminal.type(session, "Enter")
     wait_for(lambda: "Scripted login. Type yes to log in:" in screen(), "the login", state)
 
     def the_login() -> list[int]:
@@ -283,28 +259,16 @@ def test_the_app_ends_instead_of_spinning_when_its_input_has_ended(
     """Standard input at its end (here /dev/null; a closed terminal reads the same): the
     app's input reader takes the first empty read as the end, so announcer ends with its
     agent instead of reading nothing at full CPU for as long as the window stays open."""
-    folder = tmp_path / "work"
-    folder.mkdir()
-    session = f"announcer-eof-{uuid.uuid4().hex[:8]}"
-    command = (
-        f"cd {WORKTREE} && PYTHONPATH={WORKTREE} ANNOUNCER_CONFIG={tmp_path / 'none.toml'} "
-        f"{sys.executable} -m announcer agent --ui tui --speech jsonl:{tmp_path / 's.jsonl'} "
-        f"--cwd {folder} -- {sys.executable} -m tests.acp_frontend.sdk_agent < /dev/null; "
-        f"echo announcer ended; sleep 600"
+    command, _folder, _speech = _agent(
+        tmp_path, "tui", then=" < /dev/null; echo announcer ended; sleep 600"
     )
-    env = {**os.environ, "TERM": "xterm-256color"}
-    subprocess.run(
-        [*terminal.command, "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command],
-        check=True,
-        env=env,
-        timeout=30,
-    )
-    shell = int(terminal.tmux("display-message", "-p", "-t", session, "#{pane_pid}"))
+    session = terminal.start(command, name="announcer-eof")
+    shell = terminal.pane_pid(session)
     seen: set[int] = set()
 
     def announcer_ended() -> bool:
         seen.update(pid for pid in descendants(shell) if "sleep" not in command_line(pid))
-        return "announcer ended" in terminal.tmux("capture-pane", "-p", "-t", session)
+        return "announcer ended" in terminal.screen(session)
 
     wait_for(announcer_ended, "announcer to end", lambda: str(sorted(seen)))
     wait_for(lambda: not any(alive(pid) for pid in seen), "its agent to end")
