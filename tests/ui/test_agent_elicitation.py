@@ -26,8 +26,7 @@ async def test_a_question_of_the_agent_is_answered_with_keys_and_reaches_it(
         await pilot.press(*"elicit codex", "enter")
         await until(pilot, lambda: isinstance(run.app.screen, ClarifyScreen), "the question")
         await until(pilot, run.said("Scripted Agent asks: Codex needs your input"), "said")
-        await until(pilot, lambda: run.app.key_guard.armed_at() is not None, "keys")
-        await until(pilot, lambda: run.session.now() >= (run.app.key_guard.armed_at() or 0), "arm")
+        await until(pilot, run.keys_armed, "the keys to arm")
         await pilot.press("2", "enter")  # Blue
         answers = tmp_path / "elicitation.txt"
         await until(pilot, answers.exists, "the agent's answer")
@@ -137,9 +136,7 @@ async def test_claudes_question_with_its_other_field_and_review_in_the_dialogs(
         async def armed_question(text: str) -> None:
             await until(pilot, lambda: isinstance(run.app.screen, ClarifyScreen)
                         and text in run.app.screen.view.question, text)  # fmt: skip
-            await until(pilot, lambda: run.app.key_guard.armed_at() is not None, "keys")
-            armed = run.app.key_guard.armed_at() or 0
-            await until(pilot, lambda: run.session.now() >= armed, "armed")
+            await until(pilot, run.keys_armed, "the keys to arm")
 
         await pilot.press(*"elicit claude", "enter")
         await armed_question("Question 1 of 2: Database.")
@@ -166,9 +163,7 @@ async def test_a_secret_typed_in_the_dialog_is_never_said(tmp_path: Path) -> Non
         runner = await started(run, pilot)
         await pilot.press(*"elicit secret", "enter")
         await until(pilot, lambda: isinstance(run.app.screen, ClarifyScreen), "the question")
-        await until(pilot, lambda: run.app.key_guard.armed_at() is not None, "keys")
-        armed = run.app.key_guard.armed_at() or 0
-        await until(pilot, lambda: run.session.now() >= armed, "armed")
+        await until(pilot, run.keys_armed, "the keys to arm")
         run.app.screen.query_one("#answer", Input).focus()
         await pilot.press(*"hunter2x", "enter")
         await until(pilot, run.said("Deploy token: given, not read back?"), "the review")

@@ -31,13 +31,20 @@ from tests.support.waiting import until_on_pilot as until
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
+QUICK_PACE = 600
 
 
 class Run:
     """The real app, a live session and the scripted agent in ``folder``."""
 
     def __init__(self, folder: Path, *, tags: tuple[str, ...] = (), **settings: Any) -> None:
-        """One scripted agent, or (``tags``) one per tag, each labelled with its tag."""
+        """One scripted agent, or (``tags``) one per tag, each labelled with its tag.
+
+        A quick listener (``pace_wpm`` 600, the top of its range) unless ``settings`` say
+        otherwise: a question's first words, which arm its keys, are said sooner. No test
+        here is about the pace; the arming interval itself keeps its real length.
+        """
+        settings.setdefault("pace_wpm", QUICK_PACE)
         self.folder = folder
         self.clock = HeldClock()
         self.records = io.StringIO()
@@ -72,9 +79,14 @@ class Run:
         screen = self.app.screen
         return screen if isinstance(screen, ConfirmScreen) else None
 
-    def armed(self) -> bool:
+    def keys_armed(self) -> bool:
+        """The question on screen (any dialog) takes keys now: its arming wait is over."""
         at = self.app.key_guard.armed_at()
-        return self.dialog() is not None and at is not None and self.session.now() >= at
+        return at is not None and self.session.now() >= at
+
+    def armed(self) -> bool:
+        """A permission dialog is up and its keys are armed."""
+        return self.dialog() is not None and self.keys_armed()
 
     def choices(self) -> list[str]:
         path = self.folder / "choices.txt"
