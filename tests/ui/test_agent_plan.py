@@ -29,7 +29,9 @@ TIMEOUT = 60.0
 #: the plan sdk_agent's ``exitplan`` sends, as the dialog shows it and as W says it
 SHOWN_PLAN = "## Fix the login bug\n1. Read `auth.py`\n2. Fix the token check\n3. Run the tests"
 WHOLE_PLAN = "Fix the login bug. 1. Read auth.py. 2. Fix the token check. 3. Run the tests."
-SETTINGS = UserSettings(pace_wpm=400)
+#: a quick listener (the top of the setting's range): the question, long with its plan, is
+#: said through sooner; these tests are about what is shown and said, not the pace
+SETTINGS = UserSettings(pace_wpm=600)
 
 
 def _session(folder: Path, records: io.StringIO) -> LiveSession:
