@@ -25,13 +25,16 @@ from announcer.speech.jsonl import JsonlBackend
 from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.modals import ConfirmScreen
 from tests.producer.live import scenario_path
+from tests.support.clock import HeldClock
 from tests.support.producers import producer_url
 from tests.support.speech_record import spoken_in
 from tests.support.waiting import until_on_pilot as until
 
 TIMEOUT = 60.0
-# Wide, so a loaded machine cannot make "just after" late; the user waits it out.
-ARMING = 3.0
+# The product's own arming interval. A key "just after" a question appears is early
+# however slowly a loaded machine delivers it: the session's clock is held still from
+# before that question appears until the key was refused (tests/support/clock.py).
+ARMING = 1.0
 # issue 20: an early key gets a two-word cue; the question is never read again for it
 REPLACED = "Not yet."
 # The user's pace: a high-risk accept waits until the question was said through.
@@ -47,10 +50,12 @@ async def test_a_key_for_the_withdrawn_question_never_accepts_its_replacement(
     await server.start()
     source = producer_url(transport, server)
     records = io.StringIO()
+    clock = HeldClock()
     session = LiveSession(
         [source],
         UserSettings(answer_arming_seconds=ARMING, pace_wpm=PACE),
         driver=SpeechDriver(JsonlBackend(records)),
+        clock=clock,
     )
     app = AnnouncerApp(session)
 
@@ -76,12 +81,14 @@ async def test_a_key_for_the_withdrawn_question_never_accepts_its_replacement(
         async with app.run_test() as pilot:
             runner = asyncio.ensure_future(session.run())
             await until(pilot, showing("Send 5 dollars"), "R1's dialog")
+            clock.hold()  # R2 comes while the clock stands: the key below is "just after"
             await until(pilot, showing("Delete the production database"), "R2 in R1's place")
             r2 = app.screen
             assert isinstance(r2, ConfirmScreen)
             await pilot.press("a", "enter")  # meant for R1
             await until(pilot, lambda: any(t.startswith(REPLACED) for t in heard()), "refusal")
             assert core.replies == []  # the producer received nothing
+            clock.release()
             await until(pilot, armed, "R2's keys to arm")
             await until(pilot, said_through, "R2 to have been said through")
             # R2 was read once: the early key did not bring it again
@@ -178,10 +185,12 @@ async def test_the_waiting_question_is_read_once_when_its_turn_comes_then_armed(
     await server.start()
     source = producer_url(transport, server)
     records = io.StringIO()
+    clock = HeldClock()
     session = LiveSession(
         [source],
         UserSettings(answer_arming_seconds=ARMING, pace_wpm=PACE),
         driver=SpeechDriver(JsonlBackend(records)),
+        clock=clock,
     )
     app = AnnouncerApp(session)
 
@@ -206,11 +215,13 @@ async def test_the_waiting_question_is_read_once_when_its_turn_comes_then_armed(
             await until(pilot, showing("rpl_first01"), "the first question")
             await until(pilot, armed, "its keys to arm")
             before = len(heard())
+            clock.hold()  # the second comes while the clock stands: the "a" is "at once"
             await pilot.press("r")
             await until(pilot, showing("rpl_second02"), "the second question")
             await pilot.press("a")  # at once: meant for the first
             await until(pilot, lambda: any(t.startswith(REPLACED) for t in heard()), "refusal")
             assert [w.get("decision") for w in core.wire] == ["reject"]
+            clock.release()
             await until(pilot, armed, "the second question's keys to arm")
             heard_through = app.key_guard.heard_at()
             await until(
