@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.acp_frontend.test_agent_command import AgentRun
+from tests.acp_frontend.test_agent_command import ROOT, TIMEOUT, AgentRun
 
 READY = "Scripted Agent is ready."
 
@@ -30,3 +33,28 @@ def run(tmp_path: Path) -> Iterator[Callable[..., AgentRun]]:
         if agent.proc.poll() is None:
             agent.proc.kill()
             agent.proc.wait(timeout=10)
+
+
+@pytest.fixture
+def finished(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``finished(*words, env=...)``: ``announcer agent WORDS`` run to its end with no
+    input (a settings file that does not exist, the test's ``env`` added): what it printed
+    and its exit status."""
+
+    def finish(*words: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "announcer", "agent", *words],
+            cwd=ROOT,
+            env={
+                **os.environ,
+                "PYTHONPATH": str(ROOT),
+                "ANNOUNCER_CONFIG": str(tmp_path / "none.toml"),
+                **(env or {}),
+            },
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+
+    return finish

@@ -23,8 +23,14 @@ TIMEOUT = 60.0
 # A person answers after the arming interval (1 s and the question's first words);
 # waiting longer is always safe.
 ARMED_AFTER = 1.5
-# How often an answer typed too early (on a loaded machine) is typed again: 30 s in all.
-ANSWER_TRIES = 60
+# How long an answer that got "Not yet." waits before it is typed again, and how often:
+# 60 s in all (a turn-into-failure bound, never a measure).
+RETRY_AFTER = 0.25
+ANSWER_TRIES = 240
+# The pace the engine reckons speech at (``pace_wpm``, the top of its range): a question
+# counts as heard, and a high-risk accept is let through, that much sooner. No test that
+# runs ``announcer agent`` here is about the pace; tests/speech and tests/engine are.
+PACE_WPM = "600"
 
 
 class AgentRun:
@@ -49,6 +55,7 @@ class AgentRun:
             "ANNOUNCER_CONFIG": str(config or tmp / "none.toml"),
             "PYTHONIOENCODING": "utf-8",
         }
+        env.setdefault("ANNOUNCER_PACE_WPM", PACE_WPM)
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -117,7 +124,11 @@ class AgentRun:
         """Type an answer as a person would, after the arming interval (1 s, and the
         question's first words spoken). On a loaded machine the question's speech may start
         later: the key then gets "Not yet." (issue 20: it costs nothing, the question is not
-        read again), and is typed again. Lines printed meanwhile stay for ``wait_for``."""
+        read again), and is typed again. Lines printed meanwhile stay for ``wait_for``.
+
+        The first wait also lets the question's own lines (its prompt line comes after the
+        line a test waited for) be printed before the key, so that the first line after it
+        is its reply."""
         time.sleep(ARMED_AFTER)
         for _ in range(ANSWER_TRIES):
             while not self.lines.empty():  # printed before the key: not its reply
@@ -129,14 +140,15 @@ class AgentRun:
                     self._unread.append(reply)
                 return
             self.seen.append(reply)
-            time.sleep(0.5)
+            time.sleep(RETRY_AFTER)
         raise AssertionError(f"{line!r} got only 'Not yet.' {ANSWER_TRIES} times: {self.seen}")
 
     def answer_until(self, line: str, needle: str) -> str:
         """Type ``line`` until ``needle`` is printed; an early try gets "Not yet." (a
-        high-risk accept waits until its question was heard, issue 20) and costs nothing."""
+        high-risk accept waits until its question was heard, issue 20) and costs nothing.
+        Every line is read up to the needle or the "Not yet.", so the first try is typed at
+        once: the wait follows the arming, not a guess."""
         deadline = time.monotonic() + 60
-        time.sleep(ARMED_AFTER)
         while True:
             self.type(line)
             while True:
@@ -146,7 +158,7 @@ class AgentRun:
                 if printed.startswith("Not yet."):
                     break
             assert time.monotonic() < deadline, f"never printed {needle!r}"
-            time.sleep(0.5)
+            time.sleep(RETRY_AFTER)
 
     def type(self, line: str) -> None:
         assert self.proc.stdin is not None
@@ -216,48 +228,17 @@ def test_a_message_while_the_agent_works_is_refused_with_the_reason(run) -> None
     agent.quit()
 
 
-def test_an_agent_that_cannot_start_says_why_and_exits(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "announcer",
-            "agent",
-            "--ui",
-            "plain",
-            "--speech",
-            "none",
-            "--",
-            sys.executable,
-            "-m",
-            "tests.acp_frontend.sdk_agent",
-        ],
-        cwd=ROOT,
-        env={
-            **os.environ,
-            "PYTHONPATH": str(ROOT),
-            "SDK_AGENT_FAIL_AT_START": "1",
-            "ANNOUNCER_CONFIG": str(tmp_path / "none.toml"),
-        },
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
+def test_an_agent_that_cannot_start_says_why_and_exits(finished) -> None:  # type: ignore[no-untyped-def]
+    agent = [sys.executable, "-m", "tests.acp_frontend.sdk_agent"]
+    done = finished(
+        "--ui", "plain", "--speech", "none", "--", *agent, env={"SDK_AGENT_FAIL_AT_START": "1"}
     )
     assert "no model configured" in done.stdout + done.stderr
     assert "Giving up" in done.stdout
 
 
-def test_a_preset_that_is_not_installed_says_what_to_install(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "announcer", "agent", "codex"],
-        cwd=ROOT,
-        env={**os.environ, "PATH": str(tmp_path), "ANNOUNCER_CONFIG": str(tmp_path / "x.toml")},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+def test_a_preset_that_is_not_installed_says_what_to_install(tmp_path: Path, finished) -> None:  # type: ignore[no-untyped-def]
+    done = finished("codex", env={"PATH": str(tmp_path)})
     assert done.returncode == 2
     assert "npm install -g @agentclientprotocol/codex-acp@2.6.0" in done.stderr
 
@@ -270,16 +251,8 @@ def test_a_message_typed_while_the_agent_starts_is_sent_once_it_is_ready(tmp_pat
     assert agent.quit() == 0
 
 
-def test_a_program_name_without_a_preset_is_started_as_the_agent(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "announcer", "agent", "no-such-agent-program"],
-        cwd=ROOT,
-        env={**os.environ, "ANNOUNCER_CONFIG": str(tmp_path / "x.toml")},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+def test_a_program_name_without_a_preset_is_started_as_the_agent(finished) -> None:  # type: ignore[no-untyped-def]
+    done = finished("no-such-agent-program")
     assert done.returncode == 2
     assert "neither a preset" in done.stderr
 

@@ -110,17 +110,10 @@ def test_notices_are_said_by_severity_never_as_the_agents_words(started) -> None
     assert "Noted." in heard
 
 
-def test_a_needed_login_names_the_command_to_run(tmp_path: Path) -> None:
-    import subprocess
-
-    done = subprocess.run(
-        [sys.executable, "-m", "announcer", "agent", "--ui", "plain", "--speech", "none",
-         "--", *AGENT],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "SDK_AGENT_NEEDS_LOGIN": "1",
-             "ANNOUNCER_CONFIG": str(tmp_path / "none.toml")},
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+def test_a_needed_login_names_the_command_to_run(finished) -> None:  # type: ignore[no-untyped-def]
+    done = finished(
+        "--ui", "plain", "--speech", "none", "--", *AGENT, env={"SDK_AGENT_NEEDS_LOGIN": "1"}
+    )
     printed = done.stdout + done.stderr
     assert "for Claude Subscription, run in a terminal:" in printed
     assert "-m tests.acp_frontend.sdk_agent --cli auth login" in printed
