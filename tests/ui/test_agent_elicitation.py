@@ -16,11 +16,16 @@ from announcer.transports.acp import AcpTransport
 from announcer.ui.tui.modals import ClarifyScreen
 from tests.ui.test_agent_prompt import ROOT, Run, started, stopped, until
 
+# The answering tests turn the arming wait off (0): they are about what the questions say
+# and what reaches the agent. The wait itself is checked at its real length in
+# test_agent_prompt.py (keys at awkward moments) and tests/ui/test_key_timing.py.
+NO_ARMING = 0.0
+
 
 async def test_a_question_of_the_agent_is_answered_with_keys_and_reaches_it(
     tmp_path: Path,
 ) -> None:
-    run = Run(tmp_path)
+    run = Run(tmp_path, answer_arming_seconds=NO_ARMING)
     async with run.app.run_test() as pilot:
         runner = await started(run, pilot)
         await pilot.press(*"elicit codex", "enter")
@@ -129,7 +134,7 @@ async def test_claudes_question_with_its_other_field_and_review_in_the_dialogs(
 ) -> None:
     from textual.widgets import Input
 
-    run = Run(tmp_path)
+    run = Run(tmp_path, answer_arming_seconds=NO_ARMING)
     async with run.app.run_test() as pilot:
         runner = await started(run, pilot)
 
@@ -158,7 +163,7 @@ async def test_claudes_question_with_its_other_field_and_review_in_the_dialogs(
 async def test_a_secret_typed_in_the_dialog_is_never_said(tmp_path: Path) -> None:
     from textual.widgets import Input
 
-    run = Run(tmp_path)
+    run = Run(tmp_path, answer_arming_seconds=NO_ARMING)
     async with run.app.run_test() as pilot:
         runner = await started(run, pilot)
         await pilot.press(*"elicit secret", "enter")
