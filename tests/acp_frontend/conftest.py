@@ -36,6 +36,20 @@ def run(tmp_path: Path) -> Iterator[Callable[..., AgentRun]]:
 
 
 @pytest.fixture
+def asked(run: Callable[..., AgentRun]) -> Callable[..., AgentRun]:
+    """``asked(message, question, *flags)``: an ``announcer agent`` run (``run``) that was
+    sent ``message`` and then printed ``question``, the line the test goes on from."""
+
+    def ask(message: str, question: str, *flags: str, **options: Any) -> AgentRun:
+        agent = run(*flags, **options)
+        agent.type(message)
+        agent.wait_for(question)
+        return agent
+
+    return ask
+
+
+@pytest.fixture
 def finished(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
     """``finished(*words, env=...)``: ``announcer agent WORDS`` run to its end with no
     input (a settings file that does not exist, the test's ``env`` added): what it printed

@@ -177,10 +177,8 @@ class AgentRun:
         return spoken_in(self.record)
 
 
-def test_allow_lets_the_command_run_and_the_user_hears_it(run) -> None:  # type: ignore[no-untyped-def]
-    agent = run()
-    agent.type("write")
-    agent.wait_for("Accept or reject: Scripted Agent wants to run: echo hello > out.txt?")
+def test_allow_lets_the_command_run_and_the_user_hears_it(asked) -> None:  # type: ignore[no-untyped-def]
+    agent = asked("write", "Accept or reject: Scripted Agent wants to run: echo hello > out.txt?")
     agent.answer("a")  # issue 20: an ordinary (medium-risk) command is one key
     agent.wait_for("Scripted Agent finished the turn.")
     assert (agent.folder / "out.txt").read_text() == "hello\n"
@@ -193,20 +191,16 @@ def test_allow_lets_the_command_run_and_the_user_hears_it(run) -> None:  # type:
     assert "Created out.txt." in heard
 
 
-def test_reject_stops_the_command(run) -> None:  # type: ignore[no-untyped-def]
-    agent = run()
-    agent.type("write")
-    agent.wait_for("Accept or reject:")
+def test_reject_stops_the_command(asked) -> None:  # type: ignore[no-untyped-def]
+    agent = asked("write", "Accept or reject:")
     agent.answer("r")
     agent.wait_for("Scripted Agent finished the turn.")
     assert not (agent.folder / "out.txt").exists()
     assert agent.quit() == 0
 
 
-def test_cancelling_the_turn_withdraws_the_open_question(run) -> None:  # type: ignore[no-untyped-def]
-    agent = run()
-    agent.type("wait")
-    agent.wait_for("Accept or reject:")
+def test_cancelling_the_turn_withdraws_the_open_question(asked) -> None:  # type: ignore[no-untyped-def]
+    agent = asked("wait", "Accept or reject:")
     agent.type(":cancel")
     agent.wait_for("you cancelled it")
     # The agent's request was answered "cancelled", exactly once, and nothing ran.
@@ -218,10 +212,8 @@ def test_cancelling_the_turn_withdraws_the_open_question(run) -> None:  # type: 
     assert "You stopped the turn, so the question was withdrawn." in heard
 
 
-def test_a_message_while_the_agent_works_is_refused_with_the_reason(run) -> None:  # type: ignore[no-untyped-def]
-    agent = run()
-    agent.type("wait")
-    agent.wait_for("Accept or reject:")
+def test_a_message_while_the_agent_works_is_refused_with_the_reason(asked) -> None:  # type: ignore[no-untyped-def]
+    agent = asked("wait", "Accept or reject:")
     agent.answer("r")
     agent.wait_for("Sent: reject")
     agent.type(":cancel")
@@ -257,10 +249,8 @@ def test_a_program_name_without_a_preset_is_started_as_the_agent(finished) -> No
     assert "neither a preset" in done.stderr
 
 
-def test_always_and_never_reach_the_agents_own_options_after_a_second_line(run) -> None:  # type: ignore[no-untyped-def]
-    agent = run()
-    agent.type("write")
-    agent.wait_for("[a/r; always or never: from now on]")
+def test_always_and_never_reach_the_agents_own_options_after_a_second_line(asked) -> None:  # type: ignore[no-untyped-def]
+    agent = asked("write", "[a/r; always or never: from now on]")
     agent.answer("always")
     agent.wait_for("Always allow: Scripted Agent wants to run: echo hello > out.txt?")
     assert not (agent.folder / "choices.txt").exists()  # one line sends nothing
@@ -282,10 +272,8 @@ def test_always_and_never_reach_the_agents_own_options_after_a_second_line(run) 
     assert agent.quit() == 0
 
 
-def test_a_waiting_question_is_reminded_at_the_interval_the_user_set(run) -> None:  # type: ignore[no-untyped-def]
-    agent = run("--reminder-seconds", "2")
-    agent.type("write")
-    agent.wait_for("Accept or reject:")
+def test_a_waiting_question_is_reminded_at_the_interval_the_user_set(asked) -> None:  # type: ignore[no-untyped-def]
+    agent = asked("write", "Accept or reject:", "--reminder-seconds", "2")
     agent.wait_for("Still waiting for your answer: Scripted Agent wants to run")
     agent.answer("r")
     agent.wait_for("Scripted Agent finished the turn.")

@@ -27,10 +27,10 @@ def received(agent: AgentRun) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_claudes_question_is_asked_reviewed_and_the_answer_reaches_the_agent(run) -> None:  # type: ignore[no-untyped-def]
-    agent = run()
-    agent.type("elicit claude")
-    agent.wait_for("Choose a number from 1 to 5: Scripted Agent asks: Which database")
+def test_claudes_question_is_asked_reviewed_and_the_answer_reaches_the_agent(asked) -> None:  # type: ignore[no-untyped-def]
+    agent = asked(
+        "elicit claude", "Choose a number from 1 to 5: Scripted Agent asks: Which database"
+    )
     agent.answer("2")
     agent.wait_for("Sent: Postgres: A server.")  # the words picked, not a value
     agent.wait_for("or type your own answer: Question 2 of 2: Other.")
@@ -51,30 +51,24 @@ def test_claudes_question_is_asked_reviewed_and_the_answer_reaches_the_agent(run
     assert "failed" not in heard
 
 
-def test_decline_reaches_the_agent_and_nothing_is_answered_for_the_user(run) -> None:  # type: ignore[no-untyped-def]
-    agent = run()
-    agent.type("elicit codex")
-    agent.wait_for("Choose a number from 1 to 5:")
+def test_decline_reaches_the_agent_and_nothing_is_answered_for_the_user(asked) -> None:  # type: ignore[no-untyped-def]
+    agent = asked("elicit codex", "Choose a number from 1 to 5:")
     agent.answer("4")  # Decline to answer
     agent.wait_for("Thank you for answering.")
     assert received(agent) == [{"action": "decline"}]
     assert agent.quit() == 0
 
 
-def test_cancelling_the_turn_answers_the_open_question_cancel(run) -> None:  # type: ignore[no-untyped-def]
-    agent = run()
-    agent.type("elicit number")
-    agent.wait_for("Type a number:")
+def test_cancelling_the_turn_answers_the_open_question_cancel(asked) -> None:  # type: ignore[no-untyped-def]
+    agent = asked("elicit number", "Type a number:")
     agent.type(":cancel")
     agent.wait_for("You stopped the turn, so the question was withdrawn.")
     assert received(agent) == [{"action": "cancel"}]
     assert agent.quit() == 0
 
 
-def test_a_number_out_of_range_is_asked_again_never_sent(run) -> None:  # type: ignore[no-untyped-def]
-    agent = run()
-    agent.type("elicit number")
-    agent.wait_for("Type a number:")
+def test_a_number_out_of_range_is_asked_again_never_sent(asked) -> None:  # type: ignore[no-untyped-def]
+    agent = asked("elicit number", "Type a number:")
     agent.answer("9")
     agent.wait_for("9 is out of range. A number from 1 to 5.")
     agent.answer("3")
@@ -87,10 +81,8 @@ def test_a_number_out_of_range_is_asked_again_never_sent(run) -> None:  # type: 
     assert agent.quit() == 0
 
 
-def test_a_plan_approval_reads_the_plan_names_each_option_and_asks_which_always(run) -> None:  # type: ignore[no-untyped-def]
-    agent = run()
-    agent.type("exitplan")
-    agent.wait_for("Accept or reject: Scripted Agent wants to run: Ready to code?")
+def test_a_plan_approval_reads_the_plan_names_each_option_and_asks_which_always(asked) -> None:  # type: ignore[no-untyped-def]
+    agent = asked("exitplan", "Accept or reject: Scripted Agent wants to run: Ready to code?")
     heard = " ".join(agent.heard())
     assert "The plan has 3 steps: 1. Read auth.py. 2. Fix the token check. 3. Run the tests." in (
         heard
@@ -125,10 +117,8 @@ def test_a_plan_that_comes_after_its_question_is_read_and_asked_again(run) -> No
     assert "The plan has 2 steps: 1. Read auth.py. 2. Fix the token check." in asked[-1], line
 
 
-def test_a_secret_answer_reaches_the_agent_and_is_never_said(run) -> None:  # type: ignore[no-untyped-def]
-    agent = run()
-    agent.type("elicit secret")
-    agent.wait_for("or type your own answer:")
+def test_a_secret_answer_reaches_the_agent_and_is_never_said(asked) -> None:  # type: ignore[no-untyped-def]
+    agent = asked("elicit secret", "or type your own answer:")
     agent.answer("hunter2-secret")
     agent.wait_for("Sent: your answer, not read back.")
     agent.wait_for("Deploy token: given, not read back?")
