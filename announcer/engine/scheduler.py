@@ -1435,7 +1435,7 @@ class SpeechScheduler:
             # led to, comes before anything else.
             led_to = normal.popleft()
             if led_to.kept and led_to.announcement.kind in STATUS_KINDS:
-                return [self._speak_words(led_to, now)]
+                return [self._speak_words(self._said_together(led_to, now), now)]
             return [self._speak_item(led_to, now)]
         if words and words[0].announcement.continues:
             return [self._speak_item(words.popleft(), now)]
@@ -1475,7 +1475,7 @@ class SpeechScheduler:
                         normal.insert(index, news)
                         return [self._speak_item(earlier, now)]
                 if news.announcement.kind in STATUS_KINDS:
-                    return [self._speak_words(news, now)]
+                    return [self._speak_words(self._said_together(news, now), now)]
                 return [self._speak_item(news, now)]
         if words:
             return [self._speak_words(words.popleft(), now)]
@@ -1485,6 +1485,71 @@ class SpeechScheduler:
         if background:
             return [self._speak_item(background.popleft(), now)]
         return []
+
+    def _said_together(self, item: _Queued, now: float) -> _Queued:
+        """``item``, a final state, said once for every agent that waits with the same one.
+
+        Issue 20: when several agents end alike ("The transfer went through." from three
+        sessions at once), the listener hears "3 agents: The transfer went through." once,
+        instead of the same sentence three times in a row with the last agent's final
+        state waiting behind the others'. Another source's news joins only when nothing
+        of that source waits before it (order within a source holds), it is a whole
+        message, and it is in the listener's own language (our count is said with it).
+        """
+        announcement = item.announcement
+        source = _source_of(announcement)
+        normal = self._queues[Urgency.NORMAL]
+        if source is None or not _is_final(announcement) or announcement.continues or not normal:
+            return item
+        language = catalog_language(self.settings.languages or ["en"])
+        if _primary_language(announcement.language) != _primary_language(language):
+            return item
+        # Each source's earliest waiting speech: only news at the head of its source joins.
+        first_order: dict[str | None, int] = {}
+        for lane in (self._words, *self._queues.values()):
+            for waiting in lane:
+                key = _source_of(waiting.announcement)
+                if waiting.order < first_order.get(key, waiting.order + 1):
+                    first_order[key] = waiting.order
+        joined: list[_Queued] = []
+        sources = {source}
+        for index, waiting in enumerate(normal):
+            other = waiting.announcement
+            other_source = _source_of(other)
+            if (
+                other_source is None
+                or other_source in sources
+                or other.kind != announcement.kind
+                or other.text != announcement.text
+                or other.language != announcement.language
+                or other.continues
+                or waiting.kept
+                or waiting.lead_for is not None
+                or first_order.get(other_source) != waiting.order
+                or (index + 1 < len(normal) and normal[index + 1].announcement.continues)
+            ):
+                continue
+            sources.add(other_source)
+            joined.append(waiting)
+        if not joined:
+            return item
+        ids = {id(waiting) for waiting in joined}
+        self._queues[Urgency.NORMAL] = deque(w for w in normal if id(w) not in ids)
+        for waiting in joined:
+            self._drop(waiting.announcement, "said with other agents' same news", now)
+        count = len(joined) + 1
+        text = (
+            translator(language)
+            .ngettext("{count} agent: {text}", "{count} agents: {text}", count)
+            .format(count=format_integer(count, language), text=announcement.text)
+        )
+        said = dataclasses.replace(
+            announcement,
+            text=text,
+            said_for=tuple(w.announcement.event_id for w in joined if w.announcement.event_id),
+        )
+        seconds = estimated_seconds(text, self.settings.pace_wpm)
+        return dataclasses.replace(item, announcement=said, seconds=seconds)
 
     def _earlier_background(self, item: _Queued, now: float) -> _Queued | None:
         """Background news of ``item``'s session that came before it (issue 14 a).
@@ -1612,6 +1677,11 @@ class SpeechScheduler:
                 session_id=announcement.session_id,
             )
         )
+
+
+def _primary_language(tag: str) -> str:
+    """ "en" for "en-US", "pt" for "pt_BR": whether our words and the agent's share a voice."""
+    return tag.replace("_", "-").split("-", 1)[0].lower()
 
 
 def _by_order(item: _Queued) -> int:
