@@ -510,9 +510,9 @@ def test_each_sources_final_state_is_heard_when_agents_end_alike(
     for event_id, position in said.items():
         source = finals[event_id][0]
         for other, other_position in heard_at.items():
-            if other.startswith("e") and events[arrival[other]][0] == "words":
-                if events[arrival[other]][1] == source and arrival[other] < arrival[event_id]:
-                    assert other_position < position
+            what, other_source = events[arrival[other]][:2]
+            if what == "words" and other_source == source and arrival[other] < arrival[event_id]:
+                assert other_position < position
     heard_words = [h.announcement.text for h in voice.heard if h.announcement.kind == WORDS]
     assert sorted(set(heard_words)) == sorted(expected_words)
     assert voice.scheduler.queued() == 0

@@ -523,8 +523,7 @@ class PacedRun:
                         u.announcement.session_id == announcement.session_id
                         # a line that says its source's final state with other sources'
                         or any(
-                            self.arrival_kind.get(other, (None, ""))[0]
-                            == announcement.session_id
+                            self.arrival_kind.get(other, (None, ""))[0] == announcement.session_id
                             for other in u.announcement.said_for
                         )
                     )
