@@ -549,6 +549,16 @@ class SpeechScheduler(UrgentSpeech):
                     for item in self._queues[urgency]:
                         if item.order > current.order and _source_of(item.announcement) == source:
                             item.eligible_at = max(item.eligible_at, now)
+            # So could the later news of the agents whose final state this line said too.
+            joined = {
+                self._said_together_sources.pop(event_id)
+                for event_id in current.announcement.said_for
+                if event_id in self._said_together_sources
+            }
+            for urgency in (Urgency.NORMAL, Urgency.BACKGROUND) if joined else ():
+                for item in self._queues[urgency]:
+                    if _source_of(item.announcement) in joined:
+                        item.eligible_at = max(item.eligible_at, now)
         self._current = None
         self._done_early = False
         self.spoken_count += 1

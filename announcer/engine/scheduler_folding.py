@@ -15,6 +15,7 @@ from announcer.engine.scheduler_rules import (
     _QUIET_CATEGORIES,
     _SESSION_STARTED,
     _UNSAYABLE,
+    ENDED_QUESTIONS_REMEMBERED,
     FOLD_CATEGORIES,
     FOLDED_SUMMARY_KIND,
     QUESTION_END_KINDS,
@@ -369,6 +370,10 @@ class StatusFolding(SchedulerState):
                 continue
             sources.add(other_source)
             joined.append(waiting)
+            if other.event_id is not None:
+                if len(self._said_together_sources) >= ENDED_QUESTIONS_REMEMBERED:
+                    self._said_together_sources.clear()  # bounded whatever a producer sends
+                self._said_together_sources[other.event_id] = other_source
         if not joined:
             return item
         ids = {id(waiting) for waiting in joined}

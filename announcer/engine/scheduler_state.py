@@ -96,6 +96,9 @@ class SchedulerState:
         # Which session asked each question (event id -> session), to forget with it its
         # "your question is still open" reminder.
         self._question_sessions: dict[str, str] = {}
+        # The sources of other agents' final states said in one line with the same words
+        # (event id -> source), so their later news ages from that line's end.
+        self._said_together_sources: dict[str, str] = {}
         self.drops: Counter[str] = Counter()
         self.drop_log: deque[DropRecord] = deque(maxlen=DROP_LOG_SIZE)
         self.spoken_count = 0

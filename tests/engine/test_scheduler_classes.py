@@ -332,6 +332,21 @@ def test_a_final_state_joins_another_only_at_its_own_sources_turn() -> None:
     assert SAID_TOGETHER not in early.scheduler.drops
 
 
+def test_an_agents_later_news_ages_from_the_line_that_said_its_final_state() -> None:
+    """Order within a source: agent b's news after its result could not be said before the
+    line that said that result (with a's) ended, so it is not stale then, as it would not
+    be had b's result been said alone."""
+    voice = Voice(SpeechScheduler())
+    voice.submit(words(" ".join(["word"] * 30), "s0"), 0.0)  # 10.25 s at 180 wpm
+    voice.submit(result("Tests passed.", "a"), 0.1)
+    voice.submit(result("Tests passed.", "b"), 0.2)
+    voice.submit(status("Thinking about the next step.", "agent.state.changed", "b"), 0.3)
+    voice.play_out()
+    assert voice.texts()[1:] == ["2 agents: Tests passed.", "Thinking about the next step."]
+    assert voice.heard[2].started > 10.3  # older than 10 s from its arrival, fresh in order
+    assert "stale" not in voice.scheduler.drops
+
+
 def test_only_the_same_words_in_the_listeners_language_are_said_together() -> None:
     voice = Voice(SpeechScheduler())
     voice.submit(status("Speaking.", session="s0"), 0.0)
