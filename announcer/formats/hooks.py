@@ -89,7 +89,7 @@ class MappedHookAdapter(FormatAdapter):
 
 
 #: ``extra_context["on_no_answer"]`` of a hook confirmation: with no answer the agent
-#: asks the user itself (engine/policy.py says so instead of "it will be rejected").
+#: asks the user itself (engine/policy_questions.py says so instead of "it will be rejected").
 NO_ANSWER_KEY = "on_no_answer"
 NO_ANSWER_AGENT_ASKS = "agent_asks"
 #: ... unless no one sits at the agent's own dialog (``claude -p``): then "ask" is a
