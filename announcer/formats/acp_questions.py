@@ -29,7 +29,7 @@ from announcer.formats.acp_shapes import (
 )
 from announcer.formats.acp_tools import AcpToolCalls
 from announcer.formats.base import AdapterOutput, JsonObject, get_str
-from announcer.formats.builder import mark_command, mark_literal, mark_plan
+from announcer.formats.builder_fields import mark_command, mark_literal, mark_plan
 from announcer.formats.speakable import clip, command_in_words
 from announcer.i18n.translate import translator
 

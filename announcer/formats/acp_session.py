@@ -19,7 +19,8 @@ from announcer.formats.acp_shapes import (
     ConfigOption,
 )
 from announcer.formats.base import AdapterOutput, FormatAdapter, JsonObject
-from announcer.formats.builder import AaepBuilder, SessionState
+from announcer.formats.builder import AaepBuilder
+from announcer.formats.builder_state import SessionState
 from announcer.formats.speakable import clip
 
 

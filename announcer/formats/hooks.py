@@ -21,7 +21,8 @@ from typing import Any
 from announcer.command_analysis import analyse
 from announcer.formats.aep import AepAdapter
 from announcer.formats.base import AdapterOutput, FormatAdapter, JsonObject, get_str
-from announcer.formats.builder import AaepBuilder, mark_command, mark_literal
+from announcer.formats.builder import AaepBuilder
+from announcer.formats.builder_fields import mark_command, mark_literal
 from announcer.formats.mapping import Mapping, builtin_mapping
 from announcer.formats.speakable import command_words, speak_folder
 
