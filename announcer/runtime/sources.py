@@ -193,6 +193,9 @@ class SourceSupervisor:
         self._handle_frame = handle_frame
         self._lost_tokens = lost_tokens
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: the first reconnect delay's ceiling (None: the policy's 0.5 s); a test whose
+        #: subject is not the back-off sets it smaller so retries come sooner
+        self.first_retry_seconds: float | None = None
 
     @property
     def settings(self) -> UserSettings:
@@ -254,7 +257,11 @@ class SourceSupervisor:
         return self._stopping.is_set()
 
     async def supervise(self, state: SourceLink) -> None:
-        policy = state.policy = ReconnectPolicy(self.clock)
+        policy = state.policy = (
+            ReconnectPolicy(self.clock)
+            if self.first_retry_seconds is None
+            else ReconnectPolicy(self.clock, first=self.first_retry_seconds)
+        )
         transport = state.transport
         while not self._stopping.is_set():
             try:
