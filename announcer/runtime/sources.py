@@ -193,9 +193,10 @@ class SourceSupervisor:
         self._handle_frame = handle_frame
         self._lost_tokens = lost_tokens
         self._loop: asyncio.AbstractEventLoop | None = None
-        #: the first reconnect delay's ceiling (None: the policy's 0.5 s); a test whose
-        #: subject is not the back-off sets it smaller so retries come sooner
-        self.first_retry_seconds: float | None = None
+        #: makes each source's :class:`ReconnectPolicy` from the session's clock; a test
+        #: whose subject is not the back-off or the settle time gives one with a smaller
+        #: ``first`` (the first retry's ceiling) or ``settle_seconds``
+        self.new_policy: Callable[[Callable[[], float]], ReconnectPolicy] = ReconnectPolicy
 
     @property
     def settings(self) -> UserSettings:
@@ -257,11 +258,7 @@ class SourceSupervisor:
         return self._stopping.is_set()
 
     async def supervise(self, state: SourceLink) -> None:
-        policy = state.policy = (
-            ReconnectPolicy(self.clock)
-            if self.first_retry_seconds is None
-            else ReconnectPolicy(self.clock, first=self.first_retry_seconds)
-        )
+        policy = state.policy = self.new_policy(self.clock)
         transport = state.transport
         while not self._stopping.is_set():
             try:

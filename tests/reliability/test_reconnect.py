@@ -252,7 +252,7 @@ async def test_a_websocket_outage_is_heard_once_and_the_recovery_once() -> None:
     producer = await WsProducer(serve).start()
     session, heard = listener([producer.url])
     # the back-off is not this test's subject (the storms above are): retries from 0.05 s
-    session.sources.first_retry_seconds = 0.05
+    session.sources.new_policy = lambda clock: ReconnectPolicy(clock, first=0.05)
     try:
         async with running(session):
             await heard.hears("Hello number 1.")
