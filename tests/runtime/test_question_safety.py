@@ -16,7 +16,6 @@ import pytest
 
 from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import UserAnswer
-from announcer.engine.reconnect import ReconnectPolicy
 from announcer.engine.settings import UserSettings
 from announcer.producer.core import ProducerCore, ProducerOptions, Subscription, new_id
 from announcer.producer.scenario import load_scenario
@@ -115,9 +114,6 @@ def live(kind: str, server: ProducerServer, **kw: Any) -> tuple[LiveSession, Rec
     session = LiveSession(
         [source(kind, server)], settings, TransportOptions(), handshake_timeout=2.0, **kw
     )
-    # a quiet stream counts as connected after 0.2 s, not 2 s: the settle time is not
-    # what these tests are about, only that the subscription is up before they push
-    session.sources.new_policy = lambda clock: ReconnectPolicy(clock, settle_seconds=0.2)
     recorder = Recorder()
     session.subscribe(recorder)
     return session, recorder
