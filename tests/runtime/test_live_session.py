@@ -435,7 +435,10 @@ async def test_a_stuck_speech_backend_never_holds_back_a_confirmation() -> None:
     server = await start_producer("confirm")
     voice = StuckVoice()
     recorder = Recorder()
-    session = _session([_source("ws", server)], driver=SpeechDriver(voice))
+    # at the fastest pace the stuck utterance is overdue sooner; the rule (twice its
+    # estimated time and a second) is the same at every pace
+    fast = UserSettings(pace_wpm=600)
+    session = _session([_source("ws", server)], fast, driver=SpeechDriver(voice))
     session.subscribe(recorder)
     try:
         async with running(session):
