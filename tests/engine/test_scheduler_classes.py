@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.pipeline import Engine
-from announcer.engine.policy import frame_fold_category
+from announcer.engine.policy_topics import frame_fold_category
 from announcer.engine.scheduler import (
     SpeechScheduler,
     estimated_seconds,
