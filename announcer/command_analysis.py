@@ -1,7 +1,7 @@
 """What a command will do, as the user must see and hear it before it runs.
 
 One module for every source that asks about a command (hook questions in
-``formats/hooks.py``, ACP permissions in ``formats/acp.py``, agent streams through
+``formats/hooks.py``, ACP permissions in ``formats/acp_questions.py``, agent streams through
 ``formats/speakable.command_words``, and the display of any confirmation): a key may
 authorise the command, so what the user is told must be what will run (issue 22,
 "Disguise"). Sans-I/O and pure: text in, an analysis out.

@@ -1,8 +1,9 @@
 """Benchmark: a real Claude Code turn of four tool calls, with the documented hooks and without.
 
 Runs the pinned Claude Code CLI from the agent lab (tests/lab: installed with npm into
-``.cache/agent-lab``, pointed at the scripted fake model on 127.0.0.1) in ``-p`` mode on a
-turn that calls four tools one after another, and times, in one run, round-robin:
+the shared lab cache, ``tests/lab/clis.py``, pointed at the scripted fake model on
+127.0.0.1) in ``-p`` mode on a turn that calls four tools one after another, and times, in
+one run, round-robin:
 
 - ``none``: no hooks at all (the baseline);
 - ``documented``: the hook set docs/hooks.md tells users to register (its first

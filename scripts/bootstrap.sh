@@ -126,10 +126,12 @@ ensure_venv() {
 
 # The agent lab (tests/lab) runs the real agents (Claude Code and Codex, their ACP
 # adapters, Qwen Code, opencode and Gemini CLI): node and npm
-# from Debian when missing, then the pinned CLIs from npm into .cache/agent-lab
+# from Debian when missing, then the pinned CLIs from npm into the user's cache
+# (~/.cache/announcer/lab/agents/<pins digest>, shared by every checkout of the same pins)
 # (tests/lab/clis.py holds the versions). The pinned Claude Code needs node >= 22 and
 # Debian 12 ships 18: when the system's node is older, clis.py installs the npm
-# registry's node binary package into .cache/node (no root needed) and the lab uses it.
+# registry's node binary package into ~/.cache/announcer/lab/node (no root needed) and the
+# lab uses it.
 # A failure here is only a warning: the lab tests say why they cannot run, and on CI
 # they fail.
 ensure_agent_lab() {

@@ -46,6 +46,8 @@ class Announcement:
     "tool", "plan", "plan_done"), so what is folded is summarised by kind (issue 20).
     ``rate_factor`` above 1 asks the voice to speak faster than the user's rate: the
     scheduler sets it when the agent's words pile up, within the user's ``max_rate_factor``.
+    ``said_for`` names the other sources' events this one line says too: the same final
+    state from several agents at once, said once with their count (issue 20).
     """
 
     text: str
@@ -63,6 +65,7 @@ class Announcement:
     # §11.4: the producer's declared text_direction ("ltr", "rtl", "auto") for its own
     # words; visual and braille output honour it (speech is linear, §11.4.1)
     direction: str | None = None
+    said_for: tuple[str, ...] = ()
 
 
 # §11.4.2: Unicode bidirectional isolates, one per declared direction.

@@ -9,7 +9,8 @@ from typing import Any, Final
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.engine_state import EngineState
 from announcer.engine.phrases import N_
-from announcer.engine.policy import Spoken, agent_asks_itself, by_language, same_language
+from announcer.engine.policy_questions import agent_asks_itself
+from announcer.engine.policy_words import Spoken, by_language, same_language
 from announcer.engine.prompts import PendingPrompt
 from announcer.engine.raw_frames import _raw_words
 from announcer.engine.text_hygiene import clean_for_speech

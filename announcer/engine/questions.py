@@ -11,7 +11,7 @@ from announcer.engine.clock_skew import ClockSkew
 from announcer.engine.engine_state import _PROMPTS, OutgoingReply
 from announcer.engine.folding import Folding
 from announcer.engine.phrases import N_
-from announcer.engine.policy import waits_without_timeout
+from announcer.engine.policy_questions import waits_without_timeout
 from announcer.engine.prompts import PendingPrompt
 from announcer.engine.question_counts import QuestionCounts
 from announcer.engine.replies import ReplyReady

@@ -53,329 +53,90 @@ first part has been spoken the rest is never skipped as stale or surplus.
 
 from __future__ import annotations
 
-import dataclasses
-from collections import Counter, deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Final
+from collections import deque
+from collections.abc import Sequence
 
 from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.scheduler_folding import folded_summary_text
+from announcer.engine.scheduler_rules import (
+    _SESSION_STARTED,
+    DEFAULT_MAX_LEAD_IN_SECONDS,
+    DEFAULT_MAX_QUEUE,
+    DEFAULT_MAX_QUEUED_SPEECH_SECONDS,
+    DEFAULT_STALE_AFTER_SECONDS,
+    DROP_LOG_SIZE,
+    ENDED_QUESTIONS_REMEMBERED,
+    FOLD_CATEGORIES,
+    FOLDED_SUMMARY_KIND,
+    MAX_QUEUED_SENTENCES,
+    OVERDUE_FACTOR,
+    OVERDUE_GRACE_SECONDS,
+    PROMPT_KINDS,
+    QUESTION_END_KINDS,
+    QUESTION_STATUS_LEAD_SECONDS,
+    SKIPPED_NEWS_REASONS,
+    STATUS_KINDS,
+    STILL_OPEN_KIND,
+    USER_REPLY_KIND,
+    WORDS_BACKLOG_FREE_SECONDS,
+    WORDS_KIND,
+    WORDS_RAMP_SECONDS,
+    DropRecord,
+    _by_order,
+    _Current,
+    _is_final,
+    _news_rank,
+    _Queued,
+    _source_of,
+    estimated_seconds,
+    fold_category,
+    is_user_reply,
+    speech_class,
+)
+from announcer.engine.scheduler_urgent import UrgentSpeech
 from announcer.engine.settings import UserSettings
-from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
-from announcer.i18n.format import format_integer, format_list
-from announcer.i18n.translate import catalog_language, translator
+from announcer.engine.speech_commands import Cancel, SpeechCommand
 
-DEFAULT_MAX_QUEUE: Final = 64
-# Issue 20: nothing older than this is read as news (from when it could first be said in
-# its source's order, time given to questions and urgent news not counted).
-DEFAULT_STALE_AFTER_SECONDS: Final = 10.0
-DEFAULT_MAX_QUEUED_SPEECH_SECONDS: Final = 30.0
-DEFAULT_MAX_LEAD_IN_SECONDS: Final = 8.0
-# Why news goes unheard so that the delay stays bounded (issue 14 e): such news is still
-# handed to ``on_skip``, so the interfaces show it (nothing is lost in silence).
-SKIPPED_NEWS_REASONS: Final = frozenset(
-    {
-        "overtaken by newer news",
-        "superseded by newer news",
-        "skipped before critical news",
-        "stale",
-        "too much queued speech",
-        "queue full",
-        "session ended",
-    }
-)
-# An utterance that critical speech waits for is cut off once it has taken this much
-# longer than estimated (a voice slower than ``pace_wpm``, or one that never finishes).
-OVERDUE_FACTOR: Final = 2.0
-OVERDUE_GRACE_SECONDS: Final = 1.0
-DROP_LOG_SIZE: Final = 256
-ENDED_QUESTIONS_REMEMBERED: Final = 1024
-# Time a synthesiser needs beyond the words themselves (pauses, start-up).
-_UTTERANCE_OVERHEAD_SECONDS: Final = 0.25
-# Characters per spoken word: long numbers, codes and names take more than one word to say.
-_CHARACTERS_PER_WORD: Final = 6.0
-
-# The UI's answer to the user's own key (UI_SPEECH_KIND with no event_id).
-USER_REPLY_KIND: Final = "system.ui"
-# What may still be said about a question after it ended: why it ended.
-QUESTION_END_KINDS: Final = frozenset(
-    {"system.prompt_voided", "system.prompt_expired", "system.prompt_refused", "system.auto_reject"}
-)
-PROMPT_KINDS: Final = frozenset({"agent.awaiting.confirmation", "agent.awaiting.clarification"})
-# "The agent went on working; your question is still open." (no event id of its own).
-STILL_OPEN_KIND: Final = "system.prompt_still_open"
-_SESSION_STARTED: Final = "agent.session.started"
-# News that newer news of its session makes moot: what the agent is doing, not what it found.
-_CHATTER: Final = frozenset({"agent.state.changed", "agent.progress.updated", "agent.tool.invoked"})
-# A session's end: "done" and "cancelled" (each with its own earcon) are what a listener
-# waits for, so they are never skipped for age or surplus, however late.
-_SESSION_ENDS: Final = frozenset({"agent.session.completed", "agent.session.cancelled"})
-
-# Issue 20: three classes of speech, each with its rule.
-# The agent's own words: never skipped, reordered or cut mid-sentence.
-WORDS_KIND: Final = "agent.output.streaming"
-# Status news: per source "current, then most recent"; what is folded is summarised by kind.
-STATUS_KINDS: Final = frozenset(
-    {
-        "agent.state.changed",
-        "agent.progress.updated",
-        "agent.tool.invoked",
-        "agent.tool.completed",
-        "agent.session.started",
-        "agent.session.completed",
-        "agent.session.cancelled",
-        "system.connection",
-    }
-)
-# The agent's words pile up past this much queued speech: the rate starts to rise, and
-# reaches the user's ``max_rate_factor`` at this many seconds more.
-WORDS_BACKLOG_FREE_SECONDS: Final = 4.0
-# The agent's words waiting beyond this many sentences (about 50 minutes of speech) are
-# let go oldest first, counted and shown: memory stays bounded whatever a producer sends.
-MAX_QUEUED_SENTENCES: Final = 1_000
-WORDS_RAMP_SECONDS: Final = 12.0
-# Issue 20: a question starts within a second of the end of the sentence being spoken; its
-# source's pending status goes first only while it fits in this time, and follows it if not.
-QUESTION_STATUS_LEAD_SECONDS: Final = 1.0
-# What folded status is summarised as (its kind), in the order said.
-FOLD_CATEGORIES: Final = ("edit", "command", "read", "tool", "plan", "state", "update")
-# Never named in a summary (it would take longer than the "Thinking." it stands for, and
-# what the agent does now says more); shown in the transcript like all folded news.
-_QUIET_CATEGORIES: Final = frozenset({"state"})
-FOLDED_SUMMARY_KIND: Final = "system.skipped"
-# Stands for folded news that is never said as itself (stale, or dropped for room).
-_UNSAYABLE: Final[tuple[Announcement, float | None]] = (
-    Announcement(text="", kind=FOLDED_SUMMARY_KIND),
-    None,
-)
+__all__ = [
+    "DEFAULT_MAX_LEAD_IN_SECONDS",
+    "DEFAULT_MAX_QUEUE",
+    "DEFAULT_MAX_QUEUED_SPEECH_SECONDS",
+    "DEFAULT_STALE_AFTER_SECONDS",
+    "DROP_LOG_SIZE",
+    "ENDED_QUESTIONS_REMEMBERED",
+    "FOLDED_SUMMARY_KIND",
+    "FOLD_CATEGORIES",
+    "MAX_QUEUED_SENTENCES",
+    "OVERDUE_FACTOR",
+    "OVERDUE_GRACE_SECONDS",
+    "PROMPT_KINDS",
+    "QUESTION_END_KINDS",
+    "QUESTION_STATUS_LEAD_SECONDS",
+    "SKIPPED_NEWS_REASONS",
+    "STATUS_KINDS",
+    "STILL_OPEN_KIND",
+    "USER_REPLY_KIND",
+    "WORDS_BACKLOG_FREE_SECONDS",
+    "WORDS_KIND",
+    "WORDS_RAMP_SECONDS",
+    "DropRecord",
+    "SpeechScheduler",
+    "_Queued",
+    "estimated_seconds",
+    "fold_category",
+    "folded_summary_text",
+    "is_user_reply",
+    "speech_class",
+]
 
 
-def speech_class(announcement: Announcement) -> str:
-    """``words``, ``question``, ``status`` or ``other`` (issue 20)."""
-    kind = announcement.kind
-    if kind == WORDS_KIND:
-        return "words"
-    if kind in STATUS_KINDS:
-        return "status"
-    if (
-        kind in PROMPT_KINDS
-        or kind in QUESTION_END_KINDS
-        or (kind == USER_REPLY_KIND and announcement.event_id is not None)
-    ):
-        return "question"
-    return "other"
-
-
-def fold_category(announcement: Announcement) -> str:
-    """The kind a folded status is counted under ("2 edits, 1 command")."""
-    topic = announcement.topic
-    if topic in ("edit", "command", "read"):
-        return topic
-    kind = announcement.kind
-    if kind in ("agent.tool.invoked", "agent.tool.completed"):
-        return "tool"
-    if kind == "agent.progress.updated":
-        return "plan"
-    if kind == "agent.state.changed":
-        return "state"
-    return "update"
-
-
-def _source_of(announcement: Announcement) -> str | None:
-    return announcement.session_id or announcement.producer_id
-
-
-def _is_final(announcement: Announcement) -> bool:
-    """The final state of a tool, a plan or a session: always said (issue 20)."""
-    return (
-        announcement.kind in _SESSION_ENDS
-        or announcement.kind == "agent.tool.completed"
-        or announcement.topic == "plan_done"
-    )
-
-
-def _said_by(folded: Announcement, newer: Announcement | None) -> bool:
-    """Whether ``newer`` status says what ``folded`` said (a tool's result its start, a plan
-    step an older one), so the summary need not count it."""
-    if newer is None:
-        return False
-    if folded.kind == "agent.tool.invoked":
-        return newer.kind == "agent.tool.completed"
-    return folded.kind == newer.kind == "agent.progress.updated"
-
-
-def _is_failure(announcement: Announcement) -> bool:
-    return announcement.kind == "agent.tool.completed" and announcement.topic == "failed"
-
-
-def estimated_seconds(text: str, pace_wpm: int) -> float:
-    """How long ``text`` takes to say at ``pace_wpm`` words per minute.
-
-    Words are counted by spaces, or as one per six characters when that is more
-    ("$12,500.00", identifiers), plus a quarter second of synthesiser overhead.
-    """
-    if not text:
-        return _UTTERANCE_OVERHEAD_SECONDS
-    words = text.count(" ") + 1
-    by_length = len(text) / _CHARACTERS_PER_WORD
-    return (words if words >= by_length else by_length) * 60.0 / pace_wpm + (
-        _UTTERANCE_OVERHEAD_SECONDS
-    )
-
-
-def is_user_reply(announcement: Announcement) -> bool:
-    """The UI's answer to the user's own key, said at once (issue 14 d)."""
-    return (
-        announcement.kind == USER_REPLY_KIND
-        and announcement.event_id is None
-        and not announcement.continues
-    )
-
-
-# How much a listener loses if a queued item is skipped (lower goes first).
-_NEWS_RANKS: Final = {
-    "agent.state.changed": 0,
-    "agent.progress.updated": 0,
-    "system.prompt_voided": 1,
-    "agent.tool.invoked": 1,
-    "agent.session.started": 1,
-}
-
-
-def _news_rank(item: _Queued) -> int:
-    return _NEWS_RANKS.get(item.announcement.kind, 2)
-
-
-def _message_end(queue: deque[_Queued], start: int) -> int:
-    """The index after the last part of the message that starts at ``start``."""
-    end = start + 1
-    while end < len(queue) and queue[end].announcement.continues:
-        end += 1
-    return end
-
-
-@dataclass(slots=True)
-class _Queued:
-    announcement: Announcement
-    queued_at: float
-    seconds: float
-    # Submission order across lanes: a session's news is heard in this order.
-    order: int = 0
-    # Brought forward as the lead-up to this critical event (its event id).
-    lead_for: str | None = None
-    # Said right after the summary of skipped news: never skipped itself.
-    kept: bool = False
-    # When it could first be said in its source's order (status news ages from here).
-    eligible_at: float = 0.0
-
-    def __post_init__(self) -> None:
-        if self.eligible_at < self.queued_at:
-            self.eligible_at = self.queued_at
-
-
-@dataclass(frozen=True, slots=True)
-class DropRecord:
-    """One dropped announcement, envelope facts only (no payload text, §11.2 privacy)."""
-
-    at: float
-    reason: str
-    urgency: str
-    kind: str
-    event_id: str | None
-    session_id: str | None
-
-
-@dataclass(slots=True)
-class _Current:
-    utterance_id: int
-    announcement: Announcement
-    started_at: float
-    seconds: float
-    queued_at: float
-    order: int
-    # Said from the critical lane (a lead-up brought forward): critical speech waits for it.
-    held: bool = False
-
-
-class SpeechScheduler:
+class SpeechScheduler(UrgentSpeech):
     """Priority queue of announcements feeding one speech backend.
 
     ``paced=True`` is for backends that report completion at once (text output,
     screen readers without callbacks): the next utterance then waits for the
     current one's estimated duration, so speech keeps the user's pace.
     """
-
-    def __init__(
-        self,
-        settings: UserSettings | None = None,
-        *,
-        max_queue: int = DEFAULT_MAX_QUEUE,
-        stale_after_seconds: float = DEFAULT_STALE_AFTER_SECONDS,
-        max_queued_speech_seconds: float = DEFAULT_MAX_QUEUED_SPEECH_SECONDS,
-        max_delay_seconds: float | None = None,
-        max_lead_in_seconds: float = DEFAULT_MAX_LEAD_IN_SECONDS,
-        paced: bool = False,
-    ) -> None:
-        self.settings = settings or UserSettings()
-        self.max_queue = max_queue
-        self.stale_after_seconds = stale_after_seconds
-        self.max_queued_speech_seconds = max_queued_speech_seconds
-        # None: the user's ``max_news_delay_seconds``.
-        self._max_delay_seconds = max_delay_seconds
-        self.max_lead_in_seconds = max_lead_in_seconds
-        self.paced = paced
-        self._queues: dict[Urgency, deque[_Queued]] = {
-            Urgency.CRITICAL: deque(),
-            Urgency.NORMAL: deque(),
-            Urgency.BACKGROUND: deque(),
-        }
-        # Answers to the user's own keys: said before anything else that waits.
-        self._replies: deque[_Queued] = deque()
-        self._current: _Current | None = None
-        # The parts of the message being heard that have started (one split by language).
-        self._heard_parts: list[_Queued] = []
-        # Paced mode: the backend reported the current utterance done before its time.
-        self._done_early = False
-        self._next_id = 1
-        self._order = 0
-        # The agent's own words (issue 20): a lane of their own that nothing drops.
-        self._words: deque[_Queued] = deque()
-        # Whether the last utterance was the agent's words (status news goes between
-        # two of its sentences, one at a time).
-        self._last_words = False
-        # Status news folded per source, counted by kind, until its summary is said.
-        self._folded_news: dict[str | None, Counter[str]] = {}
-        # Of those, the tool starts whose result has not come yet (by source and kind).
-        self._unfinished_starts: dict[str | None, Counter[str]] = {}
-        # And the first two named ones themselves, with when they could first be said (a
-        # lone one still fresh is said as itself).
-        self._folded_items: dict[str | None, list[tuple[Announcement, float | None]]] = {}
-        # The counts of the summary being said (put back if it is cut off).
-        self._summary_counts: tuple[str | None, Counter[str]] | None = None
-        # Questions answered, withdrawn or timed out (event ids, oldest first).
-        self._ended_questions: dict[str, None] = {}
-        # When each question was first heard (event id -> now), for the answering UI.
-        self._question_started: dict[str, float] = {}
-        # Which session asked each question (event id -> session), to forget with it its
-        # "your question is still open" reminder.
-        self._question_sessions: dict[str, str] = {}
-        self.drops: Counter[str] = Counter()
-        self.drop_log: deque[DropRecord] = deque(maxlen=DROP_LOG_SIZE)
-        self.spoken_count = 0
-        self.interruptions = 0
-        # Called with each announcement as it starts (the engine words its folded counts).
-        self.on_start: Callable[[Announcement], None] | None = None
-        # Called with each announcement skipped unheard (SKIPPED_NEWS_REASONS): shown instead.
-        self.on_skip: Callable[[Announcement], None] | None = None
-
-    # -- queries -----------------------------------------------------------------
-
-    @property
-    def max_delay_seconds(self) -> float:
-        """How long normal news may wait while newer news waits behind it (issue 14 e)."""
-        if self._max_delay_seconds is not None:
-            return self._max_delay_seconds
-        return self.settings.max_news_delay_seconds
 
     @property
     def speaking(self) -> Announcement | None:
@@ -427,8 +188,6 @@ class SpeechScheduler:
 
     def question_has_ended(self, event_id: str) -> bool:
         return event_id in self._ended_questions
-
-    # -- inputs ------------------------------------------------------------------
 
     def update_settings(self, settings: UserSettings) -> None:
         self.settings = settings
@@ -691,724 +450,6 @@ class SpeechScheduler:
         commands.extend(self._start_next(now))
         return commands
 
-    # -- internals -----------------------------------------------------------------
-
-    def _lane(self, announcement: Announcement) -> deque[_Queued]:
-        if is_user_reply(announcement):
-            return self._replies
-        if announcement.urgency is not Urgency.CRITICAL:
-            if announcement.kind == WORDS_KIND:
-                return self._words
-            if announcement.kind in STATUS_KINDS:
-                return self._queues[Urgency.NORMAL]
-        return self._queues[announcement.urgency]
-
-    def _remember_ended(self, event_id: str, now: float) -> None:
-        session_id = self._question_sessions.pop(event_id, None)
-        if session_id is not None:
-            # "Your question is still open" is false once it ended (issue 14 c).
-            for queue in self._queues.values():
-                for item in list(queue):
-                    announcement = item.announcement
-                    if (
-                        announcement.kind == STILL_OPEN_KIND
-                        and announcement.session_id == session_id
-                    ):
-                        queue.remove(item)
-                        self._drop(announcement, "question ended", now)
-        ended = self._ended_questions
-        ended[event_id] = None
-        if len(ended) > ENDED_QUESTIONS_REMEMBERED:
-            del ended[next(iter(ended))]
-
-    def _drop_event(self, event_id: str, reason: str, now: float) -> None:
-        """Drop queued speech about ``event_id``, except why its question ended."""
-        for urgency, queue in self._queues.items():
-            if any(item.announcement.event_id == event_id for item in queue):
-                kept: deque[_Queued] = deque()
-                for item in queue:
-                    announcement = item.announcement
-                    if (
-                        announcement.event_id == event_id
-                        and announcement.kind not in QUESTION_END_KINDS
-                    ):
-                        self._drop(announcement, reason, now)
-                    else:
-                        kept.append(item)
-                self._queues[urgency] = kept
-
-    def _release_lead_up(self, event_id: str) -> None:
-        """The critical speech a lead-up waited for is gone: the lead-up is news again."""
-        critical = self._queues[Urgency.CRITICAL]
-        if not any(item.lead_for == event_id for item in critical):
-            return
-        released = [item for item in critical if item.lead_for == event_id]
-        self._queues[Urgency.CRITICAL] = deque(
-            item for item in critical if item.lead_for != event_id
-        )
-        for item in reversed(released):
-            item.lead_for = None
-            self._lane(item.announcement).appendleft(item)
-
-    def _barges_in(self, incoming: Announcement, current: _Current) -> bool:
-        """Whether non-critical ``incoming`` cuts off what is being said."""
-        speaking = current.announcement
-        if speaking.kind == WORDS_KIND:
-            return False  # the agent's words are never cut mid-sentence (issue 20)
-        if incoming.interrupt and incoming.urgency is Urgency.NORMAL:
-            # "Do not interrupt" defers normal interruptions; it never hides critical ones.
-            return (
-                not self.settings.do_not_interrupt
-                and speaking.urgency is not Urgency.CRITICAL
-                and not is_user_reply(speaking)
-                # A session's own earlier news is never cut off by its later news (issue 14 a).
-                and (incoming.session_id is None or incoming.session_id != speaking.session_id)
-            )
-        return False
-
-    def _critical_cuts_off(self, incoming: Announcement, current: _Current, now: float) -> bool:
-        speaking = current.announcement
-        if speaking.urgency is Urgency.CRITICAL or current.held or is_user_reply(speaking):
-            # §2.2.9 critical interrupts; it never cuts off another critical message,
-            # nor the answer to the user's own key (short, and asked for).
-            return False
-        if speaking.kind == WORDS_KIND or incoming.kind in PROMPT_KINDS:
-            # Issue 20: the agent's words are never cut mid-sentence, and a question
-            # starts at the next sentence boundary of whatever is being said.
-            return False
-        if incoming.session_id is not None and speaking.session_id == incoming.session_id:
-            # Its own session's earlier news (often the question's lead-up, issue 14 b)
-            # finishes first, unless that would take too long.
-            return self._left(current, now) > self.max_lead_in_seconds
-        return True
-
-    @staticmethod
-    def _left(current: _Current, now: float) -> float:
-        return max(0.0, current.started_at + current.seconds - now)
-
-    def _submit_critical(self, item: _Queued, now: float) -> list[SpeechCommand]:
-        incoming = item.announcement
-        critical = self._queues[Urgency.CRITICAL]
-        current = self._current
-        # Other critical speech already waits: this one would not be next, so cutting off
-        # what is being said would gain it nothing.
-        behind_others = bool(critical)
-        if (
-            incoming.session_id is not None
-            # What follows a question (its keys, how many wait) never comes before what
-            # its session said after the question: that waits its turn (issue 20).
-            and not incoming.continues
-            and (not incoming.kind.startswith("system.") or incoming.kind in QUESTION_END_KINDS)
-            and (self._queues[Urgency.NORMAL] or self._queues[Urgency.BACKGROUND] or self._words)
-        ):
-            budget = self.max_lead_in_seconds
-            if current is not None and current.announcement.session_id == incoming.session_id:
-                budget -= self._left(current, now)
-            # The lead-up may not make the news itself later than ``max_delay_seconds``
-            # (issue 14 e): what does not fit is skipped, and said so after it.
-            waits = sum(queued.seconds for queued in critical)
-            if current is not None and (
-                behind_others or not self._critical_cuts_off(incoming, current, now)
-            ):
-                waits += self._left(current, now)
-            budget = min(budget, self.max_delay_seconds - waits)
-            self._bring_forward(incoming, budget, now)
-        if current is None:
-            critical.append(item)
-            return self._start_next(now)
-        if behind_others or not self._critical_cuts_off(incoming, current, now):
-            critical.append(item)
-            return []
-        self.interruptions += 1
-        commands: list[SpeechCommand] = [Cancel(current.utterance_id, "barge-in")]
-        self._set_aside(current, incoming, now)
-        critical = self._queues[Urgency.CRITICAL]  # _set_aside may have rebuilt it
-        if critical:
-            # Its session's lead-up (or earlier critical speech) goes first.
-            critical.append(item)
-            return commands + self._start_next(now)
-        if not incoming.interrupt:
-            incoming = dataclasses.replace(incoming, interrupt=True)
-        commands.append(self._speak(incoming, item.seconds, now, item.queued_at, item.order))
-        return commands
-
-    def _barge_in(self, item: _Queued, now: float) -> list[SpeechCommand]:
-        """A normal announcement flagged ``interrupt`` cuts off normal or background speech."""
-        current = self._current
-        assert current is not None
-        self.interruptions += 1
-        incoming = item.announcement
-        commands: list[SpeechCommand] = [Cancel(current.utterance_id, "barge-in")]
-        self._set_aside(current, incoming, now)
-        commands.append(self._speak(incoming, item.seconds, now, item.queued_at, item.order))
-        return commands
-
-    def _reply(self, item: _Queued, now: float) -> list[SpeechCommand]:
-        """The answer to the user's own key: at once, cutting off normal speech."""
-        current = self._current
-        self._replies.append(item)
-        if current is None:
-            return self._start_next(now)
-        speaking = current.announcement
-        if (
-            speaking.urgency is Urgency.CRITICAL
-            or is_user_reply(speaking)
-            or self.settings.do_not_interrupt
-        ):
-            return []  # next in line
-        self.interruptions += 1
-        self._current = None
-        self._done_early = False
-        commands: list[SpeechCommand] = [Cancel(current.utterance_id, "user key")]
-        if self.settings.after_interrupt == "resume" or speaking.kind == WORDS_KIND:
-            # Issue 20: the agent's words are never dropped; the sentence the key cut off
-            # is said again from its start, whatever ``after_interrupt`` says.
-            self._resume(current, now)
-        else:
-            self._drop_interrupted(current, now)
-        return commands + self._start_next(now)
-
-    def _set_aside(self, current: _Current, incoming: Announcement, now: float) -> None:
-        """The utterance ``incoming`` cuts off: said again later, or dropped."""
-        self._current = None
-        self._done_early = False
-        interrupted = current.announcement
-        if (
-            incoming.urgency is Urgency.CRITICAL
-            and interrupted.session_id is not None
-            and interrupted.session_id == incoming.session_id
-        ):
-            # Said again after its session's later critical news, it would be out of order.
-            self._drop_interrupted(current, now)
-            critical = self._queues[Urgency.CRITICAL]
-            if any(
-                item.announcement.continues and item.announcement.event_id == interrupted.event_id
-                for item in critical
-            ):  # the rest of it, brought forward with its session's news
-                kept: deque[_Queued] = deque()
-                for item in critical:
-                    if (
-                        item.announcement.continues
-                        and item.announcement.event_id == interrupted.event_id
-                    ):
-                        self._drop(item.announcement, "interrupted", now)
-                    else:
-                        kept.append(item)
-                self._queues[Urgency.CRITICAL] = kept
-            if not interrupted.continues:
-                self._note_skipped(interrupted)
-            return
-        if self.settings.after_interrupt == "resume":
-            self._resume(current, now)
-            return
-        self._drop_interrupted(current, now)
-        for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
-            if urgency.rank < incoming.urgency.rank:
-                queue = self._queues[urgency]
-                while queue:
-                    self._drop(queue.popleft().announcement, "dropped after interrupt", now)
-
-    def _resume(self, current: _Current, now: float) -> None:
-        """Said again from the start: half a sentence helps nobody (nor half a message).
-
-        Ahead of its own session's critical speech if that waits, else first in its lane.
-        """
-        interrupted = current.announcement
-        if interrupted.kind == "system.skipped":
-            # Not said again as it was: the next summary counts what this one would have.
-            if self._summary_counts is not None:
-                source, counts = self._summary_counts
-                self._folded_news.setdefault(source, Counter()).update(counts)
-                self._summary_counts = None
-            return
-        # Said again first in its lane, never skipped as stale (issue 20: never lost).
-        parts = [_Queued(interrupted, now, current.seconds, current.order, kept=True)]
-        if interrupted.continues:
-            parts = [
-                _Queued(part.announcement, now, part.seconds, part.order)
-                for part in self._heard_parts[:-1]
-            ] + parts
-        critical = self._queues[Urgency.CRITICAL]
-        queue = critical if current.held else self._lane(interrupted)
-        session_id = interrupted.session_id
-        if session_id is not None and queue is not critical and critical:
-            for index, waiting in enumerate(critical):
-                if waiting.announcement.session_id == session_id:
-                    for offset, part in enumerate(parts):
-                        critical.insert(index + offset, part)
-                    return
-        for part in reversed(parts):
-            queue.appendleft(part)
-
-    def _drop_interrupted(self, current: _Current, now: float) -> None:
-        interrupted = current.announcement
-        self._drop(interrupted, "interrupted", now)
-        # The rest of an interrupted message goes with it: half a message helps nobody.
-        rest = self._lane(interrupted)
-        while rest and rest[0].announcement.continues:
-            self._drop(rest.popleft().announcement, "interrupted", now)
-
-    def _bring_forward(self, incoming: Announcement, budget: float, now: float) -> None:
-        """Critical speech for ``session_id`` arrives: its queued news goes first (issue 14 a, b).
-
-        Kept, in event order: the session's start, why a question ended, the rest of a
-        message already begun, and the newest whole normal messages that fit ``budget``
-        seconds (the lead-up to a question). Older normal news is skipped and
-        summarised; background news is dropped, and so is chatter with newer news of its
-        session behind it. If the critical speech is withdrawn before it is said, its
-        lead-up goes back in line (:meth:`_release_lead_up`).
-        """
-        session_id = incoming.session_id
-        normal = self._queues[Urgency.NORMAL]
-        background = self._queues[Urgency.BACKGROUND]
-        words = self._words
-        mine_words = [item for item in words if item.announcement.session_id == session_id]
-        mine = mine_words + [
-            item
-            for queue in (normal, background)
-            for item in queue
-            if item.announcement.session_id == session_id
-        ]
-        if not mine:
-            return
-        self._queues[Urgency.NORMAL] = deque(
-            item for item in normal if item.announcement.session_id != session_id
-        )
-        self._queues[Urgency.BACKGROUND] = deque(
-            item for item in background if item.announcement.session_id != session_id
-        )
-        if mine_words:
-            self._words = deque(
-                item for item in words if item.announcement.session_id != session_id
-            )
-        mine.sort(key=lambda item: item.order)
-        messages: list[list[_Queued]] = []
-        for item in mine:
-            if item.announcement.continues and messages:
-                messages[-1].append(item)
-            else:
-                messages.append([item])
-        keep: set[int] = set()
-        for index in range(len(messages) - 1, -1, -1):
-            message = messages[index]
-            head = message[0].announcement
-            seconds = sum(part.seconds for part in message)
-            if (
-                head.continues
-                or head.kind == _SESSION_STARTED
-                or head.kind in QUESTION_END_KINDS
-                or message[0].kept
-                # Issue 20: the agent's words come before its question, never dropped;
-                # so do a tool's result and a plan's latest step.
-                or head.kind == WORDS_KIND
-                or _is_final(head)
-                or (head.kind == "agent.progress.updated" and index == self._newest_plan(messages))
-            ):
-                keep.add(index)
-            elif head.urgency is Urgency.BACKGROUND or head.kind in STATUS_KINDS:
-                continue  # pending status news gives way to the question (issue 20)
-            elif seconds <= budget:
-                keep.add(index)
-                budget -= seconds
-            else:
-                budget = 0.0  # never a lead-up with a hole in it
-        deferred = self._deferred_status(incoming, messages, keep)
-        critical = self._queues[Urgency.CRITICAL]
-        for index, message in enumerate(messages):
-            if index in deferred:
-                continue
-            if index in keep:
-                for part in message:
-                    part.lead_for = incoming.event_id
-                critical.extend(message)
-                continue
-            for part in message:
-                self._drop(part.announcement, "skipped before critical news", now)
-            head = message[0].announcement
-            if head.urgency is not Urgency.BACKGROUND or head.kind in STATUS_KINDS:
-                self._note_skipped(head)
-        if deferred:
-            # Said right after the question, in their order (issue 20).
-            self._queues[Urgency.NORMAL] = deque(
-                sorted(
-                    [
-                        *self._queues[Urgency.NORMAL],
-                        *(part for index in sorted(deferred) for part in messages[index]),
-                    ],
-                    key=_by_order,
-                )
-            )
-
-    @staticmethod
-    def _deferred_status(
-        incoming: Announcement, messages: list[list[_Queued]], keep: set[int]
-    ) -> set[int]:
-        """The kept status a question does not wait for: said right after it (issue 20).
-
-        A question starts within a second of the sentence being spoken: of its source's
-        status news after the last of its words (a tool's result, a plan's latest step),
-        only what fits in ``QUESTION_STATUS_LEAD_SECONDS`` goes first, oldest first; the
-        rest gives way and follows the question, never dropped. A session's start (who
-        asks) and anything before the agent's words keep their place.
-        """
-        if incoming.kind not in PROMPT_KINDS:
-            return set()
-
-        def movable(index: int) -> bool:
-            head = messages[index][0]
-            return (
-                head.announcement.kind in STATUS_KINDS
-                and head.announcement.kind != _SESSION_STARTED
-                and not head.announcement.continues
-                and not head.kept
-            )
-
-        fixed = [index for index in keep if not movable(index)]
-        after = max(fixed, default=-1)
-        budget = QUESTION_STATUS_LEAD_SECONDS
-        deferred: set[int] = set()
-        for index in sorted(keep):
-            if index <= after:
-                continue
-            seconds = sum(part.seconds for part in messages[index])
-            if not deferred and seconds <= budget:
-                budget -= seconds
-            else:
-                deferred.add(index)
-        return deferred
-
-    @staticmethod
-    def _newest_plan(messages: list[list[_Queued]]) -> int:
-        """The index of the newest plan step among ``messages`` (-1 if none)."""
-        for index in range(len(messages) - 1, -1, -1):
-            if messages[index][0].announcement.kind == "agent.progress.updated":
-                return index
-        return -1
-
-    def _enforce_bound(self, now: float) -> None:
-        normal = self._queues[Urgency.NORMAL]
-        background = self._queues[Urgency.BACKGROUND]
-        while len(normal) + len(background) > self.max_queue:
-            if background:
-                self._drop_message(background, "queue full", now)
-            else:
-                self._note_skipped(self._drop_message(normal, "queue full", now)[0].announcement)
-
-    def _drop_message(self, queue: deque[_Queued], reason: str, now: float) -> list[_Queued]:
-        """Drop the oldest whole message not yet begun (or, failing that, the head)."""
-        start = 0
-        while start < len(queue) and queue[start].announcement.continues:
-            start += 1  # the rest of a message already being heard
-        if start == len(queue):
-            start = 0
-        end = _message_end(queue, start)
-        parts = [queue[index] for index in range(start, end)]
-        for _ in parts:
-            del queue[start]
-        for part in parts:
-            self._drop(part.announcement, reason, now)
-        return parts
-
-    def _note_skipped(
-        self, announcement: Announcement, *, superseded_at: float | None = None
-    ) -> None:
-        """Count folded news by source and kind, for its spoken summary (issue 20).
-
-        State changes alone never get a summary of their own (a lone "1 more: 1 state
-        change." would take longer than the "Thinking." it stands for, and tell less);
-        they are counted in the next summary of their source, if one is said. Our own
-        words (``system.*``: a reminder that a question is still open) are shown, not
-        summarised: "1 more: 1 update." would say nothing of them. A tool's start is
-        counted until a result of its kind comes from its source (:meth:`_result_came`):
-        then the result says it, so "1 more: 1 tool call." never comes just before it.
-        """
-        if announcement.kind.startswith("system."):
-            return
-        source = _source_of(announcement)
-        counts = self._folded_news.get(source)
-        if counts is None:
-            counts = self._folded_news[source] = Counter()
-        category = fold_category(announcement)
-        counts[category] += 1
-        if announcement.kind == "agent.tool.invoked":
-            self._unfinished_starts.setdefault(source, Counter())[category] += 1
-        items = self._folded_items.setdefault(source, [])
-        if category not in _QUIET_CATEGORIES and len(items) < 2:
-            # One superseded piece of news is said as itself, more by their count; stale
-            # news, or news dropped for room, only by its count.
-            items.append((announcement, superseded_at) if superseded_at is not None else _UNSAYABLE)
-
-    def _result_came(self, result: Announcement) -> None:
-        """A tool's result says its folded start: that start is no longer counted."""
-        source = _source_of(result)
-        starts = self._unfinished_starts.get(source)
-        category = fold_category(result)
-        if not starts or not starts[category]:
-            return
-        starts[category] -= 1
-        items = self._folded_items.get(source, [])
-        for index, (item, _) in enumerate(items):
-            if item.kind == "agent.tool.invoked" and fold_category(item) == category:
-                del items[index]
-                break
-        counts = self._folded_news.get(source)
-        if counts and counts[category]:
-            counts[category] -= 1
-            if not counts[category]:
-                del counts[category]
-            if not counts:
-                del self._folded_news[source]
-
-    def _summary_due(self) -> bool:
-        return any(
-            any(category not in _QUIET_CATEGORIES for category in counts)
-            for counts in self._folded_news.values()
-        )
-
-    def _fold_source(self, incoming: Announcement, now: float) -> None:
-        """Newer status news of a source makes its older pending status moot (issue 20).
-
-        "Current, then most recent": only the newest pending status of a source is kept.
-        A pending state change or tool start is folded by any newer status of its
-        source, a tool's success by its source's next result, a plan step only by a newer
-        plan step (the latest step is always said). A tool's failure, a plan's end, a
-        session's start and end, and the rest of a message already begun are kept.
-        Folded news is counted by kind and summarised ("3 more: 2 edits, 1 command."),
-        said before the news that folded it.
-        """
-        if self.settings.cognitive_load == "high" or self.settings.verbosity == "detailed":
-            return  # who asked for every detail hears it (still never older than 10 s)
-        source = _source_of(incoming)
-        if source is None:
-            return
-        plan = incoming.kind == "agent.progress.updated"
-        result = incoming.kind == "agent.tool.completed"
-        # Status due before its source's waiting words is said there (order first).
-        words_from = min(
-            (item.order for item in self._words if _source_of(item.announcement) == source),
-            default=None,
-        )
-        for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
-            queue = self._queues[urgency]
-            if not queue:
-                continue
-            doomed: set[int] = set()
-            # One pass over the heads (this runs for every status submitted, issue 20);
-            # a head's later parts (``continues``) go with it.
-            for index, head in enumerate(queue):
-                announcement = head.announcement
-                if (
-                    announcement.continues
-                    or announcement.kind not in STATUS_KINDS
-                    or (announcement.session_id or announcement.producer_id) != source
-                    or head.kept
-                    or head.lead_for is not None
-                    # Said before its source's waiting words: it keeps its place there.
-                    or (words_from is not None and head.order < words_from)
-                    or announcement.kind == _SESSION_STARTED
-                ):
-                    continue
-                if _is_final(announcement) and (
-                    announcement.kind != "agent.tool.completed"
-                    or _is_failure(announcement)
-                    # What a tool found outranks what the agent does next: only a
-                    # newer result folds it, never a state change, plan step or start.
-                    or not result
-                ):
-                    continue
-                if announcement.kind == "agent.progress.updated" and not plan:
-                    continue
-                doomed.update(range(index, _message_end(queue, index)))
-            if doomed:
-                self._drop_at(urgency, doomed, "superseded by newer news", now, newer=incoming)
-
-    def _drop_at(
-        self,
-        urgency: Urgency,
-        doomed: set[int],
-        reason: str,
-        now: float,
-        *,
-        newer: Announcement | None = None,
-    ) -> None:
-        """Drop and count the items at ``doomed`` indexes of a lane.
-
-        What ``newer`` news says anyway is not counted in a summary: a tool's start when
-        its result comes, an older plan step when a newer one comes.
-        """
-        queue = self._queues[urgency]
-        kept: deque[_Queued] = deque()
-        for index, item in enumerate(queue):
-            if index in doomed:
-                self._drop(item.announcement, reason, now)
-                announcement = item.announcement
-                if not announcement.continues and not _said_by(announcement, newer):
-                    whole = index + 1 >= len(queue) or not queue[index + 1].announcement.continues
-                    self._note_skipped(
-                        announcement,
-                        superseded_at=item.eligible_at if newer is not None and whole else None,
-                    )
-            else:
-                kept.append(item)
-        self._queues[urgency] = kept
-
-    def _protected(self, item: _Queued, newest_plan: dict[str | None, int], index: int) -> bool:
-        """Never dropped for age: a session's start and end, a tool's result, a plan's
-        latest step, why a question ended, a count of skipped news, and the rest of a
-        message already begun."""
-        announcement = item.announcement
-        return (
-            announcement.continues
-            or item.kept
-            or item.lead_for is not None
-            or announcement.kind == _SESSION_STARTED
-            or announcement.kind in QUESTION_END_KINDS
-            # A count of what was skipped (a flood's) is never itself skipped.
-            or announcement.kind == FOLDED_SUMMARY_KIND
-            or _is_final(announcement)
-            or (
-                announcement.kind == "agent.progress.updated"
-                and newest_plan.get(_source_of(announcement)) == index
-            )
-        )
-
-    def _drop_stale(self, now: float) -> None:
-        """Nothing older than ``stale_after_seconds`` is read as news (issue 20).
-
-        Age counts from when the news could first be said in its source's order (after
-        that source's earlier words and questions). Background news also gives way to
-        newer news after ``max_delay_seconds`` and past ``max_queued_speech_seconds``.
-        """
-        for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
-            queue = self._queues[urgency]
-            stale_after = self.stale_after_seconds
-            if not queue or all(now - item.eligible_at <= stale_after for item in queue):
-                continue
-            newest_plan = {
-                _source_of(item.announcement): index
-                for index, item in enumerate(queue)
-                if item.announcement.kind == "agent.progress.updated"
-            }
-            doomed: set[int] = set()
-            for message in _messages(queue):
-                head = queue[message.start]
-                if now - head.eligible_at > stale_after and not self._protected(
-                    head, newest_plan, message.start
-                ):
-                    doomed.update(message)
-            if doomed:
-                self._drop_at(urgency, doomed, "stale", now)
-        background = self._queues[Urgency.BACKGROUND]
-        if len(background) < 2:
-            return
-        max_delay = self.max_delay_seconds
-        newest_plan = {
-            _source_of(item.announcement): index
-            for index, item in enumerate(background)
-            if item.announcement.kind == "agent.progress.updated"
-        }
-        doomed = set()
-        messages = _messages(background)
-        total = sum(item.seconds for item in background)
-        for message in messages[:-1]:
-            head = background[message.start]
-            if self._protected(head, newest_plan, message.start):
-                continue
-            if now - head.queued_at > max_delay or total > self.max_queued_speech_seconds:
-                doomed.update(message)
-                total -= sum(background[index].seconds for index in message)
-        if doomed:
-            kept: deque[_Queued] = deque()
-            for index, item in enumerate(background):
-                if index in doomed:
-                    self._drop(item.announcement, "overtaken by newer news", now)
-                else:
-                    kept.append(item)
-            self._queues[Urgency.BACKGROUND] = kept
-
-    def _eligible_news(self) -> int | None:
-        """The index of the first normal news that may be said now in its source's order.
-
-        Status news waits for its own source's earlier words (order within a source,
-        issue 20); other sources' words do not hold it back.
-        """
-        normal = self._queues[Urgency.NORMAL]
-        words = self._words
-        for index, item in enumerate(normal):
-            announcement = item.announcement
-            source = _source_of(announcement)
-            if announcement.continues or item.kept or not words or source is None:
-                return index
-            if not any(
-                _source_of(said.announcement) == source and said.order < item.order
-                for said in words
-            ):
-                return index
-        return None
-
-    def _fold_summary(self, source: str | None, now: float) -> Announcement | None:
-        """ "3 more: 2 edits, 1 command." for the news folded from ``source``, if due.
-
-        Other sources' folded news that is due too is counted in the same line: one
-        summary, not one per source, so no source's own news waits behind the others'
-        summaries (issue 20: status within 3 s when several agents work at once).
-        """
-        counts = self._folded_news.get(source)
-        if not counts or all(category in _QUIET_CATEGORIES for category in counts):
-            return None
-        del self._folded_news[source]
-        self._unfinished_starts.pop(source, None)
-        items = self._folded_items.pop(source, [])
-        for other in [key for key in self._folded_news if key != source]:
-            others = self._folded_news[other]
-            if all(category in _QUIET_CATEGORIES for category in others):
-                continue
-            counts = counts + others
-            del self._folded_news[other]
-            self._unfinished_starts.pop(other, None)
-            items += self._folded_items.pop(other, [])
-        self._summary_counts = (source, counts)
-        language = catalog_language(self.settings.languages or ["en"])
-        text = folded_summary_text(counts, language)
-        named = sum(
-            count for category, count in counts.items() if category not in _QUIET_CATEGORIES
-        )
-        lone, since = items[0] if len(items) == 1 else _UNSAYABLE
-        if (
-            named == 1
-            and since is not None
-            and now - since <= self.stale_after_seconds
-            and len(lone.text) <= len(text)
-        ):
-            # One piece of news folded, still fresh and shorter than its count: said as
-            # itself ("Shell finished." rather than "1 more: 1 command.").
-            language, text = lone.language, lone.text
-        return Announcement(
-            text=text, language=language, kind=FOLDED_SUMMARY_KIND, session_id=source
-        )
-
-    def _speak_words(self, item: _Queued, now: float, *, held: bool = False) -> Speak:
-        """The agent's next sentence (or status line), faster when speech piles up.
-
-        Issue 20: within the user's ``max_rate_factor``, by how much speech waits.
-        """
-        # Everything waiting counts: a question behind the words is a reason to hurry.
-        backlog = item.seconds + sum(
-            waiting.seconds
-            for queue in (self._words, self._queues[Urgency.CRITICAL], self._queues[Urgency.NORMAL])
-            for waiting in queue
-        )
-        factor = min(
-            self.settings.max_rate_factor,
-            1.0 + max(0.0, backlog - WORDS_BACKLOG_FREE_SECONDS) / WORDS_RAMP_SECONDS,
-        )
-        if factor <= 1.0:
-            return self._speak_item(item, now, held=held)
-        factor = round(factor, 2)
-        announcement = dataclasses.replace(item.announcement, rate_factor=factor)
-        seconds = estimated_seconds(announcement.text, round(self.settings.pace_wpm * factor))
-        return self._speak(announcement, seconds, now, item.queued_at, item.order, held)
-
     def _start_next(self, now: float) -> list[SpeechCommand]:
         if self._current is not None:
             return []
@@ -1435,7 +476,7 @@ class SpeechScheduler:
             # led to, comes before anything else.
             led_to = normal.popleft()
             if led_to.kept and led_to.announcement.kind in STATUS_KINDS:
-                return [self._speak_words(led_to, now)]
+                return [self._speak_words(self._said_together(led_to, now), now)]
             return [self._speak_item(led_to, now)]
         if words and words[0].announcement.continues:
             return [self._speak_item(words.popleft(), now)]
@@ -1475,7 +516,7 @@ class SpeechScheduler:
                         normal.insert(index, news)
                         return [self._speak_item(earlier, now)]
                 if news.announcement.kind in STATUS_KINDS:
-                    return [self._speak_words(news, now)]
+                    return [self._speak_words(self._said_together(news, now), now)]
                 return [self._speak_item(news, now)]
         if words:
             return [self._speak_words(words.popleft(), now)]
@@ -1485,59 +526,6 @@ class SpeechScheduler:
         if background:
             return [self._speak_item(background.popleft(), now)]
         return []
-
-    def _earlier_background(self, item: _Queued, now: float) -> _Queued | None:
-        """Background news of ``item``'s session that came before it (issue 14 a).
-
-        Chatter (progress, a state change) is superseded by that newer news and dropped;
-        of the rest, the oldest still fresh (``max_delay_seconds``) is returned to be said
-        first, and the stale ones are moot and dropped.
-        """
-        session_id = item.announcement.session_id
-        if session_id is None:
-            return None
-        background = self._queues[Urgency.BACKGROUND]
-        if not any(
-            waiting.announcement.session_id == session_id and waiting.order < item.order
-            for waiting in background
-        ):
-            return None
-        first: _Queued | None = None
-        kept: deque[_Queued] = deque()
-        for waiting in background:
-            if waiting.announcement.session_id != session_id or waiting.order > item.order:
-                kept.append(waiting)
-            elif (
-                waiting.announcement.kind in _CHATTER
-                and not waiting.announcement.continues
-                and self.settings.cognitive_load != "high"  # who asked for every detail
-            ):
-                # Progress or a state change is superseded by its session's newer news.
-                self._drop(waiting.announcement, "superseded by newer news", now)
-            elif first is None and now - waiting.queued_at <= self.max_delay_seconds:
-                first = waiting
-            elif now - waiting.queued_at <= self.max_delay_seconds:
-                kept.append(waiting)  # said next, before ``item`` too
-            else:
-                self._drop(waiting.announcement, "overtaken by newer news", now)
-        self._queues[Urgency.BACKGROUND] = kept
-        return first
-
-    def _restart_split_message(self, now: float) -> None:
-        """Other speech goes between two parts of a message: say that one again whole."""
-        heard = self._heard_parts
-        if not heard or heard[-1].announcement.urgency is Urgency.CRITICAL:
-            return
-        last = heard[-1].announcement
-        queue = self._lane(last)
-        if (
-            queue
-            and queue[0].announcement.continues
-            and queue[0].announcement.event_id == last.event_id
-        ):
-            for part in reversed(heard):
-                queue.appendleft(_Queued(part.announcement, now, part.seconds, part.order))
-            self._heard_parts = []
 
     def _finish_current(self, now: float) -> list[SpeechCommand]:
         current = self._current
@@ -1561,107 +549,17 @@ class SpeechScheduler:
                     for item in self._queues[urgency]:
                         if item.order > current.order and _source_of(item.announcement) == source:
                             item.eligible_at = max(item.eligible_at, now)
+            # So could the later news of the agents whose final state this line said too.
+            joined = {
+                self._said_together_sources.pop(event_id)
+                for event_id in current.announcement.said_for
+                if event_id in self._said_together_sources
+            }
+            for urgency in (Urgency.NORMAL, Urgency.BACKGROUND) if joined else ():
+                for item in self._queues[urgency]:
+                    if _source_of(item.announcement) in joined:
+                        item.eligible_at = max(item.eligible_at, now)
         self._current = None
         self._done_early = False
         self.spoken_count += 1
         return self._start_next(now)
-
-    def _speak_item(self, item: _Queued, now: float, *, held: bool = False) -> Speak:
-        return self._speak(item.announcement, item.seconds, now, item.queued_at, item.order, held)
-
-    def _speak(
-        self,
-        announcement: Announcement,
-        seconds: float,
-        now: float,
-        queued_at: float,
-        order: int,
-        held: bool = False,
-    ) -> Speak:
-        if self.on_start is not None:
-            self.on_start(announcement)
-        utterance_id = self._next_id
-        self._next_id += 1
-        self._last_words = announcement.kind == WORDS_KIND
-        if announcement.kind != FOLDED_SUMMARY_KIND:
-            self._summary_counts = None
-        self._current = _Current(utterance_id, announcement, now, seconds, queued_at, order, held)
-        if announcement.continues and self._heard_parts:
-            self._heard_parts.append(_Queued(announcement, now, seconds, order))
-        else:
-            self._heard_parts = [_Queued(announcement, now, seconds, order)]
-        if announcement.kind in PROMPT_KINDS and announcement.event_id is not None:
-            started = self._question_started
-            if announcement.event_id not in started:
-                started[announcement.event_id] = now
-                if len(started) > ENDED_QUESTIONS_REMEMBERED:
-                    del started[next(iter(started))]
-        return Speak(utterance_id, announcement)
-
-    def _drop(self, announcement: Announcement, reason: str, now: float) -> None:
-        self.drops[reason] += 1
-        if self.on_skip is not None and reason in SKIPPED_NEWS_REASONS:
-            self.on_skip(announcement)
-        self.drop_log.append(
-            DropRecord(
-                at=now,
-                reason=reason,
-                urgency=announcement.urgency.value,
-                kind=announcement.kind,
-                event_id=announcement.event_id,
-                session_id=announcement.session_id,
-            )
-        )
-
-
-def _by_order(item: _Queued) -> int:
-    return item.order
-
-
-def _category_phrase(category: str, count: int, language: str) -> str:
-    """ "2 edits", "1 command": one kind of folded status news, counted."""
-    catalog = translator(language)
-    if category == "edit":
-        phrase = catalog.ngettext("{count} edit", "{count} edits", count)
-    elif category == "command":
-        phrase = catalog.ngettext("{count} command", "{count} commands", count)
-    elif category == "read":
-        phrase = catalog.ngettext("{count} file read", "{count} file reads", count)
-    elif category == "tool":
-        phrase = catalog.ngettext("{count} tool call", "{count} tool calls", count)
-    elif category == "plan":
-        phrase = catalog.ngettext("{count} plan step", "{count} plan steps", count)
-    elif category == "state":
-        phrase = catalog.ngettext("{count} state change", "{count} state changes", count)
-    else:
-        phrase = catalog.ngettext("{count} update", "{count} updates", count)
-    return phrase.format(count=format_integer(count, language))
-
-
-def folded_summary_text(counts: Counter[str], language: str) -> str:
-    """ "3 more: 2 edits, 1 command." in ``language`` (issue 20: never a bare count)."""
-    # State changes are counted, not named: what the agent is doing now says more. (Named
-    # when nothing else was folded: a flood of them is still said by kind.)
-    quiet = _QUIET_CATEGORIES if any(c not in _QUIET_CATEGORIES for c in counts) else frozenset()
-    total = sum(count for category, count in counts.items() if category not in quiet)
-    parts = [
-        _category_phrase(category, counts[category], language)
-        for category in FOLD_CATEGORIES
-        if counts.get(category, 0) and category not in quiet
-    ]
-    return (
-        translator(language)
-        .ngettext("{count} more: {kinds}.", "{count} more: {kinds}.", total)
-        .format(count=format_integer(total, language), kinds=format_list(parts, language))
-    )
-
-
-def _messages(queue: deque[_Queued]) -> list[range]:
-    """The index ranges of the whole messages in ``queue``, oldest first."""
-    messages: list[range] = []
-    start = 0
-    while start < len(queue):
-        end = _message_end(queue, start)
-        messages.append(range(start, end))
-        start = end
-    return messages

@@ -21,7 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 from announcer.formats.base import FormatAdapter, JsonObject, get_path, get_str
-from announcer.formats.builder import AaepBuilder, SessionState, parse_time
+from announcer.formats.builder import AaepBuilder
+from announcer.formats.builder_fields import parse_time
+from announcer.formats.builder_state import SessionState
 from announcer.formats.speakable import (
     clip,
     command_words,

@@ -21,7 +21,8 @@ from typing import Any
 from announcer.command_analysis import analyse
 from announcer.formats.aep import AepAdapter
 from announcer.formats.base import AdapterOutput, FormatAdapter, JsonObject, get_str
-from announcer.formats.builder import AaepBuilder, mark_command, mark_literal
+from announcer.formats.builder import AaepBuilder
+from announcer.formats.builder_fields import mark_command, mark_literal
 from announcer.formats.mapping import Mapping, builtin_mapping
 from announcer.formats.speakable import command_words, speak_folder
 
@@ -89,7 +90,7 @@ class MappedHookAdapter(FormatAdapter):
 
 
 #: ``extra_context["on_no_answer"]`` of a hook confirmation: with no answer the agent
-#: asks the user itself (engine/policy.py says so instead of "it will be rejected").
+#: asks the user itself (engine/policy_questions.py says so instead of "it will be rejected").
 NO_ANSWER_KEY = "on_no_answer"
 NO_ANSWER_AGENT_ASKS = "agent_asks"
 #: ... unless no one sits at the agent's own dialog (``claude -p``): then "ask" is a

@@ -19,7 +19,7 @@ import yaml
 
 from announcer.formats.aep import ANNOUNCER_EXTENSION
 from announcer.formats.base import JsonObject
-from announcer.formats.builder import digest, iso_timestamp
+from announcer.formats.builder_fields import digest, iso_timestamp
 
 SCHEMA_VERSION = "aep.mapping/v1"
 _MISSING = object()

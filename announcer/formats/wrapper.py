@@ -15,7 +15,8 @@ from typing import Any
 
 from announcer.formats.base import FormatAdapter, JsonObject, get_str
 from announcer.formats.bounds import bound_channel, bound_data, bound_message, split_text
-from announcer.formats.builder import AaepBuilder, SessionState
+from announcer.formats.builder import AaepBuilder
+from announcer.formats.builder_state import SessionState
 from announcer.formats.speakable import clip, thought_parts
 
 TOOLS_FACET = "agent_api.tools.structured.v1"

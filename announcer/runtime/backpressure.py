@@ -24,7 +24,7 @@ from typing import Any, Protocol
 import jiter
 
 from announcer.engine.announcement import Announcement, Urgency
-from announcer.engine.policy import frame_fold_category
+from announcer.engine.policy_topics import frame_fold_category
 from announcer.engine.scheduler import folded_summary_text
 from announcer.engine.skipped_news import SkippedNewsStore
 from announcer.engine.text_hygiene import clean_for_speech

@@ -25,7 +25,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from pathlib import Path
 from typing import Any
 
-from announcer.formats.acp import RUNNING_QUIET_SECONDS, AcpAdapter, terminal_logins
+from announcer.formats.acp import AcpAdapter
+from announcer.formats.acp_logins import terminal_logins
+from announcer.formats.acp_tools import RUNNING_QUIET_SECONDS
 from announcer.formats.speakable import clip
 from announcer.i18n.translate import translator
 from announcer.platform.process import contain, own_group

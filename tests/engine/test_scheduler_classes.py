@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.pipeline import Engine
-from announcer.engine.policy import frame_fold_category
+from announcer.engine.policy_topics import frame_fold_category
 from announcer.engine.scheduler import (
     SpeechScheduler,
     estimated_seconds,
@@ -275,6 +275,110 @@ def test_a_summary_is_in_the_listeners_language() -> None:
     assert voice.texts()[1] == "2 de plus : 2 modifications."
 
 
+def result(text: str, session: str, language: str = "en") -> Announcement:
+    return Announcement(
+        text,
+        language=language,
+        session_id=session,
+        kind="agent.tool.completed",
+        event_id=f"r:{session}",
+    )
+
+
+SAID_TOGETHER = "said with other agents' same news"
+
+
+def test_the_same_final_state_of_several_agents_is_said_once_with_their_count() -> None:
+    """Issue 20: three agents end alike while the voice is busy. The listener hears one line
+    with their count, at once, not the same sentence three times with the last agent's
+    final state waiting behind the other two."""
+    voice = Voice(SpeechScheduler())
+    voice.submit(status("Speaking.", session="s0"), 0.0)
+    for at, session in ((0.1, "a"), (0.2, "b"), (0.3, "c")):
+        voice.submit(result("The transfer went through.", session), at)
+    voice.play_out()
+    assert voice.texts() == ["Speaking.", "3 agents: The transfer went through."]
+    line = voice.heard[1].announcement
+    assert (line.session_id, line.event_id, line.said_for) == ("a", "r:a", ("r:b", "r:c"))
+    assert line.kind == "agent.tool.completed"
+    assert voice.scheduler.drops == {SAID_TOGETHER: 2}  # counted, never in silence
+    assert voice.scheduler.queued() == 0
+
+
+def test_a_final_state_joins_another_only_at_its_own_sources_turn() -> None:
+    """Order within a source holds: agent b's result waits for b's earlier words, and is
+    joined (said with a's) only once nothing of b comes before it."""
+    voice = Voice(SpeechScheduler())
+    voice.submit(status("Speaking.", session="s0"), 0.0)
+    voice.submit(words("Agent b is almost done.", "b"), 0.1)
+    voice.submit(result("Tests passed.", "b"), 0.2)
+    voice.submit(result("Tests passed.", "a"), 0.3)
+    voice.play_out()
+    assert voice.texts() == ["Speaking.", "Agent b is almost done.", "2 agents: Tests passed."]
+    assert voice.heard[2].announcement.said_for == ("r:a",)
+    # Held back by b's words, a's result is said alone first: b's then follows alone.
+    early = Voice(SpeechScheduler())
+    early.submit(status("Speaking.", session="s0"), 0.0)
+    early.submit(result("Tests passed.", "a"), 0.1)
+    early.submit(words("Agent b is almost done.", "b"), 0.2)
+    early.submit(result("Tests passed.", "b"), 0.3)
+    early.play_out()
+    assert early.texts() == [
+        "Speaking.",
+        "Tests passed.",
+        "Agent b is almost done.",
+        "Tests passed.",
+    ]
+    assert SAID_TOGETHER not in early.scheduler.drops
+
+
+def test_an_agents_later_news_ages_from_the_line_that_said_its_final_state() -> None:
+    """Order within a source: agent b's news after its result could not be said before the
+    line that said that result (with a's) ended, so it is not stale then, as it would not
+    be had b's result been said alone."""
+    voice = Voice(SpeechScheduler())
+    voice.submit(words(" ".join(["word"] * 30), "s0"), 0.0)  # 10.25 s at 180 wpm
+    voice.submit(result("Tests passed.", "a"), 0.1)
+    voice.submit(result("Tests passed.", "b"), 0.2)
+    voice.submit(status("Thinking about the next step.", "agent.state.changed", "b"), 0.3)
+    voice.play_out()
+    assert voice.texts()[1:] == ["2 agents: Tests passed.", "Thinking about the next step."]
+    assert voice.heard[2].started > 10.3  # older than 10 s from its arrival, fresh in order
+    assert "stale" not in voice.scheduler.drops
+
+
+def test_only_the_same_words_in_the_listeners_language_are_said_together() -> None:
+    voice = Voice(SpeechScheduler())
+    voice.submit(status("Speaking.", session="s0"), 0.0)
+    voice.submit(result("Tests passed.", "a"), 0.1)
+    voice.submit(result("Tests failed.", "b"), 0.2)
+    voice.submit(result("Tests passed.", "c", language="de"), 0.3)
+    voice.submit(result("Tests passed.", "d", language="de"), 0.4)
+    voice.play_out()
+    # Different words are each said; the count is said in the listener's language (English
+    # here), so the German agents' lines keep their own voice, one each.
+    assert voice.texts() == [
+        "Speaking.",
+        "Tests passed.",
+        "Tests failed.",
+        "Tests passed.",
+        "Tests passed.",
+    ]
+    french = Voice(SpeechScheduler(UserSettings(languages=["fr"])))
+    french.submit(status("Parle.", session="s0"), 0.0)
+    french.submit(result("Le virement est passé.", "a", language="fr"), 0.1)
+    french.submit(result("Le virement est passé.", "b", language="fr-CA"), 0.2)
+    french.play_out()
+    # fr-CA is a different tag: the words must be the same in the same language.
+    assert french.texts()[1:] == ["Le virement est passé.", "Le virement est passé."]
+    french = Voice(SpeechScheduler(UserSettings(languages=["fr"])))
+    french.submit(status("Parle.", session="s0"), 0.0)
+    french.submit(result("Le virement est passé.", "a", language="fr"), 0.1)
+    french.submit(result("Le virement est passé.", "b", language="fr"), 0.2)
+    french.play_out()
+    assert french.texts()[1:] == ["2 agents : Le virement est passé."]
+
+
 # -- through the engine ------------------------------------------------------------------
 
 
@@ -353,6 +457,79 @@ def test_no_word_is_dropped_every_question_is_said_and_final_states_are_said(
     assert all(q in texts for q in questions)
     assert all(result in texts for result in final.values())
     assert not any("skipped" in t for t in texts)
+    assert voice.scheduler.queued() == 0
+
+
+SAME_END = st.tuples(
+    st.sampled_from(["words", "question", "result", "state", "end"]),
+    st.sampled_from(["a", "b", "c", "d"]),
+    st.floats(min_value=0.0, max_value=2.0),
+    st.sampled_from(["Tests passed.", "Build failed."]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(SAME_END, min_size=1, max_size=40), st.sampled_from([180, 300]))
+def test_each_sources_final_state_is_heard_when_agents_end_alike(
+    events: list[tuple[str, str, float, str]], wpm: int
+) -> None:
+    """Whatever the interleaving, each result and session end is heard: as itself, or in
+    one line with the same words of other agents ("2 agents: Tests passed."), which names
+    its event, is counted right, and comes after everything its source said before it."""
+    voice = Voice(SpeechScheduler(UserSettings(pace_wpm=wpm)))
+    now = 0.0
+    finals: dict[str, tuple[str, str]] = {}  # event id -> (source, words)
+    arrival: dict[str, int] = {}
+    expected_words: list[str] = []
+    for index, (what, source, gap, text) in enumerate(events):
+        now += gap
+        event_id = f"e{index}"
+        arrival[event_id] = index
+        if what == "words":
+            expected_words.append(f"Sentence {index} from {source}.")
+            announcement = words(expected_words[-1], source)
+            announcement.event_id = event_id
+        elif what == "question":
+            announcement = question(f"Question {index}?", source, event_id=event_id)
+        elif what == "state":
+            announcement = status(f"State {index}.", "agent.state.changed", source)
+            announcement.event_id = event_id
+        else:
+            kind = "agent.tool.completed" if what == "result" else "agent.session.completed"
+            announcement = Announcement(text, session_id=source, kind=kind, event_id=event_id)
+            finals[event_id] = (source, text)
+        voice.submit(announcement, now)
+    voice.play_out()
+    heard_at: dict[str, int] = {}
+    for position, heard in enumerate(voice.heard):
+        line = heard.announcement
+        for event_id in (line.event_id, *line.said_for):
+            if event_id is not None:
+                heard_at.setdefault(event_id, position)
+        if line.said_for:
+            count = len(line.said_for) + 1
+            assert line.text == f"{count} agents: {finals[line.event_id or ''][1]}"
+            sources = {finals[e][0] for e in (line.event_id or "", *line.said_for)}
+            assert len(sources) == count  # one per agent
+            assert all(finals[e][1] == finals[line.event_id or ""][1] for e in line.said_for)
+    said = {e: p for e, p in heard_at.items() if e in finals}
+    # A tool's result is said by its source's newer result at most; a session's end always.
+    last_result: dict[str, str] = {}
+    for event_id, (source, _) in finals.items():
+        if event_id.startswith("e") and events[arrival[event_id]][0] == "result":
+            last_result[source] = event_id
+        else:
+            assert event_id in said
+    assert all(event_id in said for event_id in last_result.values())
+    # Order within a source: a final state is heard after its source's earlier words.
+    for event_id, position in said.items():
+        source = finals[event_id][0]
+        for other, other_position in heard_at.items():
+            what, other_source = events[arrival[other]][:2]
+            if what == "words" and other_source == source and arrival[other] < arrival[event_id]:
+                assert other_position < position
+    heard_words = [h.announcement.text for h in voice.heard if h.announcement.kind == WORDS]
+    assert sorted(set(heard_words)) == sorted(expected_words)
     assert voice.scheduler.queued() == 0
 
 

@@ -176,7 +176,7 @@ def test_a_codex_run_heard_through_the_engine_at_each_verbosity():
 
 def test_a_long_running_stream_keeps_bounded_session_memory(validate):
     from announcer.formats import get_adapter
-    from announcer.formats.builder import MAX_SESSIONS
+    from announcer.formats.builder_fields import MAX_SESSIONS
 
     adapter = get_adapter("opencode")
     for index in range(MAX_SESSIONS + 50):

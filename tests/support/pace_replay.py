@@ -341,23 +341,34 @@ class PacedRun:
                 report.stale.append(f"{utterance.started:.1f}s: {announcement.text[:60]}")
             if announcement.kind.startswith("system.") or event_id in first_start:
                 continue  # our own words about an event; or an utterance said again
-            first_start[event_id] = utterance.started
-            if event_id in self.arrivals:
-                report.delays.append(utterance.started - self.arrivals[event_id])
-            index = self.arrival_index.get(event_id)
-            session = announcement.session_id
-            if index is None or session is None:
-                continue
-            # Issue 20: pending status news gives way to a question, so status said after
-            # a later question of its session is in its place; against anything else
-            # (the agent's words, other status) the order of events holds.
-            question = announcement.kind in PROMPT_KINDS
-            status = announcement.kind in STATUS_KINDS
-            before = last_index.get((session, "status" if status else "all"), -1)
-            if index < before:
-                report.out_of_order.append(f"{utterance.started:.1f}s: {announcement.text[:60]}")
-            for key in ("all",) if question else ("all", "status"):
-                last_index[(session, key)] = max(index, last_index.get((session, key), -1))
+            # One line can say the same final state of several sources ("3 agents: ..."):
+            # each of their events is heard here, in its own session's order.
+            for said_id in (event_id, *announcement.said_for):
+                if said_id in first_start:
+                    continue
+                first_start[said_id] = utterance.started
+                if said_id in self.arrivals:
+                    report.delays.append(utterance.started - self.arrivals[said_id])
+                index = self.arrival_index.get(said_id)
+                session = (
+                    announcement.session_id
+                    if said_id == event_id
+                    else self.arrival_kind.get(said_id, (None, ""))[0]
+                )
+                if index is None or not isinstance(session, str):
+                    continue
+                # Issue 20: pending status news gives way to a question, so status said
+                # after a later question of its session is in its place; against anything
+                # else (the agent's words, other status) the order of events holds.
+                question = announcement.kind in PROMPT_KINDS
+                status = announcement.kind in STATUS_KINDS
+                before = last_index.get((session, "status" if status else "all"), -1)
+                if index < before:
+                    report.out_of_order.append(
+                        f"{utterance.started:.1f}s: {announcement.text[:60]}"
+                    )
+                for key in ("all",) if question else ("all", "status"):
+                    last_index[(session, key)] = max(index, last_index.get((session, key), -1))
         self._measure_classes(report)
         for asked_at, reply in self.replies:
             started = next(
@@ -462,10 +473,24 @@ class PacedRun:
             if event_id not in self.arrivals:
                 continue
             if announcement.kind in STATUS_KINDS:
-                delay = status_delay(event_id, announcement.session_id, utterance.started)
-                report.status_delays.append(delay)
-                if delay > stale_after:
-                    report.stale_news.append(f"{utterance.started:.1f}s: {announcement.text[:60]}")
+                # The same final state of other sources said in this line counts for each
+                # of them, from when each could be said in its own session's order.
+                for said_id in (event_id, *announcement.said_for):
+                    if said_id != event_id and (said_id in first or said_id not in self.arrivals):
+                        continue
+                    session = (
+                        announcement.session_id
+                        if said_id == event_id
+                        else self.arrival_kind[said_id][0]
+                    )
+                    delay = status_delay(
+                        said_id, session if isinstance(session, str) else None, utterance.started
+                    )
+                    report.status_delays.append(delay)
+                    if delay > stale_after:
+                        report.stale_news.append(
+                            f"{utterance.started:.1f}s: {announcement.text[:60]}"
+                        )
             elif announcement.kind in PROMPT_KINDS:
                 arrived = self.arrivals[event_id]
                 speaking_end = max(
@@ -494,7 +519,14 @@ class PacedRun:
                     u.started
                     for u in heard
                     if u.started >= dropped_at
-                    and u.announcement.session_id == announcement.session_id
+                    and (
+                        u.announcement.session_id == announcement.session_id
+                        # a line that says its source's final state with other sources'
+                        or any(
+                            self.arrival_kind.get(other, (None, ""))[0] == announcement.session_id
+                            for other in u.announcement.said_for
+                        )
+                    )
                     and (
                         u.announcement.kind == FOLDED_SUMMARY_KIND
                         or u.announcement.kind in STATUS_KINDS

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from announcer.formats.base import JsonObject, get_path, get_str
-from announcer.formats.builder import parse_time
+from announcer.formats.builder_fields import parse_time
 from announcer.formats.cli_streams.common import _CliStreamAdapter, _int
 from announcer.formats.speakable import clip, command_words
 from announcer.formats.wrapper import Hints, tools_facet

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from announcer.formats.base import JsonObject, get_path, get_str
-from announcer.formats.builder import parse_time
+from announcer.formats.builder_fields import parse_time
 from announcer.formats.cli_streams.common import _CliStreamAdapter
 from announcer.formats.speakable import command_words
 from announcer.formats.wrapper import Hints, tools_facet

@@ -1,0 +1,467 @@
+"""The agent's questions: permission requests as confirmations, elicitations as forms.
+
+A permission request's reply maps back to the agent's own option (allow or reject, once
+or always, see :mod:`announcer.engine.replies`); what will run decides the risk and is
+said (issue 22); a plan approval reads the plan; the agent waits, so no timeout is
+spoken. An elicitation is asked one field at a time (:mod:`announcer.formats.acp_forms`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from announcer.command_analysis import analyse, higher_risk
+from announcer.formats.acp_forms import Form, FormField, next_question, parse_form, take_answer
+from announcer.formats.acp_session import Permission, _Session, _Tool
+from announcer.formats.acp_shapes import (
+    _ALLOW_ALWAYS,
+    _ALLOW_ONCE,
+    _REJECT_ALWAYS,
+    _REJECT_ONCE,
+    _change_summaries,
+    _named_options,
+    _options,
+    _permission_reason,
+    _plan_steps,
+    _raw_command,
+    _same_words,
+    _sentence,
+)
+from announcer.formats.acp_tools import AcpToolCalls
+from announcer.formats.base import AdapterOutput, JsonObject, get_str
+from announcer.formats.builder_fields import mark_command, mark_literal, mark_plan
+from announcer.formats.speakable import clip, command_in_words
+from announcer.i18n.translate import translator
+
+#: the longest an agent is given to wait for a confirmation: ACP has no timeout, the agent
+#: waits; AAEP needs a number, so the protocol's maximum is sent and never spoken (§4.4.1).
+NO_TIMEOUT_SECONDS = 86_400
+#: where announcer's own hints travel inside an event (§7 extensions), and the @context
+#: entry that declares that prefix (§3.4.3)
+EXTENSION = "x-announcer"
+EXTENSION_CONTEXT = "urn:announcer:x-announcer:v1"
+# ACP tool kinds (schema ToolKind) whose effect cannot be taken back, or that run anything.
+_IRREVERSIBLE_KINDS = frozenset({"delete"})
+_HIGH_RISK_KINDS = frozenset({"delete", "move"})
+_LOW_RISK_KINDS = frozenset({"read", "search", "think", "fetch"})
+# Names of an "always" option that say nothing more than the key does.
+_GENERIC_ALWAYS = frozenset({"always allow", "allow always", "always", "allow all", "yes, always"})
+
+
+class AcpQuestions(AcpToolCalls):
+    """Permission requests and elicitations: asked once, answered once, withdrawn."""
+
+    def permission_requested(
+        self, request_key: str, params: JsonObject, now: float
+    ) -> AdapterOutput:
+        """``session/request_permission`` as a confirmation; the reply token names the request."""
+        return self._run(lambda: self._permission(request_key, params, now))
+
+    def permission_withdrawn(self, reply_token: str, sentence: str, now: float) -> AdapterOutput:
+        """The question no longer stands (turn cancelled, agent gone): §6.8 withdraws it."""
+
+        def step() -> None:
+            permission = self.permissions.pop(reply_token, None)
+            form = self.forms.pop(reply_token, None)
+            owner = permission.session_id if permission else form.session_id if form else None
+            if owner is None:
+                return
+            session = self.sessions.get(owner)
+            if session is None or session.state.ended:
+                return
+            self.builder.state_changed(
+                session.state,
+                now,
+                "thinking",
+                normal=sentence,
+                terse=self._t("Question withdrawn."),
+                urgency="normal",
+                force=True,
+            )
+
+        return self._run(step)
+
+    def answer(self, reply_token: str, decision: str, scope: str = "once") -> str | None:
+        """The agent's option id for a reply, once: a token is used up by its first answer.
+
+        A rejected call never runs: it is not announced afterwards (the user has just heard
+        their own "Sent: reject"), and its failure report is not read as a failure.
+        """
+        permission = self.permissions.pop(reply_token, None)
+        if permission is None:
+            return None
+        option = permission.option_for(decision, scope)
+        session = self.sessions.get(permission.session_id)
+        tool = session.tools.get(permission.tool_call_id or "") if session else None
+        if tool is not None and decision != "accept" and not tool.announced:
+            tool.announced = tool.finished = True
+        if session is not None and decision != "accept" and option is not None:
+            # A reject is the user's own decision: said as such, never as a failure.
+            what = (tool.title if tool is not None else "") or self._t("the request")
+            if tool is not None:
+                tool.rejected = True
+            session.rejected_in_turn = what
+            self._said_after.append((permission.session_id, what))
+        return option
+
+    def _plan_and_options(
+        self, call: JsonObject, options: object, known_plan: str = ""
+    ) -> tuple[str, str]:
+        """The plan of a plan approval, by steps, and what each of the agent's options means.
+
+        Every option is named with the answer that picks it ("Accept: Yes, manually approve
+        edits"); an "always" option says that from now on the agent will not ask.
+        """
+        plan = get_str(call, "rawInput", "plan") or known_plan
+        said_plan = ""
+        if plan.strip():
+            steps = _plan_steps(plan)
+            said_plan = (
+                translator(self.language)
+                .ngettext(
+                    "The plan has {count} step: {steps}",
+                    "The plan has {count} steps: {steps}",
+                    len(steps),
+                )
+                .format(
+                    count=len(steps),
+                    steps=" ".join(
+                        f"{i}. {_sentence(step)}" for i, step in enumerate(steps[:8], 1)
+                    ),
+                )
+            )
+            if len(steps) > 8:
+                said_plan += " …"
+        named = _named_options(options)
+        always = [name for _, name, kind in named if kind == _ALLOW_ALWAYS]
+        specific = [n for n in always if n.casefold() not in _GENERIC_ALWAYS]
+        if not plan.strip() and len(always) < 2 and not specific:
+            return said_plan, ""  # plain allow/reject/always: the keys say it all
+        parts: list[str] = []
+        for decision, wanted in (
+            (self._t("Accept"), _ALLOW_ONCE),
+            (self._t("Reject"), _REJECT_ONCE),
+        ):
+            name = next((n for _, n, kind in named if kind == wanted), None)
+            if name:
+                parts.append(f"{decision}: {name}")
+        if always:
+            parts.append(
+                self._t("Always: {options}; from now on it does not ask about this").format(
+                    options=self._t(" or ").join(always[:4])
+                )
+            )
+        never = next((n for _, n, kind in named if kind == _REJECT_ALWAYS), None)
+        if never:
+            parts.append(self._t("Never: {option}").format(option=never))
+        return said_plan, _sentence("; ".join(parts))
+
+    def always_choices(self, reply_token: str) -> list[tuple[str, str]]:
+        """The agent's allow-always options (id, name) for a question, when there are several."""
+        permission = self.permissions.get(reply_token)
+        if permission is None:
+            return []
+        always = [(o, n) for o, n, kind in permission.named if kind == _ALLOW_ALWAYS]
+        return always if len(always) > 1 else []
+
+    def ask_which_always(self, reply_token: str, now: float) -> AdapterOutput:
+        """``always`` with several allow-always options: ask which one (never a guess).
+
+        The question stays open; its follow-up is a one-field form whose answer
+        :meth:`elicitation_answered` returns as ``{"action": "accept", "content":
+        {"option": OPTION_ID}}``, or decline (a reject) or cancel.
+        """
+
+        def step() -> None:
+            permission = self.permissions.pop(reply_token, None)
+            if permission is None:
+                return
+            choices = [(o, n) for o, n, kind in permission.named if kind == _ALLOW_ALWAYS]
+            field_ = FormField(
+                "option", "choice", self._t("Which always answer?"), required=True,
+                options=choices,
+            )  # fmt: skip
+            form = Form(
+                f"always-{permission.request_key}",
+                permission.session_id,
+                self._t("The agent offers several always answers."),
+                [field_],
+                permission.tool_call_id,
+            )
+            form.permission = permission
+            self._ask_form(self._session(permission.session_id, now), form, now)
+
+        return self._run(step)
+
+    def answer_said(self, now: float) -> AdapterOutput:
+        """What follows the user's answer: "You rejected: rm -rf build."."""
+
+        def step() -> None:
+            said, self._said_after = self._said_after, []
+            for session_id, what in said:
+                session = self.sessions.get(session_id)
+                if session is None or session.state.ended:
+                    continue
+                sentence = _sentence(self._t("You rejected: {action}").format(action=what))
+                self.builder.progress(
+                    session.state,
+                    now,
+                    description=sentence,
+                    percent=100,
+                    normal=sentence,
+                    terse=sentence,
+                    urgency="normal",
+                )
+
+        return self._run(step)
+
+    def elicitation_requested(
+        self, request_key: str, params: JsonObject, now: float
+    ) -> AdapterOutput:
+        """``elicitation/create``: the first clarification of the form, or the URL's question.
+
+        The reply token of the question asked is in the output; the form stays open until
+        :meth:`elicitation_answered` returns the agent's response (never answered here).
+        """
+        return self._run(lambda: self._elicit(request_key, params, now))
+
+    def elicitation_answered(
+        self, reply_token: str, response: object, now: float
+    ) -> tuple[AdapterOutput, JsonObject | None]:
+        """The user's reply to one question of a form.
+
+        Returns the ACP response (``accept`` with content, ``decline`` or ``cancel``) once
+        the form is done; otherwise None, and the output holds the next question (the next
+        field, the review, or the same field again with the reason).
+        """
+        result: list[JsonObject] = []
+
+        def step() -> None:
+            form = self.forms.pop(reply_token, None)
+            if form is None:
+                return
+            done = take_answer(form, response, self._t)
+            if done is not None:
+                result.append(done)
+                return
+            self._ask_form(self._session(form.session_id, now), form, now)
+
+        out = self._run(step)
+        return out, (result[0] if result else None)
+
+    def form_token(self, request_key: str) -> str | None:
+        """The reply token of the question now asked for an elicitation, if still open."""
+        return next((t for t, f in self.forms.items() if f.request_key == request_key), None)
+
+    def _elicit(self, request_key: str, params: JsonObject, now: float) -> None:
+        form = parse_form(request_key, params)
+        form.session_id = form.session_id or self._latest_session() or ""
+        session = self._session(form.session_id or None, now)
+        self._say_thought(session, now)
+        if form.tool_call_id is not None:
+            # A tool that asks (AskUserQuestion, request_user_input) is announced once, as
+            # the question: never before it, nor "done" after the answer.
+            if form.tool_call_id in session.due:
+                session.due.remove(form.tool_call_id)
+            tool = session.tools.setdefault(form.tool_call_id, _Tool())
+            tool.asked = tool.announced = tool.finished = True
+        self._announce_due(session, now)
+        self._ask_form(session, form, now)
+
+    def _ask_form(self, session: _Session, form: Form, now: float) -> None:
+        if form.url is None and not form.fields:
+            form.reviewing = True  # nothing to fill in: still said, and sent only if confirmed
+        question = next_question(form, self.agent_name, self._t)
+        form.asked += 1
+        event = self.builder.clarification(
+            session.state,
+            now,
+            token_seed=f"elicitation-{form.request_key}-{form.asked}",
+            question=question.text,
+            terse=question.terse,
+            choices=question.choices,
+            timeout_seconds=NO_TIMEOUT_SECONDS,
+        )
+        kinds = list(question.kinds)
+        if len(event.get("choices") or []) < 2:
+            event.pop("choices", None)
+            kinds = [k for k in kinds if k != "multiple_choice"] or ["freetext"]
+        event["accepted_response_kinds"] = kinds
+        event["@context"] = [event["@context"], EXTENSION_CONTEXT]
+        ours: dict[str, Any] = {"no_timeout": True}
+        if question.secret:
+            ours["secret"] = True  # the answer is not read back (engine.prompts.is_secret)
+        event.setdefault("extensions", {})[EXTENSION] = ours
+        self.forms[str(event["reply_token"])] = form
+
+    def _ask_again_with_plan(self, session: _Session, call_id: str, plan: str, now: float) -> None:
+        """A plan that comes after its approval question reaches it (claude-agent-acp sends
+        the plan in a tool_call_update that, under load, may follow the request): the open
+        question is withdrawn and asked again with the plan, under a new reply token, so no
+        key answers a plan approval whose plan was never read."""
+        for token, permission in list(self.permissions.items()):
+            if (
+                permission.tool_call_id != call_id
+                or permission.params is None
+                or permission.plan == plan
+                or self.sessions.get(permission.session_id) is not session
+            ):
+                continue
+            del self.permissions[token]
+            again = self._t("{agent} sent its plan: the question again, with it.").format(
+                agent=self.agent_name
+            )
+            self.builder.state_changed(
+                session.state,
+                now,
+                "thinking",
+                normal=again,
+                terse=again,
+                urgency="normal",
+                force=True,
+            )
+            new_token = self._permission(f"{permission.request_key}+plan", permission.params, now)
+            if new_token is not None:
+                self._asked_again.append((token, new_token))
+
+    def take_asked_again(self) -> list[tuple[str, str]]:
+        """Questions asked again since the last call: (old reply token, new reply token).
+        The transport's waiting answer moves to the new token; the old one answers nothing."""
+        asked, self._asked_again = self._asked_again, []
+        return asked
+
+    def _permission(self, request_key: str, params: JsonObject, now: float) -> str | None:
+        session = self._session(get_str(params, "sessionId"), now)
+        self._say_thought(session, now)
+        call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
+        assert isinstance(call, dict)
+        call_id = get_str(call, "toolCallId")
+        # The request carries the call's latest title, kind and places.
+        if call_id is not None:
+            self._tool(session, {**call, "status": None}, now)
+        tool = session.tools.get(call_id or "", _Tool())
+        if call_id in session.due:
+            session.due.remove(call_id)
+        tool.asked = True
+        self._announce_due(session, now)
+        # a title's code marks are markdown (older adapters), never part of what runs
+        title = " ".join((get_str(call, "title") or tool.title or "").replace("`", "").split())
+        kind = get_str(call, "kind") or tool.kind
+        description = get_str(call, "rawInput", "description") or tool.description
+        # What will run decides the risk and is said, never the title or kind alone
+        # (issue 22): "List the files" that runs rm -rf ~ is a high-risk delete.
+        command = _raw_command(call) or tool.command
+        # an "execute" call without rawInput is titled by its command (Claude's adapters)
+        judged = command or (title if kind == "execute" and title else None)
+        analysis = analyse(judged) if judged is not None else None
+        options = _options(params.get("options"))
+        allowed = ["reject"] + (["accept"] if _ALLOW_ONCE in options else [])
+        risk = "low" if kind in _LOW_RISK_KINDS else "medium"
+        if kind in _HIGH_RISK_KINDS:
+            risk = "high"
+        if analysis is not None:
+            risk = higher_risk(risk, analysis.risk)
+        if tool.deletes:  # a delete is said as one: high risk, cannot be undone
+            risk = "high"
+        action = title or self._t("a {kind} step").format(kind=kind)
+        if command is not None:
+            said = command_in_words(command, self.language).rstrip(".")
+            flat = " ".join(command.split())
+            if " ".join(title.replace("`", "").split()) == flat:
+                action = said  # titled by its command (`rm -rf build`): said once, as run
+            else:
+                # the title's code marks are markdown, not part of what runs
+                action = " ".join(action.replace("`", "").split())
+                if flat not in action or len(flat) > len(said):
+                    command_words = self._t("Command: {command}").format(command=said)
+                    action = f"{_sentence(action)} {command_words}"
+        files = ", ".join(tool.locations[:3]) if tool.locations else ""
+        changes = _change_summaries(call.get("content"), session.cwd, self.language) or (
+            tool.changes
+        )
+        touches = (
+            _sentence("; ".join(changes))
+            if changes
+            else self._t("It touches {files}.").format(files=files)
+            if files
+            else ""
+        )
+        consequence = description or touches or self._t("It runs only if you accept.")
+        if description and touches:
+            consequence = f"{_sentence(description)} {touches}"
+        if tool.deletes:
+            consequence = self._t("It deletes {files}; this cannot be undone.").format(
+                files=", ".join(tool.deletes[:3])
+            )
+        reason = _permission_reason(params, call, title)
+        if reason and description and _same_words(reason, description):
+            reason = ""  # already said as the call's description
+        if reason:  # the agent's own reason is part of the question
+            consequence = f"{_sentence(consequence)} " + self._t("Its reason: {reason}").format(
+                reason=clip(reason, 300)
+            )
+        plan, choices = self._plan_and_options(call, params.get("options"), tool.plan)
+        if plan:  # a plan approval reads the plan (Claude's ExitPlanMode)
+            consequence = plan
+        if choices:
+            consequence = f"{_sentence(consequence)} {choices}"
+        token_seed = f"permission-{request_key}"
+        event = self.builder.confirmation(
+            session.state,
+            now,
+            token_seed=token_seed,
+            action=_sentence(
+                self._t("{agent} wants to run: {action}").format(
+                    agent=self.agent_name, action=action
+                )
+            ),
+            consequence=_sentence(consequence),
+            normal=_sentence(
+                self._t("{agent} asks permission: {action}").format(
+                    agent=self.agent_name, action=action
+                )
+            ),
+            terse=_sentence(action),
+            risk_level=risk,
+            irreversible=kind in _IRREVERSIBLE_KINDS
+            or bool(tool.deletes)
+            or (analysis is not None and analysis.irreversible),
+            timeout_seconds=NO_TIMEOUT_SECONDS,
+        )
+        event["allowed_replies"] = allowed
+        whole_plan = get_str(call, "rawInput", "plan") or tool.plan
+        if whole_plan.strip():  # the whole plan, also in the detailed summary
+            event["summary_detailed"] = clip(
+                f"{event['summary_normal']} {' '.join(whole_plan.split())}", 16_000
+            )
+        # §7: the agent waits without a deadline; the engine must not speak one.
+        event["@context"] = [event["@context"], EXTENSION_CONTEXT]
+        always = [
+            decision
+            for decision, kind in (("accept", _ALLOW_ALWAYS), ("reject", _REJECT_ALWAYS))
+            if kind in options and decision in allowed
+        ]
+        event.setdefault("extensions", {})[EXTENSION] = {
+            "no_timeout": True,
+            "options": sorted(options),
+            # the decisions the agent also offers "always" for (engine.prompts.always_decisions)
+            "always": always,
+        }
+        if command is not None:
+            mark_command(event, command)
+        else:
+            mark_literal(event)  # titles and paths are read as written
+        if whole_plan.strip():  # the whole plan: shown, and read whole on a key (W)
+            mark_plan(event, whole_plan)
+        session.state.state = "awaiting_input"  # §6.8: a later change away from it withdraws
+        token = str(event["reply_token"])
+        self.permissions[token] = Permission(
+            request_key,
+            get_str(params, "sessionId") or "",
+            call_id,
+            options,
+            tuple(_named_options(params.get("options"))),
+            params=params,
+            plan=whole_plan,
+        )
+        return token
