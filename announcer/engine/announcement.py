@@ -48,6 +48,8 @@ class Announcement:
     scheduler sets it when the agent's words pile up, within the user's ``max_rate_factor``.
     ``said_for`` names the other sources' events this one line says too: the same final
     state from several agents at once, said once with their count (issue 20).
+    ``answers_key`` marks the UI's answer to the user's own key (``w``, F2, "where am I",
+    an early key's cue): said at once, cutting even a question being read (issue 14 d).
     """
 
     text: str
@@ -66,6 +68,7 @@ class Announcement:
     # words; visual and braille output honour it (speech is linear, §11.4.1)
     direction: str | None = None
     said_for: tuple[str, ...] = ()
+    answers_key: bool = False
 
 
 # §11.4.2: Unicode bidirectional isolates, one per declared direction.

@@ -319,11 +319,15 @@ class KeyGuard:
         self._shown = _Shown(token, now, replaced)
         self._last_token = token
 
-    def speech_started(self, token: str, now: float, words: str = "") -> None:
+    def speech_started(
+        self, token: str, now: float, words: str = "", *, whole: bool = False
+    ) -> None:
         """Speech about the shown question began (its first start arms the keys).
 
         ``words``: the text that began, so the guard knows when the question has been
-        said through (each part of it extends that time).
+        said through (each part of it extends that time). ``whole``: the answer to the
+        user's key that says the question whole (``w``, F2), cutting its reading off: the
+        question is heard once these words are said through (docs/speech.md).
         """
         shown = self._shown
         if shown is None or shown.token != token:
@@ -334,7 +338,10 @@ class KeyGuard:
             return  # said through already: hearing it again (F2, W) never delays a key
         if words:
             through = now + _seconds_to_say(words, self.pace_wpm)
-            shown.heard_at = through if shown.heard_at is None else max(shown.heard_at, through)
+            if whole or shown.heard_at is None:
+                shown.heard_at = through
+            else:
+                shown.heard_at = max(shown.heard_at, through)
 
     def hide(self, token: str | None = None) -> None:
         """The question left the screen (answered, withdrawn, put off)."""

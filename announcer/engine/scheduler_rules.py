@@ -172,10 +172,14 @@ def estimated_seconds(text: str, pace_wpm: int) -> float:
 
 
 def is_user_reply(announcement: Announcement) -> bool:
-    """The UI's answer to the user's own key, said at once (issue 14 d)."""
+    """The UI's answer to the user's own key, said at once (issue 14 d).
+
+    Its own words with no question (``event_id`` None), or any marked ``answers_key``,
+    even about a question (``w`` reads its whole plan, F2 says it again).
+    """
     return (
         announcement.kind == USER_REPLY_KIND
-        and announcement.event_id is None
+        and (announcement.event_id is None or announcement.answers_key)
         and not announcement.continues
     )
 

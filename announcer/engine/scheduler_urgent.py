@@ -125,29 +125,65 @@ class UrgentSpeech(StatusFolding):
         return commands
 
     def _reply(self, item: _Queued, now: float) -> list[SpeechCommand]:
-        """The answer to the user's own key: at once, cutting off normal speech."""
+        """The answer to the user's own key: at once, cutting off what is being said.
+
+        It never cuts off another answer to a key. Critical speech, a question included,
+        it cuts off only when the UI marked it ``answers_key``; ``do_not_interrupt``
+        defers all but such a critical answer. What it cut off is said again whole after
+        it, except the very question it is about (``w``, F2): that is heard through the
+        answer, and only its parts not yet begun (the keys line) follow.
+        """
         current = self._current
         self._replies.append(item)
         if current is None:
             return self._start_next(now)
         speaking = current.announcement
+        incoming = item.announcement
+        critical = speaking.urgency is Urgency.CRITICAL
+        key_at_once = incoming.answers_key and incoming.urgency is Urgency.CRITICAL
         if (
-            speaking.urgency is Urgency.CRITICAL
-            or is_user_reply(speaking)
-            or self.settings.do_not_interrupt
+            is_user_reply(speaking)
+            or (critical and not incoming.answers_key)
+            or (self.settings.do_not_interrupt and not key_at_once)
         ):
             return []  # next in line
         self.interruptions += 1
         self._current = None
         self._done_early = False
         commands: list[SpeechCommand] = [Cancel(current.utterance_id, "user key")]
-        if self.settings.after_interrupt == "resume" or speaking.kind == WORDS_KIND:
-            # Issue 20: the agent's words are never dropped; the sentence the key cut off
-            # is said again from its start, whatever ``after_interrupt`` says.
+        if incoming.event_id is not None and speaking.event_id == incoming.event_id:
+            self._heard_through_key(current, now)
+        elif critical or self.settings.after_interrupt == "resume" or speaking.kind == WORDS_KIND:
+            # Critical speech is never lost (said again whole, in its place), and issue 20:
+            # the agent's words are never dropped; the sentence the key cut off is said
+            # again from its start, whatever ``after_interrupt`` says.
             self._resume(current, now)
         else:
             self._drop_interrupted(current, now)
-        return commands + self._start_next(now)
+        # At once: before the rest of the message it cut off, which follows it.
+        self._replies.remove(item)
+        return [*commands, self._speak_item(item, now)]
+
+    def _heard_through_key(self, current: _Current, now: float) -> None:
+        """The key's answer says the question being read (``w``, F2): not read again.
+
+        The question's own words still waiting (its other language parts) go with it;
+        our sentences kept with it (the keys line) follow the answer. A sentence of ours
+        the answer cut off is said again (it is short, and names the keys).
+        """
+        speaking = current.announcement
+        lane = self._queues[Urgency.CRITICAL] if current.held else self._lane(speaking)
+        if speaking.kind not in PROMPT_KINDS:
+            lane.appendleft(_Queued(speaking, now, current.seconds, current.order, kept=True))
+            return
+        self._drop(speaking, "said by the user's key", now)
+        while (
+            lane
+            and lane[0].announcement.continues
+            and lane[0].announcement.event_id == speaking.event_id
+            and lane[0].announcement.kind in PROMPT_KINDS
+        ):
+            self._drop(lane.popleft().announcement, "said by the user's key", now)
 
     def _set_aside(self, current: _Current, incoming: Announcement, now: float) -> None:
         """The utterance ``incoming`` cuts off: said again later, or dropped."""

@@ -256,9 +256,17 @@ class LiveSession(UiSession):
         interrupt: bool = False,
         event_id: str | None = None,
     ) -> None:
-        """A UI sentence; ``event_id`` names the question it is about, if any."""
+        """A UI sentence; ``event_id`` names the question it is about, if any.
+
+        ``interrupt``: the answer to the user's own key, said at once (docs/speech.md).
+        """
         self.voice.system(
-            text, urgency=urgency, interrupt=interrupt, kind="system.ui", event_id=event_id
+            text,
+            urgency=urgency,
+            interrupt=interrupt,
+            kind="system.ui",
+            event_id=event_id,
+            answers_key=interrupt,
         )
 
     def stop_speech(self) -> None:

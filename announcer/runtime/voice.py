@@ -86,6 +86,7 @@ class SessionVoice:
         interrupt: bool = False,
         kind: str = "system.connection",
         event_id: str | None = None,
+        answers_key: bool = False,
     ) -> None:
         self.say(
             Announcement(
@@ -96,6 +97,7 @@ class SessionVoice:
                 interrupt=interrupt or urgency is Urgency.CRITICAL,
                 event_id=event_id,
                 kind=kind,
+                answers_key=answers_key,
             )
         )
 

@@ -320,7 +320,10 @@ class PlainUi:
             self._remember(self._speech_starts, announcement.event_id, now)
             current = self._current
             if current is not None and current.event_id == announcement.event_id:
-                self.guard.speech_started(current.reply_token, now, announcement.text)
+                # ``w``'s answer says the whole question: heard once it is said through.
+                self.guard.speech_started(
+                    current.reply_token, now, announcement.text, whole=announcement.answers_key
+                )
             if announcement.kind.startswith("agent.awaiting"):
                 self._remember(
                     self._question_words, announcement.event_id, clean(announcement.text)
@@ -450,7 +453,9 @@ class PlainUi:
         else:
             text = _action(prompt.event)
         self._print_command(prompt)
-        self._speak(text)
+        # About the question: it cuts the question off at once, and once said through the
+        # question counts as heard (docs/speech.md).
+        self._speak(text, prompt)
 
     def _ask(self, prompt: PendingPrompt, *, command: bool = True) -> str:
         """Print the prompt line, which always names what it asks about (and, the first
@@ -520,7 +525,9 @@ class PlainUi:
             return
         reason = self._tr(verdict.message)
         self._print(reason)
-        self._speak(reason)
+        # An early key's cue follows the words being said: cutting the question off would
+        # read it again from its start, and a user pressing on would never hear it whole.
+        self._speak(reason, at_once=verdict.code not in ("arming", "not_heard"))
 
     def _on_line(self, line: str) -> None:
         text = line.strip()
@@ -676,7 +683,7 @@ class PlainUi:
         self._print(offer)
         for line in listed:
             self._print(f"  {line}")
-        self._speak(" ".join([offer, *listed]))
+        self._speak(" ".join([offer, *listed]), at_once=False)  # the agent asks: not a key
         future: asyncio.Future[int | None] = loop.create_future()
         arming = self.session.settings.answer_arming_seconds if self.session is not None else 1.0
         self._login = (future, len(choices), self._now() + arming)

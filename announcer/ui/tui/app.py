@@ -506,7 +506,9 @@ class AnnouncerApp(App[None]):
     def _announcement(self, message: AnnouncementArrived) -> None:
         announcement = message.announcement
         if announcement.event_id:
-            self._speech_began(announcement.event_id, announcement.text)
+            self._speech_began(
+                announcement.event_id, announcement.text, whole=announcement.answers_key
+            )
         if announcement.kind == UI_SPEECH_KIND:
             return  # our own words, echoed back by the runtime: not producer news
         if announcement.producer_id:
@@ -530,9 +532,10 @@ class AnnouncerApp(App[None]):
         self.history.append(HistoryEntry(text, kind=announcement.kind))
         self.write_transcript(text)
 
-    def _speech_began(self, event_id: str, text: str = "") -> None:
+    def _speech_began(self, event_id: str, text: str = "", *, whole: bool = False) -> None:
         """Speech about an event started: a question shown for it may arm its keys
-        (``text``: what began, so the guard knows when the question was said through)."""
+        (``text``: what began, so the guard knows when the question was said through;
+        ``whole``: the answer to a key that says it whole, W or F2)."""
         now = self.session.now()
         self._speech_starts[event_id] = now
         self._speech_starts.move_to_end(event_id)
@@ -540,7 +543,7 @@ class AnnouncerApp(App[None]):
             self._speech_starts.popitem(last=False)
         state = self.prompts.get(self.key_guard.shown or "")
         if state is not None and state.prompt.event_id == event_id:
-            self.key_guard.speech_started(state.prompt.reply_token, now, text)
+            self.key_guard.speech_started(state.prompt.reply_token, now, text, whole=whole)
             screen = self.screen_stack[-1] if self.screen_stack else None  # none: closing
             if getattr(screen, "prompt", None) is state.prompt:
                 # the question's dialog (its prompt matched): a PromptScreen
@@ -725,7 +728,9 @@ class AnnouncerApp(App[None]):
         )
         self._set_outcome(reply_token, _("withdrawn: {reason}").format(reason=reason))
         self.write_transcript(text)
-        self.say(text, Urgency.CRITICAL, interrupt=True)
+        # Critical (so it interrupts), but not the answer to a key: it waits for a question
+        # being read instead of cutting it off.
+        self.say(text, Urgency.CRITICAL)
         # The dialog is normally on top; if not, a key pressed in it later only
         # hears "no longer open" and closes it: nothing can be sent for a void token.
         self.key_guard.hide(reply_token)
@@ -881,7 +886,8 @@ class AnnouncerApp(App[None]):
 
     def action_where_am_i(self) -> None:
         screen = getattr(self.screen, "spoken_title", "") or _("Main screen")
-        self.say(f"{screen}. {spoken_status(self.ui_status, len(self.prompts))}")
+        # The answer to the user's own key: at once, even over a question (docs/speech.md).
+        self.say(f"{screen}. {spoken_status(self.ui_status, len(self.prompts))}", interrupt=True)
 
     def action_cycle_verbosity(self) -> None:
         current = self.settings.verbosity

@@ -1,0 +1,238 @@
+"""A user's own key gets an answer at once, even over a question (GUIDE, docs/speech.md).
+
+The sans-I/O scheduler drives the ``paced`` backend on an injected clock (a voice at
+400 words a minute): what the user hears, when it starts, and what is said again. A plan
+approval's question takes about 13 s; pressing W two seconds in used to be answered only
+after it.
+"""
+
+from __future__ import annotations
+
+from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.answer_guard import KeyGuard
+from announcer.engine.scheduler import SpeechScheduler, estimated_seconds
+from announcer.engine.settings import UserSettings
+from announcer.engine.speech_commands import SpeechCommand
+from announcer.speech.driver import SpeechDriver
+from announcer.speech.paced import PacedBackend, PacedUtterance, SimulatedClock
+
+WPM = 400
+PLAN = "evt_plan"
+#: about 13 s at 400 words a minute, like a plan approval read by steps
+QUESTION = "Scripted Agent wants to run this plan. " + " ".join(
+    f"Step {n}: change the parser so that the last line of every file is kept." for n in range(6)
+)
+KEYS = "Press A to accept, R to reject, W to hear the whole plan."
+WHOLE_PLAN = "Fix the login bug. 1. Read auth.py. 2. Fix the token check. 3. Run the tests."
+
+
+def question(text: str = QUESTION, event_id: str = PLAN) -> Announcement:
+    return Announcement(
+        text=text,
+        urgency=Urgency.CRITICAL,
+        interrupt=True,
+        kind="agent.awaiting.confirmation",
+        event_id=event_id,
+        session_id="sess_plan",
+    )
+
+
+def keys_line(event_id: str = PLAN) -> Announcement:
+    """Our sentence kept with the question (``say_after_question``)."""
+    return Announcement(
+        text=KEYS,
+        urgency=Urgency.CRITICAL,
+        interrupt=True,
+        kind="system.ui",
+        event_id=event_id,
+        session_id="sess_plan",
+        continues=True,
+    )
+
+
+def key_answer(
+    text: str, event_id: str | None = None, urgency: Urgency = Urgency.CRITICAL
+) -> Announcement:
+    """What a UI says for the user's key (``session.speak(..., interrupt=True)``)."""
+    return Announcement(
+        text=text,
+        urgency=urgency,
+        interrupt=True,
+        kind="system.ui",
+        event_id=event_id,
+        answers_key=True,
+    )
+
+
+class Voice:
+    """The scheduler, a paced voice and the clock they share."""
+
+    def __init__(self, settings: UserSettings | None = None) -> None:
+        self.clock = SimulatedClock()
+        self.scheduler = SpeechScheduler(settings or UserSettings(pace_wpm=WPM))
+        self.backend = PacedBackend(self.clock, rate_wpm=WPM)
+        self.driver = SpeechDriver(self.backend)
+
+    def run(self, commands: list[SpeechCommand]) -> None:
+        self.driver.run(commands, lambda uid: self.scheduler.on_done(uid, self.clock.now()))
+
+    def submit(self, *announcements: Announcement) -> None:
+        for announcement in announcements:
+            self.run(self.scheduler.submit(announcement, self.clock.now()))
+
+    def at(self, when: float) -> None:
+        self.clock.advance_to(when)
+        self.run([])
+
+    def play_out(self, limit: float = 120.0) -> None:
+        """Let every utterance end (bounded: ``limit`` simulated seconds in 0.1 s steps)."""
+        start = self.clock.now()
+        for step in range(1, int(limit * 10) + 1):
+            if self.scheduler.speaking is None and not self.scheduler.queued():
+                return
+            self.clock.advance_to(start + step * 0.1)
+            self.run([])
+        raise AssertionError("speech never ended")
+
+    @property
+    def heard(self) -> list[PacedUtterance]:
+        return list(self.backend.utterances)
+
+    def whole(self) -> list[str]:
+        """What was said through, in order."""
+        return [u.announcement.text for u in self.heard if not u.stopped]
+
+    def started(self, announcement: Announcement) -> float:
+        return next(u.started for u in self.heard if u.announcement is announcement)
+
+
+def test_w_cuts_a_long_question_at_once_and_its_rest_is_not_read_again() -> None:
+    voice = Voice()
+    voice.submit(question(), keys_line())
+    assert estimated_seconds(QUESTION, WPM) > 12.0
+    voice.at(2.0)
+    w = key_answer(WHOLE_PLAN, PLAN)
+    voice.submit(w)
+    # At the key press, not after the question's 13 s.
+    assert voice.started(w) == 2.0
+    assert voice.heard[0].announcement.text == QUESTION and voice.heard[0].stopped
+    voice.play_out()
+    # The plan whole, then the keys line that had not been said; the question not again.
+    assert voice.whole() == [WHOLE_PLAN, KEYS]
+    assert voice.scheduler.drops == {"said by the user's key": 1}
+    # It began to be heard at its own start: the keys arm from there.
+    assert voice.scheduler.question_started_at(PLAN) == 0.0
+
+
+def test_a_key_cuts_another_sources_critical_news_which_is_then_said_again_whole() -> None:
+    voice = Voice()
+    news = Announcement(
+        text="Build failed in the deploy session: the tests could not reach the database.",
+        urgency=Urgency.CRITICAL,
+        interrupt=True,
+        kind="agent.session.errored",
+        session_id="sess_deploy",
+    )
+    voice.submit(news, question(event_id="evt_other"))
+    voice.at(1.0)
+    where = key_answer("Main screen. 1 question waiting.")
+    voice.submit(where)
+    assert voice.started(where) == 1.0
+    assert voice.heard[0].stopped
+    voice.play_out()
+    # Nothing lost or folded: the news whole, in its place (before the waiting question).
+    assert voice.whole() == [where.text, news.text, QUESTION]
+    assert not voice.scheduler.drops
+
+
+def test_a_key_that_cuts_a_question_it_is_not_about_has_the_question_read_again_whole() -> None:
+    voice = Voice()
+    voice.submit(question(), keys_line())
+    voice.at(3.0)
+    refusal = key_answer("9 is not an answer here.")
+    voice.submit(refusal)
+    assert voice.started(refusal) == 3.0
+    voice.play_out()
+    assert voice.whole() == [refusal.text, QUESTION, KEYS]
+    assert not voice.scheduler.drops
+
+
+def test_two_answers_to_keys_never_cut_each_other_off() -> None:
+    voice = Voice()
+    first = key_answer(WHOLE_PLAN)
+    second = key_answer("Main screen. 1 question waiting.")
+    voice.submit(first)
+    voice.at(0.5)
+    voice.submit(second)
+    assert not any(u.stopped for u in voice.heard)
+    voice.play_out()
+    assert voice.whole() == [WHOLE_PLAN, second.text]
+    assert voice.started(second) > 0.5  # after the first was said through
+
+
+def test_the_agents_words_cut_by_a_key_are_said_again_whole() -> None:
+    voice = Voice(UserSettings(pace_wpm=WPM, after_interrupt="drop"))
+    sentences = [
+        "The parser now keeps the last line of a file that has no final newline.",
+        "The strict flag is checked before any file is opened.",
+    ]
+    for sentence in sentences:
+        voice.submit(
+            Announcement(text=sentence, kind="agent.output.streaming", session_id="sess_plan")
+        )
+    voice.at(1.0)
+    w = key_answer(WHOLE_PLAN, PLAN)
+    voice.submit(w)
+    assert voice.started(w) == 1.0
+    voice.play_out()
+    assert voice.whole() == [WHOLE_PLAN, *sentences]
+    assert not voice.scheduler.drops
+
+
+def test_do_not_interrupt_still_lets_a_critical_key_answer_cut_in() -> None:
+    """docs/configuration.md: with ``do_not_interrupt`` only critical speech interrupts."""
+    voice = Voice(UserSettings(pace_wpm=WPM, do_not_interrupt=True))
+    voice.submit(question(), keys_line())
+    voice.at(2.0)
+    w = key_answer(WHOLE_PLAN, PLAN)
+    voice.submit(w)
+    assert voice.started(w) == 2.0
+    voice.at(2.5)
+    quiet = key_answer("Main screen.", urgency=Urgency.NORMAL)
+    voice.submit(quiet)  # a normal one waits its turn, first in line
+    voice.play_out()
+    assert voice.whole() == [WHOLE_PLAN, KEYS, "Main screen."]
+
+
+def test_the_early_keys_cue_follows_the_question_it_never_restarts_it() -> None:
+    """Not marked ``answers_key`` (the UIs' "Not yet."): the question goes on (issue 20)."""
+    voice = Voice()
+    voice.submit(question(), keys_line())
+    voice.at(2.0)
+    cue = Announcement(text="Not yet.", urgency=Urgency.CRITICAL, interrupt=True, kind="system.ui")
+    voice.submit(cue)
+    voice.play_out()
+    assert voice.whole() == [QUESTION, KEYS, "Not yet."]
+    assert not any(u.stopped for u in voice.heard)
+
+
+def test_the_question_counts_as_heard_once_ws_answer_is_said_through() -> None:
+    """A high-risk accept needs the question heard; W's reading of it counts, not more."""
+    guard = KeyGuard(arming_seconds=1.0, pace_wpm=WPM)
+    guard.present("tok", 0.0)
+    guard.speech_started("tok", 0.0, QUESTION)
+    long_end = guard.heard_at()
+    assert long_end is not None and long_end > 10.0
+    guard.speech_started("tok", 2.0, WHOLE_PLAN, whole=True)
+    heard = guard.heard_at()
+    assert heard is not None and 2.0 < heard < long_end
+    early = guard.press("tok", "accept", heard - 0.1, two_keys=True, must_be_heard=True)
+    assert early.kind == "refused" and early.code == "not_heard"
+    step = guard.press("tok", "accept", heard + 0.1, two_keys=True, must_be_heard=True)
+    assert step.kind == "confirm_step"
+    # Speech about the question that is not its whole (a keys line) never shortens it.
+    other = KeyGuard(arming_seconds=1.0, pace_wpm=WPM)
+    other.present("tok", 0.0)
+    other.speech_started("tok", 0.0, QUESTION)
+    other.speech_started("tok", 2.0, KEYS)
+    assert other.heard_at() == long_end
