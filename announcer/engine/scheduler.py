@@ -36,10 +36,11 @@ Other rules, in order of precedence:
   and latest plan step; its other status gives way and is summarised), and it waits for
   that session's utterance in progress instead of cutting it off. Background news
   older than a session's next normal news is skipped.
-* The answer to the user's own key (``kind="system.ui"`` with no ``event_id``) is
-  said at once: it cuts off normal and background speech (said again after it),
-  waits only for the critical message being heard, and goes before queued critical
-  speech (issue 14 d).
+* The answer to the user's own key (``kind="system.ui"`` with no ``event_id``, or
+  marked ``answers_key``) goes before queued critical speech (issue 14 d). One marked
+  ``answers_key`` is said at once, cutting off any speech but another key's answer
+  (critical speech is said again whole after it, except the very question it says:
+  ``w``, F2); others cut off only normal and background speech (said again after it).
 * Nothing about a question is said after it ended (:meth:`question_ended`,
   :meth:`withdraw`), except why it ended (issue 14 c).
 
