@@ -158,6 +158,12 @@ class SchedulerState:
                     else:
                         kept.append(item)
                 self._queues[urgency] = kept
+        replies = self._replies
+        if any(item.announcement.event_id == event_id for item in replies):
+            # A key's answer about it (``w``, F2) still waiting: moot once it ended.
+            for item in [item for item in replies if item.announcement.event_id == event_id]:
+                replies.remove(item)
+                self._drop(item.announcement, reason, now)
 
     def _release_lead_up(self, event_id: str) -> None:
         """The critical speech a lead-up waited for is gone: the lead-up is news again."""

@@ -236,3 +236,16 @@ def test_the_question_counts_as_heard_once_ws_answer_is_said_through() -> None:
     other.speech_started("tok", 0.0, QUESTION)
     other.speech_started("tok", 2.0, KEYS)
     assert other.heard_at() == long_end
+
+
+def test_a_keys_answer_about_a_question_that_ended_while_it_waited_is_not_said() -> None:
+    voice = Voice()
+    first = key_answer("Main screen. 1 question waiting.")
+    voice.submit(first)
+    voice.at(0.5)
+    w = key_answer(WHOLE_PLAN, PLAN)
+    voice.submit(w)  # waits for the first key's answer
+    voice.run(voice.scheduler.question_ended(PLAN, voice.clock.now()))
+    voice.play_out()
+    assert voice.whole() == [first.text]
+    assert voice.scheduler.drops == {"question answered": 1}

@@ -273,8 +273,9 @@ class PacedRun:
         self.host.receive(frame, SOURCE)
 
     def say_reply(self, text: str, urgency: Urgency = Urgency.NORMAL) -> None:
-        """The UI answers the user's own key (an acknowledgement or a refusal)."""
-        announcement = Announcement(text, "en", urgency, kind=UI_KIND)
+        """The UI answers the user's own key (an acknowledgement or a refusal), marked as
+        the UIs mark it (``session.speak(..., interrupt=True)``): said at once."""
+        announcement = Announcement(text, "en", urgency, kind=UI_KIND, answers_key=True)
         self.replies.append((self.now(), announcement))
         self.host.say(announcement)
 

@@ -728,9 +728,7 @@ class AnnouncerApp(App[None]):
         )
         self._set_outcome(reply_token, _("withdrawn: {reason}").format(reason=reason))
         self.write_transcript(text)
-        # Critical (so it interrupts), but not the answer to a key: it waits for a question
-        # being read instead of cutting it off.
-        self.say(text, Urgency.CRITICAL)
+        self.say(text, Urgency.CRITICAL, interrupt=True)
         # The dialog is normally on top; if not, a key pressed in it later only
         # hears "no longer open" and closes it: nothing can be sent for a void token.
         self.key_guard.hide(reply_token)
