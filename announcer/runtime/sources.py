@@ -193,6 +193,10 @@ class SourceSupervisor:
         self._handle_frame = handle_frame
         self._lost_tokens = lost_tokens
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: makes each source's :class:`ReconnectPolicy` from the session's clock; a test
+        #: whose subject is not the back-off or the settle time gives one with a smaller
+        #: ``first`` (the first retry's ceiling) or ``settle_seconds``
+        self.new_policy: Callable[[Callable[[], float]], ReconnectPolicy] = ReconnectPolicy
 
     @property
     def settings(self) -> UserSettings:
@@ -254,7 +258,7 @@ class SourceSupervisor:
         return self._stopping.is_set()
 
     async def supervise(self, state: SourceLink) -> None:
-        policy = state.policy = ReconnectPolicy(self.clock)
+        policy = state.policy = self.new_policy(self.clock)
         transport = state.transport
         while not self._stopping.is_set():
             try:

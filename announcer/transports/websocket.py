@@ -206,6 +206,9 @@ class WebSocketTransport(MessageStreamTransport):
                 open_timeout=self.options.connect_timeout,
                 ping_interval=ping,
                 ping_timeout=ping,  # §5 stall detection: no pong means a dead producer
+                # a stalled producer gets no longer to answer our close than it had to
+                # answer the ping (websockets' 10 s, unless stall_seconds is shorter)
+                close_timeout=min(10.0, ping),
                 logger=wire_log,
                 create_connection=_AaepConnection,
             )

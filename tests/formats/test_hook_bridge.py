@@ -24,12 +24,17 @@ import pytest
 
 from announcer.transports.hook_client import claude_code_hook_output
 from tests.support.speech_record import spoken_in as spoken
+from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60.0  # generous: a loaded 2-core machine
 # Answer keys wait out the arming interval (default 1 s) after a question is shown; a
 # person answers later than that, and so do these tests. Waiting longer is always safe.
 ARMED_AFTER = 1.5
+# Tests whose subject is not the arming interval run with a short one: the keys line is
+# printed after the question is presented, so a test that waits this long after reading
+# it types after the arming, whatever the machine's load.
+SHORT_ARMING = 0.2
 
 PRE_TOOL_USE = {
     "hook_event_name": "PreToolUse",
@@ -43,8 +48,10 @@ PRE_TOOL_USE = {
 }
 
 
-def announcer(*args: str, stdin: object = subprocess.PIPE) -> subprocess.Popen[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+def announcer(
+    *args: str, stdin: object = subprocess.PIPE, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
     return subprocess.Popen(
         [sys.executable, "-m", "announcer", *args],
         cwd=ROOT,
@@ -59,9 +66,12 @@ def announcer(*args: str, stdin: object = subprocess.PIPE) -> subprocess.Popen[s
 class Served:
     """A running ``announcer hook serve`` whose output lines we can wait for."""
 
-    def __init__(self, sock: Path, *command: str) -> None:
+    def __init__(self, sock: Path, *command: str, arming: float | None = SHORT_ARMING) -> None:
+        """``arming``: the answer_arming_seconds it runs with (None: the default, 1 s)."""
         self.socket = sock
-        self.proc = announcer(*(command or ("hook", "serve", "--socket", str(sock))))
+        env = {} if arming is None else {"ANNOUNCER_ANSWER_ARMING_SECONDS": str(arming)}
+        self.armed_after = ARMED_AFTER if arming is None else arming + 0.3
+        self.proc = announcer(*(command or ("hook", "serve", "--socket", str(sock))), env=env)
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
         threading.Thread(target=self._pump, daemon=True).start()
@@ -83,7 +93,7 @@ class Served:
 
     def answer(self, *lines: str) -> None:
         """Type answer lines once the question's keys are armed (answer_arming_seconds)."""
-        time.sleep(ARMED_AFTER)
+        time.sleep(self.armed_after)
         for line in lines:
             self.type(line)
 
@@ -350,17 +360,28 @@ def test_codex_pre_tool_use_is_only_announced(served: Served, sock: Path):
     assert served.wait_for("Running") == "Running Bash: rm -rf build."
 
 
+def hooks_socket_ready(sock: Path) -> None:
+    """`listen hooks:PATH` listens once its socket is made private (chmod after listen());
+    it says "Connected to coding-agent hooks" only later (the 2 s settle, or the first
+    hook), so waiting for that line would wait out the settle time."""
+    wait_until(
+        lambda: sock.exists() and stat.S_IMODE(sock.stat().st_mode) == 0o600,
+        "the hook socket",
+    )
+
+
 @pytest.fixture
 def listening(sock: Path) -> Iterator[Served]:
     """The real announcer: `announcer listen hooks:PATH` with the plain UI on stdin."""
     server = Served(sock, "listen", f"hooks:{sock}", "--ui", "plain", "--speech", "none")
-    server.wait_for("Connected to coding-agent hooks")
+    hooks_socket_ready(sock)
     yield server
     server.stop()
 
 
 def test_listen_hooks_plain_ui_accepts(listening: Served, sock: Path):
     hook = run_hook(PRE_TOOL_USE, sock)
+    listening.wait_for("Connected to coding-agent hooks")
     said = listening.wait_for("[needs you] Confirmation needed.")  # the earcon, as text
     assert "Claude Code wants to run Bash: rm -rf build." in said
     # The prompt line names the action and who asks.
@@ -396,8 +417,20 @@ def test_listen_hooks_no_answer_in_time_is_ask(listening: Served, sock: Path):
     assert not [line for line in listening.seen if "No answer in time" in line]
 
 
-def test_a_line_typed_as_the_question_appears_decides_nothing(served: Served, sock: Path):
+@pytest.fixture
+def served_default_arming(sock: Path) -> Iterator[Served]:
+    """``announcer hook serve`` with the default arming interval (the test's subject)."""
+    server = Served(sock, arming=None)
+    server.wait_for("Listening for Claude Code and Codex hooks")
+    yield server
+    server.stop()
+
+
+def test_a_line_typed_as_the_question_appears_decides_nothing(
+    served_default_arming: Served, sock: Path
+):
     """Issue 12: a key answers only the question the user was told about, once armed."""
+    served = served_default_arming
     hook = run_hook(PRE_TOOL_USE, sock)
     served.wait_for("Press y")
     served.type("y\n")  # at once: meant for what was on screen before
@@ -431,7 +464,7 @@ def heard(sock: Path, tmp_path: Path) -> Iterator[tuple[Served, Path]]:
     """`announcer listen hooks:PATH` with the plain UI, its speech in a jsonl record."""
     record = tmp_path / "speech.jsonl"
     server = Served(sock, "listen", f"hooks:{sock}", "--ui", "plain", "--speech", f"jsonl:{record}")
-    server.wait_for("Connected to coding-agent hooks")
+    hooks_socket_ready(sock)
     yield server, record
     server.stop()
 

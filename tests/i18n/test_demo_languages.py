@@ -154,11 +154,12 @@ def test_demo_speaks_generated_phrases_only_in_the_listeners_language(
         english_only += [p for p in map(_pattern, english) if p is not None]
         translated += [(p, forms) for p in map(_pattern, forms) if p is not None]
 
+    own_words = [(record["text"], _own_words(record["text"])) for record in spoken]
     leaks = [
-        (record["text"], pattern.pattern)
-        for record in spoken
+        (text, pattern.pattern)
+        for text, own in own_words
         for pattern in english_only
-        if pattern.search(_own_words(record["text"]))
+        if pattern.search(own)
     ]
     assert not leaks, f"English phrases in the {language} demo: {leaks[:5]}"
 

@@ -283,6 +283,11 @@ def _remove_older_pins(folder: Path) -> None:
             shutil.rmtree(other, ignore_errors=True)
 
 
+def compile_cache_dir() -> Path:
+    """Where node keeps the agents' compiled code between runs (``NODE_COMPILE_CACHE``)."""
+    return lab_dir() / "compile-cache"
+
+
 def _installed(folder: Path) -> bool:
     for package, version in PINNED.items():
         manifest = folder / "node_modules" / package / "package.json"
@@ -354,6 +359,9 @@ def _quiet_base(home: Path) -> dict[str, str]:
         "XDG_DATA_HOME": str(home / ".local" / "share"),
         "NO_COLOR": "1",
         "NPM_CONFIG_UPDATE_NOTIFIER": "false",
+        # node >= 22.1 keeps the code it compiled on disk (as Python's __pycache__): the
+        # agents' big bundles start faster from the second run on. Not a result cache.
+        "NODE_COMPILE_CACHE": str(compile_cache_dir()),
         "CI": os.environ.get("CI", ""),
     }
 

@@ -138,9 +138,14 @@ LAB_PLAN = "## Fix login\n\n1. Read auth.py\n2. Fix the token check\n3. Run the 
 
 #: a command that works for a second, marks that it is well under way (``started.txt``),
 #: works 3 s more, then writes ``late.txt``. No ``sleep`` word: Qwen Code refuses a bare
-#: sleep before another command.
+#: sleep before another command. From its start to its end it holds an exclusive lock on
+#: :data:`LONG_COMMAND_LOCK`, so a test knows at once when it ended, without waiting the
+#: 3 s out (tests/lab/test_presets_lab.py).
+LONG_COMMAND_LOCK = "running.lock"
 LONG_COMMAND = (
-    'python3 -c \'import pathlib, time; time.sleep(1); pathlib.Path("started.txt").touch(); '
+    "python3 -c 'import fcntl, pathlib, time; "
+    f'lock = open("{LONG_COMMAND_LOCK}", "w"); fcntl.flock(lock, fcntl.LOCK_EX); '
+    'time.sleep(1); pathlib.Path("started.txt").touch(); '
     'time.sleep(3); pathlib.Path("late.txt").touch()\''
 )
 

@@ -28,6 +28,13 @@ from tests.lab.clis import (
 )
 from tests.lab.fake_model import EDIT_FILE, EDIT_TEXT, FakeModelServer
 
+#: announcer's flags in every lab run: the fastest pace a user can set (``pace_wpm``, 600).
+#: A risky accept waits until its question was said through at the user's pace (issue 20,
+#: engine/answer_guard.py); at the default 180 that is 20 s and more of "Not yet." for a
+#: long question. These tests are about what the agent asks and does, not about that wait
+#: (tests/engine and tests/ui prove the rule; tests/lab/test_pace_lab.py hears at 600 too).
+LISTENER = ("--pace", "600")
+
 #: how each preset started by name reaches the fake model (environment and settings only)
 LAB_AGENT_ENV = {
     "qwen": qwen_env,
@@ -52,7 +59,7 @@ def asking_claude_home(home: Path) -> None:
 def claude_agent(tmp: Path, clis: Clis, fake_model: FakeModelServer) -> AgentRun:
     env = {**os.environ, **claude_env(fake_model.anthropic_url, tmp / "home")}
     asking_claude_home(tmp / "home")
-    run = AgentRun(tmp, agent=[str(acp_adapter(clis, "claude-agent-acp"))], env=env)
+    run = AgentRun(tmp, *LISTENER, agent=[str(acp_adapter(clis, "claude-agent-acp"))], env=env)
     (run.folder / "build").mkdir()
     (run.folder / "build" / "keep.txt").write_text("built\n")
     return run
@@ -118,7 +125,7 @@ def test_codex_acp_is_heard_through_the_engine(
 ) -> None:
     env = {**os.environ, **codex_env(fake_model.openai_url, tmp_path / "home")}
     env["PATH"] = os.pathsep.join(p for p in (codex_sandbox_path(clis), env["PATH"]) if p)
-    agent = AgentRun(tmp_path, agent=[str(acp_adapter(clis, "codex-acp"))], env=env)
+    agent = AgentRun(tmp_path, *LISTENER, agent=[str(acp_adapter(clis, "codex-acp"))], env=env)
     try:
         agent.wait_for("is ready.")
         agent.type("lab:one-tool please")
@@ -170,7 +177,7 @@ def test_claude_code_acp_and_codex_acp_side_by_side(
     asking_claude_home(home)
     bin_dir = str(acp_adapter(clis, "claude-agent-acp").parent)
     env["PATH"] = os.pathsep.join(p for p in (bin_dir, codex_sandbox_path(clis), env["PATH"]) if p)
-    run = AgentRun(tmp_path, env=env, names=["claude", "codex"])
+    run = AgentRun(tmp_path, *LISTENER, env=env, names=["claude", "codex"])
     (run.folder / "build").mkdir()
     (run.folder / "build" / "keep.txt").write_text("built\n")
     try:
@@ -204,7 +211,7 @@ def test_claude_agent_acp_asks_the_users_own_question_and_the_model_gets_the_ans
     if not adapter.exists():  # the lab still pins the frozen @zed-industries adapter
         pytest.skip("the lab pins no claude-agent-acp (the current Claude adapter) yet")
     env = {**os.environ, **claude_env(fake_model.anthropic_url, tmp_path / "home")}
-    agent = AgentRun(tmp_path, agent=[str(adapter)], env=env)
+    agent = AgentRun(tmp_path, *LISTENER, agent=[str(adapter)], env=env)
     try:
         agent.wait_for("is ready.")
         agent.type("lab:ask please")
@@ -235,7 +242,7 @@ def test_claude_agent_acp_plan_approval_reads_the_plan_and_asks_which_always(
     if not adapter.exists():  # the lab still pins the frozen @zed-industries adapter
         pytest.skip("the lab pins no claude-agent-acp (the current Claude adapter) yet")
     env = {**os.environ, **claude_env(fake_model.anthropic_url, tmp_path / "home")}
-    agent = AgentRun(tmp_path, agent=[str(adapter)], env=env)
+    agent = AgentRun(tmp_path, *LISTENER, agent=[str(adapter)], env=env)
     try:
         agent.wait_for("is ready.")
         agent.type(":mode plan")
@@ -265,7 +272,7 @@ def test_a_preset_started_by_name_answers_and_asks_before_a_delete(
     env = {**os.environ, **LAB_AGENT_ENV[preset_id](fake_model, tmp_path / "home")}
     bin_dir = str(acp_adapter(clis, "qwen").parent)
     env["PATH"] = os.pathsep.join([bin_dir, env["PATH"]])
-    run = AgentRun(tmp_path, env=env, names=[preset_id])
+    run = AgentRun(tmp_path, *LISTENER, env=env, names=[preset_id])
     (run.folder / "build").mkdir()
     (run.folder / "build" / "keep.txt").write_text("built\n")
     try:
@@ -296,7 +303,7 @@ def test_codex_started_by_name_asks_before_an_edit(
     env = {**os.environ, **codex_env(fake_model.openai_url, tmp_path / "home")}
     bin_dir = str(acp_adapter(clis, "codex-acp").parent)
     env["PATH"] = os.pathsep.join(p for p in (bin_dir, codex_sandbox_path(clis), env["PATH"]) if p)
-    run = AgentRun(tmp_path, env=env, names=["codex"])
+    run = AgentRun(tmp_path, *LISTENER, env=env, names=["codex"])
     try:
         run.wait_for("is ready.")
         run.type("lab:edit please")
@@ -326,9 +333,9 @@ def test_codex_asks_before_a_command_however_it_is_started(
     )
     env.pop("INITIAL_AGENT_MODE", None)
     if started == "by name":
-        run = AgentRun(tmp_path, env=env, names=["codex"])
+        run = AgentRun(tmp_path, *LISTENER, env=env, names=["codex"])
     else:
-        run = AgentRun(tmp_path, agent=[str(adapter)], env=env)
+        run = AgentRun(tmp_path, *LISTENER, agent=[str(adapter)], env=env)
     try:
         run.wait_for("is ready.")
         settings = run.wait_for("Mode: ")
@@ -357,7 +364,7 @@ def test_codex_request_user_input_is_asked_and_the_model_gets_the_answer(
     env = {**os.environ, **codex_env(fake_model.openai_url, tmp_path / "home")}
     bin_dir = str(acp_adapter(clis, "codex-acp").parent)
     env["PATH"] = os.pathsep.join(p for p in (bin_dir, codex_sandbox_path(clis), env["PATH"]) if p)
-    run = AgentRun(tmp_path, env=env, names=["codex"])
+    run = AgentRun(tmp_path, *LISTENER, env=env, names=["codex"])
     try:
         run.wait_for("is ready.")
         run.type(":mode plan")  # "Plan" is Codex's collaboration mode

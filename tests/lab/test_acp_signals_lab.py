@@ -20,7 +20,7 @@ import pytest
 from tests.acp_frontend.test_agent_command import AgentRun
 from tests.lab.clis import Clis, acp_adapter, claude_env
 from tests.lab.fake_model import SCENARIOS, Call, FakeModelServer, Scenario, Turn
-from tests.lab.test_acp_lab import asking_claude_home
+from tests.lab.test_acp_lab import LISTENER, asking_claude_home
 from tests.producer.live import stop_process
 from tests.runtime.test_signals import alive, running_with, unique_seconds, wait_until
 
@@ -103,7 +103,7 @@ def test_a_signal_ends_the_real_adapter_and_its_command(
     scenario = long_command_scenario(seconds)
     env = {**os.environ, **claude_env(fake_model.anthropic_url, tmp_path / "home")}
     asking_claude_home(tmp_path / "home")  # the preset's mode: Claude asks before it runs
-    run = AgentRun(tmp_path, agent=[str(acp_adapter(clis, "claude-agent-acp"))], env=env)
+    run = AgentRun(tmp_path, *LISTENER, agent=[str(acp_adapter(clis, "claude-agent-acp"))], env=env)
     try:
         run.wait_for("is ready.")
         run.type(f"lab:{scenario} please")

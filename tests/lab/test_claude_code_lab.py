@@ -242,60 +242,72 @@ def test_watch_tells_claude_from_its_first_line_behind_a_script(lab: Lab, tmp_pa
     assert "cannot tell" not in done.stderr and "turned on" not in done.stderr
 
 
-def interactive_screen(lab: Lab, tmp_path: Path, name: str, extra_env: dict[str, str]) -> str:
-    """Claude Code's interactive screen in a real terminal (tmux), once its first dialog shows."""
+def interactive_screens(
+    lab: Lab, tmp_path: Path, variants: dict[str, dict[str, str]]
+) -> dict[str, str]:
+    """Claude Code's interactive screen in a real terminal (tmux), once its first dialog shows,
+    for each variant of its environment (started side by side, each in a tmux of its own)."""
     if shutil.which("tmux") is None:
         if on_ci():
             pytest.fail("tmux is missing (scripts/bootstrap.sh test installs it)")
         pytest.skip("tmux is not installed")
-    home, project = tmp_path / f"home-{name}", tmp_path / f"proj-{name}"
-    project.mkdir()
-    env = claude_env(lab.server.anthropic_url, home) | extra_env | {"TERM": "xterm-256color"}
-    # skip the first-run theme picker and the folder trust question
-    (home / ".claude.json").write_text(
-        json.dumps(
-            {
-                "hasCompletedOnboarding": True,
-                "theme": "dark",
-                "projects": {str(project): {"hasTrustDialogAccepted": True}},
-            }
-        )
-    )
-    session = f"announcer-lab-{name}-{os.getpid()}"
-    assignments = [shlex.quote(f"{k}={v}") for k, v in env.items()]
-    claude = [shlex.quote(str(lab.clis.claude)), "--model", "claude-sonnet-4-5"]
-    shell = " ".join(["env", "-i", *assignments, *claude])
-    size = ["-x", "100", "-y", "30"]
-    tmux = ["tmux", "-L", session]  # a server of our own, apart from anyone else's tmux
-    subprocess.run(
-        [*tmux, "new-session", "-d", "-s", session, *size, "-c", str(project), shell],
-        check=True,
-        timeout=30,
-    )
+    sessions = {name: f"announcer-lab-{name}-{os.getpid()}" for name in variants}
+    # a server of our own per variant, apart from anyone else's tmux
+    tmux = {name: ["tmux", "-L", session] for name, session in sessions.items()}
+    screens = dict.fromkeys(variants, "")
     try:
-        screen = ""
-        for _ in range(120):  # up to 60 s for the first dialog
-            screen = subprocess.run(
-                [*tmux, "capture-pane", "-p", "-t", session],
-                capture_output=True,
-                text=True,
+        for name, extra_env in variants.items():
+            home, project = tmp_path / f"home-{name}", tmp_path / f"proj-{name}"
+            project.mkdir()
+            env = (
+                claude_env(lab.server.anthropic_url, home) | extra_env | {"TERM": "xterm-256color"}
+            )
+            # skip the first-run theme picker and the folder trust question
+            (home / ".claude.json").write_text(
+                json.dumps(
+                    {
+                        "hasCompletedOnboarding": True,
+                        "theme": "dark",
+                        "projects": {str(project): {"hasTrustDialogAccepted": True}},
+                    }
+                )
+            )
+            assignments = [shlex.quote(f"{k}={v}") for k, v in env.items()]
+            claude = [shlex.quote(str(lab.clis.claude)), "--model", "claude-sonnet-4-5"]
+            shell = " ".join(["env", "-i", *assignments, *claude])
+            where = ["-x", "100", "-y", "30", "-c", str(project)]
+            subprocess.run(
+                [*tmux[name], "new-session", "-d", "-s", sessions[name], *where, shell],
+                check=True,
                 timeout=30,
-                check=False,
-            ).stdout
-            if "API key" in screen:
+            )
+        for _ in range(300):  # up to 60 s for the first dialogs
+            for name in variants:
+                if "API key" not in screens[name]:
+                    screens[name] = subprocess.run(
+                        [*tmux[name], "capture-pane", "-p", "-t", sessions[name]],
+                        capture_output=True,
+                        text=True,
+                        timeout=30,
+                        check=False,
+                    ).stdout
+            if all("API key" in screen for screen in screens.values()):
                 break
-            time.sleep(0.5)
-        return screen
+            time.sleep(0.2)
+        return screens
     finally:
-        subprocess.run([*tmux, "kill-server"], timeout=30, check=False)
         socket_dir = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
-        (socket_dir / session).unlink(missing_ok=True)
+        for name, session in sessions.items():
+            subprocess.run([*tmux[name], "kill-server"], timeout=30, check=False)
+            (socket_dir / session).unlink(missing_ok=True)
 
 
 def test_the_screen_reader_mode_flattens_claude_codes_interactive_screen(lab: Lab, tmp_path):
     """What watch's CLAUDE_AX_SCREEN_READER=1 does on the real CLI: flat text, no borders."""
-    plain = interactive_screen(lab, tmp_path, "plain", {})
-    flat = interactive_screen(lab, tmp_path, "ax", {"CLAUDE_AX_SCREEN_READER": "1"})
+    screens = interactive_screens(
+        lab, tmp_path, {"plain": {}, "ax": {"CLAUDE_AX_SCREEN_READER": "1"}}
+    )
+    plain, flat = screens["plain"], screens["ax"]
     assert "API key" in plain and "API key" in flat, (plain, flat)
     assert "─" in plain  # the usual screen draws borders
     assert "Screen Reader Mode: on" in flat

@@ -20,10 +20,14 @@ import pytest
 
 from tests.lab import clis as lab_clis
 from tests.lab.fake_model import FakeModelServer
+from tests.support.processes import alive, command_line
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 90.0
-ARMED_AFTER = 1.5
+#: a key refused with "Not yet." (typed before the question armed) is typed again after
+#: this long, at most RETRIES times (60 s in all: a bound, never a measure)
+RETRY_AFTER = 0.25
+RETRIES = 240
 
 
 class Serve:
@@ -41,6 +45,7 @@ class Serve:
             cwd=ROOT,
         )
         self.keys = list(keys)
+        self.typed: list[str] = []
         self.lines: list[str] = []
         self.ready: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
@@ -54,14 +59,20 @@ class Serve:
             if line.startswith("Listening for"):
                 self.ready.put(line)
             if line.startswith("Press y") and self.keys:
-                # A key typed as the question appears is refused (issue 12): wait out the
-                # arming interval (answer_arming_seconds, 1 s) as a person would.
-                time.sleep(ARMED_AFTER)
-                self.proc.stdin.write(self.keys.pop(0) + "\n")
-                self.proc.stdin.flush()
+                self._type(self.keys.pop(0))
+            elif line.startswith("Not yet.") and self.typed and len(self.typed) < RETRIES:
+                # A key typed before the question armed (answer_arming_seconds, 1 s) is
+                # refused and costs nothing (issues 12 and 20): typed again a moment later.
+                time.sleep(RETRY_AFTER)
+                self._type(self.typed[-1])
             elif line.startswith("Allow? Type c") and self.keys:
-                self.proc.stdin.write(self.keys.pop(0) + "\n")  # the second, confirming key
-                self.proc.stdin.flush()
+                self._type(self.keys.pop(0))  # the second, confirming key
+
+    def _type(self, key: str) -> None:
+        assert self.proc.stdin is not None
+        self.typed.append(key)
+        self.proc.stdin.write(key + "\n")
+        self.proc.stdin.flush()
 
     def stop(self) -> list[str]:
         self.proc.kill()  # only the process this test started
@@ -328,7 +339,8 @@ def test_claude_code_p_ends_an_async_hook_that_still_runs_so_the_docs_do_not_use
     ends (and waits about a second more to exit): an announcement sent that way can be
     cut off, so docs/hooks.md detaches with ``setsid -f`` instead."""
     log = tmp_path / "async.log"
-    slow = f"echo start >> {log}; cat > /dev/null; sleep 3; echo end >> {log}"
+    pid_file = tmp_path / "async.pid"  # the hook's shell, to know at once when it ended
+    slow = f"echo $$ > {pid_file}; echo start >> {log}; cat > /dev/null; sleep 3; echo end >> {log}"
     handler = {"type": "command", "command": slow, "timeout": 10, "async": True}
     settings = tmp_path / "settings.json"
     settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [handler]}]}}))
@@ -345,5 +357,15 @@ def test_claude_code_p_ends_an_async_hook_that_still_runs_so_the_docs_do_not_use
     deadline = time.monotonic() + 10
     while "start" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(4.0)  # longer than the hook's own sleep
+    # The hook's shell writes "end" 3 s after its input closes unless it is ended first:
+    # once it has gone, the log holds all it ever will (no need to wait the 3 s out).
+    hook_shell = int(pid_file.read_text())
+
+    def still_runs() -> bool:  # that pid, still running the hook's command (not a reuse)
+        return alive(hook_shell) and str(log) in command_line(hook_shell)
+
+    deadline = time.monotonic() + WAIT
+    while still_runs() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not still_runs(), "the async hook still runs"
     assert log.read_text().split() == ["start"]  # started, and ended before it could finish

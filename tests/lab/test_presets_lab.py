@@ -12,6 +12,7 @@ Codex's Auto review, opencode's allowed commands, Cline's auto-approve).
 
 from __future__ import annotations
 
+import fcntl
 import os
 import time
 from collections.abc import Callable
@@ -35,7 +36,7 @@ from tests.lab.clis import (
     qwen_args,
     qwen_env,
 )
-from tests.lab.fake_model import EDIT_FILE, EDIT_TEXT, FakeModelServer
+from tests.lab.fake_model import EDIT_FILE, EDIT_TEXT, LONG_COMMAND_LOCK, FakeModelServer
 
 EnvMaker = Callable[[Clis, FakeModelServer, Path], dict[str, str]]
 #: arguments after the preset's own that point the agent at the fake model
@@ -83,8 +84,8 @@ ENDS_COMMAND_ON_CANCEL = {
     "gemini": True,
     "copilot": True,
 }
-#: how long the lab's long command works before it writes late.txt (3 s), with a margin
-LONG_COMMAND_SECONDS = 3.0 + 5.0
+#: the longest the lab's long command may take to end or to write late.txt (it works 3 s)
+LONG_COMMAND_SECONDS = 60.0
 
 
 def _appears(path: Path, within: float) -> bool:
@@ -95,6 +96,30 @@ def _appears(path: Path, within: float) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def _still_running(lock: Path) -> bool:
+    """Whether the lab's long command still holds its lock (it takes it before it marks
+    started.txt and holds it until its process ends, tests/lab/fake_model.py)."""
+    with lock.open("a") as probe:
+        try:
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(probe, fcntl.LOCK_UN)
+        return False
+
+
+def _outlives_the_turn(folder: Path) -> bool:
+    """Whether the long command, started in ``folder``, finishes its work (writes late.txt)
+    after its turn was cancelled, or is ended first. Known as soon as it is: the command
+    writes late.txt, or its process is gone and can write nothing more."""
+    late = folder / "late.txt"
+    deadline = time.monotonic() + LONG_COMMAND_SECONDS
+    while not late.exists() and _still_running(folder / LONG_COMMAND_LOCK):
+        assert time.monotonic() < deadline, "the long command neither ended nor wrote late.txt"
+        time.sleep(0.05)
+    return late.exists()
 
 
 #: the presets the lab runs, and how each reaches the fake model
@@ -162,7 +187,7 @@ def test_the_preset_asks_before_an_edit_and_a_delete_and_the_answer_is_obeyed(
         assert _appears(folders["cancel"] / "started.txt", 60), f"{preset_id}: never started"
         client.cancel(session["sessionId"])
         assert result(60)["stopReason"] == "cancelled"
-        outlived = _appears(folders["cancel"] / "late.txt", LONG_COMMAND_SECONDS)
+        outlived = _outlives_the_turn(folders["cancel"])
     finally:
         client.close()
     err = (tmp_path / "agent.err").read_text(errors="replace")[-2000:]

@@ -238,14 +238,21 @@ class WsProducer:
     received: list[str] = field(default_factory=list)
     server: Any = None
     port: int = 0
+    _handlers: set[asyncio.Task[Any]] = field(default_factory=set)
 
     async def start(self) -> WsProducer:
         from websockets.asyncio.server import serve
 
         async def serve_one(ws: Any) -> None:
             self.connections += 1
-            with contextlib.suppress(Exception):
-                await self.handler(ws, self)
+            task = asyncio.current_task()
+            assert task is not None
+            self._handlers.add(task)
+            try:
+                with contextlib.suppress(Exception):
+                    await self.handler(ws, self)
+            finally:
+                self._handlers.discard(task)
 
         self.server = await serve(
             serve_one, "127.0.0.1", 0, subprotocols=["aaep.v1"], max_size=None
@@ -265,6 +272,10 @@ class WsProducer:
     async def close(self) -> None:
         if self.server is not None:
             self.server.close()
+            # websockets waits for every handler to return; a test's handler that idles
+            # (``asyncio.sleep(BOUND)``) ends here rather than by the 5 s timeout
+            for task in list(self._handlers):
+                task.cancel()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.server.wait_closed(), 5)
 

@@ -63,6 +63,8 @@ async def test_a_websocket_producer_that_keeps_hanging_up_is_said_at_most_twice(
     record = tmp_path / "speech.jsonl"
     async with LoopbackProducer(script) as producer:
         session, _recorder = listening(producer.url, record, paced=False)
+        # the back-off is not this test's subject: retries from 0.05 s, doubling
+        session.sources.new_policy = lambda clock: ReconnectPolicy(clock, first=0.05)
         async with running(session):
             await wait_for(lambda: connections >= 6, timeout=60)
             await wait_for(lambda: any("keeps dropping" in t for t in heard(record)), timeout=30)

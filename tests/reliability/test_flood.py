@@ -258,10 +258,8 @@ async def test_a_normal_event_after_a_burst_of_questions_is_heard(tmp_path: Path
     assert len({p.reply_token for p in recorder.prompts}) == burst  # every question kept
 
 
-def test_the_engine_folds_per_producer_and_never_folds_a_question() -> None:
-    """On an injected clock: the fold rules, without any network."""
-    engine = Engine(UserSettings(pace_wpm=600))
-    flooder = [event(0, "agent.session.started", summary_normal="Go."), *critical_flood(200)]
+def _quiet_producer() -> tuple[dict[str, Any], dict[str, Any]]:
+    """A second producer's session start and its one critical warning (as frames' dicts)."""
     quiet = json.loads(event(0, "agent.session.started", summary_normal="Other starts."))
     quiet.update(session_id="sess_quiet", producer={"agent_id": "quiet", "agent_name": "Quiet"})
     warning = dict(
@@ -274,6 +272,14 @@ def test_the_engine_folds_per_producer_and_never_folds_a_question() -> None:
         to_state="working",
         summary_normal="Quiet needs attention.",
     )
+    return quiet, warning
+
+
+def test_the_engine_folds_per_producer_and_never_folds_a_question() -> None:
+    """On an injected clock: the fold rules, without any network."""
+    engine = Engine(UserSettings(pace_wpm=600))
+    flooder = [event(0, "agent.session.started", summary_normal="Go."), *critical_flood(200)]
+    quiet, warning = _quiet_producer()
     said: list[str] = []
 
     def run(commands: list[Any]) -> None:
@@ -349,18 +355,7 @@ def test_another_sessions_lead_up_waiting_with_urgent_news_does_not_stop_the_fol
     """Pace brings a session's start forward into the urgent lane (issue 14 a): that normal
     news in the lane must not hide the flood behind it from the fold bound."""
     engine = Engine(UserSettings(pace_wpm=600))
-    quiet = json.loads(event(0, "agent.session.started", summary_normal="Other starts."))
-    quiet.update(session_id="sess_quiet", producer={"agent_id": "quiet", "agent_name": "Quiet"})
-    warning = dict(
-        quiet,
-        type="aaep:agent.state.changed",
-        event_id="evt_q1",
-        sequence_number=1,
-        urgency="critical",
-        from_state="idle",
-        to_state="working",
-        summary_normal="Quiet needs attention.",
-    )
+    quiet, warning = _quiet_producer()
     said: list[str] = []
 
     def run(commands: list[Any]) -> None:

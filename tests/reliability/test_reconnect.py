@@ -31,8 +31,11 @@ from tests.reliability.hostile import (
     running,
     sse,
 )
+from tests.support.waiting import until
 
-WINDOW = 6.0  # seconds each storm is watched
+# Seconds each storm is watched: the back-off (first retry within 0.5 s, then doubling)
+# makes 3 to 4 tries in it; a storm would make hundreds.
+WINDOW = 3.0
 
 
 class Clock:
@@ -135,12 +138,14 @@ async def _watch_storm(source: str, options: TransportOptions | None = None) -> 
 
 
 async def test_sse_events_answering_500_redirecting_or_ending_back_off_silently() -> None:
-    for answer in ("500", "redirect", "ends"):
-        producer = await _sse_producer(answer)
-        try:
-            heard = await _watch_storm(producer.origin)
-        finally:
+    answers = ("500", "redirect", "ends")
+    producers = [await _sse_producer(answer) for answer in answers]
+    try:  # the three storms side by side, each its own producer and listener
+        storms = await asyncio.gather(*(_watch_storm(p.origin) for p in producers))
+    finally:
+        for producer in producers:
             await producer.close()
+    for answer, producer, heard in zip(answers, producers, storms, strict=True):
         opened = [p for p in producer.paths("GET") if p.startswith("/aaep/v1/events")]
         # delays 0.25-0.5, 0.5-1, 1-2, 2-4 s: a handful of tries in the window, not 70
         assert 2 <= len(opened) <= 7, (answer, opened)
@@ -246,11 +251,13 @@ async def test_a_websocket_outage_is_heard_once_and_the_recovery_once() -> None:
 
     producer = await WsProducer(serve).start()
     session, heard = listener([producer.url])
+    # the back-off is not this test's subject (the storms above are): retries from 0.05 s
+    session.sources.new_policy = lambda clock: ReconnectPolicy(clock, first=0.05)
     try:
         async with running(session):
             await heard.hears("Hello number 1.")
             await heard.hears("Connection to Hostile lost")
-            await asyncio.sleep(4.0)  # several failed attempts
+            await until(lambda: producer.connections >= 5, "several failed attempts")
             up.set()
             await heard.hears("Reconnected to Hostile", bound=40)
     finally:
@@ -306,13 +313,13 @@ async def test_a_command_that_keeps_exiting_backs_off() -> None:
 
 
 async def test_while_it_keeps_failing_a_sparse_reminder_says_how_to_stop(tmp_path: Path) -> None:
-    """Nothing listens at the socket. The session's clock runs 30 times faster than the
-    loop's (the retry sleeps stay real), so six seconds are three minutes to the policy."""
+    """Nothing listens at the socket. The session's clock runs 60 times faster than the
+    loop's (the retry sleeps stay real), so three seconds are three minutes to the policy."""
     import time
 
     start = time.monotonic()
     session, heard = listener(
-        [f"unix:{tmp_path / 'nobody.sock'}"], clock=lambda: start + (time.monotonic() - start) * 30
+        [f"unix:{tmp_path / 'nobody.sock'}"], clock=lambda: start + (time.monotonic() - start) * 60
     )
     async with running(session):
         await asyncio.sleep(WINDOW)

@@ -36,6 +36,9 @@ from tests.support.speech_record import records, spoken_in
 # A person answers after the arming interval (answer_arming_seconds, default 1 s);
 # waiting longer is always safe.
 ARMED_AFTER = 1.5
+# Tests whose subject is not the arming interval run the listener with a short one: an
+# answer typed too early only gets "Not yet." and is typed again (Listener.answer).
+SHORT_ARMING = {"ANNOUNCER_ANSWER_ARMING_SECONDS": "0.2"}
 # How often an answer typed too early (on a loaded machine) is typed again: 30 s in all.
 ANSWER_TRIES = 60
 
@@ -54,6 +57,10 @@ class Listener:
             text=True,
         )
         self.lines: list[str] = []
+        # how long a person waits before answering: the arming interval given, and a bit
+        self.armed_after = ARMED_AFTER
+        if env and "ANNOUNCER_ANSWER_ARMING_SECONDS" in env:
+            self.armed_after = float(env["ANNOUNCER_ANSWER_ARMING_SECONDS"]) + 0.3
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._unread: deque[str | None] = deque()  # read off the pipe, not yet waited for
         threading.Thread(target=self._pump, daemon=True).start()
@@ -81,7 +88,7 @@ class Listener:
         words spoken). On a loaded machine its speech may start later: the key then gets
         "Not yet." (it costs nothing) and is typed again. Lines printed meanwhile stay for
         ``wait_line``."""
-        time.sleep(ARMED_AFTER)
+        time.sleep(self.armed_after)
         for _ in range(ANSWER_TRIES):
             while not self._queue.empty():  # printed before the key: not its reply
                 self._unread.append(self._queue.get())
@@ -143,10 +150,16 @@ def _get(port: int, path: str) -> Any:
         return json.loads(response.read())
 
 
+# Scenario pauses the tests only wait through: "replaced" withdraws its first question
+# 30 scenario seconds in (0.6 s here); the test waits on the second question's line.
+SPEEDS = {"replaced": "0.02"}
+
+
 @pytest.fixture
 def producer(request: pytest.FixtureRequest) -> Any:
     scenario = getattr(request, "param", "confirm")
-    proc, port = start_producer_process("--scenario", scenario_path(scenario), "--speed", "0.1")
+    speed = SPEEDS.get(scenario, "0.1")
+    proc, port = start_producer_process("--scenario", scenario_path(scenario), "--speed", speed)
     yield port
     stop_process(proc)
 
@@ -154,7 +167,7 @@ def producer(request: pytest.FixtureRequest) -> Any:
 @pytest.mark.parametrize("transport", ["ws", "sse"])
 def test_listen_answers_a_confirmation_from_the_keyboard(producer: int, transport: str) -> None:
     source = producer_url(transport, producer)
-    listener = Listener("listen", source, "--speech", "none", "--exit-when-done")
+    listener = Listener("listen", source, "--speech", "none", "--exit-when-done", env=SHORT_ARMING)
     try:
         # The prompt line names the action.
         listener.wait_line("Accept or reject: Send the email to Alice? [a/r] (Test producer)")
@@ -177,7 +190,9 @@ def test_listen_answers_a_confirmation_from_the_keyboard(producer: int, transpor
 
 @pytest.mark.parametrize("producer", ["clarify"], indirect=True)
 def test_listen_asks_each_clarification_kind_and_checks_the_input(producer: int) -> None:
-    listener = Listener("listen", http_url(producer), "--speech", "none", "--exit-when-done")
+    listener = Listener(
+        "listen", http_url(producer), "--speech", "none", "--exit-when-done", env=SHORT_ARMING
+    )
     try:
         listener.wait_line("Type your answer and press Enter:")
         listener.answer("Alice")
@@ -312,6 +327,10 @@ def test_a_key_meant_for_a_replaced_question_never_answers_the_new_one(
         "--speech",
         f"jsonl:{speech}",
         "--exit-when-done",
+        # The question is said through sooner at the fastest pace (how long it takes to
+        # say is not this test's subject; the wait for it still holds, see press_until).
+        "--pace",
+        "600",
         env={"ANNOUNCER_ANSWER_ARMING_SECONDS": str(arming)},
     )
     try:

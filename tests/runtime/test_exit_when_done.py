@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from announcer.cli.commands.listen import format_adapter
 from announcer.engine.settings import UserSettings
 from announcer.runtime.session import LiveSession
@@ -13,11 +15,14 @@ from announcer.speech.driver import SpeechDriver
 from announcer.speech.pyttsx3_backend import Pyttsx3Backend
 from announcer.transports import TransportOptions
 from tests.shared_data import SHARED as SHARED_ROOT
+from tests.support.producers import short_source
 
 STEP_FINISH = SHARED_ROOT / "peers/agent-cli-streams/opencode__run_json__v1__step_finish.jsonl"
 
 
-async def test_the_last_announcement_is_spoken_before_the_listener_exits(tmp_path: Path) -> None:
+async def test_the_last_announcement_is_spoken_before_the_listener_exits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """OpenCode's "finished a step" waits in the engine while "session started" plays;
     the source has ended by then, and exiting must not drop it (replay speaks it)."""
     sink = SinkPlayer(tmp_path / "heard")
@@ -25,7 +30,7 @@ async def test_the_last_announcement_is_spoken_before_the_listener_exits(tmp_pat
     backend.start()
     try:
         session = LiveSession(
-            [str(STEP_FINISH)],
+            [short_source(STEP_FINISH, tmp_path, monkeypatch)],
             UserSettings(),
             TransportOptions(),
             driver=SpeechDriver(backend),

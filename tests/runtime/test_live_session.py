@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from announcer.engine.prompts import UserAnswer
+from announcer.engine.reconnect import ReconnectPolicy
 from announcer.engine.settings import UserSettings
 from announcer.protocol import AwaitingClarification, AwaitingConfirmation
 from announcer.runtime.backpressure import SOURCE_QUEUE_HARD_LIMIT
@@ -309,10 +310,12 @@ async def test_a_silent_sse_producer_is_not_a_lost_connection() -> None:
 
 async def test_producer_killed_mid_session_and_restarted() -> None:
     port = free_port()
-    args = ("--scenario", "tests/producer/scenarios/ticker.json")
+    # the ticker's pauses (3 s before its end) and the back-off are not this test's subject
+    args = ("--scenario", "tests/producer/scenarios/ticker.json", "--speed", "0.3")
     proc, port = start_producer_process(*args, port=port)
     recorder = Recorder()
     session = _session([ws_url(port)])
+    session.sources.new_policy = lambda clock: ReconnectPolicy(clock, first=0.05)
     session.subscribe(recorder)
     try:
         async with running(session):
@@ -432,7 +435,10 @@ async def test_a_stuck_speech_backend_never_holds_back_a_confirmation() -> None:
     server = await start_producer("confirm")
     voice = StuckVoice()
     recorder = Recorder()
-    session = _session([_source("ws", server)], driver=SpeechDriver(voice))
+    # at the fastest pace the stuck utterance is overdue sooner; the rule (twice its
+    # estimated time and a second) is the same at every pace
+    fast = UserSettings(pace_wpm=600)
+    session = _session([_source("ws", server)], fast, driver=SpeechDriver(voice))
     session.subscribe(recorder)
     try:
         async with running(session):

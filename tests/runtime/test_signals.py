@@ -12,6 +12,7 @@ Textual UI.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -37,6 +38,7 @@ from tests.producer.live import (
 )
 from tests.runtime.test_cli_live import Listener
 from tests.support.processes import alive
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 
@@ -57,15 +59,6 @@ def running_with(marker: str) -> list[int]:
         if marker.encode() in words and alive(int(entry)):
             found.append(int(entry))
     return found
-
-
-def wait_until(predicate: Any, what: str) -> None:
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"never happened: {what}")
 
 
 def wait_or_tell_where(proc: subprocess.Popen[str]) -> int:
@@ -91,6 +84,22 @@ def sleep_pids(folder: Path) -> tuple[int, int]:
     return int(agent_pid), int(command_pid)
 
 
+@contextlib.contextmanager
+def agent_running(tmp_path: Path, how: str) -> Iterator[tuple[AgentRun, str, int, int]]:
+    """``announcer agent`` whose agent has run ``HOW SECONDS`` (a sleep of its own): the
+    run, the unique sleep length, the agent's and the command's process ids. Announcer is
+    stopped by its process id afterwards (SIGTERM first: it ends what it started)."""
+    run = AgentRun(tmp_path)
+    try:
+        run.wait_for("Scripted Agent is ready.")
+        seconds = unique_seconds()
+        run.type(f"{how} {seconds}")
+        agent_pid, command_pid = sleep_pids(run.folder)
+        yield run, seconds, agent_pid, command_pid
+    finally:
+        stop_process(run.proc)
+
+
 def _get(port: int, route: str) -> Any:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}{route}", timeout=TIMEOUT) as response:
         return json.loads(response.read())
@@ -108,12 +117,7 @@ def ticker() -> Iterator[int]:
 def test_a_signal_ends_the_agent_and_the_command_it_started(
     sig: signal.Signals, how: str, tmp_path: Path
 ) -> None:
-    run = AgentRun(tmp_path)
-    try:
-        run.wait_for("Scripted Agent is ready.")
-        seconds = unique_seconds()
-        run.type(f"{how} {seconds}")
-        agent_pid, command_pid = sleep_pids(run.folder)
+    with agent_running(tmp_path, how) as (run, seconds, agent_pid, command_pid):
         assert alive(agent_pid) and alive(command_pid)
         run.proc.send_signal(sig)  # to announcer alone, as kill or a closed terminal does
         code = run.proc.wait(timeout=TIMEOUT)
@@ -121,24 +125,15 @@ def test_a_signal_ends_the_agent_and_the_command_it_started(
         wait_until(lambda: not alive(agent_pid), "the agent ended")
         assert not alive(command_pid), f"{how} {seconds} outlived announcer"
         assert running_with(seconds) == []
-    finally:
-        stop_process(run.proc)  # SIGTERM first: announcer ends what it started
 
 
 def test_an_agent_that_dies_mid_command_says_what_was_left_and_ends_it(tmp_path: Path) -> None:
-    run = AgentRun(tmp_path)
-    try:
-        run.wait_for("Scripted Agent is ready.")
-        seconds = unique_seconds()
-        run.type(f"sleep-die {seconds}")
-        agent_pid, command_pid = sleep_pids(run.folder)
+    with agent_running(tmp_path, "sleep-die") as (run, seconds, agent_pid, command_pid):
         line = run.wait_for("It left sleep")
         assert f"It left sleep {seconds} running; announcer stopped it." in line
         assert not alive(agent_pid) and not alive(command_pid)
         assert running_with(seconds) == []
         run.quit()  # its exit status after an agent's death is the acp work's (issue 21 item 7)
-    finally:
-        stop_process(run.proc)  # SIGTERM first: announcer ends what it started
     assert any("It left sleep" in text for text in run.heard())  # said, not only printed
 
 
@@ -299,12 +294,7 @@ def test_watch_ends_the_agent_cli_and_its_commands_on_every_signal(
 def test_an_agent_killed_mid_command_has_its_detached_command_stopped(tmp_path: Path) -> None:
     """A command in a session of its own (Node's ``detached``) is found once its agent is
     gone, and stopped; the user is told it was left running."""
-    run = AgentRun(tmp_path)
-    try:
-        run.wait_for("Scripted Agent is ready.")
-        seconds = unique_seconds()
-        run.type(f"sleep-detached {seconds}")
-        agent_pid, command_pid = sleep_pids(run.folder)
+    with agent_running(tmp_path, "sleep-detached") as (run, seconds, agent_pid, command_pid):
         run.wait_for("The command is running.")  # the agent's words after it started it
         os.kill(agent_pid, signal.SIGKILL)  # the adapter is killed mid-turn
         line = run.wait_for("It left sleep")
@@ -312,8 +302,6 @@ def test_an_agent_killed_mid_command_has_its_detached_command_stopped(tmp_path: 
         wait_until(lambda: not alive(command_pid), "the detached command ended")
         assert running_with(seconds) == []
         assert run.proc.poll() is None  # announcer itself goes on
-    finally:
-        stop_process(run.proc)  # SIGTERM first: announcer ends what it started
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is a Debian package")

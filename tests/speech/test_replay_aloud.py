@@ -93,7 +93,9 @@ def test_replay_to_wav_writes_one_audible_file_per_utterance(tmp_path: Path) -> 
 def test_replay_to_wav_honours_speed(tmp_path: Path) -> None:
     audio = tmp_path / "audio"
     speed = 4.0
-    done = announcer("replay", str(DEMO), "--speech", f"wav:{audio}", "--speed", str(speed))
+    # at the fastest pace the listener follows, so the replay's speed is what paces it
+    wav = f"wav:{audio}"
+    done = announcer("replay", str(DEMO), "--speech", wav, "--speed", str(speed), "--pace", "600")
     assert done.returncode == 0, done.stderr
     said = [r for r in records(audio / "speech.jsonl") if r["action"] == "speak"]
     assert said and all(peak(path)[1] > LOUD_SAMPLE for path in audio.glob("*.wav"))

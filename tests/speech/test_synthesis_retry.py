@@ -24,6 +24,7 @@ from announcer.speech.driver import SpeechDriver
 from announcer.speech.pyttsx3_backend import Pyttsx3Backend, Synthesizer
 from announcer.transports import TransportOptions
 from tests.shared_data import SHARED as SHARED_ROOT
+from tests.support.producers import short_source
 
 from .helpers import Done, wait_for
 
@@ -93,6 +94,7 @@ def test_a_wav_lost_twice_is_a_failure_the_fallback_can_take_over(sink: SinkPlay
 
 async def test_the_last_announcement_is_spoken_even_when_its_wav_is_lost_once(
     tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The listener exits when done; the last message's first WAV goes missing."""
     synth = LosesTheWav("finished a step")
@@ -101,7 +103,7 @@ async def test_the_last_announcement_is_spoken_even_when_its_wav_is_lost_once(
     backend.start()
     try:
         session = LiveSession(
-            [str(STEP_FINISH)],
+            [short_source(STEP_FINISH, tmp_path, monkeypatch)],
             UserSettings(),
             TransportOptions(),
             driver=SpeechDriver(backend),

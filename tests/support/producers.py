@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 LOOPBACK = "127.0.0.1"
@@ -30,3 +32,12 @@ def producer_url(kind: str, port: int | Any) -> str:
 
 def _port(port: int | Any) -> int:
     return port if isinstance(port, int) else int(port.port)
+
+
+def short_source(recording: Path, folder: Path, monkeypatch: Any) -> str:
+    """``recording`` copied into ``folder`` as ``s.jsonl`` and named relative to it (the
+    test's working directory from now on): "Connected to s.jsonl." is said in a second;
+    a recording's full path takes seconds of real speech that no test listens for."""
+    shutil.copyfile(recording, folder / "s.jsonl")
+    monkeypatch.chdir(folder)
+    return "s.jsonl"

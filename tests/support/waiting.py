@@ -7,6 +7,7 @@ because the suite runs on a loaded 2-core machine, and it is never what a test m
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -36,3 +37,14 @@ async def until_on_pilot(
         if loop.time() > deadline:
             raise AssertionError(f"gave up waiting for {what}")
         await pilot.pause(0.05)
+
+
+def wait_until(
+    condition: Callable[[], bool], what: str, *, timeout: float = TIMEOUT, poll: float = 0.05
+) -> None:
+    """Poll ``condition`` from a plain (non-async) test, e.g. on a child process's files."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(poll)

@@ -15,7 +15,7 @@ from typing import ClassVar, get_args
 
 from rich.text import Text
 from textual import on
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, ScreenStackError
 from textual.binding import Binding, BindingType
 from textual.dom import NoScreen
 from textual.events import DescendantFocus
@@ -735,9 +735,13 @@ class AnnouncerApp(App[None]):
 
     def check_deadlines(self) -> None:
         """Speak the time left at half and at ten seconds; close prompts whose time is up."""
+        try:
+            screen = self.screen
+        except ScreenStackError:
+            return  # the app is closing: its screens are gone (a last tick can still come)
         now = self.session.now()
-        if isinstance(self.screen, ConfirmScreen):
-            self.screen.check_accept_open()  # §6.4: reject only once accept's time is over
+        if isinstance(screen, ConfirmScreen):
+            screen.check_accept_open()  # §6.4: reject only once accept's time is over
         for token, state in list(self.prompts.items()):
             if waits_without_deadline(state.prompt.event):
                 continue  # the agent waits: no time left to say (the engine reminds instead)
