@@ -186,10 +186,8 @@ class PlainUi(PlainCommands, PlainQuestions):
             self._remember(self._speech_starts, announcement.event_id, now)
             current = self._current
             if current is not None and current.event_id == announcement.event_id:
-                # ``w``'s answer says the whole question: heard once it is said through.
-                self.guard.speech_started(
-                    current.reply_token, now, announcement.text, whole=announcement.answers_key
-                )
+                whole = announcement.answers_key  # ``w`` says it whole: heard once said through
+                self.guard.speech_started(current.reply_token, now, announcement.text, whole=whole)
             if announcement.kind.startswith("agent.awaiting"):
                 self._remember(
                     self._question_words, announcement.event_id, clean(announcement.text)
