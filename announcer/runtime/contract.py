@@ -121,7 +121,11 @@ class UiSession:
         interrupt: bool = False,
         event_id: str | None = None,
     ) -> None:
-        """Say a UI sentence; ``event_id`` names the question it is about, if any."""
+        """Say a UI sentence; ``event_id`` names the question it is about, if any.
+
+        ``interrupt``: it answers the user's own key, said at once even over a question
+        (``Announcement.answers_key``, docs/speech.md "A key over a question").
+        """
         raise NotImplementedError
 
     def update_settings(self, settings: UserSettings) -> None:
