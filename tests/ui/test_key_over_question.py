@@ -3,7 +3,7 @@ own key gets an answer at once").
 
 The agent is tests/acp_frontend/sdk_agent.py (``exitplan``: Claude's ExitPlanMode), a
 real child process through ``AcpTransport``; the plain line interface reads its lines
-from a real pipe; speech is the ``paced`` backend on the loop's clock at 400 words a
+from a real pipe; speech is the ``paced`` backend on the loop's clock at 250 words a
 minute, written as the jsonl record, so each utterance takes its time and the record says
 what was heard and when. The question takes well over ten seconds: W used to wait for it.
 """
@@ -28,7 +28,9 @@ from tests.support.waiting import until
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
-SETTINGS = UserSettings(pace_wpm=400)
+#: a brisk listener; slow enough that each question takes many seconds longer than the
+#: pipe and the loop need to hand W over, even on a loaded machine
+SETTINGS = UserSettings(pace_wpm=250)
 #: what W says for sdk_agent's plan (tests/ui/test_agent_plan.py)
 WHOLE_PLAN = "Fix the login bug. 1. Read auth.py. 2. Fix the token check. 3. Run the tests."
 
