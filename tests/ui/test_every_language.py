@@ -18,12 +18,16 @@ from typing import Any
 import pytest
 from babel.messages.pofile import read_po
 from rich.cells import cell_len
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Input, Label, OptionList, Static
 from textual.widgets._footer import FooterKey
 
 from announcer.ui.tui.app import AnnouncerApp
-from announcer.ui.tui.text import set_language
+from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen
+from announcer.ui.tui.prompt_view import prompt_title, reminder_marks, speakable_duration
+from announcer.ui.tui.text import _, one_line, set_language
+from tests.support.waiting import until_on_pilot
 from tests.ui.conftest import Harness, load_event, schema_example
 
 LOCALES = Path(__file__).resolve().parents[2] / "locales"
@@ -121,6 +125,28 @@ def cut_off(screen: Screen[Any]) -> list[str]:
     return problems
 
 
+def wrapped_text_problems(screen: Screen[Any], selector: str, *, rows: bool) -> list[str]:
+    """Wrapped text (a dialog's feedback) that runs past the 80 columns or is not there;
+    with ``rows``, also lines of it clipped out of view by its container or the screen."""
+    problems: list[str] = []
+    found = screen.query(selector)
+    if not found:
+        problems.append(f"nothing shown at {selector}")
+    for widget in found:
+        text = str(widget.render())
+        geometry = screen.find_widget(widget)
+        region = geometry.region
+        if region.right > WIDTH or region.x < 0:
+            problems.append(f"{text!r} runs past the {WIDTH} columns: {region}")
+        lines = len(Content(text).wrap(widget.content_region.width))
+        if lines > widget.content_region.height:
+            problems.append(f"{text!r} needs {lines} lines, has {widget.content_region.height}")
+        visible = region.intersection(geometry.clip).intersection(screen.region)
+        if rows and visible != region:
+            problems.append(f"{text!r} at {region} is shown only in {visible}")
+    return problems
+
+
 def untranslated(texts: list[str], folder: str, producer: list[str]) -> list[str]:
     found: list[str] = []
     for text in texts:
@@ -148,6 +174,12 @@ async def test_every_screen_is_in_the_users_language_and_fits_80_columns(
     app = AnnouncerApp(harness.session)
     problems: list[str] = []
 
+    def on_top(kind: type[Screen[Any]]) -> bool:
+        return isinstance(app.screen, kind)
+
+    def shown() -> list[str]:
+        return shown_texts(app.screen)
+
     async def check(name: str) -> None:
         await pilot.pause()
         spoken_since = harness.backend.texts[heard:]
@@ -170,28 +202,83 @@ async def test_every_screen_is_in_the_users_language_and_fits_80_columns(
                 await pilot.press("escape")
             heard = len(harness.backend.texts)
             harness.open(confirmation)
-            await pilot.pause()
+            await until_on_pilot(pilot, lambda: on_top(ConfirmScreen), "the confirmation")
             await pilot.press("f3")
             await check("confirmation")
             await pilot.press("r")
             heard = len(harness.backend.texts)
-            harness.open(clarification)
-            await pilot.pause()
+            question = harness.open(clarification)
+            await until_on_pilot(pilot, lambda: on_top(ClarifyScreen), "the question")
             await pilot.press("down", "f3")
             await check("question")
             await pilot.press("escape")
+            await until_on_pilot(pilot, lambda: not on_top(ClarifyScreen), "the question set aside")
             heard = len(harness.backend.texts)
             await pilot.press("p")
             await check("pending list")
+            await pilot.press("enter")  # Enter opens the question again
+            await until_on_pilot(pilot, lambda: on_top(ClarifyScreen), "the question again")
+            heard = len(harness.backend.texts)
+            # Past the first mark (half the time), so the time left is said and shown.
+            left = max(reminder_marks(question.timeout_seconds)) - 10
+            harness.clock.now = question.deadline - left
+            reminder = _("{time} left to answer: {title}").format(
+                time=speakable_duration(left, language), title=prompt_title(question)
+            )
+            await until_on_pilot(
+                pilot,
+                lambda: (
+                    reminder in harness.backend.texts[heard:] and one_line(reminder) in shown()
+                ),  # said, and shown in the dialog
+                f"the reminder {reminder!r}",
+            )
+            await check("reminder")
+            problems.extend(
+                f"reminder: {p}" for p in wrapped_text_problems(app.screen, "#feedback", rows=False)
+            )
             await pilot.press("escape")
-            harness.clock.now += 120
-            await pilot.pause(0.6)  # the reminder of time left is spoken
+            await until_on_pilot(pilot, lambda: not on_top(ClarifyScreen), "the question set aside")
             heard = len(harness.backend.texts)
             await pilot.press("h")
             await check("history after answers")
     finally:
         set_language("en")
     assert not problems, json.dumps(problems, ensure_ascii=False, indent=1)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="defect: at 80x24 a question with context, choices and a number field fills the "
+    "dialog; the feedback line (the time left, refused keys) goes below its clipped bottom",
+)
+@pytest.mark.parametrize("language", ["en", "es"])
+async def test_the_time_left_is_in_view_in_a_full_question_dialog(
+    harness: Harness, language: str
+) -> None:
+    """The reminder is drawn in the dialog for a user who reads rather than hears it:
+    all of its lines must be in view, not only in the widget tree."""
+    harness.session.update_settings(
+        harness.session.settings.model_copy(update={"languages": [language]})
+    )
+    app = AnnouncerApp(harness.session)
+    try:
+        async with app.run_test(size=(WIDTH, 24)) as pilot:
+            question = harness.open(schema_example("agent.awaiting.clarification", 1))
+            await until_on_pilot(
+                pilot, lambda: isinstance(app.screen, ClarifyScreen), "the question"
+            )
+            left = max(reminder_marks(question.timeout_seconds)) - 10
+            harness.clock.now = question.deadline - left
+            reminder = _("{time} left to answer: {title}").format(
+                time=speakable_duration(left, language), title=prompt_title(question)
+            )
+            await until_on_pilot(
+                pilot, lambda: one_line(reminder) in shown_texts(app.screen), "the reminder"
+            )
+            problems = wrapped_text_problems(app.screen, "#feedback", rows=True)
+    finally:
+        set_language("en")
+    assert not problems, problems
 
 
 def test_the_check_finds_english_words_the_issue_reported() -> None:
