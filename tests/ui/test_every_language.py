@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Input, Label, OptionList, Static
 from textual.widgets._footer import FooterKey
 
+from announcer.ui.tui.agent_input import AgentPrompt
 from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen
 from announcer.ui.tui.prompt_view import prompt_title, reminder_marks, speakable_duration
@@ -266,7 +267,9 @@ async def test_the_time_left_is_in_view_in_a_full_question_dialog(
     app = AnnouncerApp(harness.session)
     try:
         async with app.run_test(size=(WIDTH, 24)) as pilot:
-            question = harness.open(schema_example("agent.awaiting.clarification", 1))
+            question = harness.open(
+                schema_example("agent.awaiting.clarification", CHOICE_OR_NUMBER)
+            )
             await until_on_pilot(
                 pilot, lambda: isinstance(app.screen, ClarifyScreen), "the question"
             )
@@ -323,10 +326,18 @@ async def test_the_agent_message_box_and_its_always_keys_in_every_language(
     app = AnnouncerApp(harness.session)
     problems: list[str] = []
     producer = ["Claude Code", "npm test", *producer_strings(question)]
+
+    def help_said(since: int) -> bool:
+        """What ``?`` says where the focus is was said after ``since``."""
+        focused = app.focused
+        keys = focused.help_text() if isinstance(focused, AgentPrompt) else app.help_text()
+        return keys in harness.backend.texts[since:]
+
     try:
         async with app.run_test(size=(WIDTH, 24)) as pilot:
+            heard = len(harness.backend.texts)
             await pilot.press("question_mark")  # on the empty box: its keys
-            await pilot.pause()
+            await until_on_pilot(pilot, lambda: help_said(heard), "the message box's keys")
             texts = harness.backend.texts
             for problem in untranslated(shown_texts(app.screen), folder, producer):
                 problems.append(f"message box shows {problem}")
@@ -335,12 +346,15 @@ async def test_the_agent_message_box_and_its_always_keys_in_every_language(
             problems.extend(f"message box: {p}" for p in cut_off(app.screen))
             heard = len(texts)
             harness.open(question)
-            await pilot.pause()
+            await until_on_pilot(
+                pilot, lambda: isinstance(app.screen, ConfirmScreen), "the ACP confirmation"
+            )
             await pilot.press("question_mark")
-            await pilot.pause()
+            await until_on_pilot(pilot, lambda: help_said(heard), "the confirmation's keys")
             for problem in untranslated(shown_texts(app.screen), folder, producer):
                 problems.append(f"ACP confirmation shows {problem}")
-            for problem in untranslated(texts[heard:], folder, producer):
+            # read again: ``texts`` is a copy taken before the question came
+            for problem in untranslated(harness.backend.texts[heard:], folder, producer):
                 problems.append(f"ACP confirmation says {problem}")
             problems.extend(f"ACP confirmation: {p}" for p in cut_off(app.screen))
     finally:
