@@ -16,7 +16,8 @@ from announcer.engine.replies import ReplyBook, ReplyReady
 from announcer.engine.scheduler import SpeechScheduler
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import SpeechCommand
-from announcer.engine.tracker import SessionTracker, TrackerNote
+from announcer.engine.tracker import SessionTracker
+from announcer.engine.tracker_records import TrackerNote
 from announcer.protocol.decode import DecodeResult
 from announcer.protocol.diagnostics import Diagnostic
 from announcer.protocol.events import AwaitingClarification, AwaitingConfirmation

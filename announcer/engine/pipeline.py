@@ -37,7 +37,8 @@ from announcer.engine.scheduler import SpeechScheduler
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import SpeechCommand
 from announcer.engine.text_hygiene import clean_for_speech
-from announcer.engine.tracker import Admission, SessionState, SessionTracker, TrackerNote
+from announcer.engine.tracker import SessionTracker
+from announcer.engine.tracker_records import Admission, SessionState, TrackerNote
 from announcer.engine.unreadable import UnreadableFrames
 from announcer.protocol.decode import DecodeResult, decode_frame
 from announcer.protocol.events import (

@@ -34,7 +34,7 @@ from announcer.engine.policy_questions import PolicyQuestions
 from announcer.engine.policy_topics import _topic_of
 from announcer.engine.policy_words import Spoken, Wording, by_language, same_language
 from announcer.engine.text_hygiene import clean_for_speech
-from announcer.engine.tracker import SessionState
+from announcer.engine.tracker_records import SessionState
 from announcer.protocol.events import (
     AaepEvent,
     AwaitingClarification,

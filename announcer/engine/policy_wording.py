@@ -32,7 +32,7 @@ from announcer.engine.policy_words import (
     words_of,
 )
 from announcer.engine.text_hygiene import clean_for_speech
-from announcer.engine.tracker import CYCLE_STATES, SessionState
+from announcer.engine.tracker_records import CYCLE_STATES, SessionState
 from announcer.i18n.format import format_integer
 from announcer.i18n.negotiate import pick_field_variant
 from announcer.i18n.translate import translator

@@ -17,7 +17,7 @@ from announcer.engine.question_counts import QuestionCounts
 from announcer.engine.replies import ReplyReady
 from announcer.engine.speech_commands import SpeechCommand
 from announcer.engine.text_hygiene import clean_for_speech
-from announcer.engine.tracker import SessionState, TrackerNote
+from announcer.engine.tracker_records import SessionState, TrackerNote
 from announcer.i18n.translate import translator
 from announcer.protocol.events import AwaitingClarification, AwaitingConfirmation
 

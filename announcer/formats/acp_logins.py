@@ -1,6 +1,6 @@
 """ACP terminal logins (Authentication, "terminal" methods) as the command the user runs.
 
-announcer never types a credential itself: ``announcer.transports.acp`` offers these
+announcer never types a credential itself: ``announcer.transports.acp_process`` offers these
 commands, run by the user in their own terminal.
 """
 

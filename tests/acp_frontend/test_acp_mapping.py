@@ -20,7 +20,7 @@ from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Speak
 from announcer.formats.acp import AcpAdapter
 from announcer.protocol.decode import decode_frame
-from announcer.transports.acp import _scope
+from announcer.transports.acp_answers import _scope
 
 CWD = "/home/ada/project"
 

@@ -1,0 +1,159 @@
+"""The agent's questions (permission requests, elicitations) and the user's answers.
+
+Each request is answered exactly once, with the agent's own option: the first answer,
+or ``cancelled`` when the turn is cancelled, the agent stops or announcer ends. Several
+"always" options are asked about, never guessed (issue 21, 5).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from announcer.transports.acp_process import AcpProcess, log
+
+
+class AcpAnswers(AcpProcess):
+    """The agent's questions as the user hears them, and their answers as the agent gets them."""
+
+    async def send(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """A ``confirmation.reply``: answer the agent's request with its own option, once."""
+        if message.get("type") == "clarification.reply":
+            self._answer_form(str(message.get("reply_token")), message.get("response"))
+            return None
+        if message.get("type") != "confirmation.reply":
+            return None
+        token = str(message.get("reply_token"))
+        future = self._pending.pop(token, None)
+        if (
+            future is not None
+            and message.get("decision") == "accept"
+            and _scope(message) == "always"
+            and self.adapter.always_choices(token)
+        ):
+            # several "always" options: which one is asked, never guessed (issue 21, 5)
+            asked = self.adapter.permissions[token].request_key
+            out = self.adapter.ask_which_always(token, time.time())
+            key = f"always-{asked}"
+            self._queue(out.events)
+            if self.adapter.form_token(key) is not None:
+                self._forms[key] = future
+                self._choosing.add(key)
+                return None
+        option = self.adapter.answer(token, str(message.get("decision")), _scope(message))
+        if future is None or future.done():
+            return None  # already answered or withdrawn: never twice (§6.2)
+        future.set_result(_selected(option) if option is not None else _cancelled())
+        self._queue(self.adapter.answer_said(time.time()).events)
+        return None
+
+    async def on_permission(self, params: dict[str, Any]) -> Any:
+        if not self.busy or self._turn_cancelled:
+            # ACP: a turn that ended or was cancelled asks nothing more; never shown, never
+            # accepted, and counted where the user can read it.
+            self.options.count_drop("ACP permission request after its turn ended; cancelled")
+            return _cancelled()
+        key = f"{time.monotonic_ns()}"
+        out = self.adapter.permission_requested(key, params, time.time())
+        token = next(
+            (
+                e["reply_token"]
+                for e in out.events
+                if e.get("type") == "aaep:agent.awaiting.confirmation"
+            ),
+            None,
+        )
+        if token is None:
+            log.warning("a permission request could not be asked; answered cancelled")
+            self._queue(out.events)
+            return _cancelled()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[str(token)] = future
+        self._queue(out.events)
+        return await future  # no timeout: the agent waits, and so do we
+
+    async def on_elicitation(self, params: dict[str, Any]) -> Any:
+        """Ask the user, field by field; the agent gets only what the user chose."""
+        key = f"e{time.monotonic_ns()}"
+        out = self.adapter.elicitation_requested(key, params, time.time())
+        self._queue(out.events)
+        if self.adapter.form_token(key) is None:
+            log.warning("an elicitation could not be asked; answered cancel")
+            return {"action": "cancel"}
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._forms[key] = future
+        return await future  # no timeout: the agent waits, and so do we
+
+    def _answer_form(self, token: str, response: object) -> None:
+        form = self.adapter.forms.get(token)
+        if form is None:
+            return  # already answered or withdrawn: never twice (§6.2)
+        out, result = self.adapter.elicitation_answered(token, response, time.time())
+        self._queue(out.events)
+        if result is not None:
+            future = self._forms.pop(form.request_key, None)
+            if form.request_key in self._choosing:
+                self._choosing.discard(form.request_key)
+                result = _permission_outcome(form.permission, result)
+            if future is not None and not future.done():
+                future.set_result(result)
+
+    def _cancel_forms(self, sentence: str) -> None:
+        """The agent's own questions are answered ``cancel``: the user never answered them."""
+        for key, future in list(self._forms.items()):
+            del self._forms[key]
+            if not future.done():
+                choosing = key in self._choosing
+                future.set_result(_cancelled() if choosing else {"action": "cancel"})
+            self._choosing.discard(key)
+            token = self.adapter.form_token(key)
+            if token is not None:
+                self._queue(self.adapter.permission_withdrawn(token, sentence, time.time()).events)
+
+    def _cancel_questions(self, sentence: str | None = None) -> None:
+        for token, future in list(self._pending.items()):
+            del self._pending[token]
+            if not future.done():
+                future.set_result(_cancelled())
+            said = sentence or "The agent no longer waits for this answer."
+            self._queue(self.adapter.permission_withdrawn(token, said, time.time()).events)
+
+
+def _scope(message: dict[str, Any]) -> str:
+    """ "always" only when the reply says so (engine.replies puts it in modified_action)."""
+    from announcer.engine.prompts import ALWAYS_SCOPE_KEY, ANNOUNCER_EXTENSION
+
+    modified = message.get("modified_action")
+    ours = modified.get(ANNOUNCER_EXTENSION) if isinstance(modified, dict) else None
+    scope = ours.get(ALWAYS_SCOPE_KEY) if isinstance(ours, dict) else None
+    return "always" if scope == "always" else "once"
+
+
+def _permission_outcome(permission: Any, result: dict[str, Any]) -> Any:
+    """The answer to "which always?" as the permission's own outcome."""
+    action = result.get("action")
+    content = result.get("content")
+    option = content.get("option") if isinstance(content, dict) else None
+    if action == "accept" and isinstance(option, str):
+        return _selected(option)
+    reject = permission.options.get("reject_once") if permission is not None else None
+    if action == "decline" and reject:
+        return _selected(reject)  # declined to choose: a reject for this time only
+    return _cancelled()
+
+
+def _selected(option_id: str) -> Any:
+    import acp
+
+    return acp.schema.RequestPermissionResponse(
+        outcome=acp.schema.AllowedOutcome(option_id=option_id, outcome="selected")
+    )
+
+
+def _cancelled() -> Any:
+    import acp
+
+    return acp.schema.RequestPermissionResponse(
+        outcome=acp.schema.DeniedOutcome(outcome="cancelled")
+    )

@@ -1,0 +1,129 @@
+"""The plain UI's ``:`` commands: settings, status, help and the agent's own commands."""
+
+from __future__ import annotations
+
+import asyncio
+
+from announcer.engine.phrases import N_
+from announcer.engine.settings import UserSettings
+from announcer.i18n.translate import catalog_language, translator
+from announcer.protocol.sanitise import clean_display
+from announcer.runtime.contract import SessionStatus
+from announcer.ui.plain_state import PlainState, clean
+from announcer.ui.status import connection_words, sources_words
+
+HELP = N_(
+    "Commands: :verbosity terse|normal|detailed, :load low|medium|high, :status, :repeat, "
+    ":diagnostics, :cancel (stop the agent's turn), :commands (the agent's slash commands), "
+    ":quit"
+)
+# Said with :help when several agents run side by side.
+AGENTS_HELP = N_(
+    "With several agents: @NAME message sends to that agent (later messages go there too), "
+    ":to NAME switches, :to alone says where messages go, :cancel NAME and :commands NAME "
+    "act on that agent."
+)
+
+# Said with :help when an agent runs here.
+AGENT_SETTINGS_HELP = N_(
+    ":mode and :model say the agent's mode and model and their choices; :mode NAME or "
+    ":model NAME changes it."
+)
+# Said with :help when an agent runs here, after the line above.
+AGENT_SESSIONS_HELP = N_(":sessions lists the agent's sessions; :sessions N resumes one.")
+
+
+class PlainCommands(PlainState):
+    """Lines starting with ``:``: the user's settings, the status line and help."""
+
+    def _command(self, words: list[str]) -> None:
+        session = self.session
+        if session is None or not words:
+            self._help()
+            return
+        name, args = words[0].lower(), words[1:]
+        if name in ("quit", "q", "exit"):
+            session.stop()
+        elif name == "status":
+            self._print(self._status_line(session.status))
+        elif name == "repeat":
+            session.repeat_last()
+        elif name in ("diagnostics", "diag"):
+            for line in session.diagnostics_report() or [
+                self._tr("Diagnostics: nothing has been dropped.")
+            ]:
+                self._print(clean_display(line).rstrip())
+        elif name == "cancel":
+            target = " ".join(args).lstrip("@") or None
+            task = asyncio.ensure_future(session.cancel_turn(target))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        elif name in ("to", "agents"):
+            target = " ".join(args).lstrip("@") if name == "to" else ""
+            said = session.address_agent(target)
+            if said is None:
+                self._print(self._tr("No agent is running here."))
+        elif name in ("mode", "model"):
+            # the agent's own mode or model: listed with no name, changed with one
+            change = session.change_setting(name, " ".join(args))
+            task = asyncio.ensure_future(change)
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        elif name == "sessions":
+            # the agent's sessions (session/list), and :sessions N resumes one
+            listing = session.agent_sessions(" ".join(args))
+            task = asyncio.ensure_future(listing)
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        elif name == "commands":
+            target = " ".join(args).lstrip("@") or None
+            found = session.agent_commands(target)
+            if not found:
+                self._print(self._tr("The agent has listed no commands."))
+            for command, description in found:
+                self._print(clean(f"/{command}: {description}" if description else f"/{command}"))
+        elif name in ("verbosity", "load") and args:
+            key = "verbosity" if name == "verbosity" else "cognitive_load"
+            try:
+                updated = session.settings.model_copy(update={key: args[0]})
+                updated = UserSettings.model_validate(updated.model_dump())
+            except ValueError:
+                unknown = (
+                    self._tr("Unknown verbosity {value}.")
+                    if name == "verbosity"
+                    else self._tr("Unknown load {value}.")
+                )
+                self._print(f"{unknown.format(value=repr(args[0]))} {self._tr(HELP)}")
+                return
+            session.update_settings(updated)
+            now_is = (
+                self._tr("Verbosity is now {level}.")
+                if name == "verbosity"
+                else self._tr("Load is now {level}.")
+            )
+            self._print(now_is.format(level=self._tr(args[0])))
+        else:
+            self._help()
+
+    def _status_line(self, status: SessionStatus) -> str:
+        """``:status``: the connection, the producers and the questions waiting, in words."""
+        languages = self.session.settings.languages if self.session is not None else ["en"]
+        t = translator(catalog_language(languages))
+        return t.ngettext(
+            "{connection}; {producers}; {count} question waiting",
+            "{connection}; {producers}; {count} questions waiting",
+            status.pending_prompts,
+        ).format(
+            connection=connection_words(status, t.gettext),
+            producers=sources_words(status, t.gettext),
+            count=status.pending_prompts,
+        )
+
+    def _help(self) -> None:
+        self._print(self._tr(HELP))
+        agents = self.session.agents() if self.session is not None else []
+        if agents:
+            self._print(self._tr(AGENT_SETTINGS_HELP))
+            self._print(self._tr(AGENT_SESSIONS_HELP))
+        if len(agents) > 1:
+            self._print(self._tr(AGENTS_HELP))
