@@ -18,12 +18,18 @@ from typing import Any
 import pytest
 from babel.messages.pofile import read_po
 from rich.cells import cell_len
+from textual.content import Content
+from textual.errors import NoWidget
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Input, Label, OptionList, Static
 from textual.widgets._footer import FooterKey
 
+from announcer.ui.tui.agent_input import AgentPrompt
 from announcer.ui.tui.app import AnnouncerApp
-from announcer.ui.tui.text import set_language
+from announcer.ui.tui.modals import ClarifyScreen, ConfirmScreen
+from announcer.ui.tui.prompt_view import prompt_title, reminder_marks, speakable_duration
+from announcer.ui.tui.text import _, one_line, set_language
+from tests.support.waiting import until_on_pilot
 from tests.ui.conftest import Harness, load_event, schema_example
 
 LOCALES = Path(__file__).resolve().parents[2] / "locales"
@@ -121,6 +127,32 @@ def cut_off(screen: Screen[Any]) -> list[str]:
     return problems
 
 
+def feedback_problems(screen: Screen[Any]) -> list[str]:
+    """The dialog's feedback line (the time left, a refused key): there, within the 80
+    columns, and every line of it in view, not clipped by a full dialog."""
+    found = screen.query("#feedback")
+    if not found:
+        return ["no feedback shown in the dialog"]
+    problems: list[str] = []
+    for widget in found:
+        text = str(widget.render())
+        try:
+            geometry = screen.find_widget(widget)
+        except NoWidget:
+            problems.append(f"{text!r} is not laid out yet")
+            continue
+        region = geometry.region
+        if region.right > WIDTH or region.x < 0:
+            problems.append(f"{text!r} runs past the {WIDTH} columns: {region}")
+        lines = len(Content(text).wrap(widget.content_region.width))
+        if lines > widget.content_region.height:
+            problems.append(f"{text!r} needs {lines} lines, has {widget.content_region.height}")
+        visible = region.intersection(geometry.clip).intersection(screen.region)
+        if visible != region:
+            problems.append(f"{text!r} at {region} is in view only in {visible}")
+    return problems
+
+
 def untranslated(texts: list[str], folder: str, producer: list[str]) -> list[str]:
     found: list[str] = []
     for text in texts:
@@ -148,6 +180,12 @@ async def test_every_screen_is_in_the_users_language_and_fits_80_columns(
     app = AnnouncerApp(harness.session)
     problems: list[str] = []
 
+    def on_top(kind: type[Screen[Any]]) -> bool:
+        return isinstance(app.screen, kind)
+
+    def shown() -> list[str]:
+        return shown_texts(app.screen)
+
     async def check(name: str) -> None:
         await pilot.pause()
         spoken_since = harness.backend.texts[heard:]
@@ -170,28 +208,86 @@ async def test_every_screen_is_in_the_users_language_and_fits_80_columns(
                 await pilot.press("escape")
             heard = len(harness.backend.texts)
             harness.open(confirmation)
-            await pilot.pause()
+            await until_on_pilot(pilot, lambda: on_top(ConfirmScreen), "the confirmation")
             await pilot.press("f3")
             await check("confirmation")
             await pilot.press("r")
             heard = len(harness.backend.texts)
-            harness.open(clarification)
-            await pilot.pause()
+            question = harness.open(clarification)
+            await until_on_pilot(pilot, lambda: on_top(ClarifyScreen), "the question")
             await pilot.press("down", "f3")
             await check("question")
             await pilot.press("escape")
+            await until_on_pilot(pilot, lambda: not on_top(ClarifyScreen), "the question set aside")
             heard = len(harness.backend.texts)
             await pilot.press("p")
             await check("pending list")
+            await pilot.press("enter")  # Enter opens the question again
+            await until_on_pilot(pilot, lambda: on_top(ClarifyScreen), "the question again")
+            heard = len(harness.backend.texts)
+            # Past the first mark (half the time), so the time left is said and shown.
+            left = max(reminder_marks(question.timeout_seconds)) - 10
+            harness.clock.now = question.deadline - left
+            reminder = _("{time} left to answer: {title}").format(
+                time=speakable_duration(left, language), title=prompt_title(question)
+            )
+            await until_on_pilot(
+                pilot,
+                lambda: (
+                    reminder in harness.backend.texts[heard:] and one_line(reminder) in shown()
+                ),  # said, and shown in the dialog
+                f"the reminder {reminder!r}",
+            )
+            await until_on_pilot(
+                pilot,
+                lambda: not feedback_problems(app.screen),  # the dialog scrolls to it
+                f"the reminder in view (at first: {feedback_problems(app.screen)})",
+            )
+            await check("reminder")
             await pilot.press("escape")
-            harness.clock.now += 120
-            await pilot.pause(0.6)  # the reminder of time left is spoken
+            await until_on_pilot(pilot, lambda: not on_top(ClarifyScreen), "the question set aside")
             heard = len(harness.backend.texts)
             await pilot.press("h")
             await check("history after answers")
     finally:
         set_language("en")
     assert not problems, json.dumps(problems, ensure_ascii=False, indent=1)
+
+
+@pytest.mark.parametrize("language", ["en", "es"])
+async def test_the_time_left_is_in_view_in_a_full_question_dialog(
+    harness: Harness, language: str
+) -> None:
+    """At 80x24 a question with context, choices and a number field fills the dialog;
+    the time left, shown for a user who reads rather than hears it, was drawn below the
+    dialog's clipped bottom (all of it in Spanish). Every line must be in view."""
+    harness.session.update_settings(
+        harness.session.settings.model_copy(update={"languages": [language]})
+    )
+    app = AnnouncerApp(harness.session)
+    try:
+        async with app.run_test(size=(WIDTH, 24)) as pilot:
+            question = harness.open(
+                schema_example("agent.awaiting.clarification", CHOICE_OR_NUMBER)
+            )
+            await until_on_pilot(
+                pilot, lambda: isinstance(app.screen, ClarifyScreen), "the question"
+            )
+            left = max(reminder_marks(question.timeout_seconds)) - 10
+            harness.clock.now = question.deadline - left
+            reminder = _("{time} left to answer: {title}").format(
+                time=speakable_duration(left, language), title=prompt_title(question)
+            )
+            await until_on_pilot(
+                pilot, lambda: one_line(reminder) in shown_texts(app.screen), "the reminder"
+            )
+            await until_on_pilot(
+                pilot,
+                lambda: not feedback_problems(app.screen),  # the dialog scrolls to it
+                f"the reminder in view (at first: {feedback_problems(app.screen)})",
+            )
+    finally:
+        set_language("en")
 
 
 def test_the_check_finds_english_words_the_issue_reported() -> None:
@@ -230,10 +326,18 @@ async def test_the_agent_message_box_and_its_always_keys_in_every_language(
     app = AnnouncerApp(harness.session)
     problems: list[str] = []
     producer = ["Claude Code", "npm test", *producer_strings(question)]
+
+    def help_said(since: int) -> bool:
+        """What ``?`` says where the focus is was said after ``since``."""
+        focused = app.focused
+        keys = focused.help_text() if isinstance(focused, AgentPrompt) else app.help_text()
+        return keys in harness.backend.texts[since:]
+
     try:
         async with app.run_test(size=(WIDTH, 24)) as pilot:
+            heard = len(harness.backend.texts)
             await pilot.press("question_mark")  # on the empty box: its keys
-            await pilot.pause()
+            await until_on_pilot(pilot, lambda: help_said(heard), "the message box's keys")
             texts = harness.backend.texts
             for problem in untranslated(shown_texts(app.screen), folder, producer):
                 problems.append(f"message box shows {problem}")
@@ -242,12 +346,15 @@ async def test_the_agent_message_box_and_its_always_keys_in_every_language(
             problems.extend(f"message box: {p}" for p in cut_off(app.screen))
             heard = len(texts)
             harness.open(question)
-            await pilot.pause()
+            await until_on_pilot(
+                pilot, lambda: isinstance(app.screen, ConfirmScreen), "the ACP confirmation"
+            )
             await pilot.press("question_mark")
-            await pilot.pause()
+            await until_on_pilot(pilot, lambda: help_said(heard), "the confirmation's keys")
             for problem in untranslated(shown_texts(app.screen), folder, producer):
                 problems.append(f"ACP confirmation shows {problem}")
-            for problem in untranslated(texts[heard:], folder, producer):
+            # read again: ``texts`` is a copy taken before the question came
+            for problem in untranslated(harness.backend.texts[heard:], folder, producer):
                 problems.append(f"ACP confirmation says {problem}")
             problems.extend(f"ACP confirmation: {p}" for p in cut_off(app.screen))
     finally:

@@ -47,6 +47,7 @@ PromptScreen { align: center middle; }
 #dialog {
     width: 90%; max-width: 100; height: auto; max-height: 90%;
     border: solid $primary; padding: 0 1; background: $surface;
+    overflow-y: auto; scrollbar-size-vertical: 1;
 }
 #details { height: auto; max-height: 60vh; }
 .field { margin-bottom: 1; }
@@ -137,10 +138,18 @@ class PromptScreen(ModalScreen[None]):
         if found:
             feedback = found.first(Static)
             feedback.update(text)
-            return
-        dialogs = self.query("#dialog")
-        if dialogs:
-            dialogs.first().mount(Static(text, markup=False, id="feedback", classes="field"))
+        else:
+            dialogs = self.query("#dialog")
+            if not dialogs:
+                return
+            feedback = Static(text, markup=False, id="feedback", classes="field")
+            dialogs.first().mount(feedback)
+        # A full dialog (80x24) scrolls to bring it into view, below everything else.
+        self.call_after_refresh(self._bring_into_view, feedback)
+
+    def _bring_into_view(self, widget: Widget) -> None:
+        if widget.is_attached and not self.closed:  # not gone with its dialog meanwhile
+            widget.scroll_visible(animate=False)
 
     def focus_initial(self) -> None:
         raise NotImplementedError
