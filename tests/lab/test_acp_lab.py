@@ -386,10 +386,16 @@ def test_codex_request_user_input_is_asked_and_the_model_gets_the_answer(
     assert "Codex asks: Codex needs your input to continue." in heard
     assert "Which database should the app use?" in heard
     assert "1: SQLite: One file; 2: Postgres: A server" in heard
-    # the model receives the user's choice and note, as codex-acp 2.6.0 words them
-    assert _user_input_answers(fake_model) == [
+    # the model receives the user's choice and note, as codex-acp 2.6.0 words them, once
+    answers = _user_input_answers(fake_model)
+    assert [a for a in answers if not isinstance(a, str)] == [
         {"answers": {"database": {"answers": ["Postgres", "user_note: needs WAL mode"]}}}
     ]
+    # Beside stress-ng, Codex 0.171.0 once made the call a second time after the user's
+    # answer, outside Plan mode, and refused it itself in words ("request_user_input is
+    # unavailable in Default mode"). That is Codex's own answer, never one in the user's
+    # name: announcer answered exactly once, what the user chose.
+    assert all("unavailable in" in a for a in answers if isinstance(a, str)), answers
 
 
 def _user_input_answers(fake_model: FakeModelServer) -> list[object]:
