@@ -97,8 +97,12 @@ def test_the_message_box_and_reject_always_with_real_terminal_keys(
         tmux("send-keys", "-t", session, "Enter")
         wait_for(heard("Sent to Scripted Agent: hello there quick"), "the message sent", state)
         wait_for(heard("Scripted Agent finished the turn."), "the turn's end", state)
-        joined = tmux("capture-pane", "-p", "-J", "-t", session)
-        assert f"You: hello {tail}" in " ".join(joined.split()), joined
+
+        # what is said can come before the screen is drawn again (seen beside stress-ng)
+        def transcript() -> str:
+            return " ".join(tmux("capture-pane", "-p", "-J", "-t", session).split())
+
+        wait_for(lambda: f"You: hello {tail}" in transcript(), "the message shown", state)
         assert heard("New line.")()
         tmux("send-keys", "-t", session, "Escape")  # nothing runs: said so
         wait_for(heard("Scripted Agent is not working on anything."), "the Escape", state)
