@@ -10,6 +10,7 @@ import difflib
 import posixpath
 import re
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -205,39 +206,52 @@ def _locations(value: object, cwd: str) -> list[str]:
     return found
 
 
+def _diffs(content: object, cwd: str, limit: int | None = None) -> Iterator[tuple[str, JsonObject]]:
+    """Each ``{"type": "diff"}`` item with a path, with that path relative to ``cwd``
+    (among the first ``limit`` items of ``content``, when given)."""
+    if not isinstance(content, list):
+        return
+    for item in content[:limit]:
+        if not isinstance(item, dict) or item.get("type") != "diff":
+            continue
+        path = get_str(item, "path")
+        if path is not None:
+            yield _relative(path, cwd), item
+
+
+def _whole_file_change(item: JsonObject, name: str, ngettext: Any, gettext: Any) -> str | None:
+    """A diff that deletes or creates its whole file, said so ("deletes {file}", "creates
+    {file} (4 lines)"); None for a change inside a file (it has ``oldText``)."""
+    if _is_deletion(item):  # a delete is said as a delete (issue 21, item 7)
+        return str(gettext("deletes {file}").format(file=name))
+    if isinstance(item.get("oldText"), str):
+        return None
+    new = item.get("newText") if isinstance(item.get("newText"), str) else ""
+    lines = len(str(new).splitlines())
+    created = ngettext("creates {file} ({lines} line)", "creates {file} ({lines} lines)", lines)
+    return str(created.format(file=name, lines=lines))
+
+
+def _changed_lines(item: JsonObject) -> Iterator[str]:
+    """The ``+`` and ``-`` lines of a diff inside a file (its ``oldText`` to ``newText``)."""
+    new = item.get("newText") if isinstance(item.get("newText"), str) else ""
+    old = str(item.get("oldText"))
+    for line in difflib.unified_diff(old.splitlines(), str(new).splitlines(), lineterm="", n=0):
+        if line[:1] in "+-" and not line.startswith(("+++", "---")):
+            yield line
+
+
 def _diff_sentences(
     content: object, cwd: str, ngettext: Any, gettext: Any = lambda text: text
 ) -> list[str]:
     """``{"type": "diff", "path", "oldText", "newText"}`` as "changes 3 lines in app.py"."""
-    if not isinstance(content, list):
-        return []
     said: list[str] = []
-    for item in content:
-        if not isinstance(item, dict) or item.get("type") != "diff":
+    for name, item in _diffs(content, cwd):
+        whole = _whole_file_change(item, name, ngettext, gettext)
+        if whole is not None:
+            said.append(whole)
             continue
-        path = get_str(item, "path")
-        if path is None:
-            continue
-        name = _relative(path, cwd)
-        new = item.get("newText") if isinstance(item.get("newText"), str) else ""
-        old = item.get("oldText")
-        if _is_deletion(item):
-            said.append(gettext("deletes {file}").format(file=name))
-            continue
-        if not isinstance(old, str):
-            lines = len(str(new).splitlines())
-            created = ngettext(
-                "creates {file} ({lines} line)", "creates {file} ({lines} lines)", lines
-            )
-            said.append(created.format(file=name, lines=lines))
-            continue
-        changed = sum(
-            1
-            for line in difflib.unified_diff(
-                old.splitlines(), str(new).splitlines(), lineterm="", n=0
-            )
-            if line[:1] in "+-" and not line.startswith(("+++", "---"))
-        )
+        changed = sum(1 for _ in _changed_lines(item))
         changes = ngettext(
             "changes {lines} line in {file}", "changes {lines} lines in {file}", changed
         )
@@ -284,33 +298,15 @@ def _change_summaries(content: object, cwd: str, language: str) -> list[str]:
     """A tool call's diffs as a question says them: "adds 3 lines and removes 1 line in
     src/app.py", "creates notes.txt (4 lines)"; kept even when they come before the
     permission request (issue 21)."""
-    if not isinstance(content, list):
-        return []
     tr = translator(language)
     said: list[str] = []
-    for item in content[:20]:
-        if not isinstance(item, dict) or item.get("type") != "diff":
-            continue
-        path = get_str(item, "path")
-        if path is None:
-            continue
-        name = _relative(path, cwd)
-        new = item.get("newText") if isinstance(item.get("newText"), str) else ""
-        old = item.get("oldText")
-        if _is_deletion(item):  # a delete is said as a delete (issue 21, item 7)
-            said.append(tr.gettext("deletes {file}").format(file=name))
-            continue
-        if not isinstance(old, str):
-            lines = len(str(new).splitlines())
-            created = tr.ngettext(
-                "creates {file} ({lines} line)", "creates {file} ({lines} lines)", lines
-            )
-            said.append(created.format(file=name, lines=lines))
+    for name, item in _diffs(content, cwd, limit=20):
+        whole = _whole_file_change(item, name, tr.ngettext, tr.gettext)
+        if whole is not None:
+            said.append(whole)
             continue
         added = removed = 0
-        for line in difflib.unified_diff(old.splitlines(), str(new).splitlines(), lineterm="", n=0):
-            if line.startswith(("+++", "---")):
-                continue
+        for line in _changed_lines(item):
             added += line.startswith("+")
             removed += line.startswith("-")
         adds = tr.ngettext("adds {count} line", "adds {count} lines", added).format(count=added)
