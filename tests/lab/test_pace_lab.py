@@ -5,15 +5,14 @@ sentence of it is in the jsonl speech record, in order, at the pace of a voice.
 
 from __future__ import annotations
 
-import json
 import os
-import threading
 import time
 from pathlib import Path
 
 from tests.acp_frontend.test_agent_command import TIMEOUT, AgentRun
 from tests.lab.clis import Clis, acp_adapter, claude_env
 from tests.lab.fake_model import FakeModelServer
+from tests.support.speech_record import follow, spoken_in
 
 # LONG_MARKDOWN as a listener hears it (text hygiene reads headings and items as sentences).
 SENTENCES = [
@@ -43,18 +42,11 @@ def test_a_real_agents_long_answer_is_heard_whole_at_pace(
         agent=[str(acp_adapter(clis, "claude-agent-acp"))],
         env=env,
     )
-    records: list[dict[str, object]] = []
-
-    def read_record() -> None:
-        assert agent.proc.stderr is not None
-        for line in agent.proc.stderr:
-            if line.startswith("{"):
-                records.append(json.loads(line))
-
-    threading.Thread(target=read_record, daemon=True).start()
+    assert agent.proc.stderr is not None
+    heard = follow(agent.proc.stderr)
 
     def said() -> list[str]:
-        return [str(r["text"]) for r in list(records) if r["action"] == "speak"]
+        return spoken_in(list(heard))
 
     try:
         agent.wait_for("is ready.")

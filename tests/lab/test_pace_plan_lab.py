@@ -15,7 +15,6 @@ import json
 import os
 import shutil
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from tests.lab.clis import Clis, acp_adapter, claude_env
 from tests.lab.fake_model import FakeModelServer
 from tests.lab.plan_scenario import MADE_FILE, NAME, NOTES, PLAN_SENTENCES
 from tests.lab.test_acp_lab import asking_claude_home
+from tests.support.speech_record import follow, spoken_in
 
 
 def test_a_real_agents_plan_tools_question_and_long_answer_are_heard_at_pace(
@@ -44,18 +44,11 @@ def test_a_real_agents_plan_tools_question_and_long_answer_are_heard_at_pace(
         env=env,
     )
     (agent.folder / "notes.md").write_text(NOTES)
-    records: list[dict[str, object]] = []
-
-    def read_record() -> None:
-        assert agent.proc.stderr is not None
-        for line in agent.proc.stderr:
-            if line.startswith("{"):
-                records.append(json.loads(line))
-
-    threading.Thread(target=read_record, daemon=True).start()
+    assert agent.proc.stderr is not None
+    heard = follow(agent.proc.stderr)
 
     def said() -> list[str]:
-        return [str(r["text"]) for r in list(records) if r["action"] == "speak"]
+        return spoken_in(list(heard))
 
     try:
         agent.wait_for("is ready.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -34,3 +35,18 @@ def speak_records(source: Record) -> list[dict[str, Any]]:
 def spoken_in(source: Record) -> list[str]:
     """What the user heard: the text of every ``speak`` line, in order."""
     return [entry["text"] for entry in speak_records(source)]
+
+
+def follow(stream: Iterable[str]) -> list[dict[str, Any]]:
+    """The record a backend writes to ``stream`` as it comes (a child's stderr, where
+    ``--speech paced`` writes it), read in a daemon thread into the list returned; other
+    lines are skipped. Read it through ``spoken_in(list(...))``."""
+    found: list[dict[str, Any]] = []
+
+    def read() -> None:
+        for line in stream:
+            if line.startswith("{"):
+                found.append(json.loads(line))
+
+    threading.Thread(target=read, daemon=True).start()
+    return found
