@@ -214,31 +214,47 @@ def ensure_node(*, install: bool = True) -> Path:
 
 def _install_node(npm: str, package: str, folder: Path, found: str, needed: str) -> Path:
     cached = cached_node()
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "package.json").write_text(
-        json.dumps({"name": "announcer-lab-node", "private": True}) + "\n"
-    )
     print(
         f"announcer setup: {found} is older than the agent CLIs need (>= {needed});"
         f" installing {package} from npm into {folder}",
         file=sys.stderr,
     )
+    done = _npm_install(npm, folder, "announcer-lab-node", [package], what=f" of {package}")
+    version = node_version(cached) if cached.exists() else None
+    if done.returncode != 0 or version is None or version < NODE_NEEDED:
+        raise LabUnavailable(f"npm install of {package} failed: " + _npm_said(done))
+    return cached
+
+
+def _npm_install(
+    npm: str,
+    folder: Path,
+    name: str,
+    specs: list[str],
+    *,
+    what: str = "",
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``npm install`` of ``specs`` into ``folder``, a private package called ``name``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "package.json").write_text(json.dumps({"name": name, "private": True}) + "\n")
     flags = ["--no-audit", "--no-fund", "--save-exact", "--loglevel=error"]
     try:
-        done = subprocess.run(
-            [npm, "install", "--prefix", str(folder), *flags, package],
+        return subprocess.run(
+            [npm, "install", "--prefix", str(folder), *flags, *specs],
             capture_output=True,
             text=True,
             timeout=INSTALL_TIMEOUT,
             check=False,
+            env=env,
         )
     except subprocess.TimeoutExpired as exc:
-        raise LabUnavailable(f"npm install of {package} took over {INSTALL_TIMEOUT:.0f} s") from exc
-    version = node_version(cached) if cached.exists() else None
-    if done.returncode != 0 or version is None or version < NODE_NEEDED:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
-        raise LabUnavailable(f"npm install of {package} failed: " + " | ".join(tail))
-    return cached
+        raise LabUnavailable(f"npm install{what} took over {INSTALL_TIMEOUT:.0f} s") from exc
+
+
+def _npm_said(done: subprocess.CompletedProcess[str]) -> str:
+    """The last lines npm printed, for the error that names a failed install."""
+    return " | ".join((done.stderr or done.stdout).strip().splitlines()[-5:])
 
 
 def lab_path(node: Path | None = None) -> str:
@@ -322,26 +338,10 @@ def ensure_clis(*, install: bool = True) -> Clis:
 
 
 def _install_clis(npm: str, npm_env: dict[str, str], folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "package.json").write_text(
-        json.dumps({"name": "announcer-agent-lab", "private": True}) + "\n"
-    )
     specs = [f"{package}@{version}" for package, version in PINNED.items()]
-    flags = ["--no-audit", "--no-fund", "--save-exact", "--loglevel=error"]
-    try:
-        done = subprocess.run(
-            [npm, "install", "--prefix", str(folder), *flags, *specs],
-            capture_output=True,
-            text=True,
-            timeout=INSTALL_TIMEOUT,
-            check=False,
-            env=npm_env,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise LabUnavailable(f"npm install took over {INSTALL_TIMEOUT:.0f} s") from exc
+    done = _npm_install(npm, folder, "announcer-agent-lab", specs, env=npm_env)
     if done.returncode != 0 or not _installed(folder):
-        tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
-        raise LabUnavailable("npm install of the agent CLIs failed: " + " | ".join(tail))
+        raise LabUnavailable("npm install of the agent CLIs failed: " + _npm_said(done))
 
 
 def _quiet_base(home: Path) -> dict[str, str]:
