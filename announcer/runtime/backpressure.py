@@ -155,9 +155,7 @@ class InboundQueue:
                     "adapter.refused", f"the format adapter refused a line ({exc})", state
                 )
                 return
-            for event in events:
-                self.items.append((state, json.dumps(event, ensure_ascii=False), False))
-            state.queued += len(events)
+            self._queue_events(state, events)
         else:
             news = news_of(raw)
             if state.honoured and (news is None or not news[0]):
@@ -276,9 +274,7 @@ class InboundQueue:
                 "adapter.finish", f"the format adapter could not finish the stream ({exc})", state
             )
             return
-        for event in events:
-            self.items.append((state, json.dumps(event, ensure_ascii=False), False))
-        state.queued += len(events)
+        self._queue_events(state, events)
         self.wake.set()
 
     def take_source(self, state: QueuedSource) -> list[str | Skipped]:
@@ -328,6 +324,12 @@ class InboundQueue:
             extra=[Diagnostic("rate.exceeded", "", "§10 T4", message, "warning")],
         )
         log.warning("%s: %s", state.source, message)
+
+    def _queue_events(self, state: QueuedSource, events: list[Any]) -> None:
+        """A format adapter's AAEP events, queued as frames of the source that sent them."""
+        for event in events:
+            self.items.append((state, json.dumps(event, ensure_ascii=False), False))
+        state.queued += len(events)
 
     def count_drop(self, code: str, reason: str, state: QueuedSource | None = None) -> None:
         """Every drop is counted and kept in the diagnostics the user can read."""
