@@ -49,7 +49,10 @@ class Announcement:
     ``said_for`` names the other sources' events this one line says too: the same final
     state from several agents at once, said once with their count (issue 20).
     ``answers_key`` marks the UI's answer to the user's own key (``w``, F2, "where am I",
-    an early key's cue): said at once, cutting even a question being read (issue 14 d).
+    a refused key): said at once, cutting even a question being read (issue 14 d).
+    ``cue`` marks an early key's two-word cue ("Not yet.", issue 20): next in line, it
+    cuts nothing off. Cutting would say the cut words again before the waiting question,
+    and a user pressing on every moment would keep that question from ever being read.
     """
 
     text: str
@@ -69,6 +72,7 @@ class Announcement:
     direction: str | None = None
     said_for: tuple[str, ...] = ()
     answers_key: bool = False
+    cue: bool = False
 
 
 # §11.4.2: Unicode bidirectional isolates, one per declared direction.

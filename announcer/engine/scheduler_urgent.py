@@ -127,22 +127,32 @@ class UrgentSpeech(StatusFolding):
     def _reply(self, item: _Queued, now: float) -> list[SpeechCommand]:
         """The answer to the user's own key: at once, cutting off what is being said.
 
-        It never cuts off another answer to a key. Critical speech, a question included,
-        it cuts off only when the UI marked it ``answers_key``; ``do_not_interrupt``
-        defers all but such a critical answer. What it cut off is said again whole after
+        It never cuts off another answer to a key, and an early key's ``cue`` cuts off
+        nothing (issue 20). Critical speech, a question included, it cuts off only when
+        the UI marked it ``answers_key``; ``do_not_interrupt`` defers all but such a
+        critical answer. What it cut off is said again whole after
         it, except the very question it is about (``w``, F2): that is heard through the
         answer, and only its parts not yet begun (the keys line) follow.
         """
         current = self._current
+        incoming = item.announcement
+        if incoming.cue and (
+            (current is not None and current.announcement.cue)
+            or any(waiting.announcement.cue for waiting in self._replies)
+        ):
+            # One early key's cue said or waiting is enough: another would only delay the
+            # question more.
+            self._drop(incoming, "an early key's cue already waits", now)
+            return []
         self._replies.append(item)
         if current is None:
             return self._start_next(now)
         speaking = current.announcement
-        incoming = item.announcement
         critical = speaking.urgency is Urgency.CRITICAL
         key_at_once = incoming.answers_key and incoming.urgency is Urgency.CRITICAL
         if (
             is_user_reply(speaking)
+            or incoming.cue
             or (critical and not incoming.answers_key)
             or (self.settings.do_not_interrupt and not key_at_once)
         ):

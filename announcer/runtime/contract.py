@@ -195,6 +195,11 @@ class UiSession:
         """Our own sentence about a question, said right after it."""
         self.speak(text, Urgency.CRITICAL)
 
+    def say_cue(self, text: str) -> None:
+        """An early key's cue ("Not yet.", issue 20): said after the words being spoken,
+        cutting nothing off (``Announcement.cue``)."""
+        self.speak(text, Urgency.CRITICAL)
+
     def diagnostics_report(self) -> list[str]:
         """Every drop so far, by reason; empty when nothing is counted here."""
         return []

@@ -269,6 +269,9 @@ class LiveSession(UiSession):
             answers_key=interrupt,
         )
 
+    def say_cue(self, text: str) -> None:
+        self.voice.system(text, urgency=Urgency.CRITICAL, kind="system.ui", cue=True)
+
     def stop_speech(self) -> None:
         self.host.silence()
 

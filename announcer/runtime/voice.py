@@ -87,6 +87,7 @@ class SessionVoice:
         kind: str = "system.connection",
         event_id: str | None = None,
         answers_key: bool = False,
+        cue: bool = False,
     ) -> None:
         self.say(
             Announcement(
@@ -98,6 +99,7 @@ class SessionVoice:
                 event_id=event_id,
                 kind=kind,
                 answers_key=answers_key,
+                cue=cue,
             )
         )
 

@@ -190,9 +190,15 @@ class PlainQuestions(PlainState):
             return
         reason = self._tr(verdict.message)
         self._print(reason)
-        # An early key's cue follows the words being said: cutting the question off would
-        # read it again from its start, and a user pressing on would never hear it whole.
-        self._speak(reason, at_once=verdict.code not in ("arming", "not_heard"))
+        if verdict.code in ("arming", "not_heard"):
+            # An early key's cue follows the words being said and cuts nothing off: what it
+            # cut would be said again first, and a user pressing on would keep the
+            # question waiting behind it for ever.
+            self._own_words.append(reason)
+            if self.session is not None:
+                self.session.say_cue(reason)
+            return
+        self._speak(reason)
 
     def _confirm_step(self, prompt: PendingPrompt, typed: str) -> UserAnswer | None:
         """The second line of a risky accept: ``c`` confirms, r rejects, anything else goes back."""

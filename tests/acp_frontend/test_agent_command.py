@@ -157,7 +157,7 @@ class AgentRun:
                     return printed
                 if printed.startswith("Not yet."):
                     break
-            assert time.monotonic() < deadline, f"never printed {needle!r}"
+            assert time.monotonic() < deadline, f"never printed {needle!r}; printed: {self.seen}"
             time.sleep(RETRY_AFTER)
 
     def type(self, line: str) -> None:

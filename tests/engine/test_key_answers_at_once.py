@@ -204,16 +204,72 @@ def test_do_not_interrupt_still_lets_a_critical_key_answer_cut_in() -> None:
     assert voice.whole() == [WHOLE_PLAN, KEYS, "Main screen."]
 
 
+def early_key_cue(text: str = "Not yet.") -> Announcement:
+    """What a UI says for a key pressed before its question armed (``session.say_cue``)."""
+    return Announcement(
+        text=text, urgency=Urgency.CRITICAL, interrupt=True, kind="system.ui", cue=True
+    )
+
+
 def test_the_early_keys_cue_follows_the_question_it_never_restarts_it() -> None:
-    """Not marked ``answers_key`` (the UIs' "Not yet."): the question goes on (issue 20)."""
+    """The UIs' "Not yet." (``cue``): the question goes on (issue 20)."""
     voice = Voice()
     voice.submit(question(), keys_line())
     voice.at(2.0)
-    cue = Announcement(text="Not yet.", urgency=Urgency.CRITICAL, interrupt=True, kind="system.ui")
+    cue = early_key_cue()
     voice.submit(cue)
     voice.play_out()
     assert voice.whole() == [QUESTION, KEYS, "Not yet."]
     assert not any(u.stopped for u in voice.heard)
+
+
+#: a status line of the question's own session, longer than the cue's 2 s interval
+MODE = (
+    "Mode: Manual. Model: Default (recommended). Effort: Default. Fast mode: Off. Ultracode: Off."
+)
+
+
+def test_a_key_pressed_on_and_on_never_keeps_the_question_waiting() -> None:
+    """Found in the lab under load: the agent's status line was being read when its
+    question came, and the user kept pressing A (every 0.25 s). Each "Not yet." cut the
+    status line off, which was then said again ahead of the question, and the next cue
+    cut it again: the question was never read, so its keys never armed. The cue now
+    cuts nothing off: the status line is said once, then the cue, then the question."""
+    voice = Voice()
+    guard = KeyGuard(arming_seconds=1.0, pace_wpm=WPM)
+    status = Announcement(
+        text=MODE, kind="agent.state.changed", event_id="evt_mode", session_id="sess_plan"
+    )
+    assert estimated_seconds(MODE, WPM) > 2.0  # longer than the cue's interval
+    voice.submit(status)
+    voice.at(0.05)
+    ask = question("Scripted Agent wants to run: touch made.txt?")
+    voice.submit(ask, keys_line())
+    guard.present(PLAN, 0.05)
+    now, sent_at, cues = 0.05, None, 0
+    while sent_at is None and now < 30.0:  # bounded: 120 presses of simulated time
+        now += 0.25
+        voice.at(now)
+        started = next((u.started for u in voice.heard if u.announcement is ask), None)
+        if started is not None:
+            guard.speech_started(PLAN, started, ask.text)
+        verdict = guard.press(PLAN, "accept", now, key="a")
+        if verdict.sends:
+            sent_at = now
+        elif verdict.message:
+            cues += 1
+            voice.submit(early_key_cue(verdict.message))
+    assert sent_at is not None, [(u.announcement.text[:20], u.stopped) for u in voice.heard]
+    # The status line said once, whole; the question began after it and one cue (a
+    # second cue while one still waits is not said: counted, it would only delay more).
+    assert [u.stopped for u in voice.heard if u.announcement is status] == [False]
+    assert [u.announcement.text for u in voice.heard].count("Not yet.") == 1
+    assert voice.scheduler.drops == {"an early key's cue already waits": cues - 1}
+    assert (
+        voice.started(ask) < estimated_seconds(MODE, WPM) + estimated_seconds("Not yet.", WPM) + 0.3
+    )
+    assert not any(u.stopped for u in voice.heard)
+    assert cues >= 1
 
 
 def test_the_question_counts_as_heard_once_ws_answer_is_said_through() -> None:

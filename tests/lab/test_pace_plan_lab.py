@@ -56,7 +56,10 @@ def test_a_real_agents_plan_tools_question_and_long_answer_are_heard_at_pace(
         agent.wait_for("Accept or reject")
         # A medium-risk command: one key accepts once the question was heard (issue 20);
         # a key pressed before that gets a short "Not yet." and costs nothing.
-        agent.answer_until("a", "Sent: accept.")
+        try:
+            agent.answer_until("a", "Sent: accept.")
+        except AssertionError as e:
+            raise AssertionError(f"{e}\nHEARD: {list(heard)}") from None
         agent.wait_for("finished the turn.")
         deadline = time.monotonic() + TIMEOUT
         while not any("finished the turn." in text for text in said()):

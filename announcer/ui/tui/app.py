@@ -413,6 +413,12 @@ class AnnouncerApp(App[None]):
         self._show_if_silent(text)
         self.session.speak(text, urgency, interrupt)
 
+    def say_cue(self, text: str) -> None:
+        """An early key's cue: after the words being said, cutting nothing off (issue 20)."""
+        self._show_in_dialog(text)
+        self._show_if_silent(text)
+        self.session.say_cue(text)
+
     def _show_in_dialog(self, text: str) -> None:
         """What we say while a question's dialog is open (a refused key, "not a number")
         is shown in the dialog itself, not only in the transcript hidden behind it."""

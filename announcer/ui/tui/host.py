@@ -58,6 +58,8 @@ class AnnouncerHost(Protocol):
         self, text: str, urgency: Urgency = Urgency.NORMAL, interrupt: bool = False
     ) -> None: ...
 
+    def say_cue(self, text: str) -> None: ...
+
     def say_about(
         self,
         prompt: PendingPrompt,

@@ -210,7 +210,7 @@ class PromptScreen(ModalScreen[None]):
         is never read again for it."""
         if verdict.code in ("arming", "not_heard"):
             if verdict.message:
-                self.announcer.say(_(verdict.message), Urgency.CRITICAL)
+                self.announcer.say_cue(_(verdict.message))
             return
         # The answer to the user's own key, at once (no event_id: not news about it).
         self.announcer.say(_(verdict.message), Urgency.CRITICAL, interrupt=True)
