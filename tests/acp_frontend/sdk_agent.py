@@ -32,6 +32,8 @@ writes it only when allowed. The prompt picks the scenario:
   offers in ``authMethods``; it asks for ``yes`` on the terminal and writes
   ``logged-in.txt``, after which ``session/new`` needs no login;
 - ``notice``: two session notices (info, warning), then an answer;
+- ``remove``: asks to run ``rm -rf build`` (high risk: an accept takes two keys, once the
+  question was heard) and appends the option picked to ``choices.txt``;
 - ``review``: Codex's approval reviewer ("Guardian Review") allows one command and
   denies another, as codex-acp reports them;
 - anything else: a short answer in three chunks.
@@ -40,6 +42,8 @@ writes it only when allowed. The prompt picks the scenario:
 mode, ``SETTINGS``), which it changes when asked and logs to ``settings.txt``;
 ``--sessions``: it lists two old sessions and resumes one when asked (``settings.txt``);
 ``--modes``: modes only (no config options), so a client must use ``session/set_mode``.
+``--long-settings``: eight config options, as Claude's adapter has: the status line that
+says them when the session starts takes seconds to say (``LONG_SETTINGS``).
 
 ``--tag NAME`` (several agents in one folder): its title is NAME, every prompt it gets is
 appended to ``prompts-NAME.txt``, every permission answer to ``answers-NAME.txt``, its
@@ -189,6 +193,24 @@ def review_update(call_id: str, status: str, verdict: str, action: str) -> Any:
     )
 
 
+#: ``--long-settings``: a status line of some forty words ("Mode: Ask before edits. Model: …")
+LONG_SETTINGS: list[dict[str, Any]] = [
+    {"id": option_id, "name": name, "category": category, "type": "select",
+     "currentValue": "on",
+     "options": [{"value": "on", "name": value}, {"value": "off", "name": "Off"}]}
+    for option_id, name, category, value in (
+        ("mode", "Mode", "mode", "Ask before every edit and every command"),
+        ("model", "Model", "model", "Claude Opus, the most capable model for complex work"),
+        ("effort", "Reasoning effort", "thought_level", "High, with extended thinking"),
+        ("style", "Output style", "other", "Explanatory, with insights as it works"),
+        ("context", "Context window", "other", "Two hundred thousand tokens"),
+        ("sandbox", "Sandbox", "other", "Workspace folder only, no network"),
+        ("review", "Code review", "other", "After every change"),
+        ("ultracode", "Ultracode", "other", "Off for this session"),
+    )
+]  # fmt: skip
+
+
 #: ``SDK_AGENT_NEEDS_LOGIN``: its ``authMethods``; every ``session/new`` needs a login
 LOGINS = [
     {"id": "sub", "name": "Claude Subscription", "type": "terminal",
@@ -262,6 +284,10 @@ class ScriptedAgent:
         self.log("pid.txt", str(os.getpid()))
         if self.settings == "settings":
             return schema.NewSessionResponse.model_validate({"sessionId": "sess-1", **self.config})
+        if self.settings == "long-settings":
+            return schema.NewSessionResponse.model_validate(
+                {"sessionId": "sess-1", "configOptions": LONG_SETTINGS}
+            )
         if self.settings == "modes":
             return schema.NewSessionResponse.model_validate(
                 {"sessionId": "sess-1", "modes": self.config["modes"]}
@@ -357,6 +383,13 @@ class ScriptedAgent:
                     session_id, acp.update_tool_call("call-1", status="failed")
                 )
                 return schema.PromptResponse(stop_reason="end_turn")
+        elif text == "remove":
+            await self.tool(session_id, "call-rm", "rm -rf build", "delete",
+                            raw_input={"command": "rm -rf build"})  # fmt: skip
+            choice = await self.ask(session_id, "call-rm", "rm -rf build", "delete")
+            with self.file("choices.txt").open("a") as log:
+                log.write(f"{choice}\n")
+            await self.say(session_id, "Removed the build folder." if choice else "Left it.")
         elif text == "edit":
             target = str(self.cwd / "app.py")
             await self.tool(session_id, "call-2", "Edit app.py", "edit",
@@ -529,7 +562,9 @@ def main() -> None:
         print("cannot start: no model configured", file=sys.stderr)
         sys.exit(3)
     tag = sys.argv[sys.argv.index("--tag") + 1] if "--tag" in sys.argv else None
-    settings = next((a[2:] for a in sys.argv if a in ("--settings", "--modes")), None)
+    settings = next(
+        (a[2:] for a in sys.argv if a in ("--settings", "--modes", "--long-settings")), None
+    )
     # session/resume is still "unstable" in the SDK: enabled only where it is used
     unstable = "--sessions" in sys.argv
     asyncio.run(acp.run_agent(ScriptedAgent(tag, settings), use_unstable_protocol=unstable))

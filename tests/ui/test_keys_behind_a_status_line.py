@@ -1,0 +1,297 @@
+"""A key pressed on and on while a long status line delays the question (issue 20, CI).
+
+The lab caught it at ``--speech paced --pace 600``: the agent's settings line ("Mode: …
+Ultracode: Off.", seconds long) was being read when its question came; the user kept
+pressing ``a``; each "Not yet." cut the status line off, which was said again ahead of
+the question, and the next cue cut it again: the question was never read, so its keys
+never armed. Here the same moment, in both interfaces, with no lab: the scripted agent
+(tests/acp_frontend/sdk_agent.py, ``--long-settings``: a status line of some forty words)
+as a real child process through ``AcpTransport``, the plain line interface reading a real
+pipe or the Textual app under Pilot, and speech by the ``paced`` backend on the loop's
+clock at 600 words a minute, written as the jsonl record.
+
+What is checked is what the user heard (the record) and what the agent received (the
+option it appends to ``choices.txt``): the status line heard whole once and never cut
+after the question came; one "Not yet." at most while it is read; the question read
+once, and whole before a high-risk accept; the key answers it exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import itertools
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from announcer.engine.scheduler import estimated_seconds
+from announcer.engine.settings import UserSettings
+from announcer.runtime.session import LiveSession
+from announcer.speech.driver import SpeechDriver
+from announcer.speech.paced import LoopClock, PacedBackend
+from announcer.transports.acp import AcpTransport
+from tests.support.speech_record import records, speak_records, spoken_in
+from tests.support.waiting import until, until_on_pilot
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 60.0
+#: the lab's pace: the status line (some forty words) still takes over three seconds,
+#: more than the two seconds between two cues, so each cue used to cut it off again
+PACE = 600
+#: a person pressing on: a key every quarter second, for at most 60 s (a hang turns into
+#: a failure; the verdict never waits on this)
+EVERY = 0.25
+TRIES = 240
+STATUS_START = "Mode: Ask before every edit and every command."
+CUE = "Not yet."
+#: the option the agent records for a one-time allow (sdk_agent ``ask``)
+ALLOW_ONCE = "once"
+#: how each interface says that the accept went
+PLAIN_ANSWERED = "Sent: accept."
+TUI_ANSWERED = "Accepted: Scripted Agent wants to run:"
+
+
+class Heard:
+    """The jsonl record of one run, read as it grows."""
+
+    def __init__(self, record: io.StringIO) -> None:
+        self.record = record
+
+    def lines(self) -> list[dict[str, Any]]:
+        return records(self.record)
+
+    def status(self) -> list[dict[str, Any]]:
+        return [r for r in self.lines() if str(r["text"]).startswith(STATUS_START)]
+
+    def question(self) -> list[dict[str, Any]]:
+        return [
+            r
+            for r in speak_records(self.record)
+            if str(r["text"]).startswith("Confirmation needed.")
+        ]
+
+    def status_cut_after(self, index: int) -> bool:
+        """The status line was cut off after record line ``index`` (the question came)."""
+        return any(
+            r["action"] == "cancel" and str(r["text"]).startswith(STATUS_START)
+            for r in self.lines()[index:]
+        )
+
+
+def _session(folder: Path, backend: PacedBackend) -> LiveSession:
+    agent = AcpTransport(
+        [sys.executable, "-m", "tests.acp_frontend.sdk_agent", "--long-settings"],
+        name="Scripted",
+        cwd=str(folder),
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    return LiveSession(
+        [], UserSettings(pace_wpm=PACE), transports=[agent], driver=SpeechDriver(backend)
+    )
+
+
+def _backend(record: io.StringIO) -> PacedBackend:
+    return PacedBackend(LoopClock(asyncio.get_running_loop()), rate_wpm=PACE, stream=record)
+
+
+def _status_being_read(backend: PacedBackend) -> bool:
+    """The status line began and was not yet said through (it may be waiting to be said
+    again after the user's own message cut it): the question waits behind it."""
+    status = [u for u in backend.utterances if u.announcement.text.startswith(STATUS_START)]
+    return bool(status) and not any(u.ended is not None and not u.stopped for u in status)
+
+
+def _choices(folder: Path) -> list[str]:
+    path = folder / "choices.txt"
+    return path.read_text().split() if path.exists() else []
+
+
+def _shown(lines: list[dict[str, Any]]) -> list[str]:
+    """A record, one short line an entry, for a failure's message."""
+    return [f"{r['t']:.2f} {r['action']} {str(r['text'])[:60]}" for r in lines]
+
+
+def check_heard(heard: Heard, question_came_at: int, *, risky: bool, answered: str) -> None:
+    """The verdict on what was heard, the same for both interfaces (``answered``: how the
+    interface says the answer was sent)."""
+    lines = heard.lines()
+    status = heard.status()
+    # Heard whole once: one reading of it was never cut off, and none after the question.
+    whole = [
+        r
+        for i, r in enumerate(lines)
+        if r["action"] == "speak"
+        and str(r["text"]).startswith(STATUS_START)
+        and not any(
+            later["action"] == "cancel" and later["text"] == r["text"] for later in lines[i + 1 :]
+        )
+    ]
+    assert len(whole) == 1, status
+    assert not heard.status_cut_after(question_came_at), lines[question_came_at:]
+    questions = heard.question()
+    assert len(questions) == 1, questions  # read once, never again for a key
+    question = questions[0]
+    begun = lines.index(question)
+    # The question waited for the status line said through, then came.
+    assert lines.index(whole[0]) < begun
+    # At most one cue for the status line's reading (said after it, cutting nothing), and
+    # never two cues in a row: each later one waited, and was dropped, while one waited.
+    said = [str(r["text"]) for r in lines[: begun + 1] if r["action"] == "speak"]
+    after_status = lines[lines.index(whole[0]) : begun]
+    cues = [r for r in after_status if r["action"] == "speak" and r["text"] == CUE]
+    assert len(cues) <= 1, "\n".join(_shown(lines))
+    assert all(a != CUE or b != CUE for a, b in itertools.pairwise(said)), said
+    if risky:
+        # A high-risk accept waits until the question was said through: whatever cut it
+        # off (the confirm step) came once its words were said.
+        cut = next(
+            (r for r in lines[begun:] if r["action"] == "cancel" and r["text"] == question["text"]),
+            None,
+        )
+        if cut is not None:
+            words = estimated_seconds(str(question["text"]), PACE) - 0.25  # less start-up
+            assert float(cut["t"]) - float(question["t"]) >= words - 0.1, (question, cut)
+    sent = [t for t in spoken_in(lines) if t.startswith(answered)]
+    assert len(sent) == 1, spoken_in(lines)
+
+
+class PlainRun:
+    """The plain interface on a real pipe, a live session and its speech record."""
+
+    def __init__(self, folder: Path) -> None:
+        from announcer.ui.plain import PlainUi
+
+        self.folder = folder
+        self.speech = io.StringIO()
+        self.heard = Heard(self.speech)
+        self.out = io.StringIO()
+        self.backend = _backend(self.speech)
+        self.session = _session(folder, self.backend)
+        read_end, self.write_end = os.pipe()
+        self.typed = os.fdopen(read_end, encoding="utf-8")
+        self.ui = PlainUi(out=self.out, inp=self.typed)
+        self.ui.attach(self.session)
+        self.runner = asyncio.ensure_future(self.session.run())
+
+    def type_line(self, line: str) -> None:
+        os.write(self.write_end, f"{line}\n".encode())
+
+    def printed(self, text: str) -> Callable[[], bool]:
+        return lambda: text in self.out.getvalue()
+
+    async def close(self) -> None:
+        self.session.stop()
+        await asyncio.wait_for(self.runner, TIMEOUT)
+        os.close(self.write_end)
+        self.typed.close()
+
+
+async def press_on(
+    key: Callable[[], Any],
+    done: Callable[[], bool],
+    status_cut: Callable[[], bool],
+    pause: Callable[[float], Any],
+) -> None:
+    """Press ``key`` every quarter second until ``done``; a cut status line fails at once
+    (the defect: it would be said again, and cut again, for ever)."""
+    for _ in range(TRIES):
+        if done():
+            return
+        assert not status_cut(), "a key's cue cut the status line off"
+        await key()
+        await pause(EVERY)
+    raise AssertionError(f"pressed {TRIES} times and never got through")
+
+
+@pytest.mark.parametrize(("scenario", "risky"), [("write", False), ("remove", True)])
+async def test_plain_keys_pressed_on_behind_a_status_line(
+    tmp_path: Path, scenario: str, risky: bool
+) -> None:
+    run = PlainRun(tmp_path)
+    heard = run.heard
+    try:
+        await until(lambda: bool(heard.status()), "the status line")
+        run.type_line(scenario)
+        await until(run.printed("Accept or reject:"), "the question")
+        question_came_at = len(heard.lines())
+        assert _status_being_read(run.backend), heard.lines()  # the moment under test
+
+        async def press() -> None:
+            run.type_line("a")
+
+        step = "Type c then Enter to confirm" if risky else "Sent: accept."
+        await press_on(
+            press,
+            run.printed(step),
+            lambda: heard.status_cut_after(question_came_at),
+            asyncio.sleep,
+        )
+        if risky:
+            run.type_line("c")
+            await until(run.printed("Sent: accept."), "the accept sent")
+        await until(lambda: bool(_choices(tmp_path)), "the agent's answer")
+        await until(lambda: PLAIN_ANSWERED in spoken_in(run.speech), "the answer heard")
+    finally:
+        await run.close()
+    assert _choices(tmp_path) == [ALLOW_ONCE]  # answered exactly once, as pressed
+    check_heard(heard, question_came_at, risky=risky, answered=PLAIN_ANSWERED)
+
+
+@pytest.mark.parametrize(("scenario", "risky"), [("write", False), ("remove", True)])
+async def test_tui_keys_pressed_on_behind_a_status_line(
+    tmp_path: Path, scenario: str, risky: bool
+) -> None:
+    from announcer.ui.tui.app import AnnouncerApp
+    from announcer.ui.tui.modals import ConfirmScreen
+
+    speech = io.StringIO()
+    heard = Heard(speech)
+    backend = _backend(speech)
+    session = _session(tmp_path, backend)
+    app = AnnouncerApp(session, save_settings=lambda _settings: None)
+    async with app.run_test() as pilot:
+        runner = asyncio.ensure_future(session.run())
+        try:
+            await until_on_pilot(pilot, lambda: bool(heard.status()), "the status line")
+            await pilot.press(*scenario, "enter")
+            await until_on_pilot(
+                pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question's dialog"
+            )
+            question_came_at = len(heard.lines())
+            assert _status_being_read(backend), heard.lines()
+
+            async def press() -> None:
+                await pilot.press("a")
+
+            def done() -> bool:
+                if risky:
+                    return app.key_guard.confirming
+                return bool(_choices(tmp_path))
+
+            await press_on(
+                press,
+                done,
+                lambda: heard.status_cut_after(question_came_at),
+                pilot.pause,
+            )
+            if risky:
+                await pilot.press("enter")
+            await until_on_pilot(pilot, lambda: bool(_choices(tmp_path)), "the agent's answer")
+            await until_on_pilot(
+                pilot,
+                lambda: any(t.startswith(TUI_ANSWERED) for t in spoken_in(speech)),
+                "the answer heard",
+            )
+        except AssertionError:
+            print("\n".join(_shown(heard.lines())))
+            raise
+        finally:
+            session.stop()
+            await asyncio.wait_for(runner, TIMEOUT)
+    assert _choices(tmp_path) == [ALLOW_ONCE]
+    check_heard(heard, question_came_at, risky=risky, answered=TUI_ANSWERED)
