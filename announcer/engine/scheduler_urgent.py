@@ -144,6 +144,13 @@ class UrgentSpeech(StatusFolding):
             # question more.
             self._drop(incoming, "an early key's cue already waits", now)
             return []
+        if not incoming.cue:
+            # A later key's answer says what that key did ("Accept: …? Type c to confirm",
+            # "Sent: accept."): an earlier key's "Not yet." still waiting would now
+            # contradict it.
+            for waiting in [w for w in self._replies if w.announcement.cue]:
+                self._replies.remove(waiting)
+                self._drop(waiting.announcement, "a later key's answer replaced the cue", now)
         self._replies.append(item)
         if current is None:
             return self._start_next(now)

@@ -272,6 +272,47 @@ def test_a_key_pressed_on_and_on_never_keeps_the_question_waiting() -> None:
     assert cues >= 1
 
 
+def test_an_early_keys_waiting_cue_is_not_said_after_a_later_keys_answer() -> None:
+    """A high-risk question: A pressed while it is read gets "Not yet." (it waits, cutting
+    nothing); once the question was heard, A gets its confirm step at once. The waiting
+    cue used to follow it: "Accept …? Type c to confirm. Not yet." told the user the
+    second key would not work. A later key's answer replaces a waiting cue (counted)."""
+    voice = Voice()
+    ask = question("Scripted Agent wants to run: rm -rf build. High risk. This cannot be undone.")
+    voice.submit(ask, keys_line())
+    voice.at(1.0)
+    voice.submit(early_key_cue())  # A, before the question was heard: waits behind it
+    voice.at(2.0)
+    step = key_answer("Accept: rm -rf build? Type c then Enter to confirm.")
+    voice.submit(step)  # A again, now heard: the confirm step, at once
+    assert voice.started(step) == 2.0
+    voice.play_out()
+    said = [u.announcement.text for u in voice.heard]
+    assert "Not yet." not in said, said
+    assert voice.scheduler.drops["a later key's answer replaced the cue"] == 1
+    # The same once the accept itself was sent: no "Not yet." after "Sent: accept.".
+    voice = Voice()
+    voice.submit(ask, keys_line())
+    voice.at(0.5)
+    voice.submit(early_key_cue())
+    voice.at(1.5)
+    voice.submit(key_answer("Sent: accept."))
+    voice.play_out()
+    said = [u.announcement.text for u in voice.heard]
+    assert "Sent: accept." in said and "Not yet." not in said, said
+
+
+def test_a_cue_being_said_is_not_cut_by_a_later_keys_answer_which_follows_it() -> None:
+    """The cue already being said is heard out (it is short and answers a key), and the
+    later key's answer follows it: the order the keys were pressed in."""
+    voice = Voice()
+    voice.submit(early_key_cue())
+    voice.at(0.1)
+    voice.submit(key_answer("Sent: reject."))
+    voice.play_out()
+    assert voice.whole() == ["Not yet.", "Sent: reject."]
+
+
 def test_the_question_counts_as_heard_once_ws_answer_is_said_through() -> None:
     """A high-risk accept needs the question heard; W's reading of it counts, not more."""
     guard = KeyGuard(arming_seconds=1.0, pace_wpm=WPM)

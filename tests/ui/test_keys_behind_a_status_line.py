@@ -51,6 +51,8 @@ STATUS_START = "Mode: Ask before every edit and every command."
 CUE = "Not yet."
 #: the option the agent records for a one-time allow (sdk_agent ``ask``)
 ALLOW_ONCE = "once"
+#: how both interfaces begin a risky accept's confirm step
+CONFIRM_STEP = "Accept: "
 #: how each interface says that the accept went
 PLAIN_ANSWERED = "Sent: accept."
 TUI_ANSWERED = "Accepted: Scripted Agent wants to run:"
@@ -158,6 +160,11 @@ def check_heard(heard: Heard, question_came_at: int, *, risky: bool, answered: s
             assert float(cut["t"]) - float(question["t"]) >= words - 0.1, (question, cut)
     sent = [t for t in spoken_in(lines) if t.startswith(answered)]
     assert len(sent) == 1, spoken_in(lines)
+    # The key's answer (a risky accept's confirm step, or the answer sent) is the last
+    # word on it: no earlier key's "Not yet." still waiting is said after it.
+    said = spoken_in(lines)
+    reply = next(i for i, t in enumerate(said) if t.startswith(CONFIRM_STEP if risky else answered))
+    assert CUE not in said[reply:], said[reply:]
 
 
 class PlainRun:
