@@ -384,6 +384,7 @@ class KeyGuard:
         two_keys: bool = False,
         key: str = "",
         must_be_heard: bool = False,
+        cut_off: bool = False,
     ) -> KeyVerdict:
         """A key pressed while ``token`` was on screen; ``two_keys``: accept needs confirming.
 
@@ -393,7 +394,9 @@ class KeyGuard:
         ``two_keys`` comes from :func:`accept_needs_two_keys` for the question; the
         ``always`` rule is applied here as well, so no caller can loosen it.
         ``must_be_heard`` (:func:`is_high_risk`): an accept waits until the question was
-        said through.
+        said through. ``cut_off``: the speech engine's word that a key's answer cut the
+        question off and it was not said through since (``question_cut``): however much
+        time has passed, it was not heard, and such an accept waits for its next reading.
         """
         shown = self._shown
         if shown is None or token is None or shown.token != token:
@@ -417,7 +420,7 @@ class KeyGuard:
             return _ARMING if self._cue(shown, now) else _ARMING_QUIET
         accepting = intent == "accept" or intent == "accept_always"
         heard = self.heard_at()
-        if accepting and must_be_heard and heard is not None and now < heard:
+        if accepting and must_be_heard and heard is not None and (cut_off or now < heard):
             return _NOT_HEARD if self._cue(shown, now) else _NOT_HEARD_QUIET
         if intent == "accept" or intent in ALWAYS_INTENTS:
             if shown.confirming:

@@ -410,6 +410,11 @@ class Engine(UnreadableFrames):
         """
         return self.scheduler.question_started_at(prompt.event_id)
 
+    def question_cut(self, prompt: PendingPrompt) -> bool:
+        """``prompt``'s question was cut off by a key's answer and not yet said through
+        again: not heard whole, whatever time has passed (a high-risk accept waits)."""
+        return self.scheduler.question_cut(prompt.event_id)
+
     def take_outgoing(self) -> list[OutgoingReply]:
         """Replies made without the user (only ``auto_reject``), to send now."""
         replies = list(self._outgoing)

@@ -187,6 +187,11 @@ class SpeechScheduler(UrgentSpeech):
         """
         return self._question_started.get(event_id)
 
+    def question_cut(self, event_id: str) -> bool:
+        """The question ``event_id`` was cut off by a key's answer before it was said
+        through, and not yet said through since: it has not been heard whole."""
+        return event_id in self._questions_cut
+
     def question_has_ended(self, event_id: str) -> bool:
         return event_id in self._ended_questions
 
@@ -313,6 +318,7 @@ class SpeechScheduler(UrgentSpeech):
         (:data:`QUESTION_END_KINDS`). Issue 14 c.
         """
         self._remember_ended(event_id, now)
+        self._questions_cut.pop(event_id, None)
         self._drop_event(event_id, reason, now)
         self._release_lead_up(event_id)
         current = self._current
@@ -531,6 +537,8 @@ class SpeechScheduler(UrgentSpeech):
     def _finish_current(self, now: float) -> list[SpeechCommand]:
         current = self._current
         if current is not None:
+            if current.announcement.kind in PROMPT_KINDS and current.announcement.event_id:
+                self._questions_cut.pop(current.announcement.event_id, None)  # said through
             source = _source_of(current.announcement)
             if current.announcement.urgency is Urgency.CRITICAL or is_user_reply(
                 current.announcement

@@ -93,6 +93,9 @@ class SchedulerState:
         self._ended_questions: dict[str, None] = {}
         # When each question was first heard (event id -> now), for the answering UI.
         self._question_started: dict[str, float] = {}
+        # Questions a key's answer cut off before they were said through: not heard until
+        # said again through (a high-risk accept waits for that, answer_guard).
+        self._questions_cut: dict[str, None] = {}
         # Which session asked each question (event id -> session), to forget with it its
         # "your question is still open" reminder.
         self._question_sessions: dict[str, str] = {}

@@ -151,6 +151,16 @@ class UrgentSpeech(StatusFolding):
             for waiting in [w for w in self._replies if w.announcement.cue]:
                 self._replies.remove(waiting)
                 self._drop(waiting.announcement, "a later key's answer replaced the cue", now)
+        if any(
+            waiting.announcement.text == incoming.text
+            and waiting.announcement.event_id == incoming.event_id
+            for waiting in self._replies
+        ):
+            # A wrong key pressed on and on: one refusal said and one waiting is enough;
+            # each more would wait its turn, and the question behind them all (it piled
+            # up half a minute of "Type A to accept or R to reject" for 8 s of presses).
+            self._drop(incoming, "the same answer to a key already waits", now)
+            return []
         self._replies.append(item)
         if current is None:
             return self._start_next(now)
@@ -171,6 +181,10 @@ class UrgentSpeech(StatusFolding):
         if incoming.event_id is not None and speaking.event_id == incoming.event_id:
             self._heard_through_key(current, now)
         elif critical or self.settings.after_interrupt == "resume" or speaking.kind == WORDS_KIND:
+            if speaking.event_id is not None and speaking.event_id in self._question_started:
+                self._questions_cut[speaking.event_id] = None  # a question, or its keys line
+                if len(self._questions_cut) > len(self._question_started):
+                    del self._questions_cut[next(iter(self._questions_cut))]
             # Critical speech is never lost (said again whole, in its place), and issue 20:
             # the agent's words are never dropped; the sentence the key cut off is said
             # again from its start, whatever ``after_interrupt`` says.
@@ -190,6 +204,8 @@ class UrgentSpeech(StatusFolding):
         """
         speaking = current.announcement
         lane = self._queues[Urgency.CRITICAL] if current.held else self._lane(speaking)
+        if speaking.event_id is not None:
+            self._questions_cut.pop(speaking.event_id, None)  # heard through the key's answer
         if speaking.kind not in PROMPT_KINDS:
             lane.appendleft(_Queued(speaking, now, current.seconds, current.order, kept=True))
             return

@@ -158,6 +158,11 @@ class UiSession:
         """The clock ``PendingPrompt.received_at`` was measured with."""
         return time.monotonic()
 
+    def question_cut(self, prompt: PendingPrompt) -> bool:
+        """Whether ``prompt``'s question was cut off by a key's answer and not yet said
+        through again (:meth:`announcer.engine.pipeline.Engine.question_cut`)."""
+        return False
+
     def accept_open(self, prompt: PendingPrompt) -> bool:
         """Whether accept may still be sent for ``prompt`` now, as the reply book judges it
         (§6.4: accept closes at the producer's deadline by our best estimate; reject stays

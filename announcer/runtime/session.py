@@ -272,6 +272,9 @@ class LiveSession(UiSession):
     def say_cue(self, text: str) -> None:
         self.voice.system(text, urgency=Urgency.CRITICAL, kind="system.ui", cue=True)
 
+    def question_cut(self, prompt: PendingPrompt) -> bool:
+        return self.engine.question_cut(prompt)
+
     def stop_speech(self) -> None:
         self.host.silence()
 

@@ -272,6 +272,7 @@ class PlainUi(PlainCommands, PlainQuestions):
                 and accept_needs_two_keys(prompt.event, self.guard.two_key_rule),
                 key=text.lower(),
                 must_be_heard=confirmation and is_high_risk(prompt.event),
+                cut_off=self.session is not None and self.session.question_cut(prompt),
             )
             if verdict.kind == "confirm_step":
                 # The action by its first words: a long command is not read again.

@@ -313,6 +313,74 @@ def test_a_cue_being_said_is_not_cut_by_a_later_keys_answer_which_follows_it() -
     assert voice.whole() == ["Not yet.", "Sent: reject."]
 
 
+def test_a_wrong_key_pressed_on_and_on_piles_up_no_refusals_before_the_question() -> None:
+    """A wrong key every quarter second for 8 s while a question is read: each refusal
+    is the answer to a key (the first cuts the question off), but one said and one
+    waiting is enough. They used to queue one each press (8 s of presses, 43 s of
+    refusals), the question behind them all; now it is said again whole soon after the
+    last press."""
+    refusal = "Type A to accept or R to reject, then press Enter."
+    voice = Voice()
+    ask = question("Scripted Agent wants to run: rm -rf build. High risk. This cannot be undone.")
+    voice.submit(ask, keys_line())
+    now = 0.5
+    for _ in range(32):  # bounded: 8 s of simulated presses
+        voice.at(now)
+        voice.submit(key_answer(refusal))
+        now += 0.25
+    last_press = now - 0.25
+    voice.play_out()
+    said = [u.announcement.text for u in voice.heard]
+    # About one per refusal's length while pressing, and one waiting when it stops.
+    assert said.count(refusal) <= 8.0 / estimated_seconds(refusal, WPM) + 2, said
+    assert voice.scheduler.drops["the same answer to a key already waits"] >= 20
+    # The question, said again whole after the refusals, within two refusals' time.
+    again = [u for u in voice.heard if u.announcement is ask][-1]
+    assert not again.stopped
+    assert again.started <= last_press + 2 * estimated_seconds(refusal, WPM) + 0.01
+
+
+def test_a_question_cut_off_by_a_refusal_is_not_heard_until_said_through_again() -> None:
+    """A high-risk question cut off half a second in by a wrong key's refusal, the wrong
+    key pressed for 8 s: its reading's time passes, yet it was never heard. The guard
+    used to let the accept through (its confirm step) on time alone; now the speech
+    engine's word (``question_cut``) holds it until the question is said through again."""
+    refusal = "Type A to accept or R to reject, then press Enter."
+    voice = Voice()
+    guard = KeyGuard(arming_seconds=1.0, pace_wpm=WPM)
+    text = "Scripted Agent wants to run: rm -rf build. High risk. This cannot be undone."
+    ask = question(text)
+    voice.submit(ask, keys_line())
+    guard.present(PLAN, 0.0)
+    guard.speech_started(PLAN, 0.0, text)
+    now = 0.5
+    for _ in range(32):  # bounded: 8 s of simulated presses
+        voice.at(now)
+        voice.submit(key_answer(refusal))
+        now += 0.25
+    assert now > guard.heard_at() + 3.0  # the reading's time is long past
+    scheduler = voice.scheduler
+
+    def accept(at: float) -> str:
+        cut_off = scheduler.question_cut(PLAN)
+        verdict = guard.press(
+            PLAN, "accept", at, two_keys=True, key="a", must_be_heard=True, cut_off=cut_off
+        )
+        return verdict.kind if verdict.kind != "refused" else verdict.code
+
+    assert accept(now) == "not_heard"
+    again = None
+    while again is None or again.ended is None:  # bounded by the question's reading
+        assert now < 60.0
+        now += 0.25
+        voice.at(now)
+        again = next((u for u in voice.heard[1:] if u.announcement is ask), None)
+        if again is not None and again.ended is None:
+            assert accept(now) == "not_heard"  # being said again: not yet through
+    assert not again.stopped
+    assert accept(now) == "confirm_step"  # said through again: the accept goes on
+
+
 def test_the_question_counts_as_heard_once_ws_answer_is_said_through() -> None:
     """A high-risk accept needs the question heard; W's reading of it counts, not more."""
     guard = KeyGuard(arming_seconds=1.0, pace_wpm=WPM)

@@ -85,9 +85,12 @@ class Heard:
         )
 
 
-def _session(folder: Path, backend: PacedBackend) -> LiveSession:
+def _session(
+    folder: Path, backend: PacedBackend, flags: tuple[str, ...] = ("--long-settings",)
+) -> LiveSession:
+    """A live session with the scripted agent (run with ``flags``) and a paced voice."""
     agent = AcpTransport(
-        [sys.executable, "-m", "tests.acp_frontend.sdk_agent", "--long-settings"],
+        [sys.executable, "-m", "tests.acp_frontend.sdk_agent", *flags],
         name="Scripted",
         cwd=str(folder),
         env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -170,7 +173,7 @@ def check_heard(heard: Heard, question_came_at: int, *, risky: bool, answered: s
 class PlainRun:
     """The plain interface on a real pipe, a live session and its speech record."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, flags: tuple[str, ...] = ("--long-settings",)) -> None:
         from announcer.ui.plain import PlainUi
 
         self.folder = folder
@@ -178,7 +181,7 @@ class PlainRun:
         self.heard = Heard(self.speech)
         self.out = io.StringIO()
         self.backend = _backend(self.speech)
-        self.session = _session(folder, self.backend)
+        self.session = _session(folder, self.backend, flags)
         read_end, self.write_end = os.pipe()
         self.typed = os.fdopen(read_end, encoding="utf-8")
         self.ui = PlainUi(out=self.out, inp=self.typed)

@@ -453,6 +453,7 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
             two_keys=self.two_keys,
             key=key,
             must_be_heard=is_high_risk(self.prompt.event),
+            cut_off=self.announcer.session.question_cut(self.prompt),
         )
 
     def _action_words(self) -> str:
