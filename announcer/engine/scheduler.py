@@ -319,6 +319,11 @@ class SpeechScheduler(UrgentSpeech):
         """
         self._remember_ended(event_id, now)
         self._questions_cut.pop(event_id, None)
+        # An early key's "Not yet." still waiting was about the question just answered
+        # (or gone): said now, after the key that answered it, it would contradict it.
+        for waiting in [w for w in self._replies if w.announcement.cue]:
+            self._replies.remove(waiting)
+            self._drop(waiting.announcement, "the question it was about ended", now)
         self._drop_event(event_id, reason, now)
         self._release_lead_up(event_id)
         current = self._current

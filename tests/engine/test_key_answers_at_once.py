@@ -302,6 +302,24 @@ def test_an_early_keys_waiting_cue_is_not_said_after_a_later_keys_answer() -> No
     assert "Sent: accept." in said and "Not yet." not in said, said
 
 
+def test_an_early_keys_waiting_cue_is_not_said_once_its_question_is_answered() -> None:
+    """A pressed just before the question armed: its "Not yet." waits behind the question
+    (it cuts nothing off). The next A answers; the engine ends the question, cutting its
+    reading, and the waiting cue used to be said next: "Not yet." right after the key
+    that answered, before "Sent: accept.". The question's end drops it (counted)."""
+    voice = Voice()
+    voice.submit(question(), keys_line())
+    voice.at(0.3)
+    voice.submit(early_key_cue())
+    voice.at(1.2)
+    voice.run(voice.scheduler.question_ended(PLAN, voice.clock.now()))  # the answer went
+    voice.submit(key_answer("Sent: accept."))
+    voice.play_out()
+    said = [u.announcement.text for u in voice.heard]
+    assert said == [QUESTION, "Sent: accept."], said
+    assert voice.scheduler.drops["the question it was about ended"] == 1
+
+
 def test_a_cue_being_said_is_not_cut_by_a_later_keys_answer_which_follows_it() -> None:
     """The cue already being said is heard out (it is short and answers a key), and the
     later key's answer follows it: the order the keys were pressed in."""
