@@ -23,6 +23,7 @@ import io
 import itertools
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -86,9 +87,13 @@ class Heard:
 
 
 def _session(
-    folder: Path, backend: PacedBackend, flags: tuple[str, ...] = ("--long-settings",)
+    folder: Path,
+    backend: PacedBackend,
+    flags: tuple[str, ...] = ("--long-settings",),
+    clock: Callable[[], float] = time.monotonic,
 ) -> LiveSession:
-    """A live session with the scripted agent (run with ``flags``) and a paced voice."""
+    """A live session with the scripted agent (run with ``flags``) and a paced voice;
+    ``clock``: the session's (a ``HeldClock`` to hold the arming interval still)."""
     agent = AcpTransport(
         [sys.executable, "-m", "tests.acp_frontend.sdk_agent", *flags],
         name="Scripted",
@@ -96,7 +101,11 @@ def _session(
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     return LiveSession(
-        [], UserSettings(pace_wpm=PACE), transports=[agent], driver=SpeechDriver(backend)
+        [],
+        UserSettings(pace_wpm=PACE),
+        transports=[agent],
+        driver=SpeechDriver(backend),
+        clock=clock,
     )
 
 
@@ -144,12 +153,16 @@ def check_heard(heard: Heard, question_came_at: int, *, risky: bool, answered: s
     begun = lines.index(question)
     # The question waited for the status line said through, then came.
     assert lines.index(whole[0]) < begun
-    # At most one cue for the status line's reading (said after it, cutting nothing), and
-    # never two cues in a row: each later one waited, and was dropped, while one waited.
+    # One cue at most for the status line's reading, said after it (cutting nothing off),
+    # and never two cues in a row: a cue waits for what is being said, and a second one
+    # while one waits is dropped. (A cue after each later utterance, the agent's words,
+    # is the rule too: one a moment, never a pile.)
     said = [str(r["text"]) for r in lines[: begun + 1] if r["action"] == "speak"]
-    after_status = lines[lines.index(whole[0]) : begun]
-    cues = [r for r in after_status if r["action"] == "speak" and r["text"] == CUE]
-    assert len(cues) <= 1, "\n".join(_shown(lines))
+    after_status = [
+        str(r["text"]) for r in lines[lines.index(whole[0]) + 1 : begun] if r["action"] == "speak"
+    ]
+    leading_cues = len(list(itertools.takewhile(lambda t: t == CUE, after_status)))
+    assert leading_cues <= 1, "\n".join(_shown(lines))
     assert all(a != CUE or b != CUE for a, b in itertools.pairwise(said)), said
     if risky:
         # A high-risk accept waits until the question was said through: whatever cut it
@@ -173,7 +186,12 @@ def check_heard(heard: Heard, question_came_at: int, *, risky: bool, answered: s
 class PlainRun:
     """The plain interface on a real pipe, a live session and its speech record."""
 
-    def __init__(self, folder: Path, flags: tuple[str, ...] = ("--long-settings",)) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        flags: tuple[str, ...] = ("--long-settings",),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         from announcer.ui.plain import PlainUi
 
         self.folder = folder
@@ -181,7 +199,7 @@ class PlainRun:
         self.heard = Heard(self.speech)
         self.out = io.StringIO()
         self.backend = _backend(self.speech)
-        self.session = _session(folder, self.backend, flags)
+        self.session = _session(folder, self.backend, flags, clock)
         read_end, self.write_end = os.pipe()
         self.typed = os.fdopen(read_end, encoding="utf-8")
         self.ui = PlainUi(out=self.out, inp=self.typed)

@@ -20,7 +20,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from announcer.engine.answer_guard import KeyGuard
 from announcer.ui.tui.app import AnnouncerApp
+from tests.support.clock import HeldClock
 from tests.support.speech_record import spoken_in
 from tests.support.waiting import until, until_on_pilot
 from tests.ui.test_keys_behind_a_status_line import (
@@ -143,6 +145,31 @@ async def test_tui_f2_twice_quickly_over_a_high_risk_question(tmp_path: Path) ->
     assert CUE not in said[step:], said[step:]
 
 
+async def answer_then_hold(
+    press: Callable[[], Awaitable[Any]],
+    guard: KeyGuard,
+    clock: HeldClock,
+    answered: Callable[[], bool],
+    pause: Callable[[float], Awaitable[Any]],
+) -> None:
+    """Press on until the first question takes the key; the key that answers it is pressed
+    with the session's clock held, so the next question, shown at that moment, cannot arm
+    however slowly this machine hands the next key over (tests/support/clock.py)."""
+    for _ in range(TRIES):
+        armed = guard.armed_at()
+        if armed is not None and clock() >= armed:
+            clock.hold()
+            await press()
+            for _ in range(TRIES):
+                if answered():
+                    return
+                await pause(EVERY)
+            raise AssertionError("the armed key answered nothing")
+        await press()
+        await pause(EVERY)
+    raise AssertionError(f"pressed {TRIES} times and never got through")
+
+
 def check_second_not_answered(heard: Heard, answers: list[str]) -> None:
     """The key pressed as the second question came answered nothing: the agent got the
     first answer only until the test answered the second, and no stale cue was heard."""
@@ -158,7 +185,8 @@ def check_second_not_answered(heard: Heard, answers: list[str]) -> None:
 async def test_plain_a_key_pressed_as_a_second_question_replaces_the_first(
     tmp_path: Path,
 ) -> None:
-    run = PlainRun(tmp_path, NO_SETTINGS)
+    clock = HeldClock()
+    run = PlainRun(tmp_path, NO_SETTINGS, clock)
     try:
         await until(lambda: "Scripted Agent is ready." in spoken_in(run.speech), "the agent")
         run.type_line("ask 2")
@@ -167,12 +195,15 @@ async def test_plain_a_key_pressed_as_a_second_question_replaces_the_first(
         async def press() -> None:
             run.type_line("a")
 
-        await press_until(press, lambda: bool(_answers(tmp_path)), asyncio.sleep)
+        await answer_then_hold(
+            press, run.ui.guard, clock, lambda: bool(_answers(tmp_path)), asyncio.sleep
+        )
         await until(run.printed("touch f1?"), "the second question shown")
         shown = run.out.getvalue().count("Not yet.")
         run.type_line("a")  # in the same breath as the second question
         await until(lambda: run.out.getvalue().count("Not yet.") > shown, "its verdict")
         assert _answers(tmp_path) == ["once"]  # the second was not answered by it
+        clock.release()
         await until(lambda: any(t.startswith(SECOND) for t in spoken_in(run.speech)), "read")
 
         async def reject() -> None:
@@ -187,7 +218,8 @@ async def test_plain_a_key_pressed_as_a_second_question_replaces_the_first(
 async def test_tui_a_key_pressed_as_a_second_question_replaces_the_first(tmp_path: Path) -> None:
     speech = io.StringIO()
     heard = Heard(speech)
-    session = _session(tmp_path, _backend(speech), NO_SETTINGS)
+    clock = HeldClock()
+    session = _session(tmp_path, _backend(speech), NO_SETTINGS, clock)
     app = AnnouncerApp(session, save_settings=lambda _settings: None)
     async with app.run_test() as pilot:
         runner = asyncio.ensure_future(session.run())
@@ -203,7 +235,9 @@ async def test_tui_a_key_pressed_as_a_second_question_replaces_the_first(tmp_pat
             async def press() -> None:
                 await pilot.press("a")
 
-            await press_until(press, lambda: bool(_answers(tmp_path)), pilot.pause)
+            await answer_then_hold(
+                press, app.key_guard, clock, lambda: bool(_answers(tmp_path)), pilot.pause
+            )
 
             def second_shown() -> bool:
                 view = getattr(app.screen, "view", None)
@@ -212,7 +246,9 @@ async def test_tui_a_key_pressed_as_a_second_question_replaces_the_first(tmp_pat
             await until_on_pilot(pilot, second_shown, "the second question's dialog")
             await pilot.press("a")  # in the same breath as the second question
             await pilot.pause(0.5)
-            assert _answers(tmp_path) == ["once"]  # the second was not answered by it
+            # Not answered by it (were it, the reject below would find two answers there).
+            assert _answers(tmp_path) == ["once"]
+            clock.release()
 
             async def reject() -> None:
                 await pilot.press("r")

@@ -47,7 +47,7 @@ WRONG_PRESSES = 28
 QUESTION_START = "Confirmation needed. Scripted Agent wants to run: rm -rf build."
 
 
-def check(heard: Heard, refusal: str) -> None:
+def check(heard: Heard, refusal: str, pressing: float) -> None:
     """The question was said through before the confirm step, refusals did not pile up,
     and the accept was sent once."""
     lines = heard.lines()
@@ -72,8 +72,8 @@ def check(heard: Heard, refusal: str) -> None:
     said = spoken_in(lines)
     # One refusal at a time said, one waiting: never a backlog of one per press.
     refusals = said.count(refusal)
-    seconds = WRONG_PRESSES * EVERY
-    assert 1 <= refusals <= seconds / estimated_seconds(refusal, PACE) + 3, said
+    # ``pressing``: how long the wrong key went on (longer on a loaded machine)
+    assert 1 <= refusals <= pressing / estimated_seconds(refusal, PACE) + 3, said
 
 
 async def press_until(
@@ -100,9 +100,11 @@ async def test_plain_a_wrong_key_on_and_on_then_a_high_risk_accept(tmp_path: Pat
             lambda: any(t.startswith(QUESTION_START) for t in spoken_in(run.speech)),
             "the question read",
         )
+        began = asyncio.get_running_loop().time()
         for _ in range(WRONG_PRESSES):  # bounded: 7 s of a wrong key
             run.type_line("x")
             await asyncio.sleep(EVERY)
+        pressing = asyncio.get_running_loop().time() - began
 
         async def press() -> None:
             run.type_line("a")
@@ -114,7 +116,7 @@ async def test_plain_a_wrong_key_on_and_on_then_a_high_risk_accept(tmp_path: Pat
     finally:
         await run.close()
     assert _choices(tmp_path) == [ALLOW_ONCE]
-    check(heard, refusal)
+    check(heard, refusal, pressing)
 
 
 async def test_tui_a_wrong_key_on_and_on_then_a_high_risk_accept(tmp_path: Path) -> None:
@@ -137,9 +139,11 @@ async def test_tui_a_wrong_key_on_and_on_then_a_high_risk_accept(tmp_path: Path)
                 lambda: any(t.startswith(QUESTION_START) for t in spoken_in(speech)),
                 "the question read",
             )
+            began = asyncio.get_running_loop().time()
             for _ in range(WRONG_PRESSES):
                 await pilot.press("x")
                 await pilot.pause(EVERY)
+            pressing = asyncio.get_running_loop().time() - began
 
             async def press() -> None:
                 await pilot.press("a")
@@ -158,4 +162,4 @@ async def test_tui_a_wrong_key_on_and_on_then_a_high_risk_accept(tmp_path: Path)
     assert _choices(tmp_path) == [ALLOW_ONCE]
     said = spoken_in(heard.lines())
     full = next(t for t in said if t.startswith(refusal))
-    check(heard, full)
+    check(heard, full, pressing)
