@@ -331,7 +331,12 @@ def ensure_clis(*, install: bool = True) -> Clis:
         if npm is None:
             raise LabUnavailable("npm is not installed (scripts/bootstrap.sh test adds it)")
         if not install:
-            raise LabUnavailable(f"the pinned agent CLIs are not installed in {folder}")
+            missing = (
+                "the pinned agent CLIs are"
+                if not _installed(folder)
+                else "opencode's plugin package (its config folder) is"
+            )
+            raise LabUnavailable(f"{missing} not installed in {folder}")
         with install_lock(folder):
             if not _installed(folder):
                 _install_clis(npm, npm_env, folder)
