@@ -9,7 +9,6 @@ Textual) are imported where they are used, so that registering a command stays c
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import importlib
 import importlib.util
@@ -155,6 +154,8 @@ async def run_session(
 ) -> int:
     """Run ``session`` under ``ui_name``; ``plain`` is a PlainUi to attach again (the
     demo run again keeps one reader of standard input)."""
+    import asyncio
+
     loop = asyncio.get_running_loop()
     # Ctrl-C, a kill and a closed terminal (SIGHUP) all close subscriptions (§5.8), remove
     # sockets and end every agent's processes: the goodbye runs, then announcer exits.
