@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from announcer.formats.aep import ANNOUNCER_EXTENSION
 from announcer.formats.base import JsonObject
 from announcer.formats.builder_fields import digest, iso_timestamp
+from announcer.protocol.extensions import ANNOUNCER_EXTENSION
 
 SCHEMA_VERSION = "aep.mapping/v1"
 _MISSING = object()
