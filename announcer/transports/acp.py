@@ -33,7 +33,6 @@ from announcer.transports.acp_process import (
     _dump,
     log,
 )
-from announcer.transports.acp_sdk import import_acp
 from announcer.transports.acp_settings import AcpSettings
 from announcer.transports.acp_wire import GuardedStdio
 from announcer.transports.base import (
@@ -88,7 +87,6 @@ class AcpTransport(AcpSettings, AcpAnswers):
     # -- the runtime's Transport face ---------------------------------------------------
 
     async def connect(self) -> None:
-        import_acp()  # the SDK without its docstring cost: ``import acp`` is then a look-up
         import acp
 
         try:
