@@ -40,7 +40,7 @@ from typing import Final, Literal
 
 from announcer.command_analysis import analyse, literal_for_speech, scan_text
 from announcer.engine.phrases import N_
-from announcer.engine.prompts import ANNOUNCER_EXTENSION
+from announcer.protocol.extensions import ANNOUNCER_EXTENSION
 from announcer.protocol.sanitise import clean_display, clean_speech
 
 KeyIntent = Literal[

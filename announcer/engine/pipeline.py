@@ -30,7 +30,7 @@ from announcer.engine.engine_state import _PROMPTS, OutgoingReply, TranscriptEnt
 from announcer.engine.outputs import OutputStreams, Released
 from announcer.engine.phrases import N_
 from announcer.engine.policy import Policy
-from announcer.engine.prompts import ANNOUNCER_EXTENSION, PendingPrompt, UserAnswer
+from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.question_counts import COUNT_NOTICE_INTERVAL_SECONDS
 from announcer.engine.replies import ReplyBook, ReplyOutcome
 from announcer.engine.scheduler import SpeechScheduler
@@ -48,6 +48,7 @@ from announcer.protocol.events import (
     SessionCompleted,
     SessionErrored,
 )
+from announcer.protocol.extensions import ANNOUNCER_EXTENSION
 from announcer.protocol.handshake import SubscriptionAccepted
 from announcer.protocol.log import DiagnosticsLog
 

@@ -22,6 +22,7 @@ from announcer.engine.text_hygiene import clean_for_speech
 from announcer.i18n.format import format_integer
 from announcer.i18n.translate import translator
 from announcer.protocol.events import AaepEvent, AwaitingClarification, AwaitingConfirmation
+from announcer.protocol.extensions import ANNOUNCER_EXTENSION
 
 
 def agent_asks_itself(event: AwaitingConfirmation) -> bool:
@@ -32,7 +33,7 @@ def agent_asks_itself(event: AwaitingConfirmation) -> bool:
 
 def waits_without_timeout(event: AaepEvent) -> bool:
     """announcer's own §7 extension marks a question whose agent has no deadline."""
-    ours = (event.extensions or {}).get("x-announcer")
+    ours = (event.extensions or {}).get(ANNOUNCER_EXTENSION)
     return isinstance(ours, dict) and ours.get("no_timeout") is True
 
 

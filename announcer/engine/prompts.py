@@ -11,13 +11,11 @@ from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
 from announcer.protocol.events import Decision
+from announcer.protocol.extensions import ANNOUNCER_EXTENSION
 
 PromptKind = Literal["confirmation", "clarification"]
 AnswerScope = Literal["once", "always"]
 
-#: announcer's own §7 extension: where a format mapping (ACP) says which decisions the
-#: agent also offers "always" (remembered by the agent, so never asked again).
-ANNOUNCER_EXTENSION: Final = "x-announcer"
 #: a reply's ``modified_action`` key for an "always" answer (§6.3: a producer that does
 #: not know it treats the reply as reject, so "always" can never become a silent yes).
 ALWAYS_SCOPE_KEY: Final = "scope"

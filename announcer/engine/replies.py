@@ -35,12 +35,12 @@ from typing import Final, Literal, get_args
 from announcer.engine.phrases import N_
 from announcer.engine.prompts import (
     ALWAYS_SCOPE_KEY,
-    ANNOUNCER_EXTENSION,
     PendingPrompt,
     UserAnswer,
     always_decisions,
 )
 from announcer.protocol.events import AwaitingClarification, AwaitingConfirmation, Decision
+from announcer.protocol.extensions import ANNOUNCER_EXTENSION
 from announcer.protocol.replies import ClarificationReply, ConfirmationReply
 
 ReplyMessage = ConfirmationReply | ClarificationReply

@@ -32,14 +32,11 @@ from announcer.formats.base import AdapterOutput, JsonObject, get_str
 from announcer.formats.builder_fields import mark_command, mark_literal, mark_plan
 from announcer.formats.speakable import clip, command_in_words
 from announcer.i18n.translate import translator
+from announcer.protocol.extensions import ANNOUNCER_EXTENSION, ANNOUNCER_EXTENSION_CONTEXT
 
 #: the longest an agent is given to wait for a confirmation: ACP has no timeout, the agent
 #: waits; AAEP needs a number, so the protocol's maximum is sent and never spoken (§4.4.1).
 NO_TIMEOUT_SECONDS = 86_400
-#: where announcer's own hints travel inside an event (§7 extensions), and the @context
-#: entry that declares that prefix (§3.4.3)
-EXTENSION = "x-announcer"
-EXTENSION_CONTEXT = "urn:announcer:x-announcer:v1"
 # ACP tool kinds (schema ToolKind) whose effect cannot be taken back, or that run anything.
 _IRREVERSIBLE_KINDS = frozenset({"delete"})
 _HIGH_RISK_KINDS = frozenset({"delete", "move"})
@@ -287,11 +284,11 @@ class AcpQuestions(AcpToolCalls):
             event.pop("choices", None)
             kinds = [k for k in kinds if k != "multiple_choice"] or ["freetext"]
         event["accepted_response_kinds"] = kinds
-        event["@context"] = [event["@context"], EXTENSION_CONTEXT]
+        event["@context"] = [event["@context"], ANNOUNCER_EXTENSION_CONTEXT]
         ours: dict[str, Any] = {"no_timeout": True}
         if question.secret:
             ours["secret"] = True  # the answer is not read back (engine.prompts.is_secret)
-        event.setdefault("extensions", {})[EXTENSION] = ours
+        event.setdefault("extensions", {})[ANNOUNCER_EXTENSION] = ours
         self.forms[str(event["reply_token"])] = form
 
     def _ask_again_with_plan(self, session: _Session, call_id: str, plan: str, now: float) -> None:
@@ -435,13 +432,13 @@ class AcpQuestions(AcpToolCalls):
                 f"{event['summary_normal']} {' '.join(whole_plan.split())}", 16_000
             )
         # §7: the agent waits without a deadline; the engine must not speak one.
-        event["@context"] = [event["@context"], EXTENSION_CONTEXT]
+        event["@context"] = [event["@context"], ANNOUNCER_EXTENSION_CONTEXT]
         always = [
             decision
             for decision, kind in (("accept", _ALLOW_ALWAYS), ("reject", _REJECT_ALWAYS))
             if kind in options and decision in allowed
         ]
-        event.setdefault("extensions", {})[EXTENSION] = {
+        event.setdefault("extensions", {})[ANNOUNCER_EXTENSION] = {
             "no_timeout": True,
             "options": sorted(options),
             # the decisions the agent also offers "always" for (engine.prompts.always_decisions)

@@ -33,8 +33,7 @@ from announcer.formats.speakable import (
     speak_value,
 )
 from announcer.i18n.translate import SOURCE_LANGUAGE
-
-ANNOUNCER_EXTENSION = "x-announcer"  # where mapping files leave display styles for us
+from announcer.protocol.extensions import ANNOUNCER_EXTENSION  # mapping files' display styles
 
 
 def _styles(envelope: JsonObject) -> dict[str, str]:

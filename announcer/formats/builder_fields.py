@@ -17,6 +17,7 @@ from typing import Any
 
 from announcer.formats.speakable import clip
 from announcer.i18n.translate import SOURCE_LANGUAGE, translator
+from announcer.protocol.extensions import ANNOUNCER_EXTENSION, ANNOUNCER_EXTENSION_CONTEXT
 
 AAEP_CONTEXT = "https://aaep-protocol.org/context/v1"
 # §4.3.3 schema: chunk maxLength
@@ -164,10 +165,6 @@ def summaries(normal: str, terse: str | None = None, detailed: str | None = None
     return out
 
 
-#: where announcer's own hints travel inside an event (§7 extensions), and the @context
-#: entry that declares that prefix (§3.4.3)
-ANNOUNCER_EXTENSION = "x-announcer"
-ANNOUNCER_EXTENSION_CONTEXT = "urn:announcer:x-announcer:v1"
 #: the most of a command kept in a question (the rest is said to be cut)
 MAX_COMMAND = 8192
 

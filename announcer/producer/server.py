@@ -367,6 +367,8 @@ class ProducerServer:
             await serve_channel(self.core, channel, None)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:
+            pass  # close() ends it (see _on_tcp)
         finally:
             writer.close()
 
@@ -376,7 +378,12 @@ class ProducerServer:
         self._track()
         try:
             head = await reader.readuntil(b"\r\n\r\n")
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+        except (
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            ConnectionError,
+            asyncio.CancelledError,  # close() ends it (see below)
+        ):
             writer.close()
             return
         try:
@@ -385,6 +392,10 @@ class ProducerServer:
             else:
                 await self._http(head, reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        except asyncio.CancelledError:
+            # close() ends this connection and waits for it. Python 3.11's stream callback
+            # would print a cancelled handler as "Exception in callback" on the terminal.
             pass
         except Exception:
             log.exception("a connection failed")

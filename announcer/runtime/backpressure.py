@@ -343,7 +343,7 @@ class InboundQueue:
         self,
         handle_frame: Callable[[Any, str], None],
         *,
-        on_wake: Callable[[], None],
+        on_wake: Callable[[], object],
         after_batch: Callable[[], None],
     ) -> None:
         """The one processor: frames in arrival order, a batch at a time, until stopping.

@@ -40,13 +40,14 @@ from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.engine.skipped_news import SkippedNewsStore
-from announcer.engine.subscription import HandshakeAnswer, read_answer
+from announcer.engine.subscription import read_answer
 from announcer.i18n.translate import catalog_language
 from announcer.runtime.agents import AgentDesk
 from announcer.runtime.answers import AnswerSender
 from announcer.runtime.backpressure import InboundQueue, Skipped
 from announcer.runtime.contract import AnswerOutcome, SessionListener, SessionStatus, UiSession
 from announcer.runtime.diagnostics import DiagnosticsFile, attach_log_file, diagnostics_report
+from announcer.runtime.ending import SessionEnd
 from announcer.runtime.engine_host import EngineHost
 from announcer.runtime.sources import (
     FrameAdapter,
@@ -66,10 +67,6 @@ log = logging.getLogger("announcer.runtime")
 # Ctrl-C: saying goodbye to producers (§5.8) may take at most this long in all.
 SHUTDOWN_SECONDS = 1.5
 TICK_SECONDS = 0.25
-DONE_GRACE_SECONDS = 2.0
-# Once every source has ended, queued speech may take this long to finish before exit
-# (a backend that never reports the end of an utterance must not keep us forever).
-DRAIN_SECONDS = 120.0
 # Why a question left the UIs, said with it (translated where it is said).
 _CLOSED_WORDS = {
     "answered": N_("it was answered."),
@@ -117,7 +114,6 @@ class LiveSession(UiSession):
         # (their ``demo_over``); the session then runs until the user chooses.
         self.offer_again = offer_again
         self.again_requested = False
-        self._over_told = False
         self.options = options or TransportOptions()
         self.engine = engine or Engine(settings)
         # The one loop that feeds the engine and carries out its speech (runtime.engine_host).
@@ -202,8 +198,8 @@ class LiveSession(UiSession):
             spawn=self._spawn,
             handshake_message=self.sources.handle_handshake_message,
         )
-        self._last_frame_at = clock()
-        self._drain_since: float | None = None
+        # When the session is over (runtime.ending).
+        self.ending = SessionEnd(self.engine, clock)
         self._session_state = "idle"
         self._tasks: list[asyncio.Task[Any]] = []
         # Several agents: addressing, the user's messages, cancel (runtime.agents).
@@ -348,7 +344,7 @@ class LiveSession(UiSession):
                 for listener in list(self.listeners):
                     listener.prompt_voided(token, "answered")
                 continue
-            reason = self._lost_tokens.get(token) or self._t(
+            reason = self._lost_tokens.get(token) or self.voice.t(
                 _CLOSED_WORDS.get(str(self.engine.book.closed_reason(token)), "it was closed.")
             )
             for listener in list(self.listeners):
@@ -444,9 +440,6 @@ class LiveSession(UiSession):
         task = asyncio.ensure_future(coroutine)
         self._tasks.append(task)
 
-    def _handle_handshake_message(self, state: SourceLink, answer: HandshakeAnswer) -> None:
-        self.sources.handle_handshake_message(state, answer)
-
     # ---- inbound frames ---------------------------------------------------------------
 
     # The inbound queue (runtime.backpressure); these names are what the supervisors use.
@@ -478,21 +471,18 @@ class LiveSession(UiSession):
     async def _wait_for_room(self, state: SourceLink) -> None:
         await self.inbound.wait_for_room(state)
 
-    def _count_drop(self, code: str, reason: str, state: SourceLink | None = None) -> None:
-        self.inbound.count_drop(code, reason, state)
-
     async def _process(self) -> None:
         await self.inbound.serve(
-            self._handle_frame, on_wake=self._drain_speech, after_batch=self._check_done
+            self._handle_frame, on_wake=self.host.drain, after_batch=self._check_done
         )
 
     def _handle_frame(self, state: SourceLink, raw: str) -> None:
         """One frame: handshake answers are ours; everything else goes to the engine."""
         now = self.clock()
-        self._last_frame_at = now
+        self.ending.frame_read()
         limit = self.options.max_frame_bytes
         if len(raw) * 4 > limit and len(raw.encode("utf-8", "surrogatepass")) > limit:
-            self._count_drop("limits.frame_bytes", "frame over the size limit", state)
+            self.inbound.count_drop("limits.frame_bytes", "frame over the size limit", state)
             return
         if '"subscription.' in raw:
             # Handshake messages are read by the same decoder as events (duplicate keys,
@@ -500,7 +490,7 @@ class LiveSession(UiSession):
             # which drops it with the reason like any invalid frame.
             data = decode_handshake_answer(raw)
             if data is not None:
-                self._handle_handshake_message(state, read_answer(data))
+                self.sources.handle_handshake_message(state, read_answer(data))
                 self.host.receive(data, state.source, now)
                 return
         # The engine decodes and validates (§3.9), drops duplicates (§8.2.4), reorders
@@ -534,12 +524,6 @@ class LiveSession(UiSession):
     def backend_factory(self, factory: BackendFactory | None) -> None:
         self.voice.backend_factory = factory
 
-    def _drain_speech(self) -> None:
-        self.host.drain()
-
-    def _t(self, message: str) -> str:
-        return self.voice.t(message)
-
     def _refresh_session_state(self) -> None:
         """The state "where am I" and the status line tell: that of the latest session.
 
@@ -568,34 +552,14 @@ class LiveSession(UiSession):
             self._sync_prompts()
             self._check_done()
 
-    def _speech_pending(self) -> bool:
-        return self.voice.pending()
-
-    def _drain_started(self) -> float:
-        """When the sources were first seen all finished (the drain's deadline counts from it)."""
-        if self._drain_since is None:
-            self._drain_since = self.clock()
-        return self._drain_since
-
     def _check_done(self) -> None:
-        if self._stopping.is_set() or self.inbound.items:
+        if self._stopping.is_set() or self.inbound.items or self.voice.speaking():
             return
-        if self.voice.speaking():
-            return
-        if all(s.finished for s in self.states):
-            # Every source ended or was given up: nothing more will come. Let what is
-            # queued be spoken first: between two utterances the backend is silent while
-            # the engine still holds the next one (or has not heard the last one end).
-            if self._speech_pending() and self.clock() - self._drain_started() < DRAIN_SECONDS:
-                return
-            self._all_done()
-            return
-        if not self.exit_when_done or self.engine.pending_prompts():
-            return
-        status = self.engine.status()
-        if status.events == 0 or status.open_sessions or status.queued or status.speaking:
-            return
-        if self.clock() - self._last_frame_at >= DONE_GRACE_SECONDS:
+        if self.ending.over(
+            all_finished=all(s.finished for s in self.states),
+            speech_pending=self.voice.pending(),
+            exit_when_done=self.exit_when_done,
+        ):
             self._all_done()
 
     def _all_done(self) -> None:
@@ -603,9 +567,8 @@ class LiveSession(UiSession):
         if not self.offer_again:
             self.stop()
             return
-        if self._over_told:
+        if not self.ending.tell_over_once():
             return
-        self._over_told = True
         told = False
         for listener in self.listeners:
             demo_over = getattr(listener, "demo_over", None)

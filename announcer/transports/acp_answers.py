@@ -122,7 +122,8 @@ class AcpAnswers(AcpProcess):
 
 def _scope(message: dict[str, Any]) -> str:
     """ "always" only when the reply says so (engine.replies puts it in modified_action)."""
-    from announcer.engine.prompts import ALWAYS_SCOPE_KEY, ANNOUNCER_EXTENSION
+    from announcer.engine.prompts import ALWAYS_SCOPE_KEY
+    from announcer.protocol.extensions import ANNOUNCER_EXTENSION
 
     modified = message.get("modified_action")
     ours = modified.get(ANNOUNCER_EXTENSION) if isinstance(modified, dict) else None

@@ -314,6 +314,11 @@ class HookBridgeServer:
                 await writer.drain()
         except (ConnectionError, OSError):
             pass  # the hook gave up (its own timeout); nothing to answer
+        except asyncio.CancelledError:
+            # announcer is ending: the hook sees the connection close, which it takes as no
+            # answer (never an allow). Python 3.11's stream callback would print a cancelled
+            # handler as "Exception in callback ... CancelledError" on the terminal.
+            pass
         finally:
             writer.close()
             with contextlib.suppress(ConnectionError, OSError):

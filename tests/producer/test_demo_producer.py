@@ -226,3 +226,29 @@ async def test_replies_are_single_use_and_checked() -> None:
         await server.close()
     assert [r.response for r in core.replies] == ["Zoé"]
     assert scenario_path("clarify").endswith("clarify.json")
+
+
+async def test_closing_the_server_with_connections_open_prints_no_stray_error() -> None:
+    """The demo's server closes while a subscriber and a half-sent request are connected
+    (the Textual demo quit at once): Python 3.11 printed each cancelled connection as
+    "Exception in callback ... CancelledError" on the user's terminal."""
+    loop = asyncio.get_running_loop()
+    errors: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: errors.append(context))
+    try:
+        server = await start_producer("confirm")
+        async with connect(ws_url(server), subprotocols=["aaep.v1"]) as ws:  # type: ignore[list-item]
+            await ws.send(json.dumps(REQUEST))
+            json.loads(await asyncio.wait_for(ws.recv(), TIMEOUT))  # accepted: the pump runs
+            reader, writer = await asyncio.open_connection(server.host, server.port)
+            writer.write(b"GET /aaep/v1/events HTTP/1.1\r\n")  # the head never ends
+            await writer.drain()
+            await wait_for(lambda: len(server._connections) == 2)
+            await server.close()
+            assert await asyncio.wait_for(reader.read(), TIMEOUT) == b""  # closed by us
+            writer.close()
+        for _ in range(3):  # the streams' done callbacks run on the next turns
+            await asyncio.sleep(0)
+        assert errors == []
+    finally:
+        loop.set_exception_handler(None)
