@@ -8,7 +8,9 @@ round-robin so machine load falls on every side alike, this times:
 - ``announcer hook claude-code`` with a PostToolUse payload on stdin and no
   announcer listening (the common announce-only hook when announcer is not running),
 - ``announcer --help``,
-- ``announcer validate FILE`` on the bundled banking session (its first 20 events).
+- ``announcer validate FILE`` on the bundled banking session (its first 20 events),
+- ``announcer listen --ui plain --speech none --exit-when-done FILE`` on the same events:
+  a whole live session in the plain line UI (engine, runtime, no Textual).
 
 Prints ONE JSON line with the median wall time of each (ms), each median as a multiple
 of the baseline, and whether the targets hold: hook <= 3x, --help <= 6x (issue 15).
@@ -33,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 HOOK_TARGET = 3.0
 HELP_TARGET = 6.0
+LISTEN_PLAIN = ["--ui", "plain", "--speech", "none", "--exit-when-done"]
 
 POST_TOOL_USE = {
     "hook_event_name": "PostToolUse",
@@ -86,12 +89,14 @@ def main(argv: list[str] | None = None) -> int:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         # no announcer listens here: the hook finds no socket and exits at once
         env["ANNOUNCER_HOOK_SOCKET"] = str(scratch_dir / "nobody" / "hook.sock")
+        env["ANNOUNCER_CONFIG"] = str(scratch_dir / "none.toml")  # defaults, not this user's
         payload = json.dumps(POST_TOOL_USE).encode()
         sides = {
             "python": ([sys.executable, "-c", "pass"], b""),
             "hook": ([*announcer, "hook", "claude-code"], payload),
             "help": ([*announcer, "--help"], b""),
             "validate": ([*announcer, "validate", str(events)], b""),
+            "listen_plain": ([*announcer, "listen", *LISTEN_PLAIN, str(events)], b""),
         }
         walls: dict[str, list[float]] = {name: [] for name in sides}
         cpus: dict[str, list[float]] = {name: [] for name in sides}
@@ -106,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     median_ms = {name: statistics.median(values) * 1000 for name, values in walls.items()}
     cpu_ms = {name: statistics.median(values) * 1000 for name, values in cpus.items()}
     base = median_ms["python"]
-    ratios = {name: median_ms[name] / base for name in ("hook", "help", "validate")}
+    ratios = {name: median_ms[name] / base for name in sides if name != "python"}
     print(
         json.dumps(
             {
@@ -119,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
                 "hook_x_python": round(ratios["hook"], 2),
                 "help_x_python": round(ratios["help"], 2),
                 "validate_x_python": round(ratios["validate"], 2),
+                "listen_plain_ms": round(median_ms["listen_plain"], 1),
+                "listen_plain_x_python": round(ratios["listen_plain"], 2),
                 "hook_target_x": HOOK_TARGET,
                 "help_target_x": HELP_TARGET,
                 "targets_met": ratios["hook"] <= HOOK_TARGET and ratios["help"] <= HELP_TARGET,

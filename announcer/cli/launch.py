@@ -9,9 +9,9 @@ Textual) are imported where they are used, so that registering a command stays c
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import importlib
+import importlib.util
 import signal
 import sys
 from pathlib import Path
@@ -23,9 +23,13 @@ if TYPE_CHECKING:
 
 
 def ui_choices() -> list[str]:
+    """The ``--ui`` choices: ``tui`` where Textual is installed.
+
+    Found, not imported: Textual and the app cost a fifth of a second, which the
+    plain and silent UIs, and ``--help``, never pay (only ``_run_tui`` imports them).
+    """
     choices = ["plain", "none"]
-    with contextlib.suppress(ImportError):
-        importlib.import_module("announcer.ui.tui")
+    if importlib.util.find_spec("textual") is not None:
         choices.insert(0, "tui")
     return choices
 
@@ -150,6 +154,8 @@ async def run_session(
 ) -> int:
     """Run ``session`` under ``ui_name``; ``plain`` is a PlainUi to attach again (the
     demo run again keeps one reader of standard input)."""
+    import asyncio
+
     loop = asyncio.get_running_loop()
     # Ctrl-C, a kill and a closed terminal (SIGHUP) all close subscriptions (§5.8), remove
     # sockets and end every agent's processes: the goodbye runs, then announcer exits.

@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
-import tomlkit
-import tomlkit.exceptions
 from pydantic import BaseModel, ValidationError
 
 from announcer.config.paths import config_path
@@ -199,6 +197,9 @@ def read_file(path: Path, problems: list[ConfigProblem]) -> tuple[dict[str, Any]
         template = N_("it cannot be read ({reason}); it is ignored")
         problems.append(_problem(str(path), "", template, reason=str(exc.strerror)))
         return {}, []
+    import tomlkit  # only when there is a file: a first run (or a test's none.toml) needs none
+    import tomlkit.exceptions
+
     lines = text.splitlines()
     work = list(lines)
     for _ in range(_MAX_TOML_REPAIRS):

@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-import yaml
-
 from announcer.formats.base import JsonObject
 from announcer.formats.builder_fields import digest, iso_timestamp
 from announcer.protocol.extensions import ANNOUNCER_EXTENSION
@@ -178,6 +176,8 @@ def _field_rule(target: str, spec: object, where: str) -> FieldRule:
 
 def parse_mapping(text: str) -> Mapping:
     """Parse and check a mapping file; raise :class:`MappingError` naming the bad field."""
+    import yaml  # only hook formats read a mapping: other commands start without PyYAML
+
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -23,9 +23,6 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from babel.messages.mofile import write_mo
-from babel.messages.pofile import read_po
-
 from announcer.i18n.negotiate import choose_language
 from announcer.i18n.tags import primary_subtag
 
@@ -103,10 +100,16 @@ def _load(language: str) -> gettext.NullTranslations:
         ):
             with compiled.open("rb") as handle:
                 return gettext.GNUTranslations(handle)
+        # babel's catalog reader only for a checkout's uncompiled .po: an installed
+        # announcer reads compiled catalogs, and English reads none
+        from babel.messages.pofile import read_po
+
         with source.open("rb") as handle:
             catalog = read_po(handle, locale=CATALOG_FOLDERS[language], domain=DOMAIN)
     except OSError:
         return gettext.NullTranslations()
+    from babel.messages.mofile import write_mo
+
     buffer = io.BytesIO()
     write_mo(buffer, catalog, use_fuzzy=False)
     buffer.seek(0)

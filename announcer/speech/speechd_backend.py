@@ -180,8 +180,7 @@ class SpeechdBackend:
             return []
         return [tuple(v) for v in self._client.list_synthesis_voices()]
 
-    def _apply(self, announcement: Announcement, voice: VoiceSettings) -> None:
-        client = self._client
+    def _apply(self, client: Any, announcement: Announcement, voice: VoiceSettings) -> None:
         settings = paced_voice(
             self._resolver.choose(announcement.language, voice).settings, announcement
         )
@@ -236,8 +235,11 @@ class SpeechdBackend:
             text = without_marks(text, profile.letters)  # no voice reads its marks (Yoruba)
 
         def send() -> None:
-            self._apply(announcement, voice)
-            self._client.speak(text, callback=callback, event_types=(cb.BEGIN, cb.END, cb.CANCEL))
+            client = self._client
+            if client is None:
+                return  # closed before it went out (stop() finished it): nothing failed
+            self._apply(client, announcement, voice)
+            client.speak(text, callback=callback, event_types=(cb.BEGIN, cb.END, cb.CANCEL))
 
         def sent(done: Future[None]) -> None:
             error = done.exception()

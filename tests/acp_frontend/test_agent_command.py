@@ -20,9 +20,14 @@ from tests.support.speech_record import spoken_in
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
-# A person answers after the arming interval (1 s and the question's first words);
-# waiting longer is always safe.
-ARMED_AFTER = 1.5
+# The arming interval (``answer_arming_seconds``) these runs get: none of them is about its
+# length (tests/ui/test_key_timing.py and tests/runtime/test_cli_live.py test the default
+# 1 s). A key still arms only after it and the question's first words.
+ARMING_SECONDS = "0.2"
+# A person answers once the question is out and armed: its last line printed, then the
+# arming interval and its first two words at PACE_WPM (0.2 s) after that. A key typed
+# before still gets "Not yet." and is typed again (the wait only spares those tries).
+ARMED_AFTER = 0.2 + 0.2
 # How long an answer that got "Not yet." waits before it is typed again, and how often:
 # 60 s in all (a turn-into-failure bound, never a measure).
 RETRY_AFTER = 0.25
@@ -56,6 +61,7 @@ class AgentRun:
             "PYTHONIOENCODING": "utf-8",
         }
         env.setdefault("ANNOUNCER_PACE_WPM", PACE_WPM)
+        env.setdefault("ANNOUNCER_ANSWER_ARMING_SECONDS", ARMING_SECONDS)
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -86,11 +92,13 @@ class AgentRun:
         self.lines: Queue[str] = Queue()
         self.seen: list[str] = []
         self._unread: deque[str] = deque()  # read off the pipe, not yet waited for
+        self._last_printed = time.monotonic()  # when the newest line came off the pipe
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
+            self._last_printed = time.monotonic()
             self.lines.put(line.rstrip("\n"))
 
     def _next_line(self, timeout: float) -> str | None:
@@ -121,27 +129,37 @@ class AgentRun:
         ]
 
     def answer(self, line: str) -> None:
-        """Type an answer as a person would, after the arming interval (1 s, and the
-        question's first words spoken). On a loaded machine the question's speech may start
-        later: the key then gets "Not yet." (issue 20: it costs nothing, the question is not
-        read again), and is typed again. Lines printed meanwhile stay for ``wait_for``.
-
-        The first wait also lets the question's own lines (its prompt line comes after the
-        line a test waited for) be printed before the key, so that the first line after it
-        is its reply."""
-        time.sleep(ARMED_AFTER)
+        """Type an answer as a person would: once the question is out (nothing more printed)
+        and armed (:data:`ARMED_AFTER` after its last line). On a loaded machine its speech
+        may start later: the key then gets "Not yet." (issue 20: it costs nothing, the
+        question is not read again), and is typed again. Lines printed before the key stay
+        for ``wait_for``, and so does its reply."""
+        self._until_armed()
         for _ in range(ANSWER_TRIES):
             while not self.lines.empty():  # printed before the key: not its reply
                 self._unread.append(self.lines.get())
             self.type(line)
-            reply = self._next_line(TIMEOUT)
-            if reply is None or not reply.startswith("Not yet."):
-                if reply is not None:
-                    self._unread.append(reply)
+            try:  # the key's reply: the first line off the pipe after it
+                reply = self.lines.get(timeout=TIMEOUT)
+            except Empty:
+                return
+            if not reply.startswith("Not yet."):
+                self._unread.append(reply)
                 return
             self.seen.append(reply)
             time.sleep(RETRY_AFTER)
         raise AssertionError(f"{line!r} got only 'Not yet.' {ANSWER_TRIES} times: {self.seen}")
+
+    def _until_armed(self) -> None:
+        """Until :data:`ARMED_AFTER` has passed since the newest line was printed: the
+        question's lines (its prompt line may come after the line a test waited for) are
+        all out, and the first line after the key is its reply. Bounded: output that never
+        pauses (another agent's) leaves it to the "Not yet." tries."""
+        deadline = time.monotonic() + TIMEOUT
+        while (quiet := time.monotonic() - self._last_printed) < ARMED_AFTER:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(ARMED_AFTER - quiet)
 
     def answer_until(self, line: str, needle: str) -> str:
         """Type ``line`` until ``needle`` is printed; an early try gets "Not yet." (a

@@ -141,7 +141,8 @@ def test_one_agent_dying_is_said_and_the_other_keeps_working(agents) -> None:  #
     run.wait_for("Agents: alpha: ready; beta: stopped.")
     run.type("@alpha hello")
     run.wait_for("Alpha finished the turn.")
-    assert alive(pids["alpha"]) and not alive(pids["beta"])
+    assert alive(pids["alpha"]), "the agent that did not die stopped"
+    assert not alive(pids["beta"]), "the agent that died still runs"
     assert run.quit() == 1  # an agent stopped unexpectedly: the run did not go well
     assert _lines(run.folder / "prompts-beta.txt") == ["die"]  # never the later message
     assert _lines(run.folder / "prompts-alpha.txt") == ["hello"]

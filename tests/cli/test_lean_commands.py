@@ -13,6 +13,7 @@ import os
 import pkgutil
 import subprocess
 import sys
+import threading
 from importlib import resources
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import pytest
 
 from announcer.cli import commands
 from announcer.cli.main import COMMANDS, build_parser, chosen_command
+from tests.support.waiting import TIMEOUT, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -139,3 +141,66 @@ def test_help_before_a_command_still_lists_every_command():
     assert set(build_parser(["hook", "claude-code"])._subparsers._group_actions[0].choices) == {
         "hook"
     }
+
+
+PLAIN_UI_UNUSED = ("textual", "rich", "announcer.ui.tui")
+
+
+@pytest.mark.parametrize("ui", ["plain", "none"])
+def test_listen_without_the_full_screen_ui_never_imports_textual(tmp_path: Path, ui: str):
+    """Only ``--ui tui`` uses Textual: finding it for ``--ui``'s choices must not import it."""
+    events = tmp_path / "events.jsonl"
+    session = resources.files("announcer.data").joinpath("banking_session.jsonl").read_text()
+    events.write_text("".join(session.splitlines(keepends=True)[:8]))
+    modules, out = modules_after(
+        tmp_path, "listen", "--ui", ui, "--speech", "none", "--exit-when-done", str(events)
+    )
+    assert loaded(modules, "announcer.runtime.session")  # a real session ran
+    if ui == "plain":
+        assert loaded(modules, "announcer.ui.plain")
+        assert out.strip()  # the plain UI printed the announcements
+    for unused in PLAIN_UI_UNUSED:
+        assert not loaded(modules, unused), unused
+
+
+def test_agent_help_lists_the_full_screen_ui_without_importing_it(tmp_path: Path):
+    modules, out = modules_after(tmp_path, "agent", "--help")
+    assert "tui" in out and "plain" in out
+    for unused in PLAIN_UI_UNUSED:
+        assert not loaded(modules, unused), unused
+
+
+def test_an_agent_session_in_the_plain_ui_never_imports_textual(tmp_path: Path):
+    """``announcer agent --ui plain`` with a real ACP agent, quit once the agent is ready."""
+    report = tmp_path / "modules.json"
+    work = tmp_path / "work"
+    work.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), ANNOUNCER_CONFIG=str(tmp_path / "none.toml"))
+    words = ["agent", "--ui", "plain", "--speech", "none", "--cwd", str(work)]
+    agent = [sys.executable, "-m", "tests.acp_frontend.sdk_agent"]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", REPORT, str(report), *words, "--", *agent],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    printed: list[str] = []
+    assert proc.stdout is not None and proc.stdin is not None
+    reader = threading.Thread(target=lambda: printed.extend(proc.stdout or ()), daemon=True)
+    reader.start()
+    try:
+        wait_until(lambda: any("Scripted Agent is ready." in line for line in printed), "ready")
+        proc.stdin.write(":quit\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=TIMEOUT) == 0, proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=TIMEOUT)
+    modules = set(json.loads(report.read_text()))
+    assert loaded(modules, "announcer.ui.plain") and loaded(modules, "acp")
+    for unused in (*PLAIN_UI_UNUSED, "yaml"):  # PyYAML reads hook mappings only
+        assert not loaded(modules, unused), unused

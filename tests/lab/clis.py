@@ -234,11 +234,14 @@ def _npm_install(
     *,
     what: str = "",
     env: dict[str, str] | None = None,
+    scripts: bool = True,
 ) -> subprocess.CompletedProcess[str]:
     """``npm install`` of ``specs`` into ``folder``, a private package called ``name``."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "package.json").write_text(json.dumps({"name": name, "private": True}) + "\n")
     flags = ["--no-audit", "--no-fund", "--save-exact", "--loglevel=error"]
+    if not scripts:
+        flags.append("--ignore-scripts")
     try:
         return subprocess.run(
             [npm, "install", "--prefix", str(folder), *flags, *specs],
@@ -321,18 +324,25 @@ def ensure_clis(*, install: bool = True) -> Clis:
     if shutil.which("npm") is None and shutil.which("node") is None and not cached_node().exists():
         raise LabUnavailable("node and npm are not installed (scripts/bootstrap.sh test adds them)")
     node = ensure_node(install=install)
-    if not _installed(folder):
+    if not _installed(folder) or not _opencode_config_ready(opencode_config_dir()):
         # npm itself and the packages' install scripts run on the lab's node
         npm_env = dict(os.environ, PATH=lab_path(node))
         npm = shutil.which("npm", path=npm_env["PATH"])
         if npm is None:
             raise LabUnavailable("npm is not installed (scripts/bootstrap.sh test adds it)")
         if not install:
-            raise LabUnavailable(f"the pinned agent CLIs are not installed in {folder}")
+            missing = (
+                "the pinned agent CLIs are"
+                if not _installed(folder)
+                else "opencode's plugin package (its config folder) is"
+            )
+            raise LabUnavailable(f"{missing} not installed in {folder}")
         with install_lock(folder):
             if not _installed(folder):
                 _install_clis(npm, npm_env, folder)
                 _remove_older_pins(folder)
+            if not _opencode_config_ready(opencode_config_dir()):
+                _install_opencode_config(npm, npm_env, opencode_config_dir())
     bin_dir = folder / "node_modules" / ".bin"
     return Clis(folder, bin_dir / "claude", bin_dir / "codex", node)
 
@@ -342,6 +352,64 @@ def _install_clis(npm: str, npm_env: dict[str, str], folder: Path) -> None:
     done = _npm_install(npm, folder, "announcer-agent-lab", specs, env=npm_env)
     if done.returncode != 0 or not _installed(folder):
         raise LabUnavailable("npm install of the agent CLIs failed: " + _npm_said(done))
+
+
+# -- opencode's config folder ----------------------------------------------------------
+# On every start opencode makes sure each config folder it reads (``~/.config/opencode``
+# first) holds its plugin API package, at its own version: when the folder has no
+# ``node_modules``, or its package-lock.json lacks the package, it installs it there with
+# npm's resolver, from the registry (27 packages, 64 MB). In a scratch HOME that was every
+# lab run: most of opencode's CPU and a registry download per test, killed half-done when the
+# test ended. The lab installs it once, next to the CLIs, and each run's config folder links
+# to it (:func:`opencode_env`), so opencode finds it there, as on a user's machine after the
+# first start. Nothing in the lab loads a plugin (``--pure``).
+
+#: the package opencode installs into its config folder, and the version it asks for (its own)
+OPENCODE_CONFIG_PACKAGE = "@opencode-ai/plugin"
+
+
+def opencode_config_dir() -> Path:
+    """The lab's prepared opencode config folder (package.json, package-lock.json,
+    node_modules), linked into every opencode run's scratch config folder."""
+    return lab_dir() / "opencode-config"
+
+
+def _opencode_config_ready(folder: Path) -> bool:
+    wanted = PINNED["opencode-ai"]
+    manifest = folder / "node_modules" / OPENCODE_CONFIG_PACKAGE / "package.json"
+    try:
+        locked = json.loads((folder / "package-lock.json").read_text())["packages"][""]
+        installed = json.loads(manifest.read_text()).get("version")
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return (
+        installed == wanted
+        and locked.get("dependencies", {}).get(OPENCODE_CONFIG_PACKAGE) == wanted
+    )
+
+
+def _install_opencode_config(npm: str, npm_env: dict[str, str], folder: Path) -> None:
+    spec = f"{OPENCODE_CONFIG_PACKAGE}@{PINNED['opencode-ai']}"
+    # opencode installs it with scripts off; so does the lab
+    done = _npm_install(
+        npm, folder, "announcer-lab-opencode-config", [spec], env=npm_env, scripts=False
+    )
+    if done.returncode != 0 or not _opencode_config_ready(folder):
+        raise LabUnavailable(f"npm install of {spec} failed: " + _npm_said(done))
+
+
+def _link_opencode_config(config: Path) -> None:
+    """Give opencode's config folder ``config`` the lab's prepared packages: the same
+    package.json and package-lock.json, and a link to its node_modules."""
+    prepared = opencode_config_dir()
+    if not _opencode_config_ready(prepared):
+        return  # opencode installs them itself, as before
+    config.mkdir(parents=True, exist_ok=True)
+    for name in ("package.json", "package-lock.json"):
+        shutil.copyfile(prepared / name, config / name)
+    link = config / "node_modules"
+    if not link.is_symlink() and not link.exists():
+        link.symlink_to(prepared / "node_modules", target_is_directory=True)
 
 
 def _quiet_base(home: Path) -> dict[str, str]:
@@ -496,9 +564,11 @@ def opencode_env(server: FakeModelServer, home: Path) -> dict[str, str]:
     """opencode 1.18 against the fake: an openai-compatible provider given in the environment.
 
     With ``--pure`` (:func:`opencode_args`) it loads no plugins, and nothing is fetched:
-    no model list, no update check.
+    no model list, no update check, and no plugin package, since its config folder holds
+    the lab's prepared one (:func:`_link_opencode_config`).
     """
     env = _quiet_base(home)
+    _link_opencode_config(home / ".config" / "opencode")
     config = {
         "$schema": "https://opencode.ai/config.json",
         "model": "lab/lab-model",

@@ -191,6 +191,9 @@ def test_the_preset_asks_before_an_edit_and_a_delete_and_the_answer_is_obeyed(
     finally:
         client.close()
     err = (tmp_path / "agent.err").read_text(errors="replace")[-2000:]
+    # offline: nothing installed from npm at start (opencode finds the lab's prepared plugin
+    # package in its config folder, tests/lab/clis.py)
+    assert not (tmp_path / "home" / ".npm").exists(), f"{preset_id} installed from npm: {err}"
     for name, _, kind in cases:
         asked = client.asked_in(sessions[name])
         assert len(asked) == 1, f"{preset_id} {name}: asked {len(asked)} times; stderr: {err}"

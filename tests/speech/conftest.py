@@ -1,4 +1,5 @@
-"""Shared fixtures for the speech tests: a real sink player, closed after each test."""
+"""Shared fixtures for the speech tests: a real sink player, closed after each test; a
+private PulseAudio and speech-dispatcher speaking into it (tests/speech/sound_server.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from pathlib import Path
 import pytest
 
 from announcer.speech.audio import SinkPlayer
+from tests.speech.sound_server import pulse, speechd_on_pulse
+
+__all__ = ["pulse", "sink", "speechd_on_pulse"]
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ the plain UI ``:cancel`` and ``:commands`` do. See docs/agents.md.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import shlex
 import sys
 from pathlib import Path
@@ -224,6 +223,8 @@ def run(args: argparse.Namespace) -> int:
     from announcer.transports import TransportError
 
     split_words(args)
+    import asyncio
+
     from announcer.transports.processes import become_subreaper
 
     become_subreaper()  # a command an agent leaves behind stays ours to find and end
