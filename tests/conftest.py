@@ -64,6 +64,21 @@ def _give_children_the_terminals_ctrl_c() -> None:
 _give_children_the_terminals_ctrl_c()
 
 
+def _hypothesis_never_times_a_test() -> None:
+    """Hypothesis fails an example that takes over 200 ms (its deadline) and warns of slow
+    data generation (a health check): both are wall time, so a loaded machine failed them
+    (one CI-like run did, at 333 ms). Properties are about what happens, not how fast."""
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile(
+        "announcer", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
+    settings.load_profile("announcer")
+
+
+_hypothesis_never_times_a_test()
+
+
 # First: xdist's own hook turns the xdist_group marks into scheduling groups, so the marks
 # must be on the items before it runs (after it, they were silently ignored).
 @pytest.hookimpl(tryfirst=True)
