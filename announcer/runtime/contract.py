@@ -153,6 +153,11 @@ class UiSession:
     prompt_taken: bool = True
     #: an agent here takes the user's messages (:meth:`send_prompt`)
     takes_prompts: bool = False
+    #: the session's engine closes each question when its time is up and says why, in
+    #: words true for its source (a hook's agent asks itself; an AAEP default applies);
+    #: the UI then never closes one on its own clock, where its generic words could come
+    #: first and be wrong (``prompt_voided`` arrives as a message)
+    voids_at_deadline: bool = False
 
     def now(self) -> float:
         """The clock ``PendingPrompt.received_at`` was measured with."""

@@ -88,6 +88,8 @@ class LiveSession(UiSession):
     reports_speech_start = True
     #: the engine presents one question at a time and reads each when its turn comes
     presents_prompts = True
+    #: the engine closes a question whose time is up, and says why (engine.questions)
+    voids_at_deadline = True
     #: replies go out on this loop; answer_async says whether they did
     awaits_delivery = True
 

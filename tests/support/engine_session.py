@@ -39,6 +39,8 @@ def _nowhere(prompt: PendingPrompt, reply: dict[str, object]) -> AnswerOutcome:
 class EngineSession(LocalSession):
     # The engine's policy speaks every prompt (critical); the dialog adds who asks and the keys.
     announces_prompts = True
+    # The engine closes a question whose time is up, in its own words (as LiveSession).
+    voids_at_deadline = True
 
     def set_answer_keys(self, answer_keys: AnswerKeys) -> None:
         """The keys the engine's questions name (the app passes none: its dialogs say them)."""

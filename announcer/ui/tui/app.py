@@ -755,6 +755,8 @@ class AnnouncerApp(App[None]):
             if waits_without_deadline(state.prompt.event):
                 continue  # the agent waits: no time left to say (the engine reminds instead)
             remaining = state.prompt.deadline - now
+            if remaining <= 0 and self.session.voids_at_deadline:
+                continue  # the engine closes it and says why (its prompt_voided is on its way)
             if remaining <= 0:
                 view_default = (
                     ConfirmationView.of(state.prompt).default_decision
