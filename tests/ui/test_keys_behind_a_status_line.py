@@ -21,9 +21,6 @@ from __future__ import annotations
 import asyncio
 import io
 import itertools
-import os
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,88 +28,31 @@ from typing import Any
 import pytest
 
 from announcer.engine.scheduler import estimated_seconds
-from announcer.engine.settings import UserSettings
-from announcer.runtime.session import LiveSession
-from announcer.speech.driver import SpeechDriver
-from announcer.speech.paced import LoopClock, PacedBackend
-from announcer.transports.acp import AcpTransport
-from tests.support.speech_record import records, speak_records, spoken_in
+from announcer.speech.paced import PacedBackend
+from tests.support.key_runs import (
+    ALLOW_ONCE,
+    CONFIRM_STEP,
+    CUE,
+    PLAIN_ANSWERED,
+    STATUS_START,
+    TIMEOUT,
+    TUI_ANSWERED,
+    Heard,
+    PlainRun,
+    choices,
+    press_until,
+    shown,
+)
+from tests.support.key_runs import backend as make_backend
+from tests.support.key_runs import session as make_session
+from tests.support.speech_record import spoken_in
 from tests.support.waiting import until, until_on_pilot
 
-ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT = 60.0
 #: slower than the lab's 600: the status line (some forty words) takes about eight
 #: seconds, far more than the two between two cues (so each cue used to cut it off
 #: again), and more than a loaded machine needs to bring the question in while it is
 #: still being said: that moment is asserted, so it must not depend on the load
 PACE = 300
-#: a person pressing on: a key every quarter second, for at most 60 s (a hang turns into
-#: a failure; the verdict never waits on this)
-EVERY = 0.25
-TRIES = 240
-STATUS_START = "Mode: Ask before every edit and every command."
-CUE = "Not yet."
-#: the option the agent records for a one-time allow (sdk_agent ``ask``)
-ALLOW_ONCE = "once"
-#: how both interfaces begin a risky accept's confirm step
-CONFIRM_STEP = "Accept: "
-#: how each interface says that the accept went
-PLAIN_ANSWERED = "Sent: accept."
-TUI_ANSWERED = "Accepted: Scripted Agent wants to run:"
-
-
-class Heard:
-    """The jsonl record of one run, read as it grows."""
-
-    def __init__(self, record: io.StringIO) -> None:
-        self.record = record
-
-    def lines(self) -> list[dict[str, Any]]:
-        return records(self.record)
-
-    def status(self) -> list[dict[str, Any]]:
-        return [r for r in self.lines() if str(r["text"]).startswith(STATUS_START)]
-
-    def question(self) -> list[dict[str, Any]]:
-        return [
-            r
-            for r in speak_records(self.record)
-            if str(r["text"]).startswith("Confirmation needed.")
-        ]
-
-    def status_cut_after(self, index: int) -> bool:
-        """The status line was cut off after record line ``index`` (the question came)."""
-        return any(
-            r["action"] == "cancel" and str(r["text"]).startswith(STATUS_START)
-            for r in self.lines()[index:]
-        )
-
-
-def _session(
-    folder: Path,
-    backend: PacedBackend,
-    flags: tuple[str, ...] = ("--long-settings",),
-    clock: Callable[[], float] = time.monotonic,
-) -> LiveSession:
-    """A live session with the scripted agent (run with ``flags``) and a paced voice;
-    ``clock``: the session's (a ``HeldClock`` to hold the arming interval still)."""
-    agent = AcpTransport(
-        [sys.executable, "-m", "tests.acp_frontend.sdk_agent", *flags],
-        name="Scripted",
-        cwd=str(folder),
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    return LiveSession(
-        [],
-        UserSettings(pace_wpm=PACE),
-        transports=[agent],
-        driver=SpeechDriver(backend),
-        clock=clock,
-    )
-
-
-def _backend(record: io.StringIO) -> PacedBackend:
-    return PacedBackend(LoopClock(asyncio.get_running_loop()), rate_wpm=PACE, stream=record)
 
 
 def _status_being_read(backend: PacedBackend) -> bool:
@@ -120,16 +60,6 @@ def _status_being_read(backend: PacedBackend) -> bool:
     again after the user's own message cut it): the question waits behind it."""
     status = [u for u in backend.utterances if u.announcement.text.startswith(STATUS_START)]
     return bool(status) and not any(u.ended is not None and not u.stopped for u in status)
-
-
-def _choices(folder: Path) -> list[str]:
-    path = folder / "choices.txt"
-    return path.read_text().split() if path.exists() else []
-
-
-def _shown(lines: list[dict[str, Any]]) -> list[str]:
-    """A record, one short line an entry, for a failure's message."""
-    return [f"{r['t']:.2f} {r['action']} {str(r['text'])[:60]}" for r in lines]
 
 
 def check_heard(heard: Heard, question_came_at: int, *, risky: bool, answered: str) -> None:
@@ -164,7 +94,7 @@ def check_heard(heard: Heard, question_came_at: int, *, risky: bool, answered: s
         str(r["text"]) for r in lines[lines.index(whole[0]) + 1 : begun] if r["action"] == "speak"
     ]
     leading_cues = len(list(itertools.takewhile(lambda t: t == CUE, after_status)))
-    assert leading_cues <= 1, "\n".join(_shown(lines))
+    assert leading_cues <= 1, "\n".join(shown(lines))
     assert all(a != CUE or b != CUE for a, b in itertools.pairwise(said)), said
     if risky:
         # A high-risk accept waits until the question was said through: whatever cut it
@@ -185,42 +115,6 @@ def check_heard(heard: Heard, question_came_at: int, *, risky: bool, answered: s
     assert CUE not in said[reply:], said[reply:]
 
 
-class PlainRun:
-    """The plain interface on a real pipe, a live session and its speech record."""
-
-    def __init__(
-        self,
-        folder: Path,
-        flags: tuple[str, ...] = ("--long-settings",),
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        from announcer.ui.plain import PlainUi
-
-        self.folder = folder
-        self.speech = io.StringIO()
-        self.heard = Heard(self.speech)
-        self.out = io.StringIO()
-        self.backend = _backend(self.speech)
-        self.session = _session(folder, self.backend, flags, clock)
-        read_end, self.write_end = os.pipe()
-        self.typed = os.fdopen(read_end, encoding="utf-8")
-        self.ui = PlainUi(out=self.out, inp=self.typed)
-        self.ui.attach(self.session)
-        self.runner = asyncio.ensure_future(self.session.run())
-
-    def type_line(self, line: str) -> None:
-        os.write(self.write_end, f"{line}\n".encode())
-
-    def printed(self, text: str) -> Callable[[], bool]:
-        return lambda: text in self.out.getvalue()
-
-    async def close(self) -> None:
-        self.session.stop()
-        await asyncio.wait_for(self.runner, TIMEOUT)
-        os.close(self.write_end)
-        self.typed.close()
-
-
 async def press_on(
     key: Callable[[], Any],
     done: Callable[[], bool],
@@ -229,20 +123,18 @@ async def press_on(
 ) -> None:
     """Press ``key`` every quarter second until ``done``; a cut status line fails at once
     (the defect: it would be said again, and cut again, for ever)."""
-    for _ in range(TRIES):
-        if done():
-            return
+
+    def status_never_cut() -> None:
         assert not status_cut(), "a key's cue cut the status line off"
-        await key()
-        await pause(EVERY)
-    raise AssertionError(f"pressed {TRIES} times and never got through")
+
+    await press_until(key, done, pause, status_never_cut)
 
 
 @pytest.mark.parametrize(("scenario", "risky"), [("write", False), ("remove", True)])
 async def test_plain_keys_pressed_on_behind_a_status_line(
     tmp_path: Path, scenario: str, risky: bool
 ) -> None:
-    run = PlainRun(tmp_path)
+    run = PlainRun(tmp_path, PACE)
     heard = run.heard
     try:
         await until(lambda: bool(heard.status()), "the status line")
@@ -264,11 +156,11 @@ async def test_plain_keys_pressed_on_behind_a_status_line(
         if risky:
             run.type_line("c")
             await until(run.printed("Sent: accept."), "the accept sent")
-        await until(lambda: bool(_choices(tmp_path)), "the agent's answer")
+        await until(lambda: bool(choices(tmp_path)), "the agent's answer")
         await until(lambda: PLAIN_ANSWERED in spoken_in(run.speech), "the answer heard")
     finally:
         await run.close()
-    assert _choices(tmp_path) == [ALLOW_ONCE]  # answered exactly once, as pressed
+    assert choices(tmp_path) == [ALLOW_ONCE]  # answered exactly once, as pressed
     check_heard(heard, question_came_at, risky=risky, answered=PLAIN_ANSWERED)
 
 
@@ -281,8 +173,8 @@ async def test_tui_keys_pressed_on_behind_a_status_line(
 
     speech = io.StringIO()
     heard = Heard(speech)
-    backend = _backend(speech)
-    session = _session(tmp_path, backend)
+    backend = make_backend(speech, PACE)
+    session = make_session(tmp_path, backend, PACE)
     app = AnnouncerApp(session, save_settings=lambda _settings: None)
     async with app.run_test() as pilot:
         runner = asyncio.ensure_future(session.run())
@@ -301,7 +193,7 @@ async def test_tui_keys_pressed_on_behind_a_status_line(
             def done() -> bool:
                 if risky:
                     return app.key_guard.confirming
-                return bool(_choices(tmp_path))
+                return bool(choices(tmp_path))
 
             await press_on(
                 press,
@@ -311,17 +203,17 @@ async def test_tui_keys_pressed_on_behind_a_status_line(
             )
             if risky:
                 await pilot.press("enter")
-            await until_on_pilot(pilot, lambda: bool(_choices(tmp_path)), "the agent's answer")
+            await until_on_pilot(pilot, lambda: bool(choices(tmp_path)), "the agent's answer")
             await until_on_pilot(
                 pilot,
                 lambda: any(t.startswith(TUI_ANSWERED) for t in spoken_in(speech)),
                 "the answer heard",
             )
         except AssertionError:
-            print("\n".join(_shown(heard.lines())))
+            print("\n".join(shown(heard.lines())))
             raise
         finally:
             session.stop()
             await asyncio.wait_for(runner, TIMEOUT)
-    assert _choices(tmp_path) == [ALLOW_ONCE]
+    assert choices(tmp_path) == [ALLOW_ONCE]
     check_heard(heard, question_came_at, risky=risky, answered=TUI_ANSWERED)

@@ -23,9 +23,7 @@ from typing import Any
 from announcer.engine.answer_guard import KeyGuard
 from announcer.ui.tui.app import AnnouncerApp
 from tests.support.clock import HeldClock
-from tests.support.speech_record import spoken_in
-from tests.support.waiting import until, until_on_pilot
-from tests.ui.test_keys_behind_a_status_line import (
+from tests.support.key_runs import (
     CONFIRM_STEP,
     CUE,
     EVERY,
@@ -35,11 +33,15 @@ from tests.ui.test_keys_behind_a_status_line import (
     TUI_ANSWERED,
     Heard,
     PlainRun,
-    _backend,
-    _choices,
-    _session,
-    _shown,
+    choices,
+    press_until,
+    shown,
 )
+from tests.support.key_runs import LAB_PACE as PACE
+from tests.support.key_runs import backend as make_backend
+from tests.support.key_runs import session as make_session
+from tests.support.speech_record import spoken_in
+from tests.support.waiting import until, until_on_pilot
 
 NO_SETTINGS: tuple[str, ...] = ()
 QUESTION = "Confirmation needed. Scripted Agent wants to run: rm -rf build."
@@ -51,19 +53,6 @@ def _answers(folder: Path) -> list[str]:
     """What the agent received for ``ask N``, one option a question, in order."""
     path = folder / "answers.txt"
     return [line.split()[1] for line in path.read_text().splitlines()] if path.exists() else []
-
-
-async def press_until(
-    press: Callable[[], Awaitable[Any]],
-    done: Callable[[], bool],
-    pause: Callable[[float], Awaitable[Any]],
-) -> None:
-    for _ in range(TRIES):
-        if done():
-            return
-        await press()
-        await pause(EVERY)
-    raise AssertionError(f"pressed {TRIES} times and never got through")
 
 
 def check_read_twice(said: list[str], whole: Callable[[str], bool]) -> None:
@@ -78,7 +67,7 @@ def check_read_twice(said: list[str], whole: Callable[[str], bool]) -> None:
 
 
 async def test_plain_w_twice_quickly_over_a_high_risk_question(tmp_path: Path) -> None:
-    run = PlainRun(tmp_path, NO_SETTINGS)
+    run = PlainRun(tmp_path, PACE, NO_SETTINGS)
     try:
         await until(lambda: "Scripted Agent is ready." in spoken_in(run.speech), "the agent")
         run.type_line("remove")
@@ -94,7 +83,7 @@ async def test_plain_w_twice_quickly_over_a_high_risk_question(tmp_path: Path) -
         await until(lambda: PLAIN_ANSWERED in spoken_in(run.speech), "the answer heard")
     finally:
         await run.close()
-    assert _choices(tmp_path) == ["once"]
+    assert choices(tmp_path) == ["once"]
     said = spoken_in(run.speech)
     check_read_twice(said, lambda t: t.startswith("rm -rf build"))
     # The key's reading was said through once before the accept's confirm step.
@@ -103,12 +92,12 @@ async def test_plain_w_twice_quickly_over_a_high_risk_question(tmp_path: Path) -
     assert not any(
         r["action"] == "cancel" and r["text"] == lines[first]["text"]
         for r in lines[first + 1 : first + 2]
-    ), "\n".join(_shown(lines))
+    ), "\n".join(shown(lines))
 
 
 async def test_tui_f2_twice_quickly_over_a_high_risk_question(tmp_path: Path) -> None:
     speech = io.StringIO()
-    session = _session(tmp_path, _backend(speech), NO_SETTINGS)
+    session = make_session(tmp_path, make_backend(speech, PACE), PACE, NO_SETTINGS)
     app = AnnouncerApp(session, save_settings=lambda _settings: None)
     async with app.run_test() as pilot:
         runner = asyncio.ensure_future(session.run())
@@ -135,7 +124,7 @@ async def test_tui_f2_twice_quickly_over_a_high_risk_question(tmp_path: Path) ->
         finally:
             session.stop()
             await asyncio.wait_for(runner, TIMEOUT)
-    assert _choices(tmp_path) == ["once"]
+    assert choices(tmp_path) == ["once"]
     said = spoken_in(speech)
     # F2 says the question again (its own words): the first reading of the question is
     # the agent's, the others F2's, each at most twice in all.
@@ -186,7 +175,7 @@ async def test_plain_a_key_pressed_as_a_second_question_replaces_the_first(
     tmp_path: Path,
 ) -> None:
     clock = HeldClock()
-    run = PlainRun(tmp_path, NO_SETTINGS, clock)
+    run = PlainRun(tmp_path, PACE, NO_SETTINGS, clock)
     try:
         await until(lambda: "Scripted Agent is ready." in spoken_in(run.speech), "the agent")
         run.type_line("ask 2")
@@ -199,9 +188,9 @@ async def test_plain_a_key_pressed_as_a_second_question_replaces_the_first(
             press, run.ui.guard, clock, lambda: bool(_answers(tmp_path)), asyncio.sleep
         )
         await until(run.printed("touch f1?"), "the second question shown")
-        shown = run.out.getvalue().count("Not yet.")
+        cues_before = run.out.getvalue().count("Not yet.")
         run.type_line("a")  # in the same breath as the second question
-        await until(lambda: run.out.getvalue().count("Not yet.") > shown, "its verdict")
+        await until(lambda: run.out.getvalue().count("Not yet.") > cues_before, "its verdict")
         assert _answers(tmp_path) == ["once"]  # the second was not answered by it
         clock.release()
         await until(lambda: any(t.startswith(SECOND) for t in spoken_in(run.speech)), "read")
@@ -219,7 +208,7 @@ async def test_tui_a_key_pressed_as_a_second_question_replaces_the_first(tmp_pat
     speech = io.StringIO()
     heard = Heard(speech)
     clock = HeldClock()
-    session = _session(tmp_path, _backend(speech), NO_SETTINGS, clock)
+    session = make_session(tmp_path, make_backend(speech, PACE), PACE, NO_SETTINGS, clock)
     app = AnnouncerApp(session, save_settings=lambda _settings: None)
     async with app.run_test() as pilot:
         runner = asyncio.ensure_future(session.run())

@@ -16,29 +16,27 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from announcer.engine.scheduler import estimated_seconds
-from tests.support.speech_record import spoken_in
-from tests.support.waiting import until, until_on_pilot
-from tests.ui.test_keys_behind_a_status_line import (
+from tests.support.key_runs import (
     ALLOW_ONCE,
     CONFIRM_STEP,
     EVERY,
-    PACE,
     PLAIN_ANSWERED,
     TIMEOUT,
-    TRIES,
     TUI_ANSWERED,
     Heard,
     PlainRun,
-    _backend,
-    _choices,
-    _session,
-    _shown,
+    choices,
+    press_until,
+    shown,
 )
+from tests.support.key_runs import LAB_PACE as PACE
+from tests.support.key_runs import backend as make_backend
+from tests.support.key_runs import session as make_session
+from tests.support.speech_record import spoken_in
+from tests.support.waiting import until, until_on_pilot
 
 #: the agent with no settings to say: its question comes at once
 NO_SETTINGS: tuple[str, ...] = ()
@@ -61,14 +59,14 @@ def check(heard: Heard, refusal: str, pressing: float) -> None:
         for i, r in enumerate(lines[:step])
         if r["action"] == "speak" and str(r["text"]).startswith(QUESTION_START)
     ]
-    assert readings, "\n".join(_shown(lines))
+    assert readings, "\n".join(shown(lines))
     # The first reading was cut off by a refusal; the last one before the confirm step was
     # said through: no cancel of it, and the step began after its words were said.
     index, last = readings[-1]
     cut = [r for r in lines[index:step] if r["action"] == "cancel" and r["text"] == last["text"]]
     if cut:
         words = estimated_seconds(str(last["text"]), PACE) - 0.25
-        assert float(cut[0]["t"]) - float(last["t"]) >= words - 0.1, "\n".join(_shown(lines))
+        assert float(cut[0]["t"]) - float(last["t"]) >= words - 0.1, "\n".join(shown(lines))
     said = spoken_in(lines)
     # One refusal at a time said, one waiting: never a backlog of one per press.
     refusals = said.count(refusal)
@@ -76,21 +74,8 @@ def check(heard: Heard, refusal: str, pressing: float) -> None:
     assert 1 <= refusals <= pressing / estimated_seconds(refusal, PACE) + 3, said
 
 
-async def press_until(
-    press: Callable[[], Awaitable[Any]],
-    done: Callable[[], bool],
-    pause: Callable[[float], Awaitable[Any]],
-) -> None:
-    for _ in range(TRIES):
-        if done():
-            return
-        await press()
-        await pause(EVERY)
-    raise AssertionError(f"pressed {TRIES} times and never got through")
-
-
 async def test_plain_a_wrong_key_on_and_on_then_a_high_risk_accept(tmp_path: Path) -> None:
-    run = PlainRun(tmp_path, NO_SETTINGS)
+    run = PlainRun(tmp_path, PACE, NO_SETTINGS)
     heard = run.heard
     refusal = "Type A to accept or R to reject, then press Enter."
     try:
@@ -111,11 +96,11 @@ async def test_plain_a_wrong_key_on_and_on_then_a_high_risk_accept(tmp_path: Pat
 
         await press_until(press, run.printed("Type c then Enter to confirm"), asyncio.sleep)
         run.type_line("c")
-        await until(lambda: bool(_choices(tmp_path)), "the agent's answer")
+        await until(lambda: bool(choices(tmp_path)), "the agent's answer")
         await until(lambda: PLAIN_ANSWERED in spoken_in(run.speech), "the answer heard")
     finally:
         await run.close()
-    assert _choices(tmp_path) == [ALLOW_ONCE]
+    assert choices(tmp_path) == [ALLOW_ONCE]
     check(heard, refusal, pressing)
 
 
@@ -124,7 +109,7 @@ async def test_tui_a_wrong_key_on_and_on_then_a_high_risk_accept(tmp_path: Path)
 
     speech = io.StringIO()
     heard = Heard(speech)
-    session = _session(tmp_path, _backend(speech), NO_SETTINGS)
+    session = make_session(tmp_path, make_backend(speech, PACE), PACE, NO_SETTINGS)
     app = AnnouncerApp(session, save_settings=lambda _settings: None)
     refusal = "x is not an answer here."
     async with app.run_test() as pilot:
@@ -150,7 +135,7 @@ async def test_tui_a_wrong_key_on_and_on_then_a_high_risk_accept(tmp_path: Path)
 
             await press_until(press, lambda: app.key_guard.confirming, pilot.pause)
             await pilot.press("enter")
-            await until_on_pilot(pilot, lambda: bool(_choices(tmp_path)), "the agent's answer")
+            await until_on_pilot(pilot, lambda: bool(choices(tmp_path)), "the agent's answer")
             await until_on_pilot(
                 pilot,
                 lambda: any(t.startswith(TUI_ANSWERED) for t in spoken_in(speech)),
@@ -159,7 +144,7 @@ async def test_tui_a_wrong_key_on_and_on_then_a_high_risk_accept(tmp_path: Path)
         finally:
             session.stop()
             await asyncio.wait_for(runner, TIMEOUT)
-    assert _choices(tmp_path) == [ALLOW_ONCE]
+    assert choices(tmp_path) == [ALLOW_ONCE]
     said = spoken_in(heard.lines())
     full = next(t for t in said if t.startswith(refusal))
     check(heard, full, pressing)
