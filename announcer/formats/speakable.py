@@ -177,7 +177,7 @@ def command_in_words(command: str | list[str], language: str = SOURCE_LANGUAGE) 
         command = shlex.join(str(word) for word in command)
     analysis = analyse(command)
     said = in_question(analysis, language)
-    if analysis.is_long or analysis.hidden:
+    if analysis.is_long or analysis.unreadable:
         return said.rstrip(".")  # a sentence around it ends it
     return " ".join(said.split())
 
