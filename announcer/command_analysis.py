@@ -978,8 +978,8 @@ N_ = str  # marks msgids for extraction (babel.cfg keywords); translated in why_
 
 _WHY: Final = {
     "decoded": N_("It runs text it decodes first."),
-    "piped_program": N_("It runs text fed to it, not written here."),
-    "runtime_name": N_("What it runs is decided only when it runs."),
+    "piped_program": N_("It runs text piped into it."),
+    "runtime_name": N_("Its program is built when it runs."),
     "pattern_name": N_("Its program is a pattern, not a name."),
     "strange_name": N_("Its program name has unusual characters."),
     "one_liner": N_("It runs code announcer cannot check."),

@@ -24,7 +24,7 @@ from announcer.formats.base import AdapterOutput, FormatAdapter, JsonObject, get
 from announcer.formats.builder import AaepBuilder
 from announcer.formats.builder_fields import mark_command, mark_literal
 from announcer.formats.mapping import Mapping, builtin_mapping
-from announcer.formats.speakable import command_words, speak_folder
+from announcer.formats.speakable import command_in_words, command_words, speak_folder
 
 
 class MappedHookAdapter(FormatAdapter):
@@ -158,7 +158,11 @@ def hook_confirmation(
         path.startswith("tool_input") and path not in ("tool_input.command", "tool_input.cmd")
         for path in cuts
     ) or any(not path.startswith("tool_input") for path in cuts)
-    what = (command_words(tool_input, builder.language) or "").rstrip(".") or None
+    what = (
+        command_in_words(command, builder.language, command_cut)
+        if command is not None and command_cut
+        else command_words(tool_input, builder.language) or ""
+    ).rstrip(".") or None
     spoken = builder.spoken_tool(tool)
     cwd = get_str(payload, "cwd")
     action = f"{spoken}: {what}" if what else spoken
