@@ -48,6 +48,7 @@ from announcer.protocol.events import (
     ToolCompleted,
     ToolInvoked,
 )
+from announcer.protocol.extensions import ANNOUNCER_EXTENSION
 
 # A state flicker shorter than this is not worth a word (§4.2.1 allows suppressing it).
 STATE_CYCLE_QUIET_SECONDS: Final = 3.0
@@ -288,7 +289,9 @@ class PolicyWording(PolicyRules):
             if event.status == "error"
             else _capitalised(self._phrase("{tool} timed out.", tool=tool))
         )
-        if spoken is not None and self._names_outcome(spoken, tool, lead):
+        if spoken is not None and (
+            self._names_outcome(spoken, tool, lead) or _says_its_outcome(event)
+        ):
             # "Bash was denied by ..." or "Bash failed.": our lead would say it twice,
             # or call a denial a failure
             return spoken
@@ -343,3 +346,10 @@ class PolicyWording(PolicyRules):
             outcome_words(words_msgid, spoken.language) | {words_of(lead)},
             negation_words(spoken.language),
         )
+
+
+def _says_its_outcome(event: ToolCompleted) -> bool:
+    """announcer's own mapping wrote a summary that names the call and how it ended
+    (``x-announcer`` ``outcome_said``, trusted only from sources it maps itself)."""
+    ours = (event.extensions or {}).get(ANNOUNCER_EXTENSION)
+    return isinstance(ours, dict) and ours.get("outcome_said") is True

@@ -42,6 +42,7 @@ class _Tool:
     # the permission request): "adds 3 lines and removes 1 in src/app.py"
     changes: list[str] = field(default_factory=list)
     command: str | None = None  # the command it runs (rawInput.command)
+    output: str = ""  # what it printed, as the adapter streamed it (bounded)
 
 
 @dataclass(slots=True)

@@ -160,29 +160,88 @@ def _relative_text(text: str, cwd: str) -> str:
     return text.replace(base + "/", "").replace(f" {base} ", " . ")
 
 
-def _exit_code(raw: object) -> int | None:
-    """The exit code a command's raw output names (``exitCode``, ``exit_code``), if any."""
-    if not isinstance(raw, dict):
-        return None
-    for key in ("exitCode", "exit_code", "code"):
-        value = raw.get(key)
+_EXIT_CODE_LINE = re.compile(r"^\s*(?:Exit code|exit status)[: ]+(-?\d{1,3})\b", re.IGNORECASE)
+# a line that says what went wrong ("src/a.c:1:5: error: ...", "fatal: ...", "No such file")
+_ERROR_WORDS = re.compile(
+    r"\b(?:error|fatal|failed|failure|cannot|can't|denied|not found|no such|exception|"
+    r"traceback|panic)\b",
+    re.IGNORECASE,
+)
+# a compiler's place: "src/parser.c:1:5: rest" (the column is left out when said)
+_PLACE = re.compile(r"^(?P<file>[^\s:]+\.[A-Za-z0-9]+):(?P<line>\d+)(?::\d+)?:\s*(?P<rest>.+)$")
+
+
+def _exit_code(raw: object, meta: object = None) -> int | None:
+    """A failed command's exit code: codex-acp's ``_meta.terminal_exit.exit_code``, a raw
+    output object's ``exitCode``/``exit_code``, or claude-agent-acp's raw output text
+    ("Exit code 2" on its first line)."""
+    exit_meta = meta.get("terminal_exit") if isinstance(meta, dict) else None
+    candidates = [exit_meta.get("exit_code")] if isinstance(exit_meta, dict) else []
+    if isinstance(raw, dict):
+        candidates += [raw.get(key) for key in ("exitCode", "exit_code", "code")]
+    elif isinstance(raw, str):
+        found = _EXIT_CODE_LINE.match(raw)
+        candidates.append(int(found.group(1)) if found else None)
+    for value in candidates:
         if isinstance(value, int) and not isinstance(value, bool) and value != 0:
             return value
     return None
 
 
-def _first_error_line(raw: object, reason: str) -> str:
-    """The first line that says what went wrong: stderr first, then the reported text."""
-    texts = []
+def _terminal_output(meta: object) -> str:
+    """What a command printed, as codex-acp streams it (``_meta.terminal_output_delta``)."""
+    delta = meta.get("terminal_output_delta") if isinstance(meta, dict) else None
+    data = delta.get("data") if isinstance(delta, dict) else None
+    return data if isinstance(data, str) else ""
+
+
+_TOOL_ERROR_TAG = re.compile(r"</?tool_use_error>")
+_WORKING_FOLDER_NOTE = re.compile(r"\s*Note: your current working directory is \S+?\.?(?=\s|$)")
+
+
+def _plain_error(line: str, cwd: str) -> str:
+    """An error line as said: claude's ``<tool_use_error>`` tags and its note of the
+    working folder left out, paths relative to that folder."""
+    line = _WORKING_FOLDER_NOTE.sub("", _TOOL_ERROR_TAG.sub("", line))
+    return " ".join(_relative_text(line, cwd).split())
+
+
+def _output_texts(raw: object, output: str, reason: str) -> list[str]:
+    """What a failed call printed, where each adapter puts it: stderr first."""
+    texts: list[object] = []
     if isinstance(raw, dict):
         texts += [raw.get(k) for k in ("stderr", "formatted_output", "aggregated_output", "output")]
-    texts.append(reason)
-    for text in texts:
-        if isinstance(text, str):
-            for line in text.splitlines():
-                if line.strip() and not line.strip().startswith("```"):
-                    return clip(line.strip(), 200)
-    return "?"
+    elif isinstance(raw, str):
+        texts.append(raw)
+    texts += [output, reason]
+    return [text for text in texts if isinstance(text, str) and text.strip()]
+
+
+def _first_error_line(raw: object, reason: str, output: str = "") -> str | None:
+    """The first line that says what went wrong: one that names an error, else the first
+    line of output; the "Exit code N" line and code fences are not output. None: nothing."""
+    lines = [
+        line.strip()
+        for text in _output_texts(raw, output, reason)
+        for line in text.splitlines()[:400]
+        if line.strip() and not line.strip().startswith("```")
+        and not _EXIT_CODE_LINE.match(line)
+    ]  # fmt: skip
+    if not lines:
+        return None
+    return clip(next((line for line in lines if _ERROR_WORDS.search(line)), lines[0]), 200)
+
+
+def _error_place(line: str, gettext: Any) -> str:
+    """ "src/parser.c:1:5: error: x" as "src/parser.c line 1: error: x" (said, not spelled)."""
+    found = _PLACE.match(line)
+    if found is None:
+        return line
+    return str(
+        gettext("{file} line {line}: {text}").format(
+            file=found["file"], line=found["line"], text=found["rest"]
+        )
+    )
 
 
 def _relative(path: str, cwd: str) -> str:

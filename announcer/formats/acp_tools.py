@@ -10,19 +10,22 @@ from __future__ import annotations
 from announcer.formats.acp_session import AcpSessions, _Session, _Tool
 from announcer.formats.acp_shapes import (
     _change_summaries,
-    _content_text_all,
     _content_text_all_lines,
     _deleted_files,
     _diff_sentences,
+    _error_place,
     _exit_code,
     _first_error_line,
     _locations,
+    _plain_error,
     _raw_command,
     _relative_text,
     _review_fields,
     _sentence,
+    _terminal_output,
 )
 from announcer.formats.base import AdapterOutput, JsonObject, get_str
+from announcer.formats.builder_fields import mark_outcome_said
 from announcer.formats.speakable import clip
 from announcer.i18n.translate import translator
 
@@ -32,6 +35,8 @@ RUNNING_QUIET_SECONDS = 0.4
 # Codex's approval reviewer ("Auto review", Guardian) reports as a tool call of its own.
 _REVIEW_CALL_PREFIX = "guardian_assessment:"
 _REVIEW_TITLE = "Guardian Review"
+#: how much of a command's output is kept to find its first error line
+_OUTPUT_KEPT = 16_000
 
 
 class AcpToolCalls(AcpSessions):
@@ -68,6 +73,9 @@ class AcpToolCalls(AcpSessions):
         command = _raw_command(update)
         if command is not None:
             tool.command = command
+        printed = _terminal_output(update.get("_meta"))
+        if printed and len(tool.output) < _OUTPUT_KEPT:  # codex-acp streams what it printed
+            tool.output = (tool.output + printed)[:_OUTPUT_KEPT]
         status = get_str(update, "status")
         if not tool.announced and status in ("completed", "failed"):
             if call_id in session.due:
@@ -220,26 +228,59 @@ class AcpToolCalls(AcpSessions):
         elif tool.title and any(tool.title in action for action in session.denied):
             return  # the agent's reviewer denied it, and said so: not a failure of its own
         else:
-            reason = _content_text_all(update.get("content")) or get_str(
-                update, "rawOutput", "error"
-            )
-            code = _exit_code(update.get("rawOutput"))
-            if code is not None:
-                first = _first_error_line(update.get("rawOutput"), reason or "")
-                reason = self._t("exit code {code}: {line}").format(code=code, line=first)
-            self.builder.tool_completed(
-                session.state,
-                now,
-                call_id,
-                "error",
-                tool_name=tool.kind,
-                normal=_sentence(clip(reason, 300)) if reason else self._t("It reported an error."),
-                detailed=self._t("{tool} failed: {reason}").format(
-                    tool=label, reason=clip(reason or self._t("no reason given"), 300)
-                ),
-                terse=self._t("Failed."),
-                error_message=clip(reason or self._t("the agent reported a failure"), 4096),
-            )
+            self._say_failure(session, call_id, tool, update, now)
+
+    def _say_failure(
+        self, session: _Session, call_id: str, tool: _Tool, update: JsonObject, now: float
+    ) -> None:
+        """A failed call with what the listener needs: its exit code and its first error
+        line, said ("sh build.sh failed, exit code 2: src/parser.c line 1: error: ..."),
+        from wherever the adapter put them (codex-acp: ``_meta.terminal_exit`` and the
+        output deltas; claude-agent-acp: "Exit code 2" and the output in ``rawOutput``)."""
+        raw = update.get("rawOutput")
+        written = "\n".join(_content_text_all_lines(update.get("content")))
+        error = get_str(update, "rawOutput", "error") or ""
+        code = _exit_code(raw, update.get("_meta"))
+        first = _first_error_line(raw, f"{written}\n{error}", tool.output)
+        line = _error_place(_plain_error(first, session.cwd), self._t) if first else ""
+        name = self._failed_name(tool)
+        if code is not None and line:
+            said = self._t("{tool} failed, exit code {code}: {line}")
+        elif code is not None:
+            said = self._t("{tool} failed, exit code {code}.")
+        elif line:
+            said = self._t("{tool} failed: {reason}")
+        else:
+            said = self._t("{tool} failed.")
+        normal = _sentence(
+            said.format(tool=name, code=code, line=clip(line, 200), reason=clip(line, 200))
+        )
+        terse = (
+            self._t("Failed, exit code {code}.").format(code=code)
+            if code is not None
+            else self._t("Failed.")
+        )
+        self.builder.tool_completed(
+            session.state,
+            now,
+            call_id,
+            "error",
+            tool_name=tool.kind,
+            normal=normal,
+            terse=terse,
+            error_message=clip(line or self._t("the agent reported a failure"), 4096),
+        )
+        mark_outcome_said(self.builder.events[-1])
+
+    def _failed_name(self, tool: _Tool) -> str:
+        """What failed: the agent's description, else the command it ran (codex-acp titles
+        a command by its last word, "build.sh"; a sentence never starts with a command,
+        which would be capitalised), else its title."""
+        if tool.description:
+            return tool.description
+        if tool.command and len(tool.command) <= 80:
+            return self._t("the command {command}").format(command=" ".join(tool.command.split()))
+        return self._tool_label(tool)
 
     def _plan(self, session: _Session, update: JsonObject, now: float) -> None:
         entries = update.get("entries")

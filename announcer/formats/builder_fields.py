@@ -195,6 +195,12 @@ def mark_plan(event: Event, plan: str) -> None:
     _ours(event)["plan"] = plan[:MAX_PLAN]
 
 
+def mark_outcome_said(event: Event) -> None:
+    """A tool's end whose summary already says how it ended and what ended ("sh build.sh
+    failed, exit code 2: ..."): said as it is, without the subscriber's "<tool> failed."."""
+    _ours(event)["outcome_said"] = True
+
+
 def mark_literal(event: Event) -> None:
     """A question whose action names paths or code as written (announcer's own mappings):
     read literally, never tidied as markdown (issue 21: `__init__.py` is not emphasis)."""

@@ -86,7 +86,9 @@ def test_a_failed_command_says_its_exit_code_and_first_error_line() -> None:
     heard.send(update("tool_call_update", toolCallId="b1", status="failed",
                       rawOutput={"exitCode": 2, "stderr": "\nerror TS2304: Cannot find name 'x'.\n"
                                  "at src/app.ts:3"}))  # fmt: skip
-    assert "Exit code 2: error TS2304: Cannot find name 'x'." in heard.said()
+    assert "Npm run build failed, exit code 2: error TS2304: Cannot find name 'x'." in (
+        heard.said()
+    )
 
 
 def test_the_agents_reason_is_part_of_the_question() -> None:

@@ -52,6 +52,10 @@ class BareAcpClient:
     #: every method the agent called on us, in order (unanswerable ones get an error)
     calls: list[str] = field(default_factory=list)
     stderr_path: Path | None = None
+    #: every JSON-RPC message both ways, in order: ``{"t": seconds since start, "from":
+    #: "agent"|"client", "message"}``
+    #: (tests/lab/record_acp.py keeps it as a recording the sans-I/O tests replay)
+    wire: list[dict[str, Any]] = field(default_factory=list)
 
     def start(self) -> BareAcpClient:
         stderr = open(self.stderr_path or os.devnull, "wb")  # noqa: SIM115 - lives with the process
@@ -65,6 +69,7 @@ class BareAcpClient:
             start_new_session=True,  # its own process group, ended whole in close()
         )
         self._ids = iter(range(1, 1_000_000))
+        self._started = time.monotonic()
         self._waiting: dict[int, queue.Queue[dict[str, Any]]] = {}
         self._lock = threading.Lock()
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -73,9 +78,13 @@ class BareAcpClient:
 
     # -- wire ------------------------------------------------------------------------
 
+    def _since(self) -> float:
+        return round(time.monotonic() - self._started, 3)
+
     def _send(self, message: dict[str, Any]) -> None:
         assert self._process.stdin is not None
         with self._lock:
+            self.wire.append({"t": self._since(), "from": "client", "message": message})
             self._process.stdin.write(json.dumps(message).encode() + b"\n")
             self._process.stdin.flush()
 
@@ -88,6 +97,8 @@ class BareAcpClient:
                 continue  # an adapter's stray log line on stdout
             if not isinstance(message, dict):
                 continue
+            with self._lock:
+                self.wire.append({"t": self._since(), "from": "agent", "message": message})
             if "method" in message and "id" in message:
                 self._on_request(message)
             elif "method" in message:
@@ -112,7 +123,10 @@ class BareAcpClient:
         params = message.get("params") or {}
         options = list(params.get("options") or [])
         kind = self.answer_kind.get(params.get("sessionId", ""), "reject_once")
-        chosen = next((o["optionId"] for o in options if o.get("kind") == kind), None)
+        # an option kind ("allow_once"), or one option by its id (one of several "always")
+        chosen = next(
+            (o["optionId"] for o in options if kind in (o.get("kind"), o.get("optionId"))), None
+        )
         self.asked.append(
             PermissionAsked(
                 params.get("sessionId", ""), params.get("toolCall") or {}, options, chosen

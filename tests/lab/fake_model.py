@@ -149,6 +149,15 @@ LONG_COMMAND = (
     'time.sleep(3); pathlib.Path("late.txt").touch()\''
 )
 
+#: ``lab:build-fail``: the build script the recorder puts in the folder
+#: (tests/lab/record_acp.py): a compiler's error on stderr, then exit status 2
+BUILD_SCRIPT = (
+    "echo 'gcc -c src/parser.c'\n"
+    "echo \"src/parser.c:1:5: error: expected ';' before 'int'\" >&2\n"
+    "echo 'make: *** [Makefile:2: all] Error 1' >&2\n"
+    "exit 2\n"
+)
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -216,6 +225,25 @@ SCENARIOS: dict[str, Scenario] = {
                 Turn(text="That folder does not exist."),
             ),
             "a command that fails",
+        ),
+        Scenario(
+            "build-fail",
+            (
+                Turn(
+                    calls=(
+                        Call(
+                            _bash("sh build.sh", "Build the project"),
+                            _shell(
+                                "sh build.sh",
+                                sandbox_permissions="require_escalated",
+                                justification="Build the project",
+                            ),
+                        ),
+                    )
+                ),
+                Turn(text="The build failed."),
+            ),
+            "a build that fails: a compiler's error, exit status 2",
         ),
         Scenario(
             "subagent",
