@@ -21,6 +21,7 @@ from announcer.runtime.contract import AnswerOutcome
 from announcer.runtime.engine_host import EngineHost
 from announcer.runtime.sources import SaySystem, SourceLink
 from announcer.transports import TransportError
+from announcer.transports.base import ANSWER_HELD
 
 log = logging.getLogger("announcer.runtime")
 
@@ -71,7 +72,12 @@ class AnswerSender:
             return checked
         source_id, wire, what = checked
         self._spawn(self.deliver(source_id, wire, what))
-        return AnswerOutcome(True, self._t("Sending: {what}.").format(what=what))
+        agent = self._named(source_id)
+        if agent:
+            said = self._t("Sending to {agent}: {what}.").format(agent=agent, what=what)
+        else:
+            said = self._t("Sending: {what}.").format(what=what)
+        return AnswerOutcome(True, said, agent=agent)
 
     async def answer_async(self, answer: UserAnswer) -> AnswerOutcome:
         """Turn the answer into a reply (the engine checks it) and send it where it came from."""
@@ -119,10 +125,27 @@ class AnswerSender:
             ).format(problem=exc)
             self._say(self._nothing_sent(reason), urgency=Urgency.CRITICAL)
             return AnswerOutcome(False, self._nothing_sent(reason))
+        agent = self._named(source_id)
+        if response is ANSWER_HELD:
+            # the agent's follow-up question comes first: "Sent" only once something was
+            said = self._t("Nothing sent yet: choose which always answer.")
+            return AnswerOutcome(False, said, held=True, agent=agent)
         if response is not None:
             self._handshake_message(state, read_answer(response))
         self._status_changed()
-        return AnswerOutcome(True, self._t("Sent: {what}.").format(what=what or _what(wire)))
+        what = what or _what(wire)
+        if agent:
+            said = self._t("Sent to {agent}: {what}.").format(agent=agent, what=what)
+        else:
+            said = self._t("Sent: {what}.").format(what=what)
+        return AnswerOutcome(True, said, agent=agent)
+
+    def _named(self, source_id: str) -> str:
+        """Whose question an answer goes to, when more than one source runs (else "")."""
+        if len(self.links) < 2:
+            return ""
+        state = next((s for s in self.links if s.source == source_id), None)
+        return str(state.transport.description) if state is not None else ""
 
     async def send_outgoing(self) -> None:
         """Replies the engine made on the user's standing order (``auto_reject`` only)."""

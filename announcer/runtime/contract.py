@@ -73,10 +73,17 @@ class SessionStatus:
 
 @dataclass(frozen=True, slots=True)
 class AnswerOutcome:
-    """Whether an answer went out; ``message`` is a sentence for the user."""
+    """Whether an answer went out; ``message`` is a sentence for the user.
+
+    ``held``: nothing went out yet, because the agent's follow-up question comes first
+    (which of its "always" answers); ``agent``: whose question it answered, named when
+    several sources run (issue 31, items 2 and 3).
+    """
 
     sent: bool
     message: str = ""
+    held: bool = False
+    agent: str = ""
 
 
 class SessionListener(Protocol):

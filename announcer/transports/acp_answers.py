@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from announcer.transports.acp_process import AcpProcess, log
+from announcer.transports.base import ANSWER_HELD
 
 
 class AcpAnswers(AcpProcess):
@@ -40,7 +41,7 @@ class AcpAnswers(AcpProcess):
             if self.adapter.form_token(key) is not None:
                 self._forms[key] = future
                 self._choosing.add(key)
-                return None
+                return ANSWER_HELD  # nothing sent until the user picks one
         option = self.adapter.answer(token, str(message.get("decision")), _scope(message))
         if future is None or future.done():
             return None  # already answered or withdrawn: never twice (§6.2)

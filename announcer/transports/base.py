@@ -190,6 +190,12 @@ class HandshakeOutcome:
         return None if self.response is None else read_answer(self.response)
 
 
+#: what :meth:`Transport.send` returns for an answer it took but has not sent yet: the
+#: agent's follow-up question comes first (which of its "always" answers, issue 31 item 2).
+#: Compared by identity; never a producer's message.
+ANSWER_HELD: dict[str, Any] = {"x-announcer": "answer held for a follow-up question"}
+
+
 class Transport(Protocol):
     source_id: str
     description: str

@@ -93,10 +93,14 @@ def test_a_plan_approval_reads_the_plan_names_each_option_and_asks_which_always(
     agent.wait_for("Type c then Enter to confirm")  # an always answer takes two keys
     agent.type("c")
     agent.wait_for("Choose a number from 1 to 4:")  # several always options: which one?
+    # Nothing went to the agent yet: "Sent" is said only for what was sent (issue 31, 2)
+    assert not any("Sent: accept" in line for line in agent.seen), agent.seen
+    assert any("Nothing sent yet: choose which always answer." in line for line in agent.seen)
     agent.answer("2")
     agent.wait_for("Plan answered.")
     assert (agent.folder / "choices.txt").read_text().split() == ["auto"]  # never the first
     assert agent.quit() == 0
+    assert not any(t.startswith("Sent: accept") for t in agent.heard())
 
 
 def test_a_plan_that_comes_after_its_question_is_read_and_asked_again(run) -> None:  # type: ignore[no-untyped-def]

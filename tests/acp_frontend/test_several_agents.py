@@ -112,6 +112,10 @@ def test_two_agents_questions_are_answered_once_each_by_the_right_agent(agents) 
     )
     run.answer("r")
     run.wait_for("Beta finished the turn.")
+    # Every echo of an answer names its agent (issue 31, item 3): beta's question may
+    # come before alpha's "Sent", so an unnamed one sounds like an answer to beta.
+    run.wait_for_each("Sent to alpha: accept.", "Sent to beta: reject.")
+    assert not any(line.startswith("Sent: ") for line in run.seen), run.seen
     run.type("r")  # too late: nothing is open, and nothing is sent to anyone
     run.wait_for("No question is waiting")
     assert run.quit() == 0

@@ -706,7 +706,11 @@ class AnnouncerApp(App[None]):
     def _report_outcome(
         self, prompt: PendingPrompt, described: str, outcome: AnswerOutcome
     ) -> None:
-        if outcome.sent:
+        if outcome.held:  # the agent's follow-up question first: nothing went out yet
+            result = one_line(outcome.message)
+        elif outcome.sent and outcome.agent:  # several sources: whose question it answered
+            result = _("{answer}. Sent to {agent}.").format(answer=described, agent=outcome.agent)
+        elif outcome.sent:
             result = _("{answer}. Sent.").format(answer=described)
         else:
             reason = one_line(outcome.message) or _("no reason given")
