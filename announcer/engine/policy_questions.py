@@ -37,6 +37,14 @@ def waits_without_timeout(event: AaepEvent) -> bool:
     return isinstance(ours, dict) and ours.get("no_timeout") is True
 
 
+def options_of(event: AaepEvent) -> str | None:
+    """Every option of an agent's question by its own label (announcer's ACP mapping marks
+    it), read at detailed verbosity; None when not marked."""
+    ours = (event.extensions or {}).get(ANNOUNCER_EXTENSION)
+    options = ours.get("options") if isinstance(ours, dict) else None
+    return options if isinstance(options, str) and options.strip() else None
+
+
 class PolicyQuestions(PolicyWording):
     """The wording of confirmations and clarifications."""
 
@@ -86,9 +94,15 @@ class PolicyQuestions(PolicyWording):
             parts.append(self._own_phrase(cannot_undo))
         if level == "detailed" and not reads_literally(event):
             parts.append(self._producer_text(event, "summary_detailed"))
+        options = options_of(event) if level == "detailed" else None
+        if options:  # every option by the agent's own label (issue 31, item 10)
+            language = self._text_language(event)
+            parts.append(Spoken(clean_for_speech(options, language), language))
         if waits_without_timeout(event):
-            # An ACP agent waits for the answer (formats/acp_questions.py): no deadline to announce.
-            parts.append(self._own_phrase("The agent waits for your answer."))
+            # An ACP agent waits for the answer (formats/acp_questions.py): no deadline to
+            # announce; said at detailed verbosity (issue 31, item 10: a short question).
+            if level == "detailed":
+                parts.append(self._own_phrase("The agent waits for your answer."))
         else:
             parts.append(
                 self._own(

@@ -257,6 +257,8 @@ class PolicyWording(PolicyRules):
         return parts or None
 
     def _tool_invoked(self, event: ToolInvoked) -> Wording:
+        if _ours(event).get("said_as_question") is True:
+            return None  # its question said it; the user has just answered it
         spoken = self.summary(event)
         risk = None
         if event.irreversible:
@@ -348,8 +350,13 @@ class PolicyWording(PolicyRules):
         )
 
 
-def _says_its_outcome(event: ToolCompleted) -> bool:
-    """announcer's own mapping wrote a summary that names the call and how it ended
-    (``x-announcer`` ``outcome_said``, trusted only from sources it maps itself)."""
+def _ours(event: ToolInvoked | ToolCompleted) -> dict[str, object]:
+    """announcer's own marks on an event (``x-announcer``, trusted only from sources it
+    maps itself: the engine removes them from any other producer's events)."""
     ours = (event.extensions or {}).get(ANNOUNCER_EXTENSION)
-    return isinstance(ours, dict) and ours.get("outcome_said") is True
+    return ours if isinstance(ours, dict) else {}
+
+
+def _says_its_outcome(event: ToolCompleted) -> bool:
+    """announcer's own mapping wrote a summary that names the call and how it ended."""
+    return _ours(event).get("outcome_said") is True

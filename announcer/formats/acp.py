@@ -48,6 +48,14 @@ _MOVES_ON = frozenset(
 )
 
 
+def _empty_chunk(update: JsonObject) -> bool:
+    """A message chunk with no words (qwen sends one to carry its token usage): the agent
+    has not moved on, so a call waiting for its question is not said yet ("Shell.")."""
+    return update.get("sessionUpdate") == "agent_message_chunk" and not _content_text(
+        update.get("content")
+    )
+
+
 class AcpAdapter(AcpQuestions, AcpSettings):
     """One ACP connection (an agent process) as AAEP events; sessions keyed by ACP sessionId."""
 
@@ -127,7 +135,7 @@ class AcpAdapter(AcpQuestions, AcpSettings):
         kind = update.get("sessionUpdate")
         if kind != "agent_thought_chunk" and session.thought:
             self._say_thought(session, now)
-        if session.due and kind in _MOVES_ON:
+        if session.due and kind in _MOVES_ON and not _empty_chunk(update):
             # The agent moved on without asking: the titled call is said now. Silent
             # updates (usage, commands, settings, notices) are not moving on.
             self._announce_due(session, now, keep=get_str(update, "toolCallId"))

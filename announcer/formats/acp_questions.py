@@ -8,6 +8,7 @@ spoken. An elicitation is asked one field at a time (:mod:`announcer.formats.acp
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from announcer.command_analysis import analyse, higher_risk
@@ -29,7 +30,7 @@ from announcer.formats.acp_shapes import (
 )
 from announcer.formats.acp_tools import AcpToolCalls
 from announcer.formats.base import AdapterOutput, JsonObject, get_str
-from announcer.formats.builder_fields import mark_command, mark_literal, mark_plan
+from announcer.formats.builder_fields import mark_command, mark_literal, mark_options, mark_plan
 from announcer.formats.speakable import clip, command_in_words
 from announcer.i18n.translate import translator
 from announcer.protocol.extensions import ANNOUNCER_EXTENSION, ANNOUNCER_EXTENSION_CONTEXT
@@ -43,6 +44,17 @@ _HIGH_RISK_KINDS = frozenset({"delete", "move"})
 _LOW_RISK_KINDS = frozenset({"read", "search", "think", "fetch"})
 # Names of an "always" option that say nothing more than the key does.
 _GENERIC_ALWAYS = frozenset({"always allow", "allow always", "always", "allow all", "yes, always"})
+
+
+_DO_NOT_ASK_AGAIN = re.compile(r"\b(?:don't|do not) ask again (?:for|about) (?P<scope>.+)$", re.I)
+
+
+def _always_scope(label: str) -> str:
+    """What an "always" option covers, in a few words: "Yes, and don't ask again for sh
+    build.sh commands" is "sh build.sh commands"; code marks are markdown."""
+    found = _DO_NOT_ASK_AGAIN.search(label)
+    scope = found["scope"] if found else label
+    return clip(" ".join(scope.replace("`", "").split()).rstrip("."), 120)
 
 
 class AcpQuestions(AcpToolCalls):
@@ -103,11 +115,14 @@ class AcpQuestions(AcpToolCalls):
 
     def _plan_and_options(
         self, call: JsonObject, options: object, known_plan: str = ""
-    ) -> tuple[str, str]:
-        """The plan of a plan approval, by steps, and what each of the agent's options means.
+    ) -> tuple[str, str, str]:
+        """The plan of a plan approval, by steps, what each of the agent's options means,
+        and the few words an ordinary question says of them.
 
         Every option is named with the answer that picks it ("Accept: Yes, manually approve
-        edits"); an "always" option says that from now on the agent will not ask.
+        edits"); an "always" option says that from now on the agent will not ask. An
+        ordinary question says only what "always" covers ("Always: sh build.sh commands.",
+        issue 31 item 10): the labels are read at detailed verbosity.
         """
         plan = get_str(call, "rawInput", "plan") or known_plan
         said_plan = ""
@@ -133,7 +148,7 @@ class AcpQuestions(AcpToolCalls):
         always = [name for _, name, kind in named if kind == _ALLOW_ALWAYS]
         specific = [n for n in always if n.casefold() not in _GENERIC_ALWAYS]
         if not plan.strip() and len(always) < 2 and not specific:
-            return said_plan, ""  # plain allow/reject/always: the keys say it all
+            return said_plan, "", ""  # plain allow/reject/always: the keys say it all
         parts: list[str] = []
         for decision, wanted in (
             (self._t("Accept"), _ALLOW_ONCE),
@@ -151,7 +166,14 @@ class AcpQuestions(AcpToolCalls):
         never = next((n for _, n, kind in named if kind == _REJECT_ALWAYS), None)
         if never:
             parts.append(self._t("Never: {option}").format(option=never))
-        return said_plan, _sentence("; ".join(parts))
+        short = ""
+        if len(always) == 1 and specific:
+            short = _sentence(self._t("Always: {scope}").format(scope=_always_scope(always[0])))
+        elif len(always) > 1:
+            short = _sentence(
+                self._t("Always: one of {count}, asked next").format(count=len(always))
+            )
+        return said_plan, _sentence("; ".join(parts)), short
 
     def always_choices(self, reply_token: str) -> list[tuple[str, str]]:
         """The agent's allow-always options (id, name) for a question, when there are several."""
@@ -364,8 +386,11 @@ class AcpQuestions(AcpToolCalls):
         if command is not None:
             said = command_in_words(command, self.language).rstrip(".")
             flat = " ".join(command.split())
-            if " ".join(title.replace("`", "").split()) == flat:
-                action = said  # titled by its command (`rm -rf build`): said once, as run
+            plain_title = " ".join(title.replace("`", "").split())
+            if plain_title == flat or (plain_title and plain_title in flat):
+                # titled by its command (`rm -rf build`), or by its last words (codex-acp:
+                # "build.sh" for sh build.sh): said once, as run
+                action = said
             else:
                 # the title's code marks are markdown, not part of what runs
                 action = " ".join(action.replace("`", "").split())
@@ -383,7 +408,7 @@ class AcpQuestions(AcpToolCalls):
             if files
             else ""
         )
-        consequence = description or touches or self._t("It runs only if you accept.")
+        consequence = description or touches
         if description and touches:
             consequence = f"{_sentence(description)} {touches}"
         if tool.deletes:
@@ -394,14 +419,17 @@ class AcpQuestions(AcpToolCalls):
         if reason and description and _same_words(reason, description):
             reason = ""  # already said as the call's description
         if reason:  # the agent's own reason is part of the question
-            consequence = f"{_sentence(consequence)} " + self._t("Its reason: {reason}").format(
-                reason=clip(reason, 300)
-            )
-        plan, choices = self._plan_and_options(call, params.get("options"), tool.plan)
-        if plan:  # a plan approval reads the plan (Claude's ExitPlanMode)
+            its_reason = self._t("Its reason: {reason}").format(reason=clip(reason, 300))
+            consequence = f"{_sentence(consequence)} {its_reason}" if consequence else its_reason
+        plan, choices, short = self._plan_and_options(call, params.get("options"), tool.plan)
+        if plan:  # a plan approval reads the plan and what each answer does (ExitPlanMode)
             consequence = plan
-        if choices:
-            consequence = f"{_sentence(consequence)} {choices}"
+            if choices:
+                consequence = f"{_sentence(consequence)} {choices}"
+        elif short:  # an ordinary question: the "always" scope in a few words
+            consequence = f"{_sentence(consequence)} {short}" if consequence else short
+        if not consequence:  # a command says what it does; anything else says this much
+            consequence = self._t("It runs only if you accept.")
         token_seed = f"permission-{request_key}"
         event = self.builder.confirmation(
             session.state,
@@ -448,6 +476,8 @@ class AcpQuestions(AcpToolCalls):
             mark_command(event, command)
         else:
             mark_literal(event)  # titles and paths are read as written
+        if choices and not plan:  # every option's label, at detailed verbosity
+            mark_options(event, choices)
         if whole_plan.strip():  # the whole plan: shown, and read whole on a key (W)
             mark_plan(event, whole_plan)
         session.state.state = "awaiting_input"  # §6.8: a later change away from it withdraws

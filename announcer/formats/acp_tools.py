@@ -7,6 +7,7 @@ A titled call waits to be said until the agent moves on, and a running one for
 
 from __future__ import annotations
 
+from announcer.command_analysis import analyse
 from announcer.formats.acp_session import AcpSessions, _Session, _Tool
 from announcer.formats.acp_shapes import (
     _change_summaries,
@@ -25,7 +26,7 @@ from announcer.formats.acp_shapes import (
     _terminal_output,
 )
 from announcer.formats.base import AdapterOutput, JsonObject, get_str
-from announcer.formats.builder_fields import mark_outcome_said
+from announcer.formats.builder_fields import mark_outcome_said, mark_said_as_question
 from announcer.formats.speakable import clip
 from announcer.i18n.translate import translator
 
@@ -35,6 +36,9 @@ RUNNING_QUIET_SECONDS = 0.4
 # Codex's approval reviewer ("Auto review", Guardian) reports as a tool call of its own.
 _REVIEW_CALL_PREFIX = "guardian_assessment:"
 _REVIEW_TITLE = "Guardian Review"
+#: ACP tool kinds that change something: run without the user's answer, who approved them
+#: is said (issue 31, item 4)
+_ACTS = frozenset({"execute", "edit", "delete", "move"})
 #: how much of a command's output is kept to find its first error line
 _OUTPUT_KEPT = 16_000
 
@@ -81,7 +85,14 @@ class AcpToolCalls(AcpSessions):
             if call_id in session.due:
                 session.due.remove(call_id)
             session.running.pop(call_id, None)
-            self._announce_tool(session, call_id, tool, now)
+            if tool.asked:  # its question said it: opened without a word, only its end
+                tool.announced = True
+                self.builder.tool_invoked(
+                    session.state, now, call_id, tool.kind, normal=self._tool_label(tool)
+                )
+                mark_said_as_question(self.builder.events[-1])
+            else:
+                self._announce_tool(session, call_id, tool, now)
         elif not tool.announced and not tool.asked and status == "in_progress":
             # Running, but the agent may still ask for it (codex-acp starts a command, then
             # asks): said after RUNNING_QUIET_SECONDS unless a question says it first.
@@ -113,6 +124,8 @@ class AcpToolCalls(AcpSessions):
         allowed = status == "completed" and verdict in ("", "approved")
         if not allowed:
             session.denied = [*session.denied[-9:], action]
+        else:
+            session.reviewer_allowed = [*session.reviewer_allowed[-9:], action]
         if allowed:
             said = self._t("{agent}'s reviewer allowed: {action}")
         else:
@@ -184,15 +197,45 @@ class AcpToolCalls(AcpSessions):
         where = self._where(tool)
         normal = tool.description or label
         detailed = f"{label}: {tool.description}" if tool.description else label
+        terse = label
+        who = self._approved_without_you(session, tool)
+        if who:  # the point first: a status line may be cut at the listener's pace
+            said = self._t("{who} approved: {action}")
+            normal = said.format(who=who, action=normal + where)
+            detailed = said.format(who=who, action=detailed + where)
+            terse, where = said.format(who=who, action=label), ""
         self.builder.tool_invoked(
             session.state,
             now,
             call_id,
             tool.kind,
             normal=_sentence(normal + where),
-            terse=_sentence(label),
+            terse=_sentence(terse),
             detailed=_sentence(detailed + where),
         )
+
+    def _approved_without_you(self, session: _Session, tool: _Tool) -> str:
+        """Who approved a call that changes things and ran without the user's answer (issue
+        31, item 4): the agent's own mode ("Qwen Code's Auto mode"), or the agent; "" when
+        the user was asked, or its reviewer said so already."""
+        if tool.asked or tool.kind not in _ACTS:
+            return ""
+        if tool.kind == "execute" and tool.command and analyse(tool.command).risk == "low":
+            return ""  # a command that only reads (ls, git status): nothing to approve
+        said = " ".join(tool.command.split()) if tool.command else tool.title
+        if said and any(said in action for action in session.reviewer_allowed):
+            return ""  # "Codex's reviewer allowed: ..." named who approved it
+        mode = self._mode_name(session)
+        if mode:
+            return self._t("{agent}'s {mode} mode").format(agent=self.agent_name, mode=mode)
+        return self.agent_name
+
+    def _mode_name(self, session: _Session) -> str:
+        """The session's permission mode as the agent names it, or ""."""
+        option = next((o for o in session.config.values() if o.category == "mode"), None)
+        if option is not None and option.current:
+            return option.said_value()
+        return next((name for mode_id, name in session.modes if mode_id == session.mode), "")
 
     def _where(self, tool: _Tool) -> str:
         if not tool.locations:

@@ -201,6 +201,18 @@ def mark_outcome_said(event: Event) -> None:
     _ours(event)["outcome_said"] = True
 
 
+def mark_options(event: Event, options: str) -> None:
+    """Every option of a question by its agent's label, read at detailed verbosity; the
+    question itself says only what "always" covers (issue 31, item 10)."""
+    _ours(event)["options"] = options[:MAX_SUMMARY]
+
+
+def mark_said_as_question(event: Event) -> None:
+    """A call whose permission question already said it (issue 31, item 11): its start is
+    kept for the record and not said again after the user's answer."""
+    _ours(event)["said_as_question"] = True
+
+
 def mark_literal(event: Event) -> None:
     """A question whose action names paths or code as written (announcer's own mappings):
     read literally, never tidied as markdown (issue 21: `__init__.py` is not emphasis)."""

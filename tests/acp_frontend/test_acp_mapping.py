@@ -109,8 +109,9 @@ def test_a_tool_call_sent_empty_then_titled_is_announced_once_with_its_descripti
     heard.send(update("tool_call_update", toolCallId="t1", status="completed"))
     invoked = [e for e in heard.events if e["type"] == "aaep:agent.tool.invoked"]
     assert len(invoked) == 1
-    assert invoked[0]["summary_normal"] == "Run the test suite."
-    assert invoked[0]["summary_detailed"] == "Npm test: Run the test suite."
+    # it ran without the user's answer: who approved it is said (issue 31, item 4)
+    assert invoked[0]["summary_normal"] == "Claude Code approved: Run the test suite."
+    assert invoked[0]["summary_detailed"] == "Claude Code approved: npm test: Run the test suite."
     assert "Run the test suite: done." in heard.said()
 
 
@@ -232,8 +233,13 @@ def test_a_permission_is_a_question_that_maps_back_to_the_agents_own_options() -
     assert not any(e["type"] == "aaep:agent.tool.invoked" for e in heard.events)
     said = heard.said()
     assert "Claude Code wants to run: echo hello > out.txt." in said
-    assert "The agent waits for your answer." in said
+    # no deadline is made up; that it waits is said at detailed verbosity (issue 31, 10)
+    assert "The agent waits for your answer." not in said
     assert "If you do not answer" not in said
+    detailed = Heard(verbosity="detailed")
+    detailed.open()
+    detailed.take(detailed.adapter.permission_requested("r1", params, detailed.now))
+    assert "The agent waits for your answer." in detailed.said()
     token = question["reply_token"]
     assert heard.adapter.answer(token, "accept") == "once"  # never the "always" option
     assert heard.adapter.answer(token, "accept") is None  # used up: answered once

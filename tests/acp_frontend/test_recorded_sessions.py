@@ -41,3 +41,45 @@ def test_the_exit_code_and_first_error_are_said_in_every_language(name: str, lan
     said = " ".join(replay(name, heard).spoken)
     assert "2" in said and "expected ';' before 'int'" in said and "src/parser.c" in said, said
     assert "src/parser.c:1:5" not in said, said  # the place said, not spelled
+
+
+def test_an_approval_by_the_agents_own_mode_says_who_approved() -> None:
+    """qwen 0.24.4 in its auto mode: its classifier (the model) approves ``touch made.txt``
+    and the adapter sends no word of it but the mode; the listener hears who approved."""
+    said = replay("qwen-auto-command").spoken
+    assert "Qwen Code's Auto mode approved: Create made.txt." in said, said
+    # its empty "Shell" placeholder (qwen's "preparing" call) is not said first
+    assert "Shell." not in said, said
+
+
+def _question(said: list[str]) -> str:
+    return next(s for s in said if s.startswith("Confirmation needed."))
+
+
+@pytest.mark.parametrize(
+    ("name", "command", "scope"),
+    [
+        ("claude-build-fail", "sh build.sh", "Always: sh build.sh commands."),
+        ("codex-build-fail", "sh build.sh", "Always: commands that start with sh build.sh."),
+    ],
+)
+def test_an_ordinary_permission_question_is_at_most_30_words(
+    name: str, command: str, scope: str
+) -> None:
+    """Issue 31, item 10: what will run, its risk, what "always" covers and the keys; the
+    options' own labels at detailed verbosity."""
+    question = _question(replay(name).spoken)
+    assert len(question.split()) <= 30, (len(question.split()), question)
+    assert f"wants to run: {command}." in question, question
+    assert scope in question and "Medium risk." in question, question
+    assert "Press A to accept, or R to reject." in question, question
+    assert "Build.sh" not in question and "from now on it does not ask" not in question
+    detailed = _question(replay(name, verbosity="detailed").spoken)
+    assert "don't ask again for" in detailed and "Reject: No" in detailed, detailed
+
+
+@pytest.mark.parametrize("name", ["claude-build-fail", "codex-build-fail"])
+def test_an_accepted_call_is_not_announced_again_after_its_question(name: str) -> None:
+    said = replay(name).spoken
+    after = said[said.index(_question(said)) + 1 :]
+    assert not [s for s in after if s in ("Build the project.", "Build.sh.", "sh build.sh.")]

@@ -1118,6 +1118,9 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             turn = turn_for(scenario, results, "claude") if scenario else Turn(text=FALLBACK_TEXT)
             offered = _chat_offered(body)
+            if "shouldBlock" in offered.get("respond_in_schema", set()):
+                # Qwen Code's auto-mode classifier asks the model: the lab's allows
+                turn = Turn(calls=(Call(("respond_in_schema", {"shouldBlock": False})),))
             if body.get("stream"):
                 self._sse(chat_events(turn, model, cwd, offered), named=False, done=True)
             else:

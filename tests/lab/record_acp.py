@@ -94,6 +94,9 @@ RECIPES: dict[str, Recipe] = {
                                files={"build.sh": BUILD_SCRIPT}),
     "claude-plan-always": Recipe("claude", ("lab:plan-exit please",), answer="allow_always",
                                  mode="plan"),
+    # qwen's own auto mode: its classifier (the model) decides, not the user
+    "qwen-auto-command": Recipe("qwen", ("lab:command please",), asking=False,
+                                args=("--approval-mode", "auto")),
 }  # fmt: skip
 
 
@@ -110,8 +113,9 @@ def record(name: str, clis: Clis, fake: FakeModelServer, scratch: Path) -> list[
     if recipe.asking:
         env.update(preset.ask.env)
     program = str(acp_adapter(clis, preset.command[0]))
+    command = preset.launch_command(program) if recipe.asking else [program, *preset.command[1:]]
     client = BareAcpClient(
-        [*preset.launch_command(program), *make_args(fake), *recipe.args],
+        [*command, *make_args(fake), *recipe.args],
         folder,
         env,
         stderr_path=scratch / "agent.err",
@@ -131,15 +135,25 @@ def record(name: str, clis: Clis, fake: FakeModelServer, scratch: Path) -> list[
     return list(client.wire)
 
 
+def trimmed(entry: dict[str, Any]) -> dict[str, Any]:
+    """A message with what the mapping never reads cut short, so a fixture stays small:
+    a few slash commands (Claude lists dozens of skills), no skill details (qwen sends
+    half a megabyte of them)."""
+    params = entry["message"].get("params")
+    update = params.get("update") if isinstance(params, dict) else None
+    if isinstance(update, dict) and isinstance(update.get("availableCommands"), list):
+        update["availableCommands"] = update["availableCommands"][:3]
+        meta = update.get("_meta")
+        if isinstance(meta, dict) and len(json.dumps(meta)) > 2000:
+            update["_meta"] = {key: "(left out)" for key in meta}
+    return entry
+
+
 def portable(wire: list[dict[str, Any]], scratch: Path) -> list[str]:
     """The wire as JSON lines, the scratch folder and home written as a user's would be."""
     lines = []
     for entry in wire:
-        update = entry["message"].get("params", {}).get("update", {})
-        if isinstance(update, dict) and isinstance(update.get("availableCommands"), list):
-            # a few of its slash commands are enough (Claude lists dozens of skills)
-            update["availableCommands"] = update["availableCommands"][:3]
-        line = json.dumps(entry, ensure_ascii=False)
+        line = json.dumps(trimmed(entry), ensure_ascii=False)
         for real, said in ((scratch / "project", PROJECT), (scratch / "home", HOME)):
             line = line.replace(str(real), said)
         lines.append(line)
