@@ -63,6 +63,7 @@ class _Session:
     reviewed: set[str] = field(default_factory=set)  # the reviewer's decisions already said
     denied: list[str] = field(default_factory=list)  # actions the reviewer denied (recent)
     reviewer_allowed: list[str] = field(default_factory=list)  # and those it allowed
+    reviewing: dict[str, str] = field(default_factory=dict)  # review call id -> its action
     rejected_in_turn: str | None = None  # what the user rejected in this turn, if anything
     cancelled_by_user: bool = False  # :cancel in this turn
     # Titled calls not yet announced: said when the agent moves on, unless it asks first.

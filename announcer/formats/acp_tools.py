@@ -27,7 +27,7 @@ from announcer.formats.acp_shapes import (
 )
 from announcer.formats.base import AdapterOutput, JsonObject, get_str
 from announcer.formats.builder_fields import mark_outcome_said, mark_said_as_question
-from announcer.formats.speakable import clip
+from announcer.formats.speakable import clip, unwrap_shell
 from announcer.i18n.translate import translator
 
 #: how long a call that started running waits to be said, in case the agent asks about
@@ -41,6 +41,15 @@ _REVIEW_TITLE = "Guardian Review"
 _ACTS = frozenset({"execute", "edit", "delete", "move"})
 #: how much of a command's output is kept to find its first error line
 _OUTPUT_KEPT = 16_000
+
+
+def _reviewed_action(action: str) -> str:
+    """A reviewer's action or a call's command as run: "exec /bin/bash -lc 'rm -rf build'"
+    is "rm -rf build"."""
+    action = " ".join(action.split())
+    for prefix in ("shell ", "exec "):
+        action = action.removeprefix(prefix)
+    return unwrap_shell(action)
 
 
 class AcpToolCalls(AcpSessions):
@@ -85,12 +94,8 @@ class AcpToolCalls(AcpSessions):
             if call_id in session.due:
                 session.due.remove(call_id)
             session.running.pop(call_id, None)
-            if tool.asked:  # its question said it: opened without a word, only its end
-                tool.announced = True
-                self.builder.tool_invoked(
-                    session.state, now, call_id, tool.kind, normal=self._tool_label(tool)
-                )
-                mark_said_as_question(self.builder.events[-1])
+            if tool.asked or self._reviewed_as(session, tool, session.denied):
+                pass  # its question or its reviewer said it: only its end is said
             else:
                 self._announce_tool(session, call_id, tool, now)
         elif not tool.announced and not tool.asked and status == "in_progress":
@@ -103,6 +108,8 @@ class AcpToolCalls(AcpSessions):
             # Wait: the agent may ask permission for it next, and one question says it all.
             session.due.append(call_id)
         if status in ("completed", "failed") and not tool.finished:
+            if not tool.announced:
+                self._open_quietly(session, call_id, tool, now)
             self._finish_tool(session, call_id, tool, status, update, now)
 
     def _review(self, session: _Session, call_id: str, update: JsonObject, now: float) -> None:
@@ -112,13 +119,16 @@ class AcpToolCalls(AcpSessions):
         allowed: rm notes.txt". Nothing is said while it reviews.
         """
         status = get_str(update, "status")
-        if status not in ("completed", "failed") or call_id in session.reviewed:
+        fields = _review_fields(_content_text_all_lines(update.get("content")))
+        action = _reviewed_action(fields.get("action", ""))
+        if status not in ("completed", "failed"):
+            if action and call_id not in session.reviewed:
+                session.reviewing[call_id] = action  # its call waits for the verdict
+            return
+        session.reviewing.pop(call_id, None)
+        if call_id in session.reviewed:
             return
         session.reviewed.add(call_id)
-        fields = _review_fields(_content_text_all_lines(update.get("content")))
-        action = fields.get("action", "")
-        for prefix in ("shell ", "exec "):
-            action = action.removeprefix(prefix)
         action = action or self._t("an action")
         verdict = fields.get("status", "").casefold()
         allowed = status == "completed" and verdict in ("", "approved")
@@ -163,8 +173,10 @@ class AcpToolCalls(AcpSessions):
         for call_id, since in list(session.running.items()):
             if call_id == keep or now - since < quiet:
                 continue
-            del session.running[call_id]
             tool = session.tools.get(call_id)
+            if tool is not None and self._under_review(session, tool):
+                continue  # the reviewer's verdict says it, and whether it may run
+            del session.running[call_id]
             if tool is not None and not tool.announced and not tool.asked:
                 self._announce_tool(session, call_id, tool, now)
 
@@ -214,16 +226,32 @@ class AcpToolCalls(AcpSessions):
             detailed=_sentence(detailed + where),
         )
 
+    def _open_quietly(self, session: _Session, call_id: str, tool: _Tool, now: float) -> None:
+        """A call said by its question or its reviewer: its start is kept for the record
+        (§4.5.2, a completion has its call) and not said again."""
+        tool.announced = True
+        self.builder.tool_invoked(
+            session.state, now, call_id, tool.kind, normal=self._tool_label(tool)
+        )
+        mark_said_as_question(self.builder.events[-1])
+
+    def _under_review(self, session: _Session, tool: _Tool) -> bool:
+        return self._reviewed_as(session, tool, list(session.reviewing.values()))
+
+    def _reviewed_as(self, session: _Session, tool: _Tool, actions: list[str]) -> bool:
+        """Whether the call is one of the reviewer's ``actions`` (its command or title)."""
+        names = [_reviewed_action(n) for n in (tool.command or "", tool.title) if n]
+        return any(name and name in action for name in names for action in actions)
+
     def _approved_without_you(self, session: _Session, tool: _Tool) -> str:
         """Who approved a call that changes things and ran without the user's answer (issue
         31, item 4): the agent's own mode ("Qwen Code's Auto mode"), or the agent; "" when
         the user was asked, or its reviewer said so already."""
-        if tool.asked or tool.kind not in _ACTS:
+        if tool.asked or tool.kind not in _ACTS or self._under_review(session, tool):
             return ""
         if tool.kind == "execute" and tool.command and analyse(tool.command).risk == "low":
             return ""  # a command that only reads (ls, git status): nothing to approve
-        said = " ".join(tool.command.split()) if tool.command else tool.title
-        if said and any(said in action for action in session.reviewer_allowed):
+        if self._reviewed_as(session, tool, session.reviewer_allowed + session.denied):
             return ""  # "Codex's reviewer allowed: ..." named who approved it
         mode = self._mode_name(session)
         if mode:
@@ -268,8 +296,24 @@ class AcpToolCalls(AcpSessions):
             )
         elif tool.rejected:
             return  # the user rejected it: "You rejected: ..." was said, never a failure
-        elif tool.title and any(tool.title in action for action in session.denied):
-            return  # the agent's reviewer denied it, and said so: not a failure of its own
+        elif self._reviewed_as(session, tool, session.denied):
+            # the agent's reviewer denied it: it never ran, and that is said (issue 31, 5)
+            if not tool.announced:
+                self._open_quietly(session, call_id, tool, now)
+            said = self._t("{tool} did not run: {agent}'s reviewer denied it.").format(
+                tool=self._failed_name(tool), agent=self.agent_name
+            )
+            self.builder.tool_completed(
+                session.state,
+                now,
+                call_id,
+                "error",
+                tool_name=tool.kind,
+                normal=_sentence(said),
+                terse=_sentence(said),
+                error_message=said,
+            )
+            mark_outcome_said(self.builder.events[-1])
         else:
             self._say_failure(session, call_id, tool, update, now)
 
@@ -321,8 +365,11 @@ class AcpToolCalls(AcpSessions):
         which would be capitalised), else its title."""
         if tool.description:
             return tool.description
-        if tool.command and len(tool.command) <= 80:
-            return self._t("the command {command}").format(command=" ".join(tool.command.split()))
+        command = unwrap_shell(" ".join((tool.command or "").split()))
+        if not command and tool.kind == "execute":
+            command = tool.title  # Claude's adapters title a command by itself
+        if command and len(command) <= 80:
+            return self._t("the command {command}").format(command=command)
         return self._tool_label(tool)
 
     def _plan(self, session: _Session, update: JsonObject, now: float) -> None:

@@ -86,7 +86,7 @@ def test_a_failed_command_says_its_exit_code_and_first_error_line() -> None:
     heard.send(update("tool_call_update", toolCallId="b1", status="failed",
                       rawOutput={"exitCode": 2, "stderr": "\nerror TS2304: Cannot find name 'x'.\n"
                                  "at src/app.ts:3"}))  # fmt: skip
-    assert "Npm run build failed, exit code 2: error TS2304: Cannot find name 'x'." in (
+    assert "The command npm run build failed, exit code 2: error TS2304: Cannot find name 'x'." in (
         heard.said()
     )
 
@@ -385,5 +385,7 @@ def test_a_command_the_reviewer_denied_is_not_said_again_as_a_failure() -> None:
                       content=verdict))  # fmt: skip
     heard.send(update("tool_call_update", toolCallId="c7", status="failed"))
     said = heard.said()
-    assert "Claude Code's reviewer denied: /bin/bash -lc 'rm -rf build'." in said
+    assert "Claude Code's reviewer denied: rm -rf build." in said  # as run, unwrapped
     assert "failed" not in said.lower()
+    # it never ran, and that is said (issue 31, item 5), never as the user's answer
+    assert "The command rm -rf build did not run: Claude Code's reviewer denied it." in said

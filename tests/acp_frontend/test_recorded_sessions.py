@@ -83,3 +83,12 @@ def test_an_accepted_call_is_not_announced_again_after_its_question(name: str) -
     said = replay(name).spoken
     after = said[said.index(_question(said)) + 1 :]
     assert not [s for s in after if s in ("Build the project.", "Build.sh.", "sh build.sh.")]
+
+
+def test_a_command_the_reviewer_denied_is_said_not_to_have_run() -> None:
+    """codex-acp 2.6.0 in its own Auto review: the call is sent running, then the reviewer
+    (the model) denies it. Nothing says it was approved or ran; its end says it did not."""
+    said = replay("codex-review-denied").spoken
+    assert "Codex's reviewer denied: rm -rf build." in said, said
+    assert "The command rm -rf build did not run: Codex's reviewer denied it." in said, said
+    assert not [s for s in said if "approved" in s or s == "Rm -rf build."], said

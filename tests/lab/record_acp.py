@@ -94,6 +94,9 @@ RECIPES: dict[str, Recipe] = {
                                files={"build.sh": BUILD_SCRIPT}),
     "claude-plan-always": Recipe("claude", ("lab:plan-exit please",), answer="allow_always",
                                  mode="plan"),
+    # codex-acp's own Auto review: its reviewer (the model) decides an escalation
+    "codex-review-denied": Recipe("codex", ("lab:denied please",), asking=False,
+                                  files={"build/keep.txt": "built\n"}),
     # qwen's own auto mode: its classifier (the model) decides, not the user
     "qwen-auto-command": Recipe("qwen", ("lab:command please",), asking=False,
                                 args=("--approval-mode", "auto")),
@@ -108,6 +111,7 @@ def record(name: str, clis: Clis, fake: FakeModelServer, scratch: Path) -> list[
     home, folder = scratch / "home", scratch / "project"
     folder.mkdir(parents=True)
     for file, text in recipe.files.items():
+        (folder / file).parent.mkdir(parents=True, exist_ok=True)
         (folder / file).write_text(text)
     env = make_env(clis, fake, home)
     if recipe.asking:
