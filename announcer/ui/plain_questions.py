@@ -45,6 +45,19 @@ _ALWAYS_WORDS = {"always": "accept", "never": "reject"}
 class PlainQuestions(PlainState):
     """Asking the waiting question and turning typed lines into answers."""
 
+    def _no_such_always(self, word: str, offered: list[str]) -> str:
+        """Why "always" or "never" was refused, true to what the agent offers (issue 31,
+        item 6: codex-acp offers "always" and no "never")."""
+        if word == "never" and "accept" in offered:
+            return self._tr(
+                "The agent offers no never answer for this question; always is offered."
+            )
+        if word == "always" and "reject" in offered:
+            return self._tr(
+                "The agent offers no always answer for this question; never is offered."
+            )
+        return self._tr("The agent offers no always answer for this question.")
+
     # ---- prompts -----------------------------------------------------------------------
 
     def _next_prompt(self, *, fresh: bool = False) -> None:
@@ -143,10 +156,18 @@ class PlainQuestions(PlainState):
             if command:
                 self._print_command(prompt)
             always = always_decisions(event)
-            if always:
+            if "accept" in always and "reject" in always:
                 line = self._tr(
                     "Accept or reject: {action}? [a/r; always or never: from now on]"
                 ).format(action=_action(event))
+            elif "accept" in always:  # only what the agent offers (issue 31, item 6)
+                line = self._tr("Accept or reject: {action}? [a/r; always: from now on]").format(
+                    action=_action(event)
+                )
+            elif always:
+                line = self._tr("Accept or reject: {action}? [a/r; never: from now on]").format(
+                    action=_action(event)
+                )
             else:
                 line = self._tr("Accept or reject: {action}? [a/r]").format(action=_action(event))
             self._print(line + who)
@@ -256,7 +277,7 @@ class PlainQuestions(PlainState):
                     scope="always",
                 )
             if lowered in _ALWAYS_WORDS:
-                self._say_line(self._tr("The agent offers no always answer for this question."))
+                self._say_line(self._no_such_always(lowered, always))
             self._print(
                 self._tr("Please type a to accept or r to reject: {action}").format(
                     action=_action(prompt.event)

@@ -335,13 +335,20 @@ class ScriptedAgent:
         for chunk in chunks:
             await self.conn.session_update(session_id, acp.update_agent_message_text(chunk))
 
-    async def ask(self, session_id: str, call_id: str, title: str, kind: str) -> str | None:
+    async def ask(
+        self, session_id: str, call_id: str, title: str, kind: str, never: bool = True
+    ) -> str | None:
         options = [
             schema.PermissionOption(option_id="always", name="Always allow", kind="allow_always"),
             schema.PermissionOption(option_id="once", name="Allow", kind="allow_once"),
             schema.PermissionOption(option_id="no", name="Reject", kind="reject_once"),
-            schema.PermissionOption(option_id="never", name="Always reject", kind="reject_always"),
         ]
+        if never:  # codex-acp 2.6.0 offers an "always" and no "never" (write-no-never)
+            options.append(
+                schema.PermissionOption(
+                    option_id="never", name="Always reject", kind="reject_always"
+                )
+            )
         call = schema.ToolCallUpdate(tool_call_id=call_id, title=title, kind=kind)
         answer = await self.conn.request_permission(session_id, call, options)
         outcome = answer.outcome
@@ -365,13 +372,15 @@ class ScriptedAgent:
         text = " ".join(getattr(block, "text", "") for block in prompt).strip()
         self.cancelled.clear()
         self.log("prompts.txt", text)
-        if text == "write":
+        if text in ("write", "write-no-never"):
             await self.say(session_id, "I will create the file. ")
             await self.tool(
                 session_id, "call-1", "echo hello > out.txt", "execute",
                 raw_input={"command": "echo hello > out.txt", "description": "Create out.txt"},
             )  # fmt: skip
-            choice = await self.ask(session_id, "call-1", "echo hello > out.txt", "execute")
+            choice = await self.ask(
+                session_id, "call-1", "echo hello > out.txt", "execute", never=text == "write"
+            )
             with self.file("choices.txt").open("a") as log:
                 log.write(f"{choice}\n")  # which of its options the client picked
             if choice in ("once", "always"):

@@ -267,6 +267,20 @@ def test_a_program_name_without_a_preset_is_started_as_the_agent(finished) -> No
     assert "neither a preset" in done.stderr
 
 
+def test_an_agent_with_always_and_no_never_is_asked_as_it_offers(asked) -> None:  # type: ignore[no-untyped-def]
+    """codex-acp 2.6.0 offers "always" (accept_execpolicy_amendment) and no "never": the
+    prompt line names only "always", and "never" is refused saying so (issue 31, item 6)."""
+    agent = asked("write-no-never", "Accept or reject: Scripted Agent wants to run:")
+    line = agent.seen[-1]
+    assert "[a/r; always: from now on]" in line, line
+    agent.answer("never")
+    agent.wait_for("The agent offers no never answer for this question; always is offered.")
+    agent.answer("r")
+    agent.wait_for("Scripted Agent finished the turn.")
+    assert (agent.folder / "choices.txt").read_text().split() == ["no"]
+    assert agent.quit() == 0
+
+
 def test_always_and_never_reach_the_agents_own_options_after_a_second_line(asked) -> None:  # type: ignore[no-untyped-def]
     agent = asked("write", "[a/r; always or never: from now on]")
     agent.answer("always")
