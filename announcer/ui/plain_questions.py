@@ -6,6 +6,8 @@ interval (announcer.engine.answer_guard); accepting a risky confirmation takes `
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from announcer.command_analysis import (
     analyse,
     for_display,
@@ -45,7 +47,7 @@ _ALWAYS_WORDS = {"always": "accept", "never": "reject"}
 class PlainQuestions(PlainState):
     """Asking the waiting question and turning typed lines into answers."""
 
-    def _no_such_always(self, word: str, offered: list[str]) -> str:
+    def _no_such_always(self, word: str, offered: Collection[str]) -> str:
         """Why "always" or "never" was refused, true to what the agent offers (issue 31,
         item 6: codex-acp offers "always" and no "never")."""
         if word == "never" and "accept" in offered:
