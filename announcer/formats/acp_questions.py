@@ -405,7 +405,7 @@ class AcpQuestions(AcpToolCalls):
             _sentence("; ".join(changes))
             if changes
             else self._t("It touches {files}.").format(files=files)
-            if files
+            if files and command is None  # a command says its paths itself, all of them
             else ""
         )
         consequence = description or touches

@@ -43,6 +43,7 @@ class _Tool:
     changes: list[str] = field(default_factory=list)
     command: str | None = None  # the command it runs (rawInput.command)
     output: str = ""  # what it printed, as the adapter streamed it (bounded)
+    internal: bool = False  # the agent's own bookkeeping (ToolSearch): never said
 
 
 @dataclass(slots=True)
@@ -66,6 +67,9 @@ class _Session:
     reviewing: dict[str, str] = field(default_factory=dict)  # review call id -> its action
     rejected_in_turn: str | None = None  # what the user rejected in this turn, if anything
     cancelled_by_user: bool = False  # :cancel in this turn
+    # None: no settings known (every change said); False: known while the session starts,
+    # not said yet (changes are the start settings); True: the settings line was said
+    settings_said: bool | None = None
     # Titled calls not yet announced: said when the agent moves on, unless it asks first.
     due: list[str] = field(default_factory=list)
     # Running calls not yet announced, and since when: said after a short quiet time.

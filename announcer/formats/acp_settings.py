@@ -25,7 +25,12 @@ class AcpSettings(AcpSessions):
 
     def _setting_said(self, session: _Session, said: str, now: float) -> None:
         """A mode or setting that changed: a finished step (percent 100), which the
-        progress rate never folds away: who asks before acting is never news to skip."""
+        progress rate never folds away: who asks before acting is never news to skip.
+
+        While the session starts (its settings known, not yet said) a change is the start
+        settings taking effect: the settings line says them once (issue 31, item 11)."""
+        if session.settings_said is False:
+            return
         self.builder.progress(
             session.state, now, description=said, percent=100, normal=said, urgency="normal"
         )
@@ -41,14 +46,18 @@ class AcpSettings(AcpSessions):
                 session.modes = _mode_list(modes.get("availableModes"))
                 session.mode = get_str(modes, "currentModeId")
             session.config = _config_options(config_options)
+            session.settings_said = say or bool(session.settings_said)
             said = self._settings_sentence(session)
             if said and say:
+                # the mode and the model, whole, at normal verbosity (never cut mid-list,
+                # issue 31 item 13); every setting in the description, at detailed
+                brief = self._settings_sentence(session, brief=True) or said
                 self.builder.progress(
                     session.state,
                     now,
                     description=clip(said, 4096),
-                    normal=said,
-                    terse=said,
+                    normal=brief,
+                    terse=brief,
                     urgency="normal",
                 )
 
@@ -238,13 +247,18 @@ class AcpSettings(AcpSessions):
         session = self.sessions.get(session_id)
         return session.mode if session is not None else None
 
-    def _settings_sentence(self, session: _Session) -> str:
+    def _settings_sentence(self, session: _Session, brief: bool = False) -> str:
+        """Every setting ("Mode: Manual. Model: Opus. Effort: High."), or ``brief``: the
+        mode and the model alone."""
         parts: list[str] = []
         mode_option = next((o for o in session.config.values() if o.category == "mode"), None)
         if session.mode and mode_option is None:
             name = dict(session.modes).get(session.mode) or session.mode
             parts.append(self._t("Mode: {mode}.").format(mode=name))
-        for option in list(session.config.values())[:8]:
+        options = list(session.config.values())[:8]
+        if brief:
+            options = [o for o in options if o.category in ("mode", "model")]
+        for option in options:
             parts.append(
                 self._t("{setting}: {value}.").format(
                     setting=option.name, value=option.said_value()

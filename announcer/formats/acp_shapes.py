@@ -108,6 +108,10 @@ def _same_words(one: str, other: str) -> bool:
     )
 
 
+# codex's note of where a command runs, in its reason: the question is about that folder
+_WORKING_FOLDER_TAG = re.compile(r"\[current working directory [^\]]*\]")
+
+
 def _permission_reason(params: JsonObject, call: JsonObject, title: str) -> str:
     """Why the agent asks: its description (v2), ``_meta`` justification, or its text."""
     candidates: list[object] = [params.get("description")]
@@ -120,7 +124,7 @@ def _permission_reason(params: JsonObject, call: JsonObject, title: str) -> str:
     candidates.append(_content_text_all(call.get("content")))
     for candidate in candidates:
         if isinstance(candidate, str):
-            text = " ".join(candidate.split())
+            text = " ".join(_WORKING_FOLDER_TAG.sub("", candidate).split())
             text = text.removeprefix("Reason:").strip()
             if text and text != title and not text.startswith("```"):
                 return text
@@ -260,7 +264,7 @@ def _locations(value: object, cwd: str) -> list[str]:
         path = get_str(item, "path")
         if path:
             name = _relative(path, cwd)
-            if name not in found:
+            if name not in found and name != ".":  # the working folder itself says nothing
                 found.append(name)
     return found
 

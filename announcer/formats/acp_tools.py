@@ -39,6 +39,9 @@ _REVIEW_TITLE = "Guardian Review"
 #: ACP tool kinds that change something: run without the user's answer, who approved them
 #: is said (issue 31, item 4)
 _ACTS = frozenset({"execute", "edit", "delete", "move"})
+#: claude-agent-acp's own bookkeeping tools (its toolName): never announced as a step, nor
+#: their end (issue 31, item 12); a plan approval is still asked, and the new mode said
+_INTERNAL_TOOLS = frozenset({"ToolSearch", "EnterPlanMode", "ExitPlanMode"})
 #: how much of a command's output is kept to find its first error line
 _OUTPUT_KEPT = 16_000
 
@@ -67,6 +70,8 @@ class AcpToolCalls(AcpSessions):
         if title:
             tool.title = _relative_text(" ".join(title.split()), session.cwd)
         tool.kind = get_str(update, "kind") or tool.kind
+        if get_str(update, "_meta", "claudeCode", "toolName") in _INTERNAL_TOOLS:
+            tool.internal = True  # the agent's own bookkeeping: never said as a step
         plan = get_str(update, "rawInput", "plan")
         if plan:
             tool.plan = plan[:20_000]
@@ -90,6 +95,11 @@ class AcpToolCalls(AcpSessions):
         if printed and len(tool.output) < _OUTPUT_KEPT:  # codex-acp streams what it printed
             tool.output = (tool.output + printed)[:_OUTPUT_KEPT]
         status = get_str(update, "status")
+        if tool.internal:  # its question, if any, and the mode it sets say what matters
+            tool.announced = tool.finished = tool.finished or status in ("completed", "failed")
+            if call_id in session.due:
+                session.due.remove(call_id)
+            return
         if not tool.announced and status in ("completed", "failed"):
             if call_id in session.due:
                 session.due.remove(call_id)
@@ -266,9 +276,12 @@ class AcpToolCalls(AcpSessions):
         return next((name for mode_id, name in session.modes if mode_id == session.mode), "")
 
     def _where(self, tool: _Tool) -> str:
-        if not tool.locations:
+        """The files a call touches, when its title does not already name them ("Read
+        src/app.py", never "Read src/app.py in src/app.py")."""
+        files = [f for f in tool.locations[:3] if f not in tool.title]
+        if not files:
             return ""
-        return " " + self._t("in {files}").format(files=", ".join(tool.locations[:3]))
+        return " " + self._t("in {files}").format(files=", ".join(files))
 
     def _finish_tool(
         self,

@@ -114,6 +114,8 @@ def _answer_of_ours(
         session_id = str(result.get("sessionId"))
         heard.take(adapter.session_opened(session_id, str(params.get("cwd", "")), heard.now))
         starting[session_id] = (result.get("modes"), result.get("configOptions") or [])
+        # known at once, said once the start settings are applied (as the transport does)
+        heard.take(adapter.settings_known(session_id, *starting[session_id], heard.now, say=False))
     elif method == "session/set_config_option" and params.get("sessionId") in starting:
         modes, _ = starting[params["sessionId"]]
         starting[params["sessionId"]] = (modes, result.get("configOptions") or [])
@@ -121,6 +123,10 @@ def _answer_of_ours(
         modes, config = starting[params["sessionId"]]
         if isinstance(modes, dict):
             modes = {**modes, "currentModeId": params.get("modeId")}
+        config = [
+            {**o, "currentValue": params.get("modeId")} if o.get("category") == "mode" else o
+            for o in config
+        ]
         starting[params["sessionId"]] = (modes, config)
     elif method == "session/prompt":
         heard.take(adapter.turn_ended(params["sessionId"], result.get("stopReason"), heard.now))

@@ -389,3 +389,34 @@ def test_a_command_the_reviewer_denied_is_not_said_again_as_a_failure() -> None:
     assert "failed" not in said.lower()
     # it never ran, and that is said (issue 31, item 5), never as the user's answer
     assert "The command rm -rf build did not run: Claude Code's reviewer denied it." in said
+
+
+def test_a_path_is_said_once_and_the_working_folder_not_at_all() -> None:
+    """Issue 31, item 12: "Read src/app.py in src/app.py."; opencode's "in ."; a command's
+    paths only as it names them ("rm -rf build/ dist/" is not "It touches build.")."""
+    heard = Heard()
+    heard.open()
+    heard.send(update("tool_call", toolCallId="r2", title=f"Read {CWD}/src/app.py", kind="read",
+                      status="in_progress", locations=[{"path": f"{CWD}/src/app.py"}]))  # fmt: skip
+    heard.send(update("tool_call", toolCallId="r3", title="List", kind="search",
+                      status="in_progress", locations=[{"path": CWD}]))  # fmt: skip
+    heard.take(heard.adapter.flush_running(heard.now + 1))
+    said = heard.spoken
+    assert "Read src/app.py." in said and "List." in said, said
+    event = ask(heard, {"toolCallId": "r4", "title": "rm -rf build/ dist/", "kind": "execute",
+                        "rawInput": {"command": "rm -rf build/ dist/"},
+                        "locations": [{"path": f"{CWD}/build"}]})  # fmt: skip
+    assert "It touches" not in event["consequence"], event["consequence"]
+
+
+def test_codexs_working_folder_note_is_not_read_as_its_reason() -> None:
+    heard = Heard()
+    heard.open()
+    event = ask(
+        heard,
+        {"toolCallId": "n3", "title": "touch made.txt", "kind": "execute",
+         "rawInput": {"command": "touch made.txt"},
+         "_meta": {"justification": f"[current working directory {CWD}] (Create made.txt)"}},
+    )  # fmt: skip
+    assert CWD not in event["consequence"] and "current working" not in event["consequence"]
+    assert "Its reason: (Create made.txt)" in event["consequence"], event["consequence"]

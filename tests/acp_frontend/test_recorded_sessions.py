@@ -92,3 +92,14 @@ def test_a_command_the_reviewer_denied_is_said_not_to_have_run() -> None:
     assert "Codex's reviewer denied: rm -rf build." in said, said
     assert "The command rm -rf build did not run: Codex's reviewer denied it." in said, said
     assert not [s for s in said if "approved" in s or s == "Rm -rf build."], said
+
+
+def test_the_start_is_said_once_whole_and_internal_tools_never() -> None:
+    """claude-agent-acp 0.101.0 with a plan approval: the settings line once, whole (the
+    mode and the model; was cut "… Fast…" and preceded by "Mode is now Plan."), and its
+    ExitPlanMode bookkeeping ("Exited Plan Mode: done.") never said: the question and the
+    new mode say it (issue 31, items 11, 12, 13)."""
+    said = replay("claude-plan-always").spoken
+    settings = [s for s in said if s.startswith("Mode")]
+    assert settings == ["Mode: Plan. Model: Default (recommended).", "Mode is now Auto."], said
+    assert not [s for s in said if "Plan Mode" in s or s.endswith("…")], said
