@@ -31,13 +31,16 @@ _DECISION = {
 }
 
 
-def recording(name: str) -> list[dict[str, Any]]:
-    lines = (RECORDINGS / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+def recording(name: str, folder: Path = RECORDINGS) -> list[dict[str, Any]]:
+    lines = (folder / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 
 
-def replay(name: str, heard: Heard | None = None, **settings: Any) -> Heard:
-    """What the listener hears from recording ``name`` (``settings``: the user's)."""
+def replay(
+    name: str, heard: Heard | None = None, folder: Path = RECORDINGS, **settings: Any
+) -> Heard:
+    """What the listener hears from recording ``name`` in ``folder`` (``settings``: the
+    user's)."""
     heard = heard or Heard(**settings)
     adapter, engine = heard.adapter, heard.engine
     engine.set_subscription("acp", "sub_recorded")
@@ -47,7 +50,7 @@ def replay(name: str, heard: Heard | None = None, **settings: Any) -> Heard:
     # sessions opened and not yet prompted: their modes and settings, as set at the start
     starting: dict[str, tuple[Any, Any]] = {}
     started = heard.now
-    for entry in recording(name):
+    for entry in recording(name, folder):
         message = entry["message"]
         now = started + float(entry.get("t", 0.0))
         if adapter.running_due() and now - heard.now >= RUNNING_QUIET_SECONDS:

@@ -200,6 +200,9 @@ def test_claude_code_acp_and_codex_acp_side_by_side(
     heard = run.heard()
     assert "The command printed hello." in " ".join(heard)
     assert any(t.startswith(("codex: ", "claude: ")) for t in heard), heard
+    # the answer's echo names whose question it answered (issue 31, item 3)
+    assert "Sent to claude: accept." in heard, heard
+    assert not any(t.startswith("Sent: ") for t in heard), heard
 
 
 def test_claude_agent_acp_asks_the_users_own_question_and_the_model_gets_the_answer(
@@ -256,6 +259,8 @@ def test_claude_agent_acp_plan_approval_reads_the_plan_and_asks_which_always(
         agent.wait_for("to confirm")
         agent.type("c")
         agent.wait_for("Choose a number from 1 to 4:")  # which always: never the first
+        # nothing went to the agent yet, and nothing says so (issue 31, item 2)
+        assert not any("Sent: accept" in line for line in agent.seen), agent.seen
         agent.answer("1")
         agent.wait_for("is now Auto.")  # the new mode is said
         agent.wait_for("finished the turn.")

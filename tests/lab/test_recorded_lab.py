@@ -1,0 +1,46 @@
+"""The recorded sessions still match the pinned adapters (issue 31).
+
+``tests/acp_frontend/test_recorded_sessions.py`` tests what a listener hears from the
+recordings in ``tests/acp_frontend/recordings/``; here each recipe is recorded afresh from
+the real adapter (tests/lab/record_acp.py) and heard the same way, so a re-pinned adapter
+that sends something else fails here, not silently in the fixtures.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.acp_frontend.recorded import replay
+from tests.lab.clis import Clis
+from tests.lab.fake_model import FakeModelServer
+from tests.lab.record_acp import RECORDINGS, portable, record
+
+#: a recipe, and a sentence its session must make heard
+HEARD = {
+    "claude-build-fail": (
+        "Build the project failed, exit code 2: src/parser.c line 1: error: expected ';' "
+        "before 'int'."
+    ),
+    "codex-build-fail": (
+        "The command sh build.sh failed, exit code 2: src/parser.c line 1: error: "
+        "expected ';' before 'int'."
+    ),
+    "qwen-auto-command": "Qwen Code's Auto mode approved: Create made.txt.",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HEARD))
+def test_a_fresh_recording_is_heard_as_the_fixture_is(
+    name: str, clis: Clis, fake_model: FakeModelServer, tmp_path: Path
+) -> None:
+    scratch = tmp_path.resolve()
+    wire = record(name, clis, fake_model, scratch)
+    fresh = tmp_path / "recordings"
+    fresh.mkdir()
+    (fresh / f"{name}.jsonl").write_text("\n".join(portable(wire, scratch)) + "\n")
+    said = replay(name, folder=fresh).spoken
+    assert HEARD[name] in said, said
+    assert HEARD[name] in replay(name).spoken  # the committed fixture, the same sentence
+    assert (RECORDINGS / f"{name}.jsonl").exists()
