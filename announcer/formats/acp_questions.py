@@ -411,10 +411,11 @@ class AcpQuestions(AcpToolCalls):
         consequence = description or touches
         if description and touches:
             consequence = f"{_sentence(description)} {touches}"
-        if tool.deletes:
-            consequence = self._t("It deletes {files}; this cannot be undone.").format(
-                files=", ".join(tool.deletes[:3])
-            )
+        if tool.deletes:  # what it deletes first, then its other changes (issue 31, 8)
+            others = [c for c in changes if not any(d in c for d in tool.deletes)]
+            consequence = self._t("It deletes {files}.").format(files=", ".join(tool.deletes[:3]))
+            if others:
+                consequence += " " + _sentence("; ".join(others[:3]))
         reason = _permission_reason(params, call, title)
         if reason and description and _same_words(reason, description):
             reason = ""  # already said as the call's description

@@ -37,6 +37,7 @@ class _Tool:
     asked: bool = False  # a permission request stands for its announcement
     rejected: bool = False  # the user rejected it: its failure report is not a failure
     deletes: list[str] = field(default_factory=list)  # files its diff deletes
+    changed_files: list[str] = field(default_factory=list)  # files its diffs change
     plan: str = ""  # a plan approval's plan (ExitPlanMode), sent before the question
     # what its diffs do, kept from the update that brought them (they often come before
     # the permission request): "adds 3 lines and removes 1 in src/app.py"

@@ -14,6 +14,7 @@ from announcer.formats.acp_shapes import (
     _content_text_all_lines,
     _deleted_files,
     _diff_sentences,
+    _diffs,
     _error_place,
     _exit_code,
     _first_error_line,
@@ -79,6 +80,9 @@ class AcpToolCalls(AcpSessions):
         for deleted in _deleted_files(update.get("content"), session.cwd):
             if deleted not in tool.deletes:
                 tool.deletes.append(deleted)
+        for name, _item in _diffs(update.get("content"), session.cwd, limit=20):
+            if name not in tool.deletes and name not in tool.changed_files:
+                tool.changed_files.append(name)
         description = get_str(update, "rawInput", "description")
         if description:
             tool.description = " ".join(description.split())
@@ -298,6 +302,9 @@ class AcpToolCalls(AcpSessions):
         label = self._tool_name(tool)
         if status == "completed":
             said = "; ".join(changes) if changes else self._t("{tool}: done.").format(tool=label)
+            if not changes and (tool.deletes or tool.changed_files):
+                # codex-acp sends its diffs only before the question (issue 31, item 8)
+                said = self._files_done(tool)
             self.builder.tool_completed(
                 session.state,
                 now,
@@ -329,6 +336,19 @@ class AcpToolCalls(AcpSessions):
             mark_outcome_said(self.builder.events[-1])
         else:
             self._say_failure(session, call_id, tool, update, now)
+
+    def _files_done(self, tool: _Tool) -> str:
+        """What an edit did to its files, deletes first: "Deleted old_notes.txt; changed
+        README.md, src/app.py."."""
+        changed = [f for f in tool.changed_files if f not in tool.deletes]
+        deleted, edited = ", ".join(tool.deletes[:5]), ", ".join(changed[:5])
+        if deleted and edited:
+            return self._t("Deleted {deleted}; changed {changed}.").format(
+                deleted=deleted, changed=edited
+            )
+        if deleted:
+            return self._t("Deleted {files}.").format(files=deleted)
+        return self._t("Changed {files}.").format(files=edited)
 
     def _say_failure(
         self, session: _Session, call_id: str, tool: _Tool, update: JsonObject, now: float

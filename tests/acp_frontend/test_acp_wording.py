@@ -39,7 +39,7 @@ def test_a_delete_is_said_as_a_delete_high_risk_and_irreversible() -> None:
     event = ask(heard, {"toolCallId": "p1", "title": "Edit files", "kind": "edit"})
     assert event["risk_level"] == "high"
     assert event["irreversible"] is True
-    assert event["consequence"] == "It deletes old_notes.txt; this cannot be undone."
+    assert event["consequence"] == "It deletes old_notes.txt."  # "cannot be undone": the engine's
     heard.send(update("tool_call_update", toolCallId="p1", status="completed", content=[diff]))
     assert "Deletes old_notes.txt." in heard.said()
     assert "changes" not in heard.said()

@@ -103,3 +103,15 @@ def test_the_start_is_said_once_whole_and_internal_tools_never() -> None:
     settings = [s for s in said if s.startswith("Mode")]
     assert settings == ["Mode: Plan. Model: Default (recommended).", "Mode is now Auto."], said
     assert not [s for s in said if "Plan Mode" in s or s.endswith("…")], said
+
+
+def test_a_codex_patch_says_what_it_changes_and_deletes() -> None:
+    """codex-acp 2.6.0 sends the patch's three diffs (one with ``_meta.kind: "delete"``) on
+    the running call, before its question, and none at its end (issue 31, item 8)."""
+    said = replay("codex-patch-delete").spoken
+    question = _question(said)
+    assert "It deletes old_notes.txt." in question, question
+    assert "in README.md" in question and "in src/app.py" in question, question
+    assert "High risk." in question and "This cannot be undone." in question, question
+    assert "Deleted old_notes.txt; changed README.md, src/app.py." in said, said
+    assert "Edit files: done." not in said, said

@@ -149,6 +149,21 @@ LONG_COMMAND = (
     'time.sleep(3); pathlib.Path("late.txt").touch()\''
 )
 
+#: ``lab:patch-delete``: a Codex patch that changes two files and deletes one
+#: (the recorder puts them in the folder first: :data:`PATCH_FILES`)
+PATCH_FILES = {
+    "README.md": "# App\n\nOld intro.\n",
+    "old_notes.txt": "note one\nnote two\n",
+    "src/app.py": "def main():\n    return 1\n",
+}
+CODEX_DELETE_PATCH = (
+    "*** Begin Patch\n"
+    "*** Update File: README.md\n@@\n # App\n \n-Old intro.\n+New intro.\n+Run it with make.\n"
+    "*** Delete File: old_notes.txt\n"
+    "*** Update File: src/app.py\n@@\n def main():\n-    return 1\n+    return 0\n"
+    "*** End Patch\n"
+)
+
 #: ``lab:build-fail``: the build script the recorder puts in the folder
 #: (tests/lab/record_acp.py): a compiler's error on stderr, then exit status 2
 BUILD_SCRIPT = (
@@ -244,6 +259,16 @@ SCENARIOS: dict[str, Scenario] = {
                 Turn(text="The build failed."),
             ),
             "a build that fails: a compiler's error, exit status 2",
+        ),
+        Scenario(
+            "patch-delete",
+            (
+                Turn(
+                    calls=(Call(codex=_shell(f"apply_patch <<'EOF'\n{CODEX_DELETE_PATCH}EOF\n")),)
+                ),
+                Turn(text="I changed two files and deleted the old notes."),
+            ),
+            "a Codex patch: two files changed, one deleted",
         ),
         Scenario(
             "subagent",

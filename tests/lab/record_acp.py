@@ -40,7 +40,7 @@ from tests.lab.clis import (
     qwen_args,
     qwen_env,
 )
-from tests.lab.fake_model import BUILD_SCRIPT, FakeModelServer
+from tests.lab.fake_model import BUILD_SCRIPT, PATCH_FILES, FakeModelServer
 
 #: where a recording's scratch folder and home are said to be
 PROJECT = "/home/ada/project"
@@ -94,6 +94,7 @@ RECIPES: dict[str, Recipe] = {
                                files={"build.sh": BUILD_SCRIPT}),
     "claude-plan-always": Recipe("claude", ("lab:plan-exit please",), answer="allow_always",
                                  mode="plan"),
+    "codex-patch-delete": Recipe("codex", ("lab:patch-delete please",), files=PATCH_FILES),
     # codex-acp's own Auto review: its reviewer (the model) decides an escalation
     "codex-review-denied": Recipe("codex", ("lab:denied please",), asking=False,
                                   files={"build/keep.txt": "built\n"}),

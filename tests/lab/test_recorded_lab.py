@@ -28,6 +28,7 @@ HEARD = {
         "expected ';' before 'int'."
     ),
     "qwen-auto-command": "Qwen Code's Auto mode approved: Create made.txt.",
+    "codex-patch-delete": "Deleted old_notes.txt; changed README.md, src/app.py.",
 }
 
 
