@@ -50,6 +50,7 @@ from announcer.protocol.events import (
     ToolCompleted,
     ToolInvoked,
 )
+from announcer.protocol.extensions import ANNOUNCER_EXTENSION
 
 _LEVEL_FIELDS: Final = {
     "terse": ("summary_terse", "summary_normal", "summary_detailed"),
@@ -104,9 +105,13 @@ class Policy(PolicyQuestions):
         else:
             parts = by_language(wording)
         if (
-            isinstance(event, _STATUS_LINE_CLASSES)
-            or (isinstance(event, ToolCompleted) and event.status == "success")
-        ) and self.level_for(event) == "normal":
+            (
+                isinstance(event, _STATUS_LINE_CLASSES)
+                or (isinstance(event, ToolCompleted) and event.status == "success")
+            )
+            and self.level_for(event) == "normal"
+            and not _said_whole(event)
+        ):
             parts = self._fit_status_line(parts)
         kind = type(event).SHORT_TYPE or event.short_type
         earcon = EARCON_FOR_EVENT.get(kind)
@@ -225,3 +230,10 @@ class Policy(PolicyQuestions):
             return None
         # Unknown or foreign types: summary_normal if present, else nothing (Level 1).
         return self.summary(event, "normal") if event.summary_normal else None
+
+
+def _said_whole(event: AaepEvent) -> bool:
+    """announcer's own mapping marked news that carries the agent's words (``x-announcer``
+    ``whole``, trusted only from sources it maps itself): never cut to a status line."""
+    ours = (event.extensions or {}).get(ANNOUNCER_EXTENSION)
+    return isinstance(ours, dict) and ours.get("whole") is True

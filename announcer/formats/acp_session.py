@@ -57,6 +57,7 @@ class _Session:
     thought: list[str] = field(default_factory=list)
     tools: dict[str, _Tool] = field(default_factory=dict)
     plan_step: tuple[int, str] | None = None
+    plan_said: set[str] = field(default_factory=set)  # plan steps said as under way
     mode: str | None = None
     commands: list[tuple[str, str]] = field(default_factory=list)
     # the agent's modes (id, name) and config options (``configOptions``), by id

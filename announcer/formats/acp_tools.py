@@ -27,7 +27,11 @@ from announcer.formats.acp_shapes import (
     _terminal_output,
 )
 from announcer.formats.base import AdapterOutput, JsonObject, get_str
-from announcer.formats.builder_fields import mark_outcome_said, mark_said_as_question
+from announcer.formats.builder_fields import (
+    mark_outcome_said,
+    mark_said_as_question,
+    mark_whole,
+)
 from announcer.formats.speakable import clip, unwrap_shell
 from announcer.i18n.translate import translator
 
@@ -427,6 +431,15 @@ class AcpToolCalls(AcpSessions):
                 .ngettext("The one step is done.", "All {count} steps done.", len(steps))
                 .format(count=len(steps))
             )
+            terse = said
+            contents = [" ".join(str(e.get("content") or "").split()) for e in steps]
+            if any(c and c not in session.plan_said for c in contents):
+                # a quick plan: steps never said as under way are said now, the agent's
+                # own words, whole (issue 31, item 9)
+                said += " " + self._t("The steps: {steps}").format(
+                    steps="; ".join(clip(c, 120) for c in contents[:8] if c)
+                )
+                said = _sentence(said + (" …" if len(contents) > 8 else ""))
             self.builder.progress(
                 session.state,
                 now,
@@ -434,15 +447,18 @@ class AcpToolCalls(AcpSessions):
                 step=len(steps),
                 total_steps=len(steps),
                 normal=said,
-                terse=said,
+                terse=terse,
                 urgency="normal",
             )
+            if said != terse:
+                mark_whole(self.builder.events[-1])
             return
         content = " ".join(str(steps[current].get("content") or "").split())
         key = (current, content)
         if session.plan_step == key:
             return
         session.plan_step = key
+        session.plan_said.add(content)
         said = self._t("Step {step} of {total}: {text}").format(
             step=current + 1, total=len(steps), text=clip(content, 200)
         )

@@ -207,6 +207,13 @@ def mark_options(event: Event, options: str) -> None:
     _ours(event)["options"] = options[:MAX_SUMMARY]
 
 
+def mark_whole(event: Event) -> None:
+    """News that carries the agent's own words (a quick plan's steps): said whole at
+    normal verbosity, never cut to a status line's length (the agent's words are never
+    dropped)."""
+    _ours(event)["whole"] = True
+
+
 def mark_said_as_question(event: Event) -> None:
     """A call whose permission question already said it (issue 31, item 11): its start is
     kept for the record and not said again after the user's answer."""

@@ -115,3 +115,14 @@ def test_a_codex_patch_says_what_it_changes_and_deletes() -> None:
     assert "High risk." in question and "This cannot be undone." in question, question
     assert "Deleted old_notes.txt; changed README.md, src/app.py." in said, said
     assert "Edit files: done." not in said, said
+
+
+def test_a_quick_plans_steps_are_heard() -> None:
+    """claude-agent-acp 0.101.0: a plan made and done at once (its first update has step 1
+    under way, its second all done). "Step 1 of 4" is stale by the time a listener would hear
+    it; the end says every step, whole, at normal verbosity (issue 31, item 9)."""
+    said = replay("claude-quick-plan").spoken
+    done = next(s for s in said if s.startswith("All 4 steps done."))
+    assert done == (
+        "All 4 steps done. The steps: Read the notes; Fix the parser; Run the tests; Sum up."
+    ), done

@@ -173,6 +173,23 @@ BUILD_SCRIPT = (
     "exit 2\n"
 )
 
+#: ``lab:quick-plan``: the steps of a plan done as quickly as they are made
+QUICK_STEPS = ("Read the notes", "Fix the parser", "Run the tests", "Sum up")
+
+
+def _quick_todos(done: int) -> tuple[str, dict[str, Any]]:
+    """Claude Code's TodoWrite for :data:`QUICK_STEPS`, the first ``done`` completed."""
+    todos = [
+        {
+            "content": step,
+            "activeForm": step,
+            "status": "completed" if i < done else "in_progress" if i == done else "pending",
+        }
+        for i, step in enumerate(QUICK_STEPS)
+    ]
+    return ("TodoWrite", {"todos": todos})
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -269,6 +286,15 @@ SCENARIOS: dict[str, Scenario] = {
                 Turn(text="I changed two files and deleted the old notes."),
             ),
             "a Codex patch: two files changed, one deleted",
+        ),
+        Scenario(
+            "quick-plan",
+            (
+                Turn(calls=(Call(_quick_todos(0)),)),
+                Turn(calls=(Call(_quick_todos(len(QUICK_STEPS))),)),
+                Turn(text="All done."),
+            ),
+            "a plan whose steps are all done at once (Claude Code's TodoWrite)",
         ),
         Scenario(
             "subagent",

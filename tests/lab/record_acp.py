@@ -94,6 +94,7 @@ RECIPES: dict[str, Recipe] = {
                                files={"build.sh": BUILD_SCRIPT}),
     "claude-plan-always": Recipe("claude", ("lab:plan-exit please",), answer="allow_always",
                                  mode="plan"),
+    "claude-quick-plan": Recipe("claude", ("lab:quick-plan please",)),
     "codex-patch-delete": Recipe("codex", ("lab:patch-delete please",), files=PATCH_FILES),
     # codex-acp's own Auto review: its reviewer (the model) decides an escalation
     "codex-review-denied": Recipe("codex", ("lab:denied please",), asking=False,
