@@ -40,6 +40,7 @@ from announcer.formats.acp_session import _Session
 from announcer.formats.acp_settings import AcpSettings
 from announcer.formats.acp_shapes import _commands, _content_text, _sentence
 from announcer.formats.base import AdapterOutput, JsonObject, get_str
+from announcer.formats.builder_fields import mark_outcome_said
 from announcer.formats.speakable import clip
 
 # Updates after which a titled call waiting to be said is said (the agent moved on).
@@ -87,6 +88,7 @@ class AcpAdapter(AcpQuestions, AcpSettings):
             if session_id is None:
                 targets = [s for s in self.sessions.values() if not s.state.ended]
             for session in targets:
+                self._end_unfinished(session, now)
                 self.builder.session_errored(
                     session.state,
                     now,
@@ -99,6 +101,33 @@ class AcpAdapter(AcpQuestions, AcpSettings):
                 )
 
         return self._run(step)
+
+    def _end_unfinished(self, session: _Session, now: float) -> None:
+        """The agent stopped with calls under way: each is said not to have finished,
+        because the agent stopped (never "timed out"; what it left running is said with
+        the agent's end, issue 31 item 7)."""
+        for call_id, tool in session.tools.items():
+            started = tool.announced or tool.asked or call_id in session.running
+            if tool.finished or tool.internal or not started:
+                continue
+            session.running.pop(call_id, None)
+            if not tool.announced:
+                self._open_quietly(session, call_id, tool, now)
+            tool.finished = True
+            said = self._t("{tool} did not finish: {agent} stopped.").format(
+                tool=self._failed_name(tool), agent=self.agent_name
+            )
+            self.builder.tool_completed(
+                session.state,
+                now,
+                call_id,
+                "error",
+                tool_name=tool.kind,
+                normal=_sentence(said),
+                terse=_sentence(said),
+                error_message=said,
+            )
+            mark_outcome_said(self.builder.events[-1])
 
     def turn_cancelled(self, session_id: str) -> None:
         """The user asked to stop the turn (``:cancel``): its end is said as their cancel."""

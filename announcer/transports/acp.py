@@ -351,7 +351,7 @@ class AcpTransport(AcpSettings, AcpAnswers):
         # is said as one and counts as the runtime's own failure rule says)
         self.died = self.session_id is not None
         if said_by_me:
-            reason = f"its process ended with status {code}{self._last_said()}"
+            reason = self._exit_said(code) + self._last_said()
             reason += ". " + self._leftovers_said(left_running)
             self._queue(self.adapter.session_failed(None, reason, time.time()).events)
         self._frames.put_nowait(None)

@@ -15,6 +15,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -320,6 +321,33 @@ class AcpProcess:
         return said + self._last_said()
 
     def _last_said(self) -> str:
-        """Its own last words, which say why far better than "connection closed"."""
-        last = next((line for line in reversed(self.stderr_tail) if line.strip()), "")
+        """Its own last words, which say why far better than "connection closed"; never a
+        debug line ("[session/create] sessionId=... phase=register durationMs=2")."""
+        last = next(
+            (line for line in reversed(self.stderr_tail) if line.strip() and not _debug(line)),
+            "",
+        )
         return f" (it said: {' '.join(last.split())[:200]})" if last else ""
+
+    def _exit_said(self, code: int | None) -> str:
+        """How its process ended: a signal by its number ("it was killed by signal 9"),
+        else its exit status (issue 31, item 7)."""
+        _t = translator(self.adapter.language).gettext
+        if code is not None and code < 0:
+            return _t("it was killed by signal {signal}").format(signal=-code)
+        return _t("its process ended with status {status}").format(status=code)
+
+
+# a debug or trace line: "[session/create] sessionId=1 phase=register durationMs=2",
+# "2026-01-01T00:00:00Z DEBUG ...", or mostly key=value pairs
+_DEBUG_LINE = re.compile(r"^\s*(?:\[[\w/.:-]+\]|\S*\d{4}-\d\d-\d\dT\S*|(?:DEBUG|TRACE)\b)")
+_KEY_VALUE = re.compile(r"\b\w+=\S+")
+
+
+def _debug(line: str) -> bool:
+    """Whether a stderr line is the agent's debug output, not words for a person."""
+    words = line.split()
+    pairs = len(_KEY_VALUE.findall(line))
+    return (bool(_DEBUG_LINE.match(line)) and pairs >= 1) or (
+        len(words) >= 3 and pairs * 2 >= len(words)
+    )

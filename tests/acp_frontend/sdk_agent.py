@@ -18,6 +18,7 @@ writes it only when allowed. The prompt picks the scenario:
   its own process id and the command's to ``sleep-pids.txt``, and waits for it;
   ``sleep-detached N`` starts it in a session of its own, as Node's ``detached`` does;
   ``sleep-die N`` starts it, then the agent's process ends at once with status 9;
+  ``sleep-killed N`` starts it, writes a debug line to stderr and is killed (SIGKILL);
 - ``burst N``: N message chunks and N/20 tool calls, for the benchmark;
 - ``ask N``: N permission requests in a row, each answer's arrival time logged;
 - ``elicit KIND``: asks its own question (``elicitation/create``) shaped like Claude's
@@ -58,6 +59,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -447,7 +449,7 @@ class ScriptedAgent:
             await self.say(session_id, "Starting. ")
             print("fatal: the scripted agent crashed on purpose", file=sys.stderr, flush=True)
             os._exit(7)
-        elif text.split()[0] in ("sleep", "sleep-detached", "sleep-die"):
+        elif text.split()[0] in ("sleep", "sleep-detached", "sleep-die", "sleep-killed"):
             how, seconds = text.split()[:2]
             await self.tool(session_id, "call-sleep", f"sleep {seconds}", "execute")
             await self.conn.session_update(
@@ -460,6 +462,10 @@ class ScriptedAgent:
             await self.say(session_id, "The command is running. ")
             if how == "sleep-die":
                 os._exit(9)
+            if how == "sleep-killed":  # killed (SIGKILL) with a debug line as its last output
+                print("[session/create] sessionId=s1 phase=register durationMs=2", file=sys.stderr)
+                sys.stderr.flush()
+                os.kill(os.getpid(), signal.SIGKILL)
             await command.wait()
         elif text.startswith("ask"):
             # ``ask N``: N permission requests in a row; each answer's arrival time (the

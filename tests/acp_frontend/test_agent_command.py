@@ -350,3 +350,19 @@ def test_not_now_leaves_the_login_to_the_user_and_says_what_to_run(tmp_path: Pat
     assert "--cli auth login" in said and "ANTHROPIC_API_KEY" in said
     assert agent.proc.wait(timeout=30) != 0
     assert not (agent.folder / "logged-in.txt").exists()
+
+
+def test_a_killed_agent_is_said_with_its_running_command_and_never_its_debug_line(run) -> None:  # type: ignore[no-untyped-def]
+    """Issue 31, item 7: killed mid-command, the agent "was killed by signal 9" (not "its
+    process ended with status -9"), its command "did not finish" (not "timed out"), what it
+    left running is said, and a debug line is not read as its last words."""
+    agent = run()
+    agent.type("sleep-killed 300")
+    line = agent.wait_for("stopped unexpectedly")
+    assert agent.quit() == 1
+    heard = " ".join(agent.heard())
+    assert "it was killed by signal 9" in heard, heard
+    assert "The command sleep 300 did not finish: Scripted Agent stopped." in heard, heard
+    assert "It left sleep 300 running; announcer stopped it." in heard, heard
+    assert "timed out" not in heard and "never reported back" not in heard, heard
+    assert "durationMs" not in heard and "durationMs" not in line, line
