@@ -245,9 +245,10 @@ class AcpAdapter(AcpQuestions, AcpSettings):
         for call_id, tool in session.tools.items():
             if tool.announced and not tool.finished:
                 tool.finished = True
-                # Its end was never reported: after a cancel it may well still run.
+                # Its end was never reported: after a cancel it may well still run. Short,
+                # the point first, so a status line is never cut mid-thought (issue 31, 13)
                 ended = (
-                    self._t("{tool} may still be running; its end was not reported.")
+                    self._t("{tool} may still be running.")
                     if stop_reason == "cancelled"
                     else self._t("{tool} ended with the turn.")
                 )
@@ -257,7 +258,14 @@ class AcpAdapter(AcpQuestions, AcpSettings):
                     call_id,
                     "success",
                     tool_name=tool.kind,
-                    normal=ended.format(tool=self._tool_label(tool)),
+                    normal=_sentence(ended.format(tool=self._failed_name(tool))),
+                    detailed=_sentence(
+                        self._t("{tool} may still be running; its end was not reported.").format(
+                            tool=self._failed_name(tool)
+                        )
+                        if stop_reason == "cancelled"
+                        else ended.format(tool=self._failed_name(tool))
+                    ),
                     terse=self._t("Done."),
                 )
         session.tools.clear()
@@ -270,10 +278,16 @@ class AcpAdapter(AcpQuestions, AcpSettings):
         }
         said = sentences.get(stop_reason or "end_turn", sentences["end_turn"])
         rejected, session.rejected_in_turn = session.rejected_in_turn, None
+        detailed = None
         if stop_reason == "cancelled" and rejected and not session.cancelled_by_user:
             # The adapter ends the turn as "cancelled" after a reject: not the user's cancel.
-            said = self._t("{agent} stopped the turn after you rejected: {action}").format(
-                agent="{agent}", action=rejected.replace("{", "{{").replace("}", "}}")
+            # "You rejected: ..." has just named it: not again at normal verbosity, where a
+            # long command would be cut mid-word (issue 31, item 13)
+            said = self._t("{agent} stopped the turn after you rejected it.")
+            detailed = _sentence(
+                self._t("{agent} stopped the turn after you rejected: {action}").format(
+                    agent=self.agent_name, action=rejected
+                )
             )
         session.cancelled_by_user = False
         # The agent now waits for the user: always said (never folded into a short cycle),
@@ -284,6 +298,7 @@ class AcpAdapter(AcpQuestions, AcpSettings):
             "awaiting_input",
             normal=_sentence(said.format(agent=self.agent_name)),
             terse=self._t("Your turn."),
+            detailed=detailed,
             urgency="normal",
             force=True,
         )

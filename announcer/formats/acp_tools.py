@@ -108,6 +108,11 @@ class AcpToolCalls(AcpSessions):
             if call_id in session.due:
                 session.due.remove(call_id)
             return
+        if not tool.announced and not tool.title and status in ("completed", "failed"):
+            # a late update of a call the turn already closed, or one never titled: nothing
+            # to say about it (never "A other step.", issue 31 item 13)
+            tool.announced = tool.finished = True
+            return
         if not tool.announced and status in ("completed", "failed"):
             if call_id in session.due:
                 session.due.remove(call_id)
@@ -215,7 +220,11 @@ class AcpToolCalls(AcpSessions):
         return self._run(step)
 
     def _tool_label(self, tool: _Tool) -> str:
-        return tool.title or self._t("a {kind} step").format(kind=tool.kind)
+        if tool.title:
+            return tool.title
+        if tool.kind in ("other", ""):
+            return self._t("a step")
+        return self._t("a {kind} step").format(kind=tool.kind)
 
     def _tool_name(self, tool: _Tool) -> str:
         """What the call is called when it ends: the agent's description, else its title."""

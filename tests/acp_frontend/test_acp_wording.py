@@ -60,7 +60,8 @@ def test_a_reject_is_the_users_own_never_a_failure_or_a_cancel() -> None:
     heard.take(heard.adapter.turn_ended("s1", "cancelled", heard.now))
     said = heard.said()
     assert "You rejected: rm notes.txt." in said
-    assert "Claude Code stopped the turn after you rejected: rm notes.txt" in said
+    # "You rejected: ..." named it; not again, where a long command would be cut (31, 13)
+    assert "Claude Code stopped the turn after you rejected it." in said
     assert "failed" not in said.lower()
     assert "you cancelled it" not in said
 
@@ -73,7 +74,8 @@ def test_after_a_cancel_an_unreported_call_may_still_be_running() -> None:
     heard.adapter.turn_cancelled("s1")
     heard.take(heard.adapter.turn_ended("s1", "cancelled", heard.now))
     said = heard.said()
-    assert "Sleep 31 may still be running" in said  # the point first: a cut keeps it
+    # the point first and short: a status line is never cut mid-thought (issue 31, 13)
+    assert "The command sleep 31 may still be running." in said, said
     assert "ended with the turn" not in said
     assert "you cancelled it" in said
 
@@ -420,3 +422,13 @@ def test_codexs_working_folder_note_is_not_read_as_its_reason() -> None:
     )  # fmt: skip
     assert CWD not in event["consequence"] and "current working" not in event["consequence"]
     assert "Its reason: (Create made.txt)" in event["consequence"], event["consequence"]
+
+
+def test_a_late_update_of_an_untitled_call_says_nothing() -> None:
+    """Issue 31, item 13: a tool update after the turn (its call already closed) was heard
+    as "A other step."."""
+    heard = Heard()
+    heard.open()
+    heard.take(heard.adapter.turn_ended("s1", "end_turn", heard.now))
+    heard.send(update("tool_call_update", toolCallId="late1", status="completed"))
+    assert "other step" not in heard.said() and "A step" not in heard.said(), heard.said()
