@@ -422,6 +422,11 @@ class AcpQuestions(AcpToolCalls):
         if reason:  # the agent's own reason is part of the question
             its_reason = self._t("Its reason: {reason}").format(reason=clip(reason, 300))
             consequence = f"{_sentence(consequence)} {its_reason}" if consequence else its_reason
+        hidden = 0 if command is not None else self._hidden_in(tool, title)
+        if hidden:  # a disguised file name (a right-to-left override): said, and high risk
+            risk = "high"
+            consequence = f"{_sentence(consequence)} " if consequence else ""
+            consequence += self._hidden_sentence(hidden)
         plan, choices, short = self._plan_and_options(call, params.get("options"), tool.plan)
         if plan:  # a plan approval reads the plan and what each answer does (ExitPlanMode)
             consequence = plan

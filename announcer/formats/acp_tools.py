@@ -7,7 +7,7 @@ A titled call waits to be said until the agent moves on, and a running one for
 
 from __future__ import annotations
 
-from announcer.command_analysis import analyse
+from announcer.command_analysis import analyse, normalise
 from announcer.formats.acp_session import AcpSessions, _Session, _Tool
 from announcer.formats.acp_shapes import (
     _change_summaries,
@@ -237,6 +237,9 @@ class AcpToolCalls(AcpSessions):
         normal = tool.description or label
         detailed = f"{label}: {tool.description}" if tool.description else label
         terse = label
+        hidden = self._hidden_in(tool)
+        if hidden:  # a disguised file name is never said as if it were plain
+            where += ". " + self._hidden_sentence(hidden).rstrip(".")
         who = self._approved_without_you(session, tool)
         if who:  # the point first: a status line may be cut at the listener's pace
             said = self._t("{who} approved: {action}")
@@ -252,6 +255,21 @@ class AcpToolCalls(AcpSessions):
             terse=_sentence(terse),
             detailed=_sentence(detailed + where),
         )
+
+    def _hidden_in(self, tool: _Tool, title: str = "") -> int:
+        """How many invisible characters (a right-to-left override, a zero-width space) the
+        call's title and paths hold: the sanitiser takes them out, so the listener is told
+        (issue 31, item 15), as for a command (announcer.command_analysis)."""
+        texts = [title or tool.title, *tool.locations, *tool.deletes, *tool.changed_files]
+        return sum(normalise(text)[1] for text in texts if text)
+
+    def _hidden_sentence(self, count: int) -> str:
+        tr = translator(self.language)
+        return tr.ngettext(
+            "It had {count} hidden character, taken out here.",
+            "It had {count} hidden characters, taken out here.",
+            count,
+        ).format(count=count)
 
     def _open_quietly(self, session: _Session, call_id: str, tool: _Tool, now: float) -> None:
         """A call said by its question or its reviewer: its start is kept for the record

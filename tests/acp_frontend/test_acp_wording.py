@@ -432,3 +432,19 @@ def test_a_late_update_of_an_untitled_call_says_nothing() -> None:
     heard.take(heard.adapter.turn_ended("s1", "end_turn", heard.now))
     heard.send(update("tool_call_update", toolCallId="late1", status="completed"))
     assert "other step" not in heard.said() and "A step" not in heard.said(), heard.said()
+
+
+def test_a_file_name_with_a_hidden_character_is_said_to_have_one() -> None:
+    """Issue 31, item 15: "résumé-ملخص-\u202etxt.exe" (a right-to-left override makes an .exe
+    look like a .txt) was written with the override silently taken out."""
+    name = "résumé-ملخص-\u202etxt.exe"
+    heard = Heard()
+    heard.open()
+    event = ask(heard, {"toolCallId": "w1", "title": f"Write {name}", "kind": "edit",
+                        "locations": [{"path": f"{CWD}/{name}"}]})  # fmt: skip
+    assert "It had 2 hidden characters, taken out here." in event["consequence"], event
+    assert event["risk_level"] == "high"
+    heard.send(update("tool_call", toolCallId="w2", title=f"Read {name}", kind="read",
+                      status="in_progress"))  # fmt: skip
+    heard.take(heard.adapter.flush_running(heard.now + 1))
+    assert any("It had 1 hidden character, taken out here." in t for t in heard.spoken), heard
