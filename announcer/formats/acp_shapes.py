@@ -156,12 +156,24 @@ def _deleted_files(content: object, cwd: str) -> list[str]:
     return found
 
 
+_HOME = re.compile(r"^(?:/home/[^/]+|/Users/[^/]+|/root)(?=/|$)")
+
+
+def _home_of(cwd: str) -> str:
+    """The home folder the working folder is in (``/home/ada``), or ""."""
+    found = _HOME.match(cwd)
+    return found.group(0) if found else ""
+
+
 def _relative_text(text: str, cwd: str) -> str:
-    """A title with the working folder's absolute paths made relative ("Read src/a.py")."""
+    """A title with the working folder's absolute paths made relative ("Read src/a.py"),
+    and other paths in the same home folder said from it ("~/.claude/plans/x.md")."""
     if not cwd or not posixpath.isabs(cwd) or cwd == "/":
         return text
     base = cwd.rstrip("/")
-    return text.replace(base + "/", "").replace(f" {base} ", " . ")
+    text = text.replace(base + "/", "").replace(f" {base} ", " . ")
+    home = _home_of(base)
+    return text.replace(home + "/", "~/") if home else text
 
 
 _EXIT_CODE_LINE = re.compile(r"^\s*(?:Exit code|exit status)[: ]+(-?\d{1,3})\b", re.IGNORECASE)
@@ -249,10 +261,14 @@ def _error_place(line: str, gettext: Any) -> str:
 
 
 def _relative(path: str, cwd: str) -> str:
+    """A path relative to the working folder, else from its home folder ("~/..."), once."""
     if cwd and posixpath.isabs(path) and posixpath.isabs(cwd):
         relative = posixpath.relpath(path, cwd)
         if not relative.startswith(".."):
             return relative
+        home = _home_of(cwd)
+        if home and path.startswith(home + "/"):
+            return "~/" + path[len(home) + 1 :]
     return path
 
 

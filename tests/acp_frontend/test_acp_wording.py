@@ -448,3 +448,17 @@ def test_a_file_name_with_a_hidden_character_is_said_to_have_one() -> None:
                       status="in_progress"))  # fmt: skip
     heard.take(heard.adapter.flush_running(heard.now + 1))
     assert any("It had 1 hidden character, taken out here." in t for t in heard.spoken), heard
+
+
+def test_a_path_outside_the_working_folder_is_said_from_home_once() -> None:
+    """Issue 31, item 12: "Write <home>/.claude/plans/x.md in <home>/.claude/plans/x.md",
+    the home folder spelled out twice."""
+    plan = "/home/ada/.claude/plans/graceful-tickling-badger.md"
+    heard = Heard()
+    heard.open()
+    heard.send(update("tool_call", toolCallId="p9", title=f"Write {plan}", kind="edit",
+                      status="in_progress", locations=[{"path": plan}]))  # fmt: skip
+    heard.take(heard.adapter.flush_running(heard.now + 1))
+    said = [t for t in heard.spoken if "graceful" in t]
+    assert said and "Write ~/.claude/plans/graceful-tickling-badger.md" in said[0], said
+    assert "/home/ada" not in said[0] and said[0].count("graceful") == 1, said
