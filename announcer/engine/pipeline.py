@@ -27,6 +27,7 @@ from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
 from announcer.engine.clock import Lateness, ProducerClock
 from announcer.engine.engine_state import _PROMPTS, OutgoingReply, TranscriptEntry
+from announcer.engine.literals import Literals
 from announcer.engine.outputs import OutputStreams, Released
 from announcer.engine.phrases import N_
 from announcer.engine.policy import Policy
@@ -140,6 +141,8 @@ class Engine(UnreadableFrames):
         self.tracker = SessionTracker()
         self.policy = Policy(self.settings, answer_keys=answer_keys)
         self.outputs = OutputStreams()
+        # the agents' code blocks and addresses, whole, for a command (issue 31, item 14)
+        self.literals = Literals()
         self.book = ReplyBook() if open_prompts_limit is None else ReplyBook(open_prompts_limit)
         # §6.3.1: a reply carries the wall-clock time of the user's decision.
         self.wall_clock: Callable[[], datetime] = wall_clock or _utc_now
@@ -566,6 +569,7 @@ class Engine(UnreadableFrames):
         urgency: Urgency = Urgency.NORMAL,
         event: OutputStreaming | None = None,
     ) -> list[SpeechCommand]:
+        self.literals.note(released.text)  # its code and addresses, whole, on a command
         text = clean_for_speech(released.text, released.language)
         if not text:
             return []

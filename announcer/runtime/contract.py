@@ -217,6 +217,11 @@ class UiSession:
         cutting nothing off (``Announcement.cue``)."""
         self.speak(text, Urgency.CRITICAL)
 
+    def literals(self, kind: str) -> list[str]:
+        """What the agents wrote that speech shortens, whole: ``code`` (the last code
+        block) or ``links`` (the addresses, newest last); none by default."""
+        return []
+
     def diagnostics_report(self) -> list[str]:
         """Every drop so far, by reason; empty when nothing is counted here."""
         return []

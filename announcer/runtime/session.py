@@ -407,6 +407,9 @@ class LiveSession(UiSession):
     def agent_commands(self, target: str | None = None) -> list[tuple[str, str]]:
         return self.desk.agent_commands(target)
 
+    def literals(self, kind: str) -> list[str]:
+        return self.engine.literals.latest(kind)
+
     # ---- running -----------------------------------------------------------------
 
     def stop(self) -> None:

@@ -31,6 +31,8 @@ AGENT_SETTINGS_HELP = N_(
 )
 # Said with :help when an agent runs here, after the line above.
 AGENT_SESSIONS_HELP = N_(":sessions lists the agent's sessions; :sessions N resumes one.")
+# Said with :help: what speech shortens, printed whole (issue 31, item 14).
+LITERALS_HELP = N_(":code prints the last code block whole; :links prints the web addresses whole.")
 
 
 class PlainCommands(PlainState):
@@ -75,6 +77,19 @@ class PlainCommands(PlainState):
             task = asyncio.ensure_future(listing)
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+        elif name in ("code", "links"):
+            # what speech shortened ("code block, 30 lines", a URL's host), whole and as
+            # written; only control characters are made visible
+            literals = session.literals(name)
+            if not literals:
+                self._print(
+                    self._tr("No code block yet.")
+                    if name == "code"
+                    else self._tr("No web address yet.")
+                )
+            for text in literals:
+                for line in text.splitlines() or [""]:
+                    self._print(clean_display(line).rstrip())
         elif name == "commands":
             target = " ".join(args).lstrip("@") or None
             found = session.agent_commands(target)
@@ -121,6 +136,7 @@ class PlainCommands(PlainState):
 
     def _help(self) -> None:
         self._print(self._tr(HELP))
+        self._print(self._tr(LITERALS_HELP))
         agents = self.session.agents() if self.session is not None else []
         if agents:
             self._print(self._tr(AGENT_SETTINGS_HELP))

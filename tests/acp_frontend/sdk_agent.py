@@ -441,6 +441,13 @@ class ScriptedAgent:
             choice = await asyncio.wait_for(waiting, 10)
             self.file("permission-outcome.txt").write_text(str(choice))
             return schema.PromptResponse(stop_reason="cancelled")
+        elif text == "code":  # a code block and an address, which speech shortens
+            await self.say(
+                session_id,
+                "Here is the fix:\n\n```python\ndef total(items):\n    return sum(items)\n```\n\n",
+                "See https://packaging.python.org/en/latest/tutorials/packaging-projects/ "
+                "for more.",
+            )
         elif text == "think":
             for piece in ("The user wants ", "a greeting, ", "so I will greet them."):
                 await self.conn.session_update(session_id, acp.update_agent_thought_text(piece))

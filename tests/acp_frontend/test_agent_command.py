@@ -366,3 +366,20 @@ def test_a_killed_agent_is_said_with_its_running_command_and_never_its_debug_lin
     assert "It left sleep 300 running; announcer stopped it." in heard, heard
     assert "timed out" not in heard and "never reported back" not in heard, heard
     assert "durationMs" not in heard and "durationMs" not in line, line
+
+
+def test_the_code_and_addresses_an_agent_wrote_are_printed_whole_on_a_command(run) -> None:  # type: ignore[no-untyped-def]
+    """Issue 31, item 14: speech says "code block, 2 lines, Python" and a URL by its host;
+    ``:code`` and ``:links`` print them whole, as the agent wrote them."""
+    agent = run()
+    agent.type("code")
+    agent.wait_for("Scripted Agent finished the turn.")
+    agent.type(":code")
+    agent.wait_for("def total(items):")
+    agent.wait_for("    return sum(items)")
+    agent.type(":links")
+    agent.wait_for("https://packaging.python.org/en/latest/tutorials/packaging-projects/")
+    assert agent.quit() == 0
+    heard = " ".join(agent.heard())
+    assert "code block, 2 lines, Python" in heard, heard
+    assert "packaging-projects" not in heard  # speech keeps the host; the command has it all
