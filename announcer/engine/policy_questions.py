@@ -37,10 +37,11 @@ def waits_without_timeout(event: AaepEvent) -> bool:
     return isinstance(ours, dict) and ours.get("no_timeout") is True
 
 
-def options_of(event: AaepEvent) -> str | None:
+def options_of(event: object) -> str | None:
     """Every option of an agent's question by its own label (announcer's ACP mapping marks
-    it), read at detailed verbosity; None when not marked."""
-    ours = (event.extensions or {}).get(ANNOUNCER_EXTENSION)
+    it), read at detailed verbosity and on the read-whole key; None when not marked."""
+    extensions = getattr(event, "extensions", None)
+    ours = extensions.get(ANNOUNCER_EXTENSION) if isinstance(extensions, dict) else None
     options = ours.get("options") if isinstance(ours, dict) else None
     return options if isinstance(options, str) and options.strip() else None
 

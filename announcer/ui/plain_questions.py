@@ -24,6 +24,7 @@ from announcer.engine.answer_guard import (
     plan_of,
     withdrawn_text,
 )
+from announcer.engine.policy_questions import options_of
 from announcer.engine.prompts import PendingPrompt, UserAnswer, always_decisions
 from announcer.i18n.format import format_number
 from announcer.i18n.numbers import read_number
@@ -130,7 +131,12 @@ class PlainQuestions(PlainState):
             text = plan_for_speech(plan, catalog_language(languages))
         else:
             text = _action(prompt.event)
+        options = options_of(prompt.event)
+        if options:  # the agent's own label of each answer (issue 31, item 10)
+            text = f"{text} {clean(options)}"
         self._print_command(prompt)
+        if options:
+            self._print(clean(options))
         # About the question: it cuts the question off at once, and once said through the
         # question counts as heard (docs/speech.md).
         self._speak(text, prompt)

@@ -340,8 +340,13 @@ class ScriptedAgent:
     async def ask(
         self, session_id: str, call_id: str, title: str, kind: str, never: bool = True
     ) -> str | None:
+        always = (
+            "Always allow"
+            if never
+            else ("Yes, and don't ask again for commands that start with `echo hello`")
+        )  # codex-acp's own words for its accept_execpolicy_amendment
         options = [
-            schema.PermissionOption(option_id="always", name="Always allow", kind="allow_always"),
+            schema.PermissionOption(option_id="always", name=always, kind="allow_always"),
             schema.PermissionOption(option_id="once", name="Allow", kind="allow_once"),
             schema.PermissionOption(option_id="no", name="Reject", kind="reject_once"),
         ]

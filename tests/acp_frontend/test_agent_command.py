@@ -273,6 +273,12 @@ def test_an_agent_with_always_and_no_never_is_asked_as_it_offers(asked) -> None:
     agent = asked("write-no-never", "Accept or reject: Scripted Agent wants to run:")
     line = agent.seen[-1]
     assert "[a/r; always: from now on]" in line, line
+    question = next(t for t in agent.heard() if t.startswith("Confirmation needed."))
+    # what "always" covers in a few words; its label on a key, W (issue 31, item 10)
+    assert "Always: commands that start with echo hello." in question, question
+    assert "don't ask again" not in question, question
+    agent.answer("w")
+    agent.wait_for("Always: Yes, and don't ask again for commands that start with `echo hello`")
     agent.answer("never")
     agent.wait_for("The agent offers no never answer for this question; always is offered.")
     agent.answer("r")
