@@ -117,6 +117,23 @@ def test_a_plan_that_comes_after_its_question_is_read_and_asked_again(run) -> No
     assert "The plan has 2 steps: 1. Read auth.py. 2. Fix the token check." in asked[-1], line
 
 
+def test_forty_options_are_all_reachable_and_two_keeps_are_told_apart(asked) -> None:  # type: ignore[no-untyped-def]
+    """Issue 29, item 11: options past the 29th were dropped without a word, and two
+    options reading "Keep" (the second sends delete-all) could not be told apart."""
+    agent = asked("elicit keep", "Choose a number from 1 to 30:")
+    heard = " ".join(agent.heard())
+    assert "40 choices, in 2 pages; page 1: choices 1 to 27." in heard
+    assert "1: Keep (1 of 2 with this name, it sends keep)" in heard
+    assert "2: Keep (2 of 2 with this name, it sends delete-all)" in heard
+    agent.answer("28")  # More choices (page 2)
+    agent.wait_for("page 2: choices 28 to 40.")
+    agent.wait_for("Choose a number from 1 to 16:")  # 13 options, earlier, decline, cancel
+    agent.answer("13")  # the fortieth option
+    agent.wait_for("Thank you for answering.")
+    assert received(agent) == [{"action": "accept", "content": {"backups": "k40"}}]
+    assert agent.quit() == 0
+
+
 def test_a_secret_answer_reaches_the_agent_and_is_never_said(asked) -> None:  # type: ignore[no-untyped-def]
     agent = asked("elicit secret", "or type your own answer:")
     agent.answer("hunter2-secret")
