@@ -319,9 +319,7 @@ def _field_question(form: Form, item: FormField, agent: str, t: Translate) -> Qu
     )
 
 
-def _page_of_choices(
-    item: FormField, t: Translate
-) -> tuple[list[tuple[str, str]], list[str]]:
+def _page_of_choices(item: FormField, t: Translate) -> tuple[list[tuple[str, str]], list[str]]:
     """The choices asked now, and what the question says about them.
 
     Up to :data:`MAX_OPTIONS` options are offered at once; a field with more is asked in
@@ -334,7 +332,8 @@ def _page_of_choices(
     page = min(item.page, pages - 1)
     first = page * PAGE_OPTIONS
     shown = labelled[first : first + PAGE_OPTIONS]
-    said = t(N_("{count} choices, in {pages} pages; page {page}: choices {first} to {last}")).format(
+    pages_said = N_("{count} choices, in {pages} pages; page {page}: choices {first} to {last}")
+    said = t(pages_said).format(
         count=len(labelled), pages=pages, page=page + 1, first=first + 1, last=first + len(shown)
     )
     if page + 1 < pages:

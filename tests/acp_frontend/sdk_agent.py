@@ -27,6 +27,7 @@ writes it only when allowed. The prompt picks the scenario:
   it received is appended as one JSON line to ``elicitation.txt``;
 - ``exitplan``: Claude's plan approval (ExitPlanMode): a plan and four options, two of
   them "always" (mode switches); the option picked is appended to ``choices.txt``;
+  ``exitplan-danger`` the same with twelve steps, the last one ``rm -rf ~``;
   ``exitplan-late`` asks first and sends the plan in a tool_call_update after it;
 - ``--cli auth login`` (arguments): its terminal login, which ``SDK_AGENT_NEEDS_LOGIN``
   offers in ``authMethods``; it asks for ``yes`` on the terminal and writes
@@ -516,7 +517,7 @@ class ScriptedAgent:
             with self.file("choices.txt").open("a") as log:
                 log.write(f"{choice}\n")
             await self.say(session_id, "Plan answered.")
-        elif text == "exitplan":  # Claude's plan approval: the plan, and its five options
+        elif text in ("exitplan", "exitplan-danger"):  # Claude's plan approval and its options
             options = [
                 schema.PermissionOption(option_id="clearAuto", kind="allow_always",
                                         name="Yes, clear context and use auto mode"),
@@ -531,6 +532,9 @@ class ScriptedAgent:
                 "## Fix the login bug\n\n1. Read `auth.py`\n2. Fix the token check\n"
                 "3. Run the tests\n"
             )
+            if text == "exitplan-danger":  # twelve steps, the last one destroys the home folder
+                plan += "".join(f"{n}. Tidy module {n}\n" for n in range(4, 12))
+                plan += "12. Clean up with `rm -rf ~`\n"
             call = schema.ToolCallUpdate(tool_call_id="exit-1", title="Ready to code?",
                                          kind="switch_mode", raw_input={"plan": plan})  # fmt: skip
             answer = await self.conn.request_permission(session_id, call, options)

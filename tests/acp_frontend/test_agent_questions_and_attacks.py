@@ -99,6 +99,30 @@ def test_a_plan_approval_reads_the_plan_names_each_option_and_asks_which_always(
     assert agent.quit() == 0
 
 
+def test_a_plan_whose_last_step_destroys_is_high_risk_and_every_step_is_reachable(asked) -> None:  # type: ignore[no-untyped-def]
+    """Issue 29, item 13: a plan ending in ``rm -rf ~`` was approved as medium risk with one
+    key, and its ninth step and later were only printed."""
+    agent = asked(
+        "exitplan-danger", "Accept or reject: Scripted Agent wants to run: Ready to code?"
+    )
+    heard = " ".join(agent.heard())
+    assert "Dangerous in the plan: step 12: rm -rf ~." in heard
+    assert "The plan has 12 steps: 1. Read auth.py." in heard
+    assert "8. Tidy module 8. And 4 more steps." in heard
+    agent.answer("a")  # high risk: one key does not allow it
+    agent.wait_for("Type c then Enter to confirm")
+    agent.type("w")  # every step by speech, the twelfth too
+    agent.wait_for("  | 12. Clean up with `rm -rf ~`")
+    deadline = time.monotonic() + 30
+    while not any("11. Tidy module 11. 12. Clean up with rm -rf" in t for t in agent.heard()):
+        assert time.monotonic() < deadline, agent.heard()[-3:]
+        time.sleep(0.1)
+    agent.answer_until("r", "Sent: reject.")
+    agent.wait_for("Plan answered.")
+    assert (agent.folder / "choices.txt").read_text().split() == ["plan"]
+    assert agent.quit() == 0
+
+
 def test_a_plan_that_comes_after_its_question_is_read_and_asked_again(run) -> None:  # type: ignore[no-untyped-def]
     """claude-agent-acp sends the plan in a tool_call_update that, under load, follows the
     request_permission: the open question is asked again with the plan, and only the
