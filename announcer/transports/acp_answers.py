@@ -75,6 +75,11 @@ class AcpAnswers(AcpProcess):
 
     async def on_elicitation(self, params: dict[str, Any]) -> Any:
         """Ask the user, field by field; the agent gets only what the user chose."""
+        if not self.busy or self._turn_cancelled:
+            # issue 29, item 12: as for a permission request, a turn that ended or was
+            # cancelled asks nothing more; never shown, never answerable, and counted.
+            self.options.count_drop("ACP elicitation after its turn ended; cancelled")
+            return {"action": "cancel"}
         key = f"e{time.monotonic_ns()}"
         out = self.adapter.elicitation_requested(key, params, time.time())
         self._queue(out.events)

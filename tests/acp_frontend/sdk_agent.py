@@ -25,6 +25,8 @@ writes it only when allowed. The prompt picks the scenario:
   yes/no (``number``), several choices (``multi``), a secret (``secret``), 40 choices two
   of which read "Keep" (``keep``) or an address (``url``); the response
   it received is appended as one JSON line to ``elicitation.txt``;
+- ``late-elicit``: ends the turn, then (once ``go-late.txt`` exists in its folder) asks
+  the ``codex`` question, after its turn; the response is logged as for ``elicit``;
 - ``exitplan``: Claude's plan approval (ExitPlanMode): a plan and four options, two of
   them "always" (mode switches); the option picked is appended to ``choices.txt``;
   ``exitplan-danger`` the same with twelve steps, the last one ``rm -rf ~``;
@@ -350,6 +352,17 @@ class ScriptedAgent:
     async def cancel(self, session_id: str, **_: Any) -> None:
         self.cancelled.set()
 
+    async def late_elicitation(self, session_id: str) -> None:
+        go = self.cwd / "go-late.txt"
+        for _ in range(600):  # bounded: 60 s at most
+            if go.exists():
+                break
+            await asyncio.sleep(0.1)
+        params = {**ELICITATIONS["codex"], "sessionId": session_id}
+        answer = await self.conn._conn.send_request("elicitation/create", params)
+        with self.file("elicitation.txt").open("a", encoding="utf-8") as log:
+            log.write(json.dumps(answer) + "\n")
+
     async def say(self, session_id: str, *chunks: str) -> None:
         for chunk in chunks:
             await self.conn.session_update(session_id, acp.update_agent_message_text(chunk))
@@ -470,6 +483,11 @@ class ScriptedAgent:
                     choice = await self.ask(session_id, call, f"touch f{index}", "edit")
                     log.write(f"{time.monotonic()} {choice}\n")
                     log.flush()
+        elif text.startswith("late-elicit"):
+            # the turn ends first; the question comes once the test says the client saw
+            # the end (it creates ``go-late.txt``): an elicitation after its turn ended
+            self.late = asyncio.ensure_future(self.late_elicitation(session_id))
+            await self.say(session_id, "Done for now.")
         elif text.startswith("elicit"):
             kind = text.split()[1]
             if kind == "claude":  # the adapter announces its tool call first

@@ -158,6 +158,21 @@ def test_forty_options_are_all_reachable_and_two_keeps_are_told_apart(asked) -> 
     assert agent.quit() == 0
 
 
+def test_a_form_sent_after_its_turn_ended_is_never_shown_and_answered_cancel(run) -> None:  # type: ignore[no-untyped-def]
+    """Issue 29, item 12: as a permission request after its turn is answered cancelled,
+    so is an elicitation; it is never shown nor answerable, and the drop is counted."""
+    agent = run()
+    agent.type("late-elicit")
+    agent.wait_for("Scripted Agent finished the turn.")
+    (agent.folder / "go-late.txt").write_text("go\n")
+    assert received(agent) == [{"action": "cancel"}]
+    agent.type(":diagnostics")
+    agent.wait_for("ACP elicitation after its turn ended; cancelled: 1")
+    assert agent.quit() == 0
+    assert not any("Codex needs your input" in line for line in agent.seen)
+    assert "Codex needs your input" not in " ".join(agent.heard())
+
+
 def test_a_secret_answer_reaches_the_agent_and_is_never_said(asked) -> None:  # type: ignore[no-untyped-def]
     agent = asked("elicit secret", "or type your own answer:")
     agent.answer("hunter2-secret")
