@@ -323,6 +323,19 @@ class LiveSession(UiSession):
             if state.connected and state.subscription_id:
                 self._spawn(self.sources.renegotiate(state))
 
+    def input_ended(self) -> None:
+        """The user can no longer answer (the plain UI's standard input ended): every
+        producer is told, now by renegotiation (§5.7) and at any later handshake, that
+        this subscriber cannot reply (§5.3.1.4), so it applies its defaults at once
+        instead of waiting on questions nobody can answer. ``auto_reject`` still replies."""
+        if not self.can_reply or self.settings.reply_policy == "auto_reject":
+            return
+        self.can_reply = False
+        self.sources.can_reply = False
+        for state in self.states:
+            if state.connected and state.subscription_id:
+                self._spawn(self.sources.renegotiate(state))
+
     def answer(self, answer: UserAnswer) -> AnswerOutcome:
         """Check the answer now; send it in the background (runtime.answers)."""
         return self.answers.answer(answer)

@@ -130,6 +130,8 @@ class PlainUi(PlainCommands, PlainQuestions):
 
     def _end_of_input(self) -> None:
         self._input_ended = True
+        if self.session is not None:
+            self.session.input_ended()  # no answer can come from here any more (§5.3.1.4)
         if self._demo_over:
             self._quit_when_quiet()
 
