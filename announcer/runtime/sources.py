@@ -402,12 +402,27 @@ class SourceSupervisor:
     def handle_handshake_message(self, state: SourceLink, answer: HandshakeAnswer) -> None:
         """A handshake message on an open subscription: a renegotiation's answer or a
         close (the core decides: :func:`announcer.engine.subscription.after_message`)."""
-        step = after_message(answer, name=state.name, language=self._language())
+        step = after_message(
+            answer,
+            name=state.name,
+            language=self._language(),
+            subscription_id=state.subscription_id,
+        )
         if step.after is After.SETTINGS_CHANGED and step.accepted is not None:
             self._accepted(state, step.accepted)
             self._say(settings_changed(state.name, self._language()), urgency=Urgency.BACKGROUND)
         elif step.after is After.CLOSED_BY_PRODUCER:
             self._closed_by_producer(state, step.say)
+        elif step.after is After.NOT_OURS:
+            # §5.8.1: it names another subscription; ours stays open. Logged, visible in
+            # :diagnostics, never honoured (nothing is dropped in silence).
+            self.engine.diagnostics.record_drop(
+                "subscription.close_not_ours",
+                "a subscription.close naming another subscription; ours stays open",
+                section="§5.8.1",
+                source=state.source,
+                now=self.clock(),
+            )
         elif step.after is After.ENDED:
             # §5.7: a rejected renegotiation ends the subscription; start a fresh one.
             self._say(step.say)
