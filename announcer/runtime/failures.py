@@ -48,6 +48,17 @@ _CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(r"closed the connection|closed mid-message|connection is closed", re.I),
         N_("it closed the connection"),
     ),
+    (
+        # the HTTP library's own words for a stream cut short (issue 29, item 15): "peer
+        # closed connection without sending complete message body (incomplete chunked
+        # read)", "Server disconnected without sending a response."
+        re.compile(
+            r"peer closed connection|incomplete chunked read|complete message body"
+            r"|server disconnected|RemoteProtocolError",
+            re.I,
+        ),
+        N_("it closed the connection"),
+    ),
     (re.compile(r"ended the event stream", re.I), N_("it ended the event stream")),
     (re.compile(r"went silent", re.I), N_("it went silent, with no events and no heartbeat")),
     (re.compile(r"\bstalled\b", re.I), N_("it stalled and stopped answering")),

@@ -404,3 +404,44 @@ async def test_a_slow_loris_websocket_frame_is_reported_as_stalled() -> None:
     # "Cannot connect to Hostile: it stalled …"; either way it is said once.
     stalled = [t for t in heard.spoken if "Hostile" in t and "stalled and stopped" in t]
     assert len(stalled) == 1, heard.spoken
+
+
+async def test_an_sse_stream_cut_mid_chunk_is_said_without_http_library_words() -> None:
+    """Issue 29, item 15: a chunked event stream cut before its last chunk was said with
+    the HTTP library's words ("peer closed connection without sending complete message
+    body (incomplete chunked read)"). The user hears that the producer closed it."""
+    cut = asyncio.Event()
+
+    async def handle(request: Request, writer: asyncio.StreamWriter) -> None:
+        if request.method == "POST" and request.path == "/aaep/v1/subscriptions":
+            await respond_json(writer, ACCEPTED)
+        elif request.path.startswith("/aaep/v1/events") and cut.is_set():
+            await asyncio.sleep(BOUND)  # later attempts: nothing more
+        elif request.path.startswith("/aaep/v1/events"):
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n"
+            )
+            body = sse(frame(event("Working on it.")), "1")
+            writer.write(b"%x\r\n%s\r\n" % (len(body), body))
+            await writer.drain()
+            await cut.wait()
+            writer.write(b"40\r\nhalf a ch")  # a chunk that never ends, then the socket
+            await writer.drain()
+            writer.transport.abort()
+        else:
+            await respond(writer, "404 Not Found")
+
+    producer = await HttpProducer(handle).start()
+    session, heard = listener([producer.origin])
+    try:
+        async with running(session):
+            await heard.hears("Working on it.")
+            cut.set()
+            await heard.hears("Connection to Hostile lost")
+    finally:
+        await producer.close()
+    said = " ".join(heard.spoken)
+    assert "Connection to Hostile lost: it closed the connection. Reconnecting." in said, said
+    for jargon in ("peer", "chunked", "message body", "RemoteProtocolError"):
+        assert jargon not in said, said
