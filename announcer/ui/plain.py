@@ -28,7 +28,7 @@ from collections import deque
 from announcer.command_analysis import (
     literal_for_speech,
 )
-from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.announcement import Announcement, Urgency, directed
 from announcer.engine.answer_guard import (
     accept_needs_two_keys,
     confirm_step_text,
@@ -197,7 +197,9 @@ class PlainUi(PlainCommands, PlainQuestions):
         if announcement.kind == "system.ui" and announcement.text in self._own_words:
             self._own_words.remove(announcement.text)
             return  # our own words, echoed back by the runtime: already printed
-        text = clean(announcement.text)
+        # §11.4: the producer's words in their declared direction, isolated, so a
+        # right-to-left sentence cannot reorder what is printed around it (issue 29, 15)
+        text = directed(clean(announcement.text), announcement.direction)
         label = earcon_label(announcement.earcon)
         if label is not None and (self.session is None or self.session.settings.earcons):
             # the earcon's text equivalent: "[needs you] Confirmation needed. …"
