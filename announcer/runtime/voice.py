@@ -10,7 +10,9 @@ owns the voice and hands it its callbacks; this module never imports the session
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -57,6 +59,9 @@ class SessionVoice:
         self._agents = agents
         self.backend_factory = backend_factory
         self.last_announcement: Announcement | None = None
+        #: utterances started lately, as the engine gave them: one started again is the
+        #: scheduler saying again what an urgent message cut off (issue 29, item 14)
+        self._started: deque[Announcement] = deque(maxlen=64)
         # Every part of the last message (one split by language has several), for repeat.
         self.last_message: list[Announcement] = []
         # Several sources: whose words these are is said when the speaker changes (§9).
@@ -134,15 +139,28 @@ class SessionVoice:
                     self.host.present(prompt.reply_token)
                     return
         for part in parts:
-            self.say(part)
+            # a copy: a repeat the user asked for is news to show again, not a resumption
+            self.say(dataclasses.replace(part))
 
     # -- what is said, as it starts -------------------------------------------------------
 
     def starting(self, command: Speak) -> Speak:
-        """An utterance starts: named when several speak, kept for repeat, shown to the UIs."""
+        """An utterance starts: named when several speak, kept for repeat, shown to the UIs.
+
+        One said again after an urgent message cut it off is the same announcement: the
+        UIs hear of it as said again (``announcement_said_again``), so a line interface
+        does not print it twice."""
+        given = command.announcement
+        again = any(started is given for started in self._started)
+        if not again:
+            self._started.append(given)
         if self._speakers is not None:
             command = self._named(command)
         announcement = command.announcement
+        if again:
+            self.last_announcement = announcement
+            self.tell_again(announcement)
+            return command
         self.last_announcement = announcement
         if announcement.kind != "system.ui":  # the UI's own words are not news
             if announcement.continues and self.last_message:
@@ -176,6 +194,19 @@ class SessionVoice:
         for listener in list(self.listeners):
             try:
                 listener.announcement_made(announcement)
+            except Exception:
+                log.exception("a listener failed")
+
+    def tell_again(self, announcement: Announcement) -> None:
+        """An utterance started again (resumed after a cut); listeners that print keep
+        their one line (``announcement_said_again``), the others hear it as new."""
+        for listener in list(self.listeners):
+            again = getattr(listener, "announcement_said_again", None)
+            try:
+                if again is not None:
+                    again(announcement)
+                else:
+                    listener.announcement_made(announcement)
             except Exception:
                 log.exception("a listener failed")
 

@@ -182,7 +182,15 @@ class PlainUi(PlainCommands, PlainQuestions):
             self._accept_over_shown.add(current.reply_token)
             self._ask(current, command=False)
 
-    def _print_announcement(self, announcement: Announcement) -> None:
+    def announcement_said_again(self, announcement: Announcement) -> None:
+        """Said again after an urgent message cut it off: its line was printed when it
+        first started, so it is not printed twice (issue 29, item 14); a question's keys
+        still follow its speech."""
+        self._print_announcement(announcement, printed_already=True)
+
+    def _print_announcement(
+        self, announcement: Announcement, *, printed_already: bool = False
+    ) -> None:
         if announcement.event_id:
             now = self._now()
             self._remember(self._speech_starts, announcement.event_id, now)
@@ -194,6 +202,8 @@ class PlainUi(PlainCommands, PlainQuestions):
                 self._remember(
                     self._question_words, announcement.event_id, clean(announcement.text)
                 )
+        if printed_already:
+            return
         if announcement.kind == "system.ui" and announcement.text in self._own_words:
             self._own_words.remove(announcement.text)
             return  # our own words, echoed back by the runtime: already printed
