@@ -134,6 +134,9 @@ class Questions(QuestionCounts, Folding, ClockSkew):
         session = self.tracker.session(prompt.source_id, prompt.session_id)
         commands = self._say_prompt(prompt, session, now)
         waiting = len(self.book.pending()) - 1
+        # the count said with the question is the current one: a count put off before
+        # would only repeat it, or say an older, wrong number (issue 29, item 14)
+        self._count_due.pop("waiting", None)
         if waiting > 0:
             commands += self._submit(self._waiting_announcement(prompt, waiting, True), None, now)
         return commands
