@@ -267,6 +267,23 @@ def backend_from_spec(
         return IMPLEMENTATIONS["printed"](BuildRequest(settings))
     if name == "jsonl" and argument:
         stream = open(argument, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as we do)
+    if name == "wav":
+        from announcer.speech.wav import WavBackend
+
+        recorder = create_backend("wav", settings, audio_dir=Path(argument))
+        if isinstance(recorder, WavBackend):
+            _t = catalog_gettext(settings)
+
+            def failed_to_save(why: str) -> None:  # told, never silent (a full disk)
+                notify(
+                    _t(
+                        "Speech audio is not being saved: {reason}. The lines are still "
+                        "shown; the next one tries again."
+                    ).format(reason=why)
+                )
+
+            recorder.notify = failed_to_save
+        return recorder
     return create_backend(
         name,
         settings,
