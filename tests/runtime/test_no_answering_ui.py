@@ -164,8 +164,10 @@ async def test_the_plain_ui_with_its_input_at_an_end_says_it_cannot_reply(tmp_pa
 
     try:
         await wait_for(
-            lambda: bool(declared())
-            and all(caps["supports_confirmation_reply"] is False for caps in declared())
+            lambda: (
+                bool(declared())
+                and all(caps["supports_confirmation_reply"] is False for caps in declared())
+            )
         )
         [capabilities] = declared()
         assert capabilities["supports_clarification_reply"] is False

@@ -2,9 +2,10 @@
 
 A real ``LiveSession`` subscribed over a loopback WebSocket to the scripted producer, the
 plain line interface printing to a buffer, and a speech backend that finishes an
-utterance only when the test says so: "Go." is being said when a critical alert comes;
-an alert of another session cuts it off, and once the alert is said "Go." is said again, whole (never
-lost). It was printed a second time; the user reading the lines sees it once.
+utterance only when the test says so: "Started." is being said when a critical alert of
+another session comes; the alert cuts it off, and once the alert is said "Started." is
+said again, whole (never lost). It was printed a second time; the user reading the
+lines sees it once.
 """
 
 from __future__ import annotations
