@@ -29,8 +29,9 @@ writes it only when allowed. The prompt picks the scenario:
   them "always" (mode switches); the option picked is appended to ``choices.txt``;
   ``exitplan-late`` asks first and sends the plan in a tool_call_update after it;
 - ``--cli auth login`` (arguments): its terminal login, which ``SDK_AGENT_NEEDS_LOGIN``
-  offers in ``authMethods``; it asks for ``yes`` on the terminal and writes
-  ``logged-in.txt``, after which ``session/new`` needs no login;
+  offers in ``authMethods`` (with ``SDK_AGENT_LOGIN_ENV``, a JSON object, as its ``env``);
+  it asks for ``yes`` on the terminal and writes ``logged-in.txt``, after which
+  ``session/new`` needs no login;
 - ``notice``: two session notices (info, warning), then an answer;
 - ``remove``: asks to run ``rm -rf build`` (high risk: an accept takes two keys, once the
   question was heard) and appends the option picked to ``choices.txt``;
@@ -249,8 +250,11 @@ class ScriptedAgent:
 
     async def initialize(self, protocol_version: int, **_: Any) -> schema.InitializeResponse:
         if os.environ.get("SDK_AGENT_NEEDS_LOGIN"):
+            logins = json.loads(json.dumps(LOGINS))
+            if os.environ.get("SDK_AGENT_LOGIN_ENV"):  # the environment the agent chooses
+                logins[0]["env"] = json.loads(os.environ["SDK_AGENT_LOGIN_ENV"])
             return schema.InitializeResponse.model_validate(
-                {"protocolVersion": acp.PROTOCOL_VERSION, "authMethods": LOGINS}
+                {"protocolVersion": acp.PROTOCOL_VERSION, "authMethods": logins}
             )
         if "--sessions" in sys.argv:  # it can list and resume its sessions
             return schema.InitializeResponse.model_validate({
