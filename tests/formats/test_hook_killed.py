@@ -107,3 +107,23 @@ async def test_an_answer_after_the_hook_died_is_not_sent(transport: HookBridgeTr
     transport._frames.put_nowait(None)
     rest = [json.loads(frame) async for frame in frames]
     assert not any("Allowed" in json.dumps(e) or "Running" in json.dumps(e) for e in rest)
+
+
+def test_hook_serve_withdraws_a_killed_hooks_question(sock: Path) -> None:
+    """``announcer hook serve`` (its own line interface): the same withdrawal, and the keys
+    typed after it allow nothing."""
+    served = Served(sock)
+    try:
+        served.wait_for("Listening for Claude Code and Codex hooks")
+        hook = run_hook(dict(PRE_TOOL_USE, tool_use_id="toolu_serve_killed"), sock)
+        served.wait_for("Press y")
+        os.kill(hook.pid, signal.SIGKILL)
+        hook.wait(WAIT)
+        served.wait_for(GONE)
+        served.answer("y\n", "c\n")
+        note = {"hook_event_name": "Notification", "session_id": "s-after", "message": "Later"}
+        assert run_hook(note, sock).wait(WAIT) == 0
+        served.wait_for("Claude Code: Later")
+    finally:
+        served.stop()
+    assert not any(line.startswith(("Allowed", "Running")) for line in served.seen), served.seen
