@@ -48,11 +48,11 @@ from announcer.transports.hook_client import (
     boot_clock,
     channel_form,
     default_socket_path,
+    forwardable,
     peer_uid,
     proof,
     proofs_match,
     read_endpoint,
-    shrink,
 )
 
 __all__ = [
@@ -66,7 +66,7 @@ __all__ = [
     "SpawnOrder",
     "ask_announcer",
     "default_socket_path",
-    "shrink",
+    "forwardable",
 ]
 
 

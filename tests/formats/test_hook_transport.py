@@ -143,7 +143,8 @@ async def test_closing_answers_ask_to_waiting_hooks(transport: HookBridgeTranspo
 
 
 async def test_a_huge_write_still_reaches_the_user(transport: HookBridgeTransport):
-    """A Write of a 5 MB file: the content never travels whole, the question still comes."""
+    """A Write of a 5 MB file: the content never travels whole, the question still comes,
+    and says that part of it was cut."""
     frames = transport.frames()
     payload = dict(
         PAYLOAD,
@@ -156,7 +157,12 @@ async def test_a_huge_write_still_reaches_the_user(transport: HookBridgeTranspor
         )
     )
     confirmation = await asyncio.wait_for(next_event(frames, "awaiting.confirmation"), 60)
-    assert confirmation["summary_normal"] == "Claude Code wants to use Write: big.txt in r. Allow?"
+    # cut to travel, and said so: what was not seen whole takes two keys (issue 29)
+    assert confirmation["summary_normal"] == (
+        "Claude Code wants to use Write: big.txt in r. "
+        "Part of it was cut before announcer saw it. Allow?"
+    )
+    assert confirmation["risk_level"] == "high"
     await transport.send(
         {
             "type": "confirmation.reply",
