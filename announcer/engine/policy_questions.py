@@ -7,9 +7,9 @@ that asks itself when no answer comes is said so, never "it will be rejected".
 
 from __future__ import annotations
 
-from announcer.command_analysis import analyse
 from announcer.engine.answer_guard import (
     accept_needs_two_keys,
+    command_analysis_of,
     command_of,
     is_high_risk,
     plan_of,
@@ -104,7 +104,8 @@ class PolicyQuestions(PolicyWording):
                 else keys.confirmation
             )
         )
-        if command is not None and analyse(command).is_long:
+        analysis = command_analysis_of(event)
+        if analysis is not None and analysis.is_long:
             parts.append(self._keys(keys.whole_command))
         elif command is None and plan_of(event) is not None:
             parts.append(self._keys(keys.whole_plan))  # the plan by steps; whole on a key

@@ -15,6 +15,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from announcer.command_analysis import MAX_COMMAND_CHARS
 from announcer.formats.speakable import clip
 from announcer.i18n.translate import SOURCE_LANGUAGE, translator
 from announcer.protocol.extensions import ANNOUNCER_EXTENSION, ANNOUNCER_EXTENSION_CONTEXT
@@ -165,15 +166,22 @@ def summaries(normal: str, terse: str | None = None, detailed: str | None = None
     return out
 
 
-#: the most of a command kept in a question (the rest is said to be cut)
-MAX_COMMAND = 8192
+#: the most of a command kept in a question: as much as announcer checks
+#: (announcer.command_analysis); a longer one keeps its true length beside it
+MAX_COMMAND = MAX_COMMAND_CHARS
 
 
-def mark_command(event: Event, command: str) -> None:
+def mark_command(event: Event, command: str, *, length: int | None = None) -> None:
     """Record in a question the command its agent will run, whole (bounded), so every
-    interface shows and reads what will run (announcer.command_analysis, issue 22)."""
+    interface shows and reads what will run (announcer.command_analysis, issue 22).
+
+    A command longer than what is kept (or given cut, ``length`` its true length) keeps
+    its true length as ``command_length``: what was not seen is said and is high risk."""
     ours = _ours(event)
     ours["command"] = command[:MAX_COMMAND]
+    true_length = max(len(command), length or 0)
+    if true_length > len(ours["command"]):
+        ours["command_length"] = true_length
     ours["literal"] = True
 
 

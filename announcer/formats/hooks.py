@@ -24,7 +24,7 @@ from announcer.formats.base import AdapterOutput, FormatAdapter, JsonObject, get
 from announcer.formats.builder import AaepBuilder
 from announcer.formats.builder_fields import mark_command, mark_literal
 from announcer.formats.mapping import Mapping, builtin_mapping
-from announcer.formats.speakable import command_words, speak_folder
+from announcer.formats.speakable import command_in_words, command_words, speak_folder
 
 
 class MappedHookAdapter(FormatAdapter):
@@ -101,6 +101,20 @@ NO_ANSWER_AGENT_DENIES = "agent_denies"
 UNATTENDED_KEY = "announcer_unattended"
 
 
+#: What the hook client had to cut to forward a payload: ``{"tool_input.command": 20028}``
+#: (transports/hook_client.py ``CUT_KEY``, the same name there). A cut is never read in
+#: full, so it is high risk (issue 29).
+CUT_KEY = "announcer_cut"
+
+
+def cut_lengths(payload: JsonObject) -> dict[str, int]:
+    """Where the hook client cut the payload, and how long each part really was."""
+    cuts = payload.get(CUT_KEY)
+    if not isinstance(cuts, dict):
+        return {}
+    return {str(k): v for k, v in cuts.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
 def unattended(payload: JsonObject) -> bool:
     """No one at the agent's own dialog: a hook's "ask" is a denial."""
     return payload.get(UNATTENDED_KEY) is True
@@ -133,8 +147,22 @@ def hook_confirmation(
     # What will run, judged and said by one rule (announcer.command_analysis): risk follows
     # the command, and a long one is said by its start, end and every dangerous part.
     command = _command_of(tool_input)
-    analysis = analyse(command) if command is not None else None
-    what = (command_words(tool_input, builder.language) or "").rstrip(".") or None
+    cuts = cut_lengths(payload)
+    command_cut = cuts.get("tool_input.command") or cuts.get("tool_input.cmd")
+    if command is not None and command_cut:
+        command = command.removesuffix("…")  # the client's mark, not part of what runs
+    analysis = analyse(command, command_cut) if command is not None else None
+    # anything else the client cut (a Write's content, an MCP tool's argument) was not
+    # seen whole either: the question says so and takes two keys
+    other_cut = any(
+        path.startswith("tool_input") and path not in ("tool_input.command", "tool_input.cmd")
+        for path in cuts
+    ) or any(not path.startswith("tool_input") for path in cuts)
+    what = (
+        command_in_words(command, builder.language, command_cut)
+        if command is not None and command_cut
+        else command_words(tool_input, builder.language) or ""
+    ).rstrip(".") or None
     spoken = builder.spoken_tool(tool)
     cwd = get_str(payload, "cwd")
     action = f"{spoken}: {what}" if what else spoken
@@ -169,6 +197,10 @@ def hook_confirmation(
     )
     allow = _t("Allow?")
     says = _t("It says: {description}.").format(description=description) if description else ""
+    if other_cut:
+        says = " ".join(
+            part for part in (says, _t("Part of it was cut before announcer saw it.")) if part
+        )
     # single-use tokens (§6.2): one per hook call, even when PreToolUse and
     # PermissionRequest both fire for the same tool_use_id
     seed = f"{payload.get('hook_event_name')}|{get_str(payload, 'tool_use_id') or now}|{tool}"
@@ -194,11 +226,11 @@ def hook_confirmation(
         detailed=" ".join(part for part in (wants_where, says, allow) if part),
         timeout_seconds=timeout_seconds,
         extra_context=extra,
-        risk_level=analysis.risk if analysis is not None else "medium",
+        risk_level="high" if other_cut else analysis.risk if analysis is not None else "medium",
         irreversible=analysis.irreversible if analysis is not None else False,
     )
     if command is not None:
-        mark_command(event, command)
+        mark_command(event, command, length=command_cut)
     else:
         mark_literal(event)  # a path or pattern is read as written
     # §6.1: the producer waits for input now; leaving this state withdraws the question (§6.8)
@@ -385,6 +417,15 @@ class HookDesk:
             force=True,
         )
         return b.take()
+
+    def hung_up(self, token: str, now: float) -> list[JsonObject]:
+        """The hook's process ended (killed) while it waited: nothing reached it, so the
+        question is withdrawn in words, never "Allowed"."""
+        if token not in self.questions:
+            return []  # answered, or withdrawn already
+        b = self.builder
+        sentence = b._t("{agent} stopped waiting; nothing was sent.")
+        return self._withdraw(token, sentence.format(agent=b.agent_name), now)
 
     def _withdraw(self, token: str, sentence: str, now: float) -> list[JsonObject]:
         question = self.questions.pop(token)

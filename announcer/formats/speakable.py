@@ -170,14 +170,17 @@ def command_words(tool_input: object, language: str = SOURCE_LANGUAGE) -> str | 
     return None
 
 
-def command_in_words(command: str | list[str], language: str = SOURCE_LANGUAGE) -> str:
+def command_in_words(
+    command: str | list[str], language: str = SOURCE_LANGUAGE, length: int | None = None
+) -> str:
     """A command as a listener is told it (announcer.command_analysis): literally when short,
-    else a summary naming its start, end and every dangerous part; never cut blindly."""
+    else a summary naming its start, end and every dangerous part; never cut blindly.
+    ``length``: its true length, when only its start was given (said, and high risk)."""
     if isinstance(command, list):
         command = shlex.join(str(word) for word in command)
-    analysis = analyse(command)
+    analysis = analyse(command, length)
     said = in_question(analysis, language)
-    if analysis.is_long or analysis.hidden:
+    if analysis.is_long or analysis.unreadable:
         return said.rstrip(".")  # a sentence around it ends it
     return " ".join(said.split())
 

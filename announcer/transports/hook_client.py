@@ -301,27 +301,72 @@ def tcp_connect(path: Path, timeout: float) -> tuple[socket.socket, str | None]:
 
 # -- asking -------------------------------------------------------------------------
 
-# Long strings in a payload (a Write's file content, a command's output) are never
-# spoken; only their start travels, so a big edit still reaches the announcer.
-MAX_FORWARDED_CHARS = 4096
+# A payload travels whole when its request fits the bridge's line (MAX_REQUEST_BYTES):
+# a command is judged by all of it, and one cut before its dangerous tail would let a
+# single key allow what the user never heard (issue 29). Only a payload too big for the
+# line is shrunk, its longest strings first, and every cut is written into the payload
+# (CUT_KEY: where, and how long it really was), so the announcer says so and asks for
+# two keys.
+#: strings are cut to the first of these lengths at which the request fits
+FORWARD_LIMITS = (1 << 18, 1 << 16, 1 << 14, 4096, 1024)
 MAX_FORWARDED_DEPTH = 32
+MAX_FORWARDED_ITEMS = 1000
+#: the payload key listing what the hook client cut: ``{"tool_input.command": 20028}``
+#: (a string's true length in characters, a list's true number of items)
+CUT_KEY = "announcer_cut"
 
 
-def shrink(value: Any, depth: int = 0) -> Any:
+def shrink(
+    value: Any, depth: int = 0, *, limit: int = FORWARD_LIMITS[-1], path: str = "",
+    cuts: dict[str, int] | None = None,
+) -> Any:  # fmt: skip
+    """``value`` with strings over ``limit`` characters cut (each cut noted in ``cuts``)."""
     if isinstance(value, str):
-        if len(value) <= MAX_FORWARDED_CHARS:
+        if len(value) <= limit:
             return value
         # Imported here: most strings are short, and this process starts on every hook call.
         from announcer.i18n.text import grapheme_floor  # cut between characters (§11.3.3)
 
-        return value[: grapheme_floor(value, MAX_FORWARDED_CHARS)] + "…"
+        if cuts is not None:
+            cuts[path or "."] = len(value)
+        return value[: grapheme_floor(value, limit)] + "…"
     if depth > MAX_FORWARDED_DEPTH:
+        if cuts is not None:
+            cuts[path or "."] = -1  # too deep to forward at all
         return None
     if isinstance(value, dict):
-        return {str(k): shrink(v, depth + 1) for k, v in value.items()}
+        return {
+            str(k): shrink(
+                v, depth + 1, limit=limit, path=f"{path}.{k}" if path else str(k), cuts=cuts
+            )
+            for k, v in value.items()
+        }
     if isinstance(value, list):
-        return [shrink(v, depth + 1) for v in value[:1000]]
+        if len(value) > MAX_FORWARDED_ITEMS and cuts is not None:
+            cuts[f"{path}[]"] = len(value)
+        return [
+            shrink(v, depth + 1, limit=limit, path=f"{path}[{i}]", cuts=cuts)
+            for i, v in enumerate(value[:MAX_FORWARDED_ITEMS])
+        ]
     return value
+
+
+def forwardable(
+    payload: dict[str, Any], room: int = MAX_REQUEST_BYTES - (1 << 16)
+) -> dict[str, Any]:
+    """The payload as the bridge is sent it: whole when it fits ``room`` bytes of JSON,
+    else its strings cut to the first limit that fits, with :data:`CUT_KEY` saying what
+    was cut. A producer's own ``CUT_KEY`` is never trusted: only this client writes it."""
+    payload = {k: v for k, v in payload.items() if k != CUT_KEY}
+    shrunk: dict[str, Any] = payload
+    for limit in FORWARD_LIMITS:
+        cuts: dict[str, int] = {}
+        shrunk = shrink(payload, limit=limit, cuts=cuts)
+        if cuts:
+            shrunk[CUT_KEY] = cuts
+        if len(json.dumps(shrunk)) <= room:
+            break
+    return shrunk
 
 
 # -- when the agent started this hook ----------------------------------------------
@@ -378,7 +423,7 @@ def ask_announcer(
     request = {
         "bridge": PROTOCOL_VERSION,
         "agent": agent,
-        "payload": shrink(payload),
+        "payload": forwardable(payload),
         "blocking": blocking,
         "timeout": timeout,
     }

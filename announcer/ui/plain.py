@@ -38,6 +38,7 @@ from announcer.engine.answer_guard import (
 from announcer.engine.answer_keys import LONE_ANSWER_WORDS, TYPED_LINE_ANSWER_KEYS
 from announcer.engine.earcons import earcon_label
 from announcer.engine.prompts import PendingPrompt
+from announcer.formats.acp_logins import LoginChoice, login_env_words
 from announcer.i18n.translate import catalog_language
 from announcer.runtime.contract import SessionStatus, UiSession
 from announcer.ui.plain_commands import PlainCommands
@@ -351,12 +352,11 @@ class PlainUi(PlainCommands, PlainQuestions):
 
     # ---- an agent's own terminal login (ACP "terminal" auth methods) --------------------
 
-    async def offer_login(
-        self, agent: str, choices: list[tuple[str, list[str], dict[str, str]]], cwd: str
-    ) -> int | None:
-        """An agent needs a login it can do in this terminal: say so and how, run the one
-        the user picks by its number (N: not now) with the terminal handed to it, and
-        return its exit status; None when nothing ran. announcer types nothing into it."""
+    async def offer_login(self, agent: str, choices: list[LoginChoice], cwd: str) -> int | None:
+        """An agent needs a login it can do in this terminal: say so and how, with any
+        environment the agent chose for it, run the one the user picks by its number (N:
+        not now; a high-risk one takes a second line, C) with the terminal handed to it,
+        and return its exit status; None when nothing ran. announcer types nothing into it."""
         loop = self._loop
         if loop is None or self._fd is None or self._input_ended or not choices:
             return None  # input read by a thread (or over): the terminal cannot be handed
@@ -364,24 +364,36 @@ class PlainUi(PlainCommands, PlainQuestions):
             "{agent} needs you to log in. Type the number of a login to run it here, "
             "in this terminal, or N for not now."
         ).format(agent=clean(agent))
-        listed = [
-            f"{number}. {clean(name)}: {clean(shlex.join([os.path.basename(argv[0]), *argv[1:]]))}"
-            for number, (name, argv, _env) in enumerate(choices, start=1)
-        ]
+        listed: list[str] = []
         self._print(offer)
-        for line in listed:
-            self._print(f"  {line}")
+        for number, choice in enumerate(choices, start=1):
+            program, *arguments = choice.argv
+            command = clean(shlex.join([os.path.basename(program), *arguments]))
+            listed.append(f"{number}. {clean(choice.name)}: {command}")
+            self._print(f"  {listed[-1]}")
+            # issue 29 item 3: the environment the agent chose is shown and said, its risk too
+            for words in login_env_words(choice.reading, self._tr):
+                if words:
+                    listed.append(clean(words))
+                    self._print(f"     {listed[-1]}")
         self._speak(" ".join([offer, *listed]), at_once=False)  # the agent asks: not a key
         future: asyncio.Future[int | None] = loop.create_future()
         arming = self.session.settings.answer_arming_seconds if self.session is not None else 1.0
         self._login = (future, len(choices), self._now() + arming)
+        self._login_risky = {
+            index: clean(login_env_words(choice.reading, self._tr)[1])
+            for index, choice in enumerate(choices)
+            if choice.reading.high_risk
+        }
+        self._login_confirming = None
         try:
             picked = await future
         finally:
             self._login = None
+            self._login_confirming = None
         if picked is None:
             return None
-        _name, argv, env = choices[picked]
+        argv, env = list(choices[picked].argv), choices[picked].env
         self._say_line(
             self._tr("Logging in with {command}. announcer goes on when it ends.").format(
                 command=clean(shlex.join([os.path.basename(argv[0]), *argv[1:]]))
@@ -411,11 +423,25 @@ class PlainUi(PlainCommands, PlainQuestions):
         future, count, armed_at = self._login
         if future.done():
             return
+        confirming, self._login_confirming = self._login_confirming, None
+        if confirming is not None:  # a high-risk login picked: C runs it, anything else not
+            if text.casefold() == "c":
+                future.set_result(confirming)
+            else:
+                self._say_line(self._tr("Not run. Type the number of a login, or N for not now."))
+            return
         if text.casefold() in ("n", "no", "not now"):
             future.set_result(None)
         elif text.isdigit() and 1 <= int(text) <= count:
             if self._now() < armed_at:  # typed before the offer could be heard
                 self._say_line(self._tr("Not yet."))
+                return
+            if int(text) - 1 in self._login_risky:  # two keys: say why, then C
+                self._login_confirming = int(text) - 1
+                confirm = self._tr(
+                    "Run login {number}? Type c then Enter to run it; anything else goes back."
+                ).format(number=int(text))
+                self._say_line(f"{self._login_risky[int(text) - 1]} {confirm}")
                 return
             future.set_result(int(text) - 1)
         else:

@@ -11,9 +11,11 @@ from announcer.command_analysis import (
     for_display,
     scan_text,
     whole_for_speech,
+    why_sentences,
 )
 from announcer.engine.answer_guard import (
     KeyVerdict,
+    command_analysis_of,
     command_of,
     plan_for_display,
     plan_for_speech,
@@ -90,20 +92,15 @@ class PlainQuestions(PlainState):
             if found is not None:
                 self._print(self._tr("Dangerous: {parts}").format(parts="; ".join(found.dangerous)))
             return
-        analysis = analyse(command)
+        analysis = command_analysis_of(prompt.event) or analyse(command)
         lines = for_display(analysis).split("\n")
         self._print(self._tr("Command:") + (" " + lines[0] if len(lines) == 1 else ""))
         if len(lines) > 1:
             for line in lines:
                 self._print(f"  | {line}")
-        if analysis.hidden:
-            self._print(
-                self._ngettext(
-                    "It had {count} hidden character, taken out here.",
-                    "It had {count} hidden characters, taken out here.",
-                    analysis.hidden,
-                ).format(count=analysis.hidden)
-            )
+        why = why_sentences(analysis, catalog_language(self._languages()))
+        if why:  # cut, hidden, decoded...: why it cannot be read in full
+            self._print(" ".join(why))
 
     def _read_whole(self, prompt: PendingPrompt) -> None:
         """``w``: what will run (or a plan approval's plan), whole and literally, printed
@@ -112,7 +109,8 @@ class PlainQuestions(PlainState):
         command = command_of(prompt.event)
         plan = plan_of(prompt.event)
         if command is not None:
-            text = whole_for_speech(analyse(command), catalog_language(languages))
+            analysis = command_analysis_of(prompt.event) or analyse(command)
+            text = whole_for_speech(analysis, catalog_language(languages))
         elif plan is not None:
             text = plan_for_speech(plan, catalog_language(languages))
         else:

@@ -32,9 +32,12 @@ writes it only when allowed. The prompt picks the scenario:
   ``exitplan-danger`` the same with twelve steps, the last one ``rm -rf ~``;
   ``exitplan-late`` asks first and sends the plan in a tool_call_update after it;
 - ``--cli auth login`` (arguments): its terminal login, which ``SDK_AGENT_NEEDS_LOGIN``
-  offers in ``authMethods``; it asks for ``yes`` on the terminal and writes
-  ``logged-in.txt``, after which ``session/new`` needs no login;
+  offers in ``authMethods`` (with ``SDK_AGENT_LOGIN_ENV``, a JSON object, as its ``env``);
+  it asks for ``yes`` on the terminal and writes ``logged-in.txt``, after which
+  ``session/new`` needs no login;
 - ``notice``: two session notices (info, warning), then an answer;
+- ``run FILE``: asks to run the command written in FILE in its folder (titled by the
+  command, any length) and appends the option picked to ``choices.txt``;
 - ``remove``: asks to run ``rm -rf build`` (high risk: an accept takes two keys, once the
   question was heard) and appends the option picked to ``choices.txt``;
 - ``review``: Codex's approval reviewer ("Guardian Review") allows one command and
@@ -272,8 +275,11 @@ class ScriptedAgent:
 
     async def initialize(self, protocol_version: int, **_: Any) -> schema.InitializeResponse:
         if os.environ.get("SDK_AGENT_NEEDS_LOGIN"):
+            logins = json.loads(json.dumps(LOGINS))
+            if os.environ.get("SDK_AGENT_LOGIN_ENV"):  # the environment the agent chooses
+                logins[0]["env"] = json.loads(os.environ["SDK_AGENT_LOGIN_ENV"])
             return schema.InitializeResponse.model_validate(
-                {"protocolVersion": acp.PROTOCOL_VERSION, "authMethods": LOGINS}
+                {"protocolVersion": acp.PROTOCOL_VERSION, "authMethods": logins}
             )
         if "--sessions" in sys.argv:  # it can list and resume its sessions
             return schema.InitializeResponse.model_validate({
@@ -417,6 +423,17 @@ class ScriptedAgent:
                     session_id, acp.update_tool_call("call-1", status="failed")
                 )
                 return schema.PromptResponse(stop_reason="end_turn")
+        elif text.startswith("run "):
+            # the command in the named file of its folder, titled by itself, as Claude's
+            # adapter titles an execute call (any length, any bytes: issue 29)
+            command = self.cwd.joinpath(text.split()[1]).read_text(encoding="utf-8")
+            call_id = f"call-run-{text.split()[1]}"
+            await self.tool(session_id, call_id, command, "execute",
+                            raw_input={"command": command})  # fmt: skip
+            choice = await self.ask(session_id, call_id, command, "execute")
+            with self.file("choices.txt").open("a") as log:
+                log.write(f"{choice}\n")
+            await self.say(session_id, "Ran it." if choice in ("once", "always") else "Left it.")
         elif text == "remove":
             await self.tool(session_id, "call-rm", "rm -rf build", "delete",
                             raw_input={"command": "rm -rf build"})  # fmt: skip

@@ -110,10 +110,11 @@ def test_trigger_state_change_from_awaiting_input_voids(to_state: str) -> None:
 
 @pytest.mark.parametrize(
     ("from_state", "to_state"),
-    [("calling_tool", "thinking"), ("thinking", "calling_tool"), ("thinking", "awaiting_input")],
+    [("thinking", "calling_tool"), ("thinking", "awaiting_input"), ("calling_tool", "idle")],
 )
 def test_not_a_trigger_parallel_work_keeps_the_question(from_state: str, to_state: str) -> None:
-    """§6.1(3): work that does not depend on the question goes on; nothing is voided."""
+    """§6.1(3): work that does not depend on the question goes on; nothing is voided.
+    A return to ``thinking`` from any state is §6.8's cancel (test_literal_cancel.py)."""
     c = Clocked()
     c.send("agent.session.started", 0, summary_normal="Hi.")
     c.ask("rpl_p1", 1)

@@ -109,6 +109,7 @@ class PlainHookUi:
         from announcer.i18n.translate import translator
 
         self.desks = desks
+        self.language = language
         self._ = translator(language).gettext  # our own words, in the user's language
         settings = settings or UserSettings()
         self.guard = KeyGuard(
@@ -165,6 +166,13 @@ class PlainHookUi:
             done, _pending = await asyncio.wait(
                 racing, timeout=budget, return_when=asyncio.FIRST_COMPLETED
             )
+        except asyncio.CancelledError as stop:
+            ask.cancel()  # no key may answer a question whose hook is gone
+            from announcer.transports.hook_bridge import hook_hung_up
+
+            if hook_hung_up(stop) and asked:
+                self.say(desk.hung_up(asked[0], time.time()))
+            raise
         finally:
             for token in asked:
                 self.withdrawn.pop(token, None)
@@ -247,16 +255,18 @@ class PlainHookUi:
 
     def _print_command(self, question: dict[str, Any]) -> None:
         """What will run, whole, line by line (issue 22): never cut, never a title alone."""
-        from announcer.command_analysis import analyse, for_display
-        from announcer.engine.answer_guard import command_of
+        from announcer.command_analysis import for_display, why_sentences
+        from announcer.engine.answer_guard import command_analysis_of
 
-        command = command_of(question)
-        if command is None:
+        analysis = command_analysis_of(question)
+        if analysis is None:
             return
-        analysis = analyse(command)
         print(self._("Command:"), flush=True)
         for line in for_display(analysis).split("\n"):
             print(f"  | {line}", flush=True)
+        why = why_sentences(analysis, self.language)
+        if why:  # cut, hidden, decoded...: why it cannot be read in full
+            print(" ".join(why), flush=True)
 
     def _keys_line(self, two_keys: bool) -> None:
         if two_keys:

@@ -18,9 +18,11 @@ from announcer.command_analysis import (
     for_display,
     literal_for_speech,
     scan_text,
+    why_sentences,
 )
 from announcer.command_analysis import whole_for_speech as whole_command_for_speech
 from announcer.engine.answer_guard import (
+    command_analysis_of,
     command_of,
     confirm_step_action,
     is_high_risk,
@@ -31,7 +33,7 @@ from announcer.engine.answer_guard import (
 )
 from announcer.engine.prompts import PendingPrompt, always_decisions, waits_without_deadline
 from announcer.i18n.format import format_duration
-from announcer.ui.tui.text import N_, _, current_language, ngettext, one_line, printable
+from announcer.ui.tui.text import N_, _, current_language, one_line, printable
 
 # §4.4.1 risk_level values, translated where they are shown.
 RISK_WORDS = {"low": N_("low"), "medium": N_("medium"), "high": N_("high")}
@@ -107,6 +109,8 @@ class ConfirmationView:
     always: frozenset[str] = frozenset()
     # the command the agent will run, as it sent it (hooks, ACP permissions), if any
     command: str | None = None
+    #: the command's true length when only its start was kept (never read in full)
+    command_length: int | None = None
     # a plan approval's whole plan (ACP ExitPlanMode), if any
     plan: str | None = None
 
@@ -124,12 +128,15 @@ class ConfirmationView:
             default_decision=_text(event, "default_decision"),
             always=always_decisions(event),
             command=command_of(event),
+            command_length=_true_length(command_analysis_of(event)),
             plan=plan_of(event),
         )
 
     @property
     def analysis(self) -> CommandAnalysis | None:
-        return analyse(self.command) if self.command is not None else None
+        if self.command is None:
+            return None
+        return analyse(self.command, self.command_length)
 
     def command_display(self) -> str:
         """The whole command, line by line, as the dialog shows it (issue 22: what runs)."""
@@ -141,14 +148,11 @@ class ConfirmationView:
         return "\n".join(plan_for_display(self.plan)) if self.plan is not None else ""
 
     def hidden_note(self) -> str:
+        """Why the command cannot be read in full (cut, hidden, decoded...), or ''."""
         analysis = self.analysis
-        if analysis is None or not analysis.hidden:
+        if analysis is None:
             return ""
-        return ngettext(
-            "It had {count} hidden character, taken out here.",
-            "It had {count} hidden characters, taken out here.",
-            analysis.hidden,
-        ).format(count=analysis.hidden)
+        return " ".join(why_sentences(analysis, current_language()))
 
     @property
     def long_command(self) -> bool:
@@ -383,3 +387,7 @@ def prompt_title(prompt: PendingPrompt) -> str:
     return _("Question: {question} (from {producer})").format(
         question=one_line(clar.question), producer=producer_identity(prompt)
     )
+
+
+def _true_length(analysis: CommandAnalysis | None) -> int | None:
+    return analysis.length if analysis is not None and analysis.cut else None
