@@ -30,10 +30,11 @@ import stat
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from announcer.platform.identity import current_uid, owned_by_me
 from announcer.platform.locks import open_lock_file, try_lock
+from announcer.protocol.events import Decision
 from announcer.transports.hook_client import (
     DECISIONS,
     KNOWN_AGENTS,
@@ -546,7 +547,7 @@ class HookBridgeTransport:
             # the hook no longer waits (it hung up, or its time ran out): nothing is sent
             raise TransportError(HOOK_GONE_REASON)
         decision = message.get("decision")
-        if decision not in ("accept", "reject"):
+        if decision not in get_args(Decision):
             return None
         delivered: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._delivered[token] = delivered
