@@ -278,6 +278,28 @@ class AcpQuestions(AcpToolCalls):
         """
         return self._run(lambda: self._elicit(request_key, params, now))
 
+    def elicitation_refused(self, now: float) -> AdapterOutput:
+        """An ``elicitation/create`` too big to read was refused before it was read (the
+        agent got an error): said at once, never folded, since a question must never
+        vanish in silence (issue 29 item 6)."""
+
+        def step() -> None:
+            session = self._session(self._latest_session(), now)
+            sentence = self._t(
+                "{agent} asked a question too big to read; it was refused, and {agent} was told."
+            ).format(agent=self.agent_name)
+            self.builder.progress(
+                session.state,
+                now,
+                description=sentence,
+                percent=100,
+                normal=sentence,
+                terse=sentence,
+                urgency="critical",
+            )
+
+        return self._run(step)
+
     def elicitation_answered(
         self, reply_token: str, response: object, now: float
     ) -> tuple[AdapterOutput, JsonObject | None]:

@@ -90,6 +90,11 @@ class AcpAnswers(AcpProcess):
         self._forms[key] = future
         return await future  # no timeout: the agent waits, and so do we
 
+    def on_form_refused(self, size: int) -> None:
+        """The wire refused a question too big to read (the agent got an error): say so."""
+        log.warning("%s: a question of %d bytes was refused for its size", self.description, size)
+        self._queue(self.adapter.elicitation_refused(time.time()).events)
+
     def _answer_form(self, token: str, response: object) -> None:
         form = self.adapter.forms.get(token)
         if form is None:

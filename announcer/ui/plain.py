@@ -28,7 +28,7 @@ from collections import deque
 from announcer.command_analysis import (
     literal_for_speech,
 )
-from announcer.engine.announcement import Announcement, Urgency, directed
+from announcer.engine.announcement import SPEECH_OUTPUT_KIND, Announcement, Urgency, directed
 from announcer.engine.answer_guard import (
     accept_needs_two_keys,
     confirm_step_text,
@@ -205,6 +205,8 @@ class PlainUi(PlainCommands, PlainQuestions):
                 )
         if printed_already:
             return
+        if announcement.kind == SPEECH_OUTPUT_KIND:
+            return  # a new voice says the switch; its notice is already on the terminal
         if announcement.kind == "system.ui" and announcement.text in self._own_words:
             self._own_words.remove(announcement.text)
             return  # our own words, echoed back by the runtime: already printed

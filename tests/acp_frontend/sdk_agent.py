@@ -24,7 +24,9 @@ writes it only when allowed. The prompt picks the scenario:
   AskUserQuestion (``claude``), Codex's request_user_input (``codex``), a number and a
   yes/no (``number``), several choices (``multi``), a secret (``secret``), 40 choices two
   of which read "Keep" (``keep``) or an address (``url``); the response
-  it received is appended as one JSON line to ``elicitation.txt``;
+  it received is appended as one JSON line to ``elicitation.txt``; ``elicit huge`` is a
+  16.6 MB form of 127,000 fields (issue 29 item 6), and an error answer is logged as
+  ``{"error": {"code": ..., "message": ...}}``;
 - ``late-elicit``: ends the turn, then (once ``go-late.txt`` exists in its folder) asks
   the ``codex`` question, after its turn; the response is logged as for ``elicit``;
 - ``exitplan``: Claude's plan approval (ExitPlanMode): a plan and four options, two of
@@ -189,6 +191,23 @@ ELICITATIONS: dict[str, dict[str, Any]] = {
         "message": "Please authorize access to your repositories.",
     },
 }
+
+
+def huge_form() -> dict[str, Any]:
+    """A 16.6 MB form (under the 16 MiB line limit): 127,000 fields with a title and words."""
+    properties = {
+        f"field_{index}": {
+            "type": "string",
+            "title": f"Field number {index}",
+            "description": "Type anything at all into this field, please.",
+        }
+        for index in range(127_000)
+    }
+    return {
+        "mode": "form",
+        "message": "Fill in every field.",
+        "requestedSchema": {"type": "object", "properties": properties},
+    }
 
 
 #: ``--settings``: the session's modes and config options (wire form)
@@ -509,11 +528,18 @@ class ScriptedAgent:
             kind = text.split()[1]
             if kind == "claude":  # the adapter announces its tool call first
                 await self.tool(session_id, "ask-1", "AskUserQuestion", "other")
-            params = {**ELICITATIONS[kind], "sessionId": session_id}
-            answer = await self.conn._conn.send_request("elicitation/create", params)
+            form = huge_form() if kind == "huge" else ELICITATIONS[kind]
+            params = {**form, "sessionId": session_id}
+            try:
+                answer = await self.conn._conn.send_request("elicitation/create", params)
+            except acp.RequestError as exc:
+                answer = {"error": {"code": exc.code, "message": str(exc)}}
             with self.file("elicitation.txt").open("a", encoding="utf-8") as log:
                 log.write(json.dumps(answer) + "\n")
-            await self.say(session_id, "Thank you for answering.")
+            if "error" in answer:
+                await self.say(session_id, "My question was refused, so I go on without it.")
+            else:
+                await self.say(session_id, "Thank you for answering.")
         elif text == "review":
             reviews = (
                 ("g1", "Approved", "rm old_notes.txt"),

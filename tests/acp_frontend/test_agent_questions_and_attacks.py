@@ -221,3 +221,41 @@ def test_a_hostile_agent_cannot_crash_flood_or_fool_announcer(tmp_path: Path) ->
     assert "ghost" not in heard
     assert "touch late.txt" not in heard
     assert heard.count("is ready.") == 1  # no session opened for the 500 ghosts
+
+
+def peak_memory_mb(pid: int) -> float:
+    """The most resident memory the process ever had (``VmHWM``), in megabytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM in /proc")
+
+
+def test_a_question_too_big_to_read_is_refused_in_words_and_with_an_error(run) -> None:  # type: ignore[no-untyped-def]
+    """Issue 29 item 6: a 16.6 MB form (under the 16 MiB line limit) took 670 MB and froze
+    the keys for seconds. It is refused before it is read: the user hears so, the agent
+    gets a JSON-RPC error, and the next question is asked and answered as usual."""
+    agent = run()
+    agent.type("elicit huge")
+    agent.wait_for("Scripted Agent asked a question too big to read")
+    agent.wait_for("My question was refused, so I go on without it.")
+    [refused] = received(agent)
+    error = refused["error"]
+    assert isinstance(error, dict)
+    assert error["code"] == -32602
+    assert "at most 262144 bytes" in str(error["message"])
+    peak = peak_memory_mb(agent.proc.pid)
+    # the next question, right behind it, works as ever
+    agent.type("elicit codex")
+    agent.wait_for("Choose a number from 1 to 5:")
+    agent.answer("4")  # Decline to answer
+    agent.wait_for("Thank you for answering.")
+    assert received(agent)[1:] == [{"action": "decline"}]
+    agent.type(":diagnostics")
+    agent.wait_for("a question (elicitation/create) over 262144 bytes; skipped: 1")
+    assert agent.quit() == 0
+    heard = agent.heard()
+    assert sum("too big to read" in text for text in heard) == 1, heard
+    assert "Field number" not in " ".join(heard)  # nothing of the form was read
+    # the form was never parsed: far from the 670 MB its models took
+    assert peak < 250, peak

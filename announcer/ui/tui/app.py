@@ -26,7 +26,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import RichLog, Static
 
-from announcer.engine.announcement import Announcement, Urgency, directed
+from announcer.engine.announcement import SPEECH_OUTPUT_KIND, Announcement, Urgency, directed
 from announcer.engine.answer_guard import KeyGuard
 from announcer.engine.answer_keys import UI_SPEAKS_KEYS
 from announcer.engine.prompts import PendingPrompt, UserAnswer, waits_without_deadline
@@ -516,8 +516,10 @@ class AnnouncerApp(App[None]):
             self._speech_began(
                 announcement.event_id, announcement.text, whole=announcement.answers_key
             )
-        if announcement.kind == UI_SPEECH_KIND:
-            return  # our own words, echoed back by the runtime: not producer news
+        if announcement.kind in (UI_SPEECH_KIND, SPEECH_OUTPUT_KIND):
+            # our own words, echoed back by the runtime: not producer news; a new voice's
+            # word on taking over is already in the transcript as "Speech output: ..."
+            return
         if announcement.producer_id:
             self._producers_seen.add(announcement.producer_id)
         # §11.4: the producer's words shown in their declared direction (isolated, so
