@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.speech_record import spoken_in
+
 SCENARIO = Path(__file__).parent / "scenarios" / "demo_short.json"
 TIMEOUT = 60.0
 
@@ -41,3 +43,41 @@ def test_the_plain_demo_with_speech_text_prints_each_announcement_once() -> None
     for sentence in ("Session started.", "Found it.", "All done."):
         assert sum(line.endswith(sentence) for line in lines) == 1, lines
     assert len(lines) == len(set(lines)), lines
+
+
+WITHDRAWN = Path(__file__).parent / "scenarios" / "withdrawn.json"
+REASON = "Never mind the insurance question: the fare already includes it."
+
+
+def test_the_plain_ui_says_a_withdrawn_question_once_with_the_agents_reason(
+    tmp_path: Path,
+) -> None:
+    """Issue 30 item 1 in the plain UI: one notice, with the agent's reason, heard once."""
+    record = tmp_path / "speech.jsonl"
+    process = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "announcer",
+            "demo",
+            "--ui",
+            "plain",
+            "--scenario",
+            str(WITHDRAWN),
+            "--speech",
+            f"jsonl:{record}",
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert process.returncode == 0, process.stderr
+    heard = spoken_in(record)
+    about_it = [text for text in heard if "withdrawn" in text.lower() or "any more" in text]
+    assert len(about_it) == 1, heard
+    assert about_it[0].endswith(REASON), heard
+    assert sum(REASON in text for text in heard) == 1, heard
+    printed = process.stdout.splitlines()
+    assert sum(REASON in line for line in printed) == 1, printed

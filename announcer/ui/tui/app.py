@@ -602,7 +602,9 @@ class AnnouncerApp(App[None]):
 
     @on(PromptVoided)
     def _prompt_voided(self, message: PromptVoided) -> None:
-        self.void_prompt(message.reply_token, message.reason)
+        # An engine that says why the question closed has said it (issue 30 item 1).
+        quiet = self.session.announces_withdrawals and message.reason != "answered"
+        self.void_prompt(message.reply_token, message.reason, say=not quiet)
 
     # -- prompts ----------------------------------------------------------
 
@@ -723,18 +725,23 @@ class AnnouncerApp(App[None]):
                 entry.outcome = outcome
                 return
 
-    def void_prompt(self, reply_token: str, reason: str) -> None:
-        """§6.8: a cancelled, timed-out or orphaned prompt closes and the user is told why."""
+    def void_prompt(self, reply_token: str, reason: str, *, say: bool = True) -> None:
+        """§6.8: a cancelled, timed-out or orphaned prompt closes and the user is told why.
+
+        ``say``: False when the session's engine has already told why, in one notice
+        (``announces_withdrawals``): the dialog only closes, and History keeps the reason.
+        """
         state = self.prompts.pop(reply_token, None)
         if state is None:
             return
         reason = one_line(reason).rstrip(" .")
-        text = _("Question withdrawn: {title}. Reason: {reason}.").format(
-            title=prompt_title(state.prompt), reason=reason
-        )
         self._set_outcome(reply_token, _("withdrawn: {reason}").format(reason=reason))
-        self.write_transcript(text)
-        self.say(text, Urgency.CRITICAL, interrupt=True)
+        if say:
+            text = _("Question withdrawn: {title}. Reason: {reason}.").format(
+                title=prompt_title(state.prompt), reason=reason
+            )
+            self.write_transcript(text)
+            self.say(text, Urgency.CRITICAL, interrupt=True)
         # The dialog is normally on top; if not, a key pressed in it later only
         # hears "no longer open" and closes it: nothing can be sent for a void token.
         self.key_guard.hide(reply_token)
