@@ -89,7 +89,9 @@ async def test_keys_that_answer(harness: Harness, keys: tuple[str, ...], decisio
         assert app.screen is app.main_screen
         word = "Accepted" if decision == "accept" else "Rejected"
         expected = f"{word}: Transfer $500.00 from checking-7821 to savings-3344. Sent."
-        assert harness.backend.texts[-1] == expected
+        # Issue 30 item 2: "Sent." is heard (one question, one agent: nothing else could be
+        # meant); the transcript keeps what was answered, whole.
+        assert harness.backend.texts[-1] == "Sent."
         assert app.main_screen.transcript.entries[-1] == expected
 
 

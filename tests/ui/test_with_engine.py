@@ -81,7 +81,7 @@ async def test_captured_run_confirmation_accepted_with_a_then_enter() -> None:
         )
         # The engine announced the question once; the dialog added its keys in one short
         # line (issue 20: who asks only at detailed verbosity; it is on screen).
-        assert h.spoken()[-1] == "A then Enter accepts, R rejects; F2 repeats."
+        assert h.spoken()[-1] == "A then Enter accepts, R rejects."  # F2 on screen (issue 30)
         assert sum("Call send_email" in text for text in h.spoken()) == 1
         await pilot.press("f2")
         assert "Action: Call send_email" in h.spoken()[-1]

@@ -78,6 +78,9 @@ SPEECH_NOTICE_KIND = "system.speech"
 # ``auto``'s last resort when no voice works (``PrintedBackend``): our words are shown.
 SILENT_OUTPUTS = frozenset({"printed text"})
 HISTORY_SIZE = 5000
+#: An answer's echo names what was answered by this many words when another question or
+#: agent could be meant (issue 30 item 2); the transcript keeps it whole.
+ECHO_WORDS = 8
 # When speech about each recent event began (for arming the keys of its question).
 SPEECH_STARTS_KEPT = 256
 VERBOSITY_CYCLE = get_args(Verbosity)
@@ -708,8 +711,10 @@ class AnnouncerApp(App[None]):
     def _report_outcome(
         self, prompt: PendingPrompt, described: str, outcome: AnswerOutcome
     ) -> None:
+        spoken = None
         if outcome.sent:
             result = _("{answer}. Sent.").format(answer=described)
+            spoken = self._short_echo(prompt, described)
         else:
             reason = one_line(outcome.message) or _("no reason given")
             result = _("Your answer was not sent. {reason}").format(
@@ -717,7 +722,25 @@ class AnnouncerApp(App[None]):
             )
         self._set_outcome(prompt.reply_token, result)
         self.write_transcript(result)
-        self.say(result, Urgency.CRITICAL)
+        self.say(spoken or result, Urgency.CRITICAL)
+
+    def _short_echo(self, prompt: PendingPrompt, described: str) -> str | None:
+        """What is said when an answer went out (issue 30 item 2), None for the long form.
+
+        "Sent.", as a screen reader says it: the user has just answered the question in
+        front of them. When another question or agent could be meant, the echo names what
+        was answered by its first words; at detailed verbosity it is said whole (and the
+        transcript and History always keep it whole).
+        """
+        if self.session.settings.verbosity == "detailed":
+            return None
+        askers = {p.producer_id for p in self.session.pending_prompts()} | {prompt.producer_id}
+        if not self.prompts and len(askers) == 1 and len(self.session.agents()) <= 1:
+            return _("Sent.")
+        words = described.split()
+        if len(words) > ECHO_WORDS:
+            described = " ".join(words[:ECHO_WORDS]).rstrip(".,;:") + "…"
+        return _("{answer}. Sent.").format(answer=described)
 
     def _set_outcome(self, reply_token: str, outcome: str) -> None:
         for entry in reversed(self.history):

@@ -230,11 +230,16 @@ class ConfirmationView:
         """§10.1.3: a question that broke a rule is shown so it can be rejected, never accepted."""
         return bool(getattr(self.prompt, "malformed", False))
 
-    def keys_phrase(self, two_keys: bool, accept_open: bool = True) -> str:
+    def keys_phrase(
+        self, two_keys: bool, accept_open: bool = True, *, repeat: bool = True, brief: bool = False
+    ) -> str:
         """The keys, as the dialog takes them, in one short line (issue 20): two for a
         high-risk accept, W for a long command, F2 to hear the question again.
 
-        ``accept_open`` is False once accept's time is over (§6.4): only reject is said."""
+        ``accept_open`` is False once accept's time is over (§6.4): only reject is said.
+        ``repeat``: F2 is named (on screen, and spoken at detailed verbosity); spoken after
+        every question it is words the user already knows (issue 30 item 2). ``brief``:
+        terse verbosity or low cognitive load, the keys alone ("A then Enter, or R.")."""
         if self.malformed:
             return " ".join(
                 [
@@ -250,11 +255,16 @@ class ConfirmationView:
             if "reject" in self.always:
                 parts.append(_("Shift+R then Enter rejects it from now on."))
             return " ".join(parts)
-        keys = (
-            _("A then Enter accepts, R rejects; F2 repeats.")
-            if two_keys
-            else _("A accepts, R rejects; F2 repeats.")
-        )
+        if repeat:
+            keys = (
+                _("A then Enter accepts, R rejects; F2 repeats.")
+                if two_keys
+                else _("A accepts, R rejects; F2 repeats.")
+            )
+        elif brief:
+            keys = _("A then Enter, or R.") if two_keys else _("A or R.")
+        else:
+            keys = _("A then Enter accepts, R rejects.") if two_keys else _("A accepts, R rejects.")
         if self.long_command:
             keys += " " + _("W reads the whole command.")
         elif self.command is None and self.plan is not None:
