@@ -34,7 +34,9 @@ from announcer.i18n.format import format_duration
 from announcer.ui.tui.text import N_, _, current_language, ngettext, one_line, printable
 
 # §4.4.1 risk_level values, translated where they are shown.
-RISK_WORDS = {"low": N_("low"), "medium": N_("medium"), "high": N_("high")}
+# Each risk phrase whole, so its adjective agrees in every language ("Riesgo alto", not
+# "Riesgo alta" from the word "high" shared with the feminine "carga"; issue 30 item 8).
+RISK_PHRASES = {"low": N_("Risk low"), "medium": N_("Risk medium"), "high": N_("Risk high")}
 
 RESPONSE_KINDS = ("multiple_choice", "yes_no", "numeric", "freetext")
 
@@ -191,8 +193,9 @@ class ConfirmationView:
     def risk_phrase(self) -> str:
         # the risk follows what will run, never the producer's declaration alone
         level = "high" if is_high_risk(self.prompt.event) else self.risk_level
-        word = _(RISK_WORDS[level]) if level in RISK_WORDS else (level or _("not stated"))
-        return _("Risk {level}").format(level=word)
+        if level in RISK_PHRASES:
+            return _(RISK_PHRASES[level])
+        return _("Risk {level}").format(level=level or _("not stated"))
 
     def reversibility_phrase(self) -> str:
         if self.irreversible or self.reversibility == "irreversible":
