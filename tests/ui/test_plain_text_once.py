@@ -81,3 +81,19 @@ def test_the_plain_ui_says_a_withdrawn_question_once_with_the_agents_reason(
     assert sum(REASON in text for text in heard) == 1, heard
     printed = process.stdout.splitlines()
     assert sum(REASON in line for line in printed) == 1, printed
+
+
+def test_plain_help_outside_an_agent_names_no_agent_commands() -> None:
+    """Issue 30 item 8: :help listed :cancel and :commands, which only ACP agents have."""
+    process = subprocess.run(
+        [sys.executable, "-m", "announcer", "demo", "--ui", "plain", "--scenario", str(SCENARIO)],
+        input=":help\n",
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert process.returncode == 0, process.stderr
+    [help_line] = [line for line in process.stdout.splitlines() if line.startswith("Commands:")]
+    assert ":status" in help_line and ":quit" in help_line
+    assert ":cancel" not in help_line and ":commands" not in help_line
