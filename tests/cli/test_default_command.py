@@ -81,3 +81,17 @@ def test_the_programs_help_names_the_demos_own_options_and_each_exists() -> None
     demo = build_parser(["demo"])._subparsers._group_actions[0].choices["demo"]  # type: ignore[union-attr]
     known = {option for action in demo._actions for option in action.option_strings}
     assert named and named <= known, named - known
+
+
+def test_the_pace_benchmarks_help_runs_nothing() -> None:
+    """Issue 30 item 8: ``benchmarks/pace.py --help`` ran the whole benchmark."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "pace.py"), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage:") and "Speech at the pace of a real voice" in done.stdout
+    assert "all_met" not in done.stdout  # no benchmark ran
