@@ -97,3 +97,39 @@ def test_plain_help_outside_an_agent_names_no_agent_commands() -> None:
     [help_line] = [line for line in process.stdout.splitlines() if line.startswith("Commands:")]
     assert ":status" in help_line and ":quit" in help_line
     assert ":cancel" not in help_line and ":commands" not in help_line
+
+
+def test_a_file_listened_to_is_named_by_its_name_not_its_whole_path(tmp_path: Path) -> None:
+    """Issue 30 item 8: "Connected to /the/whole/absolute/path/session.jsonl." was heard."""
+    folder = tmp_path / "deep" / "folder"
+    folder.mkdir(parents=True)
+    recording = folder / "session.jsonl"
+    recording.write_text(
+        (Path(__file__).parents[2] / "announcer" / "data" / "banking_session.jsonl")
+        .read_text(encoding="utf-8")
+        .splitlines(keepends=True)[0],
+        encoding="utf-8",
+    )
+    record = tmp_path / "speech.jsonl"
+    process = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "announcer",
+            "listen",
+            str(recording),
+            "--ui",
+            "plain",
+            "--speech",
+            f"jsonl:{record}",
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert process.returncode == 0, process.stderr
+    heard = spoken_in(record)
+    assert "Connected to session.jsonl." in heard, heard
+    assert not any(str(folder) in text for text in heard), heard
