@@ -54,6 +54,7 @@ from announcer.ui.tui.prompt_view import (
 )
 from announcer.ui.tui.screens import (
     AgentSettingsScreen,
+    AnnouncerScreen,
     DiagnosticsScreen,
     HistoryScreen,
     LoginScreen,
@@ -967,7 +968,12 @@ class AnnouncerApp(App[None]):
         if isinstance(focused, AgentPrompt):
             self.say(focused.help_text(), interrupt=True)
             return
-        self.say(self.help_text())
+        text = self.help_text()
+        self.say(text)
+        screen = self.screen
+        if isinstance(screen, AnnouncerScreen):
+            # History, Settings: the help on that screen, not in the transcript behind it
+            screen.show_feedback(one_line(text))
 
     def action_agent_commands(self) -> None:
         """``/`` outside the message box: the agent's slash commands."""
