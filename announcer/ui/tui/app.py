@@ -850,6 +850,11 @@ class AnnouncerApp(App[None]):
     @property  # type: ignore[override]
     def cursor_position(self) -> Offset:
         widget = getattr(self, "_cursor_widget", None)
+        if widget is None or not widget.is_attached or widget.screen is not self.screen:
+            # The control it was on left with its dialog (issue 30 item 8): the focus came
+            # back to this screen without a focus event, so follow it (the transcript's
+            # newest line), not the closed dialog's field.
+            widget = self.focused
         if widget is not None and widget.is_attached and widget.screen is self.screen:
             try:
                 return cursor_offset(widget)
