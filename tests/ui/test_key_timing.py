@@ -203,7 +203,7 @@ async def test_two_keys_for_everything_when_the_user_asks(armed_harness: Harness
         h.open(low_risk())
         await pilot.pause()
         h.clock.now += 2
-        assert h.backend.said("A then Enter accepts, R rejects.")
+        assert h.backend.said("A then Enter accepts, R rejects; F2 repeats.")
         await pilot.press("a")
         await pilot.pause()
         assert h.replies == []
@@ -326,7 +326,7 @@ async def test_a_medium_risk_question_is_one_key_once_heard(armed_harness: Harne
     async with app.run_test() as pilot:
         h.open(event)
         await pilot.pause()
-        assert h.backend.texts[-1].endswith("A accepts, R rejects.")
+        assert h.backend.texts[-1].endswith("A accepts, R rejects; F2 repeats.")
         h.clock.now += 1.2
         await pilot.press("a")
         await pilot.pause()

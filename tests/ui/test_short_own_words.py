@@ -102,3 +102,22 @@ async def test_with_another_question_waiting_the_echo_names_the_answer() -> None
         assert [reply["reply_token"] for _, reply in h.wire] == ["rpl_book2"]
     assert "Accepted: Book the 9:04 train to Lyon for…. Sent." in h.spoken()
     assert "Sent." not in h.spoken()
+
+
+async def test_f2_says_the_question_again_no_longer_than_its_first_reading() -> None:
+    """Issue 30 item 8: F2 re-read in 22 s, longer than the first reading (who asks, the
+    field names, "F2 repeats"); those stay at detailed verbosity and on screen."""
+    h = harness()
+    app = AnnouncerApp(h.session)
+    async with app.run_test() as pilot:
+        h.session.receive(started(), "local")
+        h.session.receive(confirmation("rpl_f2a", action=ACTION), "local")
+        await pilot.pause()
+        first = [t for t in h.spoken() if t.startswith("Confirmation needed.")]
+        keys = h.spoken()[-1]
+        await pilot.press("f2")
+        await pilot.pause()
+        again = h.spoken()[-1]
+    assert again.startswith(ACTION) and "Confirmation requested by" not in again
+    first_seconds = estimated_seconds(first[0], 180) + estimated_seconds(keys, 180)
+    assert estimated_seconds(again, 180) <= first_seconds, (again, first, keys)

@@ -83,8 +83,8 @@ async def test_captured_run_confirmation_accepted_with_a_then_enter() -> None:
         # line (issue 20: who asks only at detailed verbosity; it is on screen).
         assert h.spoken()[-1] == "A then Enter accepts, R rejects."  # F2 on screen (issue 30)
         assert sum("Call send_email" in text for text in h.spoken()) == 1
-        await pilot.press("f2")
-        assert "Action: Call send_email" in h.spoken()[-1]
+        await pilot.press("f2")  # the question again, as short as its first reading
+        assert h.spoken()[-1].startswith("Call send_email")
         transcript = app.main_screen.transcript.entries
         assert any("Send an email to alice@example.com" in line for line in transcript)
         await pilot.press("a")
@@ -230,10 +230,7 @@ async def test_one_confirmation_is_read_once_with_the_keys_that_work(
         }
         assert "a" in bound["accept"] and "r" in bound["reject"] and "enter" in bound["enter"]
         await pilot.press("f2")  # F2 still reads the whole question, keys included
-        assert (
-            action in h.spoken()[-1]
-            and "A then Enter accepts, R rejects; F2 repeats." in h.spoken()[-1]
-        )
+        assert action in h.spoken()[-1] and "A then Enter accepts, R rejects." in h.spoken()[-1]
         await pilot.press(*keys)
         await pilot.pause()
         [(_, reply)] = h.wire

@@ -200,7 +200,11 @@ class PromptScreen(ModalScreen[None]):
         return True
 
     def action_repeat_question(self) -> None:
-        self.announcer.say_about(self.prompt, self.spoken_question(), interrupt=True)
+        self.announcer.say_about(self.prompt, self.spoken_again(), interrupt=True)
+
+    def spoken_again(self) -> str:
+        """What F2 says: the question again."""
+        return self.spoken_question()
 
     def now(self) -> float:
         return self.announcer.session.now()
@@ -345,6 +349,17 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         self.two_keys = self._needs_two_keys()
         return self.view.spoken_question(
             self.announcer.settings.languages[0], self.two_keys, not self.accept_over
+        )
+
+    def spoken_again(self) -> str:
+        """F2: the question again, no longer than its first reading (issue 30 item 8);
+        whole, with who asks and the field names, at detailed verbosity."""
+        self.two_keys = self._needs_two_keys()
+        return self.view.spoken_question(
+            self.announcer.settings.languages[0],
+            self.two_keys,
+            not self.accept_over,
+            detailed=self.announcer.settings.verbosity == "detailed",
         )
 
     def _needs_two_keys(self) -> bool:
