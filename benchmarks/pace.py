@@ -151,4 +151,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    # --help says what the benchmark does and runs nothing (issue 30 item 8).
+    argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    ).parse_args()
     main()

@@ -62,6 +62,22 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# ``announcer --ui plain`` runs the demo (with_default_command): its options are named
+# in the program's own help, where ``./run --help`` shows them (issue 30 item 8). Static
+# text, so ``--help`` imports no command; tests/cli checks each exists on ``demo``.
+DEMO_EPILOG = """\
+With no COMMAND, announcer runs the demo, and the demo's options work without naming it
+(announcer --ui plain --language es). The ones most often wanted:
+  --ui {tui,plain,none}   the interface: full screen, or plain lines (braille, pipes)
+  --language TAGS         languages you understand, most preferred first (yo-NG,en)
+  --verbosity {terse,normal,detailed}
+                          how much to say
+  --speech NAME[:ARG]     where speech goes (auto, speechd, text, jsonl:PATH, ...)
+  --pace WPM              words per minute you can follow
+  --recorded              replay the recorded session instead of the live demo
+All of them: announcer demo --help."""
+
+
 def chosen_command(argv: Sequence[str]) -> str | None:
     """The subcommand named in ``argv`` (the first word that is not an option), if any."""
     for word in argv:
@@ -77,6 +93,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="announcer",
         description="Hear what an AI agent is doing and answer it from the keyboard.",
+        epilog=DEMO_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"announcer {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -209,6 +209,21 @@ ACCEPT_WITHDRAWN: Final = N_("Not accepted. The question is still open.")
 ALWAYS_WITHDRAWN: Final = N_("Nothing was sent. The question is still open.")
 
 
+#: The confirm step as a screen reader says it (issue 30 item 2): the user has just heard
+#: the action and pressed its key. Said at normal and terse verbosity for a plain accept;
+#: the long form (naming the action) is on screen, on F2 and at detailed verbosity. An
+#: "always" answer keeps its long form: what it does beyond this question is news.
+CONFIRM_ACCEPT_SHORT: Final = N_("Enter to confirm.")
+CONFIRM_ACCEPT_TYPED_SHORT: Final = N_("C then Enter to confirm.")
+
+
+def confirm_step_short(intent: str, *, typed: bool = False) -> str:
+    """The short msgid of ``intent``'s confirm step; empty when it has none (always)."""
+    if intent != "accept":
+        return ""
+    return CONFIRM_ACCEPT_TYPED_SHORT if typed else CONFIRM_ACCEPT_SHORT
+
+
 def confirm_step_text(intent: str, *, typed: bool = False) -> str:
     """The msgid that asks for the second key of ``intent`` (translate, then format action)."""
     if intent == "accept_always":

@@ -53,10 +53,8 @@ TYPED_LINE_ANSWER_KEYS: Final = AnswerKeys(
     yes_no=N_("Type Y for yes or N for no, then press Enter."),
     numeric=N_("Type a number and press Enter."),
     freetext=N_("Type your answer and press Enter."),
-    confirmation_two_keys=N_(
-        "Type A to accept or R to reject, then press Enter; to accept, type C on the next "
-        "line to confirm."
-    ),
+    # issue 30 item 2: 9 words, not 20; the confirm step says "C then Enter to confirm."
+    confirmation_two_keys=N_("Type A or R, then Enter; C confirms an accept."),
     whole_command=N_("Type W then Enter to hear the whole command."),
     whole_plan=N_("Type W then Enter to hear the whole plan."),
 )

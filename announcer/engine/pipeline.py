@@ -31,6 +31,7 @@ from announcer.engine.literals import Literals
 from announcer.engine.outputs import OutputStreams, Released
 from announcer.engine.phrases import N_
 from announcer.engine.policy import Policy
+from announcer.engine.policy_words import Spoken
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.question_counts import COUNT_NOTICE_INTERVAL_SECONDS
 from announcer.engine.replies import ReplyBook, ReplyOutcome
@@ -48,6 +49,7 @@ from announcer.protocol.events import (
     SessionCancelled,
     SessionCompleted,
     SessionErrored,
+    StateChanged,
 )
 from announcer.protocol.extensions import ANNOUNCER_EXTENSION
 from announcer.protocol.handshake import SubscriptionAccepted
@@ -469,6 +471,10 @@ class Engine(UnreadableFrames):
         commands: list[SpeechCommand] = []
         for note in admission.notes:
             self._log_note(note, source_id, now)
+        # §6.8: the state change that withdrew a question may say why, in the agent's
+        # words; they are the notice's reason, said once with it (issue 30 item 1).
+        withdrawing, reason = self._withdrawal_reason(admission)
+        said_reason = False
         for token in admission.voided_tokens:
             prompt = self.book.void(token)
             if prompt is None:
@@ -480,14 +486,16 @@ class Engine(UnreadableFrames):
                 continue
             if self.scheduler.question_started_at(prompt.event_id) is None:
                 # Issue 20: never heard, it is still said, at its urgency and in its place.
-                commands += self._withdraw(prompt, self._unheard_void_notice(prompt), now)
-                continue
-            notice = self._notice(
-                N_("No answer needed any more: {what}"),
-                prompt,
-                kind="system.prompt_voided",
-                short=True,
-            )
+                notice = self._unheard_void_notice(prompt, reason)
+            else:
+                notice = self._notice(
+                    N_("No answer needed any more: {what}"),
+                    prompt,
+                    kind="system.prompt_voided",
+                    short=True,
+                    reason=reason,
+                )
+            said_reason = said_reason or reason is not None
             commands += self._withdraw(prompt, notice, now)
         for token in admission.resolved_tokens:
             commands += self._resolved_elsewhere(token, now)
@@ -497,9 +505,21 @@ class Engine(UnreadableFrames):
             if void is not None and isinstance(event, _PROMPTS):
                 commands += self._void_on_arrival(event, void, source_id, now)
                 continue
+            if said_reason and event is withdrawing:
+                continue  # its words were the withdrawal's reason: said once, not twice
             commands += self._handle(event, source_id, now)
         commands += self._present_next(now)
         return commands
+
+    def _withdrawal_reason(self, admission: Admission) -> tuple[StateChanged | None, Spoken | None]:
+        """The state change that withdrew questions, and its own summary (the agent's
+        reason), if it gave one (§6.8: a change away from ``awaiting_input``)."""
+        if not admission.voided_tokens:
+            return None, None
+        for event in admission.events:
+            if isinstance(event, StateChanged) and event.from_state == "awaiting_input":
+                return event, self.policy.summary(event)
+        return None, None
 
     def _handle(self, event: AaepEvent, source_id: str, now: float) -> list[SpeechCommand]:
         if type(event) is OutputStreaming:

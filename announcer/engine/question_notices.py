@@ -78,15 +78,20 @@ class QuestionNotices(EngineState):
         critical: bool = False,
         short: bool = False,
         why: str = "",
+        reason: Spoken | None = None,
     ) -> list[Announcement]:
         """Our phrase about a question, naming it by its subject (``{what}``).
 
         A subject in another language than our phrase is its own part, read by its
         own voice (§11.5); the parts are one message (``continues``). ``short`` names
-        the question by its short subject (:meth:`_short_subject`).
+        the question by its short subject (:meth:`_short_subject`). ``reason``: the
+        agent's own words about why (its withdrawing state change's summary), said
+        after the subject in their own language, in place of ``why``.
         """
         template = translator(self.policy.phrase_language).gettext(msgid)
         subject = self._short_subject(prompt) if short else self._prompt_subject(prompt)
+        if reason is not None and reason.text.strip():
+            return self._notice_with_reason(template, subject, reason, prompt, kind, critical)
         if why:
             # Why it ended, a sentence after the subject: "…: <action>. <why>" (issue 20).
             text = subject.text.rstrip()
@@ -117,11 +122,46 @@ class QuestionNotices(EngineState):
             for index, part in enumerate(texts)
         ]
 
-    def _unheard_void_notice(self, prompt: PendingPrompt) -> list[Announcement]:
+    def _notice_with_reason(
+        self,
+        template: str,
+        subject: Spoken,
+        reason: Spoken,
+        prompt: PendingPrompt,
+        kind: str,
+        critical: bool,
+    ) -> list[Announcement]:
+        """ "<our phrase>: <subject>. <the agent's reason>", each part in its language."""
+        text = subject.text.rstrip()
+        if text and not text.endswith((".", "!", "?", "…", "。", "؟", "।")):
+            text += "."
+        phrase_language = self.policy.phrase_language
+        if same_language(subject.language, phrase_language) or template.count("{what}") != 1:
+            lead = [Spoken(template.format(what=text), phrase_language)]
+        else:
+            before, after = template.split("{what}")
+            lead = [
+                Spoken(before, phrase_language),
+                Spoken(text + after, subject.language),
+            ]
+        parts = by_language([*lead, Spoken(reason.text.strip(), reason.language)])
+        return [
+            dataclasses.replace(
+                self._system_announcement(part.text, prompt, kind=kind, critical=critical),
+                language=part.language,
+                continues=index > 0,
+            )
+            for index, part in enumerate(parts)
+        ]
+
+    def _unheard_void_notice(
+        self, prompt: PendingPrompt, reason: Spoken | None = None
+    ) -> list[Announcement]:
         """ "Withdrawn before you could answer: <action>. <why>." (issue 20)
 
         Said at the question's own urgency, in its place: the user learns what the agent
-        wanted to do, even though it no longer waits for an answer.
+        wanted to do, even though it no longer waits for an answer. ``reason``: the
+        agent's own words about why, said instead of ours (issue 30 item 1).
         """
         session = self.tracker.session(prompt.source_id, prompt.session_id)
         ended = session is not None and session.lifecycle != "active"
@@ -139,6 +179,7 @@ class QuestionNotices(EngineState):
             critical=critical,
             short=True,  # its first words name it; the whole question stays on screen
             why=why,
+            reason=reason,
         )
 
     @staticmethod

@@ -101,7 +101,33 @@ class Form:
 
     @property
     def needs_review(self) -> bool:
-        return len(self.fields) > 1 or any(f.kind not in ("choice", "boolean") for f in self.fields)
+        """A review when more than one field was answered, or a typed answer (numbers,
+        text: what was understood is read back before it goes); one picked choice is read
+        back as it is sent ("Sent: …"), a second round would repeat it (issue 30 item 3)."""
+        answered = [f for f in self.fields if self.answers.get(f.key) is not None]
+        return len(answered) > 1 or any(f.kind not in ("choice", "boolean") for f in answered)
+
+    @property
+    def one_key(self) -> FormField | None:
+        """The one choice (or yes/no) of a form whose other fields are all optional
+        (Claude's AskUserQuestion: a choice and an optional "Other" note; Codex's
+        request_user_input): one key sends it, the optional fields left empty
+        (issue 30 item 3). None for any other form, asked field by field."""
+        if not self.fields or self.url is not None:
+            return None
+        main = self.fields[0]
+        if main.kind not in ("choice", "boolean"):
+            return None
+        rest = self.fields[1:]
+        if any(item.required or item.kind in ("choice", "boolean") for item in rest):
+            return None
+        return main
+
+    @property
+    def typed_field(self) -> FormField | None:
+        """In a one-key form, the one optional text field a typed answer fills ("Other")."""
+        texts = [item for item in self.fields[1:] if item.kind == "text" and not item.secret]
+        return texts[0] if self.one_key is not None and len(texts) == 1 else None
 
 
 def parse_form(request_key: str, params: dict[str, Any]) -> Form:
@@ -271,7 +297,8 @@ def _field_question(form: Form, item: FormField, agent: str, t: Translate) -> Qu
         parts.append(form.problem)
     if form.index == 0 and not form.problem and item.page == 0:
         parts.append(_lead(form, agent, t))
-    if len(form.fields) > 1:
+    one_key = form.one_key is item
+    if len(form.fields) > 1 and not one_key:
         parts.append(
             t(N_("Question {number} of {total}: {title}")).format(
                 number=form.index + 1, total=len(form.fields), title=item.title
@@ -282,7 +309,8 @@ def _field_question(form: Form, item: FormField, agent: str, t: Translate) -> Qu
     if item.description:
         parts.append(item.description)
     refusals = [(DECLINE, t(N_("Decline to answer"))), (CANCEL, t(N_("Cancel the question")))]
-    skip = [] if item.required else [(SKIP, t(N_("Leave it empty")))]
+    # The one choice of a one-key form is what it asks: picking nothing is Decline.
+    skip = [] if item.required or one_key else [(SKIP, t(N_("Leave it empty")))]
     choices: list[tuple[str, str]] = []
     kinds = ["multiple_choice"]
     if item.options_left_out:
@@ -311,6 +339,8 @@ def _field_question(form: Form, item: FormField, agent: str, t: Translate) -> Qu
         kinds, refusals, skip = ["numeric"], [], []
     else:
         kinds = ["freetext", "multiple_choice"]
+    if one_key and form.typed_field is not None:
+        kinds = ["multiple_choice", "freetext"]  # typed words are the "Other" answer
     if not item.required and item.kind in ("multi", "number", "integer"):
         parts.append(t(N_("Optional: the review lets you leave it empty.")))
     text = " ".join(_sentence(p) for p in parts if p)
@@ -454,12 +484,23 @@ def take_answer(form: Form, response: object, t: Translate) -> dict[str, Any] | 
         last_page = max(0, math.ceil(len(item.options) / PAGE_OPTIONS) - 1)
         item.page = min(last_page, max(0, item.page + (1 if response == MORE else -1)))
         return None  # the same field, its next (or earlier) page of choices
+    typed = form.typed_field if form.one_key is item else None
+    if typed is not None and _is_typed(response):
+        # Issue 30 item 3: words typed instead of a choice fill the optional text field.
+        value, problem = _value(typed, response, t)
+        if problem:
+            form.problem = problem
+            return None
+        form.answers[typed.key] = value
+        return {"action": "accept", "content": {typed.key: value}}
     value, problem = _value(item, response, t)
     if problem:
         form.problem = problem
         return None
     form.answers[item.key] = value
     form.index += 1
+    if form.one_key is item:
+        return {"action": "accept", "content": {item.key: value}}  # one key sends it
     if form.index < len(form.fields):
         return None
     if form.needs_review:
@@ -506,6 +547,13 @@ def _value(item: FormField, response: object, t: Translate) -> tuple[Any, str]:
             count=item.min_length
         )
     return text, ""
+
+
+def _is_typed(response: object) -> bool:
+    """Words the user typed, not one of the question's choices (those are ours or opt-N)."""
+    if not isinstance(response, str) or response.startswith("x-announcer:"):
+        return False
+    return not (response.startswith("opt-") and response[4:].isdigit())
 
 
 def _option_index(response: object, count: int) -> int | None:

@@ -165,6 +165,10 @@ class UiSession:
     #: the UI then never closes one on its own clock, where its generic words could come
     #: first and be wrong (``prompt_voided`` arrives as a message)
     voids_at_deadline: bool = False
+    #: the session's engine says, once, why each question closed without the user's answer
+    #: (withdrawn, with the agent's reason; time up; connection lost); the UI then only
+    #: closes it, and says nothing of its own (issue 30 item 1: never announced twice)
+    announces_withdrawals: bool = False
 
     def now(self) -> float:
         """The clock ``PendingPrompt.received_at`` was measured with."""

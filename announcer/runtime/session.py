@@ -91,6 +91,8 @@ class LiveSession(UiSession):
     presents_prompts = True
     #: the engine closes a question whose time is up, and says why (engine.questions)
     voids_at_deadline = True
+    #: the engine says why a question closed (its notice, with the agent's reason)
+    announces_withdrawals = True
     #: replies go out on this loop; answer_async says whether they did
     awaits_delivery = True
 

@@ -286,8 +286,8 @@ def backend_from_spec(
 
     ``shown``: the interface shows every announcement itself (plain and Textual UIs,
     replay), so ``auto``'s last resort is those lines, not a text voice printing each one
-    twice. ``full_screen``: text written beneath a full-screen app would land inside its
-    screen, so ``text`` is the app's own transcript lines too.
+    twice, and ``text`` is those lines too (printed once, not twice). ``full_screen``: text
+    written beneath a full-screen app would land inside its screen.
     Raises ValueError for a spec :func:`split_speech_spec` refuses.
     """
     name, argument = split_speech_spec(spec)
@@ -295,7 +295,9 @@ def backend_from_spec(
         return None
     if name == "auto" and shown:
         return printed_fallback_backend(settings, notify=notify)
-    if name == "text" and full_screen:
+    if name == "text" and (full_screen or shown):
+        # issue 30 item 7: the interface already prints each line; a second copy on a
+        # braille display is noise (and under Textual it would land inside the screen).
         return IMPLEMENTATIONS["printed"](BuildRequest(settings))
     if name in VOICE_ORDER:
         return chosen_voice_backend(

@@ -6,6 +6,7 @@ A recording has no producer on the other end: no handshake, no replies.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
@@ -18,7 +19,9 @@ class ReplayTransport:
         self.path = path
         self.options = options
         self.source_id = source_id or ("stdin" if path == "-" else path)
-        self.description = "standard input" if path == "-" else path
+        # Said as "Connected to session.jsonl.": its name says which file; the folders
+        # before it were heard as a long string of words (issue 30 item 8).
+        self.description = "standard input" if path == "-" else (os.path.basename(path) or path)
         self.finite = True
 
     async def connect(self) -> None:

@@ -31,6 +31,7 @@ from announcer.command_analysis import (
 from announcer.engine.announcement import SPEECH_OUTPUT_KIND, Announcement, Urgency, directed
 from announcer.engine.answer_guard import (
     accept_needs_two_keys,
+    confirm_step_short,
     confirm_step_text,
     is_high_risk,
     reads_literally,
@@ -296,6 +297,12 @@ class PlainUi(PlainCommands, PlainQuestions):
                 template = self._tr(confirm_step_text(verdict.intent, typed=True))
                 action = _short_action(prompt.event)
                 self._print(template.format(action=action))
+                short = confirm_step_short(verdict.intent, typed=True)
+                if short and not self._detailed():
+                    # issue 30 item 2: heard short, as a screen reader says it; the line
+                    # printed names the action
+                    self._speak(self._tr(short))
+                    return
                 if reads_literally(prompt.event):  # a command's symbols named (issue 21)
                     action = literal_for_speech(action, catalog_language(self._languages()))
                 self._speak(template.format(action=action))

@@ -12,6 +12,12 @@ from announcer.runtime.contract import SessionStatus
 from announcer.ui.plain_state import PlainState, clean
 from announcer.ui.status import connection_words, sources_words
 
+# Without an agent here (AAEP producers, hooks, the demo): no :cancel, no :commands
+# (issue 30 item 8: help names only what works).
+PRODUCER_HELP = N_(
+    "Commands: :verbosity terse|normal|detailed, :load low|medium|high, :status, :repeat, "
+    ":diagnostics, :quit"
+)
 HELP = N_(
     "Commands: :verbosity terse|normal|detailed, :load low|medium|high, :status, :repeat, "
     ":diagnostics, :cancel (stop the agent's turn), :commands (the agent's slash commands), "
@@ -135,9 +141,9 @@ class PlainCommands(PlainState):
         )
 
     def _help(self) -> None:
-        self._print(self._tr(HELP))
-        self._print(self._tr(LITERALS_HELP))
         agents = self.session.agents() if self.session is not None else []
+        self._print(self._tr(HELP if agents else PRODUCER_HELP))
+        self._print(self._tr(LITERALS_HELP))
         if agents:
             self._print(self._tr(AGENT_SETTINGS_HELP))
             self._print(self._tr(AGENT_SESSIONS_HELP))

@@ -140,6 +140,10 @@ class PlainState:
     def _languages(self) -> list[str]:
         return self.session.settings.languages if self.session is not None else ["en"]
 
+    def _detailed(self) -> bool:
+        """Detailed verbosity: our own sentences in their long forms (issue 30 item 2)."""
+        return self.session is not None and self.session.settings.verbosity == "detailed"
+
     def _ngettext(self, singular: str, plural: str, count: int) -> str:
         languages = self.session.settings.languages if self.session is not None else ["en"]
         return translator(catalog_language(languages)).ngettext(singular, plural, count)

@@ -27,28 +27,33 @@ def received(agent: AgentRun) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_claudes_question_is_asked_reviewed_and_the_answer_reaches_the_agent(asked) -> None:  # type: ignore[no-untyped-def]
+def test_claudes_question_is_one_key_and_the_answer_reaches_the_agent(asked) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30 item 3: one line sends the choice; no "Other" question, no review."""
     agent = asked(
-        "elicit claude", "Choose a number from 1 to 5: Scripted Agent asks: Which database"
+        "elicit claude",
+        "Choose a number from 1 to 4, or type your own answer: Scripted Agent asks: Which database",
     )
     agent.answer("2")
     agent.wait_for("Sent: Postgres: A server.")  # the words picked, not a value
-    agent.wait_for("or type your own answer: Question 2 of 2: Other.")
-    agent.answer("needs WAL mode")
-    agent.wait_for("Send to Scripted Agent: Database: Postgres; Other: needs WAL mode?")
-    agent.answer("1")
     agent.wait_for("Thank you for answering.")
-    assert received(agent) == [
-        {
-            "action": "accept",
-            "content": {"question_0": "Postgres", "question_0_custom": "needs WAL mode"},
-        }
-    ]
+    assert received(agent) == [{"action": "accept", "content": {"question_0": "Postgres"}}]
     assert agent.quit() == 0
     heard = " ".join(agent.heard())
     assert "Scripted Agent asks: Which database should the app use?" in heard
     assert "AskUserQuestion" not in heard  # the tool is announced once, as the question
     assert "failed" not in heard
+    assert "Question 2 of 2" not in heard and "Send to Scripted Agent" not in heard
+    assert "Leave it empty" not in heard
+
+
+def test_claudes_question_answered_in_words_is_its_other_answer(asked) -> None:  # type: ignore[no-untyped-def]
+    agent = asked("elicit claude", "Choose a number from 1 to 4")
+    agent.answer("needs WAL mode")
+    agent.wait_for("Thank you for answering.")
+    assert received(agent) == [
+        {"action": "accept", "content": {"question_0_custom": "needs WAL mode"}}
+    ]
+    assert agent.quit() == 0
 
 
 def test_decline_reaches_the_agent_and_nothing_is_answered_for_the_user(asked) -> None:  # type: ignore[no-untyped-def]

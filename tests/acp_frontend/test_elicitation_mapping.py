@@ -55,33 +55,36 @@ class Form:
         self.result = result
 
 
-def test_claude_ask_user_question_is_asked_reviewed_and_its_answer_reaches_the_agent() -> None:
+def test_claude_ask_user_question_is_one_key_and_its_answer_reaches_the_agent() -> None:
+    """Issue 30 item 3: a choice and an optional "Other" note: one key sends the choice;
+    no second question, no review, no "Leave it empty" among the choices."""
     form = Form("claude")
     said = form.heard.said()
     assert "Scripted" not in said  # the adapter's own name: Claude Code in this test
     assert "Claude Code asks: Which database should the app use?" in said
     assert "SQLite: One file" in said and "Postgres: A server" in said
     assert "The agent waits for your answer." in said  # no deadline is made up
+    assert "Question 1 of 2" not in said and "Leave it empty" not in said
+    assert form.question["accepted_response_kinds"] == ["multiple_choice", "freetext"]
     form.answer(form.choice("Postgres"))
-    assert form.result is None
-    assert "Question 2 of 2: Other." in form.heard.said()
-    form.answer("needs WAL mode")  # typed words, not a choice
-    assert form.result is None
-    assert "Send to Claude Code: Database: Postgres; Other: needs WAL mode?" in form.heard.said()
-    form.answer(form.choice("Send these answers"))
-    assert form.result == {
-        "action": "accept",
-        "content": {"question_0": "Postgres", "question_0_custom": "needs WAL mode"},
-    }
+    assert form.result == {"action": "accept", "content": {"question_0": "Postgres"}}
+    assert "Question 2 of 2" not in form.heard.said()
+    assert "Send to Claude Code" not in form.heard.said()
 
 
-def test_an_optional_field_left_empty_is_left_out_of_the_content() -> None:
+def test_words_typed_instead_of_a_choice_are_the_other_answer_sent_at_once() -> None:
     form = Form("claude")
-    form.answer(form.choice("SQLite"))
-    form.answer(form.choice("Leave it empty"))
-    assert "Other: left empty" in form.heard.said()
-    form.answer(form.choice("Send these answers"))
-    assert form.result == {"action": "accept", "content": {"question_0": "SQLite"}}
+    form.answer("needs WAL mode")  # typed words, not a choice
+    assert form.result == {"action": "accept", "content": {"question_0_custom": "needs WAL mode"}}
+    assert "Send to Claude Code" not in form.heard.said()
+
+
+def test_two_answered_fields_are_still_reviewed_before_they_go() -> None:
+    form = Form("number")
+    form.answer(3)
+    form.answer(form.choice("Yes"))
+    assert "Send to Claude Code: Retries: 3; Verbose logs: Yes?" in form.heard.said()
+    assert form.result is None
 
 
 def test_decline_and_cancel_reach_the_agent_as_the_user_chose() -> None:

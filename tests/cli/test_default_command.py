@@ -65,3 +65,33 @@ def test_plain_ui_without_naming_the_demo(tmp_path: Path) -> None:
 def test_an_unknown_word_still_names_the_commands(tmp_path: Path) -> None:
     done = announcer("lisen", tmp=tmp_path)
     assert done.returncode == 2 and "invalid choice" in done.stderr and "listen" in done.stderr
+
+
+def test_the_programs_help_names_the_demos_own_options_and_each_exists() -> None:
+    """Issue 30 item 8: ``./run --help`` did not show ``--ui``, ``--language`` or
+    ``--verbosity``, though ``announcer --ui plain`` runs the demo with them."""
+    import re
+
+    from announcer.cli.main import build_parser
+
+    top = build_parser(["--help"]).format_help()
+    for flag in ("--ui", "--language", "--verbosity", "--speech", "--pace", "--recorded"):
+        assert f"  {flag} " in top, top
+    named = set(re.findall(r"^  (--[a-z-]+)", top.split("With no COMMAND")[1], re.M))
+    demo = build_parser(["demo"])._subparsers._group_actions[0].choices["demo"]  # type: ignore[union-attr]
+    known = {option for action in demo._actions for option in action.option_strings}
+    assert named and named <= known, named - known
+
+
+def test_the_pace_benchmarks_help_runs_nothing() -> None:
+    """Issue 30 item 8: ``benchmarks/pace.py --help`` ran the whole benchmark."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "pace.py"), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage:") and "Speech at the pace of a real voice" in done.stdout
+    assert "all_met" not in done.stdout  # no benchmark ran

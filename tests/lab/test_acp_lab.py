@@ -218,12 +218,9 @@ def test_claude_agent_acp_asks_the_users_own_question_and_the_model_gets_the_ans
     try:
         agent.wait_for("is ready.")
         agent.type("lab:ask please")
-        agent.wait_for("Choose a number from 1 to 5:")
-        agent.answer("2")  # Postgres
-        agent.wait_for("or type your own answer:")  # the "Other" field
-        agent.answer("1")  # leave it empty
-        agent.wait_for("Database: Postgres; Other: left empty?")
-        agent.answer("1")  # send
+        # Issue 30 item 3: one key sends the choice; the "Other" note is the typed answer.
+        agent.wait_for("Choose a number from 1 to 4, or type your own answer:")
+        agent.answer("2")  # Postgres, sent at once: no second question, no review
         agent.wait_for("finished the turn.")
     finally:
         assert agent.quit() == 0
@@ -375,15 +372,12 @@ def test_codex_request_user_input_is_asked_and_the_model_gets_the_answer(
         run.type(":mode plan")  # "Plan" is Codex's collaboration mode
         run.wait_for("Collaboration mode is now Plan.")
         run.type("lab:ask please")
-        question = run.wait_for("Choose a number from 1 to 5:")
+        # Issue 30 item 3: one key sends the choice; the note is the typed answer.
+        question = run.wait_for("Choose a number from 1 to 5, or type your own answer:")
         assert "Which database should the app use?" in question
         answered_before = _user_input_answers(fake_model)
         assert answered_before == []  # nothing answered for the user while it waits
-        run.answer("2")  # Postgres
-        run.wait_for("or type your own answer:")  # the note field
-        run.answer("needs WAL mode")
-        run.wait_for("Postgres")  # the review before it is sent
-        run.answer("1")  # send
+        run.answer("2")  # Postgres, sent at once: no second question, no review
         run.wait_for("finished the turn.")
     finally:
         assert run.quit() == 0
@@ -391,11 +385,11 @@ def test_codex_request_user_input_is_asked_and_the_model_gets_the_answer(
     assert "Codex asks: Codex needs your input to continue." in heard
     assert "Which database should the app use?" in heard
     assert "1: SQLite: One file; 2: Postgres: A server" in heard
-    # the model receives the user's choice and note, as codex-acp 2.6.0 words them, once
+    # the model receives the user's choice, as codex-acp 2.6.0 words it, once
     answers = _user_input_answers(fake_model)
     assert [a for a in answers if not isinstance(a, str)] == [
-        {"answers": {"database": {"answers": ["Postgres", "user_note: needs WAL mode"]}}}
-    ]
+        {"answers": {"database": {"answers": ["Postgres"]}}}
+    ], answers
     # Beside stress-ng, Codex 0.171.0 once made the call a second time after the user's
     # answer, outside Plan mode, and refused it itself in words ("request_user_input is
     # unavailable in Default mode"). That is Codex's own answer, never one in the user's

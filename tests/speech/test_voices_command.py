@@ -52,3 +52,12 @@ def test_all_lists_installed_engine_voices_by_language() -> None:
     done = _run("--json", "--all", "--language", "fr-CA")
     voices = json.loads(done.stdout)["pyttsx3_voices"]
     assert list(voices) == ["fr"] and "roa/fr" in voices["fr"]
+
+
+def test_an_available_backend_says_available_once() -> None:
+    """Issue 30 item 8: "paced: available (available (silent, …))" said it twice."""
+    done = _run()
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("  ")]
+    assert any(line.startswith("  paced: available (silent") for line in lines), lines
+    assert not any(line.count("available") > 1 for line in lines if ": available" in line)

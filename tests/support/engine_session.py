@@ -41,6 +41,8 @@ class EngineSession(LocalSession):
     announces_prompts = True
     # The engine closes a question whose time is up, in its own words (as LiveSession).
     voids_at_deadline = True
+    # The engine says why a question closed, once (as LiveSession).
+    announces_withdrawals = True
 
     def set_answer_keys(self, answer_keys: AnswerKeys) -> None:
         """The keys the engine's questions name (the app passes none: its dialogs say them)."""

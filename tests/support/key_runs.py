@@ -36,11 +36,12 @@ STATUS_START = "Mode: Ask before every edit and every command."
 CUE = "Not yet."
 #: the option the agent records for a one-time allow (sdk_agent ``ask``)
 ALLOW_ONCE = "once"
-#: how both interfaces begin a risky accept's confirm step
-CONFIRM_STEP = "Accept: "
+#: how each interface says a risky accept's confirm step (short, issue 30 item 2); the
+#: long form, "Accept: <action>? …", is on screen, on F2 and at detailed verbosity
+CONFIRM_STEP = ("Enter to confirm.", "C then Enter to confirm.")
 #: how each interface says that the accept went
 PLAIN_ANSWERED = "Sent: accept."
-TUI_ANSWERED = "Accepted: Scripted Agent wants to run:"
+TUI_ANSWERED = "Sent."
 
 
 class Heard:

@@ -129,33 +129,43 @@ async def test_a_question_behind_a_flood_of_chunks_opens_its_dialog(tmp_path: Pa
         await stopped(run, runner)
 
 
-async def test_claudes_question_with_its_other_field_and_review_in_the_dialogs(
-    tmp_path: Path,
-) -> None:
+async def test_claudes_question_is_one_key_in_the_dialog(tmp_path: Path) -> None:
+    """Issue 30 item 3: a choice and an optional "Other" note: one key sends the choice."""
+    run = Run(tmp_path, answer_arming_seconds=NO_ARMING)
+    async with run.app.run_test() as pilot:
+        runner = await started(run, pilot)
+        await pilot.press(*"elicit claude", "enter")
+        await until(pilot, lambda: isinstance(run.app.screen, ClarifyScreen), "the question")
+        await until(pilot, run.keys_armed, "the keys to arm")
+        assert "Question 1 of 2" not in run.app.screen.view.question
+        await pilot.press("2", "enter")  # Postgres
+        answers = tmp_path / "elicitation.txt"
+        await until(pilot, answers.exists, "the agent's answer")
+        assert json.loads(answers.read_text()) == {
+            "action": "accept",
+            "content": {"question_0": "Postgres"},
+        }
+        await until(pilot, run.said("Thank you for answering."), "the agent went on")
+        assert not isinstance(run.app.screen, ClarifyScreen)  # no second round, no review
+        await stopped(run, runner)
+
+
+async def test_claudes_question_answered_in_words_in_the_dialog(tmp_path: Path) -> None:
     from textual.widgets import Input
 
     run = Run(tmp_path, answer_arming_seconds=NO_ARMING)
     async with run.app.run_test() as pilot:
         runner = await started(run, pilot)
-
-        async def armed_question(text: str) -> None:
-            await until(pilot, lambda: isinstance(run.app.screen, ClarifyScreen)
-                        and text in run.app.screen.view.question, text)  # fmt: skip
-            await until(pilot, run.keys_armed, "the keys to arm")
-
         await pilot.press(*"elicit claude", "enter")
-        await armed_question("Question 1 of 2: Database.")
-        await pilot.press("2", "enter")  # Postgres
-        await armed_question("Question 2 of 2: Other.")
+        await until(pilot, lambda: isinstance(run.app.screen, ClarifyScreen), "the question")
+        await until(pilot, run.keys_armed, "the keys to arm")
         run.app.screen.query_one("#answer", Input).focus()  # Tab would do; the typed answer
         await pilot.press(*"needs WAL", "enter")
-        await armed_question("Send to Scripted Agent: Database: Postgres; Other: needs WAL?")
-        await pilot.press("1", "enter")
         answers = tmp_path / "elicitation.txt"
         await until(pilot, answers.exists, "the agent's answer")
         assert json.loads(answers.read_text()) == {
             "action": "accept",
-            "content": {"question_0": "Postgres", "question_0_custom": "needs WAL"},
+            "content": {"question_0_custom": "needs WAL"},
         }
         await stopped(run, runner)
 

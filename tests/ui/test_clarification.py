@@ -52,7 +52,8 @@ async def test_freetext_is_typed_and_sent_with_enter(harness: Harness) -> None:
         assert [(p.reply_token, a.response) for p, a in harness.replies] == [
             ("rpl_5d8f1a2c9e3b6a4d", "Saving a file")
         ]
-        assert harness.backend.texts[-1] == "Answered: Saving a file. Sent."
+        assert harness.backend.texts[-1] == "Sent."  # issue 30 item 2
+        assert app.main_screen.transcript.entries[-1] == "Answered: Saving a file. Sent."
 
 
 async def test_multiple_choice_by_digit_and_arrows_speaks_each_label(harness: Harness) -> None:
@@ -79,7 +80,11 @@ async def test_multiple_choice_by_digit_and_arrows_speaks_each_label(harness: Ha
         await pilot.press("enter")
         await pilot.pause()
         assert [a.response for _, a in harness.replies] == ["67"]
-        assert harness.backend.texts[-1] == "Answered: Age 67 (full Social Security). Sent."
+        assert harness.backend.texts[-1] == "Sent."  # issue 30 item 2
+        assert (
+            app.main_screen.transcript.entries[-1]
+            == "Answered: Age 67 (full Social Security). Sent."
+        )
 
 
 async def test_numeric_refuses_letters_with_a_spoken_reason(harness: Harness) -> None:
@@ -147,7 +152,8 @@ async def test_yes_no_n_answers_false(harness: Harness) -> None:
         await pilot.press("n")
         await pilot.pause()
         assert [a.response for _, a in harness.replies] == [False]
-        assert harness.backend.texts[-1] == "Answered: no. Sent."
+        assert harness.backend.texts[-1] == "Sent."  # issue 30 item 2
+        assert app.main_screen.transcript.entries[-1] == "Answered: no. Sent."
 
 
 async def test_escape_leaves_the_question_pending_without_answering(harness: Harness) -> None:

@@ -88,7 +88,7 @@ def test_a_long_disguised_command_from_the_first_key_to_the_agents_answer(
         assert "A long command, 446 characters." in question
         assert "Dangerous: rm -rf tilde." in question
         assert "High risk. This cannot be undone." in question
-        assert "to accept, type C on the next line to confirm." in question
+        assert "Type A or R, then Enter; C confirms an accept." in question
         assert "Type W then Enter to hear the whole command." in question
         # Two early keys, one cue: the second costs nothing, not even two words.
         assert said.count("Not yet.") == 1, said
@@ -198,7 +198,7 @@ async def test_textual_keys_on_a_long_disguised_command(sock: Path, tmp_path: Pa
                 "the key line",
             )
             [keys] = [t for t in spoken(heard) if t.startswith("A then Enter accepts")]
-            assert keys == "A then Enter accepts, R rejects; F2 repeats. W reads the whole command."
+            assert keys == "A then Enter accepts, R rejects. W reads the whole command."
             # W: the whole command, literally.
             await pilot.press("w")
             await _until(
@@ -215,8 +215,14 @@ async def test_textual_keys_on_a_long_disguised_command(sock: Path, tmp_path: Pa
             await pilot.press("a")
             await _until(
                 pilot,
+                lambda: "Enter to confirm." in spoken(heard),
+                "the confirm step (short, issue 30 item 2)",
+            )
+            await pilot.press("f2")  # its long form: the dangerous parts, not the command
+            await _until(
+                pilot,
                 lambda: any(t.startswith("Accept: ") for t in spoken(heard)),
-                "the confirm step",
+                "the confirm step's long form",
             )
             [step] = [t for t in spoken(heard) if t.startswith("Accept: ")]
             assert "rm -rf" in step and "aaaaaaaaaaaaaaaaaaaa" not in step
@@ -263,7 +269,7 @@ async def test_textual_an_ordinary_command_is_one_key(sock: Path, tmp_path: Path
             )
             await pilot.press("a")  # medium risk: one key
             await _until(pilot, lambda: hook.poll() is not None, "the agent's answer")
-            assert "A accepts, R rejects; F2 repeats." in spoken(heard)
+            assert "A accepts, R rejects." in spoken(heard)
             session.stop()
             await asyncio.wait_for(runner, WAIT)
         assert hook_output(hook)["hookSpecificOutput"]["permissionDecision"] == "allow"

@@ -89,7 +89,9 @@ async def test_keys_that_answer(harness: Harness, keys: tuple[str, ...], decisio
         assert app.screen is app.main_screen
         word = "Accepted" if decision == "accept" else "Rejected"
         expected = f"{word}: Transfer $500.00 from checking-7821 to savings-3344. Sent."
-        assert harness.backend.texts[-1] == expected
+        # Issue 30 item 2: "Sent." is heard (one question, one agent: nothing else could be
+        # meant); the transcript keeps what was answered, whole.
+        assert harness.backend.texts[-1] == "Sent."
         assert app.main_screen.transcript.entries[-1] == expected
 
 
@@ -228,10 +230,18 @@ async def test_say_again_repeats_the_question(harness: Harness) -> None:
     async with app.run_test() as pilot:
         harness.open(load_event(FIXTURE))
         await pilot.pause()
+        # Issue 30 item 8: said again without who asks, the field names and "F2 repeats"
+        # (no longer than its first reading); whole at detailed verbosity.
+        again = (
+            QUESTION.replace("Confirmation requested by banking-assistant. ", "")
+            .replace("Action: ", "")
+            .replace("Consequence: ", "")
+            .replace("; F2 repeats.", ".")
+        )
         await pilot.press("i")
-        assert harness.backend.texts[-1] == QUESTION
+        assert harness.backend.texts[-1] == again
         await pilot.press("f2")
-        assert harness.backend.texts[-1] == QUESTION
+        assert harness.backend.texts[-1] == again
         await pilot.press("ctrl+s")
         assert harness.backend.stops >= 1
 

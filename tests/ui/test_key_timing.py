@@ -159,7 +159,7 @@ async def test_accepting_the_irreversible_takes_a_then_enter(armed_harness: Harn
         step = (
             "Accept: Delete the production database? Press Enter to confirm, or Escape to go back."
         )
-        assert h.backend.texts[-1] == step
+        assert h.backend.texts[-1] == "Enter to confirm."  # issue 30 item 2: heard short
         shown = screen.query_one("#step", Static)
         assert shown.display and str(shown.content) == step  # on screen too
         await pilot.press("a", "y")  # the same kind of key again is not the second key
@@ -192,7 +192,7 @@ async def test_a_then_enter_accepts_and_enter_twice_on_accept_does_not(
         await pilot.press("a", "enter")
         await pilot.pause()
         assert decisions(h) == [(HIGH_RISK_TOKEN, "accept")]
-        assert h.backend.texts[-1] == "Accepted: Delete the production database. Sent."
+        assert h.backend.texts[-1] == "Sent."  # issue 30 item 2
 
 
 async def test_two_keys_for_everything_when_the_user_asks(armed_harness: Harness) -> None:
@@ -376,7 +376,7 @@ async def test_w_reads_what_will_run_whole_and_detailed_names_who_asks() -> None
             "Asked by banking-assistant. A accepts, R rejects; F2 repeats."
         )
         h.session.update_settings(UserSettings(answer_arming_seconds=0.0))
-        assert screen.spoken_intro() == "A accepts, R rejects; F2 repeats."
+        assert screen.spoken_intro() == "A accepts, R rejects."  # F2 on screen (issue 30)
         await pilot.press("w")
         await pilot.pause()
         assert h.backend.texts[-1] == "Send 5 dollars to Alice."

@@ -67,10 +67,7 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
                 if "Send the quarterly report" in text
             ]
             # issue 22 item 11: every key it needs, the second accept key included
-            assert question.endswith(
-                "Type A to accept or R to reject, then press Enter; to accept, type C on the "
-                "next line to confirm."
-            )
+            assert question.endswith("Type A or R, then Enter; C confirms an accept.")
             assert "Press" not in question  # no single-key help the line UI does not take
             assert core.replies == []
             await until(armed, "the question to have been heard")

@@ -165,7 +165,7 @@ def check_second_not_answered(heard: Heard, answers: list[str]) -> None:
     assert answers == ["once", "no"], answers
     said = spoken_in(heard.lines())
     # Between the key that answered the first question and its "sent", no "Not yet.".
-    answered = [i for i, t in enumerate(said) if t.startswith(("Sent: ", "Accepted: "))]
+    answered = [i for i, t in enumerate(said) if t.startswith(("Sent: ", "Sent.", "Accepted: "))]
     assert answered, said
     cut = max(i for i, t in enumerate(said[: answered[0]]) if t.startswith(FIRST))
     assert CUE not in said[cut + 1 : answered[0]], said

@@ -91,7 +91,9 @@ def test_speech_text_under_textual_is_the_transcript_not_lines_beneath_it() -> N
     from announcer.speech.text import PrintedBackend, TextBackend
 
     assert isinstance(make_driver("text", ui="tui").backend, PrintedBackend)
-    assert isinstance(make_driver("text", ui="plain").backend, TextBackend)
+    # issue 30 item 7: the plain UI prints each line itself; a text voice would print it twice
+    assert isinstance(make_driver("text", ui="plain").backend, PrintedBackend)
+    assert isinstance(make_driver("text").backend, TextBackend)
 
 
 def test_a_backend_switched_to_under_textual_writes_nothing_beneath_the_app() -> None:

@@ -129,7 +129,12 @@ def run(args: argparse.Namespace) -> int:
     print("Speech backends:")
     for status in statuses:
         state = "available" if status.available else "not available"
-        detail = status.detail if status.detail != "available" else ""
+        detail = status.detail
+        if status.available:
+            # "available (available, …)" said the word twice (issue 30 item 8)
+            detail = detail.removeprefix("available").strip(" ,")
+            if detail.startswith("(") and detail.endswith(")"):
+                detail = detail[1:-1]
         print(f"  {status.name}: {state}" + (f" ({detail})" if detail and detail != state else ""))
     if install is not None:
         print()

@@ -55,6 +55,7 @@ from announcer.ui.tui.prompt_view import (
 )
 from announcer.ui.tui.screens import (
     AgentSettingsScreen,
+    AnnouncerScreen,
     DiagnosticsScreen,
     HistoryScreen,
     LoginScreen,
@@ -79,6 +80,9 @@ SPEECH_NOTICE_KIND = "system.speech"
 # ``auto``'s last resort when no voice works (``PrintedBackend``): our words are shown.
 SILENT_OUTPUTS = frozenset({"printed text"})
 HISTORY_SIZE = 5000
+#: An answer's echo names what was answered by this many words when another question or
+#: agent could be meant (issue 30 item 2); the transcript keeps it whole.
+ECHO_WORDS = 8
 # When speech about each recent event began (for arming the keys of its question).
 SPEECH_STARTS_KEPT = 256
 VERBOSITY_CYCLE = get_args(Verbosity)
@@ -605,7 +609,9 @@ class AnnouncerApp(App[None]):
 
     @on(PromptVoided)
     def _prompt_voided(self, message: PromptVoided) -> None:
-        self.void_prompt(message.reply_token, message.reason)
+        # An engine that says why the question closed has said it (issue 30 item 1).
+        quiet = self.session.announces_withdrawals and message.reason != "answered"
+        self.void_prompt(message.reply_token, message.reason, say=not quiet)
 
     # -- prompts ----------------------------------------------------------
 
@@ -709,12 +715,15 @@ class AnnouncerApp(App[None]):
     def _report_outcome(
         self, prompt: PendingPrompt, described: str, outcome: AnswerOutcome
     ) -> None:
+        spoken = None
         if outcome.held:  # the agent's follow-up question first: nothing went out yet
             result = one_line(outcome.message)
         elif outcome.sent and outcome.agent:  # several sources: whose question it answered
             result = _("{answer}. Sent to {agent}.").format(answer=described, agent=outcome.agent)
+            spoken = self._short_echo(prompt, described, agent=outcome.agent)
         elif outcome.sent:
             result = _("{answer}. Sent.").format(answer=described)
+            spoken = self._short_echo(prompt, described)
         else:
             reason = one_line(outcome.message) or _("no reason given")
             result = _("Your answer was not sent. {reason}").format(
@@ -722,7 +731,34 @@ class AnnouncerApp(App[None]):
             )
         self._set_outcome(prompt.reply_token, result)
         self.write_transcript(result)
-        self.say(result, Urgency.CRITICAL)
+        self.say(spoken or result, Urgency.CRITICAL)
+
+    def _short_echo(
+        self, prompt: PendingPrompt, described: str, agent: str | None = None
+    ) -> str | None:
+        """What is said when an answer went out (issue 30 item 2), None for the long form.
+
+        "Sent.", as a screen reader says it: the user has just answered the question in
+        front of them. When another question or agent could be meant, the echo names what
+        was answered by its first words; at detailed verbosity it is said whole (and the
+        transcript and History always keep it whole).
+        """
+        if self.session.settings.verbosity == "detailed":
+            return None
+        askers = {p.producer_id for p in self.session.pending_prompts()} | {prompt.producer_id}
+        if (
+            agent is None
+            and not self.prompts
+            and len(askers) == 1
+            and len(self.session.agents()) <= 1
+        ):
+            return _("Sent.")
+        words = described.split()
+        if len(words) > ECHO_WORDS:
+            described = " ".join(words[:ECHO_WORDS]).rstrip(".,;:") + "…"
+        if agent is not None:  # issue 31 item 3: with several agents, the echo names its agent
+            return _("{answer}. Sent to {agent}.").format(answer=described, agent=agent)
+        return _("{answer}. Sent.").format(answer=described)
 
     def _set_outcome(self, reply_token: str, outcome: str) -> None:
         for entry in reversed(self.history):
@@ -730,18 +766,23 @@ class AnnouncerApp(App[None]):
                 entry.outcome = outcome
                 return
 
-    def void_prompt(self, reply_token: str, reason: str) -> None:
-        """§6.8: a cancelled, timed-out or orphaned prompt closes and the user is told why."""
+    def void_prompt(self, reply_token: str, reason: str, *, say: bool = True) -> None:
+        """§6.8: a cancelled, timed-out or orphaned prompt closes and the user is told why.
+
+        ``say``: False when the session's engine has already told why, in one notice
+        (``announces_withdrawals``): the dialog only closes, and History keeps the reason.
+        """
         state = self.prompts.pop(reply_token, None)
         if state is None:
             return
         reason = one_line(reason).rstrip(" .")
-        text = _("Question withdrawn: {title}. Reason: {reason}.").format(
-            title=prompt_title(state.prompt), reason=reason
-        )
         self._set_outcome(reply_token, _("withdrawn: {reason}").format(reason=reason))
-        self.write_transcript(text)
-        self.say(text, Urgency.CRITICAL, interrupt=True)
+        if say:
+            text = _("Question withdrawn: {title}. Reason: {reason}.").format(
+                title=prompt_title(state.prompt), reason=reason
+            )
+            self.write_transcript(text)
+            self.say(text, Urgency.CRITICAL, interrupt=True)
         # The dialog is normally on top; if not, a key pressed in it later only
         # hears "no longer open" and closes it: nothing can be sent for a void token.
         self.key_guard.hide(reply_token)
@@ -826,6 +867,11 @@ class AnnouncerApp(App[None]):
     @property  # type: ignore[override]
     def cursor_position(self) -> Offset:
         widget = getattr(self, "_cursor_widget", None)
+        if widget is None or not widget.is_attached or widget.screen is not self.screen:
+            # The control it was on left with its dialog (issue 30 item 8): the focus came
+            # back to this screen without a focus event, so follow it (the transcript's
+            # newest line), not the closed dialog's field.
+            widget = self.focused
         if widget is not None and widget.is_attached and widget.screen is self.screen:
             try:
                 return cursor_offset(widget)
@@ -944,7 +990,12 @@ class AnnouncerApp(App[None]):
         if isinstance(focused, AgentPrompt):
             self.say(focused.help_text(), interrupt=True)
             return
-        self.say(self.help_text())
+        text = self.help_text()
+        self.say(text)
+        screen = self.screen
+        if isinstance(screen, AnnouncerScreen):
+            # History, Settings: the help on that screen, not in the transcript behind it
+            screen.show_feedback(one_line(text))
 
     def action_agent_commands(self) -> None:
         """``/`` outside the message box: the agent's slash commands."""

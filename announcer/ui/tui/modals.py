@@ -28,6 +28,7 @@ from announcer.engine.answer_guard import (
     ACCEPT_WITHDRAWN,
     KeyVerdict,
     accept_needs_two_keys,
+    confirm_step_short,
     confirm_step_text,
     is_high_risk,
 )
@@ -199,7 +200,11 @@ class PromptScreen(ModalScreen[None]):
         return True
 
     def action_repeat_question(self) -> None:
-        self.announcer.say_about(self.prompt, self.spoken_question(), interrupt=True)
+        self.announcer.say_about(self.prompt, self.spoken_again(), interrupt=True)
+
+    def spoken_again(self) -> str:
+        """What F2 says: the question again."""
+        return self.spoken_question()
 
     def now(self) -> float:
         return self.announcer.session.now()
@@ -346,14 +351,32 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
             self.announcer.settings.languages[0], self.two_keys, not self.accept_over
         )
 
+    def spoken_again(self) -> str:
+        """F2: the question again, no longer than its first reading (issue 30 item 8);
+        whole, with who asks and the field names, at detailed verbosity."""
+        self.two_keys = self._needs_two_keys()
+        return self.view.spoken_question(
+            self.announcer.settings.languages[0],
+            self.two_keys,
+            not self.accept_over,
+            detailed=self.announcer.settings.verbosity == "detailed",
+        )
+
     def _needs_two_keys(self) -> bool:
         return accept_needs_two_keys(self.prompt.event, self.announcer.settings.two_key_accept)
 
     def spoken_intro(self) -> str:
         """One short line of keys (issue 20); who asks only at detailed verbosity."""
         self.two_keys = self._needs_two_keys()
-        parts = [self.view.keys_phrase(self.two_keys, not self.accept_over)]
-        if self.announcer.settings.verbosity == "detailed":
+        settings = self.announcer.settings
+        detailed = settings.verbosity == "detailed"
+        brief = settings.verbosity == "terse" or settings.cognitive_load == "low"
+        parts = [
+            self.view.keys_phrase(
+                self.two_keys, not self.accept_over, repeat=detailed, brief=brief and not detailed
+            )
+        ]
+        if detailed:
             parts.insert(
                 0, _("Asked by {producer}.").format(producer=producer_identity(self.prompt))
             )
@@ -527,9 +550,27 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         template = _(confirm_step_text(verdict.intent))
         step = template.format(action=self._short_action())
         self._show_step(step)
-        # said with a command's symbols named, as the question was (issue 21)
-        spoken = template.format(action=self.view.spoken_words(self._short_action()))
-        self.announcer.say(spoken, Urgency.CRITICAL, interrupt=True)
+        short = confirm_step_short(verdict.intent)
+        if short and self.announcer.settings.verbosity != "detailed":
+            # Issue 30 item 2: as a screen reader, "Enter to confirm."; the step naming
+            # the action stays on screen, on F2 and at detailed verbosity.
+            self.announcer.say(_(short), Urgency.CRITICAL, interrupt=True)
+            return
+        self.announcer.say(self._long_step(verdict.intent), Urgency.CRITICAL, interrupt=True)
+
+    def _long_step(self, intent: str) -> str:
+        """The confirm step naming the action, a command's symbols named (issue 21)."""
+        template = _(confirm_step_text(intent))
+        return template.format(action=self.view.spoken_words(self._short_action()))
+
+    def action_repeat_question(self) -> None:
+        """F2; in the confirm step, the step in its long form (what Enter will send)."""
+        guard = self.announcer.key_guard
+        intent = guard.confirming_intent
+        if intent and guard.shown == self.prompt.reply_token:
+            self.announcer.say(self._long_step(intent), Urgency.CRITICAL, interrupt=True)
+            return
+        super().action_repeat_question()
 
     def _show_step(self, text: str) -> None:
         step = self.query_one("#step", Static)
@@ -723,8 +764,9 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
         return self.view.spoken_question(self.announcer.settings.languages[0])
 
     def spoken_intro(self) -> str:
-        parts = [self.view.keys_phrase(), _("F2 repeats.")]
+        parts = [self.view.keys_phrase()]
         if self.announcer.settings.verbosity == "detailed":
+            parts.append(_("F2 repeats."))  # issue 30 item 2: known words, long form only
             parts.insert(
                 0, _("Asked by {producer}.").format(producer=producer_identity(self.prompt))
             )

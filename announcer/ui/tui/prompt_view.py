@@ -36,7 +36,9 @@ from announcer.i18n.format import format_duration
 from announcer.ui.tui.text import N_, _, current_language, one_line, printable
 
 # §4.4.1 risk_level values, translated where they are shown.
-RISK_WORDS = {"low": N_("low"), "medium": N_("medium"), "high": N_("high")}
+# Each risk phrase whole, so its adjective agrees in every language ("Riesgo alto", not
+# "Riesgo alta" from the word "high" shared with the feminine "carga"; issue 30 item 8).
+RISK_PHRASES = {"low": N_("Risk low"), "medium": N_("Risk medium"), "high": N_("Risk high")}
 
 RESPONSE_KINDS = ("multiple_choice", "yes_no", "numeric", "freetext")
 
@@ -195,8 +197,9 @@ class ConfirmationView:
     def risk_phrase(self) -> str:
         # the risk follows what will run, never the producer's declaration alone
         level = "high" if is_high_risk(self.prompt.event) else self.risk_level
-        word = _(RISK_WORDS[level]) if level in RISK_WORDS else (level or _("not stated"))
-        return _("Risk {level}").format(level=word)
+        if level in RISK_PHRASES:
+            return _(RISK_PHRASES[level])
+        return _("Risk {level}").format(level=level or _("not stated"))
 
     def reversibility_phrase(self) -> str:
         if self.irreversible or self.reversibility == "irreversible":
@@ -234,11 +237,16 @@ class ConfirmationView:
         """§10.1.3: a question that broke a rule is shown so it can be rejected, never accepted."""
         return bool(getattr(self.prompt, "malformed", False))
 
-    def keys_phrase(self, two_keys: bool, accept_open: bool = True) -> str:
+    def keys_phrase(
+        self, two_keys: bool, accept_open: bool = True, *, repeat: bool = True, brief: bool = False
+    ) -> str:
         """The keys, as the dialog takes them, in one short line (issue 20): two for a
         high-risk accept, W for a long command, F2 to hear the question again.
 
-        ``accept_open`` is False once accept's time is over (§6.4): only reject is said."""
+        ``accept_open`` is False once accept's time is over (§6.4): only reject is said.
+        ``repeat``: F2 is named (on screen, and spoken at detailed verbosity); spoken after
+        every question it is words the user already knows (issue 30 item 2). ``brief``:
+        terse verbosity or low cognitive load, the keys alone ("A then Enter, or R.")."""
         if self.malformed:
             return " ".join(
                 [
@@ -254,11 +262,16 @@ class ConfirmationView:
             if "reject" in self.always:
                 parts.append(_("Shift+R then Enter rejects it from now on."))
             return " ".join(parts)
-        keys = (
-            _("A then Enter accepts, R rejects; F2 repeats.")
-            if two_keys
-            else _("A accepts, R rejects; F2 repeats.")
-        )
+        if repeat:
+            keys = (
+                _("A then Enter accepts, R rejects; F2 repeats.")
+                if two_keys
+                else _("A accepts, R rejects; F2 repeats.")
+            )
+        elif brief:
+            keys = _("A then Enter, or R.") if two_keys else _("A or R.")
+        else:
+            keys = _("A then Enter accepts, R rejects.") if two_keys else _("A accepts, R rejects.")
         if self.long_command:
             keys += " " + _("W reads the whole command.")
         elif self.command is None and self.plan is not None:
@@ -289,8 +302,30 @@ class ConfirmationView:
         return self.spoken_words(self.action.rstrip("."), language)
 
     def spoken_question(
-        self, language: str = "en", two_keys: bool = False, accept_open: bool = True
+        self,
+        language: str = "en",
+        two_keys: bool = False,
+        accept_open: bool = True,
+        *,
+        detailed: bool = True,
     ) -> str:
+        """F2: the question again. ``detailed`` False (normal and terse verbosity): no
+        longer than its first reading, without who asks, the field names and "F2
+        repeats" (issue 30 item 8: it took 22 s where the question took 15)."""
+        if not detailed:
+            consequence = self.consequence.rstrip(".")
+            return " ".join(
+                part
+                for part in [
+                    self.spoken_action(language) + ".",
+                    consequence + "." if consequence else "",
+                    self.risk_phrase() + ".",
+                    self.reversibility_phrase() + ".",
+                    self.default_phrase(language),
+                    self.keys_phrase(two_keys, accept_open, repeat=False),
+                ]
+                if part
+            )
         return " ".join(
             [
                 _("Confirmation requested by {producer}").format(

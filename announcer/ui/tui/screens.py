@@ -68,6 +68,15 @@ class AnnouncerScreen(Screen[None]):
         self.dismiss(None)
         self.announcer.say(_("Back."))
 
+    def show_feedback(self, text: str) -> None:
+        """What is said while this screen is open (its help on ``?``), shown on it too,
+        not only in the transcript behind it (issue 30 item 8)."""
+        found = self.query("#feedback")
+        if found:
+            found.first(Static).update(text)
+            return
+        self.mount(Static(text, markup=False, id="feedback"))
+
 
 class ListScreen(AnnouncerScreen):
     """A heading and one OptionList; the highlighted row is spoken."""
