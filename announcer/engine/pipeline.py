@@ -26,20 +26,23 @@ from typing import Any, Final
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
 from announcer.engine.clock import Lateness, ProducerClock
+from announcer.engine.earcons import Earcon
 from announcer.engine.engine_state import _PROMPTS, OutgoingReply, TranscriptEntry
 from announcer.engine.outputs import OutputStreams, Released
-from announcer.engine.phrases import N_
+from announcer.engine.phrases import N_, duration_phrase
 from announcer.engine.policy import Policy
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.question_counts import COUNT_NOTICE_INTERVAL_SECONDS
 from announcer.engine.replies import ReplyBook, ReplyOutcome
 from announcer.engine.scheduler import SpeechScheduler
 from announcer.engine.settings import UserSettings
+from announcer.engine.silence import SilenceWatch, is_working
 from announcer.engine.speech_commands import SpeechCommand
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.engine.tracker import SessionTracker
 from announcer.engine.tracker_records import Admission, SessionState, TrackerNote
 from announcer.engine.unreadable import UnreadableFrames
+from announcer.i18n.translate import translator
 from announcer.protocol.decode import DecodeResult, decode_frame
 from announcer.protocol.events import (
     AaepEvent,
@@ -47,6 +50,7 @@ from announcer.protocol.events import (
     SessionCancelled,
     SessionCompleted,
     SessionErrored,
+    ToolInvoked,
 )
 from announcer.protocol.extensions import ANNOUNCER_EXTENSION
 from announcer.protocol.handshake import SubscriptionAccepted
@@ -192,6 +196,8 @@ class Engine(UnreadableFrames):
         self._hold_outputs = False
         self._plain_output = False
         self._user_language = "en"
+        # issue 33, item 3: when the user last heard anything while an agent works
+        self._silence = SilenceWatch()
         self._refresh_shortcuts()
 
     # -- inputs --------------------------------------------------------------------------
@@ -276,6 +282,7 @@ class Engine(UnreadableFrames):
         return self._process(admission, source_id, now)
 
     def on_speech_done(self, utterance_id: int, now: float) -> list[SpeechCommand]:
+        self._silence.heard(now)
         return self.scheduler.on_done(utterance_id, now)
 
     def tick(self, now: float) -> list[SpeechCommand]:
@@ -293,7 +300,10 @@ class Engine(UnreadableFrames):
         commands += self._present_next(now)
         commands += self._remind(now)
         commands += self._say_due_counts(now)
+        if self.scheduler.speaking is not None:
+            self._silence.heard(now)  # said until now (paced speech ends in this tick)
         commands += self.scheduler.tick(now)
+        commands += self._still_working(now)
         return commands
 
     def next_wakeup(self) -> float | None:
@@ -306,6 +316,7 @@ class Engine(UnreadableFrames):
             self.scheduler.next_wakeup(),
             self._present_due_at,
             self._reminder_due(),
+            self._silence.due(self.settings.silence_notice_seconds),
             *(
                 self._count_notice_at[kind] + COUNT_NOTICE_INTERVAL_SECONDS
                 for kind in self._count_due
@@ -384,6 +395,7 @@ class Engine(UnreadableFrames):
         self, answer: UserAnswer, now: float, decided_at: datetime | None = None
     ) -> ReplyOutcome:
         """Build the reply for the user's answer, or refuse it with a reason."""
+        self._silence.heard(now)  # the user just acted: a silence counts from here
         prompt = self.book.get(answer.reply_token)
         subscription = self._subscriptions.get(prompt.source_id) if prompt else None
         at = decided_at if decided_at is not None else self.wall_clock()
@@ -504,6 +516,9 @@ class Engine(UnreadableFrames):
         session = self.tracker.session(source_id, event.session_id)
         if session is None:  # evicted under pressure between admit and now
             return []
+        if isinstance(event, ToolInvoked):
+            self._silence.tool_started(event.event_id, now)
+        self._silence.session_seen(session, now)
         commands: list[SpeechCommand] = []
         if self.outputs:
             # Issue 20: a finished sentence held for a pause comes before what follows it.
@@ -522,6 +537,44 @@ class Engine(UnreadableFrames):
         for announcement in self.policy.decide(event, session, source_id, now):
             commands += self._submit(announcement, source_id, now)
         return commands
+
+    def _still_working(self, now: float) -> list[SpeechCommand]:
+        """Issue 33, item 3: an agent works and nothing was said for
+        ``silence_notice_seconds``: one short "Still working: <what runs>, 45 seconds."
+        with a quiet earcon. Never over speech or a question: while anything is said,
+        waits to be said, or a question is open, the silence counts again from now."""
+        due = self._silence.due(self.settings.silence_notice_seconds)
+        if due is None or now < due:
+            return []
+        self._silence.heard(now)
+        if self.scheduler.speaking is not None or self.scheduler.queued() or self.book.pending():
+            return []
+        sessions: list[SessionState] = []
+        gone: list[tuple[str, str]] = []
+        for source_id, session_id in self._silence.working():
+            session = self.tracker.session(source_id, session_id)
+            if session is None or not is_working(session):
+                gone.append((source_id, session_id))
+            else:
+                sessions.append(session)
+        self._silence.forget(gone)
+        what = self._silence.what(sessions, now)
+        if what is None:
+            return []
+        language = self.policy.phrase_language
+        _ = translator(language).gettext
+        duration = duration_phrase(what.seconds, language)
+        if what.tool:
+            tool = clean_for_speech(what.tool, language, max_chars=100).rstrip(" .")
+            text = _("Still working: {what}, {duration}.").format(what=tool, duration=duration)
+        else:
+            text = _("{agent} is still working, {duration}.").format(
+                agent=clean_for_speech(what.agent, language, max_chars=60), duration=duration
+            )
+        notice = Announcement(
+            text, language, Urgency.NORMAL, kind="system.still_working", earcon=Earcon.STILL_WORKING
+        )
+        return self._submit(notice, None, now)
 
     def _handle_output(
         self, event: OutputStreaming, source_id: str, now: float

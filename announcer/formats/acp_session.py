@@ -42,6 +42,7 @@ class _Tool:
     # the permission request): "adds 3 lines and removes 1 in src/app.py"
     changes: list[str] = field(default_factory=list)
     command: str | None = None  # the command it runs (rawInput.command)
+    subagent: bool = False  # a subagent the agent started (Claude's Agent/Task tool)
 
 
 @dataclass(slots=True)
@@ -67,6 +68,10 @@ class _Session:
     due: list[str] = field(default_factory=list)
     # Running calls not yet announced, and since when: said after a short quiet time.
     running: dict[str, float] = field(default_factory=dict)
+    # ACP compactions (``compaction_update``) by id -> the last status said
+    compactions: dict[str, str] = field(default_factory=dict)
+    # the context window was said to be nearly full (``usage_update``), until it is not
+    context_full_said: bool = False
 
 
 @dataclass(frozen=True, slots=True)
