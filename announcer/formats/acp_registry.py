@@ -21,6 +21,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from announcer.protocol.sanitise import one_line
+
 #: the platform names the registry's binary archives use
 PLATFORMS = (
     "darwin-aarch64",
@@ -156,6 +158,15 @@ class RegistryAgent(_Entry):
     repository: str | None = None
     distribution: Distribution
 
+    @field_validator("name", "description")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        # the registry's words are printed and said: literal, nothing that acts on a terminal
+        cleaned = one_line(value)
+        if not cleaned:
+            raise ValueError("must hold readable text")
+        return cleaned
+
     @field_validator("id")
     @classmethod
     def _lower_id(cls, value: str) -> str:
@@ -166,7 +177,7 @@ class RegistryAgent(_Entry):
     @field_validator("version")
     @classmethod
     def _semver(cls, value: str) -> str:
-        if not _VERSION.match(value):
+        if not _VERSION.match(value) or one_line(value) != value or len(value) > 100:
             raise ValueError(f"must be a version such as 1.2.3, not {value[:40]!r}")
         return value
 
@@ -238,6 +249,9 @@ def parse_entries(
         )
         entries = entries[:MAX_ENTRIES]
     for where, entry in entries:
+        if isinstance(entry, str):  # what reading it said (a file that is not JSON)
+            problems.append(f"{source}: {where}: {one_line(entry)[:300]}")
+            continue
         named = entry.get("id") if isinstance(entry, dict) else None
         label = f"{where} ({named!r})" if where and isinstance(named, str) else where or repr(named)
         try:
@@ -286,7 +300,7 @@ def parse_quarantine(text: str, source: str) -> tuple[dict[str, str], list[str]]
         if not isinstance(agent_id, str) or not _ID.match(agent_id):
             problems.append(f"{where}: id: {agent_id!r} is not an agent id")
             continue
-        found[agent_id] = reason if isinstance(reason, str) else ""
+        found[agent_id] = one_line(reason)[:300] if isinstance(reason, str) else ""
     return found, problems
 
 

@@ -193,3 +193,17 @@ def test_the_no_preset_sentence_names_the_modes_and_those_that_ask_first() -> No
     assert said["summary_normal"] == (
         "No preset for Bar: it may act without asking. It offers no modes to choose from."
     )
+
+
+def test_the_registry_words_are_printed_literally_never_as_terminal_controls() -> None:
+    entry = snapshot()["agents"][0]
+    hostile = {**entry, "name": "Evil\x1b[2J\x1b]0;owned\x07 Agent", "description": "a\nb\u202ec"}
+    registry = parse_registry(
+        json.dumps({"agents": [hostile]}), "r.json", '{"scripted": "x\\u001b[31m"}'
+    )
+    agent = registry.agents["scripted"]
+    assert "\x1b" not in agent.name and "\n" not in agent.description
+    assert "\u202e" not in agent.description
+    assert "\x1b" not in registry.quarantine["scripted"]
+    bad = parse_registry(json.dumps({"agents": [{**entry, "version": "1.0.0\x1b[2J"}]}), "r.json")
+    assert bad.agents == {} and "version: must be a version" in bad.problems[0]

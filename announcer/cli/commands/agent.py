@@ -300,7 +300,9 @@ def registry_lines(registry: Any, language: str) -> list[str]:
             )
         lines.append(f"{head}: {state}")
     lines += [_("Not read: {problem}").format(problem=p) for p in read.registry.problems]
-    return lines
+    from announcer.protocol.sanitise import one_line
+
+    return [one_line(line) for line in lines]  # the registry's words, never terminal controls
 
 
 def say_missing(missing: MissingAgent, settings: Any, ui: str, language: str) -> None:
