@@ -566,6 +566,9 @@ class Engine(UnreadableFrames):
         duration = duration_phrase(what.seconds, language)
         if what.tool:
             tool = clean_for_speech(what.tool, language, max_chars=100).rstrip(" .")
+            if len({source for source, _ in self._silence.working()}) > 1:
+                # several agents work: the one that runs it is named
+                tool = f"{clean_for_speech(what.agent, language, max_chars=60)}, {tool}"
             text = _("Still working: {what}, {duration}.").format(what=tool, duration=duration)
         else:
             text = _("{agent} is still working, {duration}.").format(

@@ -146,3 +146,40 @@ def test_never_over_a_question_and_again_once_it_is_answered() -> None:
     # the silence counts from the answer: 30 s after it, the command that still runs
     assert [text for _, text in still] == ["Still working: Npm test, 2 minutes."], heard
     assert still[0][0] - answered == 30.0
+
+
+def test_with_several_agents_working_the_one_that_runs_it_is_named() -> None:
+    engine = Engine(UserSettings())
+    heard: list[str] = []
+    now = ORIGIN
+
+    def run(commands: list[Any]) -> None:
+        pending = list(commands)
+        while pending:
+            command = pending.pop(0)
+            if isinstance(command, Speak):
+                heard.append(command.announcement.text)
+                pending += engine.on_speech_done(command.utterance_id, now)
+
+    for source, name, title in (
+        ("acp:claude", "Claude Code", "npm test"),
+        ("acp:codex", "Codex", "cargo build"),
+    ):
+        engine.trust_extension(source)
+        adapter = AcpAdapter(name, name.lower().replace(" ", "-"))
+        call = {"toolCallId": "t1", "title": title, "kind": "execute"}
+        for output in (
+            adapter.session_opened("s1", "/home/ada/project", now),
+            adapter.prompt_sent("s1", now),
+            adapter.update(_update("tool_call", status="in_progress", **call), now),
+            adapter.flush_running(now + RUNNING_QUIET_SECONDS),
+        ):
+            for event in output.events:
+                run(engine.receive(json.dumps(event), source, now))
+        now += 1
+    while now < ORIGIN + 40:
+        now += 1
+        run(engine.tick(now))
+    assert [t for t in heard if t.startswith("Still working")] == [
+        "Still working: Codex, Cargo build, 30 seconds."
+    ]
