@@ -93,6 +93,11 @@ TEMPLATE = """\
 # "Still working: ..." is said, with a quiet sound (0-3600; 0 turns it off).
 # silence_notice_seconds = 30.0
 
+# At the end of an agent's turn that lasted at least this many seconds, one digest of it:
+# files changed, commands run, your answers, errors, its last words (0: only when you ask,
+# with :digest).
+# digest_after_seconds = 120.0
+
 # An ACP agent registry that `announcer agent --list` and `announcer agent ID` use
 # beside the presets: a registry.json file, a folder of agent.json files, or an https://
 # address (for example the ACP registry's own registry.json).

@@ -26,6 +26,7 @@ from typing import Any, Final
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
 from announcer.engine.clock import Lateness, ProducerClock
+from announcer.engine.digest import TurnDigests, digest_text
 from announcer.engine.earcons import Earcon
 from announcer.engine.engine_state import _PROMPTS, OutgoingReply, TranscriptEntry
 from announcer.engine.outputs import OutputStreams, Released
@@ -33,10 +34,10 @@ from announcer.engine.phrases import N_, duration_phrase
 from announcer.engine.policy import Policy
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.question_counts import COUNT_NOTICE_INTERVAL_SECONDS
-from announcer.engine.replies import ReplyBook, ReplyOutcome
+from announcer.engine.replies import ReplyBook, ReplyOutcome, ReplyReady
 from announcer.engine.scheduler import SpeechScheduler
 from announcer.engine.settings import UserSettings
-from announcer.engine.silence import SilenceWatch, is_working
+from announcer.engine.silence import RESTING_STATES, SilenceWatch, is_working
 from announcer.engine.speech_commands import SpeechCommand
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.engine.tracker import SessionTracker
@@ -50,6 +51,8 @@ from announcer.protocol.events import (
     SessionCancelled,
     SessionCompleted,
     SessionErrored,
+    StateChanged,
+    ToolCompleted,
     ToolInvoked,
 )
 from announcer.protocol.extensions import ANNOUNCER_EXTENSION
@@ -198,6 +201,8 @@ class Engine(UnreadableFrames):
         self._user_language = "en"
         # issue 33, item 3: when the user last heard anything while an agent works
         self._silence = SilenceWatch()
+        # issue 33, item 2: each working session's turn, and the last one, for the digest
+        self._digests = TurnDigests()
         self._refresh_shortcuts()
 
     # -- inputs --------------------------------------------------------------------------
@@ -400,6 +405,8 @@ class Engine(UnreadableFrames):
         subscription = self._subscriptions.get(prompt.source_id) if prompt else None
         at = decided_at if decided_at is not None else self.wall_clock()
         outcome = self.book.answer(answer, now, subscription, at)
+        if prompt is not None and isinstance(outcome, ReplyReady):
+            self._note_answer(prompt, answer)
         if prompt is not None and self.book.get(answer.reply_token) is None:
             # Answered, or found expired: the producer owes a state change for it.
             self.tracker.prompt_closed(
@@ -410,6 +417,18 @@ class Engine(UnreadableFrames):
             if self._presented == answer.reply_token:
                 self._present_due_at = now  # the next question, at the next tick
         return outcome
+
+    def _note_answer(self, prompt: PendingPrompt, answer: UserAnswer) -> None:
+        """For the turn's digest: the question, briefly, and how the user answered it."""
+        _ = translator(self.policy.phrase_language).gettext
+        what = self._short_subject(prompt).text.rstrip(" .")
+        if answer.decision == "accept":
+            said = _("allowed: {what}").format(what=what)
+        elif answer.decision == "reject":
+            said = _("rejected: {what}").format(what=what)
+        else:
+            said = _("answered: {what}").format(what=what)
+        self._digests.answered((prompt.source_id, prompt.session_id), said[:200])
 
     def take_speech(self) -> list[SpeechCommand]:
         """Speech commands an :meth:`answer` left to carry out (cutting off its question)."""
@@ -516,9 +535,31 @@ class Engine(UnreadableFrames):
         session = self.tracker.session(source_id, event.session_id)
         if session is None:  # evicted under pressure between admit and now
             return []
+        key = (source_id, session.session_id)
         if isinstance(event, ToolInvoked):
             self._silence.tool_started(event.event_id, now)
         self._silence.session_seen(session, now)
+        if self._silence.tracks(key) or isinstance(event, _PROMPTS):
+            self._digests.started(key, session.display_name, now)
+        if isinstance(event, ToolInvoked):
+            self._digests.tool_invoked(key, event)
+        elif isinstance(event, ToolCompleted):
+            self._digests.tool_completed(key, event)
+        elif isinstance(event, SessionErrored):
+            self._digests.errored(key)
+        commands = self._handle_event(event, session, source_id, now)
+        turn_over = isinstance(event, _TERMINAL) or (
+            isinstance(event, StateChanged) and event.to_state in RESTING_STATES
+        )
+        if turn_over and not session.open_prompts and self._digests.recording(key):
+            # the agent says it waits for the user (a question only pauses the turn), or
+            # the session ended: the turn's digest, if it was long
+            commands += self._turn_digest(key, now)
+        return commands
+
+    def _handle_event(
+        self, event: AaepEvent, session: SessionState, source_id: str, now: float
+    ) -> list[SpeechCommand]:
         commands: list[SpeechCommand] = []
         if self.outputs:
             # Issue 20: a finished sentence held for a pause comes before what follows it.
@@ -537,6 +578,31 @@ class Engine(UnreadableFrames):
         for announcement in self.policy.decide(event, session, source_id, now):
             commands += self._submit(announcement, source_id, now)
         return commands
+
+    def _turn_digest(self, key: tuple[str, str], now: float) -> list[SpeechCommand]:
+        """Issue 33, item 2: a turn ended; one digest when it lasted at least
+        ``digest_after_seconds`` (0: only on request)."""
+        record = self._digests.ended(key)
+        after = self.settings.digest_after_seconds
+        if record is None or after <= 0 or now - record.started < after:
+            return []
+        return self._say_digest_of(record, now)
+
+    def say_digest(self, now: float) -> list[SpeechCommand]:
+        """ "What happened": the digest of the turn running now, else of the last one."""
+        record = self._digests.current()
+        if record is None:
+            language = self.policy.phrase_language
+            text = translator(language).gettext("No turn to sum up yet.")
+            return self._submit(Announcement(text, language, kind="system.digest"), None, now)
+        return self._say_digest_of(record, now)
+
+    def _say_digest_of(self, record: Any, now: float) -> list[SpeechCommand]:
+        language = self.policy.phrase_language
+        text = digest_text(record, language, self.settings.verbosity)
+        notice = Announcement(clean_for_speech(text, language, max_chars=2000), language,
+                              Urgency.NORMAL, kind="system.digest")  # fmt: skip
+        return self._submit(notice, None, now)
 
     def _still_working(self, now: float) -> list[SpeechCommand]:
         """Issue 33, item 3: an agent works and nothing was said for
@@ -625,6 +691,7 @@ class Engine(UnreadableFrames):
         text = clean_for_speech(released.text, released.language)
         if not text:
             return []
+        self._digests.words((source_id or released.source_id or "", released.session_id), text)
         announcement = Announcement(
             text=text,
             language=released.language,

@@ -74,6 +74,10 @@ class SilenceWatch:
         for key in keys:
             self._working.pop(key, None)
 
+    def tracks(self, key: tuple[str, str]) -> bool:
+        """Whether this session is in the middle of a turn, as last seen."""
+        return key in self._working
+
     def working(self) -> list[tuple[str, str]]:
         return list(self._working)
 
