@@ -23,6 +23,8 @@ COMMAND_TOOLS: Final = frozenset(
 )
 #: the most of each kind kept for one turn (the counts stay exact)
 KEPT: Final = 20
+#: the most turns recorded at once (one per working session)
+TURNS_KEPT: Final = 256
 #: how many of each kind are named at normal verbosity
 NAMED: Final = 5
 
@@ -76,8 +78,11 @@ class TurnDigests:
         self.last: TurnRecord | None = None
 
     def started(self, key: Key, agent: str, now: float) -> None:
-        if key not in self._turns and len(self._turns) < 256:
-            self._turns[key] = TurnRecord(agent, now)
+        if key in self._turns:
+            return
+        if len(self._turns) >= TURNS_KEPT:  # sessions gone without an end: the oldest goes
+            del self._turns[min(self._turns, key=lambda k: self._turns[k].started)]
+        self._turns[key] = TurnRecord(agent, now)
 
     def recording(self, key: Key) -> bool:
         return key in self._turns

@@ -26,7 +26,7 @@ from typing import Any, Final
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
 from announcer.engine.clock import Lateness, ProducerClock
-from announcer.engine.digest import TurnDigests, digest_text
+from announcer.engine.digest import TurnDigests, TurnRecord, digest_text
 from announcer.engine.earcons import Earcon
 from announcer.engine.engine_state import _PROMPTS, OutgoingReply, TranscriptEntry
 from announcer.engine.outputs import OutputStreams, Released
@@ -597,7 +597,7 @@ class Engine(UnreadableFrames):
             return self._submit(Announcement(text, language, kind="system.digest"), None, now)
         return self._say_digest_of(record, now)
 
-    def _say_digest_of(self, record: Any, now: float) -> list[SpeechCommand]:
+    def _say_digest_of(self, record: TurnRecord, now: float) -> list[SpeechCommand]:
         language = self.policy.phrase_language
         text = digest_text(record, language, self.settings.verbosity)
         notice = Announcement(clean_for_speech(text, language, max_chars=2000), language,
@@ -632,7 +632,7 @@ class Engine(UnreadableFrames):
         duration = duration_phrase(what.seconds, language)
         if what.tool:
             tool = clean_for_speech(what.tool, language, max_chars=100).rstrip(" .")
-            if len({source for source, _ in self._silence.working()}) > 1:
+            if len({source for source, _session in self._silence.working()}) > 1:
                 # several agents work: the one that runs it is named
                 tool = f"{clean_for_speech(what.agent, language, max_chars=60)}, {tool}"
             text = _("Still working: {what}, {duration}.").format(what=tool, duration=duration)
