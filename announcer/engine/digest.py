@@ -76,8 +76,12 @@ class TurnDigests:
     def __init__(self) -> None:
         self._turns: dict[Key, TurnRecord] = {}
         self.last: TurnRecord | None = None
+        # turns the agent said were over while a question of theirs was still open: over
+        # once it is answered, unless the agent works again first
+        self._end_when_answered: set[Key] = set()
 
     def started(self, key: Key, agent: str, now: float) -> None:
+        self._end_when_answered.discard(key)
         if key in self._turns:
             return
         if len(self._turns) >= TURNS_KEPT:  # sessions gone without an end: the oldest goes
@@ -129,8 +133,15 @@ class TurnDigests:
         if record is not None:
             record.errors += 1
 
+    def end_when_answered(self, key: Key) -> None:
+        self._end_when_answered.add(key)
+
+    def ends_when_answered(self, key: Key) -> bool:
+        return key in self._end_when_answered
+
     def ended(self, key: Key) -> TurnRecord | None:
         """The turn is over: its record (kept as the last one), or None if none was kept."""
+        self._end_when_answered.discard(key)
         record = self._turns.pop(key, None)
         if record is not None:
             self.last = record

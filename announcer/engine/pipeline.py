@@ -414,6 +414,14 @@ class Engine(UnreadableFrames):
             )
             # Issue 14 c: no key hints or time left after the answer; cut the question off.
             self._after_answer += self.scheduler.question_ended(prompt.event_id, now)
+            key = (prompt.source_id, prompt.session_id)
+            session = self.tracker.session(prompt.source_id, prompt.session_id)
+            if (
+                session is not None
+                and not session.open_prompts
+                and self._digests.ends_when_answered(key)
+            ):
+                self._after_answer += self._turn_digest(key, now)
             if self._presented == answer.reply_token:
                 self._present_due_at = now  # the next question, at the next tick
         return outcome
@@ -551,10 +559,13 @@ class Engine(UnreadableFrames):
         turn_over = isinstance(event, _TERMINAL) or (
             isinstance(event, StateChanged) and event.to_state in RESTING_STATES
         )
-        if turn_over and not session.open_prompts and self._digests.recording(key):
-            # the agent says it waits for the user (a question only pauses the turn), or
-            # the session ended: the turn's digest, if it was long
-            commands += self._turn_digest(key, now)
+        if turn_over and self._digests.recording(key):
+            # the agent says it waits for the user, or the session ended: the turn's
+            # digest, if it was long; a question still open is answered first
+            if session.open_prompts and not isinstance(event, _TERMINAL):
+                self._digests.end_when_answered(key)
+            else:
+                commands += self._turn_digest(key, now)
         return commands
 
     def _handle_event(

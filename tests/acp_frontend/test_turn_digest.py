@@ -5,7 +5,10 @@ an instant speech backend on a clock the test holds)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import UserAnswer
@@ -13,6 +16,7 @@ from announcer.engine.replies import ReplyReady
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Speak
 from announcer.formats.acp import AcpAdapter
+from tests.support.pace_replay import acp_session_frames
 
 CWD = "/home/ada/project"
 OPTIONS = [
@@ -131,3 +135,48 @@ def test_digest_in_the_plain_interface_names_the_users_answer(asked) -> None:  #
     assert agent.quit() == 0
     heard = [line for line in agent.heard() if line.startswith("Scripted Agent's turn:")]
     assert len(heard) == 1 and "You answered: allowed:" in heard[0]  # said, and once
+
+
+LAB_SESSION = Path(__file__).parents[2] / "benchmarks" / "data" / "lab_plan_session.jsonl"
+
+
+@pytest.mark.parametrize("answered_late", [False, True])
+def test_a_recorded_turn_of_the_real_claude_adapter_ends_with_its_digest(
+    answered_late: bool,
+) -> None:
+    """claude-agent-acp's recorded turn (tests/lab/acp_tee.py): a read, a command the user
+    allowed, the agent's words. ``answered_late``: the turn's end arrives while the question
+    is still open (a replay at the recording's times); the digest then follows the answer."""
+    engine = Engine(UserSettings(digest_after_seconds=1, answer_arming_seconds=0))
+    engine.trust_extension("acp")
+    engine.set_subscription("acp", "sub_1")
+    heard: list[tuple[str, str]] = []
+
+    def run(commands: list[Any], now: float) -> None:
+        pending = list(commands)
+        while pending:
+            command = pending.pop(0)
+            if isinstance(command, Speak):
+                heard.append((command.announcement.kind, command.announcement.text))
+                pending += engine.on_speech_done(command.utterance_id, now)
+
+    lines = LAB_SESSION.read_text(encoding="utf-8").splitlines()
+    start, token = 1_000.0, ""
+    for at, frame in acp_session_frames(lines):
+        run(engine.receive(json.dumps(frame), "acp", start + at), start + at)
+        if frame["type"].endswith("awaiting.confirmation"):
+            token = frame["reply_token"]
+            if not answered_late:
+                outcome = engine.answer(UserAnswer(token, decision="accept"), start + at)
+                assert isinstance(outcome, ReplyReady)
+                run(engine.take_speech(), start + at)
+    if answered_late:
+        assert not any(kind == "system.digest" for kind, _ in heard)
+        outcome = engine.answer(UserAnswer(token, decision="accept"), start + 30)
+        assert isinstance(outcome, ReplyReady)
+        run(engine.take_speech(), start + 30)
+    digests = [text for kind, text in heard if kind == "system.digest"]
+    assert digests == [
+        "Claude Agent's turn: Ran: Touch made.txt. You answered: allowed: Claude Agent wants "
+        "to run: touch made.txt. Last words: Tell me if you want a different name for the file."
+    ]
