@@ -50,3 +50,29 @@ def test_every_cited_test_exists() -> None:
             ):
                 missing.append(f"row {number}: {path} :: {name}")
     assert not missing, missing
+
+
+#: the chapter 9 section of each level's subscriber requirements
+LEVEL_SECTIONS = {1: "§9.3.2", 2: "§9.4.2", 3: "§9.5.2"}
+
+
+def test_the_levels_declared_are_the_levels_the_table_shows_met() -> None:
+    """Issue 29, item 15: requests declared levels [1, 2, 3] while this page said Level 2.
+    Every subscriber requirement of each level announcer declares is met or does not
+    apply, and the page says the same levels."""
+    from announcer.engine.settings import UserSettings
+    from announcer.runtime.capabilities import capabilities_from_settings
+
+    declared = capabilities_from_settings(UserSettings())["supported_conformance_levels"]
+    assert capabilities_from_settings(UserSettings(), can_reply=False)[
+        "supported_conformance_levels"
+    ] == [1]
+    for level in declared:
+        section = LEVEL_SECTIONS[level]
+        for number, _rule, spec, status, _proof in rows():
+            if section in spec:
+                assert status in ("met", "not applicable"), (level, number, status)
+    text = DOC.read_text(encoding="utf-8")
+    said = f"announcer declares conformance levels {', '.join(map(str, declared[:-1]))}"
+    assert f"{said} and {declared[-1]}" in " ".join(text.split())
+    assert "claims Level 2" not in text

@@ -27,6 +27,10 @@ class Urgency(StrEnum):
         return _URGENCY_RANK[self]
 
 
+#: the kind of our own sentence that a new voice took over mid-session: the interfaces
+#: already showed the speech output's printed notice, so they do not print it again
+SPEECH_OUTPUT_KIND = "system.speech_output"
+
 _URGENCY_RANK = {Urgency(word): rank for rank, word in enumerate(get_args(WireUrgency))}
 
 

@@ -69,8 +69,13 @@ class QuestionCounts(QuestionNotices):
             self._notice_serial += 1
             announcement.event_id = f"evt_count{self._notice_serial}"
             if kind == "waiting":
-                if len(self.book.pending()) <= 1:
+                pending = self.book.pending()
+                if len(pending) <= 1:
                     continue  # nothing waits any more
+                # the count as it is now, not when it was put off: questions answered or
+                # withdrawn meanwhile no longer wait (issue 29, item 14: off by one)
+                now_counted = self._waiting_announcement(pending[0], len(pending) - 1, False)
+                announcement.text = now_counted.text
                 self._waiting_notice_id = announcement.event_id
             else:
                 self._set_aside_notice_id = announcement.event_id

@@ -12,7 +12,7 @@ from announcer.engine.phrases import N_
 from announcer.engine.policy_questions import agent_asks_itself
 from announcer.engine.policy_words import Spoken, by_language, same_language
 from announcer.engine.prompts import PendingPrompt
-from announcer.engine.raw_frames import _raw_words
+from announcer.engine.raw_frames import _as_sentence, _raw_words
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.i18n.translate import translator
 from announcer.protocol.events import AaepEvent, AwaitingClarification, AwaitingConfirmation
@@ -179,7 +179,7 @@ class QuestionNotices(EngineState):
         """Consequence, risk, reversibility and deadline of a confirmation, as far as
         they can be read from a frame that failed validation (§10.1.3)."""
         tr = translator(self.policy.phrase_language)
-        parts = [_raw_words(raw, ("consequence",))]
+        parts = [_as_sentence(_raw_words(raw, ("consequence",)))]
         risk = raw.get("risk_level")
         if risk == "high":
             parts.append(tr.gettext("High risk."))

@@ -14,6 +14,7 @@ from announcer.engine.phrases import N_
 from announcer.engine.policy_questions import waits_without_timeout
 from announcer.engine.prompts import PendingPrompt
 from announcer.engine.question_counts import QuestionCounts
+from announcer.engine.raw_frames import _as_sentence
 from announcer.engine.replies import ReplyReady
 from announcer.engine.speech_commands import SpeechCommand
 from announcer.engine.text_hygiene import clean_for_speech
@@ -133,6 +134,9 @@ class Questions(QuestionCounts, Folding, ClockSkew):
         session = self.tracker.session(prompt.source_id, prompt.session_id)
         commands = self._say_prompt(prompt, session, now)
         waiting = len(self.book.pending()) - 1
+        # the count said with the question is the current one: a count put off before
+        # would only repeat it, or say an older, wrong number (issue 29, item 14)
+        self._count_due.pop("waiting", None)
         if waiting > 0:
             commands += self._submit(self._waiting_announcement(prompt, waiting, True), None, now)
         return commands
@@ -246,6 +250,11 @@ class Questions(QuestionCounts, Folding, ClockSkew):
             if prompt.malformed:
                 # §10.1.3: its words kept: consequence, risk, reversibility, deadline.
                 details = self._malformed_details(prompt, now)
+                if details and notice:
+                    # the action ends as a sentence before its details follow (issue 29,
+                    # item 15: sentences were run together)
+                    last = notice[-1]
+                    notice[-1] = dataclasses.replace(last, text=_as_sentence(last.text))
                 if details:
                     notice.append(
                         dataclasses.replace(

@@ -118,6 +118,19 @@ def _raw_words(raw: Mapping[str, Any], fields: tuple[str, ...]) -> str:
     return ""
 
 
+#: how a sentence may end, in the scripts the catalogs cover
+_SENTENCE_ENDS: Final = (".", "!", "?", "…", ":", ";", "。", "！", "？", "؟", "।", "۔")
+
+
+def _as_sentence(text: str) -> str:
+    """``text`` ending as a sentence, so what follows it is not read as its continuation
+    (issue 29, item 15: "...for good High risk.")."""
+    text = text.rstrip()
+    if text and not text.endswith(_SENTENCE_ENDS):
+        return text + "."
+    return text
+
+
 def _raw_choice_labels(raw: Mapping[str, Any]) -> str:
     choices = raw.get("choices")
     if not isinstance(choices, list):

@@ -45,6 +45,10 @@ class Retry:
     delay: float
     notice: Notice | None
     failures: int  # consecutive failures since the last healthy connection
+    #: attempts since the connection was last up that the producer accepted (the stream
+    #: opened) before it closed them: a producer that accepts and hangs up is not one that
+    #: cannot be reached (issue 29, item 15)
+    accepted: int = 0
 
 
 @dataclass(slots=True)
@@ -97,6 +101,8 @@ class ReconnectPolicy:
     #: at most ``LOSSES_SAID`` times, then one FLAPPING summary until it holds)
     _losses_said: int = 0
     _flapping_said: bool = False
+    #: attempts the producer accepted (opened) since the connection was last up
+    _accepted: int = 0
 
     def __post_init__(self) -> None:
         self.backoff = Backoff(first=self.first, cap=self.cap, rng=self.rng)
@@ -108,6 +114,7 @@ class ReconnectPolicy:
     def opened(self) -> None:
         """The stream is open (SSE: the event stream answered; others: after the handshake)."""
         self._opened_at = self.clock()
+        self._accepted += 1
 
     def delivered(self) -> Notice | None:
         """A frame arrived on the open stream: the connection is proven."""
@@ -122,6 +129,7 @@ class ReconnectPolicy:
         if self._up_since is not None or self._opened_at is None:
             return None
         self._up_since = self.clock()
+        self._accepted = 0
         first = not self._ever_up
         told = self._loss_told
         self._ever_up = True
@@ -174,7 +182,7 @@ class ReconnectPolicy:
         elif self._last_reminder is not None and now - self._last_reminder >= self.remind_every:
             self._last_reminder = now
             notice = Notice.STILL_FAILING
-        return Retry(self.backoff.next_delay(), notice, self.failures)
+        return Retry(self.backoff.next_delay(), notice, self.failures, self._accepted)
 
     def failing_for(self) -> float:
         """Seconds since the loss the user was told about (0 when connected)."""

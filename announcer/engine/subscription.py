@@ -112,6 +112,7 @@ class Closed:
 
     reason_code: str | None = None  # sanitised and capped
     reason_message: str | None = None
+    subscription_id: str | None = None  # the subscription it closes, as sent (capped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,9 +161,11 @@ def read_answer(message: Mapping[str, Any] | WireModel) -> HandshakeAnswer:
             ),
         )
     if kind == "subscription.close":
+        named = data.get("subscription_id")
         return Closed(
             reason_code=text_field(data.get("reason_code"), limit=CLOSE_CODE_LIMIT),
             reason_message=text_field(data.get("reason_message"), limit=DETAIL_LIMIT),
+            subscription_id=named[:200] if isinstance(named, str) else None,
         )
     return Unexpected(kind if isinstance(kind, str) else None)
 
@@ -228,6 +231,7 @@ class After(Enum):
     ENDED = "ended"  # §5.7: a rejected renegotiation ends the subscription; start afresh
     CLOSED_BY_PRODUCER = "closed_by_producer"  # §5.8: its questions are void; reconnect
     IGNORED = "ignored"
+    NOT_OURS = "not_ours"  # §5.8.1: a close naming another subscription closes nothing here
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,8 +243,14 @@ class MessageStep:
     say: str = ""
 
 
-def after_message(answer: HandshakeAnswer, *, name: str, language: str) -> MessageStep:
+def after_message(
+    answer: HandshakeAnswer, *, name: str, language: str, subscription_id: str | None = None
+) -> MessageStep:
     """A handshake message during the subscription: a renegotiation's answer or a close.
+
+    ``subscription_id`` is ours on this connection: a ``subscription.close`` that names
+    another one does not close ours (its questions stay open), and is logged by the
+    runtime, never honoured in silence or in error.
 
     For an accepted renegotiation ``say`` is worded after the runtime applied it (the
     producer may have sent a new name): see :func:`settings_changed`.
@@ -249,6 +259,9 @@ def after_message(answer: HandshakeAnswer, *, name: str, language: str) -> Messa
     if isinstance(answer, Accepted):
         return MessageStep(After.SETTINGS_CHANGED, accepted=answer)
     if isinstance(answer, Closed):
+        named = answer.subscription_id
+        if named is not None and subscription_id is not None and named != subscription_id:
+            return MessageStep(After.NOT_OURS)
         return MessageStep(After.CLOSED_BY_PRODUCER, say=closed_sentence(answer, name, language))
     if isinstance(answer, Rejected):
         code = answer.reason_code

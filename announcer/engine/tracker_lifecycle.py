@@ -85,7 +85,12 @@ class TrackerLifecycle(TrackerStore):
                         event.event_id,
                     )
                 )
-            if event.from_state == AWAITING_INPUT and event.to_state != AWAITING_INPUT:
+            if event.to_state != AWAITING_INPUT and (
+                event.from_state == AWAITING_INPUT or event.to_state in WITHDRAWING_STATES
+            ):
+                # §6.8 names only where the change goes: "returning to thinking or
+                # deciding" cancels from any state (a producer that asked while in
+                # ``calling_tool`` says ``calling_tool`` -> ``thinking``)
                 self._leave_awaiting_input(state, event, admission)
             state.agent_state = event.to_state
             state.state_since = now
@@ -184,7 +189,8 @@ class TrackerLifecycle(TrackerStore):
     def _leave_awaiting_input(
         state: SessionState, event: StateChanged, admission: Admission
     ) -> None:
-        """§6.8: a state change away from ``awaiting_input`` (``from_state`` says so).
+        """§6.8: a state change away from ``awaiting_input`` (``from_state`` says so), or
+        returning to ``thinking``/``deciding`` from any state (§6.8's own words).
 
         Questions are withdrawn only on evidence (§6.8, §6.7.2, §6.1(3)):
 

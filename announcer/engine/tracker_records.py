@@ -163,10 +163,13 @@ def _named_prompts(state: SessionState, event: StateChanged) -> list[str]:
 
 
 def _cancels_questions(event: AaepEvent) -> bool:
-    """Events that may void open questions (§6.8): terminal, or leaving awaiting_input."""
+    """Events that may void open questions (§6.8): terminal, leaving awaiting_input, or
+    returning to ``thinking``/``deciding`` from any state (§6.8 names no ``from_state``)."""
     if isinstance(event, _TERMINAL):
         return True
-    return isinstance(event, StateChanged) and event.from_state == AWAITING_INPUT
+    return isinstance(event, StateChanged) and (
+        event.from_state == AWAITING_INPUT or event.to_state in WITHDRAWING_STATES
+    )
 
 
 def _tool_key(tool: str, tool_call_id: str | None) -> str:

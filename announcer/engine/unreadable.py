@@ -9,6 +9,7 @@ from typing import Any, Final
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.questions import Questions
 from announcer.engine.raw_frames import (
+    _as_sentence,
     _malformed_prompt,
     _raw_choice_labels,
     _raw_producer_name,
@@ -161,6 +162,8 @@ class UnreadableFrames(Questions):
         else:
             words = _raw_words(raw, ("reason", "summary_normal", "summary_terse"))
             details = ""
+        if details:  # the producer's words end as a sentence before ours follow
+            words = _as_sentence(words)
         what = " ".join(part for part in (words, details) if part)
         text = (
             tr.gettext(

@@ -32,8 +32,15 @@ from announcer.formats.speakable import clip
 #: The most fields one form may hold; more are said as left out (a hostile agent must not
 #: make the user answer for ever).
 MAX_FIELDS = 20
-#: The most options one choice field offers (AAEP allows 32 choices; three are ours).
+#: The most options one choice question offers at once (AAEP allows 32 choices; three are
+#: ours: leave empty, decline, cancel). A field with more is asked in pages.
 MAX_OPTIONS = 29
+#: The options of one page when a field has more than :data:`MAX_OPTIONS` (two more are
+#: "Earlier choices" and "More choices").
+PAGE_OPTIONS = MAX_OPTIONS - 2
+#: The most options one field keeps (a hostile agent must not make a list without end);
+#: more are counted and said as left out, never dropped in silence.
+MAX_ALL_OPTIONS = 500
 
 # Our own choice values: never an agent's ``const`` (those are numbered ``opt-N``).
 DECLINE = "x-announcer:decline"
@@ -41,6 +48,8 @@ CANCEL = "x-announcer:cancel"
 SKIP = "x-announcer:skip"
 SEND = "x-announcer:send"
 AGAIN = "x-announcer:again"
+MORE = "x-announcer:more"
+EARLIER = "x-announcer:earlier"
 YES = "x-announcer:yes"
 NO = "x-announcer:no"
 
@@ -63,6 +72,8 @@ class FormField:
     description: str = ""
     required: bool = False
     options: list[tuple[str, str]] = field(default_factory=list)  # (const, spoken label)
+    options_left_out: int = 0  # options past MAX_ALL_OPTIONS: counted and said
+    page: int = 0  # the page of options asked now (more than MAX_OPTIONS)
     minimum: float | None = None
     maximum: float | None = None
     min_length: int | None = None
@@ -140,10 +151,10 @@ def _parse_field(key: str, spec: dict[str, Any], required: bool) -> FormField:
     elif kind == "array":
         items = spec.get("items") if isinstance(spec.get("items"), dict) else {}
         assert isinstance(items, dict)
-        made.options = _options(items.get("anyOf"), items.get("enum"))
+        made.options, made.options_left_out = _options(items.get("anyOf"), items.get("enum"))
         made.kind = "multi" if made.options else "text"
     elif kind == "string" or kind is None:
-        made.options = _options(spec.get("oneOf"), spec.get("enum"))
+        made.options, made.options_left_out = _options(spec.get("oneOf"), spec.get("enum"))
         if made.options:
             made.kind = "choice"
         else:
@@ -152,7 +163,9 @@ def _parse_field(key: str, spec: dict[str, Any], required: bool) -> FormField:
     return made
 
 
-def _options(titled: object, plain: object) -> list[tuple[str, str]]:
+def _options(titled: object, plain: object) -> tuple[list[tuple[str, str]], int]:
+    """The options (value, label as the agent wrote it), and how many past the bound are
+    left out."""
     found: list[tuple[str, str]] = []
     if isinstance(titled, list):
         for option in titled:
@@ -163,7 +176,41 @@ def _options(titled: object, plain: object) -> list[tuple[str, str]]:
     elif isinstance(plain, list):
         found = [(v, _text(v, 300) or v) for v in plain if isinstance(v, str)]
     unique = list(dict.fromkeys((const, label) for const, label in found if const))
-    return unique[:MAX_OPTIONS]
+    kept = unique[:MAX_ALL_OPTIONS]
+    return kept, len(unique) - len(kept)
+
+
+def _same_reading(label: str) -> str:
+    folded = unicodedata.normalize("NFKC", label).casefold()
+    return " ".join("".join(ch for ch in folded if unicodedata.category(ch) != "Cf").split())
+
+
+def spoken_options(item: FormField, t: Translate) -> list[tuple[str, str]]:
+    """The options (value, label) as the user hears them.
+
+    Options that read the same (same title and description, whatever the case, spacing,
+    compatibility form or invisible characters) are told apart by their place among them
+    and the value each sends: "Keep" and a "Keep" that sends ``delete-all`` must never
+    sound alike (the user must know which one they pick)."""
+    options = item.options
+    readings = [_same_reading(label) for _, label in options]
+    totals: dict[str, int] = {}
+    for reading in readings:
+        totals[reading] = totals.get(reading, 0) + 1
+    seen: dict[str, int] = {}
+    told: list[tuple[str, str]] = []
+    for (const, label), reading in zip(options, readings, strict=True):
+        if totals[reading] < 2:
+            told.append((const, label))
+            continue
+        seen[reading] = seen.get(reading, 0) + 1
+        # the marks go to the title, before any description (the review says the title)
+        title, colon, description = label.partition(": ")
+        marked = t(N_("{label} ({number} of {count} with this name, it sends {value})")).format(
+            label=title, number=seen[reading], count=totals[reading], value=_text(const, 80)
+        )
+        told.append((const, f"{marked}{colon}{description}"))
+    return told
 
 
 def _text(value: object, limit: int) -> str:
@@ -222,7 +269,7 @@ def _field_question(form: Form, item: FormField, agent: str, t: Translate) -> Qu
     parts: list[str] = []
     if form.problem:
         parts.append(form.problem)
-    if form.index == 0 and not form.problem:
+    if form.index == 0 and not form.problem and item.page == 0:
         parts.append(_lead(form, agent, t))
     if len(form.fields) > 1:
         parts.append(
@@ -238,12 +285,21 @@ def _field_question(form: Form, item: FormField, agent: str, t: Translate) -> Qu
     skip = [] if item.required else [(SKIP, t(N_("Leave it empty")))]
     choices: list[tuple[str, str]] = []
     kinds = ["multiple_choice"]
+    if item.options_left_out:
+        parts.append(
+            t(N_("It offered {count} more choices, which are left out.")).format(
+                count=item.options_left_out
+            )
+        )
     if item.kind == "choice":
-        choices = [(f"opt-{i}", label) for i, (_, label) in enumerate(item.options)]
+        choices, paging = _page_of_choices(item, t)
+        parts.extend(paging)
     elif item.kind == "boolean":
         choices = [(YES, t(N_("Yes"))), (NO, t(N_("No")))]
     elif item.kind == "multi":
-        listed = "; ".join(f"{i}: {label}" for i, (_, label) in enumerate(item.options, 1))
+        listed = "; ".join(
+            f"{i}: {label}" for i, (_, label) in enumerate(spoken_options(item, t), 1)
+        )
         parts.append(
             t(N_("Choose one or more by number, separated by spaces: {choices}.")).format(
                 choices=listed
@@ -261,6 +317,30 @@ def _field_question(form: Form, item: FormField, agent: str, t: Translate) -> Qu
     return Question(
         text, _sentence(item.title), choices + skip + refusals, kinds, secret=item.secret
     )
+
+
+def _page_of_choices(item: FormField, t: Translate) -> tuple[list[tuple[str, str]], list[str]]:
+    """The choices asked now, and what the question says about them.
+
+    Up to :data:`MAX_OPTIONS` options are offered at once; a field with more is asked in
+    pages, each with "More choices" and "Earlier choices", and the count is said, so every
+    option stays reachable by its key."""
+    labelled = [(f"opt-{i}", label) for i, (_, label) in enumerate(spoken_options(item, t))]
+    if len(labelled) <= MAX_OPTIONS:
+        return labelled, []
+    pages = math.ceil(len(labelled) / PAGE_OPTIONS)
+    page = min(item.page, pages - 1)
+    first = page * PAGE_OPTIONS
+    shown = labelled[first : first + PAGE_OPTIONS]
+    pages_said = N_("{count} choices, in {pages} pages; page {page}: choices {first} to {last}")
+    said = t(pages_said).format(
+        count=len(labelled), pages=pages, page=page + 1, first=first + 1, last=first + len(shown)
+    )
+    if page + 1 < pages:
+        shown.append((MORE, t(N_("More choices (page {page})")).format(page=page + 2)))
+    if page > 0:
+        shown.append((EARLIER, t(N_("Earlier choices (page {page})")).format(page=page)))
+    return shown, [said]
 
 
 def range_hint(item: FormField, t: Translate) -> str:
@@ -303,7 +383,7 @@ def spoken_value(item: FormField, value: object, t: Translate) -> str:
         return t(N_("left empty"))
     if item.secret:
         return t(N_("given, not read back"))
-    labels = dict(item.options)
+    labels = dict(spoken_options(item, t))
     if isinstance(value, bool):
         return t(N_("Yes")) if value else t(N_("No"))
     if isinstance(value, list):
@@ -366,8 +446,14 @@ def take_answer(form: Form, response: object, t: Translate) -> dict[str, Any] | 
             return {"action": "accept", "content": content}
         if response == AGAIN:
             form.reviewing, form.index = False, 0
+            for item in form.fields:
+                item.page = 0
         return None
     item = form.fields[form.index]
+    if item.kind == "choice" and response in (MORE, EARLIER):
+        last_page = max(0, math.ceil(len(item.options) / PAGE_OPTIONS) - 1)
+        item.page = min(last_page, max(0, item.page + (1 if response == MORE else -1)))
+        return None  # the same field, its next (or earlier) page of choices
     value, problem = _value(item, response, t)
     if problem:
         form.problem = problem

@@ -8,9 +8,10 @@ spoken. An elicitation is asked one field at a time (:mod:`announcer.formats.acp
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from announcer.command_analysis import analyse, higher_risk
+from announcer.command_analysis import analyse, higher_risk, scan_text
 from announcer.formats.acp_forms import Form, FormField, next_question, parse_form, take_answer
 from announcer.formats.acp_session import Permission, _Session, _Tool
 from announcer.formats.acp_shapes import (
@@ -29,7 +30,7 @@ from announcer.formats.acp_shapes import (
 )
 from announcer.formats.acp_tools import AcpToolCalls
 from announcer.formats.base import AdapterOutput, JsonObject, get_str
-from announcer.formats.builder_fields import mark_command, mark_literal, mark_plan
+from announcer.formats.builder_fields import MAX_PLAN, mark_command, mark_literal, mark_plan
 from announcer.formats.speakable import clip, command_in_words
 from announcer.i18n.translate import translator
 from announcer.protocol.extensions import ANNOUNCER_EXTENSION, ANNOUNCER_EXTENSION_CONTEXT
@@ -41,6 +42,8 @@ NO_TIMEOUT_SECONDS = 86_400
 _IRREVERSIBLE_KINDS = frozenset({"delete"})
 _HIGH_RISK_KINDS = frozenset({"delete", "move"})
 _LOW_RISK_KINDS = frozenset({"read", "search", "think", "fetch"})
+#: a plan's list item ("- ", "* ", "3. "), as the question counts its steps
+_PLAN_ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 # Names of an "always" option that say nothing more than the key does.
 _GENERIC_ALWAYS = frozenset({"always allow", "allow always", "always", "allow all", "yes, always"})
 
@@ -128,7 +131,11 @@ class AcpQuestions(AcpToolCalls):
                 )
             )
             if len(steps) > 8:
-                said_plan += " …"
+                # every step is reachable: W reads the whole plan (the question's keys say
+                # so), and the detailed summary holds it whole
+                said_plan = f"{_sentence(said_plan)} " + translator(self.language).ngettext(
+                    "And {count} more step.", "And {count} more steps.", len(steps) - 8
+                ).format(count=len(steps) - 8)
         named = _named_options(options)
         always = [name for _, name, kind in named if kind == _ALLOW_ALWAYS]
         specific = [n for n in always if n.casefold() not in _GENERIC_ALWAYS]
@@ -152,6 +159,55 @@ class AcpQuestions(AcpToolCalls):
         if never:
             parts.append(self._t("Never: {option}").format(option=never))
         return said_plan, _sentence("; ".join(parts))
+
+    def _plan_dangers(self, plan: str) -> tuple[str, bool, bool]:
+        """What in a plan is dangerous, in words; whether that makes it high risk; whether
+        any of it cannot be undone.
+
+        Every line is read as :func:`~announcer.command_analysis.scan_text` reads prose
+        (the steps past the eighth too, headings and notes as well), so a plan whose last
+        step is ``rm -rf ~`` is a high-risk question taking two keys. A plan longer than
+        a question keeps is not read in full, so it is high risk too, and said."""
+        if not plan.strip():
+            return "", False, False
+        kept = plan[:MAX_PLAN]
+        lines = [line.strip() for line in kept.splitlines() if line.strip()]
+        items = [bool(_PLAN_ITEM.match(line)) for line in lines]
+        numbered = any(items)
+        found: list[str] = []
+        irreversible = high = False
+        step = 0
+        for line, is_item in zip(lines, items, strict=True):
+            if is_item or not numbered:
+                step += 1
+            danger = scan_text(line)
+            if danger is None or not (danger.dangerous or danger.risk == "high"):
+                continue
+            high = True
+            irreversible = irreversible or danger.irreversible
+            where = (
+                self._t("step {number}").format(number=step)
+                if is_item or not numbered
+                else self._t("its notes")
+            )
+            parts = "; ".join(danger.dangerous) or clip(line, 120)
+            found.append(f"{where}: {parts}")
+        said: list[str] = []
+        if found:
+            shown = "; ".join(found[:3])
+            if len(found) > 3:
+                shown += "; " + translator(self.language).ngettext(
+                    "and {count} more step", "and {count} more steps", len(found) - 3
+                ).format(count=len(found) - 3)
+            said.append(self._t("Dangerous in the plan: {parts}").format(parts=shown))
+        if len(plan) > MAX_PLAN:
+            high = True
+            said.append(
+                self._t(
+                    "The plan has {count} characters; only the first {kept} are shown and read"
+                ).format(count=len(plan), kept=MAX_PLAN)
+            )
+        return " ".join(_sentence(part) for part in said), high, irreversible
 
     def always_choices(self, reply_token: str) -> list[tuple[str, str]]:
         """The agent's allow-always options (id, name) for a question, when there are several."""
@@ -221,6 +277,28 @@ class AcpQuestions(AcpToolCalls):
         :meth:`elicitation_answered` returns the agent's response (never answered here).
         """
         return self._run(lambda: self._elicit(request_key, params, now))
+
+    def elicitation_refused(self, now: float) -> AdapterOutput:
+        """An ``elicitation/create`` too big to read was refused before it was read (the
+        agent got an error): said at once, never folded, since a question must never
+        vanish in silence (issue 29 item 6)."""
+
+        def step() -> None:
+            session = self._session(self._latest_session(), now)
+            sentence = self._t(
+                "{agent} asked a question too big to read; it was refused, and {agent} was told."
+            ).format(agent=self.agent_name)
+            self.builder.progress(
+                session.state,
+                now,
+                description=sentence,
+                percent=100,
+                normal=sentence,
+                terse=sentence,
+                urgency="critical",
+            )
+
+        return self._run(step)
 
     def elicitation_answered(
         self, reply_token: str, response: object, now: float
@@ -398,8 +476,17 @@ class AcpQuestions(AcpToolCalls):
                 reason=clip(reason, 300)
             )
         plan, choices = self._plan_and_options(call, params.get("options"), tool.plan)
+        whole_plan = get_str(call, "rawInput", "plan") or tool.plan
+        plan_irreversible = False
         if plan:  # a plan approval reads the plan (Claude's ExitPlanMode)
             consequence = plan
+            # issue 29, item 13: every step is risk-checked, as a command is; what is
+            # dangerous is said, and a plan not kept whole is not read in full: high risk
+            warning, plan_high, plan_irreversible = self._plan_dangers(whole_plan)
+            if plan_high:
+                risk = "high"
+            if warning:
+                consequence = f"{_sentence(warning)} {_sentence(consequence)}"
         if choices:
             consequence = f"{_sentence(consequence)} {choices}"
         token_seed = f"permission-{request_key}"
@@ -422,11 +509,11 @@ class AcpQuestions(AcpToolCalls):
             risk_level=risk,
             irreversible=kind in _IRREVERSIBLE_KINDS
             or bool(tool.deletes)
+            or plan_irreversible
             or (analysis is not None and analysis.irreversible),
             timeout_seconds=NO_TIMEOUT_SECONDS,
         )
         event["allowed_replies"] = allowed
-        whole_plan = get_str(call, "rawInput", "plan") or tool.plan
         if whole_plan.strip():  # the whole plan, also in the detailed summary
             event["summary_detailed"] = clip(
                 f"{event['summary_normal']} {' '.join(whole_plan.split())}", 16_000

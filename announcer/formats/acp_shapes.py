@@ -280,7 +280,7 @@ def _plan_steps(plan: str) -> list[str]:
         if re.match(r"^(?:[-*+]|\d+[.)])\s+", line)
     ]
     chosen = items or [line.lstrip("# ") for line in lines]
-    return [clip(step, 300) for step in chosen[:100]]
+    return [clip(step, 300) for step in chosen]
 
 
 def _raw_command(call: JsonObject) -> str | None:

@@ -418,6 +418,15 @@ class HookDesk:
         )
         return b.take()
 
+    def hung_up(self, token: str, now: float) -> list[JsonObject]:
+        """The hook's process ended (killed) while it waited: nothing reached it, so the
+        question is withdrawn in words, never "Allowed"."""
+        if token not in self.questions:
+            return []  # answered, or withdrawn already
+        b = self.builder
+        sentence = b._t("{agent} stopped waiting; nothing was sent.")
+        return self._withdraw(token, sentence.format(agent=b.agent_name), now)
+
     def _withdraw(self, token: str, sentence: str, now: float) -> list[JsonObject]:
         question = self.questions.pop(token)
         b = self.builder

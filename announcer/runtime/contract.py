@@ -198,6 +198,10 @@ class UiSession:
         """Which keys the engine's spoken questions name; a session without an engine
         names none."""
 
+    def input_ended(self) -> None:
+        """The interface can no longer take the user's answers (its input ended): a
+        session that declared it can reply says it no longer can (§5.3.1.4)."""
+
     def presented_prompt(self) -> PendingPrompt | None:
         """The question being presented (see :attr:`presents_prompts`)."""
         return None

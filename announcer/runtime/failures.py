@@ -21,6 +21,11 @@ N_ = str  # marks msgids for extraction (babel.cfg keywords); translated in conn
 # may quote ("cannot start the command x: No such file or directory" is about a command,
 # not a socket). A named group fills the placeholder of the same name.
 _CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        # before "No such file" and "SSL": the file is the user's --ca-file, not a socket
+        re.compile(r"CA file given with --ca-file, (?P<path>.+): (?P<reason>[^:]+)$", re.I),
+        N_("the CA file {path}, given with --ca-file, cannot be used: {reason}"),
+    ),
     (re.compile(r"another origin", re.I), N_("it pointed to another address, which was refused")),
     (
         re.compile(
@@ -46,6 +51,17 @@ _CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
     (
         re.compile(r"closed the connection|closed mid-message|connection is closed", re.I),
+        N_("it closed the connection"),
+    ),
+    (
+        # the HTTP library's own words for a stream cut short (issue 29, item 15): "peer
+        # closed connection without sending complete message body (incomplete chunked
+        # read)", "Server disconnected without sending a response."
+        re.compile(
+            r"peer closed connection|incomplete chunked read|complete message body"
+            r"|server disconnected|RemoteProtocolError",
+            re.I,
+        ),
         N_("it closed the connection"),
     ),
     (re.compile(r"ended the event stream", re.I), N_("it ended the event stream")),
@@ -95,6 +111,15 @@ _CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
         N_("it answered with HTTP status {status}"),
     ),
 )
+# Why a --ca-file cannot be used (transports/base.py ca_file_problem), translated when said.
+_CA_FILE_REASONS = frozenset(
+    (
+        N_("there is no such file"),
+        N_("it holds no PEM certificate"),
+        N_("it may not be read"),
+        N_("it is a folder"),
+    )
+)
 _CLOSE_WORDS = frozenset(WEBSOCKET_CLOSE_REASONS.values())
 # What an agent's process (or the host that was to start it) said last on standard error,
 # put after the reason by the ACP transport. It is the agent's own explanation ("Gemini CLI
@@ -130,7 +155,11 @@ def _cause(reason: str, t: gettext.NullTranslations) -> str:
     for pattern, msgid in _CAUSES:
         found = pattern.search(reason)
         if found:
-            return t.gettext(msgid).format(**found.groupdict())
+            fields = {
+                name: t.gettext(value) if value in _CA_FILE_REASONS else value
+                for name, value in found.groupdict().items()
+            }
+            return t.gettext(msgid).format(**fields)
     return ""
 
 

@@ -30,6 +30,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -327,6 +328,19 @@ class LiveSession(UiSession):
             if state.connected and state.subscription_id:
                 self._spawn(self.sources.renegotiate(state))
 
+    def input_ended(self) -> None:
+        """The user can no longer answer (the plain UI's standard input ended): every
+        producer is told, now by renegotiation (§5.7) and at any later handshake, that
+        this subscriber cannot reply (§5.3.1.4), so it applies its defaults at once
+        instead of waiting on questions nobody can answer. ``auto_reject`` still replies."""
+        if not self.can_reply or self.settings.reply_policy == "auto_reject":
+            return
+        self.can_reply = False
+        self.sources.can_reply = False
+        for state in self.states:
+            if state.connected and state.subscription_id:
+                self._spawn(self.sources.renegotiate(state))
+
     def answer(self, answer: UserAnswer) -> AnswerOutcome:
         """Check the answer now; send it in the background (runtime.answers)."""
         return self.answers.answer(answer)
@@ -423,9 +437,9 @@ class LiveSession(UiSession):
     async def run(self) -> int:
         """Run until stopped, or until every source is done with ``exit_when_done``."""
         self._loop = asyncio.get_running_loop()
+        self.voice.watch_output_switches(self._loop)
         if self.driver is not None and hasattr(self.driver, "_notify"):
-            loop = self._loop
-            self.driver._notify = lambda: loop.call_soon_threadsafe(self._wake.set)
+            self.driver._notify = partial(_wake_from_any_thread, self._loop, self._wake)
         self._tasks.extend(self.sources.start(self._loop))
         processor = asyncio.ensure_future(self._process())
         ticker = asyncio.ensure_future(self._ticker())
@@ -608,3 +622,10 @@ class LiveSession(UiSession):
     def is_quiet(self) -> bool:
         """Nothing is being said or waits to be said."""
         return not self.voice.speaking() and not self.voice.pending()
+
+
+def _wake_from_any_thread(loop: asyncio.AbstractEventLoop, wake: asyncio.Event) -> None:
+    """A backend ended an utterance on its own thread; after the session's loop closed
+    (a voice finishing as announcer exits) there is nothing left to wake."""
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(wake.set)

@@ -402,12 +402,27 @@ class SourceSupervisor:
     def handle_handshake_message(self, state: SourceLink, answer: HandshakeAnswer) -> None:
         """A handshake message on an open subscription: a renegotiation's answer or a
         close (the core decides: :func:`announcer.engine.subscription.after_message`)."""
-        step = after_message(answer, name=state.name, language=self._language())
+        step = after_message(
+            answer,
+            name=state.name,
+            language=self._language(),
+            subscription_id=state.subscription_id,
+        )
         if step.after is After.SETTINGS_CHANGED and step.accepted is not None:
             self._accepted(state, step.accepted)
             self._say(settings_changed(state.name, self._language()), urgency=Urgency.BACKGROUND)
         elif step.after is After.CLOSED_BY_PRODUCER:
             self._closed_by_producer(state, step.say)
+        elif step.after is After.NOT_OURS:
+            # §5.8.1: it names another subscription; ours stays open. Logged, visible in
+            # :diagnostics, never honoured (nothing is dropped in silence).
+            self.engine.diagnostics.record_drop(
+                "subscription.close_not_ours",
+                "a subscription.close naming another subscription; ours stays open",
+                section="§5.8.1",
+                source=state.source,
+                now=self.clock(),
+            )
         elif step.after is After.ENDED:
             # §5.7: a rejected renegotiation ends the subscription; start a fresh one.
             self._say(step.say)
@@ -529,6 +544,12 @@ class SourceSupervisor:
                 ),
                 urgency=Urgency.CRITICAL,
             )
+        elif notice is Notice.CANNOT_CONNECT and retry is not None and retry.accepted:
+            # it accepted the connection and hung up: it can be reached (issue 29, item 15)
+            self._say(
+                self._hung_up(state.name, reason) + " " + self._t("Retrying."),
+                urgency=Urgency.CRITICAL,
+            )
         elif notice is Notice.CANNOT_CONNECT:
             self._say(
                 self._t("Cannot connect to {name}: {reason}. Retrying.").format(
@@ -542,6 +563,15 @@ class SourceSupervisor:
                     name=state.name
                 ),
                 urgency=Urgency.CRITICAL,
+            )
+        elif notice is Notice.STILL_FAILING and retry is not None and retry.accepted:
+            self._say(
+                self._t(
+                    "{name} accepted {count} connections and closed each of them; still "
+                    "trying. To stop, quit announcer (Control+Q, or :quit in the line "
+                    "interface)."
+                ).format(name=state.name, count=retry.accepted),
+                urgency=Urgency.NORMAL,
             )
         elif notice is Notice.STILL_FAILING:
             self._say(
@@ -561,6 +591,14 @@ class SourceSupervisor:
         self.host.source_closed(state.source)
         self._sync_prompts()
         self._status_changed()
+
+    def _hung_up(self, name: str, reason: str) -> str:
+        """ "X accepted the connection, then closed it." with the cause when it says more."""
+        if reason == self._t("it closed the connection"):
+            return self._t("{name} accepted the connection, then closed it.").format(name=name)
+        return self._t("{name} accepted the connection, then closed it: {reason}.").format(
+            name=name, reason=reason
+        )
 
     def _give_up(self, state: SourceLink, reason: str, *, announce_as_is: bool = False) -> None:
         state.link_state = LinkState.GIVEN_UP

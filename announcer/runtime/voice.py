@@ -10,11 +10,15 @@ owns the voice and hands it its callbacks; this module never imports the session
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import logging
+from collections import deque
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
-from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.announcement import SPEECH_OUTPUT_KIND, Announcement, Urgency
 from announcer.engine.phrases import N_
 from announcer.engine.prompts import PendingPrompt
 from announcer.engine.settings import UserSettings
@@ -57,6 +61,10 @@ class SessionVoice:
         self._agents = agents
         self.backend_factory = backend_factory
         self.last_announcement: Announcement | None = None
+        #: utterances started lately, as the engine gave them: one started again is the
+        #: scheduler saying again what an urgent message cut off (issue 29, item 14)
+        self._started: deque[Announcement] = deque(maxlen=64)
+        self._loop: asyncio.AbstractEventLoop | None = None  # where switch notices are said
         # Every part of the last message (one split by language has several), for repeat.
         self.last_message: list[Announcement] = []
         # Several sources: whose words these are is said when the speaker changes (§9).
@@ -134,15 +142,28 @@ class SessionVoice:
                     self.host.present(prompt.reply_token)
                     return
         for part in parts:
-            self.say(part)
+            # a copy: a repeat the user asked for is news to show again, not a resumption
+            self.say(dataclasses.replace(part))
 
     # -- what is said, as it starts -------------------------------------------------------
 
     def starting(self, command: Speak) -> Speak:
-        """An utterance starts: named when several speak, kept for repeat, shown to the UIs."""
+        """An utterance starts: named when several speak, kept for repeat, shown to the UIs.
+
+        One said again after an urgent message cut it off is the same announcement: the
+        UIs hear of it as said again (``announcement_said_again``), so a line interface
+        does not print it twice."""
+        given = command.announcement
+        again = any(started is given for started in self._started)
+        if not again:
+            self._started.append(given)
         if self._speakers is not None:
             command = self._named(command)
         announcement = command.announcement
+        if again:
+            self.last_announcement = announcement
+            self.tell_again(announcement)
+            return command
         self.last_announcement = announcement
         if announcement.kind != "system.ui":  # the UI's own words are not news
             if announcement.continues and self.last_message:
@@ -179,6 +200,19 @@ class SessionVoice:
             except Exception:
                 log.exception("a listener failed")
 
+    def tell_again(self, announcement: Announcement) -> None:
+        """An utterance started again (resumed after a cut); listeners that print keep
+        their one line (``announcement_said_again``), the others hear it as new."""
+        for listener in list(self.listeners):
+            again = getattr(listener, "announcement_said_again", None)
+            try:
+                if again is not None:
+                    again(announcement)
+                else:
+                    listener.announcement_made(announcement)
+            except Exception:
+                log.exception("a listener failed")
+
     def tell_skipped(self, announcement: Announcement) -> None:
         for listener in list(self.listeners):
             skipped = getattr(listener, "announcement_skipped", None)
@@ -211,7 +245,25 @@ class SessionVoice:
         self.host.replace_driver(
             SpeechDriver(backend, user_voice(settings), getattr(old, "_notify", None))
         )
+        self.watch_output_switches()
         log.info("speech backend switched to %s", settings.backend)
+
+    def watch_output_switches(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """A voice that takes over mid-session says so itself (issue 29 item 4): the
+        fallback's sentence (from its own thread) joins our words on ``loop``. The
+        notice is printed where the fallback prints it; this is its spoken half."""
+        if loop is not None:
+            self._loop = loop
+        backend = getattr(self.host.driver, "backend", None)
+        if backend is not None and hasattr(backend, "on_switch"):
+            backend.on_switch = self._output_switched
+
+    def _output_switched(self, sentence: str) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(
+                partial(self.system, sentence, kind=SPEECH_OUTPUT_KIND, urgency=Urgency.NORMAL)
+            )
 
     def output_name(self) -> str:
         """The name of the output speech goes to now ("none" when there is none)."""

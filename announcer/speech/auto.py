@@ -93,6 +93,7 @@ class FallbackBackend:
         notify: Callable[[str], None] = notify_stderr,
         deadline: Callable[[str, int | None], float] = utterance_deadline_s,
         translate: Callable[[str], str] | None = None,
+        chosen: bool = False,
     ) -> None:
         if not factories:
             raise ValueError("factories: at least one backend is needed")
@@ -109,6 +110,12 @@ class FallbackBackend:
         self._watchdog = Watchdog()
         self._watched: _InFlight | None = None  # the flight the watchdog is armed for
         self.exhausted = False  # every backend failed: announcements are completed unspoken
+        #: the user chose the first output (``--speech speechd``): it must start, and it is
+        #: not announced; the others are only where it falls back to (issue 29 item 4)
+        self.chosen = chosen
+        #: told, from any thread, a short sentence when a voice takes over mid-session, so
+        #: the switch is spoken by what can still speak (the session queues it)
+        self.on_switch: Callable[[str], None] | None = None
 
     @property
     def notices(self) -> HeldNotices | None:
@@ -140,6 +147,9 @@ class FallbackBackend:
                 backend = factory()
                 backend.start()
             except Exception as exc:
+                if self.chosen and self._index == 0:
+                    self._index = -1
+                    raise  # the output the user named does not work: said as it is
                 reason = str(exc) or type(exc).__name__
                 self.skipped.append((name, reason))
                 log.info("speech backend %s unavailable: %s", name, reason)
@@ -156,6 +166,8 @@ class FallbackBackend:
         with self._lock:
             self._start_next()
             assert self.active is not None
+            if self.chosen:
+                return  # the user's own choice: nothing to announce
             self._notify(
                 self._t("speaking through {name}").format(name=self._label(self.active))
                 + self._skipped_note()
@@ -173,6 +185,7 @@ class FallbackBackend:
         return " (" + "; ".join(f"{name}: {why}" for name, why in self.skipped) + ")"
 
     def _switch(self, reason: str) -> None:
+        reason = " ".join(reason.split())  # one line, whatever the failing program wrote
         with self._lock:
             old = self.active
             old_name = old.name if old is not None else "speech"
@@ -202,12 +215,25 @@ class FallbackBackend:
                 )
                 + extra
             )
+            listener = self.on_switch
+            capabilities = self.active.capabilities
+            if listener is not None and (
+                capabilities.produces_audio or capabilities.is_screen_reader
+            ):
+                # printed above; now also said, by the voice that took over
+                listener(
+                    self._t("{name} stopped working; now speaking through {new}.").format(
+                        name=self._t(old_name), new=self._label(self.active)
+                    )
+                )
 
-    def _on_failure(self, announcement: Announcement, failure: BackendFailed) -> None:
+    def _on_failure(self, announcement: Announcement | None, failure: BackendFailed) -> None:
         """A backend failed mid-session: say the same announcement on the next one."""
         with self._lock:
             flight = self._in_flight
-            current = flight is not None and flight.announcement is announcement
+            current = announcement is not None and (
+                flight is not None and flight.announcement is announcement
+            )
             self._fail_over(flight if current else None, str(failure))
 
     def _fail_over(self, flight: _InFlight | None, reason: str) -> None:

@@ -79,7 +79,8 @@ class BackendFailed(RuntimeError):
     """A backend that worked stopped working mid-session (the device vanished, a server died)."""
 
 
-FailureListener = Callable[[Announcement, BackendFailed], None]
+#: (the announcement that failed, or None when the backend failed between utterances)
+FailureListener = Callable[[Announcement | None, BackendFailed], None]
 
 # A standard "word" is 5 letters and a space; speech rates are quoted in such words.
 CHARS_PER_WORD = 6

@@ -2,7 +2,8 @@
 
 The record format is shared by tests, benchmarks and the ``wav`` backend
 (docs/architecture.md): ``action`` (speak|cancel), ``text``, ``language``,
-``urgency``, ``interrupt``, ``event_id``, ``session_id``, ``t`` (seconds since start).
+``urgency``, ``interrupt``, ``event_id``, ``session_id``, ``t`` (seconds since start),
+and ``direction`` (``ltr``, ``rtl``, ``auto``) when the producer declared one (§11.4).
 A ``cancel`` line names the utterance that was cut off.
 """
 
@@ -19,7 +20,7 @@ from announcer.speech.backend import BackendCapabilities, VoiceSettings
 
 
 def speech_record(action: str, announcement: Announcement, t: float) -> dict[str, Any]:
-    return {
+    record = {
         "action": action,
         "text": announcement.text,
         "language": announcement.language,
@@ -29,6 +30,9 @@ def speech_record(action: str, announcement: Announcement, t: float) -> dict[str
         "session_id": announcement.session_id,
         "t": round(t, 3),
     }
+    if announcement.direction:  # §11.4: the declared direction travels with the words
+        record["direction"] = announcement.direction
+    return record
 
 
 class JsonlBackend:

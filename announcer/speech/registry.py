@@ -209,6 +209,38 @@ def printed_fallback_backend(
     )
 
 
+#: the voices in ``auto``'s order: one the user names falls back to those after it
+VOICE_ORDER = ("screenreader", "speechd", "pyttsx3")
+
+
+def chosen_voice_backend(
+    name: str,
+    settings: UserSettings | None = None,
+    *,
+    screen_reader: str | None = None,
+    stream: TextIO | None = None,
+    notify: Callable[[str], None] = notify_stderr,
+    shown: bool = False,
+) -> FallbackBackend:
+    """``--speech speechd`` (``screenreader[:NAME]``, ``pyttsx3``): that voice, and when it
+    fails mid-session the voices after it in ``auto``'s order, then text (or, under an
+    interface that shows every line, those lines). It must start as named; a failure
+    later is said once and falls back, as under ``auto`` (issue 29 item 4: a killed
+    speech-dispatcher left the user in silence, told only with ``-v``)."""
+    first = backend_factory(name, settings, stream=stream, screen_reader=screen_reader)
+    later = VOICE_ORDER[VOICE_ORDER.index(name) + 1 :]
+    factories = [(name, first)] + [
+        (other, backend_factory(other, settings, speechd_autospawn=False)) for other in later
+    ]
+    if shown:
+        factories.append(("printed", partial(IMPLEMENTATIONS["printed"], BuildRequest(settings))))
+    else:
+        factories.append(("text", backend_factory("text", settings, stream=stream)))
+    return FallbackBackend(
+        factories, notify=notify, translate=catalog_gettext(settings), chosen=True
+    )
+
+
 def catalog_gettext(settings: UserSettings | None) -> Callable[[str], str]:
     """The user's catalog, for what the speech layer says about itself (switches, failures)."""
     from announcer.i18n.translate import catalog_language, translator
@@ -265,8 +297,34 @@ def backend_from_spec(
         return printed_fallback_backend(settings, notify=notify)
     if name == "text" and full_screen:
         return IMPLEMENTATIONS["printed"](BuildRequest(settings))
+    if name in VOICE_ORDER:
+        return chosen_voice_backend(
+            name,
+            settings,
+            screen_reader=argument or None,
+            stream=stream if stream is not None else sys.stderr,
+            notify=notify,
+            shown=shown,
+        )
     if name == "jsonl" and argument:
         stream = open(argument, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as we do)
+    if name == "wav":
+        from announcer.speech.wav import WavBackend
+
+        recorder = create_backend("wav", settings, audio_dir=Path(argument))
+        if isinstance(recorder, WavBackend):
+            _t = catalog_gettext(settings)
+
+            def failed_to_save(why: str) -> None:  # told, never silent (a full disk)
+                notify(
+                    _t(
+                        "Speech audio is not being saved: {reason}. The lines are still "
+                        "shown; the next one tries again."
+                    ).format(reason=why)
+                )
+
+            recorder.notify = failed_to_save
+        return recorder
     return create_backend(
         name,
         settings,

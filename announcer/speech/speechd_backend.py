@@ -138,6 +138,7 @@ class SpeechdBackend:
         self._listener: FailureListener | None = None
         self._applied: dict[str, Any] = {}
         self._commands = ThreadPoolExecutor(1, thread_name_prefix="announcer-speechd")
+        self._dead: str | None = None  # why the server is gone, once it is
 
     def start(self) -> None:
         speechd = import_speechd()
@@ -157,6 +158,33 @@ class SpeechdBackend:
             raise BackendUnavailable(f"no speech-dispatcher server answers ({detail})") from exc
         self._speechd = speechd
         self._client = client
+        self._dead = None
+        # The bindings' reader thread ends when the server closes the connection (killed,
+        # crashed, restarted): that is the moment speech stopped, so it is said then, not
+        # at a watchdog's end (issue 29 item 4). Without the thread, the watchdog remains.
+        reader = getattr(getattr(client, "_conn", None), "_communication_thread", None)
+        if isinstance(reader, threading.Thread):
+            threading.Thread(
+                target=self._watch_server,
+                args=(client, reader),
+                name="announcer-speechd-watch",
+                daemon=True,
+            ).start()
+
+    def _watch_server(self, client: Any, reader: threading.Thread) -> None:
+        reader.join()
+        if self._client is not client:
+            return  # we closed it ourselves
+        reason = "speech-dispatcher closed the connection"
+        self._dead = reason
+        with self._lock:
+            message = self._current
+        if message is not None:
+            self._fail(message, reason)
+            return
+        listener = self._listener
+        if listener is not None:
+            listener(None, BackendFailed(reason))  # between utterances: said now, all the same
 
     def close(self) -> None:
         self.stop()
@@ -214,6 +242,8 @@ class SpeechdBackend:
     ) -> None:
         if self._client is None:
             raise BackendUnavailable("the speechd backend was not started")
+        if self._dead is not None:
+            raise BackendFailed(self._dead)
         self.stop()
         if not announcement.text.strip():
             on_done()
@@ -244,7 +274,8 @@ class SpeechdBackend:
         def sent(done: Future[None]) -> None:
             error = done.exception()
             if error is not None:
-                self._fail(message, f"speech-dispatcher stopped answering ({error})")
+                detail = " ".join(str(error).split()) or type(error).__name__
+                self._fail(message, f"speech-dispatcher stopped answering ({detail})")
 
         self._commands.submit(send).add_done_callback(sent)
         words = max(1, len(announcement.text.split()))

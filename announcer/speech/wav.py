@@ -67,6 +67,10 @@ class WavBackend:
         self._current: tuple[Announcement, Callable[[], None]] | None = None
         self._resolver: VoiceResolver | None = None
         self._listener: FailureListener | None = None
+        #: told why, when no fallback listens (``--speech wav:DIR`` alone): once per run
+        #: of failures, so a full disk is never silent (issue 29, item 14)
+        self.notify: Callable[[str], None] | None = None
+        self._failing = False
 
     @property
     def record_path(self) -> Path:
@@ -125,7 +129,15 @@ class WavBackend:
         target = self.audio_dir / f"{number:04d}.wav"
         with self._lock:
             self._current = (announcement, on_done)
-            self._write("speak", announcement)
+            try:
+                self._write("speak", announcement)
+            except OSError as exc:  # a full disk, a folder gone: said, never silent
+                failure: OSError | None = exc
+            else:
+                failure = None
+        if failure is not None:
+            self._failed(announcement, on_done, f"could not write {RECORD_NAME}: {failure}")
+            return
         earcon = earcon_path(announcement.earcon) if self.earcons else None
         if not announcement.text.strip():
             self._save(announcement, on_done, target, earcon, None)
@@ -175,14 +187,36 @@ class WavBackend:
             self._listener(announcement, BackendFailed(f"could not save speech audio: {error}"))
             return
         if error is not None:
-            log.warning("wav backend: could not save %s: %s", target.name, error)
+            self._tell(f"could not save {target.name} in {self.audio_dir}: {error}")
+        else:
+            self._failing = False
+        on_done()
+
+    def _tell(self, why: str) -> None:
+        log.warning("wav backend: %s", why)
+        if self.notify is not None and not self._failing:
+            self.notify(why)
+        self._failing = True
+
+    def _failed(self, announcement: Announcement, on_done: Callable[[], None], why: str) -> None:
+        """The utterance cannot be kept (issue 29, item 14: a full disk was silent): the
+        session is told, so it says so once and falls back to another output; without a
+        listener the utterance ends here and the reason is logged."""
+        with self._lock:
+            if self._current is not None and self._current[1] is on_done:
+                self._current = None
+        if self._listener is not None:
+            self._listener(announcement, BackendFailed(why))
+            return
+        self._tell(why)
         on_done()
 
     def stop(self) -> None:
         with self._lock:
             current, self._current = self._current, None
             if current is not None:
-                self._write("cancel", current[0])
+                with contextlib.suppress(OSError):  # said by the next speak, if it lasts
+                    self._write("cancel", current[0])
         if current is not None:
             current[1]()
 

@@ -119,6 +119,7 @@ class AcpTransport(AcpSettings, AcpAnswers):
             on_drop=self.options.count_drop,
             room=self._room,
             on_notice=self.on_update,
+            on_form_refused=self.on_form_refused,
         )
         # _Client implements no fs/terminal methods (we declare neither capability): the
         # SDK's router answers method-not-found for them, so the Client protocol is not met.

@@ -75,6 +75,11 @@ class AcpAnswers(AcpProcess):
 
     async def on_elicitation(self, params: dict[str, Any]) -> Any:
         """Ask the user, field by field; the agent gets only what the user chose."""
+        if not self.busy or self._turn_cancelled:
+            # issue 29, item 12: as for a permission request, a turn that ended or was
+            # cancelled asks nothing more; never shown, never answerable, and counted.
+            self.options.count_drop("ACP elicitation after its turn ended; cancelled")
+            return {"action": "cancel"}
         key = f"e{time.monotonic_ns()}"
         out = self.adapter.elicitation_requested(key, params, time.time())
         self._queue(out.events)
@@ -84,6 +89,11 @@ class AcpAnswers(AcpProcess):
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._forms[key] = future
         return await future  # no timeout: the agent waits, and so do we
+
+    def on_form_refused(self, size: int) -> None:
+        """The wire refused a question too big to read (the agent got an error): say so."""
+        log.warning("%s: a question of %d bytes was refused for its size", self.description, size)
+        self._queue(self.adapter.elicitation_refused(time.time()).events)
 
     def _answer_form(self, token: str, response: object) -> None:
         form = self.adapter.forms.get(token)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from announcer.formats.acp import AcpAdapter
-from announcer.formats.acp_logins import terminal_logins
+from announcer.formats.acp_logins import LoginChoice, login_choice, terminal_logins
 from announcer.formats.speakable import clip
 from announcer.i18n.translate import translator
 from announcer.transports.acp_wire import GuardedStdio
@@ -50,11 +50,9 @@ log = logging.getLogger("announcer.transports.acp")
 START_TIMEOUT_SECONDS = 60.0
 #: how many times one agent's start offers its terminal login (a login that does not take)
 LOGIN_TRIES = 2
-#: ``offer_login(agent name, [(method name, argv, env)], cwd)``: the interface asks which
+#: ``offer_login(agent name, [LoginChoice], cwd)``: the interface asks which
 #: login to run, runs it in the user's terminal and returns its exit status (None: not now)
-LoginOffer = Callable[
-    [str, list[tuple[str, list[str], dict[str, str]]], str], Awaitable[int | None]
-]
+LoginOffer = Callable[[str, list[LoginChoice], str], Awaitable[int | None]]
 #: ACP's JSON-RPC error code for "authentication required"
 _AUTH_REQUIRED = -32000
 #: lines of the agent's stderr kept for the diagnostics after it ends
@@ -231,7 +229,7 @@ class AcpProcess:
             return False
         self._logins_tried += 1
         base = dict(os.environ if self.env is None else self.env)
-        choices = [(login.name, list(login.argv), {**base, **dict(login.env)}) for login in logins]
+        choices = [login_choice(login, base) for login in logins]
         code = await self.offer_login(self.adapter.agent_name, choices, self.cwd)
         return code == 0
 

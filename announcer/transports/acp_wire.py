@@ -8,6 +8,10 @@ SDK's ``Connection`` (its message-level ``Transport`` seam) and:
 
 - cuts every line at ``max_line_bytes``: a longer one is skipped as it streams by,
   never held in memory;
+- refuses an agent's question (``elicitation/create``) longer than ``max_form_bytes``
+  with a JSON-RPC error, before it is parsed when its head names the method (the
+  SDK's models of a 16 MB form took 670 MB and froze the keys for seconds), and tells
+  the transport so the user hears it (a question never vanishes in silence);
 - skips blank lines, lines that are not JSON and JSON that is not an object, each
   counted with its reason (nothing is lost silently);
 - passes on ``session/update`` only for sessions announcer created (``session/new``
@@ -26,6 +30,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -34,6 +39,17 @@ log = logging.getLogger("announcer.transports.acp")
 
 #: the longest line kept: a large tool output or diff arrives as one JSON line
 MAX_LINE_BYTES = 16 * 1024 * 1024
+#: the longest agent question (``elicitation/create``) kept: a form is at most 20 fields of
+#: 29 options each (formats/acp_forms.py), a few kilobytes; four AAEP events' worth (§3.7)
+MAX_FORM_BYTES = 256 * 1024
+#: the method of a message whose first members are ``jsonrpc`` and ``id`` (as every SDK
+#: writes them), read from its head without parsing the rest
+_HEAD = re.compile(
+    rb'\A\s*\{(?:\s*"(?:jsonrpc|id)"\s*:\s*(?:"[^"\\]*"|-?\d+)\s*,)*'
+    rb'\s*"method"\s*:\s*"([^"\\]{1,100})"'
+)
+_HEAD_ID = re.compile(rb'"id"\s*:\s*("[^"\\]*"|-?\d+)')
+_FORM_METHOD = "elicitation/create"
 #: read from the pipe this much at a time
 READ_BYTES = 64 * 1024
 #: the most text joined from waiting message chunks into one
@@ -92,6 +108,8 @@ class GuardedStdio:
         room: Callable[[], Awaitable[None]] | None = None,
         max_line_bytes: int = MAX_LINE_BYTES,
         on_notice: Callable[[dict[str, Any]], None] | None = None,
+        max_form_bytes: int = MAX_FORM_BYTES,
+        on_form_refused: Callable[[int], None] | None = None,
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -101,6 +119,9 @@ class GuardedStdio:
         # ``notice`` updates (ACP session notices) are newer than the SDK's schema: they go
         # straight to the transport instead of failing the SDK's validation
         self._on_notice = on_notice
+        self._max_form = max_form_bytes
+        # told the size of each agent question refused for its size, to say it to the user
+        self._on_form_refused = on_form_refused
         self._buffer = bytearray()
         self._start = 0  # where the unread part of the buffer starts
         self._skipping = False  # inside a line over the limit: dropped up to its end
@@ -208,6 +229,8 @@ class GuardedStdio:
         """A JSON-RPC object about a session we know, or None (counted, or answered)."""
         if not line.strip():
             return None
+        if len(line) > self._max_form and self._refused_by_head(line):
+            return None
         try:
             message = json.loads(line)
         except (ValueError, RecursionError):
@@ -222,6 +245,10 @@ class GuardedStdio:
             return message
         if not isinstance(method, str):
             self._drop("a message whose method is not a string")
+            return None
+        if method == _FORM_METHOD and len(line) > self._max_form:
+            # its head did not name the method first: parsed, and refused all the same
+            self._refuse_form(message.get("id"), len(line), "id" in message)
             return None
         params = message.get("params")
         if "id" not in message and not (method in _NOTIFICATIONS or method.startswith("_")):
@@ -254,6 +281,28 @@ class GuardedStdio:
             result = message.get("result")
             if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
                 self.sessions.add(result["sessionId"])
+
+    def _refused_by_head(self, line: bytes) -> bool:
+        """A long line whose head names ``elicitation/create``: refused unparsed."""
+        head = _HEAD.match(line[:4096])
+        if head is None or head.group(1).decode("utf-8", "replace") != _FORM_METHOD:
+            return False
+        found = _HEAD_ID.search(line, 0, head.start(1))
+        request_id = json.loads(found.group(1)) if found else None
+        self._refuse_form(request_id, len(line), found is not None)
+        return True
+
+    def _refuse_form(self, request_id: object, size: int, is_request: bool) -> None:
+        """An agent question too big to read: an error to the agent, a word to the user."""
+        if is_request:
+            self._refuse(
+                {"id": request_id},
+                f"the form is {size} bytes; announcer reads forms of at most "
+                f"{self._max_form} bytes",
+            )
+        self._drop(f"a question (elicitation/create) over {self._max_form} bytes")
+        if self._on_form_refused is not None:
+            self._on_form_refused(size)
 
     def _refuse(self, message: dict[str, Any], reason: str) -> None:
         """Answer a request we will not pass on, so the agent never waits for it."""
@@ -324,4 +373,4 @@ def _chunk_key(message: dict[str, Any]) -> tuple[str, str] | None:
     return (str(params.get("sessionId")), "agent_message_chunk")
 
 
-__all__ = ["MAX_LINE_BYTES", "GuardedStdio"]
+__all__ = ["MAX_FORM_BYTES", "MAX_LINE_BYTES", "GuardedStdio"]

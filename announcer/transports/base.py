@@ -86,8 +86,15 @@ class TransportOptions:
         return {"Authorization": f"Bearer {token}"} if token else {}
 
     def ssl_context(self) -> ssl.SSLContext:
-        """Certificates are verified by default; ``--ca-file`` adds a private CA."""
-        return ssl.create_default_context(cafile=self.ca_file)
+        """Certificates are verified by default; ``--ca-file`` adds a private CA.
+
+        A CA file that cannot be used is the user's to fix, so retrying cannot help:
+        one sentence naming the flag and the file (issue 29 item 10), never a traceback.
+        """
+        try:
+            return ssl.create_default_context(cafile=self.ca_file)
+        except OSError as exc:  # ssl.SSLError is an OSError: a file that holds no PEM
+            raise SourceUnavailable(ca_file_problem(self.ca_file or "", exc)) from None
 
     def drop_not_utf8(self) -> None:
         """One rule on every transport: a message that is not UTF-8 is dropped, counted,
@@ -105,6 +112,21 @@ class TransportOptions:
 
 
 NOT_UTF8 = "message is not valid UTF-8"
+
+
+def ca_file_problem(path: str, exc: OSError) -> str:
+    """Why ``--ca-file PATH`` cannot be used, as one plain sentence."""
+    if isinstance(exc, ssl.SSLError):
+        reason = "it holds no PEM certificate"
+    elif isinstance(exc, FileNotFoundError):
+        reason = "there is no such file"
+    elif isinstance(exc, PermissionError):
+        reason = "it may not be read"
+    elif isinstance(exc, IsADirectoryError):
+        reason = "it is a folder"
+    else:
+        reason = exc.strerror or type(exc).__name__
+    return f"cannot use the CA file given with --ca-file, {path}: {reason}"
 
 
 def oversize_reason(limit: int) -> str:

@@ -30,10 +30,11 @@ import stat
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from announcer.platform.identity import current_uid, owned_by_me
 from announcer.platform.locks import open_lock_file, try_lock
+from announcer.protocol.events import Decision
 from announcer.transports.hook_client import (
     DECISIONS,
     KNOWN_AGENTS,
@@ -162,6 +163,26 @@ def _spawn_stamp(spawned: object, now: float) -> tuple[float, int] | None:
 
 
 RequestHandler = Callable[[dict[str, Any], bool, float, str], Awaitable[HookAnswer | None]]
+#: ``on_reply(payload, delivered)`` after a blocking request: the reply written to the hook,
+#: or None when nothing reached it (it hung up while it waited, or the write failed)
+ReplyHandler = Callable[[dict[str, Any], HookAnswer | None], None]
+
+#: The message a waiting handler is cancelled with when its hook hangs up (the hook process
+#: was killed, or gave up): whatever the user answers now reaches no one.
+HOOK_HUNG_UP = "the hook hung up"
+
+
+def hook_hung_up(stop: BaseException) -> bool:
+    """Whether a handler's cancellation is its hook hanging up (not announcer ending)."""
+    return isinstance(stop, asyncio.CancelledError) and HOOK_HUNG_UP in stop.args
+
+
+async def _hang_up(reader: asyncio.StreamReader) -> None:
+    """Returns when the hook closes its end: it sends nothing after its one request line,
+    so the end of the stream (or a reset) is the hook gone."""
+    with contextlib.suppress(ConnectionError, OSError):
+        while await reader.read(4096):
+            pass
 
 
 class HookBridgeServer:
@@ -170,10 +191,18 @@ class HookBridgeServer:
     For a blocking request the handler returns the user's answer (or None for
     "no answer", which the hook turns into ``ask``). The handler is given the
     hook's own timeout so it can withdraw the prompt when the hook stops waiting.
+    A hook that hangs up while it waits (killed) gets its handler cancelled with
+    :data:`HOOK_HUNG_UP`; ``on_reply`` hears what reached the hook, if anything.
     """
 
-    def __init__(self, handler: RequestHandler, path: Path | None = None) -> None:
+    def __init__(
+        self,
+        handler: RequestHandler,
+        path: Path | None = None,
+        on_reply: ReplyHandler | None = None,
+    ) -> None:
         self.handler = handler
+        self.on_reply = on_reply
         self.path = path or default_socket_path()
         self._server: asyncio.AbstractServer | None = None
         self._lock_fd: int | None = None
@@ -304,14 +333,10 @@ class HookBridgeServer:
                 # no one at the agent's own dialog (`claude -p`): no answer is a denial
                 payload[UNATTENDED_KEY] = request.get("attended") is False
             await self._turn(request.get("spawned"), blocking)
-            answer = await self.handler(payload, blocking, wait, agent)
             if blocking:
-                reply = answer if answer is not None and answer.decision in DECISIONS else NO_ANSWER
-                writer.write(
-                    json.dumps({"decision": reply.decision, "reason": reply.reason}).encode()
-                    + b"\n"
-                )
-                await writer.drain()
+                await self._answer(payload, wait, agent, reader, writer)
+            else:
+                await self.handler(payload, blocking, wait, agent)
         except (ConnectionError, OSError):
             pass  # the hook gave up (its own timeout); nothing to answer
         except asyncio.CancelledError:
@@ -323,6 +348,45 @@ class HookBridgeServer:
             writer.close()
             with contextlib.suppress(ConnectionError, OSError):
                 await writer.wait_closed()
+
+    async def _answer(
+        self,
+        payload: dict[str, Any],
+        wait: float,
+        agent: str,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        """Ask, and write the answer back while the hook still waits for it.
+
+        The hook may be killed while the user thinks: its end of the connection closing
+        cancels the question's handler (:data:`HOOK_HUNG_UP`), and no answer is written
+        or said to have been given. ``on_reply`` hears what was delivered, or None.
+        """
+        delivered: HookAnswer | None = None
+        asking = asyncio.ensure_future(self.handler(payload, True, wait, agent))
+        gone = asyncio.ensure_future(_hang_up(reader))
+        try:
+            await asyncio.wait({asking, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if not asking.done():  # hung up first: the question is withdrawn
+                asking.cancel(HOOK_HUNG_UP)
+                await asyncio.wait({asking})
+                return
+            answer = asking.result()
+            if gone.done():
+                return  # answered as it hung up: nothing can reach it
+            reply = answer if answer is not None and answer.decision in DECISIONS else NO_ANSWER
+            writer.write(
+                json.dumps({"decision": reply.decision, "reason": reply.reason}).encode() + b"\n"
+            )
+            await writer.drain()
+            delivered = reply
+        finally:
+            gone.cancel()
+            if not asking.done():
+                asking.cancel()  # announcer is ending
+            if self.on_reply is not None:
+                self.on_reply(payload, delivered)
 
     async def _challenge(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
@@ -407,6 +471,8 @@ async def _alive(path: Path) -> bool:
 
 # A question withdrawn because the agent decided elsewhere (its own dialog, Stop).
 WITHDRAWN = HookAnswer("ask", "Decided in the agent itself.")
+# Why an answer reached no hook (the runtime says "Nothing was sent: ..." with it).
+HOOK_GONE_REASON = "the agent stopped waiting"
 
 
 # -- the bridge as a runtime transport ------------------------------------------
@@ -436,12 +502,16 @@ class HookBridgeTransport:
             # Codex's PreToolUse cannot ask; it waits to hear whether a question follows
             self.desks[agent] = HookDesk(adapter, hold_pre_tool_use=agent == "codex")
         self._timer: asyncio.TimerHandle | None = None
-        self.server = HookBridgeServer(self._handle, path)
+        self.server = HookBridgeServer(self._handle, path, on_reply=self._replied)
         self.source_id = f"hooks:{self.server.path}"
         self.description = f"coding-agent hooks on {self.server.path}"
         self.finite = False
         self._frames: asyncio.Queue[str | None] = asyncio.Queue()
         self._pending: dict[str, asyncio.Future[HookAnswer]] = {}
+        # while a hook waits: its request (by the payload's id) -> its agent and token
+        self._asked: dict[int, tuple[str, str]] = {}
+        # an answer given: whether it reached the hook (``send`` says "Sent" only then)
+        self._delivered: dict[str, asyncio.Future[bool]] = {}
 
     async def connect(self) -> None:
         from announcer.transports.base import TransportRefused
@@ -469,11 +539,18 @@ class HookBridgeTransport:
     async def send(self, message: dict[str, Any]) -> dict[str, Any] | None:
         if message.get("type") != "confirmation.reply":
             return None
+        from announcer.transports.base import TransportError
+
         token = str(message.get("reply_token"))
         future = self._pending.get(token)
         if future is None or future.done():
-            return None  # unknown or already used token (single-use, §6.2)
+            # the hook no longer waits (it hung up, or its time ran out): nothing is sent
+            raise TransportError(HOOK_GONE_REASON)
         decision = message.get("decision")
+        if decision not in get_args(Decision):
+            return None
+        delivered: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._delivered[token] = delivered
         if decision == "accept":
             future.set_result(HookAnswer("allow", "Allowed by the user in announcer."))
         elif decision == "reject":
@@ -484,6 +561,8 @@ class HookBridgeTransport:
                 else "Denied by the user in announcer."
             )
             future.set_result(HookAnswer("deny", reason))
+        if not await delivered:  # "Sent" and "Allowed" only for what reached the hook
+            raise TransportError(HOOK_GONE_REASON)
         return None
 
     async def close(self, reason: str = "subscriber_shutdown") -> None:
@@ -493,6 +572,9 @@ class HookBridgeTransport:
         for future in self._pending.values():
             if not future.done():
                 future.set_result(NO_ANSWER)
+        for delivered in self._delivered.values():
+            if not delivered.done():
+                delivered.set_result(False)
         await self.server.close()
         self._frames.put_nowait(None)
 
@@ -522,6 +604,7 @@ class HookBridgeTransport:
             return None
         future: asyncio.Future[HookAnswer] = asyncio.get_running_loop().create_future()
         self._pending[token] = future
+        self._asked[id(payload)] = (agent, token)
         answer: HookAnswer | None = None
         try:
             answer = await asyncio.wait_for(asyncio.shield(future), timeout=budget)
@@ -530,11 +613,29 @@ class HookBridgeTransport:
         finally:
             self._pending.pop(token, None)
         if answer is WITHDRAWN:
+            self._asked.pop(id(payload), None)
             return NO_ANSWER  # the agent has its answer; it no longer waits for ours
-        decision = answer.decision if answer is not None else None
-        # No answer: the engine's own timer closes the question and says so, once.
-        self._queue(desk.answered(token, decision, time.time(), say_timeout=False))
-        return answer
+        return answer  # said once written to the hook (_replied)
+
+    def _replied(self, payload: dict[str, Any], delivered: HookAnswer | None) -> None:
+        """After a blocking request: "Allowed." and what follows only for an answer that
+        reached the hook; a hook that hung up (killed) withdraws its question in words."""
+        import time
+
+        asked = self._asked.pop(id(payload), None)
+        if asked is None:
+            return  # withdrawn already (decided in the agent itself): said then
+        agent, token = asked
+        desk = self.desks[agent]
+        reached = self._delivered.pop(token, None)
+        if delivered is None:
+            self._queue(desk.hung_up(token, time.time()))
+        else:
+            decision = delivered.decision if delivered.decision in ("allow", "deny") else None
+            # No answer: the engine's own timer closes the question and says so, once.
+            self._queue(desk.answered(token, decision, time.time(), say_timeout=False))
+        if reached is not None and not reached.done():
+            reached.set_result(delivered is not None)
 
     def _schedule(self, desk: Any) -> None:
         """Say held PreToolUse calls once their wait is over."""

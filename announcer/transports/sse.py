@@ -11,6 +11,7 @@ the bytes held per event (§3.7) before anything is buffered.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import socket
@@ -47,6 +48,8 @@ _EVENT_NAMES = {"aaep.event", "message", ""}
 # §3.7: an event is at most MAX_EVENT_BYTES of JSON; on the wire SSE adds "data: " per line,
 # "event:", "id:" and line ends. 16 KiB covers a 64 KiB event split over ~2700 data lines.
 SSE_FRAMING_SLACK = 16 * 1024
+# Inside an event, how often the stall deadline is looked at again at most (seconds).
+STALL_CHECK_SECONDS = 1.0
 _STREAM_HEADERS = {
     "Accept": "text/event-stream",
     "Cache-Control": "no-cache",
@@ -254,6 +257,7 @@ class SseTransport:
             if self.last_event_id:
                 headers["Last-Event-ID"] = self.last_event_id  # B.1.5 resume
             stream, response = await self._open(url, headers)
+        pending: asyncio.Future[bytes | None] | None = None
         try:
             if response.status_code == 404 and self.subscription_id:
                 self._accepted = None
@@ -267,8 +271,34 @@ class SseTransport:
                 self.on_open()  # the stream really is open: now "Connected" may be said
             reader = self.reader = BoundedSseReader(self.event_byte_limit)
             stall = self.options.stall_seconds
+            chunks = response.aiter_bytes().__aiter__()
             progress_at = self.clock()
-            async for chunk in response.aiter_bytes():
+            while True:
+                if pending is None and not reader.mid_event:
+                    # Between events there is no deadline (AAEP requires no heartbeat).
+                    chunk = await _next_chunk(chunks)
+                else:
+                    # Inside an event the rest of it is owed within --stall-timeout (issue
+                    # 29 item 5). The deadline is looked at again at least every
+                    # STALL_CHECK_SECONDS, so the clock alone decides (an injected one in
+                    # tests); the read itself is never cancelled meanwhile.
+                    if pending is None:
+                        pending = asyncio.ensure_future(_next_chunk(chunks))
+                    left = stall - (self.clock() - progress_at)
+                    await asyncio.wait({pending}, timeout=min(max(left, 0.0), STALL_CHECK_SECONDS))
+                    if not pending.done():
+                        if self.clock() - progress_at >= stall:
+                            raise TransportError(
+                                f"the producer stalled in the middle of an event: nothing "
+                                f"more for {stall:g} seconds"
+                            )
+                        continue
+                    chunk = pending.result()
+                    pending = None
+                if chunk is None:
+                    break
+                if not reader.mid_event:
+                    progress_at = self.clock()  # a new event starts: its time starts now
                 done = reader.feed(chunk)
                 if reader.lines_done or done:
                     reader.lines_done = 0
@@ -302,6 +332,8 @@ class SseTransport:
         except httpx.HTTPError as exc:
             raise TransportError(f"the event stream broke: {_plain(exc)}") from None
         finally:
+            if pending is not None:
+                pending.cancel()
             with contextlib.suppress(Exception):
                 await stream.__aexit__(None, None, None)
         raise TransportError("the producer ended the event stream")
@@ -335,6 +367,14 @@ class SseTransport:
         self._client = None
         if client is not None:
             await client.aclose()
+
+
+async def _next_chunk(chunks: AsyncIterator[bytes]) -> bytes | None:
+    """The body's next chunk, or None at its end (a task cannot carry StopAsyncIteration)."""
+    try:
+        return await chunks.__anext__()
+    except StopAsyncIteration:
+        return None
 
 
 def _plain(exc: Exception) -> str:

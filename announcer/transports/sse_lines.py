@@ -62,6 +62,15 @@ class BoundedSseReader:
     def buffered(self) -> int:
         return len(self._line) + self._event_bytes
 
+    @property
+    def mid_event(self) -> bool:
+        """Part of an event has come and its end has not: silence now is a stall.
+
+        Between events a producer may be silent as long as it likes (AAEP requires no
+        heartbeat); inside one, the rest of it is owed (issue 29 item 5).
+        """
+        return self.buffered > 0 or self._oversize_bytes > 0
+
     def feed(self, chunk: bytes) -> list[ServerSentEvent | OversizeEvent | NotUtf8Event]:
         """Take the next piece of the body; return the events it completed, in order."""
         out: list[ServerSentEvent | OversizeEvent | NotUtf8Event] = []

@@ -28,7 +28,7 @@ from collections import deque
 from announcer.command_analysis import (
     literal_for_speech,
 )
-from announcer.engine.announcement import Announcement, Urgency
+from announcer.engine.announcement import SPEECH_OUTPUT_KIND, Announcement, Urgency, directed
 from announcer.engine.answer_guard import (
     accept_needs_two_keys,
     confirm_step_text,
@@ -38,6 +38,7 @@ from announcer.engine.answer_guard import (
 from announcer.engine.answer_keys import LONE_ANSWER_WORDS, TYPED_LINE_ANSWER_KEYS
 from announcer.engine.earcons import earcon_label
 from announcer.engine.prompts import PendingPrompt
+from announcer.formats.acp_logins import LoginChoice, login_env_words
 from announcer.i18n.translate import catalog_language
 from announcer.runtime.contract import SessionStatus, UiSession
 from announcer.ui.plain_commands import PlainCommands
@@ -130,6 +131,8 @@ class PlainUi(PlainCommands, PlainQuestions):
 
     def _end_of_input(self) -> None:
         self._input_ended = True
+        if self.session is not None:
+            self.session.input_ended()  # no answer can come from here any more (§5.3.1.4)
         if self._demo_over:
             self._quit_when_quiet()
 
@@ -180,7 +183,15 @@ class PlainUi(PlainCommands, PlainQuestions):
             self._accept_over_shown.add(current.reply_token)
             self._ask(current, command=False)
 
-    def _print_announcement(self, announcement: Announcement) -> None:
+    def announcement_said_again(self, announcement: Announcement) -> None:
+        """Said again after an urgent message cut it off: its line was printed when it
+        first started, so it is not printed twice (issue 29, item 14); a question's keys
+        still follow its speech."""
+        self._print_announcement(announcement, printed_already=True)
+
+    def _print_announcement(
+        self, announcement: Announcement, *, printed_already: bool = False
+    ) -> None:
         if announcement.event_id:
             now = self._now()
             self._remember(self._speech_starts, announcement.event_id, now)
@@ -192,10 +203,16 @@ class PlainUi(PlainCommands, PlainQuestions):
                 self._remember(
                     self._question_words, announcement.event_id, clean(announcement.text)
                 )
+        if printed_already:
+            return
+        if announcement.kind == SPEECH_OUTPUT_KIND:
+            return  # a new voice says the switch; its notice is already on the terminal
         if announcement.kind == "system.ui" and announcement.text in self._own_words:
             self._own_words.remove(announcement.text)
             return  # our own words, echoed back by the runtime: already printed
-        text = clean(announcement.text)
+        # §11.4: the producer's words in their declared direction, isolated, so a
+        # right-to-left sentence cannot reorder what is printed around it (issue 29, 15)
+        text = directed(clean(announcement.text), announcement.direction)
         label = earcon_label(announcement.earcon)
         if label is not None and (self.session is None or self.session.settings.earcons):
             # the earcon's text equivalent: "[needs you] Confirmation needed. …"
@@ -337,12 +354,11 @@ class PlainUi(PlainCommands, PlainQuestions):
 
     # ---- an agent's own terminal login (ACP "terminal" auth methods) --------------------
 
-    async def offer_login(
-        self, agent: str, choices: list[tuple[str, list[str], dict[str, str]]], cwd: str
-    ) -> int | None:
-        """An agent needs a login it can do in this terminal: say so and how, run the one
-        the user picks by its number (N: not now) with the terminal handed to it, and
-        return its exit status; None when nothing ran. announcer types nothing into it."""
+    async def offer_login(self, agent: str, choices: list[LoginChoice], cwd: str) -> int | None:
+        """An agent needs a login it can do in this terminal: say so and how, with any
+        environment the agent chose for it, run the one the user picks by its number (N:
+        not now; a high-risk one takes a second line, C) with the terminal handed to it,
+        and return its exit status; None when nothing ran. announcer types nothing into it."""
         loop = self._loop
         if loop is None or self._fd is None or self._input_ended or not choices:
             return None  # input read by a thread (or over): the terminal cannot be handed
@@ -350,24 +366,36 @@ class PlainUi(PlainCommands, PlainQuestions):
             "{agent} needs you to log in. Type the number of a login to run it here, "
             "in this terminal, or N for not now."
         ).format(agent=clean(agent))
-        listed = [
-            f"{number}. {clean(name)}: {clean(shlex.join([os.path.basename(argv[0]), *argv[1:]]))}"
-            for number, (name, argv, _env) in enumerate(choices, start=1)
-        ]
+        listed: list[str] = []
         self._print(offer)
-        for line in listed:
-            self._print(f"  {line}")
+        for number, choice in enumerate(choices, start=1):
+            program, *arguments = choice.argv
+            command = clean(shlex.join([os.path.basename(program), *arguments]))
+            listed.append(f"{number}. {clean(choice.name)}: {command}")
+            self._print(f"  {listed[-1]}")
+            # issue 29 item 3: the environment the agent chose is shown and said, its risk too
+            for words in login_env_words(choice.reading, self._tr):
+                if words:
+                    listed.append(clean(words))
+                    self._print(f"     {listed[-1]}")
         self._speak(" ".join([offer, *listed]), at_once=False)  # the agent asks: not a key
         future: asyncio.Future[int | None] = loop.create_future()
         arming = self.session.settings.answer_arming_seconds if self.session is not None else 1.0
         self._login = (future, len(choices), self._now() + arming)
+        self._login_risky = {
+            index: clean(login_env_words(choice.reading, self._tr)[1])
+            for index, choice in enumerate(choices)
+            if choice.reading.high_risk
+        }
+        self._login_confirming = None
         try:
             picked = await future
         finally:
             self._login = None
+            self._login_confirming = None
         if picked is None:
             return None
-        _name, argv, env = choices[picked]
+        argv, env = list(choices[picked].argv), choices[picked].env
         self._say_line(
             self._tr("Logging in with {command}. announcer goes on when it ends.").format(
                 command=clean(shlex.join([os.path.basename(argv[0]), *argv[1:]]))
@@ -397,11 +425,25 @@ class PlainUi(PlainCommands, PlainQuestions):
         future, count, armed_at = self._login
         if future.done():
             return
+        confirming, self._login_confirming = self._login_confirming, None
+        if confirming is not None:  # a high-risk login picked: C runs it, anything else not
+            if text.casefold() == "c":
+                future.set_result(confirming)
+            else:
+                self._say_line(self._tr("Not run. Type the number of a login, or N for not now."))
+            return
         if text.casefold() in ("n", "no", "not now"):
             future.set_result(None)
         elif text.isdigit() and 1 <= int(text) <= count:
             if self._now() < armed_at:  # typed before the offer could be heard
                 self._say_line(self._tr("Not yet."))
+                return
+            if int(text) - 1 in self._login_risky:  # two keys: say why, then C
+                self._login_confirming = int(text) - 1
+                confirm = self._tr(
+                    "Run login {number}? Type c then Enter to run it; anything else goes back."
+                ).format(number=int(text))
+                self._say_line(f"{self._login_risky[int(text) - 1]} {confirm}")
                 return
             future.set_result(int(text) - 1)
         else:

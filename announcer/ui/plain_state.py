@@ -70,6 +70,10 @@ class PlainState:
         self._fd: int | None = None
         # an agent's terminal login offered: (its answer, how many logins, when keys work)
         self._login: tuple[asyncio.Future[int | None], int, float] | None = None
+        # the offered logins that take two keys (issue 29 item 3), and the one picked,
+        # waiting for its confirming line
+        self._login_risky: dict[int, str] = {}
+        self._login_confirming: int | None = None
 
     def _quit_when_quiet(self) -> None:
         """Stop once the last words are said (bounded: a stuck voice never keeps us here)."""

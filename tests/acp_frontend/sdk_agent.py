@@ -22,15 +22,21 @@ writes it only when allowed. The prompt picks the scenario:
 - ``ask N``: N permission requests in a row, each answer's arrival time logged;
 - ``elicit KIND``: asks its own question (``elicitation/create``) shaped like Claude's
   AskUserQuestion (``claude``), Codex's request_user_input (``codex``), a number and a
-  yes/no (``number``), several choices (``multi``), a secret (``secret``) or an address
-  (``url``); the response
-  it received is appended as one JSON line to ``elicitation.txt``;
+  yes/no (``number``), several choices (``multi``), a secret (``secret``), 40 choices two
+  of which read "Keep" (``keep``) or an address (``url``); the response
+  it received is appended as one JSON line to ``elicitation.txt``; ``elicit huge`` is a
+  16.6 MB form of 127,000 fields (issue 29 item 6), and an error answer is logged as
+  ``{"error": {"code": ..., "message": ...}}``;
+- ``late-elicit``: ends the turn, then (once ``go-late.txt`` exists in its folder) asks
+  the ``codex`` question, after its turn; the response is logged as for ``elicit``;
 - ``exitplan``: Claude's plan approval (ExitPlanMode): a plan and four options, two of
   them "always" (mode switches); the option picked is appended to ``choices.txt``;
+  ``exitplan-danger`` the same with twelve steps, the last one ``rm -rf ~``;
   ``exitplan-late`` asks first and sends the plan in a tool_call_update after it;
 - ``--cli auth login`` (arguments): its terminal login, which ``SDK_AGENT_NEEDS_LOGIN``
-  offers in ``authMethods``; it asks for ``yes`` on the terminal and writes
-  ``logged-in.txt``, after which ``session/new`` needs no login;
+  offers in ``authMethods`` (with ``SDK_AGENT_LOGIN_ENV``, a JSON object, as its ``env``);
+  it asks for ``yes`` on the terminal and writes ``logged-in.txt``, after which
+  ``session/new`` needs no login;
 - ``notice``: two session notices (info, warning), then an answer;
 - ``compact``: a compaction (in progress, its summary, completed), the context 95% full,
   and a subagent (Claude's Agent tool) that starts and finishes, then an answer;
@@ -160,6 +166,26 @@ ELICITATIONS: dict[str, dict[str, Any]] = {
             "required": ["token"],
         },
     },
+    # 40 options, two of them read "Keep" (the second sends delete-all): issue 29, item 11
+    "keep": {
+        "mode": "form",
+        "message": "What should happen to the old backups?",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "backups": {
+                    "type": "string",
+                    "title": "Backups",
+                    "oneOf": [
+                        {"const": "keep", "title": "Keep"},
+                        {"const": "delete-all", "title": "Keep"},
+                        *({"const": f"k{n}", "title": f"Keep {n} days"} for n in range(3, 41)),
+                    ],
+                },
+            },
+            "required": ["backups"],
+        },
+    },
     "url": {
         "mode": "url",
         "elicitationId": "oauth-1",
@@ -167,6 +193,23 @@ ELICITATIONS: dict[str, dict[str, Any]] = {
         "message": "Please authorize access to your repositories.",
     },
 }
+
+
+def huge_form() -> dict[str, Any]:
+    """A 16.6 MB form (under the 16 MiB line limit): 127,000 fields with a title and words."""
+    properties = {
+        f"field_{index}": {
+            "type": "string",
+            "title": f"Field number {index}",
+            "description": "Type anything at all into this field, please.",
+        }
+        for index in range(127_000)
+    }
+    return {
+        "mode": "form",
+        "message": "Fill in every field.",
+        "requestedSchema": {"type": "object", "properties": properties},
+    }
 
 
 #: ``--settings``: the session's modes and config options (wire form)
@@ -253,8 +296,11 @@ class ScriptedAgent:
 
     async def initialize(self, protocol_version: int, **_: Any) -> schema.InitializeResponse:
         if os.environ.get("SDK_AGENT_NEEDS_LOGIN"):
+            logins = json.loads(json.dumps(LOGINS))
+            if os.environ.get("SDK_AGENT_LOGIN_ENV"):  # the environment the agent chooses
+                logins[0]["env"] = json.loads(os.environ["SDK_AGENT_LOGIN_ENV"])
             return schema.InitializeResponse.model_validate(
-                {"protocolVersion": acp.PROTOCOL_VERSION, "authMethods": LOGINS}
+                {"protocolVersion": acp.PROTOCOL_VERSION, "authMethods": logins}
             )
         if "--sessions" in sys.argv:  # it can list and resume its sessions
             return schema.InitializeResponse.model_validate({
@@ -332,6 +378,17 @@ class ScriptedAgent:
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         self.cancelled.set()
+
+    async def late_elicitation(self, session_id: str) -> None:
+        go = self.cwd / "go-late.txt"
+        for _ in range(600):  # bounded: 60 s at most
+            if go.exists():
+                break
+            await asyncio.sleep(0.1)
+        params = {**ELICITATIONS["codex"], "sessionId": session_id}
+        answer = await self.conn._conn.send_request("elicitation/create", params)
+        with self.file("elicitation.txt").open("a", encoding="utf-8") as log:
+            log.write(json.dumps(answer) + "\n")
 
     async def say(self, session_id: str, *chunks: str) -> None:
         for chunk in chunks:
@@ -464,15 +521,27 @@ class ScriptedAgent:
                     choice = await self.ask(session_id, call, f"touch f{index}", "edit")
                     log.write(f"{time.monotonic()} {choice}\n")
                     log.flush()
+        elif text.startswith("late-elicit"):
+            # the turn ends first; the question comes once the test says the client saw
+            # the end (it creates ``go-late.txt``): an elicitation after its turn ended
+            self.late = asyncio.ensure_future(self.late_elicitation(session_id))
+            await self.say(session_id, "Done for now.")
         elif text.startswith("elicit"):
             kind = text.split()[1]
             if kind == "claude":  # the adapter announces its tool call first
                 await self.tool(session_id, "ask-1", "AskUserQuestion", "other")
-            params = {**ELICITATIONS[kind], "sessionId": session_id}
-            answer = await self.conn._conn.send_request("elicitation/create", params)
+            form = huge_form() if kind == "huge" else ELICITATIONS[kind]
+            params = {**form, "sessionId": session_id}
+            try:
+                answer = await self.conn._conn.send_request("elicitation/create", params)
+            except acp.RequestError as exc:
+                answer = {"error": {"code": exc.code, "message": str(exc)}}
             with self.file("elicitation.txt").open("a", encoding="utf-8") as log:
                 log.write(json.dumps(answer) + "\n")
-            await self.say(session_id, "Thank you for answering.")
+            if "error" in answer:
+                await self.say(session_id, "My question was refused, so I go on without it.")
+            else:
+                await self.say(session_id, "Thank you for answering.")
         elif text == "review":
             reviews = (
                 ("g1", "Approved", "rm old_notes.txt"),
@@ -511,7 +580,7 @@ class ScriptedAgent:
             with self.file("choices.txt").open("a") as log:
                 log.write(f"{choice}\n")
             await self.say(session_id, "Plan answered.")
-        elif text == "exitplan":  # Claude's plan approval: the plan, and its five options
+        elif text in ("exitplan", "exitplan-danger"):  # Claude's plan approval and its options
             options = [
                 schema.PermissionOption(option_id="clearAuto", kind="allow_always",
                                         name="Yes, clear context and use auto mode"),
@@ -526,6 +595,9 @@ class ScriptedAgent:
                 "## Fix the login bug\n\n1. Read `auth.py`\n2. Fix the token check\n"
                 "3. Run the tests\n"
             )
+            if text == "exitplan-danger":  # twelve steps, the last one destroys the home folder
+                plan += "".join(f"{n}. Tidy module {n}\n" for n in range(4, 12))
+                plan += "12. Clean up with `rm -rf ~`\n"
             call = schema.ToolCallUpdate(tool_call_id="exit-1", title="Ready to code?",
                                          kind="switch_mode", raw_input={"plan": plan})  # fmt: skip
             answer = await self.conn.request_permission(session_id, call, options)

@@ -325,8 +325,37 @@ def test_the_whole_plan_is_in_the_questions_detailed_summary() -> None:
                      "rawInput": {"plan": steps}}}, heard.now)  # fmt: skip
     heard.take(out)
     event = confirmation(heard)
-    assert "8. Step number 8. …" in event["consequence"]  # by steps: the first eight
+    # by steps: the first eight, and how many more (W and the detailed reading say them)
+    assert "8. Step number 8. And 4 more steps." in event["consequence"]
     assert "12. Step number 12" in event["summary_detailed"]  # whole, for the detailed reading
+
+
+def _plan_question(plan: str) -> dict[str, Any]:
+    heard = Heard()
+    heard.open()
+    out = heard.adapter.permission_requested("k9", {"sessionId": "s1", "options": OPTIONS,
+        "toolCall": {"toolCallId": "x9", "title": "Approve Plan", "kind": "switch_mode",
+                     "rawInput": {"plan": plan}}}, heard.now)  # fmt: skip
+    heard.take(out)
+    return confirmation(heard)
+
+
+def test_every_step_of_a_plan_is_risk_checked_and_a_plan_not_kept_whole_is_high_risk() -> None:
+    """Issue 29, item 13: a plan whose step past the eighth deletes the home folder was
+    medium risk (one key); a note under it, and a plan longer than a question keeps,
+    are not read in full either."""
+    calm = _plan_question("1. Read auth.py\n2. Fix the token check\n")
+    assert calm["risk_level"] == "medium"
+    steps = "".join(f"{n}. Tidy module {n}\n" for n in range(1, 12))
+    event = _plan_question(steps + "12. Then `git push --force origin main`\n")
+    assert event["risk_level"] == "high"
+    assert "Dangerous in the plan: step 12: git push --force origin main." in event["consequence"]
+    noted = _plan_question("1. Read auth.py\n\nAfterwards run rm -rf /srv/data to tidy.\n")
+    assert noted["risk_level"] == "high" and noted["irreversible"] is True
+    assert "Dangerous in the plan: its notes: rm -rf /srv/data" in noted["consequence"]
+    huge = _plan_question("".join(f"{n}. Read part {n} of the notes\n" for n in range(1, 1500)))
+    assert huge["risk_level"] == "high"
+    assert "only the first 16000 are shown and read" in huge["consequence"]
 
 
 def test_a_plan_approval_keeps_the_whole_plan_and_names_the_key_that_reads_it() -> None:

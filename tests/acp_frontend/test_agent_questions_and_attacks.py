@@ -99,6 +99,30 @@ def test_a_plan_approval_reads_the_plan_names_each_option_and_asks_which_always(
     assert agent.quit() == 0
 
 
+def test_a_plan_whose_last_step_destroys_is_high_risk_and_every_step_is_reachable(asked) -> None:  # type: ignore[no-untyped-def]
+    """Issue 29, item 13: a plan ending in ``rm -rf ~`` was approved as medium risk with one
+    key, and its ninth step and later were only printed."""
+    agent = asked(
+        "exitplan-danger", "Accept or reject: Scripted Agent wants to run: Ready to code?"
+    )
+    heard = " ".join(agent.heard())
+    assert "Dangerous in the plan: step 12: rm -rf ~." in heard
+    assert "The plan has 12 steps: 1. Read auth.py." in heard
+    assert "8. Tidy module 8. And 4 more steps." in heard
+    agent.answer("a")  # high risk: one key does not allow it
+    agent.wait_for("Type c then Enter to confirm")
+    agent.type("w")  # every step by speech, the twelfth too
+    agent.wait_for("  | 12. Clean up with `rm -rf ~`")
+    deadline = time.monotonic() + 30
+    while not any("11. Tidy module 11. 12. Clean up with rm -rf" in t for t in agent.heard()):
+        assert time.monotonic() < deadline, agent.heard()[-3:]
+        time.sleep(0.1)
+    agent.answer_until("r", "Sent: reject.")
+    agent.wait_for("Plan answered.")
+    assert (agent.folder / "choices.txt").read_text().split() == ["plan"]
+    assert agent.quit() == 0
+
+
 def test_a_plan_that_comes_after_its_question_is_read_and_asked_again(run) -> None:  # type: ignore[no-untyped-def]
     """claude-agent-acp sends the plan in a tool_call_update that, under load, follows the
     request_permission: the open question is asked again with the plan, and only the
@@ -115,6 +139,38 @@ def test_a_plan_that_comes_after_its_question_is_read_and_asked_again(run) -> No
     heard = agent.heard()
     asked = [t for t in heard if t.startswith("Confirmation needed.")]
     assert "The plan has 2 steps: 1. Read auth.py. 2. Fix the token check." in asked[-1], line
+
+
+def test_forty_options_are_all_reachable_and_two_keeps_are_told_apart(asked) -> None:  # type: ignore[no-untyped-def]
+    """Issue 29, item 11: options past the 29th were dropped without a word, and two
+    options reading "Keep" (the second sends delete-all) could not be told apart."""
+    agent = asked("elicit keep", "Choose a number from 1 to 30:")
+    heard = " ".join(agent.heard())
+    assert "40 choices, in 2 pages; page 1: choices 1 to 27." in heard
+    assert "1: Keep (1 of 2 with this name, it sends keep)" in heard
+    assert "2: Keep (2 of 2 with this name, it sends delete-all)" in heard
+    agent.answer("28")  # More choices (page 2)
+    agent.wait_for("page 2: choices 28 to 40.")
+    agent.wait_for("Choose a number from 1 to 16:")  # 13 options, earlier, decline, cancel
+    agent.answer("13")  # the fortieth option
+    agent.wait_for("Thank you for answering.")
+    assert received(agent) == [{"action": "accept", "content": {"backups": "k40"}}]
+    assert agent.quit() == 0
+
+
+def test_a_form_sent_after_its_turn_ended_is_never_shown_and_answered_cancel(run) -> None:  # type: ignore[no-untyped-def]
+    """Issue 29, item 12: as a permission request after its turn is answered cancelled,
+    so is an elicitation; it is never shown nor answerable, and the drop is counted."""
+    agent = run()
+    agent.type("late-elicit")
+    agent.wait_for("Scripted Agent finished the turn.")
+    (agent.folder / "go-late.txt").write_text("go\n")
+    assert received(agent) == [{"action": "cancel"}]
+    agent.type(":diagnostics")
+    agent.wait_for("ACP elicitation after its turn ended; cancelled: 1")
+    assert agent.quit() == 0
+    assert not any("Codex needs your input" in line for line in agent.seen)
+    assert "Codex needs your input" not in " ".join(agent.heard())
 
 
 def test_a_secret_answer_reaches_the_agent_and_is_never_said(asked) -> None:  # type: ignore[no-untyped-def]
@@ -165,3 +221,41 @@ def test_a_hostile_agent_cannot_crash_flood_or_fool_announcer(tmp_path: Path) ->
     assert "ghost" not in heard
     assert "touch late.txt" not in heard
     assert heard.count("is ready.") == 1  # no session opened for the 500 ghosts
+
+
+def peak_memory_mb(pid: int) -> float:
+    """The most resident memory the process ever had (``VmHWM``), in megabytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM in /proc")
+
+
+def test_a_question_too_big_to_read_is_refused_in_words_and_with_an_error(run) -> None:  # type: ignore[no-untyped-def]
+    """Issue 29 item 6: a 16.6 MB form (under the 16 MiB line limit) took 670 MB and froze
+    the keys for seconds. It is refused before it is read: the user hears so, the agent
+    gets a JSON-RPC error, and the next question is asked and answered as usual."""
+    agent = run()
+    agent.type("elicit huge")
+    agent.wait_for("Scripted Agent asked a question too big to read")
+    agent.wait_for("My question was refused, so I go on without it.")
+    [refused] = received(agent)
+    error = refused["error"]
+    assert isinstance(error, dict)
+    assert error["code"] == -32602
+    assert "at most 262144 bytes" in str(error["message"])
+    peak = peak_memory_mb(agent.proc.pid)
+    # the next question, right behind it, works as ever
+    agent.type("elicit codex")
+    agent.wait_for("Choose a number from 1 to 5:")
+    agent.answer("4")  # Decline to answer
+    agent.wait_for("Thank you for answering.")
+    assert received(agent)[1:] == [{"action": "decline"}]
+    agent.type(":diagnostics")
+    agent.wait_for("a question (elicitation/create) over 262144 bytes; skipped: 1")
+    assert agent.quit() == 0
+    heard = agent.heard()
+    assert sum("too big to read" in text for text in heard) == 1, heard
+    assert "Field number" not in " ".join(heard)  # nothing of the form was read
+    # the form was never parsed: far from the 670 MB its models took
+    assert peak < 250, peak

@@ -216,3 +216,48 @@ def test_a_secret_answer_is_never_read_back() -> None:
     assert "Deploy token: given, not read back" in form.heard.said()
     form.answer(form.choice("Send these answers"))
     assert form.result == {"action": "accept", "content": {"token": "hunter2-secret"}}
+
+
+def _choice_schema(options: list[dict[str, str]]) -> dict[str, Any]:
+    return {"mode": "form", "message": "Which one?", "requestedSchema": {
+        "type": "object", "properties": {"pick": {"type": "string", "title": "Pick",
+        "oneOf": options}}, "required": ["pick"]}}  # fmt: skip
+
+
+def test_every_option_past_the_29th_is_reachable_by_pages_and_the_count_is_said() -> None:
+    """Issue 29, item 11: 40 options were cut to 29 without a word."""
+    options = [{"const": f"v{i}", "title": f"Option {i}"} for i in range(1, 41)]
+    form = Form(_choice_schema(options))
+    question = form.question
+    assert len(question["choices"]) <= 32
+    assert "40 choices, in 2 pages; page 1: choices 1 to 27." in question["question"]
+    assert "Option 28" not in json.dumps(question["choices"])
+    form.answer(form.choice("More choices"))
+    question = form.question
+    assert "page 2: choices 28 to 40." in question["question"]
+    assert [c["label"] for c in question["choices"]][:2] == ["Option 28", "Option 29"]
+    form.answer(form.choice("Option 40"))
+    assert form.result == {"action": "accept", "content": {"pick": "v40"}}
+
+
+def test_options_past_the_bound_are_counted_and_said() -> None:
+    options = [{"const": f"v{i}", "title": f"Option {i}"} for i in range(1, 601)]
+    form = Form(_choice_schema(options))
+    assert "It offered 100 more choices, which are left out." in form.question["question"]
+
+
+def test_two_options_that_read_the_same_are_told_apart_by_place_and_value() -> None:
+    """Issue 29, item 11: "Keep" and "Keep" (one sends delete-all) sounded the same."""
+    options = [{"const": "keep", "title": "Keep"}, {"const": "delete-all", "title": "keep "},
+               {"const": "other", "title": "Other"}]  # fmt: skip
+    form = Form(_choice_schema(options))
+    labels = [c["label"] for c in form.question["choices"]]
+    assert labels[:3] == [
+        "Keep (1 of 2 with this name, it sends keep)",
+        "keep (2 of 2 with this name, it sends delete-all)",
+        "Other",
+    ]
+    said = form.heard.said()
+    assert "2: keep (2 of 2 with this name, it sends delete-all)" in said
+    form.answer(form.choice("keep (2 of 2"))
+    assert form.result == {"action": "accept", "content": {"pick": "delete-all"}}

@@ -887,3 +887,24 @@ def test_a_token_reused_after_its_answer_is_refused_and_a_redelivery_is_not_a_re
     assert [p.reply_token for p in fresh.engine.pending_prompts()] == ["rpl_same1"]
     outcome = fresh.engine.answer(UserAnswer("rpl_same1", decision="reject"), 1.0)
     assert isinstance(outcome, ReplyReady)
+
+
+@pytest.mark.parametrize("load", ["medium", "high"])
+@pytest.mark.parametrize("verbosity", ["terse", "normal", "detailed"])
+def test_no_state_is_silenced_for_good_at_any_verbosity(load: str, verbosity: str) -> None:
+    """§4.2.1: whatever the verbosity, at medium and high cognitive load every state, each
+    spec state and one no spec names, is said when the agent moves to it and stays a
+    while (only quick idle/thinking/deciding flickers are quieted). Low load silences
+    every non-critical state change today (issue 30 item 6); docs/protocol.md says so."""
+    listener = listen(UserSettings(verbosity=verbosity, cognitive_load=load))  # type: ignore[arg-type]
+    states = ["thinking", "calling_tool", "awaiting_input", "writing_output", "deciding"]
+    states += ["reticulating_splines", "idle"]
+    heard_for: dict[str, list[str]] = {}
+    previous = "idle"
+    for step, state in enumerate(states):
+        heard_for[state] = listener.feed(
+            frame("agent.state.changed", from_state=previous, to_state=state), now=step * 30.0
+        )
+        previous = state
+    silent = [state for state, said in heard_for.items() if not said]
+    assert silent == [], heard_for

@@ -91,3 +91,24 @@ def test_a_defective_handoff_and_clarification_keep_their_words() -> None:
     assert "A person must approve the loan." in said
     assert "Which account should pay? Savings; Checking" in said
     assert "Unreadable questions" not in said
+
+
+def test_a_malformed_questions_sentences_are_never_run_together() -> None:
+    """Issue 29, item 15: a consequence without its full stop ran into ours ("...for
+    good High risk."); an action without one ran into its consequence."""
+    c = Clocked()
+    c.send("agent.session.started", 0, summary_normal="Hi.")
+    c.ask(
+        "rpl_bad2",
+        1,
+        action="Delete the backups",
+        consequence="They are gone for good",
+        risk_level="high",
+        irreversible=True,
+        default_decision="maybe",  # invalid
+        timeout_seconds=60,
+    )
+    said = " ".join(critical_texts(c))
+    assert "They are gone for good. High risk." in said, said
+    assert "Delete the backups. They are gone for good." in said, said
+    assert "good High" not in said

@@ -110,10 +110,11 @@ def test_trigger_state_change_from_awaiting_input_voids(to_state: str) -> None:
 
 @pytest.mark.parametrize(
     ("from_state", "to_state"),
-    [("calling_tool", "thinking"), ("thinking", "calling_tool"), ("thinking", "awaiting_input")],
+    [("thinking", "calling_tool"), ("thinking", "awaiting_input"), ("calling_tool", "idle")],
 )
 def test_not_a_trigger_parallel_work_keeps_the_question(from_state: str, to_state: str) -> None:
-    """§6.1(3): work that does not depend on the question goes on; nothing is voided."""
+    """§6.1(3): work that does not depend on the question goes on; nothing is voided.
+    A return to ``thinking`` from any state is §6.8's cancel (test_literal_cancel.py)."""
     c = Clocked()
     c.send("agent.session.started", 0, summary_normal="Hi.")
     c.ask("rpl_p1", 1)
@@ -255,3 +256,32 @@ def test_subscription_close_voids_with_the_default_and_later_questions_too() -> 
     c.engine.set_subscription("c", "sub_again1")  # a fresh handshake
     c.ask("rpl_z3", 3)
     assert c.open_tokens() == ["rpl_z3"]
+
+
+def test_a_waiting_count_put_off_is_said_as_it_is_then_not_as_it_was() -> None:
+    """Issue 29, item 14: a count of questions waiting, put off (counts are said at most
+    every few seconds), was said later with its old number: one too many once a question
+    had been answered meanwhile."""
+    from tests.engine.aaep import confirmation, started
+    from tests.engine.test_engine import listen
+
+    listener = listen()
+    listener.engine.set_subscription("conn1", "sub_count1")
+    listener.feed(started(), now=0.0)
+    listener.feed(confirmation("rpl_c1"), now=0.1)
+    listener.feed(confirmation("rpl_c2", session="sess_c2"), now=0.5)  # "1 waiting", said
+    listener.feed(confirmation("rpl_c3", session="sess_c3"), now=1.0)  # "2 waiting", put off
+    first = listener.engine.pending_prompts()[0]
+    answered = listener.engine.answer(
+        UserAnswer("rpl_c1", decision="reject", event_id=first.event_id), 2.0
+    )
+    assert not isinstance(answered, Refusal), answered
+    for now in (2.0, 3.0, 6.0, 8.0, 12.0):
+        listener.run(listener.engine.tick(now), now)
+    assert [p.reply_token for p in listener.engine.pending_prompts()] == ["rpl_c2", "rpl_c3"]
+    counts = [t for t in listener.said if t.startswith("Questions waiting after this one")]
+    assert counts == [
+        "Questions waiting after this one: 1. The latest is from Harbor Bank Assistant.",
+        # said with rpl_c2 when it is read: one waits (rpl_c3), and never "2" after it
+        "Questions waiting after this one: 1. The latest is from Harbor Bank Assistant.",
+    ], counts

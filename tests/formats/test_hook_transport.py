@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from announcer.protocol.identifiers import parse_timestamp
+from announcer.transports import TransportError
 from announcer.transports.hook_bridge import HookBridgeTransport, ask_announcer
 from tests.engine.test_engine import listen
 from tests.formats.aaep_schemas import assert_valid
@@ -61,9 +62,10 @@ async def test_accept_reply_allows_and_reject_denies(transport: HookBridgeTransp
         )
         assert confirmation["default_decision"] == "reject"
         assert "SECRET" not in json.dumps(confirmation)  # file contents are never spoken
-        await transport.send(
-            {"type": "confirmation.reply", "reply_token": "rpl_unknown", "decision": "accept"}
-        )
+        with pytest.raises(TransportError):  # no hook waits for it: never "Sent"
+            await transport.send(
+                {"type": "confirmation.reply", "reply_token": "rpl_unknown", "decision": "accept"}
+            )
         await transport.send(
             {
                 "type": "confirmation.reply",
@@ -106,14 +108,15 @@ async def test_no_reply_in_time_answers_ask_and_the_engine_says_so_once(
     assert [line for line in spoken if "ime is up" in line or "No answer" in line] == [
         "Time is up; the agent will ask you itself: Claude Code wants to use Write: .env in shop."
     ], spoken
-    # a late reply changes nothing (the token is spent)
-    await transport.send(
-        {
-            "type": "confirmation.reply",
-            "reply_token": confirmation["reply_token"],
-            "decision": "accept",
-        }
-    )
+    # a late reply changes nothing (the token is spent), and is not reported as sent
+    with pytest.raises(TransportError):
+        await transport.send(
+            {
+                "type": "confirmation.reply",
+                "reply_token": confirmation["reply_token"],
+                "decision": "accept",
+            }
+        )
 
 
 async def test_non_blocking_hooks_become_frames(transport: HookBridgeTransport):

@@ -401,3 +401,42 @@ def test_model_timestamps_agree_with_parse_timestamp(text: str) -> None:
         assert expected is not None, text
         assert moment == expected and moment.utcoffset() == expected.utcoffset()
         assert format_timestamp(moment) == format_timestamp(expected)
+
+
+def _reordered(value: Any, order: st.DataObject) -> Any:
+    """``value`` with the keys of every object in an order hypothesis picks."""
+    if isinstance(value, dict):
+        keys = order.draw(st.permutations(list(value)))
+        return {key: _reordered(value[key], order) for key in keys}
+    if isinstance(value, list):
+        return [_reordered(item, order) for item in value]
+    return value
+
+
+def _every_sample() -> list[dict[str, Any]]:
+    samples = [json.loads(p.read_text()) for p in sorted(FIXTURES.glob("*/*.json"))]
+    for captured in sorted(FIXTURES.glob("captured-*.jsonl")):
+        samples.extend(json.loads(line) for line in captured.read_text().splitlines() if line)
+    for seed in ("aaep-ch3-event-envelope.txt", "aaep-ch4-core-event-types.txt"):
+        samples.extend(example.value for example in spec_examples(SEEDS / seed))
+    return [s for s in samples if isinstance(s, dict) and "type" in s]
+
+
+SAMPLES = _every_sample()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(SAMPLES), st.data())
+def test_field_order_never_changes_what_a_frame_means(
+    sample: dict[str, Any], order: st.DataObject
+) -> None:
+    """§3.6: field order carries no meaning. Every fixture and spec example (valid or not),
+    its keys shuffled at every level and sent as text (the quick way in and the careful
+    way both), decodes to the same verdict, the same message and the same reasons."""
+    shuffled = _reordered(sample, order)
+    before = decode_frame(json.dumps(sample))
+    after = decode_frame(json.dumps(shuffled))
+    assert after.ok == before.ok
+    assert after.kind == before.kind
+    assert after.message == before.message
+    assert sorted(d.code for d in after.diagnostics) == sorted(d.code for d in before.diagnostics)

@@ -21,11 +21,17 @@ from tests.reliability.test_flood import heard
 CHUNKS = 6000
 
 
+#: what each frame costs a busy engine: the reader pauses for at least CHUNKS times this
+#: (9 s), three times the 3 s a pong is given, so a pong held behind the unread frames is
+#: always a stall, while a loaded CPU still has 3 s to answer a ping (no verdict on load)
+FRAME_COST = 0.0015
+
+
 class SlowEngine(Engine):
     """An engine on a busy UI thread: every frame costs a little time."""
 
     def receive(self, raw_frame: Any, source_id: str, now: float) -> Any:
-        time.sleep(0.0005)
+        time.sleep(FRAME_COST)
         return super().receive(raw_frame, source_id, now)
 
 
@@ -55,7 +61,7 @@ async def test_a_flood_behind_a_paused_reader_does_not_drop_the_connection(
         session = LiveSession(
             [producer.url],
             settings,
-            TransportOptions(stall_seconds=1.0),  # a ping every 0.5 s, 0.5 s for its pong
+            TransportOptions(stall_seconds=6.0),  # a ping every 3 s, 3 s for its pong
             driver=make_driver(f"jsonl:{record}", settings),
             engine=SlowEngine(settings, paced=True),
         )

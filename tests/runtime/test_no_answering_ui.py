@@ -140,3 +140,39 @@ def listen_without_ui_live(tmp_path: Path, source: str) -> list[dict[str, object
     )
     assert done.returncode == 0, done.stderr
     return speak_records(speech)
+
+
+async def test_the_plain_ui_with_its_input_at_an_end_says_it_cannot_reply(tmp_path: Path) -> None:
+    """Issue 29, item 15: ``--ui plain`` whose standard input has ended (``< /dev/null``)
+    can take no answer, yet it declared it could reply. Now what the producer holds for
+    the subscription, read on the producer's side, says it cannot (§5.3.1.4)."""
+    import asyncio
+
+    from tests.producer.live import wait_for
+    from tests.runtime.test_question_safety import scripted
+
+    server, core = await scripted()
+    listener = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "announcer", "listen", "--ui", "plain",
+        "--speech", f"jsonl:{tmp_path / 'speech.jsonl'}", ws_url(server),
+        cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+    def declared() -> list[dict[str, object]]:
+        return [sub.capabilities for sub in core.subscriptions.values()]
+
+    try:
+        await wait_for(
+            lambda: (
+                bool(declared())
+                and all(caps["supports_confirmation_reply"] is False for caps in declared())
+            )
+        )
+        [capabilities] = declared()
+        assert capabilities["supports_clarification_reply"] is False
+        assert capabilities["supported_conformance_levels"] == [1]
+    finally:
+        listener.terminate()
+        await listener.wait()
+        await server.close()

@@ -374,6 +374,51 @@ async def test_the_producers_subscription_close_is_honoured(kind: str) -> None:
     assert core.wire == []
 
 
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_subscription_close_naming_another_subscription_closes_nothing(kind: str) -> None:
+    """Issue 29, item 15 (§5.8.1): a close that names someone else's subscription was
+    honoured: our question was voided and the connection dropped. Now ours stays open,
+    the question stays answerable and its reply reaches the producer; the stray close is
+    logged where :diagnostics shows it."""
+    server, core = await scripted()
+    session, recorder = live(kind, server)
+    sid = "sess_not_ours"
+    question = confirmation(sid, 1, action="Archive the report")
+    try:
+        async with running(session):
+            await connected(core, session)
+            [sub] = list(core.subscriptions.values())
+            core.push(started(sid, 0), question)
+            await recorder.wait_prompt()
+            core.push(
+                {
+                    "type": "subscription.close",
+                    "subscription_id": "sub_someoneelse1",
+                    "reason_code": "producer_shutdown",
+                }
+            )
+            await wait_for(
+                lambda: any(
+                    "subscription.close_not_ours" in r.reasons
+                    for r in session.engine.diagnostics.recent()
+                )
+            )
+            assert recorder.voided == []
+            assert session.status.connection == "connected"
+            assert not heard(recorder, "closed the subscription")
+            outcome = await session.answer_async(
+                UserAnswer(question["reply_token"], decision="reject")
+            )
+            assert outcome.sent, outcome.message
+            await wait_for(lambda: len(core.wire) == 1)
+            assert core.wire[0]["reply_token"] == question["reply_token"]
+            assert core.wire[0]["subscription_id"] == sub.subscription_id
+            assert core.handshakes_seen == 1  # never reconnected: nothing was closed
+            assert sub.subscription_id in core.subscriptions
+    finally:
+        await server.close()
+
+
 # -- 7: a malformed question never vanishes ----------------------------------------------------
 
 

@@ -24,3 +24,10 @@ def test_no_rate_is_declared_unless_the_user_sets_one_and_then_as_a_whole_number
     assert "max_events_per_second" not in capabilities_from_settings(UserSettings())
     declared = capabilities_from_settings(UserSettings(max_events_per_second=7.5))
     assert declared["max_events_per_second"] == 7
+
+
+def test_no_signed_manifest_is_ever_required() -> None:
+    """§9.5.2(8) binds a subscriber that asks for signed manifests; announcer never asks."""
+    for can_reply in (True, False):
+        declared = capabilities_from_settings(UserSettings(), can_reply=can_reply)
+        assert "accept_signed_manifests_only" not in declared

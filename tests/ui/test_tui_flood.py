@@ -47,7 +47,9 @@ async def test_the_textual_ui_keeps_the_connection_and_the_question_after_a_floo
         session = LiveSession(
             [producer.url],
             settings,
-            TransportOptions(stall_seconds=1.0),  # ping every 0.5 s, 0.5 s for the pong
+            # a ping every 5 s, 5 s for its pong: this test is about the question after the
+            # flood, not the pong (test_flood_keepalive); a 1 s pong was lost to a loaded CPU
+            TransportOptions(stall_seconds=10.0),
             driver=SpeechDriver(backend),
         )
         app = AnnouncerApp(session)

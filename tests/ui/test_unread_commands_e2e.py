@@ -138,3 +138,62 @@ async def test_one_key_never_allows_an_unread_command_through_acp(
         assert choices(tmp_path) == ["no"]
     finally:
         await run.close()
+
+
+# -- the Textual UI under Pilot, on the live runtime ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        (long_command(20_028), "Only the first 16,384 of its 20,028 characters were checked."),
+        ("echo cm0gLXJmIH4= | base64 -d | sh", "It runs text it decodes first."),
+    ],
+    ids=["20028", "base64-sh"],
+)
+async def test_textual_one_key_never_allows_an_unread_command(
+    command: str, why: str, sock: Path, tmp_path: Path
+) -> None:
+    from textual.widgets import Static
+
+    from announcer.ui.tui.app import AnnouncerApp
+    from announcer.ui.tui.modals import ConfirmScreen
+    from tests.ui.test_command_keys_e2e import _textual_session, _until
+
+    heard = tmp_path / "heard.jsonl"
+    session, stream = _textual_session(sock, heard, pace_wpm=LAB_PACE)
+    app = AnnouncerApp(session)
+    hook = None
+    try:
+        async with app.run_test() as pilot:
+            runner = asyncio.ensure_future(session.run())
+            await _until(pilot, lambda: sock.exists(), "the hook socket")
+            hook = run_hook(dict(PRE_TOOL_USE, tool_input={"command": command}), sock)
+            await _until(
+                pilot,
+                lambda: isinstance(app.screen, ConfirmScreen) and bool(app.screen.query("#hidden")),
+                "the dialog, with why it cannot be read in full",
+            )
+            assert why in str(app.screen.query_one("#hidden", Static).content)
+            await _until(
+                pilot,
+                lambda: (at := app.key_guard.heard_at()) is not None and session.now() >= at,
+                "the question to have been said through",
+            )
+            await pilot.press("a")
+            await _until(
+                pilot,
+                lambda: any(t.startswith(CONFIRM_STEP) for t in spoken(heard)),
+                "the confirm step",
+            )
+            assert hook.poll() is None  # one key sent nothing
+            await pilot.press("r")
+            await _until(pilot, lambda: hook.poll() is not None, "the agent's answer")
+            session.stop()
+            await asyncio.wait_for(runner, WAIT)
+        assert hook_output(hook)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    finally:
+        session.stop()
+        stream.close()
+        if hook is not None and hook.poll() is None:
+            hook.kill()

@@ -166,6 +166,13 @@ class PlainHookUi:
             done, _pending = await asyncio.wait(
                 racing, timeout=budget, return_when=asyncio.FIRST_COMPLETED
             )
+        except asyncio.CancelledError as stop:
+            ask.cancel()  # no key may answer a question whose hook is gone
+            from announcer.transports.hook_bridge import hook_hung_up
+
+            if hook_hung_up(stop) and asked:
+                self.say(desk.hung_up(asked[0], time.time()))
+            raise
         finally:
             for token in asked:
                 self.withdrawn.pop(token, None)

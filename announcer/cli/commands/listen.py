@@ -30,6 +30,7 @@ from announcer.cli.launch import (
 from announcer.config import add_settings_flags, resolve_source
 from announcer.engine.settings import UserSettings
 from announcer.i18n.translate import catalog_language
+from announcer.runtime.failures import connection_failure
 from announcer.runtime.session import FrameAdapter, LiveSession
 from announcer.transports import TransportError, TransportOptions
 
@@ -204,6 +205,13 @@ def run(args: argparse.Namespace) -> int:
         [s for s in args.sources if s not in named], settings
     )
     options = options_from_args(args, saved_token_env)
+    if options.ca_file is not None:
+        try:
+            options.ssl_context()  # a CA file that cannot be used: said once, before any retry
+        except TransportError as exc:
+            language = catalog_language(settings.languages)
+            print(f"announcer: {connection_failure(str(exc), language)}", file=sys.stderr)
+            return 2
     adapter_factory = format_adapter(args.format, catalog_language(settings.languages))
     driver = make_driver(settings.backend, settings, ui=args.ui)
     try:

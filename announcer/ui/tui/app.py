@@ -26,11 +26,12 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import RichLog, Static
 
-from announcer.engine.announcement import Announcement, Urgency, directed
+from announcer.engine.announcement import SPEECH_OUTPUT_KIND, Announcement, Urgency, directed
 from announcer.engine.answer_guard import KeyGuard
 from announcer.engine.answer_keys import UI_SPEAKS_KEYS
 from announcer.engine.prompts import PendingPrompt, UserAnswer, waits_without_deadline
 from announcer.engine.settings import UserSettings
+from announcer.formats.acp_logins import LoginChoice
 from announcer.protocol.events import Verbosity
 from announcer.protocol.handshake import CognitiveLoad
 from announcer.ui.status import connection_words, producers_words, session_state_words
@@ -221,7 +222,7 @@ class LoginOffered(Message):
     def __init__(
         self,
         agent: str,
-        choices: list[tuple[str, list[str], dict[str, str]]],
+        choices: list[LoginChoice],
         cwd: str,
         answer: asyncio.Future[int | None],
     ) -> None:
@@ -516,8 +517,10 @@ class AnnouncerApp(App[None]):
             self._speech_began(
                 announcement.event_id, announcement.text, whole=announcement.answers_key
             )
-        if announcement.kind == UI_SPEECH_KIND:
-            return  # our own words, echoed back by the runtime: not producer news
+        if announcement.kind in (UI_SPEECH_KIND, SPEECH_OUTPUT_KIND):
+            # our own words, echoed back by the runtime: not producer news; a new voice's
+            # word on taking over is already in the transcript as "Speech output: ..."
+            return
         if announcement.producer_id:
             self._producers_seen.add(announcement.producer_id)
         # §11.4: the producer's words shown in their declared direction (isolated, so
@@ -960,9 +963,7 @@ class AnnouncerApp(App[None]):
             return
         self.push_screen(AgentSettingsScreen(rows))
 
-    async def offer_login(
-        self, agent: str, choices: list[tuple[str, list[str], dict[str, str]]], cwd: str
-    ) -> int | None:
+    async def offer_login(self, agent: str, choices: list[LoginChoice], cwd: str) -> int | None:
         """An agent needs a login it can do in a terminal (ACP terminal auth): a list of
         its logins and "Not now"; the one picked runs in this terminal while the app is
         suspended. Its exit status, or None when nothing ran.
@@ -988,25 +989,31 @@ class AnnouncerApp(App[None]):
 
         self.run_worker(run(), exclusive=False)
 
-    async def _run_login(
-        self, agent: str, choices: list[tuple[str, list[str], dict[str, str]]], cwd: str
-    ) -> int | None:
+    async def _run_login(self, agent: str, choices: list[LoginChoice], cwd: str) -> int | None:
         import os
         import shlex
 
+        from announcer.formats.acp_logins import login_env_words
         from announcer.ui.terminal_login import run_login, terminal_gone
 
         def command(argv: list[str]) -> str:
             return shlex.join([os.path.basename(argv[0]), *argv[1:]])
 
-        screen = LoginScreen(
-            printable(agent), [printable(f"{name}: {command(argv)}") for name, argv, _e in choices]
-        )
+        rows: list[str] = []
+        risky: dict[int, str] = {}
+        for index, choice in enumerate(choices):
+            # issue 29 item 3: the environment the agent chose is shown and said, its risk too
+            shown, risk = login_env_words(choice.reading, _)
+            words = [f"{choice.name}: {command(list(choice.argv))}", shown, risk]
+            rows.append(printable(" ".join(w for w in words if w)))
+            if risk:
+                risky[index] = printable(risk)
+        screen = LoginScreen(printable(agent), rows, risky)
         await self.push_screen(screen)
         picked = await screen.chosen
         if picked is None:
             return None
-        _name, argv, env = choices[picked]
+        argv, env = list(choices[picked].argv), choices[picked].env
         self.say(
             _("Logging in with {command}. announcer goes on when it ends.").format(
                 command=printable(command(argv))

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, cast, get_args
 
 from pydantic import ValidationError
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
@@ -167,15 +167,36 @@ class AgentSettingsScreen(ListScreen):
 
 class LoginScreen(ListScreen):
     """An agent's own terminal logins (ACP terminal auth) and "Not now": Enter on a login
-    runs it in this terminal (the app steps aside while it runs)."""
+    runs it in this terminal (the app steps aside while it runs). A login the agent gave
+    a risky environment (``risky``: its index and why) takes a second, different key: C.
+    """
 
     title_msgid = N_("Log in")
 
-    def __init__(self, agent: str, logins: list[str]) -> None:
+    def __init__(self, agent: str, logins: list[str], risky: dict[int, str] | None = None) -> None:
         super().__init__()
         self.agent = agent
         self.logins = logins
+        self.risky = risky or {}
+        self.confirming: int | None = None  # a risky login picked, waiting for C
         self.chosen: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
+
+    def on_key(self, event: events.Key) -> None:
+        """While a risky login waits for its second key: C runs it, any other key not."""
+        confirming, self.confirming = self.confirming, None
+        if confirming is None:
+            return
+        if event.key == "c":
+            event.stop()
+            event.prevent_default()
+            self._choose(confirming)
+        elif event.key != "enter":  # Enter is said by _pick, as the list selects on it
+            self.announcer.say(_("Not run."), interrupt=True)
+
+    def _choose(self, picked: int | None) -> None:
+        if not self.chosen.done():
+            self.chosen.set_result(picked)
+        self.dismiss(None)
 
     def rows(self) -> list[Option]:
         return [
@@ -191,9 +212,16 @@ class LoginScreen(ListScreen):
     @on(OptionList.OptionSelected)
     def _pick(self, event: OptionList.OptionSelected) -> None:
         picked = event.option.id
-        if not self.chosen.done():
-            self.chosen.set_result(None if picked in (None, "none") else int(picked))
-        self.dismiss(None)
+        index = None if picked in (None, "none") else int(picked)
+        if index is not None and index in self.risky:
+            # two keys: say why, then C (Enter again only says it again: a different key)
+            self.confirming = index
+            self.announcer.say(
+                f"{self.risky[index]} " + _("Press C to run it; any other key goes back."),
+                interrupt=True,
+            )
+            return
+        self._choose(index)
 
     def on_unmount(self) -> None:
         if not self.chosen.done():  # closed with Escape: not now
