@@ -29,19 +29,24 @@ def test_initialize_opts_in_to_compaction_updates_and_notices() -> None:
     ``clientCapabilities.session.compaction`` (issue 33, item 3); the SDK's model has no
     field for it, so it is added on the wire, beside what the SDK wrote."""
     written = _Written()
-    wire = GuardedStdio(
-        asyncio.StreamReader(),
-        written,  # type: ignore[arg-type]
-        on_drop=lambda reason: None,
-        on_notice=lambda params: None,
-    )
     request = {
         "jsonrpc": "2.0",
         "id": 0,
         "method": "initialize",
         "params": {"protocolVersion": 1, "clientCapabilities": {"session": {"x": 1}}},
     }
-    asyncio.run(wire.send(request))
+
+    async def send() -> None:
+        # made inside the loop: a StreamReader outside one looks for a current loop
+        wire = GuardedStdio(
+            asyncio.StreamReader(),
+            written,  # type: ignore[arg-type]
+            on_drop=lambda reason: None,
+            on_notice=lambda params: None,
+        )
+        await wire.send(request)
+
+    asyncio.run(send())
     sent = json.loads(written.data)
     assert sent["params"]["clientCapabilities"]["session"] == {
         "x": 1,
