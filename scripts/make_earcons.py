@@ -9,7 +9,8 @@ Each sound is a few notes of additive synthesis with a short attack and an
 exponential decay, kept under half a second so it never delays the words:
 rising for beginnings and success, falling for endings and failure, a repeated
 high pair for "your answer is needed", a glide for handing over, two soft ticks
-for a tool call. The names are the registry in ``announcer/engine/earcons.py``.
+for a tool call, one quiet low note for "still working". The names are the
+registry in ``announcer/engine/earcons.py``.
 """
 
 from __future__ import annotations
@@ -53,10 +54,15 @@ EARCONS: dict[str, list[Note]] = {
     "handoff": [(440.0, 990.0, 0.22, SOFT), (990.0, 660.0, 0.12, SOFT)],
     # frequent, so the quietest and shortest: two soft ticks
     "tool": [(1174.66, 1174.66, 0.05, SOFT), REST, (1174.66, 1174.66, 0.05, SOFT)],
+    # after a long silence while an agent works: one low, soft note, the quietest of all
+    "still_working": [(329.63, 329.63, 0.14, SOFT)],
 }
 
+# how loud each sound is beside PEAK; 1.0 unless named here
+GAIN: dict[str, float] = {"still_working": 0.4}
 
-def render(notes: list[Note]) -> array.array[int]:
+
+def render(notes: list[Note], gain: float = 1.0) -> array.array[int]:
     samples: array.array[int] = array.array("h")
     for start, end, seconds, harmonics in notes:
         count = int(RATE * seconds)
@@ -73,12 +79,12 @@ def render(notes: list[Note]) -> array.array[int]:
             release = min(1.0, (count - i) / (RATE * 0.01))
             envelope = attack * release * math.exp(-3.0 * t / seconds)
             value = sum(w * math.sin((k + 1) * phase) for k, w in enumerate(harmonics)) / norm
-            samples.append(round(32767 * PEAK * envelope * value))
+            samples.append(round(32767 * PEAK * gain * envelope * value))
     return samples
 
 
 def write(name: str, directory: Path) -> Path:
-    samples = render(EARCONS[name])
+    samples = render(EARCONS[name], GAIN.get(name, 1.0))
     if sys.byteorder == "big":
         samples.byteswap()
     path = directory / f"{name}.wav"

@@ -34,6 +34,9 @@ class AgentToStart:
     mode: str | None = None
     #: started on another machine (``--ssh``): its terminal login is said, not run here
     remote: bool = False
+    #: a registry agent with no preset of ours: its title, for "No preset for ..." said
+    #: once its session is open (it runs in whatever mode it starts in)
+    no_preset: str | None = None
 
     def start_settings(self) -> dict[str, str | bool]:
         """What to set once its session is open, by config option id (``mode`` also names
@@ -242,6 +245,54 @@ def acp_transports(
             # the preset's asking settings, set once its session is open (issue 21, item 3)
             start_settings=agent.start_settings(),
             local=not agent.remote,
+            no_preset=agent.no_preset,
         )
         for agent in agents
     ]
+
+
+def registry_agent(launch_or_refusal: Any, label: str | None, language: str) -> AgentToStart | str:
+    """A registry agent's :class:`Launch` as an agent to start, or the sentence that says
+    why it is not started (a :class:`Refusal`: quarantined, only an archive, ...).
+
+    It has no preset of ours, so nothing is set to make it ask: it runs in the mode it
+    starts in, and the user is told so once its session is open (``no_preset``).
+    """
+    from announcer.formats.acp_registry import Refusal
+    from announcer.i18n.translate import translator
+
+    _ = translator(language).gettext
+    if isinstance(launch_or_refusal, Refusal):
+        agent = launch_or_refusal.agent
+        detail = launch_or_refusal.detail
+        sentences = {
+            "quarantined": _("{name} is quarantined in the registry ({reason}); not started."),
+            "download": _(
+                "{name} comes only as an archive ({archive}); announcer downloads it only "
+                "when asked: add --download."
+            ),
+            "no_sha256": _(
+                "{name}: the registry gives no sha256 for its archive, so announcer will "
+                "not download it."
+            ),
+            "no_runner": _(
+                "{name} needs npx (Node.js) or uvx (uv), and neither is on PATH "
+                "(it offers: {kinds})."
+            ),
+        }
+        said = sentences[launch_or_refusal.reason].format(
+            name=agent.name,
+            reason=detail or _("no reason given"),
+            archive=detail,
+            kinds=detail,
+        )
+        return f"announcer agent: {said}"
+    agent = launch_or_refusal.agent
+    env = {**os.environ, **launch_or_refusal.env} if launch_or_refusal.env else None
+    return AgentToStart(
+        list(launch_or_refusal.command),
+        agent.name,
+        label or agent.id,
+        env=env,
+        no_preset=agent.name,
+    )

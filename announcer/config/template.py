@@ -89,6 +89,20 @@ TEMPLATE = """\
 # without a deadline (announcer agent); 0 turns the reminders off.
 # question_reminder_seconds = 60.0
 
+# While an agent works and nothing has been said for this many seconds, one short
+# "Still working: ..." is said, with a quiet sound (0-3600; 0 turns it off).
+# silence_notice_seconds = 30.0
+
+# At the end of an agent's turn that lasted at least this many seconds, one digest of it:
+# files changed, commands run, your answers, errors, its last words (0: only when you ask,
+# with :digest).
+# digest_after_seconds = 120.0
+
+# An ACP agent registry that `announcer agent --list` and `announcer agent ID` use
+# beside the presets: a registry.json file, a folder of agent.json files, or an https://
+# address (for example the ACP registry's own registry.json).
+# agent_registry = "https://cdn.agentclientprotocol.com/registry/v1/latest/registry.json"
+
 # A voice per language: the language tag, then the voice name your speech
 # engine knows (see `announcer voices`).
 [voices]

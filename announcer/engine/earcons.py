@@ -24,6 +24,7 @@ class Earcon(StrEnum):
     CANCELLED = "cancelled"
     HANDOFF = "handoff"
     TOOL = "tool"
+    STILL_WORKING = "still_working"  # the quietest: an agent works, nothing said for a while
 
 
 # Event short types (§4) -> the sound that marks them.
@@ -54,6 +55,8 @@ EARCON_LABELS: Final[dict[Earcon, str]] = {
     Earcon.HANDOFF: N_("[handoff]"),
     # Translators: shown before a message saying an agent is using a tool.
     Earcon.TOOL: N_("[tool]"),
+    # Translators: shown before a message saying an agent is still working after a silence.
+    Earcon.STILL_WORKING: N_("[working]"),
 }
 
 

@@ -26,22 +26,26 @@ from typing import Any, Final
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
 from announcer.engine.clock import Lateness, ProducerClock
+from announcer.engine.digest import TurnDigests, TurnRecord, digest_text
+from announcer.engine.earcons import Earcon
 from announcer.engine.engine_state import _PROMPTS, OutgoingReply, TranscriptEntry
 from announcer.engine.literals import Literals
 from announcer.engine.outputs import OutputStreams, Released
-from announcer.engine.phrases import N_
+from announcer.engine.phrases import N_, duration_phrase
 from announcer.engine.policy import Policy
 from announcer.engine.policy_words import Spoken
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.question_counts import COUNT_NOTICE_INTERVAL_SECONDS
-from announcer.engine.replies import ReplyBook, ReplyOutcome
+from announcer.engine.replies import ReplyBook, ReplyOutcome, ReplyReady
 from announcer.engine.scheduler import SpeechScheduler
 from announcer.engine.settings import UserSettings
+from announcer.engine.silence import RESTING_STATES, SilenceWatch, is_working
 from announcer.engine.speech_commands import SpeechCommand
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.engine.tracker import SessionTracker
 from announcer.engine.tracker_records import Admission, SessionState, TrackerNote
 from announcer.engine.unreadable import UnreadableFrames
+from announcer.i18n.translate import translator
 from announcer.protocol.decode import DecodeResult, decode_frame
 from announcer.protocol.events import (
     AaepEvent,
@@ -50,6 +54,8 @@ from announcer.protocol.events import (
     SessionCompleted,
     SessionErrored,
     StateChanged,
+    ToolCompleted,
+    ToolInvoked,
 )
 from announcer.protocol.extensions import ANNOUNCER_EXTENSION
 from announcer.protocol.handshake import SubscriptionAccepted
@@ -197,6 +203,10 @@ class Engine(UnreadableFrames):
         self._hold_outputs = False
         self._plain_output = False
         self._user_language = "en"
+        # issue 33, item 3: when the user last heard anything while an agent works
+        self._silence = SilenceWatch()
+        # issue 33, item 2: each working session's turn, and the last one, for the digest
+        self._digests = TurnDigests()
         self._refresh_shortcuts()
 
     # -- inputs --------------------------------------------------------------------------
@@ -281,6 +291,7 @@ class Engine(UnreadableFrames):
         return self._process(admission, source_id, now)
 
     def on_speech_done(self, utterance_id: int, now: float) -> list[SpeechCommand]:
+        self._silence.heard(now)
         return self.scheduler.on_done(utterance_id, now)
 
     def tick(self, now: float) -> list[SpeechCommand]:
@@ -298,7 +309,10 @@ class Engine(UnreadableFrames):
         commands += self._present_next(now)
         commands += self._remind(now)
         commands += self._say_due_counts(now)
+        if self.scheduler.speaking is not None:
+            self._silence.heard(now)  # said until now (paced speech ends in this tick)
         commands += self.scheduler.tick(now)
+        commands += self._still_working(now)
         return commands
 
     def next_wakeup(self) -> float | None:
@@ -311,6 +325,7 @@ class Engine(UnreadableFrames):
             self.scheduler.next_wakeup(),
             self._present_due_at,
             self._reminder_due(),
+            self._silence.due(self.settings.silence_notice_seconds),
             *(
                 self._count_notice_at[kind] + COUNT_NOTICE_INTERVAL_SECONDS
                 for kind in self._count_due
@@ -389,10 +404,13 @@ class Engine(UnreadableFrames):
         self, answer: UserAnswer, now: float, decided_at: datetime | None = None
     ) -> ReplyOutcome:
         """Build the reply for the user's answer, or refuse it with a reason."""
+        self._silence.heard(now)  # the user just acted: a silence counts from here
         prompt = self.book.get(answer.reply_token)
         subscription = self._subscriptions.get(prompt.source_id) if prompt else None
         at = decided_at if decided_at is not None else self.wall_clock()
         outcome = self.book.answer(answer, now, subscription, at)
+        if prompt is not None and isinstance(outcome, ReplyReady):
+            self._note_answer(prompt, answer)
         if prompt is not None and self.book.get(answer.reply_token) is None:
             # Answered, or found expired: the producer owes a state change for it.
             self.tracker.prompt_closed(
@@ -400,9 +418,29 @@ class Engine(UnreadableFrames):
             )
             # Issue 14 c: no key hints or time left after the answer; cut the question off.
             self._after_answer += self.scheduler.question_ended(prompt.event_id, now)
+            key = (prompt.source_id, prompt.session_id)
+            session = self.tracker.session(prompt.source_id, prompt.session_id)
+            if (
+                session is not None
+                and not session.open_prompts
+                and self._digests.ends_when_answered(key)
+            ):
+                self._after_answer += self._turn_digest(key, now)
             if self._presented == answer.reply_token:
                 self._present_due_at = now  # the next question, at the next tick
         return outcome
+
+    def _note_answer(self, prompt: PendingPrompt, answer: UserAnswer) -> None:
+        """For the turn's digest: the question, briefly, and how the user answered it."""
+        _ = translator(self.policy.phrase_language).gettext
+        what = self._short_subject(prompt).text.rstrip(" .")
+        if answer.decision == "accept":
+            said = _("allowed: {what}").format(what=what)
+        elif answer.decision == "reject":
+            said = _("rejected: {what}").format(what=what)
+        else:
+            said = _("answered: {what}").format(what=what)
+        self._digests.answered((prompt.source_id, prompt.session_id), said[:200])
 
     def take_speech(self) -> list[SpeechCommand]:
         """Speech commands an :meth:`answer` left to carry out (cutting off its question)."""
@@ -527,6 +565,34 @@ class Engine(UnreadableFrames):
         session = self.tracker.session(source_id, event.session_id)
         if session is None:  # evicted under pressure between admit and now
             return []
+        key = (source_id, session.session_id)
+        if isinstance(event, ToolInvoked):
+            self._silence.tool_started(event.event_id, now)
+        self._silence.session_seen(session, now)
+        if self._silence.tracks(key) or isinstance(event, _PROMPTS):
+            self._digests.started(key, session.display_name, now)
+        if isinstance(event, ToolInvoked):
+            self._digests.tool_invoked(key, event)
+        elif isinstance(event, ToolCompleted):
+            self._digests.tool_completed(key, event)
+        elif isinstance(event, SessionErrored):
+            self._digests.errored(key)
+        commands = self._handle_event(event, session, source_id, now)
+        turn_over = isinstance(event, _TERMINAL) or (
+            isinstance(event, StateChanged) and event.to_state in RESTING_STATES
+        )
+        if turn_over and self._digests.recording(key):
+            # the agent says it waits for the user, or the session ended: the turn's
+            # digest, if it was long; a question still open is answered first
+            if session.open_prompts and not isinstance(event, _TERMINAL):
+                self._digests.end_when_answered(key)
+            else:
+                commands += self._turn_digest(key, now)
+        return commands
+
+    def _handle_event(
+        self, event: AaepEvent, session: SessionState, source_id: str, now: float
+    ) -> list[SpeechCommand]:
         commands: list[SpeechCommand] = []
         if self.outputs:
             # Issue 20: a finished sentence held for a pause comes before what follows it.
@@ -545,6 +611,72 @@ class Engine(UnreadableFrames):
         for announcement in self.policy.decide(event, session, source_id, now):
             commands += self._submit(announcement, source_id, now)
         return commands
+
+    def _turn_digest(self, key: tuple[str, str], now: float) -> list[SpeechCommand]:
+        """Issue 33, item 2: a turn ended; one digest when it lasted at least
+        ``digest_after_seconds`` (0: only on request)."""
+        record = self._digests.ended(key)
+        after = self.settings.digest_after_seconds
+        if record is None or after <= 0 or now - record.started < after:
+            return []
+        return self._say_digest_of(record, now)
+
+    def say_digest(self, now: float) -> list[SpeechCommand]:
+        """ "What happened": the digest of the turn running now, else of the last one."""
+        record = self._digests.current()
+        if record is None:
+            language = self.policy.phrase_language
+            text = translator(language).gettext("No turn to sum up yet.")
+            return self._submit(Announcement(text, language, kind="system.digest"), None, now)
+        return self._say_digest_of(record, now)
+
+    def _say_digest_of(self, record: TurnRecord, now: float) -> list[SpeechCommand]:
+        language = self.policy.phrase_language
+        text = digest_text(record, language, self.settings.verbosity)
+        notice = Announcement(clean_for_speech(text, language, max_chars=2000), language,
+                              Urgency.NORMAL, kind="system.digest")  # fmt: skip
+        return self._submit(notice, None, now)
+
+    def _still_working(self, now: float) -> list[SpeechCommand]:
+        """Issue 33, item 3: an agent works and nothing was said for
+        ``silence_notice_seconds``: one short "Still working: <what runs>, 45 seconds."
+        with a quiet earcon. Never over speech or a question: while anything is said,
+        waits to be said, or a question is open, the silence counts again from now."""
+        due = self._silence.due(self.settings.silence_notice_seconds)
+        if due is None or now < due:
+            return []
+        self._silence.heard(now)
+        if self.scheduler.speaking is not None or self.scheduler.queued() or self.book.pending():
+            return []
+        sessions: list[SessionState] = []
+        gone: list[tuple[str, str]] = []
+        for source_id, session_id in self._silence.working():
+            session = self.tracker.session(source_id, session_id)
+            if session is None or not is_working(session):
+                gone.append((source_id, session_id))
+            else:
+                sessions.append(session)
+        self._silence.forget(gone)
+        what = self._silence.what(sessions, now)
+        if what is None:
+            return []
+        language = self.policy.phrase_language
+        _ = translator(language).gettext
+        duration = duration_phrase(what.seconds, language)
+        if what.tool:
+            tool = clean_for_speech(what.tool, language, max_chars=100).rstrip(" .")
+            if len({source for source, _session in self._silence.working()}) > 1:
+                # several agents work: the one that runs it is named
+                tool = f"{clean_for_speech(what.agent, language, max_chars=60)}, {tool}"
+            text = _("Still working: {what}, {duration}.").format(what=tool, duration=duration)
+        else:
+            text = _("{agent} is still working, {duration}.").format(
+                agent=clean_for_speech(what.agent, language, max_chars=60), duration=duration
+            )
+        notice = Announcement(
+            text, language, Urgency.NORMAL, kind="system.still_working", earcon=Earcon.STILL_WORKING
+        )
+        return self._submit(notice, None, now)
 
     def _handle_output(
         self, event: OutputStreaming, source_id: str, now: float
@@ -593,6 +725,7 @@ class Engine(UnreadableFrames):
         text = clean_for_speech(released.text, released.language)
         if not text:
             return []
+        self._digests.words((source_id or released.source_id or "", released.session_id), text)
         announcement = Announcement(
             text=text,
             language=released.language,

@@ -73,6 +73,16 @@ class UserSettings(BaseModel):
     # A question whose agent waits without a deadline (ACP permissions) is said to be
     # still waiting every this many seconds while it stays open; 0 turns it off.
     question_reminder_seconds: float = Field(default=60.0, ge=0.0, le=86_400.0)
+    # While an agent's turn runs and nothing has been said for this many seconds, one short
+    # "Still working: ..." is said (issue 33, item 3); 0 turns it off.
+    silence_notice_seconds: float = Field(default=30.0, ge=0.0, le=3_600.0)
+    # At the end of an agent's turn that lasted at least this many seconds, one digest of
+    # it: files changed, commands run, your answers, errors, its last words (issue 33,
+    # item 2); 0: only when asked (":digest").
+    digest_after_seconds: float = Field(default=120.0, ge=0.0, le=86_400.0)
+    # The ACP agent registry ``announcer agent`` offers beside its presets: a file, a
+    # folder or an https:// address of a ``registry.json`` (docs/agents.md). None: none.
+    agent_registry: str | None = Field(default=None, min_length=1, max_length=4096)
     backend: str = "auto"
     # Braille through the screen reader: "auto" when it has a display, "on", "off".
     # Questions are brailled whatever this says (speech/screenreader.py).

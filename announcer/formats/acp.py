@@ -57,6 +57,12 @@ def _empty_chunk(update: JsonObject) -> bool:
     )
 
 
+#: the share of the context window at which it is said to be nearly full, and below
+#: which it has room again (said again the next time it fills)
+CONTEXT_NEARLY_FULL = 0.9
+CONTEXT_ROOM_AGAIN = 0.8
+
+
 class AcpAdapter(AcpQuestions, AcpSettings):
     """One ACP connection (an agent process) as AAEP events; sessions keyed by ACP sessionId."""
 
@@ -184,16 +190,85 @@ class AcpAdapter(AcpQuestions, AcpSettings):
             self._config(session, update.get("configOptions"), now)
         elif kind == "notice":
             self._notice(session, update, now)
+        elif kind == "compaction_update":
+            self._compaction(session, update, now)
+        elif kind == "usage_update":
+            self._usage(session, update, now)
         elif kind == "available_commands_update":
             session.commands = _commands(update.get("availableCommands"))
         elif kind in (
             "user_message_chunk",
-            "usage_update",
             "session_info_update",
+            "compaction_summary_chunk",
         ):
             return  # our own prompt echoed, token counts, settings: never spoken
         else:
             self.diagnose("acp_update", f"no announcement for update {str(kind)[:60]!r}")
+
+    def _compaction(self, session: _Session, update: JsonObject, now: float) -> None:
+        """ACP ``compaction_update`` (issue 33, item 3): the agent compacts its context.
+
+        Said once per status of each compaction: "Compacting the conversation…", then
+        "Conversation compacted." (or why it failed, or that it was cancelled). The summary
+        it kept is not read: it is the agent's memory, not news.
+        """
+        compaction_id = (get_str(update, "compactionId") or "")[:200]
+        status = get_str(update, "status") or "in_progress"
+        if session.compactions.get(compaction_id) == status:
+            return
+        if len(session.compactions) >= 64:
+            session.compactions.pop(next(iter(session.compactions)))
+        session.compactions[compaction_id] = status
+        if status == "in_progress":
+            said, percent = self._t("{agent} is compacting the conversation…"), None
+        elif status == "completed":
+            said, percent = self._t("Conversation compacted."), 100
+        elif status == "failed":
+            reason = " ".join((get_str(update, "error") or "").split())
+            said = self._t("Compacting the conversation failed.")
+            if reason:
+                said = f"{said} {_sentence(clip(reason, 300))}"
+            percent = 100
+        elif status == "cancelled":
+            said, percent = self._t("Compacting the conversation was cancelled."), 100
+        else:
+            self.diagnose("acp_update", f"compaction status {status[:40]!r} unknown; dropped")
+            return
+        sentence = said.format(agent=self.agent_name)
+        self.builder.progress(
+            session.state,
+            now,
+            description=sentence,
+            percent=percent,
+            normal=sentence,
+            terse=sentence,
+            urgency="normal",
+        )
+
+    def _usage(self, session: _Session, update: JsonObject, now: float) -> None:
+        """ACP ``usage_update``: said only when the context window becomes nearly full
+        (a context notice, issue 33 item 3), once until it has room again."""
+        used, size = update.get("used"), update.get("size")
+        if not isinstance(used, int | float) or not isinstance(size, int | float) or size <= 0:
+            return
+        share = used / size
+        if share < CONTEXT_ROOM_AGAIN:
+            session.context_full_said = False
+        if share < CONTEXT_NEARLY_FULL or session.context_full_said:
+            return
+        session.context_full_said = True
+        sentence = self._t("{agent}'s context is {percent}% full.").format(
+            agent=self.agent_name, percent=min(100, int(share * 100))
+        )
+        self.builder.progress(
+            session.state,
+            now,
+            description=sentence,
+            percent=100,
+            normal=sentence,
+            terse=sentence,
+            urgency="normal",
+        )
 
     def _message(self, session: _Session, update: JsonObject, now: float) -> None:
         content = update.get("content")

@@ -45,6 +45,7 @@ class _Tool:
     command: str | None = None  # the command it runs (rawInput.command)
     output: str = ""  # what it printed, as the adapter streamed it (bounded)
     internal: bool = False  # the agent's own bookkeeping (ToolSearch): never said
+    subagent: bool = False  # a subagent the agent started (Claude's Agent/Task tool)
 
 
 @dataclass(slots=True)
@@ -76,6 +77,10 @@ class _Session:
     due: list[str] = field(default_factory=list)
     # Running calls not yet announced, and since when: said after a short quiet time.
     running: dict[str, float] = field(default_factory=dict)
+    # ACP compactions (``compaction_update``) by id -> the last status said
+    compactions: dict[str, str] = field(default_factory=dict)
+    # the context window was said to be nearly full (``usage_update``), until it is not
+    context_full_said: bool = False
 
 
 @dataclass(frozen=True, slots=True)

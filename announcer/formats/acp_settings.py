@@ -35,6 +35,42 @@ class AcpSettings(AcpSessions):
             session.state, now, description=said, percent=100, normal=said, urgency="normal"
         )
 
+    def no_preset_said(self, session_id: str, title: str, now: float) -> AdapterOutput:
+        """A registry agent started with no preset of ours (issue 33, item 1): one sentence
+        that it may act without asking, its modes, and those of them that ask first."""
+
+        def step() -> None:
+            session = self._session(session_id, now)
+            choices = list(session.modes)
+            option = next((o for o in session.config.values() if o.category == "mode"), None)
+            if option is not None:
+                choices = list(option.choices)
+            said = self._t("No preset for {agent}: it may act without asking.").format(
+                agent=clip(title, 120)
+            )
+            if choices:
+                said += " " + self._t("Its modes are {modes}; :mode changes it.").format(
+                    modes=", ".join(name for _, name in choices[:12])
+                )
+                asking = [name for mode_id, name in choices[:12] if asks_first(mode_id, name)]
+                if asking:
+                    said += " " + self._t("Modes that ask first: {modes}.").format(
+                        modes=", ".join(asking)
+                    )
+            else:
+                said += " " + self._t("It offers no modes to choose from.")
+            self.builder.progress(
+                session.state,
+                now,
+                description=said,
+                percent=100,
+                normal=said,
+                terse=said,
+                urgency="normal",
+            )
+
+        return self._run(step)
+
     def settings_known(
         self, session_id: str, modes: object, config_options: object, now: float, say: bool = True
     ) -> AdapterOutput:
@@ -290,3 +326,20 @@ class AcpSettings(AcpSessions):
     def mode_changed(self, session_id: str, mode_id: str, now: float) -> AdapterOutput:
         """``session/set_mode`` answered: the mode is said (once, if the agent says it too)."""
         return self._run(lambda: self._mode(self._session(session_id, now), mode_id, now))
+
+
+#: words in a mode's id or name that say it asks before acting, and words that say it does not
+_ASKING_WORDS = ("ask", "approv", "confirm", "read-only", "read only", "readonly", "plan",
+                 "default", "manual", "permission", "review each", "suggest")  # fmt: skip
+_NOT_ASKING_WORDS = ("auto", "bypass", "yolo", "full", "accept", "dontask", "don't ask",
+                     "never", "without", "skip", "trust", "unrestricted")  # fmt: skip
+
+
+def asks_first(mode_id: str, name: str) -> bool:
+    """Whether a mode the agent declares reads as one that asks before it edits or runs
+    anything ("Ask before edits", "default", "read-only", "plan"); anything that also
+    reads as automatic ("Auto review", "acceptEdits", "bypassPermissions") does not."""
+    words = f"{mode_id} {name}".casefold().replace("_", " ")
+    if any(word in words for word in _NOT_ASKING_WORDS):
+        return False
+    return any(word in words for word in _ASKING_WORDS)

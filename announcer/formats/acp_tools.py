@@ -38,6 +38,8 @@ from announcer.i18n.translate import translator
 #: how long a call that started running waits to be said, in case the agent asks about
 #: it first (codex-acp starts a command, then asks for it): one announcement, the question
 RUNNING_QUIET_SECONDS = 0.4
+#: the tools with which Claude's adapter reports a subagent (``_meta.claudeCode.toolName``)
+SUBAGENT_TOOLS = frozenset({"Agent", "Task"})
 # Codex's approval reviewer ("Auto review", Guardian) reports as a tool call of its own.
 _REVIEW_CALL_PREFIX = "guardian_assessment:"
 _REVIEW_TITLE = "Guardian Review"
@@ -77,6 +79,8 @@ class AcpToolCalls(AcpSessions):
         tool.kind = get_str(update, "kind") or tool.kind
         if get_str(update, "_meta", "claudeCode", "toolName") in _INTERNAL_TOOLS:
             tool.internal = True  # the agent's own bookkeeping: never said as a step
+        if get_str(update, "_meta", "claudeCode", "toolName") in SUBAGENT_TOOLS:
+            tool.subagent = True  # issue 33, item 3: its start and its end, a line each
         plan = get_str(update, "rawInput", "plan")
         if plan:
             tool.plan = plan[:20_000]
@@ -233,6 +237,12 @@ class AcpToolCalls(AcpSessions):
     def _announce_tool(self, session: _Session, call_id: str, tool: _Tool, now: float) -> None:
         tool.announced = True
         label = self._tool_label(tool)
+        if tool.subagent:
+            said = _sentence(self._t("Subagent started: {task}").format(task=clip(label, 200)))
+            self.builder.tool_invoked(
+                session.state, now, call_id, tool.kind, normal=said, terse=said, detailed=said
+            )
+            return
         where = self._where(tool)
         normal = tool.description or label
         detailed = f"{label}: {tool.description}" if tool.description else label
@@ -331,6 +341,15 @@ class AcpToolCalls(AcpSessions):
         tr = translator(self.language)
         changes = _diff_sentences(update.get("content"), session.cwd, tr.ngettext, tr.gettext)
         label = self._tool_name(tool)
+        if tool.subagent and status == "completed":
+            said = _sentence(
+                self._t("Subagent finished: {task}").format(task=clip(self._tool_label(tool), 200))
+            )
+            self.builder.tool_completed(
+                session.state, now, call_id, "success", tool_name=tool.kind, normal=said,
+                terse=said,
+            )  # fmt: skip
+            return
         if status == "completed":
             said = "; ".join(changes) if changes else self._t("{tool}: done.").format(tool=label)
             if not changes and (tool.deletes or tool.changed_files):

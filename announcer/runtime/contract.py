@@ -201,6 +201,10 @@ class UiSession:
     def repeat_last(self) -> None:
         """Say the last message again."""
 
+    def say_digest(self) -> None:
+        """Say what happened in the agent's turn (now, else the last); a session without
+        an engine has none."""
+
     def set_answer_keys(self, answer_keys: AnswerKeys) -> None:
         """Which keys the engine's spoken questions name; a session without an engine
         names none."""

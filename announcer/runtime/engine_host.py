@@ -99,6 +99,10 @@ class EngineHost:
     def present(self, reply_token: str) -> None:
         self.run(self.engine.present(reply_token, self.clock()))
 
+    def digest(self) -> None:
+        """Say what happened in the turn running now, else in the last (issue 33, item 2)."""
+        self.run(self.engine.say_digest(self.clock()))
+
     def count_skipped_urgent(
         self, producer_id: str, name: str, count: int, source_id: str | None
     ) -> None:

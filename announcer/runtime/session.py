@@ -283,6 +283,10 @@ class LiveSession(UiSession):
         """Say the last message again; a question still open is read anew (time left now)."""
         self.voice.repeat_last()
 
+    def say_digest(self) -> None:
+        """ "What happened": the digest of the agent's turn, built by the engine."""
+        self.host.digest()
+
     def presented_prompt(self) -> PendingPrompt | None:
         """The question being presented, the one answer keys are for (see the engine)."""
         return self.engine.presented_prompt()

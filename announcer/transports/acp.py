@@ -203,6 +203,11 @@ class AcpTransport(AcpSettings, AcpAnswers):
                 self.session_id, modes, self._start_config, time.time()
             ).events
         )
+        if self.no_preset:
+            # issue 33: started in its own default mode; the user is told, modes named
+            self._queue(
+                self.adapter.no_preset_said(self.session_id, self.no_preset, time.time()).events
+            )
         early, self._early = self._early, None
         if early is not None:
             self.prompt(early)

@@ -94,6 +94,7 @@ class AcpProcess:
         options: TransportOptions | None = None,
         start_settings: Mapping[str, str | bool] | None = None,
         local: bool = True,
+        no_preset: str | None = None,
     ) -> None:
         if not command:
             raise TransportError("no agent command to start")
@@ -139,6 +140,9 @@ class AcpProcess:
         # applied once the session is open, before any message: ``{"mode": "default"}`` or
         # ``{config option id or category: value}`` (agent data: ask before acting)
         self.start_settings = dict(start_settings or {})
+        # a registry agent with no preset of ours: its title, for the one sentence said
+        # once its session is open ("No preset for ...: it may act without asking")
+        self.no_preset = no_preset
         self._start_config: list[Any] = []
         self._agent_capabilities: Any = None
         self._listed: list[tuple[str, str]] = []  # the sessions :sessions listed last

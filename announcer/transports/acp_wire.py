@@ -145,7 +145,8 @@ class GuardedStdio:
             capabilities = params.setdefault("clientCapabilities", {})
             if isinstance(capabilities, dict):
                 session = capabilities.get("session") or {}
-                capabilities["session"] = {**session, "notices": {}}
+                # and ACP compaction updates (opt-in in ACP 1, issue 33 item 3)
+                capabilities["session"] = {**session, "notices": {}, "compaction": {}}
         if method in _CREATING and "id" in message:
             self._creating.add(message["id"])
         elif (
@@ -262,7 +263,7 @@ class GuardedStdio:
             and self._on_notice is not None
             and session in self.sessions
             and isinstance(params, dict)
-            and params["update"]["sessionUpdate"] == "notice"
+            and params["update"]["sessionUpdate"] in _AROUND_THE_SDK
         ):
             self._on_notice(params)
             return None
@@ -340,6 +341,11 @@ class GuardedStdio:
 
     def _drop(self, reason: str) -> None:
         self._on_drop(f"ACP agent sent {reason}; skipped")
+
+
+#: session updates newer than the SDK's schema, passed straight to the transport: session
+#: notices, and ACP compaction (its progress and the summary it kept)
+_AROUND_THE_SDK = frozenset({"notice", "compaction_update", "compaction_summary_chunk"})
 
 
 def _readable_update(params: object) -> bool:

@@ -23,6 +23,8 @@ HELP = N_(
     ":diagnostics, :cancel (stop the agent's turn), :commands (the agent's slash commands), "
     ":quit"
 )
+# Said with :help when agents run (issue 33, item 2).
+DIGEST_HELP = N_(":digest says what happened in the agent's turn, or in the last one.")
 # Said with :help when several agents run side by side.
 AGENTS_HELP = N_(
     "With several agents: @NAME message sends to that agent (later messages go there too), "
@@ -56,6 +58,8 @@ class PlainCommands(PlainState):
             self._print(self._status_line(session.status))
         elif name == "repeat":
             session.repeat_last()
+        elif name in ("digest", "what"):
+            session.say_digest()
         elif name in ("diagnostics", "diag"):
             for line in session.diagnostics_report() or [
                 self._tr("Diagnostics: nothing has been dropped.")
@@ -147,5 +151,6 @@ class PlainCommands(PlainState):
         if agents:
             self._print(self._tr(AGENT_SETTINGS_HELP))
             self._print(self._tr(AGENT_SESSIONS_HELP))
+            self._print(self._tr(DIGEST_HELP))
         if len(agents) > 1:
             self._print(self._tr(AGENTS_HELP))

@@ -39,6 +39,8 @@ writes it only when allowed. The prompt picks the scenario:
   it asks for ``yes`` on the terminal and writes ``logged-in.txt``, after which
   ``session/new`` needs no login;
 - ``notice``: two session notices (info, warning), then an answer;
+- ``compact``: a compaction (in progress, its summary, completed), the context 95% full,
+  and a subagent (Claude's Agent tool) that starts and finishes, then an answer;
 - ``run FILE``: asks to run the command written in FILE in its folder (titled by the
   command, any length) and appends the option picked to ``choices.txt``;
 - ``remove``: asks to run ``rm -rf build`` (high risk: an accept takes two keys, once the
@@ -638,6 +640,26 @@ class ScriptedAgent:
                     "session/update", {"sessionId": session_id, "update": update}
                 )
             await self.say(session_id, "Noted.")
+        elif text == "compact":  # ACP compaction, context use and a subagent (issue 33)
+            raw = [
+                {"sessionUpdate": "compaction_update", "compactionId": "c1",
+                 "status": "in_progress"},
+                {"sessionUpdate": "compaction_summary_chunk", "compactionId": "c1",
+                 "content": {"type": "text", "text": "The user wants tests."}},
+                {"sessionUpdate": "compaction_update", "compactionId": "c1",
+                 "status": "completed"},
+                {"sessionUpdate": "usage_update", "used": 190_000, "size": 200_000},
+                {"sessionUpdate": "tool_call", "toolCallId": "sub-1", "title": "Explore the code",
+                 "kind": "think", "status": "in_progress",
+                 "_meta": {"claudeCode": {"toolName": "Agent"}}},
+                {"sessionUpdate": "tool_call_update", "toolCallId": "sub-1",
+                 "status": "completed", "_meta": {"claudeCode": {"toolName": "Agent"}}},
+            ]  # fmt: skip
+            for update in raw:
+                await self.conn._conn.send_notification(
+                    "session/update", {"sessionId": session_id, "update": update}
+                )
+            await self.say(session_id, "Compacted.")
         elif text == "commands":
             commands = [
                 schema.AvailableCommand(name="review", description="Review the changes"),

@@ -491,3 +491,39 @@ def test_a_path_outside_the_working_folder_is_said_from_home_once() -> None:
     said = [t for t in heard.spoken if "graceful" in t]
     assert said and "Write ~/.claude/plans/graceful-tickling-badger.md" in said[0], said
     assert "/home/ada" not in said[0] and said[0].count("graceful") == 1, said
+
+
+def test_compactions_are_said_once_per_status_and_a_full_context_once_until_it_has_room() -> None:
+    """Issue 33, item 3: ACP ``compaction_update`` and the context window's use."""
+    heard = Heard()
+    heard.open()
+    heard.send(update("compaction_update", compactionId="a", status="in_progress"))
+    heard.send(update("compaction_update", compactionId="a", status="in_progress"))  # again
+    heard.send(update("compaction_update", compactionId="a", status="failed", error="Too big"))
+    heard.send(update("compaction_update", compactionId="b", status="cancelled"))
+    heard.send(update("compaction_update", compactionId="c", status="completed"))
+    for used in (150, 185, 195, 120, 182):  # of 200: 90% and past said once, until below 80%
+        heard.send(update("usage_update", used=used, size=200))
+    said = [s for s in heard.spoken if "ompact" in s or "context" in s]
+    assert said == [
+        "Claude Code is compacting the conversation…",
+        "Compacting the conversation failed. Too big.",
+        "Compacting the conversation was cancelled.",
+        "Conversation compacted.",
+        "Claude Code's context is 92% full.",
+        "Claude Code's context is 91% full.",
+    ]
+
+
+def test_a_subagent_is_said_when_it_starts_and_when_it_ends() -> None:
+    heard = Heard()
+    heard.open()
+    meta = {"claudeCode": {"toolName": "Task"}}
+    heard.send(update("tool_call", toolCallId="s", title="Find the bug", kind="think",
+                      status="in_progress", _meta=meta))  # fmt: skip
+    heard.take(heard.adapter.flush_running(heard.now + 1))
+    heard.send(update("tool_call_update", toolCallId="s", status="completed", _meta=meta))
+    assert [s for s in heard.spoken if "ubagent" in s] == [
+        "Subagent started: Find the bug.",
+        "Subagent finished: Find the bug.",
+    ]

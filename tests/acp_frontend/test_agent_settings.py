@@ -157,3 +157,24 @@ def test_only_the_first_double_dash_separates_the_agents_own_are_kept() -> None:
     saved = resolve_agent(f"{sys.executable} -m tool -- x", None)
     assert not isinstance(saved, str)
     assert saved.command == [sys.executable, "-m", "tool", "--", "x"]
+
+
+def test_compaction_context_and_a_subagent_are_said_in_one_line_each(started) -> None:  # type: ignore[no-untyped-def]
+    """Issue 33, item 3: ACP ``compaction_update`` (newer than the SDK's schema: read
+    around it), a nearly full context window and a subagent's start and end."""
+    agent = started()
+    agent.type("compact")
+    agent.wait_for("Scripted Agent finished the turn.")
+    assert agent.quit() == 0
+    heard = agent.heard()
+    expected = [
+        "Scripted Agent is compacting the conversation…",
+        "Conversation compacted.",
+        "Scripted Agent's context is 95% full.",
+        "Subagent started: Explore the code.",
+        "Subagent finished: Explore the code.",
+        "Compacted.",
+    ]
+    said = [line for line in heard if line in expected]
+    assert said == expected, heard
+    assert not any("The user wants tests" in line for line in heard)  # the summary is kept

@@ -153,6 +153,9 @@ class EngineSession(LocalSession):
         for part in parts:
             self.say(part)
 
+    def say_digest(self) -> None:
+        self.host.digest()
+
     def answer(self, answer: UserAnswer) -> AnswerOutcome:
         outcome = self.host.answer(answer)
         self._prompts.pop(answer.reply_token, None)

@@ -25,6 +25,7 @@ from announcer.cli.acp_agents import (
     MissingAgent,
     acp_transports,
     command_to_start,
+    registry_agent,
     resolve_agent,
     saved_acp,
     unique_labels,
@@ -78,7 +79,22 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
         "--list",
         dest="list_presets",
         action="store_true",
-        help="list the presets: whether each is installed here, and the command that installs it",
+        help="list the presets: whether each is installed here, and the command that installs it; "
+        "with a registry, its agents too",
+    )
+    parser.add_argument(
+        "--registry",
+        metavar="FILE|URL",
+        default=None,
+        help="an ACP agent registry (registry.json, a folder of agent.json files, or an "
+        "https:// address) whose agents --list offers and NAME starts; the setting "
+        "agent_registry gives one for every run",
+    )
+    parser.add_argument(
+        "--download",
+        action="store_true",
+        help="let a registry agent that comes only as an archive be downloaded, and run only "
+        "if its sha256 matches the registry's",
     )
     add_settings_flags(parser)
 
@@ -116,10 +132,19 @@ def agents_to_start(args: argparse.Namespace, settings: Any) -> list[AgentToStar
         names = [args.name] if getattr(args, "name", None) else []
     command = list(args.command or [])  # only the first "--" separates; later ones are the agent's
     host = getattr(args, "ssh", None)
-    if len(names) == 1 and not command and not _known(names[0], settings) and host is None:
+    registry = _Registry(args, settings)
+    if (
+        len(names) == 1
+        and not command
+        and not _known(names[0], settings)
+        and host is None
+        and registry.find(names[0]) is None
+    ):
         # "agent my-agent": a program on PATH, started as the agent
         program = names[0]
         if find_command(program) is None and not Path(program).exists():
+            if registry.problem is not None:
+                return registry.problem
             return (
                 f"announcer agent: {program!r} is neither a preset ({', '.join(presets())}) "
                 "nor a command found on PATH"
@@ -130,13 +155,79 @@ def agents_to_start(args: argparse.Namespace, settings: Any) -> list[AgentToStar
     found: list[AgentToStart] = []
     language = _language(settings)
     for name in names:
-        one = resolve_agent(name, settings, host=host, language=language)
+        one = (
+            registry.agent_to_start(name, language)
+            if host is None and not _known(name, settings) and registry.find(name) is not None
+            else resolve_agent(name, settings, host=host, language=language)
+        )
         if isinstance(one, str):
             return one
         found.append(one)
     if command:
         found.append(command_to_start(command, host=host))
     return unique_labels(found)
+
+
+class _Registry:
+    """The registry of ``--registry`` or the setting ``agent_registry``, read once when a
+    name is not a preset (or for ``--list``); a registry that cannot be read is said
+    (``problem``) and offers nothing."""
+
+    def __init__(self, args: argparse.Namespace, settings: Any) -> None:
+        self.source: str | None = getattr(args, "registry", None) or (
+            getattr(settings, "agent_registry", None) if settings is not None else None
+        )
+        self.download = bool(getattr(args, "download", False))
+        self._read: Any = None
+        self.problem: str | None = None
+
+    def read(self) -> Any:
+        """The :class:`ReadRegistry`, or None (no registry, or it could not be read)."""
+        if self.source is None or self._read is not None or self.problem is not None:
+            return self._read
+        from announcer.cli.acp_registry import read_registry
+        from announcer.formats.acp_registry import RegistryError
+
+        try:
+            self._read = read_registry(self.source)
+        except RegistryError as exc:
+            self.problem = f"announcer agent: registry {exc}"
+        return self._read
+
+    def find(self, name: str) -> Any:
+        read = self.read()
+        return read.registry.find(name) if read is not None else None
+
+    def launch(self, agent: Any) -> Any:
+        import platform
+        import shutil
+
+        from announcer.formats.acp_registry import choose_launch, platform_key
+
+        return choose_launch(
+            agent,
+            platform=platform_key(platform.system(), platform.machine()),
+            which=shutil.which,
+            download=self.download,
+            quarantine=self.read().registry.quarantine,
+        )
+
+    def agent_to_start(self, name: str, language: str) -> AgentToStart | str:
+        from announcer.formats.acp_registry import Launch, RegistryError
+
+        agent = self.find(name)
+        chosen = self.launch(agent)
+        if isinstance(chosen, Launch) and chosen.how == "download" and chosen.archive:
+            from dataclasses import replace
+
+            from announcer.cli.acp_registry import unpacked_program
+
+            try:
+                program = unpacked_program(chosen.archive, agent.id, agent.version)
+            except RegistryError as exc:
+                return f"announcer agent: {agent.name}: {exc}"
+            chosen = replace(chosen, command=(str(program), *chosen.command[1:]))
+        return registry_agent(chosen, None, language)
 
 
 def _language(settings: Any) -> str:
@@ -175,6 +266,43 @@ def preset_lines(language: str) -> list[str]:
         command = shlex.join(preset.launch_command())
         lines.append(f"{preset.id} ({preset.title}, {command}): {state}. {preset.ask.says}")
     return lines
+
+
+def registry_lines(registry: Any, language: str) -> list[str]:
+    """``agent --list --registry``: each registry agent, how it would start here (or why
+    not), quarantined ones said to be; then each entry that could not be read."""
+    from announcer.config.agents import find_preset
+    from announcer.formats.acp_registry import Launch
+    from announcer.i18n.translate import translator
+
+    _ = translator(language).gettext
+    read = registry.read()
+    lines = [_("Registry {source}:").format(source=registry.source)]
+    if read.cached_age is not None:
+        lines[0] += " " + _("(a copy from {minutes} minutes ago)").format(
+            minutes=int(read.cached_age // 60)
+        )
+    for agent in read.registry.agents.values():
+        head = f"{agent.id} ({agent.name} {agent.version}, {agent.description})"
+        preset = find_preset(agent.id)
+        chosen = registry.launch(agent)
+        if preset is not None:
+            state = _("announcer's preset {preset} starts it asking first").format(preset=preset.id)
+        elif isinstance(chosen, Launch):
+            state = _("starts with: {command}; no preset: it may act without asking").format(
+                command=shlex.join(chosen.command)
+            )
+        else:
+            state = str(registry_agent(chosen, None, language)).removeprefix("announcer agent: ")
+        if agent.id in read.registry.quarantine and preset is None:
+            state = _("quarantined: {reason}").format(
+                reason=read.registry.quarantine[agent.id] or _("no reason given")
+            )
+        lines.append(f"{head}: {state}")
+    lines += [_("Not read: {problem}").format(problem=p) for p in read.registry.problems]
+    from announcer.protocol.sanitise import one_line
+
+    return [one_line(line) for line in lines]  # the registry's words, never terminal controls
 
 
 def say_missing(missing: MissingAgent, settings: Any, ui: str, language: str) -> None:
@@ -238,6 +366,13 @@ def run(args: argparse.Namespace) -> int:
     language = catalog_language(settings.languages)
     if args.list_presets:
         print("\n".join(preset_lines(language)))
+        registry = _Registry(args, settings)
+        registry.read()
+        if registry.problem is not None:
+            print(registry.problem, file=sys.stderr)
+            return 2
+        if registry.source is not None:
+            print("\n".join(registry_lines(registry, language)))
         return 0
     found = agents_to_start(args, settings)
     if isinstance(found, str):

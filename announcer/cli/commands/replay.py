@@ -239,6 +239,8 @@ def replay(
     settings: UserSettings | None = None,
 ) -> Engine:
     settings = settings_from_args(args, settings)
+    # a recording: nobody works now, so "Still working" (issue 33, item 3) would be made up
+    settings = settings.model_copy(update={"silence_notice_seconds": 0.0})
     spec = replay_speech(args, settings)
     speed = None if args.no_delay else args.speed
     if speaks_aloud(spec):

@@ -279,6 +279,7 @@ class AgentPrompt(TextArea):
                 ),
                 _("A slash at the start lists the agent's commands."),
                 _("F4 chooses the agent's mode and model."),
+                _("F5 says what happened in the agent's turn."),
                 _(
                     "A question from the agent opens in its own dialog; "
                     "question mark there says its keys."

@@ -275,6 +275,7 @@ class AnnouncerApp(App[None]):
         Binding("ctrl+s", "stop_speech", show=False),
         Binding("slash", "agent_commands", show=False),
         Binding("f4", "agent_settings", show=False),
+        Binding("f5", "say_digest", show=False),  # what happened in the turn (issue 33)
         Binding("escape", "stop_turn", show=False),
     ]
 
@@ -1004,6 +1005,10 @@ class AnnouncerApp(App[None]):
             self.say(_("No agent to ask: this source takes no messages."))
             return
         self.say(prompt.commands_text(), interrupt=True)
+
+    def action_say_digest(self) -> None:
+        """F5: what happened in the agent's turn (now, else the last), the engine's digest."""
+        self.session.say_digest()
 
     def action_agent_settings(self) -> None:
         """F4: the agent's mode and model, a picker (``:mode``/``:model`` in the plain UI)."""
