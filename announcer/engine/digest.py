@@ -49,7 +49,8 @@ class TurnRecord:
 
 
 def _label(event: ToolInvoked) -> str:
-    text = event.summary_terse or event.description or event.summary_normal or event.tool
+    # the description names the call alone (no "Qwen Code approved: " before it)
+    text = event.description or event.summary_terse or event.summary_normal or event.tool
     return " ".join(text.split()).rstrip(" .")[:120]
 
 

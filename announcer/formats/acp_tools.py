@@ -264,6 +264,7 @@ class AcpToolCalls(AcpSessions):
             normal=_sentence(normal + where),
             terse=_sentence(terse),
             detailed=_sentence(detailed + where),
+            description=label if who else None,  # the call alone, without who approved it
         )
 
     def _hidden_in(self, tool: _Tool, title: str = "") -> int:
@@ -285,8 +286,9 @@ class AcpToolCalls(AcpSessions):
         """A call said by its question or its reviewer: its start is kept for the record
         (§4.5.2, a completion has its call) and not said again."""
         tool.announced = True
+        label = self._tool_label(tool)
         self.builder.tool_invoked(
-            session.state, now, call_id, tool.kind, normal=self._tool_label(tool)
+            session.state, now, call_id, tool.kind, normal=label, description=label
         )
         mark_said_as_question(self.builder.events[-1])
 

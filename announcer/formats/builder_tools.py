@@ -33,10 +33,13 @@ class BuilderTools(BuilderState):
         detailed: str | None = None,
         args_summary: str | None = None,
         label: str | None = None,
+        description: str | None = None,
         at: float | None = None,
         urgency: str = "normal",
     ) -> None:
-        """``label`` names the call for the ear when ``args_summary`` (raw) does not."""
+        """``label`` names the call for the ear when ``args_summary`` (raw) does not;
+        ``description`` (§4.3.1) names the call alone, whatever its summaries add (who
+        approved it): what a digest or a "still working" notice says it is."""
         tool = tool_identifier(tool_name)
         key = native_call_id or f"anonymous-{sess.tool_count}"
         if key in sess.open_tools:
@@ -66,6 +69,8 @@ class BuilderTools(BuilderState):
         fields.update(summaries(normal or running, terse, detailed))
         if args_summary:
             fields["args_summary"] = clip(args_summary, MAX_SUMMARY)
+        if description:
+            fields["description"] = clip(description, 200)
         self._emit(sess, "tool.invoked", now, fields, urgency=urgency, at=at)
 
     def tool_completed(

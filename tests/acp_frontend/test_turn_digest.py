@@ -94,8 +94,8 @@ def test_a_long_turn_ends_with_one_digest_after_the_turns_end() -> None:
     turn = Turn(digest_after_seconds=120)
     said = turn.play(150)
     assert said == (
-        "Claude Code's turn: Changed: Changes 3 lines in src/app.py. Ran: Npm run build; "
-        "Npm test, failed. You answered: rejected: Claude Code wants to run: git push. "
+        "Claude Code's turn: Changed: Changes 3 lines in src/app.py. Ran: npm run build; "
+        "npm test, failed. You answered: rejected: Claude Code wants to run: git push. "
         "Errors: 1. "
         "Last words: Two tests still fail."
     ), said
@@ -108,7 +108,7 @@ def test_a_short_turn_says_none_and_the_digest_is_there_on_request() -> None:
     assert turn.play(30) == ""
     turn.run(turn.engine.say_digest(turn.now))  # ":digest"
     assert turn.heard[-1][0] == "system.digest"
-    assert "Ran: Npm run build; Npm test, failed." in turn.heard[-1][1]
+    assert "Ran: npm run build; npm test, failed." in turn.heard[-1][1]
 
 
 def test_terse_verbosity_says_counts() -> None:
@@ -177,6 +177,6 @@ def test_a_recorded_turn_of_the_real_claude_adapter_ends_with_its_digest(
         run(engine.take_speech(), start + 30)
     digests = [text for kind, text in heard if kind == "system.digest"]
     assert digests == [
-        "Claude Agent's turn: Ran: Touch made.txt. You answered: allowed: Claude Agent wants "
+        "Claude Agent's turn: Ran: touch made.txt. You answered: allowed: Claude Agent wants "
         "to run: touch made.txt. Last words: Tell me if you want a different name for the file."
     ]

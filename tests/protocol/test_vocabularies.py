@@ -138,10 +138,10 @@ def test_each_verbosity_falls_back_through_every_verbosity() -> None:
 
 
 def test_the_interfaces_word_every_risk_and_offer_every_response_kind() -> None:
-    from announcer.ui.tui.prompt_view import RESPONSE_KINDS, RISK_WORDS
+    from announcer.ui.tui.prompt_view import RESPONSE_KINDS, RISK_PHRASES
     from announcer.ui.tui.screens import LEVEL_LABELS
 
-    assert set(RISK_WORDS) == set(get_args(events.RiskLevel))
+    assert set(RISK_PHRASES) == set(get_args(events.RiskLevel))
     # the order a question offers them in, most guided first
     assert sorted(RESPONSE_KINDS) == sorted(get_args(events.ResponseKind))
     levels = set(get_args(events.Verbosity)) | set(get_args(handshake.CognitiveLoad))

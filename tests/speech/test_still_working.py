@@ -24,7 +24,7 @@ from announcer.formats.acp_tools import RUNNING_QUIET_SECONDS
 from tests.support.pace_replay import PaceReport, run_recording
 
 ORIGIN = 1_800_000_000.0
-STILL = re.compile(r"^Still working: Npm test, (\d+) seconds\.$")
+STILL = re.compile(r"^Still working: npm test, (\d+) seconds\.$")
 
 
 def _update(kind: str, /, **fields: Any) -> dict[str, Any]:
@@ -144,7 +144,7 @@ def test_never_over_a_question_and_again_once_it_is_answered() -> None:
         run(engine.tick(now))
     still = [(t, text) for t, text in zip(times, heard, strict=True) if "Still working" in text]
     # the silence counts from the answer: 30 s after it, the command that still runs
-    assert [text for _, text in still] == ["Still working: Npm test, 2 minutes."], heard
+    assert [text for _, text in still] == ["Still working: npm test, 2 minutes."], heard
     assert still[0][0] - answered == 30.0
 
 
@@ -181,5 +181,5 @@ def test_with_several_agents_working_the_one_that_runs_it_is_named() -> None:
         now += 1
         run(engine.tick(now))
     assert [t for t in heard if t.startswith("Still working")] == [
-        "Still working: Codex, Cargo build, 30 seconds."
+        "Still working: Codex, cargo build, 30 seconds."
     ]

@@ -50,4 +50,4 @@ async def test_f5_says_what_happened_in_the_turn() -> None:
         await pilot.press("f5")
         await pilot.pause()
         said = [t for t in spoken_in(records.getvalue()) if t.startswith("Claude Code's turn:")]
-        assert said == ["Claude Code's turn: Ran: Npm test."]
+        assert said == ["Claude Code's turn: Ran: npm test."]
