@@ -176,7 +176,6 @@ class Engine(UnreadableFrames):
         self._transcript: deque[TranscriptEntry] = deque(maxlen=transcript_size)
         self._subscriptions: dict[str, str] = {}
         self._outgoing: deque[OutgoingReply] = deque(maxlen=10_000)
-        self._last_unreadable_notice: dict[str, float] = {}
         self._after_answer: list[SpeechCommand] = []
         # (producer_id, kind) -> [the count of folded urgent messages waiting to be said, how many,
         # the source it came from, the producer's name when no session names it]; its words
