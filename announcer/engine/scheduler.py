@@ -279,6 +279,9 @@ class SpeechScheduler(UrgentSpeech):
         current = self._current
         if current is None:
             return []
+        cut = self._cut_when_due(now)
+        if cut is not None:
+            return cut
         if self._done_early and now >= current.started_at + current.seconds:
             return self._finish_current(now)
         overdue = self._overdue_at(current)
@@ -295,9 +298,15 @@ class SpeechScheduler(UrgentSpeech):
         current = self._current
         if current is None:
             return None
+        due = self._cut_due
+        cut_at = due[1] if due is not None and due[0] == current.utterance_id else None
         if self._done_early:
-            return current.started_at + current.seconds
-        return self._overdue_at(current)
+            end = current.started_at + current.seconds
+            return end if cut_at is None else min(end, cut_at)
+        overdue = self._overdue_at(current)
+        if cut_at is None:
+            return overdue
+        return cut_at if overdue is None else min(overdue, cut_at)
 
     def _overdue_at(self, current: _Current) -> float | None:
         """When the utterance that critical speech or a key's answer waits for is overdue."""

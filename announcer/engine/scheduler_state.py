@@ -73,6 +73,9 @@ class SchedulerState:
         self._heard_parts: list[_Queued] = []
         # Paced mode: the backend reported the current utterance done before its time.
         self._done_early = False
+        # Critical news waits for the word being said to end (issue 30 item 4): the
+        # utterance to cut off, and when.
+        self._cut_due: tuple[int, float] | None = None
         self._next_id = 1
         self._order = 0
         # The agent's own words (issue 20): a lane of their own that nothing drops.
