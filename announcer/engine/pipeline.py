@@ -32,7 +32,7 @@ from announcer.engine.phrases import N_
 from announcer.engine.policy import Policy
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.question_counts import COUNT_NOTICE_INTERVAL_SECONDS
-from announcer.engine.replies import ReplyBook, ReplyOutcome
+from announcer.engine.replies import ReplyBook, ReplyOutcome, ReplyReady
 from announcer.engine.scheduler import SpeechScheduler
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import SpeechCommand
@@ -387,6 +387,16 @@ class Engine(UnreadableFrames):
         subscription = self._subscriptions.get(prompt.source_id) if prompt else None
         at = decided_at if decided_at is not None else self.wall_clock()
         outcome = self.book.answer(answer, now, subscription, at)
+        if (
+            prompt is not None
+            and isinstance(outcome, ReplyReady)
+            and prompt.kind == "confirmation"
+            and answer.decision == "accept"
+        ):
+            # Issue 30 item 6: what comes of it is never optional.
+            state = self.tracker.session(prompt.source_id, prompt.session_id)
+            if state is not None:
+                state.approved_result_due = True
         if prompt is not None and self.book.get(answer.reply_token) is None:
             # Answered, or found expired: the producer owes a state change for it.
             self.tracker.prompt_closed(

@@ -60,6 +60,7 @@ from collections.abc import Sequence
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.scheduler_folding import folded_summary_text
 from announcer.engine.scheduler_rules import (
+    _SESSION_ENDS,
     _SESSION_STARTED,
     DEFAULT_MAX_LEAD_IN_SECONDS,
     DEFAULT_MAX_QUEUE,
@@ -502,10 +503,20 @@ class SpeechScheduler(UrgentSpeech):
         if words and words[0].announcement.continues:
             return [self._speak_item(words.popleft(), now)]
         index = self._eligible_news()
+        ending = self._session_end_first()
+        if isinstance(ending, _Queued):
+            # Its own session's earlier words go with it, before other agents' (item 5).
+            words.remove(ending)
+            return [self._speak_words(ending, now)]
+        if ending is not None:
+            index = ending
         news = normal[index] if index is not None else None
         summary_due = self._summary_due()
         if (news is not None or summary_due) and (
-            not words or self._last_words or (news is not None and news.order < words[0].order)
+            not words
+            or self._last_words
+            or ending is not None
+            or (news is not None and news.order < words[0].order)
         ):
             # Status news goes at the next sentence boundary, between two sentences of
             # the agent's words at most one at a time ("current, then most recent").
@@ -547,6 +558,42 @@ class SpeechScheduler(UrgentSpeech):
         if background:
             return [self._speak_item(background.popleft(), now)]
         return []
+
+    def _session_end_first(self) -> int | _Queued | None:
+        """A session's outcome goes next (issue 30 item 5): after the sentence being said
+        and urgent news, never after other agents' ordinary news (a later session's start,
+        another agent's words). Its own session's earlier news comes with it, in order.
+
+        The index of the outcome (or of its session's earlier status) in the normal lane,
+        or its session's earliest waiting sentence of words, or None if no session ended.
+        """
+        normal = self._queues[Urgency.NORMAL]
+        end = next(
+            (
+                item
+                for item in normal
+                if item.announcement.kind in _SESSION_ENDS and not item.announcement.continues
+            ),
+            None,
+        )
+        if end is None:
+            return None
+        source = _source_of(end.announcement)
+        earlier_words = next(
+            (
+                item
+                for item in self._words
+                if _source_of(item.announcement) == source and item.order < end.order
+            ),
+            None,
+        )
+        for index, item in enumerate(normal):
+            if _source_of(item.announcement) != source:
+                continue
+            if earlier_words is not None and earlier_words.order < item.order:
+                return earlier_words
+            return index  # its session's earliest waiting news: the outcome or before it
+        return None
 
     def _finish_current(self, now: float) -> list[SpeechCommand]:
         current = self._current

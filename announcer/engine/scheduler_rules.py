@@ -241,6 +241,9 @@ class _Queued:
     kept: bool = False
     # When it could first be said in its source's order (status news ages from here).
     eligible_at: float = 0.0
+    # Critical news of its session went before it once (issue 30 item 4): the next
+    # critical news of that session lets it go first, so it is never put off twice.
+    owed: bool = False
 
     def __post_init__(self) -> None:
         if self.eligible_at < self.queued_at:

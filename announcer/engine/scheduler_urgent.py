@@ -15,8 +15,11 @@ from typing import Final
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.scheduler_folding import StatusFolding
 from announcer.engine.scheduler_rules import (
+    _SESSION_STARTED,
     PROMPT_KINDS,
+    QUESTION_END_KINDS,
     WORDS_KIND,
+    _by_order,
     _Current,
     _is_final,
     _Queued,
@@ -55,18 +58,26 @@ class UrgentSpeech(StatusFolding):
         Issue 30 item 4: whatever is being said, the agent's words, a normal question or
         its own session's earlier news included, is cut off at the next word boundary and
         said again after it (:meth:`_set_aside`). It never cuts off other critical speech,
-        nor the answer to the user's own key (short, and asked for).
+        nor the answer to the user's own key (short, and asked for), nor what its own
+        session owes first (:meth:`_owed_first`).
         """
         speaking = current.announcement
-        return not (speaking.urgency is Urgency.CRITICAL or current.held or is_user_reply(speaking))
+        if speaking.urgency is Urgency.CRITICAL or current.held or is_user_reply(speaking):
+            return False
+        return not (
+            incoming.session_id is not None
+            and speaking.session_id == incoming.session_id
+            and (self._current_owed or speaking.outcome)
+        )
 
     def _submit_critical(self, item: _Queued, now: float) -> list[SpeechCommand]:
         """Critical news starts within half a second (§2.2.9, issue 30 item 4).
 
-        Only other critical speech and the answer to a key go before it. What is being
-        said is cut off at the end of the word in progress (:func:`next_word_boundary`,
-        never later than ``CRITICAL_CUT_WITHIN_SECONDS``) and said again after it; its
-        session's waiting news, the agent's words included, follows it in order.
+        Only other critical speech, the answer to a key and what its own session owes
+        first (:meth:`_owed_first`) go before it. What is being said is cut off at the end
+        of the word in progress (:func:`next_word_boundary`, never later than
+        ``CRITICAL_CUT_WITHIN_SECONDS``) and said again after it; the rest of its
+        session's waiting news follows it in order, owed to its next critical news.
         """
         incoming = item.announcement
         critical = self._queues[Urgency.CRITICAL]
@@ -74,6 +85,14 @@ class UrgentSpeech(StatusFolding):
         # Other critical speech already waits: this one would not be next, so cutting off
         # what is being said would gain it nothing.
         behind_others = bool(critical)
+        if (
+            incoming.session_id is not None
+            and not incoming.continues
+            and (not incoming.kind.startswith("system.") or incoming.kind in QUESTION_END_KINDS)
+        ):
+            for part in self._owed_first(incoming):
+                part.lead_for = incoming.event_id
+                critical.append(part)
         critical.append(item)
         if current is None:
             return self._start_next(now)
@@ -86,6 +105,42 @@ class UrgentSpeech(StatusFolding):
             self._cut_due = (current.utterance_id, cut_at)
             return []
         return self._cut_for_critical(current, now)
+
+    def _owed_first(self, incoming: Announcement) -> list[_Queued]:
+        """What of its session goes before ``incoming``: taken from its lane, in order.
+
+        The result of what the user just approved (``outcome``: the demo's "Booked."
+        before its next question), and what its session's earlier critical news already
+        went before once (``owed``): put off once, never twice, so a run of questions
+        cannot keep the agent's words and results from ever being heard. The rest of its
+        session's waiting words, results and session start become owed.
+        """
+        session_id = incoming.session_id
+        first: list[_Queued] = []
+        lanes = (self._words, self._queues[Urgency.NORMAL], self._queues[Urgency.BACKGROUND])
+        for lane in lanes:
+            for waiting in lane:
+                announcement = waiting.announcement
+                if announcement.session_id != session_id:
+                    continue
+                if waiting.owed or announcement.outcome:
+                    first.append(waiting)
+                elif (
+                    announcement.kind == WORDS_KIND
+                    or announcement.kind == _SESSION_STARTED
+                    or announcement.continues
+                    or _is_final(announcement)
+                ):
+                    waiting.owed = True
+        if not first:
+            return []
+        taken = {id(waiting) for waiting in first}
+        self._words = deque(w for w in self._words if id(w) not in taken)
+        for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
+            queue = self._queues[urgency]
+            self._queues[urgency] = deque(w for w in queue if id(w) not in taken)
+        first.sort(key=_by_order)
+        return first
 
     def _cut_for_critical(self, current: _Current, now: float) -> list[SpeechCommand]:
         """Cut ``current`` off for the critical news at the head of its lane."""
