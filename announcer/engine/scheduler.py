@@ -404,6 +404,19 @@ class SpeechScheduler(UrgentSpeech):
             self._current = None
             self._done_early = False
             commands: list[SpeechCommand] = [Cancel(current.utterance_id, "withdrawn by producer")]
+            if notices and any(
+                item.announcement.urgency is Urgency.CRITICAL
+                and not item.announcement.kind.startswith("system.")
+                for item in self._queues[Urgency.CRITICAL]
+            ):
+                # Critical news already waits: it goes first (issue 30 item 4), the notice
+                # right after it.
+                pace = self.settings.pace_wpm
+                self._order += 1
+                for part in reversed(notices):
+                    seconds = estimated_seconds(part.text, pace)
+                    self._lane(part).appendleft(_Queued(part, now, seconds, self._order, kept=True))
+                return commands + self._start_next(now)
             if notices:
                 pace = self.settings.pace_wpm
                 first, rest = notices[0], notices[1:]
@@ -502,6 +515,19 @@ class SpeechScheduler(UrgentSpeech):
             return [self._speak_item(led_to, now)]
         if words and words[0].announcement.continues:
             return [self._speak_item(words.popleft(), now)]
+        owed = self._owed_next(before=self._first_session_end_order())
+        if owed is not None:
+            # What critical news went before comes right after it (issue 30 item 4),
+            # after the count of its source's folded news, as any status.
+            if owed.announcement.kind in STATUS_KINDS:
+                summary = self._fold_summary(_source_of(owed.announcement), now)
+                if summary is not None:
+                    owed.kept = True
+                    normal.appendleft(owed)
+                    seconds = estimated_seconds(summary.text, self.settings.pace_wpm)
+                    return [self._speak_words(_Queued(summary, now, seconds, self._order), now)]
+                return [self._speak_words(self._said_together(owed, now), now)]
+            return [self._speak_words(owed, now)]
         index = self._eligible_news()
         ending = self._session_end_first()
         if isinstance(ending, _Queued):
@@ -558,6 +584,44 @@ class SpeechScheduler(UrgentSpeech):
         if background:
             return [self._speak_item(background.popleft(), now)]
         return []
+
+    def _first_session_end_order(self) -> int | None:
+        return next(
+            (
+                item.order
+                for item in self._queues[Urgency.NORMAL]
+                if item.announcement.kind in _SESSION_ENDS and not item.announcement.continues
+            ),
+            None,
+        )
+
+    def _owed_next(self, before: int | None = None) -> _Queued | None:
+        """The oldest waiting news that critical news went before, taken from its lane:
+        said next, in its session's order, before other ordinary news (issue 30 item 4).
+
+        Not if it came after a session's outcome (``before``): that goes first (item 5).
+        """
+        first: _Queued | None = None
+        for lane in (self._words, self._queues[Urgency.NORMAL]):
+            for item in lane:
+                if item.owed and (first is None or item.order < first.order):
+                    first = item
+                    break
+        if first is None or (before is not None and before < first.order):
+            return None
+        session_id = first.announcement.session_id
+        earlier = [
+            item
+            for lane in (self._words, self._queues[Urgency.NORMAL])
+            for item in lane
+            if item.announcement.session_id == session_id and item.order < first.order
+        ]
+        if earlier:
+            first = min(earlier, key=_by_order)  # its session's order still holds
+        for lane in (self._words, self._queues[Urgency.NORMAL]):
+            if first in lane:
+                lane.remove(first)
+        return first
 
     def _session_end_first(self) -> int | _Queued | None:
         """A session's outcome goes next (issue 30 item 5): after the sentence being said

@@ -15,6 +15,7 @@ from typing import Final
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.scheduler_folding import StatusFolding
 from announcer.engine.scheduler_rules import (
+    _CHATTER,
     _SESSION_STARTED,
     PROMPT_KINDS,
     QUESTION_END_KINDS,
@@ -90,7 +91,7 @@ class UrgentSpeech(StatusFolding):
             and not incoming.continues
             and (not incoming.kind.startswith("system.") or incoming.kind in QUESTION_END_KINDS)
         ):
-            for part in self._owed_first(incoming):
+            for part in self._owed_first(incoming, now):
                 part.lead_for = incoming.event_id
                 critical.append(part)
         critical.append(item)
@@ -106,7 +107,7 @@ class UrgentSpeech(StatusFolding):
             return []
         return self._cut_for_critical(current, now)
 
-    def _owed_first(self, incoming: Announcement) -> list[_Queued]:
+    def _owed_first(self, incoming: Announcement, now: float) -> list[_Queued]:
         """What of its session goes before ``incoming``: taken from its lane, in order.
 
         The result of what the user just approved (``outcome``: the demo's "Booked."
@@ -134,11 +135,52 @@ class UrgentSpeech(StatusFolding):
                     waiting.owed = True
         if not first:
             return []
+        # Within the user's ``max_news_delay_seconds`` (how long a question's lead-up may
+        # make it wait); the result of what the user approved goes whatever its length.
+        first.sort(key=_by_order)
+        budget = self.max_delay_seconds
+        # What came before that result goes before it too (order within a source).
+        last_outcome = max(
+            (index for index, waiting in enumerate(first) if waiting.announcement.outcome),
+            default=-1,
+        )
+        fits: list[_Queued] = []
+        for index, waiting in enumerate(first):
+            if index <= last_outcome:
+                fits.append(waiting)
+            elif budget >= waiting.seconds:
+                budget -= waiting.seconds
+                fits.append(waiting)
+            else:
+                budget = -1.0  # never a lead-up with a hole in it
+        first = fits
+        if not first:
+            return []
+        newest = max(waiting.order for waiting in first)
+        for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
+            for waiting in self._queues[urgency]:
+                announcement = waiting.announcement
+                if (
+                    announcement.session_id == session_id
+                    and waiting.order < newest
+                    and not waiting.owed
+                    and not announcement.outcome
+                    and announcement.kind in _CHATTER
+                    and not announcement.continues
+                ):
+                    # What the agent was doing before news said now: moot, and said after
+                    # it, out of order. Counted in its source's next summary.
+                    first.append(waiting)
+                    waiting.lead_for = "moot"
         taken = {id(waiting) for waiting in first}
         self._words = deque(w for w in self._words if id(w) not in taken)
         for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
             queue = self._queues[urgency]
             self._queues[urgency] = deque(w for w in queue if id(w) not in taken)
+        for waiting in [w for w in first if w.lead_for == "moot"]:
+            first.remove(waiting)
+            self._drop(waiting.announcement, "skipped before critical news", now)
+            self._note_skipped(waiting.announcement)
         first.sort(key=_by_order)
         return first
 
@@ -150,8 +192,12 @@ class UrgentSpeech(StatusFolding):
         head = critical[0]
         if not head.announcement.interrupt:
             head.announcement = dataclasses.replace(head.announcement, interrupt=True)
+        # The critical news itself (its lead-up, what its session owes first, may precede it).
+        urgent = next(
+            (item for item in critical if item.announcement.urgency is Urgency.CRITICAL), head
+        )
         commands: list[SpeechCommand] = [Cancel(current.utterance_id, "barge-in")]
-        self._set_aside(current, head.announcement, now)
+        self._set_aside(current, urgent.announcement, now)
         return commands + self._start_next(now)
 
     def _cut_when_due(self, now: float) -> list[SpeechCommand] | None:
@@ -279,16 +325,22 @@ class UrgentSpeech(StatusFolding):
     def _set_aside(self, current: _Current, incoming: Announcement, now: float) -> None:
         """The utterance ``incoming`` cuts off: said again later, or dropped.
 
-        The agent's words, a question (and why one ended) and a final state are always
-        said again whole, right after the news that cut them off (issue 30 item 4); other
-        news follows ``after_interrupt``, except its own session's news, which critical
-        news of that session makes moot (said again after it, it would be out of order).
+        The agent's words, a question (and why one ended), a final state, a plan's step
+        and a session's start are always said again whole, right after the news that cut
+        them off (issue 30 item 4); other news follows ``after_interrupt``, except its own
+        session's chatter, which critical news of that session makes moot (said again
+        after it, it would be out of order): counted in its source's next summary.
         """
         self._current = None
         self._done_early = False
         self._cut_due = None
         interrupted = current.announcement
-        said_again = speech_class(interrupted) in ("words", "question") or _is_final(interrupted)
+        said_again = (
+            speech_class(interrupted) in ("words", "question")
+            or _is_final(interrupted)
+            # A plan's step and a session's start are never folded (issue 20).
+            or interrupted.kind in ("agent.progress.updated", _SESSION_STARTED)
+        )
         if (
             not said_again
             and incoming.urgency is Urgency.CRITICAL
