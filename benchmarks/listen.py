@@ -61,7 +61,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from announcer.engine.announcement import Announcement, Urgency  # noqa: E402
+from announcer.engine.announcement import Urgency  # noqa: E402
 from announcer.engine.prompts import PendingPrompt, UserAnswer  # noqa: E402
 from announcer.engine.replies import ReplyReady  # noqa: E402
 from announcer.engine.scheduler import (  # noqa: E402

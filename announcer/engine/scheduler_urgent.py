@@ -204,7 +204,8 @@ class UrgentSpeech(StatusFolding):
         """The word critical news waited for has ended: cut off what is being said."""
         due = self._cut_due
         current = self._current
-        if due is None or now < due[1]:
+        # (A timer may fire a hair before its moment: within a microsecond is due.)
+        if due is None or now + 1e-6 < due[1]:
             return None
         self._cut_due = None
         critical = self._queues[Urgency.CRITICAL]
