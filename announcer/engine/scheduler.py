@@ -20,22 +20,27 @@ Three classes of speech, each with its rule (issue 20, docs/speech.md):
 
 Other rules, in order of precedence:
 
-* Critical speech is never dropped, filtered or rate-limited; other than a question, it
-  interrupts a non-critical utterance other than the agent's words (barge-in) and waits
-  only behind other critical speech.
+* Critical speech is never dropped, filtered or rate-limited. It starts within half a
+  second (§2.2.9, issue 30 item 4): it cuts off any lower-urgency utterance, the agent's
+  words and a question included, at the end of the word being said, and waits only for
+  other critical speech, a key's answer, and what its own session says first by rule
+  (the result of what the user just approved; what earlier critical news of the session
+  already went before, within ``max_delay_seconds``).
 * After a barge-in, the interrupted utterance and the queued lower-urgency speech
-  resume (said again from the start) or are dropped, per ``after_interrupt``.
+  resume (said again from the start) or are dropped, per ``after_interrupt``; the
+  agent's words, a question, a final state, a plan's step and a session's start are
+  always said again.
+* A session's outcome (completed, cancelled) goes right after the sentence being said,
+  before other sessions' ordinary news (issue 30 item 5).
 * Normal speech takes its turn. A normal announcement flagged ``interrupt`` cuts off
   normal or background speech (never the agent's words), unless the user chose "do not
   interrupt".
 * Background news gives way to newer news after ``max_delay_seconds`` (the user's
   ``max_news_delay_seconds`` unless given) and past ``max_queued_speech_seconds``.
   Skipped news goes to ``on_skip``, so the interfaces show it.
-* Within one session, speech is heard in event order (issue 14 a, b): critical
-  speech first brings forward its own session's queued news (its words, start, results
-  and latest plan step; its other status gives way and is summarised), and it waits for
-  that session's utterance in progress instead of cutting it off. Background news
-  older than a session's next normal news is skipped.
+* Within one session, ordinary speech is heard in event order (issue 14 a, b); the news
+  critical speech went before comes right after it, before other ordinary news.
+  Background news older than a session's next normal news is skipped.
 * The answer to the user's own key (``kind="system.ui"`` with no ``event_id``, or
   marked ``answers_key``) goes before queued critical speech (issue 14 d). One marked
   ``answers_key`` is said at once, cutting off any speech but another key's answer
