@@ -54,6 +54,9 @@ class Announcement:
     state from several agents at once, said once with their count (issue 20).
     ``answers_key`` marks the UI's answer to the user's own key (``w``, F2, "where am I",
     a refused key): said at once, cutting even a question being read (issue 14 d).
+    ``outcome`` marks the result of what the user just approved (the first tool result of
+    a session after the user accepted its confirmation): never optional, never cut off or
+    put behind its session's next question (issue 30 items 4 and 6).
     ``cue`` marks an early key's two-word cue ("Not yet.", issue 20): next in line, it
     cuts nothing off. Cutting would say the cut words again before the waiting question,
     and a user pressing on every moment would keep that question from ever being read.
@@ -77,6 +80,7 @@ class Announcement:
     said_for: tuple[str, ...] = ()
     answers_key: bool = False
     cue: bool = False
+    outcome: bool = False
 
 
 # §11.4.2: Unicode bidirectional isolates, one per declared direction.

@@ -321,7 +321,8 @@ class Coalescer:
         if (
             self._pending_end >= 0
             and self._last_push is not None
-            and now - self._last_push >= self.pause_seconds
+            # (the moment ``release_due`` names, even when a timer fires a hair early)
+            and now + 1e-6 >= self._last_push + self.pause_seconds
             and not self._in_code
             and not self._ends_with_abbreviation(self._pending_end)
         ):
@@ -339,7 +340,14 @@ class Coalescer:
     @property
     def release_due(self) -> float | None:
         """When :meth:`poll` would release the waiting sentence, if one waits."""
-        if self._pending_end < 0 or self._last_push is None:
+        if (
+            self._pending_end < 0
+            or self._last_push is None
+            # A pause never releases these (poll): promising a moment would make a driver
+            # wake at it for ever (found by benchmarks/listen.py on a CLI stream).
+            or self._in_code
+            or self._ends_with_abbreviation(self._pending_end)
+        ):
             return None
         return self._last_push + self.pause_seconds
 

@@ -93,7 +93,6 @@ class EngineState:
     _mapped_sources: set[str]
     _subscriptions: dict[str, str]
     _outgoing: deque[OutgoingReply]
-    _last_unreadable_notice: dict[str, float]
     # What was decided, and folded urgent news (§2.2.9).
     _transcript: deque[TranscriptEntry]
     _folded: dict[tuple[str, str], list[Any]]

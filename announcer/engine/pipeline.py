@@ -187,7 +187,6 @@ class Engine(UnreadableFrames):
         self._transcript: deque[TranscriptEntry] = deque(maxlen=transcript_size)
         self._subscriptions: dict[str, str] = {}
         self._outgoing: deque[OutgoingReply] = deque(maxlen=10_000)
-        self._last_unreadable_notice: dict[str, float] = {}
         self._after_answer: list[SpeechCommand] = []
         # (producer_id, kind) -> [the count of folded urgent messages waiting to be said, how many,
         # the source it came from, the producer's name when no session names it]; its words
@@ -411,6 +410,16 @@ class Engine(UnreadableFrames):
         outcome = self.book.answer(answer, now, subscription, at)
         if prompt is not None and isinstance(outcome, ReplyReady):
             self._note_answer(prompt, answer)
+        if (
+            prompt is not None
+            and isinstance(outcome, ReplyReady)
+            and prompt.kind == "confirmation"
+            and answer.decision == "accept"
+        ):
+            # Issue 30 item 6: what comes of it is never optional.
+            state = self.tracker.session(prompt.source_id, prompt.session_id)
+            if state is not None:
+                state.approved_result_due = True
         if prompt is not None and self.book.get(answer.reply_token) is None:
             # Answered, or found expired: the producer owes a state change for it.
             self.tracker.prompt_closed(

@@ -81,8 +81,11 @@ class Policy(PolicyQuestions):
     ) -> list[Announcement]:
         """The announcements for ``event`` (never for streaming chunks: see outputs)."""
         urgency = self.urgency_of(event)
+        outcome = isinstance(event, ToolCompleted) and session.approved_result_due
+        if outcome:
+            session.approved_result_due = False  # issue 30 item 6: this is what came of it
         if not self._plain or urgency is not Urgency.NORMAL:
-            reason = self.admits(event, urgency, source_id, now)
+            reason = self.admits(event, urgency, source_id, now, outcome=outcome)
             if reason is not None:
                 self.suppressed[reason] += 1
                 return []
@@ -132,6 +135,7 @@ class Policy(PolicyQuestions):
                 earcon=earcon if index == 0 else None,
                 continues=index > 0,
                 topic=topic,
+                outcome=outcome,
                 # §11.4: the producer's direction for its own words (ours are our own)
                 direction=declared
                 if declared and same_language(part.language, producer_language or "")

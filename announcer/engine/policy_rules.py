@@ -35,6 +35,15 @@ _CRITICAL_CLASSES: Final = (
     HandoffRequested,
 )
 _URGENCIES: Final = {urgency.value: urgency for urgency in Urgency}
+# Low cognitive load folds the states that only say the agent is at work (§4.2.1's
+# working states and idle): what it then does or says tells more. Every other change is
+# said: into ``awaiting_input`` (it waits for you), out of it (what came of your
+# answer), ``handing_off`` (a person is needed) and any state §4.2.1 does not define,
+# which announcer cannot tell to be routine (issue 30 item 6).
+LOW_LOAD_FOLDED_STATES: Final = frozenset(
+    {"idle", "thinking", "calling_tool", "writing_output", "deciding"}
+)
+_AWAITING_INPUT: Final = "awaiting_input"
 
 
 def matches_filter(pattern: str, event_type: str) -> bool:
@@ -116,8 +125,19 @@ class PolicyRules:
             return Urgency.NORMAL
         return urgency
 
-    def admits(self, event: AaepEvent, urgency: Urgency, source_id: str, now: float) -> str | None:
-        """None if the event may be announced, else the reason it is suppressed."""
+    def admits(
+        self,
+        event: AaepEvent,
+        urgency: Urgency,
+        source_id: str,
+        now: float,
+        *,
+        outcome: bool = False,
+    ) -> str | None:
+        """None if the event may be announced, else the reason it is suppressed.
+
+        ``outcome``: the result of what the user just approved (never optional at low load).
+        """
         if urgency is Urgency.CRITICAL:
             return None  # §5.5.4 critical bypasses filters, mutes and rate limits
         settings = self.settings
@@ -129,7 +149,7 @@ class PolicyRules:
             if any(matches_filter(p, short) for p in filters.exclude):
                 return "excluded by filter"
             return "not included by filter"
-        if settings.cognitive_load == "low" and not self._low_load_keeps(event, urgency):
+        if settings.cognitive_load == "low" and not self._low_load_keeps(event, urgency, outcome):
             return "low cognitive load"
         limit = settings.max_events_per_second
         if (
@@ -141,8 +161,19 @@ class PolicyRules:
         return None
 
     @staticmethod
-    def _low_load_keeps(event: AaepEvent, urgency: Urgency) -> bool:
-        """Low load: only critical events and final results (Subscribers' Guide §7)."""
+    def _low_load_keeps(event: AaepEvent, urgency: Urgency, outcome: bool = False) -> bool:
+        """Low load: only critical events and final results (Subscribers' Guide §7).
+
+        Never optional (issue 30 item 6): the result of what the user just approved, and
+        a state change that concerns the user (:data:`LOW_LOAD_FOLDED_STATES`), whatever
+        urgency the producer gave them.
+        """
+        if outcome:
+            return True
+        if isinstance(event, StateChanged):
+            return (
+                event.from_state == _AWAITING_INPUT or event.to_state not in LOW_LOAD_FOLDED_STATES
+            )
         if urgency is Urgency.BACKGROUND:
             return False
         if isinstance(event, _FINAL_RESULTS):

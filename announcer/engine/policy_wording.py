@@ -201,7 +201,11 @@ class PolicyWording(PolicyRules):
         session.last_state_announced_at = now
         spoken = self.summary(event)
         if spoken is not None and (
-            self.level_for(event) != "terse" or self._producer_text(event, "summary_terse")
+            self.level_for(event) != "terse"
+            or self._producer_text(event, "summary_terse")
+            # What came of the user's answer, in the agent's words, even when terse: our
+            # "Calling a tool." would not say it (issue 30 item 6).
+            or event.from_state == "awaiting_input"
         ):
             return spoken
         names = {

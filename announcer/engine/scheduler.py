@@ -20,22 +20,27 @@ Three classes of speech, each with its rule (issue 20, docs/speech.md):
 
 Other rules, in order of precedence:
 
-* Critical speech is never dropped, filtered or rate-limited; other than a question, it
-  interrupts a non-critical utterance other than the agent's words (barge-in) and waits
-  only behind other critical speech.
+* Critical speech is never dropped, filtered or rate-limited. It starts within half a
+  second (§2.2.9, issue 30 item 4): it cuts off any lower-urgency utterance, the agent's
+  words and a question included, at the end of the word being said, and waits only for
+  other critical speech, a key's answer, and what its own session says first by rule
+  (the result of what the user just approved; what earlier critical news of the session
+  already went before, within ``max_delay_seconds``).
 * After a barge-in, the interrupted utterance and the queued lower-urgency speech
-  resume (said again from the start) or are dropped, per ``after_interrupt``.
+  resume (said again from the start) or are dropped, per ``after_interrupt``; the
+  agent's words, a question, a final state, a plan's step and a session's start are
+  always said again.
+* A session's outcome (completed, cancelled) goes right after the sentence being said,
+  before other sessions' ordinary news (issue 30 item 5).
 * Normal speech takes its turn. A normal announcement flagged ``interrupt`` cuts off
   normal or background speech (never the agent's words), unless the user chose "do not
   interrupt".
 * Background news gives way to newer news after ``max_delay_seconds`` (the user's
   ``max_news_delay_seconds`` unless given) and past ``max_queued_speech_seconds``.
   Skipped news goes to ``on_skip``, so the interfaces show it.
-* Within one session, speech is heard in event order (issue 14 a, b): critical
-  speech first brings forward its own session's queued news (its words, start, results
-  and latest plan step; its other status gives way and is summarised), and it waits for
-  that session's utterance in progress instead of cutting it off. Background news
-  older than a session's next normal news is skipped.
+* Within one session, ordinary speech is heard in event order (issue 14 a, b); the news
+  critical speech went before comes right after it, before other ordinary news.
+  Background news older than a session's next normal news is skipped.
 * The answer to the user's own key (``kind="system.ui"`` with no ``event_id``, or
   marked ``answers_key``) goes before queued critical speech (issue 14 d). One marked
   ``answers_key`` is said at once, cutting off any speech but another key's answer
@@ -60,6 +65,7 @@ from collections.abc import Sequence
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.scheduler_folding import folded_summary_text
 from announcer.engine.scheduler_rules import (
+    _SESSION_ENDS,
     _SESSION_STARTED,
     DEFAULT_MAX_LEAD_IN_SECONDS,
     DEFAULT_MAX_QUEUE,
@@ -279,6 +285,9 @@ class SpeechScheduler(UrgentSpeech):
         current = self._current
         if current is None:
             return []
+        cut = self._cut_when_due(now)
+        if cut is not None:
+            return cut
         if self._done_early and now >= current.started_at + current.seconds:
             return self._finish_current(now)
         overdue = self._overdue_at(current)
@@ -295,9 +304,15 @@ class SpeechScheduler(UrgentSpeech):
         current = self._current
         if current is None:
             return None
+        due = self._cut_due
+        cut_at = due[1] if due is not None and due[0] == current.utterance_id else None
         if self._done_early:
-            return current.started_at + current.seconds
-        return self._overdue_at(current)
+            end = current.started_at + current.seconds
+            return end if cut_at is None else min(end, cut_at)
+        overdue = self._overdue_at(current)
+        if cut_at is None:
+            return overdue
+        return cut_at if overdue is None else min(overdue, cut_at)
 
     def _overdue_at(self, current: _Current) -> float | None:
         """When the utterance that critical speech or a key's answer waits for is overdue."""
@@ -394,6 +409,19 @@ class SpeechScheduler(UrgentSpeech):
             self._current = None
             self._done_early = False
             commands: list[SpeechCommand] = [Cancel(current.utterance_id, "withdrawn by producer")]
+            if notices and any(
+                item.announcement.urgency is Urgency.CRITICAL
+                and not item.announcement.kind.startswith("system.")
+                for item in self._queues[Urgency.CRITICAL]
+            ):
+                # Critical news already waits: it goes first (issue 30 item 4), the notice
+                # right after it.
+                pace = self.settings.pace_wpm
+                self._order += 1
+                for part in reversed(notices):
+                    seconds = estimated_seconds(part.text, pace)
+                    self._lane(part).appendleft(_Queued(part, now, seconds, self._order, kept=True))
+                return commands + self._start_next(now)
             if notices:
                 pace = self.settings.pace_wpm
                 first, rest = notices[0], notices[1:]
@@ -492,11 +520,34 @@ class SpeechScheduler(UrgentSpeech):
             return [self._speak_item(led_to, now)]
         if words and words[0].announcement.continues:
             return [self._speak_item(words.popleft(), now)]
+        owed = self._owed_next(before=self._first_session_end_order())
+        if owed is not None:
+            # What critical news went before comes right after it (issue 30 item 4),
+            # after the count of its source's folded news, as any status.
+            if owed.announcement.kind in STATUS_KINDS:
+                summary = self._fold_summary(_source_of(owed.announcement), now)
+                if summary is not None:
+                    owed.kept = True
+                    normal.appendleft(owed)
+                    seconds = estimated_seconds(summary.text, self.settings.pace_wpm)
+                    return [self._speak_words(_Queued(summary, now, seconds, self._order), now)]
+                return [self._speak_words(self._said_together(owed, now), now)]
+            return [self._speak_words(owed, now)]
         index = self._eligible_news()
+        ending = self._session_end_first()
+        if isinstance(ending, _Queued):
+            # Its own session's earlier words go with it, before other agents' (item 5).
+            words.remove(ending)
+            return [self._speak_words(ending, now)]
+        if ending is not None:
+            index = ending
         news = normal[index] if index is not None else None
         summary_due = self._summary_due()
         if (news is not None or summary_due) and (
-            not words or self._last_words or (news is not None and news.order < words[0].order)
+            not words
+            or self._last_words
+            or ending is not None
+            or (news is not None and news.order < words[0].order)
         ):
             # Status news goes at the next sentence boundary, between two sentences of
             # the agent's words at most one at a time ("current, then most recent").
@@ -538,6 +589,80 @@ class SpeechScheduler(UrgentSpeech):
         if background:
             return [self._speak_item(background.popleft(), now)]
         return []
+
+    def _first_session_end_order(self) -> int | None:
+        return next(
+            (
+                item.order
+                for item in self._queues[Urgency.NORMAL]
+                if item.announcement.kind in _SESSION_ENDS and not item.announcement.continues
+            ),
+            None,
+        )
+
+    def _owed_next(self, before: int | None = None) -> _Queued | None:
+        """The oldest waiting news that critical news went before, taken from its lane:
+        said next, in its session's order, before other ordinary news (issue 30 item 4).
+
+        Not if it came after a session's outcome (``before``): that goes first (item 5).
+        """
+        first: _Queued | None = None
+        for lane in (self._words, self._queues[Urgency.NORMAL]):
+            for item in lane:
+                if item.owed and (first is None or item.order < first.order):
+                    first = item
+                    break
+        if first is None or (before is not None and before < first.order):
+            return None
+        session_id = first.announcement.session_id
+        earlier = [
+            item
+            for lane in (self._words, self._queues[Urgency.NORMAL])
+            for item in lane
+            if item.announcement.session_id == session_id and item.order < first.order
+        ]
+        if earlier:
+            first = min(earlier, key=_by_order)  # its session's order still holds
+        for lane in (self._words, self._queues[Urgency.NORMAL]):
+            if first in lane:
+                lane.remove(first)
+        return first
+
+    def _session_end_first(self) -> int | _Queued | None:
+        """A session's outcome goes next (issue 30 item 5): after the sentence being said
+        and urgent news, never after other agents' ordinary news (a later session's start,
+        another agent's words). Its own session's earlier news comes with it, in order.
+
+        The index of the outcome (or of its session's earlier status) in the normal lane,
+        or its session's earliest waiting sentence of words, or None if no session ended.
+        """
+        normal = self._queues[Urgency.NORMAL]
+        end = next(
+            (
+                item
+                for item in normal
+                if item.announcement.kind in _SESSION_ENDS and not item.announcement.continues
+            ),
+            None,
+        )
+        if end is None:
+            return None
+        source = _source_of(end.announcement)
+        earlier_words = next(
+            (
+                item
+                for item in self._words
+                if _source_of(item.announcement) == source and item.order < end.order
+            ),
+            None,
+        )
+        for index, item in enumerate(normal):
+            if _source_of(item.announcement) != source:
+                continue
+            if earlier_words is not None and earlier_words.order < item.order:
+                return earlier_words
+            return index  # its session's earliest waiting news: the outcome or before it
+        return None
 
     def _finish_current(self, now: float) -> list[SpeechCommand]:
         current = self._current

@@ -7,6 +7,7 @@ queue items the scheduler keeps (``scheduler.py`` decides, this module only desc
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass
 from typing import Final
@@ -38,6 +39,9 @@ OVERDUE_FACTOR: Final = 2.0
 OVERDUE_GRACE_SECONDS: Final = 1.0
 DROP_LOG_SIZE: Final = 256
 ENDED_QUESTIONS_REMEMBERED: Final = 1024
+# §2.2.9, issue 30 item 4: critical news cuts off lower-urgency speech at the next word
+# boundary, at most this long after it arrives.
+CRITICAL_CUT_WITHIN_SECONDS: Final = 0.45
 # Time a synthesiser needs beyond the words themselves (pauses, start-up).
 _UTTERANCE_OVERHEAD_SECONDS: Final = 0.25
 # Characters per spoken word: long numbers, codes and names take more than one word to say.
@@ -171,6 +175,24 @@ def estimated_seconds(text: str, pace_wpm: int) -> float:
     )
 
 
+def next_word_boundary(text: str, started_at: float, seconds: float, now: float) -> float:
+    """When the word being said at ``now`` ends, by the same estimate as its length.
+
+    The words of an utterance that lasts ``seconds`` are taken as evenly spaced from its
+    start (our estimate counts words, or six characters as one when that is more). Never
+    later than ``CRITICAL_CUT_WITHIN_SECONDS`` after ``now``; ``now`` itself when nothing
+    has been said yet.
+    """
+    elapsed = now - started_at
+    if elapsed <= 0.0:
+        return now
+    words = text.count(" ") + 1 if text else 1
+    units = max(float(words), len(text) / _CHARACTERS_PER_WORD, 1.0)
+    per_word = max(seconds - _UTTERANCE_OVERHEAD_SECONDS, 0.05) / units
+    boundary = started_at + math.ceil(elapsed / per_word - 1e-9) * per_word
+    return min(max(boundary, now), now + CRITICAL_CUT_WITHIN_SECONDS)
+
+
 def is_user_reply(announcement: Announcement) -> bool:
     """The UI's answer to the user's own key, said at once (issue 14 d).
 
@@ -219,6 +241,9 @@ class _Queued:
     kept: bool = False
     # When it could first be said in its source's order (status news ages from here).
     eligible_at: float = 0.0
+    # Critical news of its session went before it once (issue 30 item 4): the next
+    # critical news of that session lets it go first, so it is never put off twice.
+    owed: bool = False
 
     def __post_init__(self) -> None:
         if self.eligible_at < self.queued_at:

@@ -73,6 +73,11 @@ class SchedulerState:
         self._heard_parts: list[_Queued] = []
         # Paced mode: the backend reported the current utterance done before its time.
         self._done_early = False
+        # Critical news waits for the word being said to end (issue 30 item 4): the
+        # utterance to cut off, and when.
+        self._cut_due: tuple[int, float] | None = None
+        # What is being said is owed to its session's next critical news (said first).
+        self._current_owed = False
         self._next_id = 1
         self._order = 0
         # The agent's own words (issue 20): a lane of their own that nothing drops.
@@ -216,10 +221,14 @@ class SchedulerState:
         factor = round(factor, 2)
         announcement = dataclasses.replace(item.announcement, rate_factor=factor)
         seconds = estimated_seconds(announcement.text, round(self.settings.pace_wpm * factor))
-        return self._speak(announcement, seconds, now, item.queued_at, item.order, held)
+        speak = self._speak(announcement, seconds, now, item.queued_at, item.order, held)
+        self._current_owed = item.owed or item.lead_for is not None
+        return speak
 
     def _speak_item(self, item: _Queued, now: float, *, held: bool = False) -> Speak:
-        return self._speak(item.announcement, item.seconds, now, item.queued_at, item.order, held)
+        speak = self._speak(item.announcement, item.seconds, now, item.queued_at, item.order, held)
+        self._current_owed = item.owed or item.lead_for is not None
+        return speak
 
     def _speak(
         self,
@@ -234,6 +243,7 @@ class SchedulerState:
             self.on_start(announcement)
         utterance_id = self._next_id
         self._next_id += 1
+        self._current_owed = False
         self._last_words = announcement.kind == WORDS_KIND
         if announcement.kind != FOLDED_SUMMARY_KIND:
             self._summary_counts = None

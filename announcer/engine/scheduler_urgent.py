@@ -1,31 +1,37 @@
 """Speech that goes first: critical news and its lead-up, barge-in, the user's own keys.
 
-Critical speech brings its own session's earlier news forward (order within a source),
-cuts off what it may, and what it interrupted is resumed or dropped per ``after_interrupt``;
-the answer to a key is said at once (issue 14 d).
+Critical speech starts within half a second (§2.2.9, issue 30 item 4): it cuts off any
+lower-urgency speech at the next word boundary, and what it interrupted is said again (the
+agent's words, a question, a final state always; other news per ``after_interrupt``); its
+session's waiting news follows it. The answer to a key is said at once (issue 14 d).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections import Counter, deque
+from typing import Final
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.scheduler_folding import StatusFolding
 from announcer.engine.scheduler_rules import (
+    _CHATTER,
     _SESSION_STARTED,
     PROMPT_KINDS,
     QUESTION_END_KINDS,
-    QUESTION_STATUS_LEAD_SECONDS,
-    STATUS_KINDS,
     WORDS_KIND,
     _by_order,
     _Current,
     _is_final,
     _Queued,
     is_user_reply,
+    next_word_boundary,
+    speech_class,
 )
 from announcer.engine.speech_commands import Cancel, SpeechCommand
+
+# A word boundary this close is taken as now.
+_CUT_AT_ONCE_SECONDS: Final = 0.02
 
 
 class UrgentSpeech(StatusFolding):
@@ -48,26 +54,32 @@ class UrgentSpeech(StatusFolding):
         return False
 
     def _critical_cuts_off(self, incoming: Announcement, current: _Current, now: float) -> bool:
+        """§2.2.9: critical news is announced at once, interrupting lower urgency.
+
+        Issue 30 item 4: whatever is being said, the agent's words, a normal question or
+        its own session's earlier news included, is cut off at the next word boundary and
+        said again after it (:meth:`_set_aside`). It never cuts off other critical speech,
+        nor the answer to the user's own key (short, and asked for), nor what its own
+        session owes first (:meth:`_owed_first`).
+        """
         speaking = current.announcement
         if speaking.urgency is Urgency.CRITICAL or current.held or is_user_reply(speaking):
-            # §2.2.9 critical interrupts; it never cuts off another critical message,
-            # nor the answer to the user's own key (short, and asked for).
             return False
-        if speaking.kind == WORDS_KIND or incoming.kind in PROMPT_KINDS:
-            # Issue 20: the agent's words are never cut mid-sentence, and a question
-            # starts at the next sentence boundary of whatever is being said.
-            return False
-        if incoming.session_id is not None and speaking.session_id == incoming.session_id:
-            # Its own session's earlier news (often the question's lead-up, issue 14 b)
-            # finishes first, unless that would take too long.
-            return self._left(current, now) > self.max_lead_in_seconds
-        return True
-
-    @staticmethod
-    def _left(current: _Current, now: float) -> float:
-        return max(0.0, current.started_at + current.seconds - now)
+        return not (
+            incoming.session_id is not None
+            and speaking.session_id == incoming.session_id
+            and (self._current_owed or speaking.outcome)
+        )
 
     def _submit_critical(self, item: _Queued, now: float) -> list[SpeechCommand]:
+        """Critical news starts within half a second (§2.2.9, issue 30 item 4).
+
+        Only other critical speech, the answer to a key and what its own session owes
+        first (:meth:`_owed_first`) go before it. What is being said is cut off at the end
+        of the word in progress (:func:`next_word_boundary`, never later than
+        ``CRITICAL_CUT_WITHIN_SECONDS``) and said again after it; the rest of its
+        session's waiting news follows it in order, owed to its next critical news.
+        """
         incoming = item.announcement
         critical = self._queues[Urgency.CRITICAL]
         current = self._current
@@ -76,42 +88,135 @@ class UrgentSpeech(StatusFolding):
         behind_others = bool(critical)
         if (
             incoming.session_id is not None
-            # What follows a question (its keys, how many wait) never comes before what
-            # its session said after the question: that waits its turn (issue 20).
             and not incoming.continues
             and (not incoming.kind.startswith("system.") or incoming.kind in QUESTION_END_KINDS)
-            and (self._queues[Urgency.NORMAL] or self._queues[Urgency.BACKGROUND] or self._words)
         ):
-            budget = self.max_lead_in_seconds
-            if current is not None and current.announcement.session_id == incoming.session_id:
-                budget -= self._left(current, now)
-            # The lead-up may not make the news itself later than ``max_delay_seconds``
-            # (issue 14 e): what does not fit is skipped, and said so after it.
-            waits = sum(queued.seconds for queued in critical)
-            if current is not None and (
-                behind_others or not self._critical_cuts_off(incoming, current, now)
-            ):
-                waits += self._left(current, now)
-            budget = min(budget, self.max_delay_seconds - waits)
-            self._bring_forward(incoming, budget, now)
+            for part in self._owed_first(incoming, now):
+                part.lead_for = incoming.event_id
+                critical.append(part)
+        critical.append(item)
         if current is None:
-            critical.append(item)
             return self._start_next(now)
         if behind_others or not self._critical_cuts_off(incoming, current, now):
-            critical.append(item)
             return []
+        cut_at = next_word_boundary(
+            current.announcement.text, current.started_at, current.seconds, now
+        )
+        if cut_at > now + _CUT_AT_ONCE_SECONDS:
+            self._cut_due = (current.utterance_id, cut_at)
+            return []
+        return self._cut_for_critical(current, now)
+
+    def _owed_first(self, incoming: Announcement, now: float) -> list[_Queued]:
+        """What of its session goes before ``incoming``: taken from its lane, in order.
+
+        The result of what the user just approved (``outcome``: the demo's "Booked."
+        before its next question), and what its session's earlier critical news already
+        went before once (``owed``): put off once, never twice, so a run of questions
+        cannot keep the agent's words and results from ever being heard. The rest of its
+        session's waiting words, results and session start become owed.
+        """
+        session_id = incoming.session_id
+        first: list[_Queued] = []
+        lanes = (self._words, self._queues[Urgency.NORMAL], self._queues[Urgency.BACKGROUND])
+        for lane in lanes:
+            for waiting in lane:
+                announcement = waiting.announcement
+                if announcement.session_id != session_id:
+                    continue
+                if waiting.owed or announcement.outcome:
+                    first.append(waiting)
+                elif (
+                    announcement.kind == WORDS_KIND
+                    or announcement.kind == _SESSION_STARTED
+                    or announcement.continues
+                    or _is_final(announcement)
+                ):
+                    waiting.owed = True
+        if not first:
+            return []
+        # Within the user's ``max_news_delay_seconds`` (how long a question's lead-up may
+        # make it wait); the result of what the user approved goes whatever its length.
+        first.sort(key=_by_order)
+        budget = self.max_delay_seconds
+        # What came before that result goes before it too (order within a source).
+        last_outcome = max(
+            (index for index, waiting in enumerate(first) if waiting.announcement.outcome),
+            default=-1,
+        )
+        fits: list[_Queued] = []
+        for index, waiting in enumerate(first):
+            if index <= last_outcome:
+                fits.append(waiting)
+            elif budget >= waiting.seconds:
+                budget -= waiting.seconds
+                fits.append(waiting)
+            else:
+                budget = -1.0  # never a lead-up with a hole in it
+        first = fits
+        if not first:
+            return []
+        newest = max(waiting.order for waiting in first)
+        for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
+            for waiting in self._queues[urgency]:
+                announcement = waiting.announcement
+                if (
+                    announcement.session_id == session_id
+                    and waiting.order < newest
+                    and not waiting.owed
+                    and not announcement.outcome
+                    and announcement.kind in _CHATTER
+                    and not announcement.continues
+                ):
+                    # What the agent was doing before news said now: moot, and said after
+                    # it, out of order. Counted in its source's next summary.
+                    first.append(waiting)
+                    waiting.lead_for = "moot"
+        taken = {id(waiting) for waiting in first}
+        self._words = deque(w for w in self._words if id(w) not in taken)
+        for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
+            queue = self._queues[urgency]
+            self._queues[urgency] = deque(w for w in queue if id(w) not in taken)
+        for waiting in [w for w in first if w.lead_for == "moot"]:
+            first.remove(waiting)
+            self._drop(waiting.announcement, "skipped before critical news", now)
+            self._note_skipped(waiting.announcement)
+        first.sort(key=_by_order)
+        return first
+
+    def _cut_for_critical(self, current: _Current, now: float) -> list[SpeechCommand]:
+        """Cut ``current`` off for the critical news at the head of its lane."""
+        self._cut_due = None
         self.interruptions += 1
+        critical = self._queues[Urgency.CRITICAL]
+        head = critical[0]
+        if not head.announcement.interrupt:
+            head.announcement = dataclasses.replace(head.announcement, interrupt=True)
+        # The critical news itself (its lead-up, what its session owes first, may precede it).
+        urgent = next(
+            (item for item in critical if item.announcement.urgency is Urgency.CRITICAL), head
+        )
         commands: list[SpeechCommand] = [Cancel(current.utterance_id, "barge-in")]
-        self._set_aside(current, incoming, now)
-        critical = self._queues[Urgency.CRITICAL]  # _set_aside may have rebuilt it
-        if critical:
-            # Its session's lead-up (or earlier critical speech) goes first.
-            critical.append(item)
-            return commands + self._start_next(now)
-        if not incoming.interrupt:
-            incoming = dataclasses.replace(incoming, interrupt=True)
-        commands.append(self._speak(incoming, item.seconds, now, item.queued_at, item.order))
-        return commands
+        self._set_aside(current, urgent.announcement, now)
+        return commands + self._start_next(now)
+
+    def _cut_when_due(self, now: float) -> list[SpeechCommand] | None:
+        """The word critical news waited for has ended: cut off what is being said."""
+        due = self._cut_due
+        current = self._current
+        # (A timer may fire a hair before its moment: within a microsecond is due.)
+        if due is None or now + 1e-6 < due[1]:
+            return None
+        self._cut_due = None
+        critical = self._queues[Urgency.CRITICAL]
+        if (
+            current is None
+            or current.utterance_id != due[0]
+            or not critical
+            or not self._critical_cuts_off(critical[0].announcement, current, now)
+        ):
+            return None
+        return self._cut_for_critical(current, now)
 
     def _barge_in(self, item: _Queued, now: float) -> list[SpeechCommand]:
         """A normal announcement flagged ``interrupt`` cuts off normal or background speech."""
@@ -219,16 +324,30 @@ class UrgentSpeech(StatusFolding):
             self._drop(lane.popleft().announcement, "said by the user's key", now)
 
     def _set_aside(self, current: _Current, incoming: Announcement, now: float) -> None:
-        """The utterance ``incoming`` cuts off: said again later, or dropped."""
+        """The utterance ``incoming`` cuts off: said again later, or dropped.
+
+        The agent's words, a question (and why one ended), a final state, a plan's step
+        and a session's start are always said again whole, right after the news that cut
+        them off (issue 30 item 4); other news follows ``after_interrupt``, except its own
+        session's chatter, which critical news of that session makes moot (said again
+        after it, it would be out of order): counted in its source's next summary.
+        """
         self._current = None
         self._done_early = False
+        self._cut_due = None
         interrupted = current.announcement
+        said_again = (
+            speech_class(interrupted) in ("words", "question")
+            or _is_final(interrupted)
+            # A plan's step and a session's start are never folded (issue 20).
+            or interrupted.kind in ("agent.progress.updated", _SESSION_STARTED)
+        )
         if (
-            incoming.urgency is Urgency.CRITICAL
+            not said_again
+            and incoming.urgency is Urgency.CRITICAL
             and interrupted.session_id is not None
             and interrupted.session_id == incoming.session_id
         ):
-            # Said again after its session's later critical news, it would be out of order.
             self._drop_interrupted(current, now)
             critical = self._queues[Urgency.CRITICAL]
             if any(
@@ -248,20 +367,29 @@ class UrgentSpeech(StatusFolding):
             if not interrupted.continues:
                 self._note_skipped(interrupted)
             return
-        if self.settings.after_interrupt == "resume":
-            self._resume(current, now)
-            return
-        self._drop_interrupted(current, now)
+        if self.settings.after_interrupt == "resume" or said_again:
+            # After critical news, never ahead of it: its own session's included.
+            self._resume(current, now, ahead_of_critical=incoming.urgency is not Urgency.CRITICAL)
+            if self.settings.after_interrupt == "resume":
+                return
+        else:
+            self._drop_interrupted(current, now)
         for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
             if urgency.rank < incoming.urgency.rank:
                 queue = self._queues[urgency]
-                while queue:
-                    self._drop(queue.popleft().announcement, "dropped after interrupt", now)
+                kept_news: deque[_Queued] = deque()
+                for item in queue:
+                    if item.kept or speech_class(item.announcement) == "question":
+                        kept_news.append(item)  # a question never goes unsaid
+                    else:
+                        self._drop(item.announcement, "dropped after interrupt", now)
+                self._queues[urgency] = kept_news
 
-    def _resume(self, current: _Current, now: float) -> None:
+    def _resume(self, current: _Current, now: float, *, ahead_of_critical: bool = True) -> None:
         """Said again from the start: half a sentence helps nobody (nor half a message).
 
-        Ahead of its own session's critical speech if that waits, else first in its lane.
+        Ahead of its own session's critical speech if that waits (unless
+        ``ahead_of_critical`` is False: critical news cut it off), else first in its lane.
         """
         interrupted = current.announcement
         if interrupted.kind == "system.skipped":
@@ -281,7 +409,7 @@ class UrgentSpeech(StatusFolding):
         critical = self._queues[Urgency.CRITICAL]
         queue = critical if current.held else self._lane(interrupted)
         session_id = interrupted.session_id
-        if session_id is not None and queue is not critical and critical:
+        if ahead_of_critical and session_id is not None and queue is not critical and critical:
             for index, waiting in enumerate(critical):
                 if waiting.announcement.session_id == session_id:
                     for offset, part in enumerate(parts):
@@ -297,143 +425,6 @@ class UrgentSpeech(StatusFolding):
         rest = self._lane(interrupted)
         while rest and rest[0].announcement.continues:
             self._drop(rest.popleft().announcement, "interrupted", now)
-
-    def _bring_forward(self, incoming: Announcement, budget: float, now: float) -> None:
-        """Critical speech for ``session_id`` arrives: its queued news goes first (issue 14 a, b).
-
-        Kept, in event order: the session's start, why a question ended, the rest of a
-        message already begun, and the newest whole normal messages that fit ``budget``
-        seconds (the lead-up to a question). Older normal news is skipped and
-        summarised; background news is dropped, and so is chatter with newer news of its
-        session behind it. If the critical speech is withdrawn before it is said, its
-        lead-up goes back in line (:meth:`_release_lead_up`).
-        """
-        session_id = incoming.session_id
-        normal = self._queues[Urgency.NORMAL]
-        background = self._queues[Urgency.BACKGROUND]
-        words = self._words
-        mine_words = [item for item in words if item.announcement.session_id == session_id]
-        mine = mine_words + [
-            item
-            for queue in (normal, background)
-            for item in queue
-            if item.announcement.session_id == session_id
-        ]
-        if not mine:
-            return
-        self._queues[Urgency.NORMAL] = deque(
-            item for item in normal if item.announcement.session_id != session_id
-        )
-        self._queues[Urgency.BACKGROUND] = deque(
-            item for item in background if item.announcement.session_id != session_id
-        )
-        if mine_words:
-            self._words = deque(
-                item for item in words if item.announcement.session_id != session_id
-            )
-        mine.sort(key=lambda item: item.order)
-        messages: list[list[_Queued]] = []
-        for item in mine:
-            if item.announcement.continues and messages:
-                messages[-1].append(item)
-            else:
-                messages.append([item])
-        keep: set[int] = set()
-        for index in range(len(messages) - 1, -1, -1):
-            message = messages[index]
-            head = message[0].announcement
-            seconds = sum(part.seconds for part in message)
-            if (
-                head.continues
-                or head.kind == _SESSION_STARTED
-                or head.kind in QUESTION_END_KINDS
-                or message[0].kept
-                # Issue 20: the agent's words come before its question, never dropped;
-                # so do a tool's result and a plan's latest step.
-                or head.kind == WORDS_KIND
-                or _is_final(head)
-                or (head.kind == "agent.progress.updated" and index == self._newest_plan(messages))
-            ):
-                keep.add(index)
-            elif head.urgency is Urgency.BACKGROUND or head.kind in STATUS_KINDS:
-                continue  # pending status news gives way to the question (issue 20)
-            elif seconds <= budget:
-                keep.add(index)
-                budget -= seconds
-            else:
-                budget = 0.0  # never a lead-up with a hole in it
-        deferred = self._deferred_status(incoming, messages, keep)
-        critical = self._queues[Urgency.CRITICAL]
-        for index, message in enumerate(messages):
-            if index in deferred:
-                continue
-            if index in keep:
-                for part in message:
-                    part.lead_for = incoming.event_id
-                critical.extend(message)
-                continue
-            for part in message:
-                self._drop(part.announcement, "skipped before critical news", now)
-            head = message[0].announcement
-            if head.urgency is not Urgency.BACKGROUND or head.kind in STATUS_KINDS:
-                self._note_skipped(head)
-        if deferred:
-            # Said right after the question, in their order (issue 20).
-            self._queues[Urgency.NORMAL] = deque(
-                sorted(
-                    [
-                        *self._queues[Urgency.NORMAL],
-                        *(part for index in sorted(deferred) for part in messages[index]),
-                    ],
-                    key=_by_order,
-                )
-            )
-
-    @staticmethod
-    def _deferred_status(
-        incoming: Announcement, messages: list[list[_Queued]], keep: set[int]
-    ) -> set[int]:
-        """The kept status a question does not wait for: said right after it (issue 20).
-
-        A question starts within a second of the sentence being spoken: of its source's
-        status news after the last of its words (a tool's result, a plan's latest step),
-        only what fits in ``QUESTION_STATUS_LEAD_SECONDS`` goes first, oldest first; the
-        rest gives way and follows the question, never dropped. A session's start (who
-        asks) and anything before the agent's words keep their place.
-        """
-        if incoming.kind not in PROMPT_KINDS:
-            return set()
-
-        def movable(index: int) -> bool:
-            head = messages[index][0]
-            return (
-                head.announcement.kind in STATUS_KINDS
-                and head.announcement.kind != _SESSION_STARTED
-                and not head.announcement.continues
-                and not head.kept
-            )
-
-        fixed = [index for index in keep if not movable(index)]
-        after = max(fixed, default=-1)
-        budget = QUESTION_STATUS_LEAD_SECONDS
-        deferred: set[int] = set()
-        for index in sorted(keep):
-            if index <= after:
-                continue
-            seconds = sum(part.seconds for part in messages[index])
-            if not deferred and seconds <= budget:
-                budget -= seconds
-            else:
-                deferred.add(index)
-        return deferred
-
-    @staticmethod
-    def _newest_plan(messages: list[list[_Queued]]) -> int:
-        """The index of the newest plan step among ``messages`` (-1 if none)."""
-        for index in range(len(messages) - 1, -1, -1):
-            if messages[index][0].announcement.kind == "agent.progress.updated":
-                return index
-        return -1
 
     def _restart_split_message(self, now: float) -> None:
         """Other speech goes between two parts of a message: say that one again whole."""

@@ -95,6 +95,9 @@ class SessionState:
     held: dict[int, tuple[AaepEvent | None, float]] = field(default_factory=dict)
     gaps: int = 0
     last_state_announced_at: float | None = None
+    # The user accepted a confirmation of this session: its next tool result is the
+    # outcome of that decision, never optional (issue 30 item 6).
+    approved_result_due: bool = False
 
     @property
     def is_open(self) -> bool:

@@ -20,9 +20,6 @@ from announcer.engine.text_hygiene import clean_for_speech
 from announcer.i18n.translate import translator
 from announcer.protocol.decode import DecodeResult
 
-# An unreadable frame that looked urgent is mentioned at most this often per source
-# (never a question: §10.1.3 says those are never dropped in silence).
-UNREADABLE_NOTICE_INTERVAL_SECONDS: Final = 10.0
 # Frame types that ask the user something (§4.4): unreadable ones are always announced.
 _QUESTION_SUFFIXES: Final = (
     "awaiting.confirmation",
@@ -44,7 +41,9 @@ class UnreadableFrames(Questions):
         urgency every time; unreadable questions still waiting to be announced are
         grouped into one count. A confirmation with a well-formed ``reply_token`` on
         a connection that can reply opens as a malformed question: reject only.
-        Other frames that claimed to be urgent get a rate-limited mention.
+        Every other frame that claimed to be urgent is mentioned, each time: critical is
+        never rate-limited (§9.3.2(7), §2.2.9; issue 29 item 9). A flood of them is
+        bounded where every flood is, by the reader (runtime/backpressure.py).
         """
         raw = result.raw or {}
         kind = raw.get("type") if isinstance(raw.get("type"), str) else ""
@@ -55,12 +54,6 @@ class UnreadableFrames(Questions):
         urgent = raw.get("urgency") == "critical"
         if not urgent:
             return []
-        last = self._last_unreadable_notice.get(source_id)
-        if last is not None and now - last < UNREADABLE_NOTICE_INTERVAL_SECONDS:
-            return []
-        self._last_unreadable_notice[source_id] = now
-        if len(self._last_unreadable_notice) > 1024:
-            self._last_unreadable_notice.clear()
         text = translator(self.policy.phrase_language).gettext(
             "An agent sent an urgent message that could not be read. See the diagnostics."
         )

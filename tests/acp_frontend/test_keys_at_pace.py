@@ -54,9 +54,14 @@ def test_a_key_pressed_on_behind_the_agents_settings_line_answers_once(tmp_path:
     # The agent got one answer, the one typed.
     assert (agent.folder / "choices.txt").read_text() == "once\n"
     assert (agent.folder / "out.txt").read_text() == "hello\n"
-    # The settings line was never cut off once the question had come, and was heard whole.
-    assert not any(
-        r["action"] == "cancel" and str(r["text"]).startswith(STATUS_START) for r in lines[came:]
+    # The settings line was cut off at most once after the question came (by the question
+    # itself: critical news at once, issue 30 item 4), and was heard whole.
+    assert (
+        sum(
+            r["action"] == "cancel" and str(r["text"]).startswith(STATUS_START)
+            for r in lines[came:]
+        )
+        <= 1
     ), lines[came:]
     whole = [
         r

@@ -328,15 +328,19 @@ def test_critical_interrupts_another_sessions_normal_speech_with_a_cancel() -> N
         "c",
         0.1,
     )
+    # Issue 30 item 4: at the end of the word being said, within half a second.
+    wake = engine.next_wakeup()
+    assert commands == [] and wake is not None and wake <= 0.55
+    commands = engine.tick(wake)
     assert isinstance(commands[0], Cancel)
     assert (
         isinstance(commands[1], Speak) and commands[1].announcement.kind == "agent.session.errored"
     )
 
 
-def test_a_question_starts_at_the_next_sentence_boundary_not_mid_sentence() -> None:
-    """Issue 20 (changed from issue 14): a question waits for the end of what is being
-    said (another session's status line), then goes before anything else queued."""
+def test_a_question_cuts_in_at_the_next_word_boundary() -> None:
+    """Issue 30 item 4 (changed from issue 20's sentence boundary): a critical question
+    cuts off another session's status line at the end of its word, within half a second."""
     engine = Engine()
     first = engine.receive(
         frame("agent.tool.invoked", session="sess_other", **TOOL, **SUMMARIES), "c", 0.0
@@ -354,20 +358,25 @@ def test_a_question_starts_at_the_next_sentence_boundary_not_mid_sentence() -> N
         0.05,
     )
     assert engine.receive(confirmation(), "c", 0.1) == []
-    after = engine.on_speech_done(first[0].utterance_id, 1.5)
-    assert isinstance(after[0], Speak)
-    assert after[0].announcement.kind == "agent.awaiting.confirmation"
+    wake = engine.next_wakeup()
+    assert wake is not None and wake <= 0.55
+    after = engine.tick(wake)
+    assert isinstance(after[0], Cancel) and isinstance(after[1], Speak)
+    assert after[1].announcement.kind == "agent.awaiting.confirmation"
 
 
-def test_a_question_waits_for_its_own_sessions_lead_up_to_finish() -> None:
-    """Issue 14 b: "Checking your balance" is heard whole before the question it leads to."""
+def test_a_question_cuts_in_over_its_own_sessions_lead_up() -> None:
+    """Issue 30 item 4 (changed from issue 14 b): "Checking your balance" is cut off at a
+    word boundary for its session's question, and said again whole after it."""
     engine = Engine()
     first = engine.receive(frame("agent.tool.invoked", **TOOL, **SUMMARIES), "c", 0.0)
     assert isinstance(first[0], Speak)
     assert engine.receive(confirmation(), "c", 0.1) == []
-    after = engine.on_speech_done(first[0].utterance_id, 1.5)
-    assert isinstance(after[0], Speak)
-    assert after[0].announcement.kind == "agent.awaiting.confirmation"
+    wake = engine.next_wakeup()
+    assert wake is not None and wake <= 0.55
+    after = engine.tick(wake)
+    assert isinstance(after[0], Cancel) and isinstance(after[1], Speak)
+    assert after[1].announcement.kind == "agent.awaiting.confirmation"
 
 
 def test_duplicates_are_dropped_and_logged() -> None:

@@ -101,10 +101,18 @@ def test_trigger_state_change_from_awaiting_input_voids(to_state: str) -> None:
     c = Clocked()
     c.send("agent.session.started", 0, summary_normal="Hi.")
     c.state(1, "thinking", "awaiting_input")
+    # Another agent's urgent news is being said: the question waits behind it.
+    c.send(
+        "agent.handoff.requested",
+        session="sess_other",
+        urgency="critical",
+        reason="A person must look at this.",
+        target_kind="human",
+    )
     c.ask("rpl_s1", 2)
     c.state(3, "awaiting_input", to_state)
     assert c.open_tokens() == []
-    # Issue 20: never heard (the clock stood still behind "Hi."), it is said whole.
+    # Issue 20: never heard (the clock stood still behind the handoff), it is said whole.
     assert any("Withdrawn before you could answer: Do rpl_s1." in text for text in c.said)
 
 

@@ -95,12 +95,17 @@ def test_driver_turns_a_barge_in_into_a_cancel_line() -> None:
             1.5,
         )
     )
+    # Issue 30 item 4: cut at the end of the word being said, within half a second.
+    wake = engine.next_wakeup()
+    assert wake is not None and 1.5 <= wake <= 1.95
+    clock[0] = wake
+    driver.execute(engine.tick(wake))
     records = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [r["action"] for r in records] == ["speak", "cancel", "speak"]
     assert all(set(r) == JSONL_KEYS for r in records)
     assert records[1]["text"] == "Working."
     assert records[2]["urgency"] == "critical" and records[2]["interrupt"] is True
-    assert records[2]["t"] == 1.5
+    assert records[2]["t"] == round(wake, 3)
 
 
 def test_driver_accepts_completions_from_another_thread() -> None:

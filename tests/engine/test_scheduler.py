@@ -24,6 +24,16 @@ def finish(scheduler: SpeechScheduler, now: float) -> list[SpeechCommand]:
     return scheduler.on_done(current, now)
 
 
+def critical_cut(scheduler: SpeechScheduler, announcement: Announcement, now: float) -> list[str]:
+    """Submit critical news; it cuts in at the end of the word being said (issue 30 item
+    4), within half a second: what the backend is told then."""
+    commands = scheduler.submit(announcement, now)
+    boundary = scheduler.next_wakeup()
+    if boundary is not None and boundary <= now + 0.45:
+        commands += scheduler.tick(boundary)
+    return texts(commands)
+
+
 def test_normal_speech_takes_turns() -> None:
     scheduler = SpeechScheduler()
     assert texts(scheduler.submit(say("one"), 0.0)) == ["one"]
@@ -40,6 +50,10 @@ def test_critical_barges_in_and_interrupted_speech_resumes() -> None:
     scheduler.submit(say("checking balance"), 0.0)
     scheduler.submit(say("queued note"), 0.1)
     commands = scheduler.submit(say("Confirm transfer?", Urgency.CRITICAL), 0.2)
+    assert commands == []  # "balance" is being said: cut off when it ends
+    boundary = scheduler.next_wakeup()
+    assert boundary is not None and 0.2 < boundary <= 0.65
+    commands = scheduler.tick(boundary)
     assert isinstance(commands[0], Cancel) and commands[0].reason == "barge-in"
     assert isinstance(commands[1], Speak)
     assert commands[1].announcement.text == "Confirm transfer?"
@@ -54,7 +68,7 @@ def test_after_interrupt_drop_forgets_lower_urgency_speech_and_counts_it() -> No
     scheduler.submit(say("checking balance"), 0.0)
     scheduler.submit(say("queued note"), 0.1)
     scheduler.submit(say("thinking", Urgency.BACKGROUND), 0.1)
-    texts_now = texts(scheduler.submit(say("Error!", Urgency.CRITICAL), 0.2))
+    texts_now = critical_cut(scheduler, say("Error!", Urgency.CRITICAL), 0.2)
     assert texts_now == ["<cancel barge-in>", "Error!"]
     assert finish(scheduler, 1.0) == []
     assert scheduler.drops == {"interrupted": 1, "dropped after interrupt": 2}
@@ -78,7 +92,7 @@ def test_do_not_interrupt_defers_normal_interruptions_but_not_critical() -> None
     scheduler = SpeechScheduler(UserSettings(do_not_interrupt=True))
     scheduler.submit(say("long story"), 0.0)
     assert scheduler.submit(say("urgent-ish", interrupt=True), 0.1) == []
-    assert texts(scheduler.submit(say("alarm", Urgency.CRITICAL), 0.2)) == [
+    assert critical_cut(scheduler, say("alarm", Urgency.CRITICAL), 0.2) == [
         "<cancel barge-in>",
         "alarm",
     ]
@@ -159,8 +173,8 @@ def test_late_completion_of_a_cancelled_utterance_is_ignored() -> None:
     scheduler = SpeechScheduler()
     first = scheduler.submit(say("one"), 0.0)[0]
     assert isinstance(first, Speak)
-    scheduler.submit(say("alarm", Urgency.CRITICAL), 0.1)
-    assert scheduler.on_done(first.utterance_id, 0.2) == []
+    critical_cut(scheduler, say("alarm", Urgency.CRITICAL), 0.1)
+    assert scheduler.on_done(first.utterance_id, 0.5) == []
     assert scheduler.speaking is not None and scheduler.speaking.text == "alarm"
 
 

@@ -2,8 +2,9 @@
 
 * The agent's words: never skipped, reordered or cut mid-sentence; faster (within the
   user's ``max_rate_factor``) when they pile up.
-* Questions: start at the next sentence boundary; pending status gives way to them; one
-  withdrawn before it was heard is still said, in its place, at its urgency.
+* Questions: a critical one cuts in at once (issue 30 item 4, test_critical_at_once.py);
+  pending status gives way to them; one withdrawn before it was heard is still said, in
+  its place, at its urgency.
 * Status news: per source "current, then most recent"; a tool's, a plan's or a session's
   final state is always said; what is folded is summarised by kind; nothing older than
   10 s is read as news.
@@ -96,10 +97,17 @@ class Voice:
         self.take(self.scheduler.submit(announcement, at))
 
     def run_until(self, moment: float) -> None:
-        """Let each utterance end at its time, up to ``moment``."""
-        while True:
+        """Let each utterance end at its time, and the scheduler act when it asks to (a
+        critical cut at a word boundary), up to ``moment``."""
+        for _ in range(100_000):
             current = self.scheduler.speaking_id
-            if current is None or self._ends[current] > moment:
+            wake = self.scheduler.next_wakeup()
+            end = self._ends[current] if current is not None else None
+            if wake is not None and wake <= moment and (end is None or wake < end):
+                self.now = max(self.now, wake)
+                self.take(self.scheduler.tick(self.now))
+                continue
+            if current is None or end is None or end > moment:
                 break
             self.now = self._ends[current]
             self.heard[-1].ended = self.now
@@ -141,30 +149,15 @@ def test_piled_up_words_are_said_faster_within_the_users_maximum() -> None:
         assert factors[-1] == 1.0  # caught up
 
 
-def test_a_question_waits_for_the_end_of_the_sentence_being_said() -> None:
-    voice = Voice(SpeechScheduler())
-    voice.submit(words("The first sentence of the answer takes a while to say.", "s2"), 0.0)
-    voice.submit(words("The second sentence waits behind it.", "s2"), 0.1)
-    voice.submit(status("Editing app.py.", session="s3"), 0.2)
-    voice.submit(question("Allow git push?"), 0.5)
-    assert voice.cancels == []  # never cut mid-sentence
-    voice.play_out()
-    first_end = voice.heard[0].ended
-    assert first_end is not None
-    asked = voice.texts().index("Allow git push?")
-    assert asked == 1 and voice.heard[asked].started == first_end  # the next boundary
-    # Pending status gave way; the rest of the answer follows.
-    assert voice.texts()[2:] == ["The second sentence waits behind it.", "Editing app.py."]
-
-
-def test_the_sources_own_words_come_before_its_question() -> None:
-    """Order within a source: "I'll update two files." before the question it leads to."""
+def test_a_critical_question_cuts_in_and_its_sources_words_follow() -> None:
+    """Issue 30 item 4: a critical question no longer waits for its source's words (issue
+    20's order within a source gives way to §2.2.9's "at once"); they follow it."""
     voice = Voice(SpeechScheduler())
     voice.submit(status("Speaking.", session="s2"), 0.0)
     voice.submit(words("I'll update two files."), 0.2)
     voice.submit(question("Allow the edit?"), 0.3)
     voice.play_out()
-    assert voice.texts() == ["Speaking.", "I'll update two files.", "Allow the edit?"]
+    assert voice.texts() == ["Speaking.", "Allow the edit?", "Speaking.", "I'll update two files."]
 
 
 # -- status news -----------------------------------------------------------------------

@@ -63,7 +63,12 @@ class Listener:
         return commands
 
     def submit(self, announcement: Announcement, now: float) -> list[SpeechCommand]:
-        return self.take(self.scheduler.submit(announcement, now))
+        commands = self.take(self.scheduler.submit(announcement, now))
+        wake = self.scheduler.next_wakeup()
+        if announcement.urgency is Urgency.CRITICAL and wake is not None and wake <= now + 0.45:
+            # Critical news cuts in at the end of the word being said (issue 30 item 4).
+            commands += self.take(self.scheduler.tick(wake))
+        return commands
 
     def finish(self, now: float) -> list[SpeechCommand]:
         current = self.scheduler.speaking_id
@@ -77,8 +82,10 @@ class Listener:
         return now
 
 
-def test_a_critical_error_never_comes_before_its_sessions_start() -> None:
-    """Issue 14 a: "the weather error" came before "New session: checking the weather"."""
+def test_a_critical_error_cuts_in_at_once_and_its_sessions_news_follows() -> None:
+    """Issue 30 item 4 (§2.2.9): the error is heard within half a second, even before its
+    session's start (issue 14 a's order gives way to "at once"); the start follows it,
+    and the other session's result it cut off is said again whole."""
     listener = Listener(SpeechScheduler())
     listener.submit(news("Booked. Reference LYO 4821."), 0.0)
     listener.submit(
@@ -90,22 +97,20 @@ def test_a_critical_error_never_comes_before_its_sessions_start() -> None:
         1.5,
     )
     listener.play_out(1.5)
-    heard = listener.heard
-    assert heard.index("New session: checking the weather.") < heard.index(
-        "Error. The weather service did not answer."
-    )
-    # The other session's news was cut off for it (critical barge-in) and said again after.
     assert listener.cancelled == ["barge-in"]
-    assert heard[-2] == "Booked. Reference LYO 4821."
-    # The tool start that gave way to the error is summarised by kind (issue 20).
-    assert heard[-1] == "1 more: 1 tool call."
+    assert listener.heard == [
+        "Booked. Reference LYO 4821.",
+        "Error. The weather service did not answer.",
+        "Booked. Reference LYO 4821.",
+        "New session: checking the weather.",
+        "Looking up the weather in Lyon.",
+    ]
 
 
-def test_a_question_comes_after_its_lead_up() -> None:
-    """Issue 14 b: "Found three trains…" is heard before the question it leads to.
-
-    (With a generous news delay: the bound on it is the next test's.)
-    """
+def test_a_question_cuts_in_and_its_lead_up_follows_it_never_dropped() -> None:
+    """Issue 30 item 4: a critical question no longer waits for its session's lead-up
+    (issue 14 b): it cuts in at a word boundary; the result and the agent's words that
+    led to it follow, in order; the state change it cut off is moot."""
     listener = Listener(SpeechScheduler(max_delay_seconds=10.0))
     listener.submit(news("Thinking about the trip.", kind="agent.state.changed"), 0.0)
     listener.submit(news("Found three trains; the 9:04 is cheapest at 39 euros."), 0.5)
@@ -114,19 +119,19 @@ def test_a_question_comes_after_its_lead_up() -> None:
         critical("Confirmation needed. Book the 9:04 train?", TRIP, "agent.awaiting.confirmation"),
         1.2,
     )
-    assert listener.cancelled == []  # its own session's news is never cut off by it
+    assert listener.cancelled == ["barge-in"]
     listener.play_out(1.2)
     assert listener.heard == [
         "Thinking about the trip.",
+        "Confirmation needed. Book the 9:04 train?",
         "Found three trains; the 9:04 is cheapest at 39 euros.",
         "I suggest the 9:04 train.",
-        "Confirmation needed. Book the 9:04 train?",
     ]
 
 
-def test_a_lead_up_keeps_results_and_words_and_status_gives_way_to_the_question() -> None:
-    """Issue 20 (was issue 14 e's cut lead-up): the agent's words and a tool's result (a
-    final state) are said before their question, in order; pending status gives way."""
+def test_after_a_question_its_sessions_results_and_words_are_said_in_order() -> None:
+    """Issue 30 item 4: the question first; then what came before it, by the status rule
+    (a tool's start folded into its source's newer news), the agent's words never lost."""
     scheduler = SpeechScheduler(max_delay_seconds=3.0)
     listener = Listener(scheduler)
     listener.submit(news("Speaking.", session="sess_other"), 0.0)
@@ -134,22 +139,18 @@ def test_a_lead_up_keeps_results_and_words_and_status_gives_way_to_the_question(
     listener.submit(news("Searching for seats.", kind="agent.tool.invoked"), 0.7)
     listener.submit(news("I suggest the 9:04 train.", kind="agent.output.streaming"), 1.0)
     listener.submit(critical("Book the 9:04 train?", TRIP, "agent.awaiting.confirmation"), 1.2)
-    assert listener.cancelled == []
+    assert listener.cancelled == ["barge-in"]
     listener.play_out(1.2)
-    assert listener.heard == [
-        "Speaking.",
-        "Found three trains; the 9:04 is cheapest at 39 euros.",
-        "I suggest the 9:04 train.",
-        "Book the 9:04 train?",
-        "1 more: 1 tool call.",
-    ]
-    assert scheduler.drops["skipped before critical news"] == 1
+    heard = listener.heard
+    assert heard[:3] == ["Speaking.", "Book the 9:04 train?", "Speaking."]
+    assert heard.index("Found three trains; the 9:04 is cheapest at 39 euros.") < heard.index(
+        "I suggest the 9:04 train."
+    )
 
 
 def test_a_question_does_not_wait_for_a_long_lead_up_of_status() -> None:
-    """Issue 20: a question starts at the next sentence boundary, within a second. Its
-    source's pending results do not hold it back: the newest follows it, the others are
-    summarised by kind; none is lost."""
+    """A critical question starts at once. Its source's pending results do not hold it
+    back: the newest follows it, the others are summarised by kind; none is lost."""
     listener = Listener(SpeechScheduler(max_lead_in_seconds=5.0, max_delay_seconds=6.0))
     listener.submit(news("Speaking now.", session="sess_other"), 0.0)
     for index in range(6):  # about 3.6 seconds each at 180 words a minute
@@ -159,15 +160,16 @@ def test_a_question_does_not_wait_for_a_long_lead_up_of_status() -> None:
     assert listener.heard == [
         "Speaking now.",
         "Question. Which one?",
+        "Speaking now.",  # cut off by the question, said again whole
         # A source keeps its newest result; the others are summarised by kind.
         "5 more: 5 tool calls.",
         "Result 5 is here with ten words in it, all of them.",
     ]
 
 
-def test_a_short_result_goes_before_its_question_a_long_one_after() -> None:
-    """Issue 20: of the status before a question, what fits in a second goes first (in
-    order); the agent's words before it always do."""
+def test_a_result_and_a_plan_step_follow_the_question_that_cut_in() -> None:
+    """Issue 30 item 4: nothing of its source goes before a critical question now; its
+    result and latest plan step are said right after it, in order."""
     listener = Listener(SpeechScheduler())
     listener.submit(news("Speaking now.", session="sess_other"), 0.0)
     listener.submit(news("Done."), 0.1)
@@ -175,7 +177,7 @@ def test_a_short_result_goes_before_its_question_a_long_one_after() -> None:
     listener.submit(step, 0.2)
     listener.submit(critical("Book it?", TRIP, "agent.awaiting.confirmation"), 0.3)
     listener.play_out(0.3)
-    assert listener.heard == ["Speaking now.", "Done.", "Book it?", step.text]
+    assert listener.heard == ["Speaking now.", "Book it?", "Speaking now.", "Done.", step.text]
 
 
 def test_a_lead_up_whose_question_is_withdrawn_goes_back_in_line() -> None:
@@ -392,14 +394,16 @@ def test_background_news_is_said_before_its_sessions_later_news_or_not_at_all() 
 def test_the_answering_ui_learns_when_a_question_began_to_be_heard() -> None:
     scheduler = SpeechScheduler()
     listener = Listener(scheduler)
-    listener.submit(news("Speaking.", session="sess_other"), 0.0)
+    listener.take(scheduler.submit(news("Speaking now, at length.", session="sess_other"), 0.0))
     question = critical("Book it?", TRIP, "agent.awaiting.confirmation", event_id="evt_b")
-    # Issue 20: it starts at the end of the sentence being said, not in the middle.
-    assert listener.submit(question, 0.4) == []
+    # Issue 30 item 4: it starts at the end of the word being said, not in its middle.
+    assert listener.take(scheduler.submit(question, 0.4)) == []
     assert scheduler.question_started_at("evt_b") is None
-    listener.finish(1.0)
+    boundary = scheduler.next_wakeup()
+    assert boundary is not None and 0.4 < boundary <= 0.85
+    listener.take(scheduler.tick(boundary))
     assert listener.heard[-1] == "Book it?"
-    assert scheduler.question_started_at("evt_b") == 1.0
+    assert scheduler.question_started_at("evt_b") == boundary
     assert scheduler.question_started_at("evt_never") is None
 
 
@@ -441,26 +445,33 @@ def test_a_timed_out_question_is_not_read_on_after_its_time_is_up() -> None:
 def test_a_voice_that_never_finishes_never_holds_back_its_sessions_question() -> None:
     scheduler = SpeechScheduler()
     listener = Listener(scheduler)
-    listener.submit(news("Session started.", kind="agent.session.started"), 0.0)
-    listener.submit(critical("Confirmation needed.", TRIP, "agent.awaiting.confirmation"), 0.1)
-    assert listener.cancelled == []  # its own session's start is heard first...
+    listener.take(scheduler.submit(news("Session started.", kind="agent.session.started"), 0.0))
+    listener.take(
+        scheduler.submit(critical("Confirmation needed.", TRIP, "agent.awaiting.confirmation"), 0.1)
+    )
+    assert listener.cancelled == []  # the word being said ends first...
     wake = scheduler.next_wakeup()
-    assert wake is not None and wake < 5.0
+    assert wake is not None and wake <= 0.55
     assert scheduler.tick(wake - 0.01) == []
-    listener.take(scheduler.tick(wake))  # ...but a stuck voice is cut off when overdue
-    assert listener.cancelled == ["overdue"]
+    listener.take(scheduler.tick(wake))  # ...then it is cut off, whatever the voice does
+    assert listener.cancelled == ["barge-in"]
     assert listener.heard[-1] == "Confirmation needed."
 
 
-def test_critical_news_that_would_wait_anyway_cuts_nothing_off() -> None:
+def test_critical_news_that_would_wait_anyway_cuts_nothing_more_off() -> None:
     listener = Listener(SpeechScheduler())
     listener.submit(news("Found three trains."), 0.0)
     listener.submit(critical("Book it?", TRIP, "agent.awaiting.confirmation"), 0.1)
-    # Another session's error waits behind that question: no point cutting the lead-up.
+    # Another session's error waits behind that question: it cuts nothing off.
     listener.submit(critical("Error. No weather.", WEATHER, "agent.session.errored"), 0.2)
-    assert listener.cancelled == []
+    assert listener.cancelled == ["barge-in"]
     listener.play_out(0.2)
-    assert listener.heard == ["Found three trains.", "Book it?", "Error. No weather."]
+    assert listener.heard == [
+        "Found three trains.",
+        "Book it?",
+        "Error. No weather.",
+        "Found three trains.",
+    ]
 
 
 def test_the_agents_own_words_survive_when_old_news_and_chatter_are_skipped_together() -> None:

@@ -190,6 +190,9 @@ def test_repeat_and_scheduler_never_separate_parts() -> None:
     scheduler.submit(Announcement("Terminado.", "es", event_id="e4"), 0.0)
     scheduler.submit(Announcement("Plan ready.", "en", event_id="e4", continues=True), 0.0)
     scheduler.submit(Announcement("Queued other", "en", urgency=Urgency.CRITICAL), 0.1)
+    boundary = scheduler.next_wakeup()  # at the end of the word being said (issue 30)
+    assert boundary is not None and boundary <= 0.55
+    scheduler.tick(boundary)
     critical = scheduler.speaking_id
     assert critical is not None
     assert scheduler.on_done(critical, 1.0) == []
@@ -389,6 +392,9 @@ def test_critical_speech_between_two_parts_makes_the_message_start_again() -> No
     assert done is not None
     scheduler.on_done(done, 1.0)  # now saying the second part
     commands = scheduler.submit(urgent, 1.5)
+    boundary = scheduler.next_wakeup()  # the end of the word being said (issue 30)
+    assert boundary is not None and boundary <= 1.95
+    commands += scheduler.tick(boundary)
     assert isinstance(commands[0], Cancel)
     assert heard_after(scheduler, 2.0) == ["Terminado.", "Plan ready to review."]
 

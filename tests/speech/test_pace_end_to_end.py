@@ -60,16 +60,27 @@ def test_the_demo_is_heard_in_each_sessions_order_with_nothing_stale(demo: PaceR
     assert demo.out_of_order == []
 
 
-def test_in_the_demo_the_weather_error_comes_after_its_session_starts(demo: PaceReport) -> None:
-    """Issue 14 a: "the weather error" came before "New session: checking the weather"."""
-    started = index_of(demo, "New session: checking the weather")
-    assert index_of(demo, "Error. The weather service") > started
+def test_in_the_demo_urgent_news_is_heard_at_once_and_the_trip_ends_in_order(
+    demo: PaceReport,
+) -> None:
+    """Issue 30 items 4 and 5: every critical event starts within half a second of
+    arriving (less other urgent speech, answers to keys, and what its own session says
+    first by rule); "Trip planned." comes before the weather session's start (ordinary
+    news of a later session), though after that session's error (urgent)."""
+    assert demo.critical_delays and max(demo.critical_delays) <= 0.5
+    ended = index_of(demo, "Trip planned. Session complete.")
+    assert ended < index_of(demo, "New session: checking the weather")
 
 
-def test_in_the_demo_the_trains_found_lead_up_to_the_question(demo: PaceReport) -> None:
-    """Issue 14 b: "Found three trains…" is heard before the question."""
-    found = index_of(demo, "Found three trains")
-    assert found < index_of(demo, "Confirmation needed. Book the 9:04 train")
+def test_in_the_demo_the_booking_result_comes_before_the_next_question(
+    demo: PaceReport,
+) -> None:
+    """Issue 30's listener: "Booked. Reference LYO 4821." (the result of the user's own
+    approval) and "Found three trains…" (which the first question went before) are heard
+    before the next question; nothing is put off twice."""
+    next_question = index_of(demo, "Question. What name should the hotel booking use?")
+    assert index_of(demo, "Booked. Reference LYO 4821.") < next_question
+    assert index_of(demo, "Found three trains") < next_question
 
 
 def test_in_the_demo_the_withdrawn_question_leaves_no_keys_behind(demo: PaceReport) -> None:
@@ -121,18 +132,21 @@ def test_a_busy_recording_is_heard_in_order_with_a_bounded_delay(wpm: int) -> No
         for u in report.heard
         if u.announcement.kind == "system.prompts_waiting" and u.started > last_ended
     ]
-    # Each session's start is heard before its error.
+    # Issue 30 item 4: each error is said at once (no longer after its session's start,
+    # issue 14 a); every session's start is still heard.
     texts = report.texts()
-    assert index_of(report, "Harbor Bank Assistant is exporting your May statement") < next(
-        i for i, t in enumerate(texts) if t.startswith("Error.")
-    )
+    assert sum(t.startswith("Harbor Bank Assistant is exporting") for t in set(texts)) >= 1
+    assert sum(t.startswith("Error.") for t in texts) == 3
     # Issue 20: each class by its rule. Questions start at the next sentence boundary
     # (and after their own source's earlier words); the words are never dropped. Status
     # here waits behind five questions withdrawn unheard, each said whole at critical
     # (time given way by rule): the issue's 3 s target holds at 350 words a minute; at
     # 180 benchmarks/pace.py reports how near it is (a regression bound here).
+    # Issue 30 item 4: status now waits behind about 60 s of urgent speech said at once
+    # (five questions withdrawn unheard, three errors) instead of going before it as its
+    # lead-up: a regression bound here, benchmarks/listen.py reports the listener's view.
     assert classes["questions"]["p95_s"] <= 1.0  # type: ignore[index]
-    assert classes["status"]["p95_s"] <= (4.0 if wpm == 180 else 3.0)  # type: ignore[index]
+    assert classes["status"]["p95_s"] <= (16.0 if wpm == 180 else 11.0)  # type: ignore[index]
     assert classes["status"]["p50_s"] <= 1.0  # type: ignore[index]
 
 
@@ -141,10 +155,11 @@ def test_the_bundled_recording_keeps_order_and_never_reads_a_void_question(wpm: 
     report = run_recording(recorded_frames(bundled_recording()), UserSettings(pace_wpm=wpm))
     assert report.stale == []
     assert report.out_of_order == []
-    texts = report.texts()
-    # (fitted to a status line at 180 words a minute, issue 20)
+    # Issue 30 item 4: the export's error is said at once, its session's start after it
+    # (fitted to a status line at 180 words a minute, issue 20).
+    assert report.critical_delays and max(report.critical_delays) <= 0.5
     statement_started = index_of(report, "Harbor Bank Assistant is exporting your May statement")
-    assert statement_started < next(i for i, t in enumerate(texts) if t.startswith("Error."))
+    assert statement_started > index_of(report, "Error.")
 
 
 SCENARIOS = sorted(
@@ -204,9 +219,11 @@ def test_a_coding_agents_long_answer_and_plan_are_heard_whole(wpm: int) -> None:
         i for i, t in enumerate(texts) if t.startswith(("Edit", "Read", "Uv run")) or " more: " in t
     )
     assert texts.index(answer[0]) < first_tool
-    # The question comes after the answer that leads to it, and before the push.
+    # Issue 30 item 4: the question cuts in at once (no longer after the whole answer
+    # that leads to it, 25 s of speech); the answer is still said whole, in order.
+    assert report.critical_delays and max(report.critical_delays) <= 0.5
     asked = next(i for i, t in enumerate(texts) if t.startswith("Confirmation needed."))
-    assert texts.index(answer[-1]) < asked
+    assert texts.index(answer[0]) < asked
     assert "All 4 steps done." in texts
     assert not any(" more updates skipped" in t or " more update skipped" in t for t in texts)
 
@@ -278,3 +295,28 @@ def test_a_real_agents_recorded_plan_tools_question_and_long_answer_at_pace(wpm:
     assert classes["stale"] == 0 and classes["out_of_order"] == 0
     assert classes["questions"]["p95_s"] <= 1.0  # type: ignore[index]
     assert classes["status"]["p95_s"] <= 3.0  # type: ignore[index]
+
+
+@pytest.mark.parametrize("wpm", (180, 300))
+def test_a_critical_question_cuts_in_within_half_a_second_in_the_speech_record(wpm: int) -> None:
+    """Issue 30 item 4, end to end through the paced backend: in the jsonl speech record
+    the agent's sentence being said is cancelled, the permission question starts within
+    0.5 s of its arrival, and the cancelled sentence is said again whole afterwards."""
+    frames = agent_session_frames()
+    arrived = next(t for t, f in frames if str(f["type"]).endswith("awaiting.confirmation"))
+    stream = io.StringIO()
+    run_recording(frames, UserSettings(pace_wpm=wpm), record=stream)
+    records = [json.loads(line) for line in stream.getvalue().splitlines()]
+    asked = next(
+        i
+        for i, r in enumerate(records)
+        if r["action"] == "speak" and str(r["text"]).startswith("Confirmation needed.")
+    )
+    assert records[asked]["urgency"] == "critical" and records[asked]["interrupt"] is True
+    started = float(records[asked]["t"])  # type: ignore[arg-type]
+    assert arrived <= started <= arrived + 0.5
+    cancelled = records[asked - 1]
+    assert cancelled["action"] == "cancel"
+    # The sentence it cut off is said again whole after it (never dropped).
+    said_after = [str(r["text"]) for r in records[asked + 1 :] if r["action"] == "speak"]
+    assert cancelled["text"] in said_after

@@ -175,6 +175,11 @@ class PaceReport:
     question_delays: list[float] = field(default_factory=list)
     # From a question's arrival to its start, whatever was before it (for comparison).
     question_waits: list[float] = field(default_factory=list)
+    # Issue 30 item 4: from a critical event's arrival to its start, less the time spent
+    # meanwhile on other critical speech (and what it says first by rule), answers to the
+    # user's keys and its own session's earlier news that goes first by rule (what critical
+    # news already went before once, the result of the user's own decision).
+    critical_delays: list[float] = field(default_factory=list)
     words_gaps: list[float] = field(default_factory=list)
     words_sentences: int = 0
     words_dropped: int = 0
@@ -206,6 +211,11 @@ class PaceReport:
                 "dropped": self.words_dropped,
                 "gap_p95_s": p(0.95, self.words_gaps),
                 "gap_max_s": round(max(self.words_gaps, default=0.0), 2),
+            },
+            "critical": {
+                "p95_s": p(0.95, self.critical_delays),
+                "max_s": round(max(self.critical_delays, default=0.0), 2),
+                "said": len(self.critical_delays),
             },
             "stale": len(self.stale_news),
             "out_of_order": len(self.out_of_order),
@@ -325,7 +335,7 @@ class PacedRun:
             skipped=dict(self.engine.scheduler.drops),
         )
         first_start: dict[str, float] = {}
-        last_index: dict[tuple[str, str], int] = {}
+        last_index: dict[str, int] = {}
         for utterance in report.heard:
             announcement = utterance.announcement
             event_id = announcement.event_id
@@ -358,18 +368,17 @@ class PacedRun:
                 )
                 if index is None or not isinstance(session, str):
                     continue
-                # Issue 20: pending status news gives way to a question, so status said
-                # after a later question of its session is in its place; against anything
-                # else (the agent's words, other status) the order of events holds.
-                question = announcement.kind in PROMPT_KINDS
-                status = announcement.kind in STATUS_KINDS
-                before = last_index.get((session, "status" if status else "all"), -1)
+                # Issue 30 item 4: critical news (a question, an error) is said at once,
+                # so its session's earlier news said after it is in its place; against
+                # anything else (the agent's words, status) the order of events holds.
+                if announcement.urgency is Urgency.CRITICAL:
+                    continue
+                before = last_index.get(session, -1)
                 if index < before:
                     report.out_of_order.append(
                         f"{utterance.started:.1f}s: {announcement.text[:60]}"
                     )
-                for key in ("all",) if question else ("all", "status"):
-                    last_index[(session, key)] = max(index, last_index.get((session, key), -1))
+                last_index[session] = max(index, before)
         self._measure_classes(report)
         for asked_at, reply in self.replies:
             started = next(
@@ -507,6 +516,30 @@ class PacedRun:
                 went_first = given_way(start, utterance.started, announcement.session_id)
                 report.question_delays.append(max(0.0, utterance.started - start - went_first))
                 report.question_waits.append(utterance.started - arrived)
+        for event_id, index in first.items():
+            utterance = heard[index]
+            announcement = utterance.announcement
+            if announcement.urgency is not Urgency.CRITICAL or event_id not in self.arrivals:
+                continue
+            arrived = self.arrivals[event_id]
+            position = self.arrival_index.get(event_id, -1)
+            waited = 0.0
+            for other_index, other in enumerate(heard[:index]):
+                said = other.announcement
+                overlap = min(ends[other_index], utterance.started) - max(other.started, arrived)
+                if overlap <= 0:
+                    continue
+                if (
+                    said.urgency is Urgency.CRITICAL
+                    or is_key_reply(said)
+                    or other_index in lead_up  # what other urgent news says first by rule
+                    or (
+                        said.session_id == announcement.session_id
+                        and self.arrival_index.get(said.event_id or "", position) < position
+                    )
+                ):
+                    waited += overlap
+            report.critical_delays.append(max(0.0, utterance.started - arrived - waited))
         for dropped_at, announcement in self.skipped_news:
             event_id = announcement.event_id
             if announcement.kind not in STATUS_KINDS or event_id is None:

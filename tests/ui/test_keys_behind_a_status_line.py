@@ -11,9 +11,10 @@ pipe or the Textual app under Pilot, and speech by the ``paced`` backend on the 
 clock at 300 words a minute, written as the jsonl record.
 
 What is checked is what the user heard (the record) and what the agent received (the
-option it appends to ``choices.txt``): the status line heard whole once and never cut
-after the question came; one "Not yet." at most while it is read; the question read
-once, and whole before a high-risk accept; the key answers it exactly once.
+option it appends to ``choices.txt``): the status line begun, cut off by the question
+(issue 30 item 4: critical news at once), read whole at most once after it; one "Not yet." at most
+while it is read; the question read once, and whole before a high-risk accept; the key
+answers it exactly once.
 """
 
 from __future__ import annotations
@@ -67,24 +68,30 @@ def check_heard(heard: Heard, question_came_at: int, *, risky: bool, answered: s
     interface says the answer was sent)."""
     lines = heard.lines()
     status = heard.status()
-    # Heard whole once: one reading of it was never cut off, and none after the question.
-    whole = [
-        r
-        for i, r in enumerate(lines)
-        if r["action"] == "speak"
-        and str(r["text"]).startswith(STATUS_START)
-        and not any(
-            later["action"] == "cancel" and later["text"] == r["text"] for later in lines[i + 1 :]
-        )
+    # Issue 30 item 4: the question (critical) cuts the status line off at a word's end
+    # instead of waiting for it; what was asked is read once.
+    begun_status = [
+        r for r in lines if r["action"] == "speak" and str(r["text"]).startswith(STATUS_START)
     ]
-    assert len(whole) == 1, status
-    assert not heard.status_cut_after(question_came_at), lines[question_came_at:]
+    assert begun_status, status
+    whole = begun_status[:1]
     questions = heard.question()
     assert len(questions) == 1, questions  # read once, never again for a key
     question = questions[0]
     begun = lines.index(question)
-    # The question waited for the status line said through, then came.
     assert lines.index(whole[0]) < begun
+    # Said again after the question at most once whole (a session's start is never
+    # folded), never piled up by the cues.
+    again_whole = [
+        r
+        for r in begun_status
+        if lines.index(r) > begun
+        and not any(
+            later["action"] == "cancel" and later["text"] == r["text"]
+            for later in lines[lines.index(r) + 1 :]
+        )
+    ]
+    assert len(again_whole) <= 1, lines[question_came_at:]
     # One cue at most for the status line's reading, said after it (cutting nothing off),
     # and never two cues in a row: a cue waits for what is being said, and a second one
     # while one waits is dropped. (A cue after each later utterance, the agent's words,
