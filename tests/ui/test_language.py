@@ -24,9 +24,8 @@ async def test_spanish_user_hears_spanish_keys_and_questions(harness: Harness) -
             assert harness.backend.said("Si no responde en 5 minutos, se rechazará.")
             await pilot.press("r")
             await pilot.pause()
-            assert harness.backend.texts[-1] == (
-                "Rechazado: Transfer $500.00 from checking-7821 to savings-3344. Enviado."
-            )
+            # the short echo (issue 30 item 2): one question, one agent, nothing else meant
+            assert harness.backend.texts[-1] == "Enviado."
             await pilot.press("v")
             assert harness.backend.texts[-1] == "Nivel de detalle: detallado."
     finally:

@@ -7,8 +7,10 @@ error). The real ``announcer demo --ui plain --speech text`` runs on real pipes 
 
 from __future__ import annotations
 
+import queue
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from tests.support.speech_record import spoken_in
@@ -46,6 +48,40 @@ def test_the_plain_demo_with_speech_text_prints_each_announcement_once() -> None
 
 
 WITHDRAWN = Path(__file__).parent / "scenarios" / "withdrawn.json"
+DEMO_OVER = "The demo is over."
+
+
+def run_with_open_input(command: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run the plain demo with its input open until it says it is over, then quit it."""
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None and process.stdin is not None
+    lines: queue.Queue[str] = queue.Queue()
+    printed: list[str] = []
+
+    def pump() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        while not any(DEMO_OVER in line for line in printed):
+            printed.append(lines.get(timeout=TIMEOUT))
+        process.stdin.write("q\n")
+        process.stdin.flush()
+        process.wait(timeout=TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=TIMEOUT)
+    while not lines.empty():
+        printed.append(lines.get())
+    stderr = process.stderr.read() if process.stderr is not None else ""
+    return subprocess.CompletedProcess(command, process.returncode, "".join(printed), stderr)
+
+
 REASON = "Never mind the insurance question: the fare already includes it."
 
 
@@ -54,7 +90,9 @@ def test_the_plain_ui_says_a_withdrawn_question_once_with_the_agents_reason(
 ) -> None:
     """Issue 30 item 1 in the plain UI: one notice, with the agent's reason, heard once."""
     record = tmp_path / "speech.jsonl"
-    process = subprocess.run(
+    # Input stays open, as a person's terminal does: a plain UI whose input has ended
+    # cannot reply, and the demo then never asks (issue 29 item 15).
+    process = run_with_open_input(
         [
             sys.executable,
             "-m",
@@ -66,12 +104,7 @@ def test_the_plain_ui_says_a_withdrawn_question_once_with_the_agents_reason(
             str(WITHDRAWN),
             "--speech",
             f"jsonl:{record}",
-        ],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
+        ]
     )
     assert process.returncode == 0, process.stderr
     heard = spoken_in(record)
