@@ -81,7 +81,8 @@ def test_an_interface_that_shows_every_line_ends_auto_in_those_lines() -> None:
     assert [name for name, _ in plain_auto._factories][-1] == "text"
     # under a full-screen app, text is the app's transcript lines, never written beneath it
     assert isinstance(registry.backend_from_spec("text", full_screen=True), PrintedBackend)
-    assert isinstance(registry.backend_from_spec("text", shown=True), TextBackend)
+    # text where the interface shows every line is those lines: printed once (issue 30 item 7)
+    assert isinstance(registry.backend_from_spec("text", shown=True), PrintedBackend)
 
 
 def test_jsonl_stamps_the_clock_given_and_jsonl_path_writes_a_file(tmp_path: Path) -> None:
