@@ -700,7 +700,7 @@ class AnnouncerApp(App[None]):
             self.say(_("This question is no longer open."), Urgency.CRITICAL)
             return
         if not self.session.awaits_delivery:
-            self._report_outcome(prompt, described, self.session.answer(answer))
+            self._report_outcome(prompt, described, self.session.answer(answer), answer.scope)
             return
         answer_async = self.session.answer_async
 
@@ -709,12 +709,16 @@ class AnnouncerApp(App[None]):
                 outcome = await answer_async(answer)
             except Exception as error:  # the runtime failed: say so, never retry silently
                 outcome = AnswerOutcome(False, printable(str(error)))
-            self._report_outcome(prompt, described, outcome)
+            self._report_outcome(prompt, described, outcome, answer.scope)
 
         self.run_worker(send(), group="answers")
 
     def _report_outcome(
-        self, prompt: PendingPrompt, described: str, outcome: AnswerOutcome
+        self,
+        prompt: PendingPrompt,
+        described: str,
+        outcome: AnswerOutcome,
+        scope: str = "once",
     ) -> None:
         spoken = None
         if outcome.held:  # the agent's follow-up question first: nothing went out yet
@@ -724,7 +728,7 @@ class AnnouncerApp(App[None]):
             spoken = self._short_echo(prompt, described, agent=outcome.agent)
         elif outcome.sent:
             result = _("{answer}. Sent.").format(answer=described)
-            spoken = self._short_echo(prompt, described)
+            spoken = self._short_echo(prompt, described, lasting=scope == "always")
         else:
             reason = one_line(outcome.message) or _("no reason given")
             result = _("Your answer was not sent. {reason}").format(
@@ -735,7 +739,12 @@ class AnnouncerApp(App[None]):
         self.say(spoken or result, Urgency.CRITICAL)
 
     def _short_echo(
-        self, prompt: PendingPrompt, described: str, agent: str | None = None
+        self,
+        prompt: PendingPrompt,
+        described: str,
+        agent: str | None = None,
+        *,
+        lasting: bool = False,
     ) -> str | None:
         """What is said when an answer went out (issue 30 item 2), None for the long form.
 
@@ -747,12 +756,8 @@ class AnnouncerApp(App[None]):
         if self.session.settings.verbosity == "detailed":
             return None
         askers = {p.producer_id for p in self.session.pending_prompts()} | {prompt.producer_id}
-        if (
-            agent is None
-            and not self.prompts
-            and len(askers) == 1
-            and len(self.session.agents()) <= 1
-        ):
+        alone = not self.prompts and len(askers) == 1 and len(self.session.agents()) <= 1
+        if agent is None and alone and not lasting:  # an "always" is named: it lasts
             return _("Sent.")
         words = described.split()
         if len(words) > ECHO_WORDS:
