@@ -52,24 +52,29 @@ def long_command_scenario(seconds: str) -> str:
 
 
 def answer_until_running(run: AgentRun, seconds: str) -> None:
-    """Accept the command when asked (with the confirming key when one is asked for),
-    until the waiting command runs; Claude Code may also run it without asking."""
+    """Accept the command when asked, with the confirming key when one is asked for, until
+    the waiting command runs; Claude Code may also run it without asking. A high-risk
+    accept (this ``python3 -c`` runs code announcer cannot check) waits until the question
+    was heard through, so ``a`` is pressed again, as a person would, until it is taken."""
     deadline = time.monotonic() + 120
-    accepted = False
+    asked = confirmed = False
+    pressed_at = 0.0
     while not running_with(seconds):
         if time.monotonic() > deadline:
             raise AssertionError(f"the command never ran; printed: {run.seen}")
         try:
             line = run.lines.get(timeout=0.2)
+            run.seen.append(line)
         except Empty:
-            continue
-        run.seen.append(line)
+            line = ""
         if "Accept or reject" in line:
-            run.answer("a")
-            accepted = True
-        elif accepted and "then Enter to confirm" in line:
+            asked = True
+        if "then Enter to confirm" in line and not confirmed:
             run.type("c")  # not low risk: a second, confirming key
-            accepted = False
+            confirmed = True
+        elif asked and not confirmed and time.monotonic() - pressed_at > 0.5:
+            run.type("a")
+            pressed_at = time.monotonic()
 
 
 def descendants(root: int) -> set[int]:
