@@ -205,6 +205,11 @@ class AcpSessions(FormatAdapter):
             force=True,
         )
 
+    def aaep_session_id(self, session_id: str) -> str | None:
+        """The AAEP id of the ACP session ``session_id``, if it is open."""
+        session = self.sessions.get(session_id)
+        return session.state.session_id if session is not None else None
+
     def commands(self, session_id: str) -> list[tuple[str, str]]:
         """The agent's slash commands (``available_commands_update``), name and description."""
         session = self.sessions.get(session_id)
