@@ -56,6 +56,8 @@ class _Session:
     cwd: str
     turn: int = 0
     thought: list[str] = field(default_factory=list)
+    # the turn and ``messageId`` of the last message chunk said (issue 31, item 13)
+    message: tuple[int, str | None] | None = None
     tools: dict[str, _Tool] = field(default_factory=dict)
     plan_step: tuple[int, str] | None = None
     plan_said: set[str] = field(default_factory=set)  # plan steps said as under way
