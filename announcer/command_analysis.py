@@ -889,12 +889,22 @@ _NAMED: Final = re.compile(r"[*_~]")
 _STOP_AFTER_NAME: Final = re.compile(r"[.,;:!?](?:\s|$)")
 
 
+def _joins_two_words(text: str, index: int) -> bool:
+    """A single underscore between two letters or digits: a voice loses nothing there.
+    Leading, trailing and doubled ones (``__init__.py``, ``_private``) are named."""
+    return 0 < index < len(text) - 1 and text[index - 1].isalnum() and text[index + 1].isalnum()
+
+
 def literal_for_speech(text: str, language: str = "en") -> str:
     """Text read exactly as written: safe for a synthesiser, the symbols a voice drops
     named (``dist/*`` is "dist/ star"), never markdown-cleaned, on one line."""
     safe = clean_speech(_HIDDEN.sub("", text))
 
     def name(match: re.Match[str]) -> str:
+        if match.group(0) == "_" and _joins_two_words(safe, match.start()):
+            # "old_notes.txt" is read as written: most voices pause there, and naming it
+            # made a three-word command sound like four (issue 31, item 13).
+            return "_"
         # a sentence's own stop stays with the name before it ("rm -rf tilde.")
         after = "" if _STOP_AFTER_NAME.match(safe, match.end()) else " "
         return f" {_symbol_name(match.group(0), language)}{after}"

@@ -81,6 +81,8 @@ class Announcement:
     answers_key: bool = False
     cue: bool = False
     outcome: bool = False
+    # an agent's start news (its settings line), moot once the user wrote to it
+    start_line: bool = False
 
 
 # §11.4.2: Unicode bidirectional isolates, one per declared direction.

@@ -30,6 +30,8 @@ _LIST_MARKER: Final = re.compile(r"[ \t]*(?:[-*+•][ \t]|\d{1,3}[.)][ \t]|#)")
 _LIST_MARKER_PREFIX: Final = re.compile(r"[ \t]*(?:[-*+•]|\d{1,3}[.)]?)?\Z")
 _NUMBERED_LINE_START: Final = re.compile(r"(?:^|\n)[ \t]*\d{1,3}\Z")
 _CLAUSE_BREAK: Final = re.compile(r"[,;:—–](?=\s)|\s[-–—]\s")
+# Whitespace a long run may be cut at; no-break spaces join what they sit between.
+_WORD_SPACE: Final = re.compile(r"[^\S\u00a0\u2007\u202f]")
 
 # Abbreviations that are (almost) never the end of a sentence: a name or more text follows.
 _ALWAYS_ABBREVIATIONS: Final = {
@@ -523,8 +525,14 @@ class Coalescer:
             if match.end() >= limit * 0.4:
                 cut = match.end()
         if cut < 0:
-            space = window.rfind(" ")
-            cut = space if space >= limit * 0.4 else limit
+            # Any space between words, a line break included (``ls`` output is one name a
+            # line): "debconf.conf de" / "bian_version" was cut inside a word (issue 31,
+            # item 13). A short piece is better than a torn word; only a run with no
+            # space at all (a URL, Thai) is cut inside, between graphemes.
+            # (one past the window: a word that ends at the limit stays in this piece)
+            spaces = [match.start() for match in _WORD_SPACE.finditer(buf, 0, limit + 1)]
+            space = spaces[-1] if spaces else 0
+            cut = space if space > 0 else limit
         # §11.3.3: never tear a mark from its base (Thai has no spaces to cut at).
         cut = grapheme_floor(buf, cut, progress=True)
         piece = buf[:cut].strip()

@@ -384,6 +384,10 @@ class Engine(UnreadableFrames):
     def silence(self, now: float) -> list[SpeechCommand]:
         return self.scheduler.silence(now)
 
+    def user_wrote(self, session_id: str, now: float) -> None:
+        """The user's message went to ``session_id``'s agent: its start news is moot."""
+        self.scheduler.user_wrote(session_id, now)
+
     def set_subscription(self, source_id: str, subscription_id: str) -> None:
         """Record the subscription a connection negotiated (replies must carry it)."""
         self._subscriptions[source_id] = subscription_id

@@ -136,6 +136,7 @@ class Policy(PolicyQuestions):
                 continues=index > 0,
                 topic=topic,
                 outcome=outcome,
+                start_line=_start_line(event),
                 # §11.4: the producer's direction for its own words (ours are our own)
                 direction=declared
                 if declared and same_language(part.language, producer_language or "")
@@ -234,6 +235,13 @@ class Policy(PolicyQuestions):
             return None
         # Unknown or foreign types: summary_normal if present, else nothing (Level 1).
         return self.summary(event, "normal") if event.summary_normal else None
+
+
+def _start_line(event: AaepEvent) -> bool:
+    """announcer's own mapping marked an agent's settings line as it starts (``x-announcer``
+    ``start_line``): moot once the user wrote to that agent (issue 31, item 11)."""
+    ours = (event.extensions or {}).get(ANNOUNCER_EXTENSION)
+    return isinstance(ours, dict) and ours.get("start_line") is True
 
 
 def _said_whole(event: AaepEvent) -> bool:

@@ -469,6 +469,24 @@ class SpeechScheduler(UrgentSpeech):
                     kept.append(item)
             self._queues[urgency] = kept
 
+    def user_wrote(self, session_id: str, now: float) -> None:
+        """The user's message went to the agent of ``session_id``: its start news ("is
+        ready.", its settings line) still waiting, or cut off by the message's echo and
+        waiting to be said again, is moot (issue 31, item 11: said again after the message,
+        it held the agent's answer back some 5 s). Counted, logged; ``:mode`` says it."""
+        for urgency in (Urgency.NORMAL, Urgency.BACKGROUND):
+            queue = self._queues[urgency]
+            kept: deque[_Queued] = deque()
+            for item in queue:
+                announcement = item.announcement
+                if announcement.session_id == session_id and (
+                    announcement.kind == _SESSION_STARTED or announcement.start_line
+                ):
+                    self._drop(announcement, "moot after the user's message", now)
+                else:
+                    kept.append(item)
+            self._queues[urgency] = kept
+
     def silence(self, now: float) -> list[SpeechCommand]:
         """The user asked for quiet: stop now and forget queued non-critical speech."""
         commands: list[SpeechCommand] = []

@@ -305,7 +305,6 @@ class StatusFolding(SchedulerState):
             del self._folded_news[other]
             self._unfinished_starts.pop(other, None)
             items += self._folded_items.pop(other, [])
-        self._summary_counts = (source, counts)
         language = catalog_language(self.settings.languages or ["en"])
         text = folded_summary_text(counts, language)
         named = sum(

@@ -31,6 +31,7 @@ SKIPPED_NEWS_REASONS: Final = frozenset(
         "too much queued speech",
         "queue full",
         "session ended",
+        "moot after the user's message",
     }
 )
 # An utterance that critical speech waits for is cut off once it has taken this much

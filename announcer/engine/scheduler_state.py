@@ -19,7 +19,6 @@ from announcer.engine.scheduler_rules import (
     DEFAULT_STALE_AFTER_SECONDS,
     DROP_LOG_SIZE,
     ENDED_QUESTIONS_REMEMBERED,
-    FOLDED_SUMMARY_KIND,
     PROMPT_KINDS,
     QUESTION_END_KINDS,
     SKIPPED_NEWS_REASONS,
@@ -92,8 +91,6 @@ class SchedulerState:
         # And the first two named ones themselves, with when they could first be said (a
         # lone one still fresh is said as itself).
         self._folded_items: dict[str | None, list[tuple[Announcement, float | None]]] = {}
-        # The counts of the summary being said (put back if it is cut off).
-        self._summary_counts: tuple[str | None, Counter[str]] | None = None
         # Questions answered, withdrawn or timed out (event ids, oldest first).
         self._ended_questions: dict[str, None] = {}
         # When each question was first heard (event id -> now), for the answering UI.
@@ -245,8 +242,6 @@ class SchedulerState:
         self._next_id += 1
         self._current_owed = False
         self._last_words = announcement.kind == WORDS_KIND
-        if announcement.kind != FOLDED_SUMMARY_KIND:
-            self._summary_counts = None
         self._current = _Current(utterance_id, announcement, now, seconds, queued_at, order, held)
         if announcement.continues and self._heard_parts:
             self._heard_parts.append(_Queued(announcement, now, seconds, order))

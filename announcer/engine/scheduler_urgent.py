@@ -9,7 +9,7 @@ session's waiting news follows it. The answer to a key is said at once (issue 14
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter, deque
+from collections import deque
 from typing import Final
 
 from announcer.engine.announcement import Announcement, Urgency
@@ -393,11 +393,10 @@ class UrgentSpeech(StatusFolding):
         """
         interrupted = current.announcement
         if interrupted.kind == "system.skipped":
-            # Not said again as it was: the next summary counts what this one would have.
-            if self._summary_counts is not None:
-                source, counts = self._summary_counts
-                self._folded_news.setdefault(source, Counter()).update(counts)
-                self._summary_counts = None
+            # Not said again, nor counted again: re-counted, it was said again at once,
+            # whole ("1 more: 1 file read." said, cut and said again, issue 31 item 11).
+            # The news it counted was shown as skipped when it was folded.
+            self._drop(interrupted, "interrupted", now)
             return
         # Said again first in its lane, never skipped as stale (issue 20: never lost).
         parts = [_Queued(interrupted, now, current.seconds, current.order, kept=True)]

@@ -278,6 +278,14 @@ class AcpAdapter(AcpQuestions, AcpSettings):
             text = self._t("(The agent sent {kind} that cannot be read aloud.)").format(kind=kind)
             text = f" {text} "
         if text:
+            # A chunk of another message (its ``messageId`` differs) starts a paragraph:
+            # run together, "…/auto-mode-classifier-billing" and "Plan approved" made one
+            # address, and "Plan" was heard as part of it (issue 31, item 13).
+            message = (session.turn, get_str(update, "messageId"))
+            previous = session.message
+            if previous is not None and previous[0] == message[0] and previous[1] != message[1]:
+                text = "\n\n" + text
+            session.message = message
             self.builder.output(session.state, now, self._output_key(session), text, complete=False)
 
     def _notice(self, session: _Session, update: JsonObject, now: float) -> None:

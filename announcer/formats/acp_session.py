@@ -56,6 +56,8 @@ class _Session:
     cwd: str
     turn: int = 0
     thought: list[str] = field(default_factory=list)
+    # the turn and ``messageId`` of the last message chunk said (issue 31, item 13)
+    message: tuple[int, str | None] | None = None
     tools: dict[str, _Tool] = field(default_factory=dict)
     plan_step: tuple[int, str] | None = None
     plan_said: set[str] = field(default_factory=set)  # plan steps said as under way
@@ -204,6 +206,11 @@ class AcpSessions(FormatAdapter):
             detailed=self._t("Thinking: {text}").format(text=clip(thought, 1000)),
             force=True,
         )
+
+    def aaep_session_id(self, session_id: str) -> str | None:
+        """The AAEP id of the ACP session ``session_id``, if it is open."""
+        session = self.sessions.get(session_id)
+        return session.state.session_id if session is not None else None
 
     def commands(self, session_id: str) -> list[tuple[str, str]]:
         """The agent's slash commands (``available_commands_update``), name and description."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 from announcer.formats.acp_session import AcpSessions, _Session
 from announcer.formats.acp_shapes import ConfigOption, _config_options, _mode_list
 from announcer.formats.base import AdapterOutput, get_str
+from announcer.formats.builder_fields import mark_start_line
 from announcer.formats.speakable import clip
 
 
@@ -88,6 +89,7 @@ class AcpSettings(AcpSessions):
                 # the mode and the model, whole, at normal verbosity (never cut mid-list,
                 # issue 31 item 13); every setting in the description, at detailed
                 brief = self._settings_sentence(session, brief=True) or said
+                before = len(self.builder.events)
                 self.builder.progress(
                     session.state,
                     now,
@@ -96,6 +98,8 @@ class AcpSettings(AcpSessions):
                     terse=brief,
                     urgency="normal",
                 )
+                if len(self.builder.events) > before:
+                    mark_start_line(self.builder.events[-1])  # moot once the user writes
 
         return self._run(step)
 

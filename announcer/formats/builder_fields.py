@@ -214,6 +214,12 @@ def mark_whole(event: Event) -> None:
     _ours(event)["whole"] = True
 
 
+def mark_start_line(event: Event) -> None:
+    """An agent's settings line as it starts (issue 31, item 11): moot once the user has
+    written to it, so never said again after the user's message."""
+    _ours(event)["start_line"] = True
+
+
 def mark_said_as_question(event: Event) -> None:
     """A call whose permission question already said it (issue 31, item 11): its start is
     kept for the record and not said again after the user's answer."""

@@ -27,11 +27,14 @@ class AgentDesk:
         speak: Callable[[str, bool], None],
         t: Callable[[str], str],
         waiting: Callable[[str | None], int],
+        wrote: Callable[[Any], None] | None = None,
     ) -> None:
         self._transports = transports
         self._speak = speak
         self._t = t
         self._waiting = waiting
+        # told of each message that went out now, after its echo (issue 31, item 11)
+        self._wrote = wrote
         # Where a message without @NAME goes (several agents): the one last addressed.
         self._prompt_target: Any = None
         self.prompt_taken = False  # whether the last message went (or waits to go) out
@@ -155,6 +158,9 @@ class AgentDesk:
         else:
             said = self._t("{agent} is not ready for a message.").format(agent=name)
         self._speak(said, False)
+        if self.prompt_taken and ready and self._wrote is not None:
+            # after the echo, which may have cut off the agent's start news: moot now
+            self._wrote(agent)
         return said
 
     async def cancel_turn(self, target: str | None = None) -> str | None:

@@ -96,6 +96,10 @@ class EngineHost:
     def silence(self) -> None:
         self.run(self.engine.silence(self.clock()))
 
+    def user_wrote(self, session_id: str) -> None:
+        """The user's message went to this session's agent (issue 31, item 11)."""
+        self.engine.user_wrote(session_id, self.clock())
+
     def present(self, reply_token: str) -> None:
         self.run(self.engine.present(reply_token, self.clock()))
 

@@ -215,6 +215,7 @@ class LiveSession(UiSession):
             lambda source_id: sum(
                 1 for p in self.engine.pending_prompts() if p.source_id == source_id
             ),
+            self._user_wrote,
         )
         # every record of the engine's diagnostics also goes to this file (state dir)
         self.log_file: DiagnosticsFile | None = (
@@ -269,6 +270,14 @@ class LiveSession(UiSession):
             event_id=event_id,
             answers_key=interrupt,
         )
+
+    def _user_wrote(self, agent: Any) -> None:
+        """A message went to ``agent``: its start news still waiting is moot (issue 31,
+        item 11), for the agents that say which session it went to."""
+        session_of = getattr(agent, "aaep_session_id", None)
+        session_id = session_of() if callable(session_of) else None
+        if isinstance(session_id, str):
+            self.host.user_wrote(session_id)
 
     def say_cue(self, text: str) -> None:
         self.voice.system(text, urgency=Urgency.CRITICAL, kind="system.ui", cue=True)

@@ -280,6 +280,10 @@ class AcpTransport(AcpSettings, AcpAnswers):
     def commands(self) -> list[tuple[str, str]]:
         return self.adapter.commands(self.session_id or "")
 
+    def aaep_session_id(self) -> str | None:
+        """The session's id in the events the engine reads (it differs from ACP's)."""
+        return self.adapter.aaep_session_id(self.session_id or "")
+
     # -- what the agent does ----------------------------------------------------------------
 
     def on_update(self, params: dict[str, Any]) -> None:

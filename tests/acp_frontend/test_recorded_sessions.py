@@ -126,3 +126,13 @@ def test_a_quick_plans_steps_are_heard() -> None:
     assert done == (
         "All 4 steps done. The steps: Read the notes; Fix the parser; Run the tests; Sum up."
     ), done
+
+
+def test_a_message_after_an_adapters_warning_is_heard_whole() -> None:
+    """claude-agent-acp 0.101.0 sends its billing warning as a message chunk with no
+    ``messageId``, ending in an address, and the agent's next message right after it: run
+    together, "Plan" was heard as part of the address ("code.claude.com approved;
+    starting."). A chunk of another message starts a paragraph (issue 31, item 13)."""
+    said = replay("claude-plan-always").spoken
+    assert "Plan approved; starting." in said, said
+    assert not [s for s in said if "code.claude.com approved" in s], said

@@ -177,6 +177,69 @@ def test_long_unpunctuated_text_is_cut_at_a_clause_or_word_boundary() -> None:
     assert " ".join(pieces).split() == words
 
 
+_ETC = [
+    "adduser.conf",
+    "alternatives",
+    "apt",
+    "bash.bashrc",
+    "bindresvport.blacklist",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "cron.d",
+    "cron.daily",
+    "debconf.conf",
+    "debian_version",
+    "default",
+    "deluser.conf",
+    "dpkg",
+    "e2scrub.conf",
+    "environment",
+    "fstab",
+    "gai.conf",
+    "group",
+    "group-",
+    "gshadow",
+    "host.conf",
+    "hostname",
+    "hosts",
+    "init.d",
+    "issue",
+    "issue.net",
+    "kernel",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+]
+
+
+@pytest.mark.parametrize("separator", ["\n", "\t", "  "])
+def test_a_long_line_is_cut_between_words_never_inside_one(separator: str) -> None:
+    """issue 31 item 13: a listing of /etc was heard as "… debconf.conf de" then
+    "bian_version …": with no sentence end or clause break, the cut fell inside a word
+    whenever the words were parted by line breaks or tabs instead of single spaces."""
+    text = separator.join(_ETC)
+    assert len(text) > 250
+    pieces = stream(text)
+    assert len(pieces) > 1 and all(len(piece) <= 250 for piece in pieces)
+    for piece in pieces:
+        assert all(word in _ETC for word in piece.split()), piece
+    assert " ".join(pieces).split() == _ETC
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.text(alphabet="ab_-1", min_size=3, max_size=40), min_size=12, max_size=60),
+    st.lists(st.sampled_from([" ", "\n", "\t", " \t", "\n "]), min_size=1, max_size=5),
+    st.integers(min_value=0, max_value=10_000),
+)
+def test_no_word_shorter_than_a_piece_is_ever_torn(
+    words: list[str], separators: list[str], seed: int
+) -> None:
+    text = "".join(word + separators[i % len(separators)] for i, word in enumerate(words))
+    pieces = stream(text, seed=seed)
+    assert " ".join(pieces).split() == text.split()
+
+
 def test_text_without_any_space_is_still_cut() -> None:
     pieces = stream("x" * 1000)
     assert all(len(piece) <= 250 for piece in pieces)

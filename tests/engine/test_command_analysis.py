@@ -128,6 +128,19 @@ def test_the_whole_command_is_read_literally_with_symbols_named() -> None:
         "rm -r underscore underscore pycache underscore underscore"
     )
     assert literal_for_speech("cd ~/src") == "cd tilde /src"
+
+
+def test_an_underscore_inside_a_name_is_read_as_written() -> None:
+    """issue 31 item 13: "rm old underscore notes.txt" sounded like a four-word command.
+    An underscore is named only where a voice would lose it: at a word's edge or doubled."""
+    assert literal_for_speech("rm old_notes.txt") == "rm old_notes.txt"
+    assert literal_for_speech("cp v2_1.tar x_y_z") == "cp v2_1.tar x_y_z"
+    assert literal_for_speech("rm _private.py") == "rm underscore private.py"
+    assert literal_for_speech("rm tmp_ x") == "rm tmp underscore x"
+    assert literal_for_speech("rm a__b") == "rm a underscore underscore b"
+    assert literal_for_speech("cat src/__init__.py") == (
+        "cat src/ underscore underscore init underscore underscore .py"
+    )
     whole = whole_for_speech(analyse("ls\nrm -rf ~/*"))
     assert whole.startswith("line 1: ls line 2: rm -rf tilde / star")
     assert "Dangerous: rm -rf tilde / star." in whole
@@ -135,7 +148,7 @@ def test_the_whole_command_is_read_literally_with_symbols_named() -> None:
 
 def test_symbols_are_named_in_the_users_language() -> None:
     assert literal_for_speech("a*b", "de") == "a Stern b"
-    assert literal_for_speech("a_b", "fr") == "a tiret bas b"
+    assert literal_for_speech("_a", "fr") == "tiret bas a"
 
 
 def test_a_summary_names_every_dangerous_part_up_to_three_then_counts() -> None:
@@ -218,6 +231,10 @@ def test_anything_an_agent_sends_is_analysed_without_error(text: str) -> None:
 @given(st.text(alphabet="ab*_~ /.", max_size=80))
 def test_every_symbol_a_voice_drops_is_named(text: str) -> None:
     said = literal_for_speech(text)
-    assert "*" not in said and "_" not in said and "~" not in said
+    # issue 31 item 13: a single underscore between two letters stays as written
+    joining = r"(?<=[ab])_(?=[ab])"
+    assert "*" not in said and "~" not in said and "_" not in re.sub(joining, "", said)
+    named = text.count("_") - len(re.findall(joining, text))
+    assert len(re.findall(r"\bunderscore\b", said)) == named
     assert len(re.findall(r"\bstar\b", said)) == text.count("*")
     assert len(re.findall(r"\btilde\b", said)) == text.count("~")

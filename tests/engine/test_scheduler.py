@@ -200,3 +200,34 @@ def test_silence_stops_speech_and_clears_non_critical_queue() -> None:
     # "one" was resumed behind the alarm; all normal speech goes, the queued alarm stays.
     assert texts(commands) == ["<cancel silenced by user>", "second alarm"]
     assert scheduler.drops == {"silenced by user": 3}
+
+
+def test_an_agents_start_news_is_not_said_again_after_the_users_message() -> None:
+    """Issue 31 item 11: the message's echo cut off "is ready.", which was said again with
+    the settings line after it, before the agent's answer. The agent's words, another
+    session's start and a plan's step still are."""
+    scheduler = SpeechScheduler()
+    ready = say("Claude Agent is ready.", kind="agent.session.started", session_id="s1")
+    settings = say(
+        "Mode: Manual. Model: Default.",
+        kind="agent.progress.updated",
+        session_id="s1",
+        start_line=True,
+    )
+    step = say("Step 1 of 2: Read.", kind="agent.progress.updated", session_id="s1")
+    other = say("Codex is ready.", kind="agent.session.started", session_id="s2")
+    assert texts(scheduler.submit(ready, 0.0)) == ["Claude Agent is ready."]
+    for news in (settings, step, other):
+        scheduler.submit(news, 0.1)
+    echo = say("Sent to Claude Agent: hello", kind="system.ui")
+    commands = scheduler.submit(echo, 0.5)
+    assert texts(commands) == ["<cancel user key>", "Sent to Claude Agent: hello"]
+    scheduler.user_wrote("s1", 0.5)
+    heard = []
+    now = 1.0
+    while scheduler.speaking is not None:
+        heard += texts(finish(scheduler, now))
+        now += 1.0
+    assert heard == ["Step 1 of 2: Read.", "Codex is ready."]
+    moot = [r.kind for r in scheduler.drop_log if r.reason == "moot after the user's message"]
+    assert "agent.session.started" in moot, list(scheduler.drop_log)

@@ -582,3 +582,28 @@ def test_news_skipped_unread_in_a_flood_is_counted_by_kind() -> None:
     assert folded_summary_text(states, "en") == "2 more: 2 state changes."
     assert frame_fold_category({"type": "aaep:agent.progress.updated"}) == "plan"
     assert frame_fold_category({"type": 7}) == "update"
+
+
+def test_a_summary_cut_off_by_the_answer_to_a_key_is_not_said_again() -> None:
+    """Issue 31 item 11: "1 more: 1 file read." was said, cut off by the answer to the
+    user's key (a message's echo), and said again whole right after it."""
+    voice = Voice(SpeechScheduler())
+    voice.submit(words(" ".join(["word"] * 30), "s2"), 0.0)
+    voice.submit(status("Reading the notes file in docs.", topic="read"), 0.1)
+    voice.submit(status("Thinking.", kind="agent.state.changed"), 0.2)
+    voice.run_until(voice.now + 1.0)
+    for _ in range(400):  # until the summary starts
+        if voice.heard and "more:" in voice.heard[-1].announcement.text:
+            break
+        voice.run_until(voice.now + 0.05)
+    assert voice.texts()[-1] == "1 more: 1 file read."
+    voice.submit(Announcement("Sent to Claude Agent: hello", kind="system.ui"), voice.now + 0.2)
+    assert voice.cancels == ["user key"]
+    voice.submit(status("Editing the lexer.", topic="edit"), voice.now + 3.0)
+    voice.play_out()
+    assert voice.texts()[1:] == [
+        "1 more: 1 file read.",
+        "Sent to Claude Agent: hello",
+        "Editing the lexer.",
+    ]
+    assert voice.scheduler.drops["interrupted"] == 1
