@@ -18,6 +18,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from announcer.engine.agent_voices import agent_voices, distinct_names
 from announcer.engine.announcement import SPEECH_OUTPUT_KIND, Announcement, Urgency
 from announcer.engine.phrases import N_
 from announcer.engine.prompts import PendingPrompt
@@ -179,9 +180,45 @@ class SessionVoice:
         announcement = command.announcement
         producer = announcement.producer_id
         if producer is not None and producer not in self._speakers.names:
+            self._learn_agents()
+        if producer is not None and producer not in self._speakers.names:
             self._speakers.learn(producer, self._producer_name(producer))
         named = self._speakers.name(announcement)
         return command if named is announcement else Speak(command.utterance_id, named)
+
+    def _learn_agents(self) -> None:
+        """Every agent's short name and voice, chosen together (engine.agent_voices): the
+        names cut to what tells them apart, each agent a voice of its own (issue 33, 4)."""
+        assert self._speakers is not None
+        agents = [
+            (str(getattr(agent.adapter, "agent_id", "")), str(agent.description))
+            for agent in self._agents()
+            if getattr(agent, "adapter", None) is not None
+        ]
+        agents = [(producer, name) for producer, name in agents if producer and name]
+        if not agents:
+            return
+        names = [name for _, name in agents]
+        short = distinct_names(names)
+        for producer, name in agents:
+            self._speakers.learn(producer, short[name])
+        driver = self.host.driver
+        if driver is None:
+            return
+        listed = getattr(driver.backend, "installed_voices", None)
+        installed: list[str] = []
+        if callable(listed):
+            try:
+                installed = list(listed(self.language()))
+            except Exception as exc:  # a backend that cannot list its voices: names only
+                log.warning("could not list the installed voices: %s", exc)
+        chosen = agent_voices(
+            names, self._settings().agent_voices, installed, own=driver.voice.voice
+        )
+        for producer, name in agents:
+            voice = chosen[name]
+            if voice is not None:
+                driver.producer_voices[producer] = voice
 
     def _producer_name(self, producer_id: str) -> str:
         for agent in self._agents():
