@@ -24,6 +24,10 @@ from announcer.speech.backend import SpeechBackend, VoiceSettings
 log = logging.getLogger(__name__)
 
 
+def _primary(language: str) -> str:
+    return language.replace("_", "-").partition("-")[0].casefold()
+
+
 class SpeechDriver:
     def __init__(
         self,
@@ -33,9 +37,9 @@ class SpeechDriver:
     ) -> None:
         self.backend = backend
         self.voice = voice or VoiceSettings()
-        #: producer id -> the engine voice its words are said with, when several agents
-        #: speak (issue 33, item 4; chosen in announcer.engine.agent_voices)
-        self.producer_voices: dict[str, str] = {}
+        #: producer id -> (the engine voice its words are said with, the language that voice
+        #: is for), when several agents speak (issue 33, item 4; announcer.engine.agent_voices)
+        self.producer_voices: dict[str, tuple[str, str]] = {}
         self._notify = notify
         self._completed: deque[int] = deque()
         self._live: set[int] = set()
@@ -66,12 +70,15 @@ class SpeechDriver:
 
     def voice_for(self, announcement: Announcement) -> VoiceSettings:
         """The user's voice, or the agent's own when several agents speak; our own
-        sentences (no producer, ``system.*``) keep the user's voice."""
+        sentences (no producer, ``system.*``) keep the user's voice, and so do the agent's
+        words in another language than its voice's (the language's own voice reads them)."""
         producer = announcement.producer_id
         if producer is None or announcement.kind.startswith("system."):
             return self.voice
-        name = self.producer_voices.get(producer)
-        return self.voice if name is None else replace(self.voice, voice=name)
+        own = self.producer_voices.get(producer)
+        if own is None or _primary(own[1]) != _primary(announcement.language):
+            return self.voice
+        return replace(self.voice, voice=own[0])
 
     def _completion(self, utterance_id: int) -> Callable[[], None]:
         self._live.add(utterance_id)

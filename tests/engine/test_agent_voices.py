@@ -53,13 +53,18 @@ def test_the_record_carries_the_agents_voice_and_our_own_words_keep_the_users(tm
     path = tmp_path / "speech.jsonl"
     with path.open("w", encoding="utf-8") as stream:
         driver = SpeechDriver(JsonlBackend(stream, clock=lambda: 0.0), VoiceSettings("en-us"))
-        driver.producer_voices["beta"] = "en-gb-x-rp"
+        driver.producer_voices["beta"] = ("en-gb-x-rp", "en")
         driver.execute(
             [
                 Speak(1, Announcement("Hello.", producer_id="beta", kind="agent.message")),
                 Speak(2, Announcement("Sent to beta.", producer_id="beta", kind="system.ui")),
                 Speak(3, Announcement("Hi.", producer_id="alpha", kind="agent.message")),
+                # beta's words in Spanish: its English voice would misread them
+                Speak(
+                    4,
+                    Announcement("Hola.", language="es", producer_id="beta", kind="agent.message"),
+                ),
             ]
         )
     records = [json.loads(line) for line in path.read_text().splitlines()]
-    assert [r.get("voice") for r in records] == ["en-gb-x-rp", "en-us", "en-us"]
+    assert [r.get("voice") for r in records] == ["en-gb-x-rp", "en-us", "en-us", "en-us"]
