@@ -280,6 +280,9 @@ class AcpTransport(AcpSettings, AcpAnswers):
     def commands(self) -> list[tuple[str, str]]:
         return self.adapter.commands(self.session_id or "")
 
+    def suggestions(self) -> list[str]:
+        return self.adapter.suggestions(self.session_id or "")
+
     # -- what the agent does ----------------------------------------------------------------
 
     def on_update(self, params: dict[str, Any]) -> None:
