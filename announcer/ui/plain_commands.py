@@ -40,7 +40,9 @@ AGENT_SETTINGS_HELP = N_(
 # Said with :help when an agent runs here, after the line above.
 AGENT_SESSIONS_HELP = N_(":sessions lists the agent's sessions; :sessions N resumes one.")
 # Said with :help when an agent runs here (issue 33, item 5).
-SUGGESTIONS_HELP = N_(":suggestions lists the prompts the agent suggests sending next.")
+SUGGESTIONS_HELP = N_(
+    ":suggestions lists the prompts the agent suggests sending next; :suggestions N sends one."
+)
 # Said with :help: what speech shortens, printed whole (issue 31, item 14).
 LITERALS_HELP = N_(":code prints the last code block whole; :links prints the web addresses whole.")
 
@@ -110,12 +112,24 @@ class PlainCommands(PlainState):
             for command, description in found:
                 self._print(clean(f"/{command}: {description}" if description else f"/{command}"))
         elif name == "suggestions":
-            target = " ".join(args).lstrip("@") or None
+            # ":suggestions [NAME]" lists; ":suggestions [NAME] N" sends the Nth, as typed
+            chosen = args[-1] if args and args[-1].isdigit() else None
+            words = args[:-1] if chosen is not None else args
+            target = " ".join(words).lstrip("@") or None
             offered = session.agent_suggestions(target)
             if not offered:
                 self._print(self._tr("The agent has suggested nothing to send next."))
-            for number, text in enumerate(offered, 1):
-                self._print(clean(f"{number}. {text}"))
+            elif chosen is None:
+                for number, text in enumerate(offered, 1):
+                    self._print(clean(f"{number}. {text}"))
+            elif 1 <= int(chosen) <= len(offered):
+                session.send_prompt(offered[int(chosen) - 1], target)
+            else:
+                self._print(
+                    self._tr("There is no suggestion {number}; there are {count}.").format(
+                        number=chosen, count=len(offered)
+                    )
+                )
         elif name in ("verbosity", "load") and args:
             key = "verbosity" if name == "verbosity" else "cognitive_load"
             try:

@@ -403,6 +403,8 @@ def test_the_agents_prompt_suggestions_are_listed_on_suggestions(run) -> None:  
     agent.type(":suggestions")
     agent.wait_for("1. Commit the fix")
     agent.wait_for("2. Open a pull request")
+    agent.type(":suggestions 3")
+    agent.wait_for("There is no suggestion 3; there are 2.")
     assert agent.quit() == 0
     assert not any("Run the tests" in line for line in agent.seen[-4:])
     assert not any("\x1b" in line for line in agent.seen)

@@ -302,3 +302,22 @@ def test_two_agents_speak_with_their_own_voices(agents) -> None:  # type: ignore
 
 def _records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def test_a_suggested_prompt_is_sent_with_one_command_to_the_agent_that_suggested_it(agents) -> None:  # type: ignore[no-untyped-def]
+    """Issue 33, item 5: ``:suggestions NAME N`` sends that agent's Nth suggestion, to it
+    only, and the echo says where it went."""
+    run = agents()
+    _ready(run, "Alpha", "Beta")
+    run.type("@alpha suggest")
+    run.wait_for("Alpha finished the turn.")
+    run.type("@beta hello")
+    run.wait_for("Beta finished the turn.")
+    run.type(":suggestions beta")
+    run.wait_for("The agent has suggested nothing to send next.")
+    run.type(":suggestions alpha 1")
+    run.wait_for("Sent to alpha: Commit the fix")
+    run.wait_for("Alpha finished the turn.")
+    assert run.quit() == 0
+    assert _lines(run.folder / "prompts-alpha.txt") == ["suggest", "Commit the fix"]
+    assert _lines(run.folder / "prompts-beta.txt") == ["hello"]
