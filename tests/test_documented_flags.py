@@ -42,6 +42,7 @@ FOREIGN_FLAGS = {
     "--permission-mode": "claude",
     "--acp": "gemini, qwen, cline and copilot (ACP mode)",
     "--approval-mode": "gemini and qwen",
+    "--screen-reader": "gemini, qwen and copilot (their own screen-reader modes)",
     "--recursive": "rm (docs/tui.md: a long option read as its short form)",
     "--force": "git push",
     "--user": "pip",

@@ -147,7 +147,7 @@ def resolve_agent(
             .format(title=preset.title, host=host, install=preset.install)
         )
         return AgentToStart(
-            ssh_command(host, preset.launch_command(), preset.ask.env, missing=missing),
+            ssh_command(host, preset.launch_command(), preset.start_env({}), missing=missing),
             preset.title,
             label or preset.id,
             config_options=tuple(preset.ask.config.items()),
@@ -196,9 +196,9 @@ def command_to_start(
         return AgentToStart(
             ssh_command(host, command) if host else command, short, short, remote=remote
         )
-    words = [*command, *preset.ask.args]
+    words = [*command, *preset.ask.args, *preset.quiet_args(command)]
     return AgentToStart(
-        ssh_command(host, words, preset.ask.env) if host else words,
+        ssh_command(host, words, preset.start_env({})) if host else words,
         short,
         short,
         env=None if host else preset.launch_env(),

@@ -70,6 +70,20 @@ class AskBeforeActing(_Strict):
     says: str = Field(min_length=1)
 
 
+class QuietMode(_Strict):
+    """The agent's own screen-reader or plain mode (issue 33, item 6), turned on at start.
+
+    ``env`` is set for ``announcer agent`` and ``announcer watch`` (a value the user
+    already set is kept, so ``NAME=0`` opts out); ``args`` follow the ACP command of
+    ``announcer agent`` only, since watch never rewrites the user's command. Only what
+    the lab saw the pinned CLI accept belongs here (tests/lab).
+    """
+
+    env: dict[str, str] = Field(default_factory=dict)
+    args: tuple[str, ...] = ()
+    says: str = Field(min_length=1)
+
+
 class AgentCli(_Strict):
     """The agent's own command-line program, for ``announcer watch`` and ``announcer hook``."""
 
@@ -92,6 +106,7 @@ class AgentPreset(_Strict):
     package: AgentPackage
     ask: AskBeforeActing
     cli: AgentCli | None = None
+    quiet: QuietMode | None = None
 
     @field_validator("id")
     @classmethod
@@ -116,7 +131,24 @@ class AgentPreset(_Strict):
     def launch_command(self, program: str | None = None) -> list[str]:
         """The command line that starts it asking: ``program`` (the found path) replaces
         the first word, and the asking arguments follow the preset's own."""
-        return [program or self.command[0], *self.command[1:], *self.ask.args]
+        return [program or self.command[0], *self.command[1:], *self.ask.args, *self.quiet_args()]
+
+    def quiet_args(self, command: Sequence[str] = ()) -> list[str]:
+        """The quiet mode's flags that ``command`` (the user's, if any) does not already give."""
+        if self.quiet is None:
+            return []
+        return [word for word in self.quiet.args if word not in command]
+
+    def quiet_env(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """The quiet mode's variables ``environ`` does not already set (the user's value wins)."""
+        if self.quiet is None:
+            return {}
+        return {key: value for key, value in self.quiet.env.items() if key not in environ}
+
+    def start_env(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The variables announcer adds when it starts the agent: asking, then quiet mode."""
+        base = os.environ if environ is None else environ
+        return {**self.quiet_env(base), **self.ask.env}
 
     def chooses_asking(self, command: Sequence[str], environ: Mapping[str, str]) -> bool:
         """Whether a command line or environment of the user's already picks how the agent
@@ -129,9 +161,11 @@ class AgentPreset(_Strict):
 
     def launch_env(self, base: Mapping[str, str] | None = None) -> dict[str, str] | None:
         """The environment to start it with, or None (inherit) when it needs nothing."""
-        if not self.ask.env:
+        environ = os.environ if base is None else base
+        added = self.start_env(environ)
+        if not added:
             return None
-        return {**(os.environ if base is None else base), **self.ask.env}
+        return {**environ, **added}
 
 
 def _describe(error: ValidationError) -> str:

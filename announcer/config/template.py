@@ -109,6 +109,11 @@ TEMPLATE = """\
 # yo = "yoruba"
 # ar = "ar"
 
+# With several agents side by side, the voice each speaks with, by its short name;
+# an agent left out gets an installed voice no other agent uses (see `announcer voices`).
+[agent_voices]
+# codex = "en-gb-x-rp"
+
 # Which event types to announce, as shell-style patterns over AAEP types.
 [filters]
 # include = ["*"]

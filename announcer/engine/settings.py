@@ -88,6 +88,10 @@ class UserSettings(BaseModel):
     # Questions are brailled whatever this says (speech/screenreader.py).
     braille: Literal["auto", "on", "off"] = "auto"
     voices: dict[str, str] = Field(default_factory=dict)
+    # With several agents side by side, the engine voice each speaks with, by the agent's
+    # short name ("claude" = "...") (issue 33, item 4); an agent left out gets a distinct
+    # installed voice of the user's language where the speech output lists them.
+    agent_voices: dict[str, str] = Field(default_factory=dict)
     rate_wpm: int | None = Field(default=None, ge=60, le=600)
     pitch: float | None = Field(default=None, ge=0.0, le=1.0)
     volume: float | None = Field(default=None, ge=0.0, le=1.0)

@@ -42,6 +42,7 @@ from announcer.formats.acp_shapes import _commands, _content_text, _sentence
 from announcer.formats.base import AdapterOutput, JsonObject, get_str
 from announcer.formats.builder_fields import mark_outcome_said
 from announcer.formats.speakable import clip
+from announcer.protocol.sanitise import clean_speech
 
 # Updates after which a titled call waiting to be said is said (the agent moved on).
 _MOVES_ON = frozenset(
@@ -61,6 +62,33 @@ def _empty_chunk(update: JsonObject) -> bool:
 #: which it has room again (said again the next time it fills)
 CONTEXT_NEARLY_FULL = 0.9
 CONTEXT_ROOM_AGAIN = 0.8
+
+
+#: the most suggested prompts kept, and the longest each may be
+MAX_SUGGESTIONS = 5
+MAX_SUGGESTION_CHARS = 500
+
+
+def _meta_suggestions(update: JsonObject) -> object | None:
+    """``_meta.promptSuggestions.suggestions`` of a ``session_info_update``, if there."""
+    meta = update.get("_meta")
+    carried = meta.get("promptSuggestions") if isinstance(meta, dict) else None
+    return carried.get("suggestions") if isinstance(carried, dict) else None
+
+
+def _suggestions(raw: object) -> list[str]:
+    """Suggested prompts (``{"text": ...}`` objects or strings), sanitised, blank ones left
+    out: an empty list clears the last suggestion (the turn predicted nothing)."""
+    found: list[str] = []
+    for item in raw if isinstance(raw, list) else []:
+        text = item.get("text") if isinstance(item, dict) else item
+        if isinstance(text, str):
+            cleaned = " ".join(clean_speech(text).split())
+            if cleaned:
+                found.append(clip(cleaned, MAX_SUGGESTION_CHARS))
+        if len(found) == MAX_SUGGESTIONS:
+            break
+    return found
 
 
 class AcpAdapter(AcpQuestions, AcpSettings):
@@ -196,6 +224,11 @@ class AcpAdapter(AcpQuestions, AcpSettings):
             self._usage(session, update, now)
         elif kind == "available_commands_update":
             session.commands = _commands(update.get("availableCommands"))
+        elif kind == "prompt_suggestions_update":
+            session.suggestions = _suggestions(update.get("suggestions"))
+        elif kind == "session_info_update" and _meta_suggestions(update) is not None:
+            # claude-agent-acp's form: ACP has no stable field for it yet
+            session.suggestions = _suggestions(_meta_suggestions(update))
         elif kind in (
             "user_message_chunk",
             "session_info_update",

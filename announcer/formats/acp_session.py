@@ -63,6 +63,8 @@ class _Session:
     plan_said: set[str] = field(default_factory=set)  # plan steps said as under way
     mode: str | None = None
     commands: list[tuple[str, str]] = field(default_factory=list)
+    # the prompts the agent suggests the user send next (issue 33, item 5), newest list
+    suggestions: list[str] = field(default_factory=list)
     # the agent's modes (id, name) and config options (``configOptions``), by id
     modes: list[tuple[str, str]] = field(default_factory=list)
     config: dict[str, ConfigOption] = field(default_factory=dict)
@@ -211,6 +213,12 @@ class AcpSessions(FormatAdapter):
         """The AAEP id of the ACP session ``session_id``, if it is open."""
         session = self.sessions.get(session_id)
         return session.state.session_id if session is not None else None
+
+    def suggestions(self, session_id: str) -> list[str]:
+        """The prompts the agent last suggested (``prompt_suggestions_update``, or the
+        ``_meta.promptSuggestions`` of a ``session_info_update``), as text to show."""
+        session = self.sessions.get(session_id)
+        return list(session.suggestions) if session is not None else []
 
     def commands(self, session_id: str) -> list[tuple[str, str]]:
         """The agent's slash commands (``available_commands_update``), name and description."""

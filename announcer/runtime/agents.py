@@ -213,6 +213,12 @@ class AgentDesk:
         agent = self.prompt_target() if target is None else self.find_agent(target)
         return list(agent.commands()) if agent is not None else []
 
+    def agent_suggestions(self, target: str | None = None) -> list[str]:
+        """The prompts an agent last suggested sending next (issue 33, item 5)."""
+        agent = self.prompt_target() if target is None else self.find_agent(target)
+        listed = getattr(agent, "suggestions", None)
+        return list(listed()) if callable(listed) else []
+
 
 def _first_words(text: str, count: int = 8) -> str:
     """A message said back briefly: its first words, and an ellipsis if there is more."""

@@ -296,3 +296,6 @@ class UiSession:
 
     def agent_commands(self, target: str | None = None) -> list[tuple[str, str]]:
         return []
+
+    def agent_suggestions(self, target: str | None = None) -> list[str]:
+        return []

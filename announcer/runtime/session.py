@@ -436,6 +436,9 @@ class LiveSession(UiSession):
     def agent_commands(self, target: str | None = None) -> list[tuple[str, str]]:
         return self.desk.agent_commands(target)
 
+    def agent_suggestions(self, target: str | None = None) -> list[str]:
+        return self.desk.agent_suggestions(target)
+
     def literals(self, kind: str) -> list[str]:
         return self.engine.literals.latest(kind)
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from announcer.engine.agent_voices import agent_voices, distinct_names
 from announcer.engine.announcement import SPEECH_OUTPUT_KIND, Announcement, Urgency
 from announcer.engine.phrases import N_
 from announcer.engine.prompts import PendingPrompt
@@ -69,6 +70,7 @@ class SessionVoice:
         self.last_message: list[Announcement] = []
         # Several sources: whose words these are is said when the speaker changes (§9).
         self._speakers = SpeakerNames(self.t) if several else None
+        self._voiced: Any = None  # the speech driver the agents' voices were chosen for
         host.on_speak = self.starting
         # News skipped unheard to keep up (issue 14 e) is still shown by the UIs.
         host.engine.scheduler.on_skip = self.tell_skipped
@@ -179,9 +181,56 @@ class SessionVoice:
         announcement = command.announcement
         producer = announcement.producer_id
         if producer is not None and producer not in self._speakers.names:
+            self._learn_agents()
+        if self.host.driver is not None and self._voiced is not self.host.driver:
+            self._give_voices()  # a new speech output lists other voices
+        if producer is not None and producer not in self._speakers.names:
             self._speakers.learn(producer, self._producer_name(producer))
         named = self._speakers.name(announcement)
         return command if named is announcement else Speak(command.utterance_id, named)
+
+    def _agent_names(self) -> list[tuple[str, str]]:
+        """(producer id, short name) of each agent, in the order they were given."""
+        agents = [
+            (str(getattr(agent.adapter, "agent_id", "")), str(agent.description))
+            for agent in self._agents()
+            if getattr(agent, "adapter", None) is not None
+        ]
+        return [(producer, name) for producer, name in agents if producer and name]
+
+    def _learn_agents(self) -> None:
+        """Every agent's name as said before its words, cut to what tells the agents apart
+        (engine.agent_voices, issue 33, item 4)."""
+        assert self._speakers is not None
+        agents = self._agent_names()
+        if not agents:
+            return
+        short = distinct_names([name for _, name in agents])
+        for producer, name in agents:
+            self._speakers.learn(producer, short[name])
+
+    def _give_voices(self) -> None:
+        """Each agent a voice of its own on the current speech output (issue 33, item 4)."""
+        driver = self.host.driver
+        self._voiced = driver
+        if driver is None:
+            return
+        agents = self._agent_names()
+        names = [name for _, name in agents]
+        listed = getattr(driver.backend, "installed_voices", None)
+        installed: list[str] = []
+        if callable(listed):
+            try:
+                installed = list(listed(self.language()))
+            except Exception as exc:  # a backend that cannot list its voices: names only
+                log.warning("could not list the installed voices: %s", exc)
+        chosen = agent_voices(
+            names, self._settings().agent_voices, installed, own=driver.voice.voice
+        )
+        for producer, name in agents:
+            voice = chosen[name]
+            if voice is not None:
+                driver.producer_voices[producer] = (voice, self.language())
 
     def _producer_name(self, producer_id: str) -> str:
         for agent in self._agents():

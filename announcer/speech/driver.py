@@ -14,6 +14,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import partial
 
 from announcer.engine.announcement import Announcement
@@ -21,6 +22,10 @@ from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
 from announcer.speech.backend import SpeechBackend, VoiceSettings
 
 log = logging.getLogger(__name__)
+
+
+def _primary(language: str) -> str:
+    return language.replace("_", "-").partition("-")[0].casefold()
 
 
 class SpeechDriver:
@@ -32,6 +37,9 @@ class SpeechDriver:
     ) -> None:
         self.backend = backend
         self.voice = voice or VoiceSettings()
+        #: producer id -> (the engine voice its words are said with, the language that voice
+        #: is for), when several agents speak (issue 33, item 4; announcer.engine.agent_voices)
+        self.producer_voices: dict[str, tuple[str, str]] = {}
         self._notify = notify
         self._completed: deque[int] = deque()
         self._live: set[int] = set()
@@ -51,13 +59,26 @@ class SpeechDriver:
                 self.spoken += 1
                 done = self._completion(command.utterance_id)
                 try:
-                    self.backend.speak(command.announcement, self.voice, done)
+                    voice = self.voice_for(command.announcement)
+                    self.backend.speak(command.announcement, voice, done)
                 except Exception as exc:
                     # A backend that cannot speak must not stall the queue behind it: the
                     # utterance ends here (the interface has shown it) and speech goes on.
                     self.failed += 1
                     log.warning("speech failed (%s); the announcement is shown only", exc)
                     done()
+
+    def voice_for(self, announcement: Announcement) -> VoiceSettings:
+        """The user's voice, or the agent's own when several agents speak; our own
+        sentences (no producer, ``system.*``) keep the user's voice, and so do the agent's
+        words in another language than its voice's (the language's own voice reads them)."""
+        producer = announcement.producer_id
+        if producer is None or announcement.kind.startswith("system."):
+            return self.voice
+        own = self.producer_voices.get(producer)
+        if own is None or _primary(own[1]) != _primary(announcement.language):
+            return self.voice
+        return replace(self.voice, voice=own[0])
 
     def _completion(self, utterance_id: int) -> Callable[[], None]:
         self._live.add(utterance_id)

@@ -19,7 +19,9 @@ from announcer.engine.announcement import Announcement
 from announcer.speech.backend import BackendCapabilities, VoiceSettings
 
 
-def speech_record(action: str, announcement: Announcement, t: float) -> dict[str, Any]:
+def speech_record(
+    action: str, announcement: Announcement, t: float, voice: VoiceSettings | None = None
+) -> dict[str, Any]:
     record = {
         "action": action,
         "text": announcement.text,
@@ -32,6 +34,8 @@ def speech_record(action: str, announcement: Announcement, t: float) -> dict[str
     }
     if announcement.direction:  # §11.4: the declared direction travels with the words
         record["direction"] = announcement.direction
+    if voice is not None and voice.voice:  # whose voice says it (several agents, issue 33)
+        record["voice"] = voice.voice
     return record
 
 
@@ -58,7 +62,7 @@ class JsonlBackend:
         self, announcement: Announcement, voice: VoiceSettings, on_done: Callable[[], None]
     ) -> None:
         self._last = announcement
-        self._write(speech_record("speak", announcement, self._clock() - self._origin))
+        self._write(speech_record("speak", announcement, self._clock() - self._origin, voice))
         on_done()
 
     def stop(self) -> None:

@@ -170,7 +170,7 @@ class PacedBackend:
             self.utterances.append(utterance)
             timer = self.clock.call_at(now + seconds, lambda: self._finish(utterance))
             self._current = (utterance, timer, on_done)
-        self._write("speak", announcement, now)
+        self._write("speak", announcement, now, voice)
 
     def _finish(self, utterance: PacedUtterance) -> None:
         with self._lock:
@@ -202,9 +202,15 @@ class PacedBackend:
         if self._stream is not None:
             self._stream.flush()
 
-    def _write(self, action: str, announcement: Announcement, at: float) -> None:
+    def _write(
+        self,
+        action: str,
+        announcement: Announcement,
+        at: float,
+        voice: VoiceSettings | None = None,
+    ) -> None:
         if self._stream is None:
             return
-        record = speech_record(action, announcement, at - self._origin)
+        record = speech_record(action, announcement, at - self._origin, voice)
         self._stream.write(json.dumps(record, ensure_ascii=False) + "\n")
         self._stream.flush()

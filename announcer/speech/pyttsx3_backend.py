@@ -469,6 +469,19 @@ class Pyttsx3Backend:
     def set_failure_listener(self, listener: FailureListener | None) -> None:
         self._listener = listener
 
+    def installed_voices(self, language: str) -> list[str]:
+        """The engine voices that speak ``language`` (its primary subtag), for giving each
+        of several agents a voice of its own (announcer.engine.agent_voices)."""
+        primary = language.partition("-")[0].casefold()
+        return [
+            voice.id
+            for voice in self._synth.voices
+            if any(
+                lang.replace("_", "-").partition("-")[0].casefold() == primary
+                for lang in voice.languages
+            )
+        ]
+
     def voice_for(self, language: str, voice: VoiceSettings | None = None) -> VoiceSettings:
         if self._resolver is None:
             raise BackendUnavailable("the pyttsx3 backend was not started")

@@ -284,6 +284,9 @@ class AcpTransport(AcpSettings, AcpAnswers):
         """The session's id in the events the engine reads (it differs from ACP's)."""
         return self.adapter.aaep_session_id(self.session_id or "")
 
+    def suggestions(self) -> list[str]:
+        return self.adapter.suggestions(self.session_id or "")
+
     # -- what the agent does ----------------------------------------------------------------
 
     def on_update(self, params: dict[str, Any]) -> None:

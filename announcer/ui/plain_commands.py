@@ -39,6 +39,10 @@ AGENT_SETTINGS_HELP = N_(
 )
 # Said with :help when an agent runs here, after the line above.
 AGENT_SESSIONS_HELP = N_(":sessions lists the agent's sessions; :sessions N resumes one.")
+# Said with :help when an agent runs here (issue 33, item 5).
+SUGGESTIONS_HELP = N_(
+    ":suggestions lists the prompts the agent suggests sending next; :suggestions N sends one."
+)
 # Said with :help: what speech shortens, printed whole (issue 31, item 14).
 LITERALS_HELP = N_(":code prints the last code block whole; :links prints the web addresses whole.")
 
@@ -107,6 +111,25 @@ class PlainCommands(PlainState):
                 self._print(self._tr("The agent has listed no commands."))
             for command, description in found:
                 self._print(clean(f"/{command}: {description}" if description else f"/{command}"))
+        elif name == "suggestions":
+            # ":suggestions [NAME]" lists; ":suggestions [NAME] N" sends the Nth, as typed
+            chosen = args[-1] if args and args[-1].isdigit() else None
+            words = args[:-1] if chosen is not None else args
+            target = " ".join(words).lstrip("@") or None
+            offered = session.agent_suggestions(target)
+            if not offered:
+                self._print(self._tr("The agent has suggested nothing to send next."))
+            elif chosen is None:
+                for number, text in enumerate(offered, 1):
+                    self._print(clean(f"{number}. {text}"))
+            elif 1 <= int(chosen) <= len(offered):
+                session.send_prompt(offered[int(chosen) - 1], target)
+            else:
+                self._print(
+                    self._tr("There is no suggestion {number}; there are {count}.").format(
+                        number=chosen, count=len(offered)
+                    )
+                )
         elif name in ("verbosity", "load") and args:
             key = "verbosity" if name == "verbosity" else "cognitive_load"
             try:
@@ -151,6 +174,7 @@ class PlainCommands(PlainState):
         if agents:
             self._print(self._tr(AGENT_SETTINGS_HELP))
             self._print(self._tr(AGENT_SESSIONS_HELP))
+            self._print(self._tr(SUGGESTIONS_HELP))
             self._print(self._tr(DIGEST_HELP))
         if len(agents) > 1:
             self._print(self._tr(AGENTS_HELP))

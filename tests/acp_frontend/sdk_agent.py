@@ -660,6 +660,19 @@ class ScriptedAgent:
                     "session/update", {"sessionId": session_id, "update": update}
                 )
             await self.say(session_id, "Compacted.")
+        elif text == "suggest":  # prompt suggestions, both forms (issue 33, item 5)
+            raw = [
+                {"sessionUpdate": "prompt_suggestions_update",
+                 "suggestions": [{"text": "Run the tests"}, {"text": "  "}]},
+                {"sessionUpdate": "session_info_update",
+                 "_meta": {"promptSuggestions": {"suggestions": [
+                     {"text": "Commit the fix"}, {"text": "Open a pull request\x1b[2J"}]}}},
+            ]  # fmt: skip
+            await self.say(session_id, "Fixed.")
+            for update in raw:
+                await self.conn._conn.send_notification(
+                    "session/update", {"sessionId": session_id, "update": update}
+                )
         elif text == "commands":
             commands = [
                 schema.AvailableCommand(name="review", description="Review the changes"),

@@ -527,3 +527,19 @@ def test_a_subagent_is_said_when_it_starts_and_when_it_ends() -> None:
         "Subagent started: Find the bug.",
         "Subagent finished: Find the bug.",
     ]
+
+
+def test_prompt_suggestions_are_kept_in_both_forms_and_an_empty_list_clears_them() -> None:
+    """Issue 33, item 5: ``prompt_suggestions_update`` and claude-agent-acp 0.101's
+    ``session_info_update._meta.promptSuggestions``; neither is spoken nor dropped."""
+    heard = Heard()
+    heard.open()
+    heard.send(update("prompt_suggestions_update", suggestions=[{"text": "Run the tests"}]))
+    assert heard.adapter.suggestions("s1") == ["Run the tests"]
+    meta = {"promptSuggestions": {"suggestions": [{"text": "Commit\x07 the fix"}, {"text": ""}]}}
+    heard.send(update("session_info_update", _meta=meta))
+    assert heard.adapter.suggestions("s1") == ["Commit the fix"]
+    heard.send(update("session_info_update", _meta={"promptSuggestions": {"suggestions": []}}))
+    assert heard.adapter.suggestions("s1") == []
+    # not news: nothing said (and Heard.take fails on any diagnostic, so none was dropped)
+    assert not any("Commit" in line or "Run the tests" in line for line in heard.said())

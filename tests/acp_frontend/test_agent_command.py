@@ -389,3 +389,22 @@ def test_the_code_and_addresses_an_agent_wrote_are_printed_whole_on_a_command(ru
     heard = " ".join(agent.heard())
     assert "code block, 2 lines, Python" in heard, heard
     assert "packaging-projects" not in heard  # speech keeps the host; the command has it all
+
+
+def test_the_agents_prompt_suggestions_are_listed_on_suggestions(run) -> None:  # type: ignore[no-untyped-def]
+    """Issue 33, item 5 (in part): both forms of a suggestion (ACP
+    ``prompt_suggestions_update``; claude-agent-acp's ``session_info_update._meta``), the
+    newest kept, blank ones left out, control characters never printed."""
+    agent = run()
+    agent.type(":suggestions")
+    agent.wait_for("The agent has suggested nothing to send next.")
+    agent.type("suggest")
+    agent.wait_for("Scripted Agent finished the turn.")
+    agent.type(":suggestions")
+    agent.wait_for("1. Commit the fix")
+    agent.wait_for("2. Open a pull request")
+    agent.type(":suggestions 3")
+    agent.wait_for("There is no suggestion 3; there are 2.")
+    assert agent.quit() == 0
+    assert not any("Run the tests" in line for line in agent.seen[-4:])
+    assert not any("\x1b" in line for line in agent.seen)

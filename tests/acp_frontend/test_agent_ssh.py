@@ -189,7 +189,12 @@ def test_presets_run_on_the_host_with_their_asking_settings_and_are_heard_here(
     finally:
         assert run.quit() == 0
     # what reached the host: each preset's own command line and environment
-    assert Path(f"{qwen}.argv").read_text().split() == ["--acp", "--approval-mode", "default"]
+    assert Path(f"{qwen}.argv").read_text().split() == [
+        "--acp",
+        "--approval-mode",
+        "default",
+        "--screen-reader",
+    ]
     assert Path(f"{codex}.argv").read_text().split() == []
     assert "INITIAL_AGENT_MODE=read-only" in Path(f"{codex}.env").read_text().splitlines()
     assert "This is the scripted agent." in " ".join(run.heard())

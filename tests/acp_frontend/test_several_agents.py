@@ -9,11 +9,13 @@ answer reach only the agent they were meant for; the jsonl record is what the us
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,11 +27,12 @@ def _agent_source(tag: str) -> str:
     return "acp:" + shlex.join([sys.executable, "-m", "tests.acp_frontend.sdk_agent", "--tag", tag])
 
 
-def _config(tmp: Path, extra: dict[str, str] | None = None) -> Path:
+def _config(tmp: Path, extra: dict[str, str] | None = None, head: str = "") -> Path:
     sources = {"alpha": _agent_source("alpha"), "beta": _agent_source("beta"), **(extra or {})}
     path = tmp / "settings.toml"
     path.write_text(
-        "".join(
+        head
+        + "".join(
             f"[producers.{name}]\nsource = {_toml_string(source)}\n"
             for name, source in sources.items()
         ),
@@ -51,8 +54,8 @@ def agents(run: Callable[..., AgentRun], tmp_path: Path) -> Callable[..., AgentR
     """``announcer agent NAME...`` with the agents saved in a settings file (alpha and beta
     by default), once it says it is starting them."""
 
-    def start(*names: str, extra: dict[str, str] | None = None) -> AgentRun:
-        config = _config(tmp_path, extra)
+    def start(*names: str, extra: dict[str, str] | None = None, head: str = "") -> AgentRun:
+        config = _config(tmp_path, extra, head)
         return run(names=list(names or ("alpha", "beta")), config=config, ready="starting")
 
     return start
@@ -275,3 +278,46 @@ def test_listen_hears_an_acp_agent_and_an_aaep_producer_in_one_engine(tmp_path: 
     assert "Email sent." in heard  # the producer received its accept
     # The producer's words are named too once the agent has spoken in between.
     assert any(t.startswith("Test producer: ") for t in heard), heard
+
+
+def test_two_agents_speak_with_their_own_voices(agents) -> None:  # type: ignore[no-untyped-def]
+    """Issue 33, item 4: each agent's words in the voice set for it (``agent_voices``), our
+    own sentences in the user's; the jsonl record names the voice each line was said with."""
+    run = agents(head='[agent_voices]\nalpha = "voice-a"\nbeta = "voice-b"\n\n')
+    _ready(run, "Alpha", "Beta")
+    run.type("@alpha hello")
+    run.wait_for("Alpha finished the turn.")
+    run.type("@beta hello")
+    run.wait_for("Beta finished the turn.")
+    assert run.quit() == 0
+    records = [r for r in _records(run.record) if r["action"] == "speak"]
+    alpha = [r for r in records if r["text"].startswith("alpha: ")]
+    beta = [r for r in records if r["text"].startswith("beta: ")]
+    assert alpha and beta, [r["text"] for r in records]
+    assert {r.get("voice") for r in alpha} == {"voice-a"}
+    assert {r.get("voice") for r in beta} == {"voice-b"}
+    unvoiced = [r["text"] for r in records if "voice" not in r]
+    assert any(text.startswith("Sent to alpha") for text in unvoiced), unvoiced
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def test_a_suggested_prompt_is_sent_with_one_command_to_the_agent_that_suggested_it(agents) -> None:  # type: ignore[no-untyped-def]
+    """Issue 33, item 5: ``:suggestions NAME N`` sends that agent's Nth suggestion, to it
+    only, and the echo says where it went."""
+    run = agents()
+    _ready(run, "Alpha", "Beta")
+    run.type("@alpha suggest")
+    run.wait_for("Alpha finished the turn.")
+    run.type("@beta hello")
+    run.wait_for("Beta finished the turn.")
+    run.type(":suggestions beta")
+    run.wait_for("The agent has suggested nothing to send next.")
+    run.type(":suggestions alpha 1")
+    run.wait_for("Sent to alpha: Commit the fix")
+    run.wait_for("Alpha finished the turn.")
+    assert run.quit() == 0
+    assert _lines(run.folder / "prompts-alpha.txt") == ["suggest", "Commit the fix"]
+    assert _lines(run.folder / "prompts-beta.txt") == ["hello"]

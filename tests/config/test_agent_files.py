@@ -107,8 +107,15 @@ def test_the_asking_settings_are_applied_at_launch() -> None:
     env = codex.launch_env({"PATH": "/bin"})
     assert env == {"PATH": "/bin", "INITIAL_AGENT_MODE": "read-only"}
     qwen = presets()["qwen"]
-    assert qwen.launch_command("/opt/qwen") == ["/opt/qwen", "--acp", "--approval-mode", "default"]
-    assert presets()["claude"].launch_env() is None  # nothing to add: announcer's own env
+    assert qwen.launch_command("/opt/qwen") == [
+        "/opt/qwen",
+        "--acp",
+        "--approval-mode",
+        "default",
+        "--screen-reader",
+    ]
+    # nothing to add for asking; its quiet mode (issue 33, item 6) only when unset
+    assert presets()["claude"].launch_env({"CLAUDE_AX_SCREEN_READER": "0"}) is None
     assert dict(presets()["claude"].ask.config) == {"mode": "default"}
 
 
@@ -134,7 +141,7 @@ def test_a_presets_program_started_as_a_command_asks_as_the_preset_does(
     assert codex.env is not None and codex.env["INITIAL_AGENT_MODE"] == "read-only"
     assert codex.start_settings() == {"mode": "read-only"}
     qwen = agent_command.command_to_start(["qwen", "--acp"])
-    assert qwen.command == ["qwen", "--acp", "--approval-mode", "default"]
+    assert qwen.command == ["qwen", "--acp", "--approval-mode", "default", "--screen-reader"]
     own = agent_command.command_to_start(["qwen", "--acp", "--approval-mode=yolo"])
     assert own.command == ["qwen", "--acp", "--approval-mode=yolo"] and not own.start_settings()
     remote = agent_command.command_to_start(["codex-acp"], host="devbox")
@@ -345,3 +352,62 @@ def test_each_preset_tells_the_transport_what_to_set_once_its_session_is_open() 
         agent = resolve_agent(name, None, host="devbox")  # over ssh: no local install needed
         assert not isinstance(agent, str)
         assert agent.start_settings() == settings, name
+
+
+QUIET_CHILD = (
+    "import json, os, sys\nprint(json.dumps({'argv': sys.argv[1:], 'env': dict(os.environ)}))\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "program", "flag", "variable"),
+    [
+        ("gemini", "gemini", "--screen-reader", None),
+        ("qwen", "qwen", "--screen-reader", None),
+        ("copilot", "copilot", "--screen-reader", None),
+        ("claude", "claude-agent-acp", None, "CLAUDE_AX_SCREEN_READER"),
+    ],
+)
+def test_a_presets_quiet_mode_reaches_the_started_agent(
+    name: str, program: str, flag: str | None, variable: str | None, tmp_path: Path, monkeypatch
+) -> None:
+    """Issue 33, item 6: the agent file's ``[quiet]`` flag or variable is on the command line
+    and in the environment of the real process ``announcer agent NAME`` starts (a stand-in
+    that prints both: in ACP mode the CLIs' screen-reader modes show nothing to observe)."""
+    from announcer.cli.acp_agents import AgentToStart, resolve_agent
+
+    stand_in = tmp_path / program
+    stand_in.write_text(f"#!{sys.executable}\n{QUIET_CHILD}")
+    stand_in.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CLAUDE_AX_SCREEN_READER", raising=False)
+    agent = resolve_agent(name, None)
+    assert isinstance(agent, AgentToStart)
+    done = subprocess.run(
+        agent.command, env=agent.env, capture_output=True, text=True, timeout=60, check=True
+    )
+    seen = json.loads(done.stdout)
+    if flag is not None:
+        assert seen["argv"].count(flag) == 1
+    if variable is not None:
+        assert seen["env"][variable] == "1"
+    # the user's own value wins: an opt-out stays an opt-out
+    if variable is not None:
+        monkeypatch.setenv(variable, "0")
+        kept = resolve_agent(name, None)
+        assert isinstance(kept, AgentToStart)
+        assert (kept.env or {}).get(variable, "0") == "0"
+
+
+def test_quiet_modes_are_data_in_the_agent_files() -> None:
+    """watch reads the same ``[quiet]`` table: a new agent file with one needs no code."""
+    from announcer.cli.commands.watch import quiet_mode_env
+
+    claude = presets()["claude"]
+    assert claude.quiet is not None and claude.quiet.env == {"CLAUDE_AX_SCREEN_READER": "1"}
+    env, told = quiet_mode_env("claude-code", {})
+    assert env == claude.quiet.env and told and claude.title in told
+    gemini = presets()["gemini"]
+    assert gemini.quiet is not None and gemini.quiet.args == ("--screen-reader",)
+    # watch never rewrites the user's command, so a flag-only mode adds nothing there
+    assert quiet_mode_env("gemini", {"PATH": "/bin"}) == ({"PATH": "/bin"}, None)

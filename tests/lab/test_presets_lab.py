@@ -148,7 +148,7 @@ def test_the_preset_asks_before_an_edit_and_a_delete_and_the_answer_is_obeyed(
     preset = presets()[preset_id]
     make_env, make_args = LAB_ENV[preset_id]
     env = make_env(clis, fake_model, tmp_path / "home")
-    env.update(preset.ask.env)  # the preset's launch environment, as announcer applies it
+    env.update(preset.start_env(env))  # asking and quiet mode, as announcer applies them
     program = str(acp_adapter(clis, preset.command[0]))
     client = BareAcpClient(
         [*preset.launch_command(program), *make_args(fake_model)],

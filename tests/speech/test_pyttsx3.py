@@ -284,3 +284,17 @@ def test_a_process_that_spoke_ends_its_engine_thread_before_it_exits() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "alive at exit: False" in done.stdout
+
+
+def test_the_installed_voices_of_a_language_are_listed_for_several_agents(
+    backend: Pyttsx3Backend,
+) -> None:
+    """Issue 33, item 4: distinct default voices for several agents come from these."""
+    from announcer.engine.agent_voices import agent_voices
+
+    english = backend.installed_voices("en-US")
+    german = backend.installed_voices("de")
+    assert len(english) >= 2 and german
+    assert not set(english) & set(german)
+    chosen = agent_voices(["alpha", "beta"], {}, english, own=english[0])
+    assert chosen["alpha"] is None and chosen["beta"] in english[1:]

@@ -92,28 +92,31 @@ def guess_format(command: list[str]) -> str | None:
 
 #: the most lines looked at for the format when the command does not tell it
 SNIFF_LINES = 50
-#: quiet modes verified on the real CLI in the agent lab (tests/lab): environment
-#: variables, so the user's command is never rewritten
-QUIET_MODES = {
-    "claude-code": ("CLAUDE_AX_SCREEN_READER", "1", "Claude Code's screen-reader mode"),
-}
 
 
 def quiet_mode_env(fmt: str | None, env: dict[str, str]) -> tuple[dict[str, str], str | None]:
-    """The agent's environment with its screen-reader mode on, and what to tell the user.
+    """The agent's environment with its own screen-reader mode on, and what to tell the user.
 
+    The mode is the agent file's ``[quiet] env`` (announcer/agents/*.toml) of the preset
+    whose CLI prints ``fmt``; environment only, so the user's command is never rewritten.
     A value the user already set is kept, so ``CLAUDE_AX_SCREEN_READER=0`` opts out.
     """
-    mode = QUIET_MODES.get(fmt or "")
-    if mode is None:
-        return env, None
-    variable, value, label = mode
-    if variable in env:
-        return env, None
-    return (
-        {**env, variable: value},
-        f"announcer watch: turned on {label} ({variable}={value}); set {variable}=0 to keep it off",
-    )
+    from announcer.config.agents import presets
+
+    for preset in presets().values():
+        if preset.cli is None or preset.cli.stream_format != (fmt or ""):
+            continue
+        added = preset.quiet_env(env)
+        if not added:
+            return env, None
+        names = " ".join(f"{key}={value}" for key, value in added.items())
+        first = next(iter(added))
+        return (
+            {**env, **added},
+            f"announcer watch: turned on {preset.title}'s screen-reader mode ({names}); "
+            f"set {first}=0 to keep it off",
+        )
+    return env, None
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
