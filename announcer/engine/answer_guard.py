@@ -213,7 +213,7 @@ ALWAYS_WITHDRAWN: Final = N_("Nothing was sent. The question is still open.")
 #: the action and pressed its key. Said at normal and terse verbosity for a plain accept;
 #: the long form (naming the action) is on screen, on F2 and at detailed verbosity. An
 #: "always" answer keeps its long form: what it does beyond this question is news.
-CONFIRM_ACCEPT_SHORT: Final = N_("Enter to confirm.")
+CONFIRM_ACCEPT_SHORT: Final = N_("Enter.")
 CONFIRM_ACCEPT_TYPED_SHORT: Final = N_("C then Enter to confirm.")
 
 

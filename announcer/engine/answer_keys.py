@@ -42,7 +42,7 @@ KEY_PRESS_ANSWER_KEYS: Final = AnswerKeys(
     yes_no=N_("Press Y for yes or N for no."),
     numeric=N_("Type a number and press Enter."),
     freetext=N_("Type your answer and press Enter."),
-    confirmation_two_keys=N_("A then Enter accepts, R rejects."),
+    confirmation_two_keys=N_("Accept A Enter, reject R."),
     whole_command=N_("W reads the whole command."),
     whole_plan=N_("W reads the whole plan."),
 )

@@ -67,6 +67,9 @@ class SchedulerState:
         }
         # Answers to the user's own keys: said before anything else that waits.
         self._replies: deque[_Queued] = deque()
+        # Early keys' cues ("Not yet.") held while the question they refer to waits unread:
+        # a cue never comes before its question (issue 30 item 8).
+        self._cues_before_question: list[_Queued] = []
         self._current: _Current | None = None
         # The parts of the message being heard that have started (one split by language).
         self._heard_parts: list[_Queued] = []
@@ -253,7 +256,21 @@ class SchedulerState:
                 started[announcement.event_id] = now
                 if len(started) > ENDED_QUESTIONS_REMEMBERED:
                     del started[next(iter(started))]
+        if self._cues_before_question and not self._question_waits_unread():
+            # The question has begun (or is gone): the held cue follows it, next in line.
+            self._replies.extend(self._cues_before_question)
+            self._cues_before_question.clear()
         return Speak(utterance_id, announcement)
+
+    def _question_waits_unread(self) -> bool:
+        """A question is queued that has not begun to be said (an early key's cue waits)."""
+        return any(
+            item.announcement.kind in PROMPT_KINDS
+            and item.announcement.event_id is not None
+            and item.announcement.event_id not in self._question_started
+            for lane in (*self._queues.values(), self._words)
+            for item in lane
+        )
 
     def _drop(self, announcement: Announcement, reason: str, now: float) -> None:
         self.drops[reason] += 1

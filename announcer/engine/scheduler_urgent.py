@@ -244,6 +244,7 @@ class UrgentSpeech(StatusFolding):
         if incoming.cue and (
             (current is not None and current.announcement.cue)
             or any(waiting.announcement.cue for waiting in self._replies)
+            or self._cues_before_question
         ):
             # One early key's cue said or waiting is enough: another would only delay the
             # question more.
@@ -256,6 +257,14 @@ class UrgentSpeech(StatusFolding):
             for waiting in [w for w in self._replies if w.announcement.cue]:
                 self._replies.remove(waiting)
                 self._drop(waiting.announcement, "a later key's answer replaced the cue", now)
+            for held in self._cues_before_question:
+                self._drop(held.announcement, "a later key's answer replaced the cue", now)
+            self._cues_before_question.clear()
+        elif self._question_waits_unread():
+            # Issue 30 item 8: "Not yet." before the question it refers to was read told
+            # the user nothing; it waits for that question to begin, then follows it.
+            self._cues_before_question.append(item)
+            return []
         if any(
             waiting.announcement.text == incoming.text
             and waiting.announcement.event_id == incoming.event_id

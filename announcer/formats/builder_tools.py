@@ -120,9 +120,14 @@ class BuilderTools(BuilderState):
         # verbosity: "Bash failed. Bash failed: ..." is heard twice).
         if normal is None:
             if status == "success":
+                # Issue 30 item 8: "Bash finished." said nothing the line before it did not
+                # (and nothing at all when other news came between): the call is named by
+                # what it ran, which also tells apart parallel calls of one tool.
                 normal = (
-                    self._t("{tool} finished: {details}.").format(tool=spoken, details=opened.label)
-                    if ambiguous
+                    self._t("{tool} finished: {details}.").format(
+                        tool=spoken, details=clip(opened.label, TERSE_ARGUMENT)
+                    )
+                    if opened.label
                     else self._t("{tool} finished.").format(tool=spoken)
                 )
             elif status == "timeout":

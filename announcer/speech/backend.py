@@ -79,6 +79,14 @@ class BackendFailed(RuntimeError):
     """A backend that worked stopped working mid-session (the device vanished, a server died)."""
 
 
+class ReaderGone(BrokenPipeError):
+    """Whoever read the printed announcements has closed the pipe (``announcer demo | head``).
+
+    Not a failing voice to fall back from: nobody is left to hear, so the command ends
+    quietly (issue 30 item 8) instead of warning once per announcement until the end.
+    """
+
+
 #: (the announcement that failed, or None when the backend failed between utterances)
 FailureListener = Callable[[Announcement | None, BackendFailed], None]
 

@@ -19,7 +19,7 @@ from functools import partial
 
 from announcer.engine.announcement import Announcement
 from announcer.engine.speech_commands import Cancel, Speak, SpeechCommand
-from announcer.speech.backend import SpeechBackend, VoiceSettings
+from announcer.speech.backend import ReaderGone, SpeechBackend, VoiceSettings
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,8 @@ class SpeechDriver:
                 try:
                     voice = self.voice_for(command.announcement)
                     self.backend.speak(command.announcement, voice, done)
+                except ReaderGone:
+                    raise  # nobody reads the lines any more: the command ends (cli/main.py)
                 except Exception as exc:
                     # A backend that cannot speak must not stall the queue behind it: the
                     # utterance ends here (the interface has shown it) and speech goes on.

@@ -13,7 +13,7 @@ from typing import TextIO
 from announcer.engine.announcement import Announcement
 from announcer.engine.phrases import N_
 from announcer.protocol.sanitise import one_line
-from announcer.speech.backend import BackendCapabilities, VoiceSettings
+from announcer.speech.backend import BackendCapabilities, ReaderGone, VoiceSettings
 
 
 class TextBackend:
@@ -33,8 +33,11 @@ class TextBackend:
         # in it that could drive the terminal (this is the fallback when no voice works).
         line = one_line(announcement.text)
         if line:
-            self._stream.write(line + "\n")
-            self._stream.flush()
+            try:
+                self._stream.write(line + "\n")
+                self._stream.flush()
+            except BrokenPipeError as exc:
+                raise ReaderGone(*exc.args) from exc
         on_done()
 
     def stop(self) -> None:

@@ -183,7 +183,7 @@ def test_a_confirmation_says_action_consequence_risk_reversibility_timeout_and_k
     assert said == [
         "Confirmation needed. Transfer $500.00 from checking to savings. The money moves at once. "
         "High risk. This cannot be undone. If you do not answer within 1 minute and 30 seconds, "
-        "it will be rejected. A then Enter accepts, R rejects."
+        "it will be rejected. Accept A Enter, reject R."
     ]
     announcement = listener.spoken[0].announcement
     assert announcement.urgency is Urgency.CRITICAL and announcement.interrupt

@@ -223,6 +223,31 @@ def test_the_early_keys_cue_follows_the_question_it_never_restarts_it() -> None:
     assert not any(u.stopped for u in voice.heard)
 
 
+def test_an_early_keys_cue_waits_for_its_unread_question_to_begin() -> None:
+    """Issue 30 item 8: the question is on screen but waits behind the agent's words; a
+    key pressed then got "Not yet." before the question itself was read. The cue now
+    follows the question's start (here, after the question and its keys line)."""
+    voice = Voice()
+    words = Announcement(
+        text="I checked the parser and found the bug in the last line handling of each file.",
+        kind="agent.output.streaming",
+        session_id="sess_other",
+    )
+    voice.submit(words)
+    voice.at(0.5)
+    ask = question("Scripted Agent wants to run: touch made.txt?")
+    voice.submit(ask, keys_line())
+    voice.at(1.0)  # the question waits, unread, behind the words
+    assert not any(u.announcement is ask for u in voice.heard)
+    cue = early_key_cue()
+    voice.submit(cue)
+    voice.play_out()
+    assert voice.whole() == [words.text, ask.text, KEYS, "Not yet."]
+    assert voice.started(cue) > voice.started(ask)
+    assert not any(u.stopped for u in voice.heard)
+    assert not voice.scheduler.drops
+
+
 #: a status line of the question's own session, longer than the cue's 2 s interval
 MODE = (
     "Mode: Manual. Model: Default (recommended). Effort: Default. Fast mode: Off. Ultracode: Off."
@@ -260,14 +285,16 @@ def test_a_key_pressed_on_and_on_never_keeps_the_question_waiting() -> None:
             cues += 1
             voice.submit(early_key_cue(verdict.message))
     assert sent_at is not None, [(u.announcement.text[:20], u.stopped) for u in voice.heard]
-    # The status line said once, whole; the question began after it and one cue (a
-    # second cue while one still waits is not said: counted, it would only delay more).
+    voice.play_out()
+    # The status line said once, whole; the question began right after it, and one cue
+    # after the question began (issue 30 item 8: never before it; a second cue while one
+    # still waits is not said: counted, it would only delay more).
     assert [u.stopped for u in voice.heard if u.announcement is status] == [False]
     assert [u.announcement.text for u in voice.heard].count("Not yet.") == 1
     assert voice.scheduler.drops == {"an early key's cue already waits": cues - 1}
-    assert (
-        voice.started(ask) < estimated_seconds(MODE, WPM) + estimated_seconds("Not yet.", WPM) + 0.3
-    )
+    assert voice.started(ask) < estimated_seconds(MODE, WPM) + 0.3
+    cue_started = next(u.started for u in voice.heard if u.announcement.text == "Not yet.")
+    assert cue_started > voice.started(ask)
     assert not any(u.stopped for u in voice.heard)
     assert cues >= 1
 

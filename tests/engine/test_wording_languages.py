@@ -67,7 +67,7 @@ def test_a_spanish_listener_hears_our_phrases_in_spanish_and_english_text_in_eng
         (
             "es",
             "Riesgo alto. Esto no se puede deshacer. Si no responde en 1 minuto, se rechazará. "
-            "A y luego Intro acepta, R rechaza.",
+            "Aceptar A Intro, rechazar R.",
             True,
         ),
     ]

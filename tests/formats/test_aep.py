@@ -48,7 +48,7 @@ def test_seed_example_action_requested_is_joined_to_its_completion(validate):
     assert spoken(out.events) == [
         ("session.started", "Claude Code session started in project."),
         ("tool.invoked", "Running Bash: bun test."),
-        ("tool.completed", "Bash finished."),
+        ("tool.completed", "Bash finished: bun test."),
         ("session.completed", "Claude Code session ended."),
     ]
     invoked, completed = out.events[1], out.events[2]
@@ -277,7 +277,7 @@ def test_codex_peer_hook_payloads_through_our_codex_mapping(validate):
     said = spoken(events)
     assert ("session.started", "Codex session started in proj.") in said
     assert ("tool.invoked", "Running shell: ls -la.") in said
-    assert ("tool.completed", "Shell finished.") in said
+    assert ("tool.completed", "Shell finished: ls -la.") in said
     assert ("state.changed", "Codex is working on your prompt.") in said
 
 

@@ -66,7 +66,7 @@ def test_a_padded_hook_command_never_hides_its_rm_rf(length: int, verbosity: str
     said = spoken(event, verbosity=verbosity)
     assert "rm -rf tilde" in said  # ~ named: a voice drops it
     assert f"A long command, {length} characters." in said
-    assert "A then Enter accepts, R rejects." in said  # two keys, named
+    assert "Accept A Enter, reject R." in said  # two keys, named
     assert "W reads the whole command." in said
 
 

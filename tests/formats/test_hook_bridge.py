@@ -505,7 +505,8 @@ def test_a_question_answered_in_claude_codes_dialog_is_withdrawn_at_once(
     assert time.monotonic() - started < 30  # not the 50 s the hook would wait
     said = wait_heard(record, "Answered in Claude Code itself.")
     assert not any("will be rejected" in line or "No answer in time" in line for line in said)
-    wait_heard(record, "Bash finished.")
+    said = wait_heard(record, "Bash finished: rm -rf build.")
+    assert "Bash finished." not in said  # issue 30 item 8: what finished is named
     # a key now answers nothing: the stale question is gone
     listening.type("a\n")
     after = []

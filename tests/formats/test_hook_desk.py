@@ -62,7 +62,7 @@ def test_a_question_decided_in_claude_codes_own_dialog_is_withdrawn_by_post_tool
         1.0,
     )
     assert withdrawn == []
-    assert said(other) == ["Running Bash: ls.", "Bash finished."]  # never "Bash was running."
+    assert said(other) == ["Running Bash: ls.", "Bash finished: ls."]  # never "Bash was running."
     events, withdrawn = d.hook(
         dict(
             CLAUDE,
@@ -80,7 +80,7 @@ def test_a_question_decided_in_claude_codes_own_dialog_is_withdrawn_by_post_tool
     assert said(events) == [
         "Answered in Claude Code itself.",
         "Running Bash: rm -rf build.",
-        "Bash finished.",
+        "Bash finished: rm -rf build.",
     ]
     assert d.answered(token, "allow", 3.0) == []  # a late key answers nothing
     assert_valid(asked + other + events)
@@ -137,7 +137,9 @@ def test_an_answer_moves_the_session_on_and_an_allowed_call_is_paired_with_its_r
         2.0,
     )
     assert withdrawn == []
-    assert said(done) == ["Bash finished."]  # "Running Bash: rm -rf build." was said at "allow"
+    assert said(done) == [
+        "Bash finished: rm -rf build."
+    ]  # "Running Bash: rm -rf build." was said at "allow"
     invoked = next(e for e in allowed if e["type"] == "aaep:agent.tool.invoked")
     completed = next(e for e in done if e["type"] == "aaep:agent.tool.completed")
     assert invoked["tool_call_id"] == completed["tool_call_id"]
@@ -219,7 +221,7 @@ def test_codex_allowed_call_is_running_once_allowed():
     assert token is not None
     assert said(d.answered(token, "allow", 1.0)) == ["Allowed.", "Running Bash: rm -rf build."]
     post = dict(pre, hook_event_name="PostToolUse", tool_response={"output": ""})
-    assert said(d.hook(post, 2.0)[0]) == ["Bash finished."]
+    assert said(d.hook(post, 2.0)[0]) == ["Bash finished: rm -rf build."]
 
 
 def test_codex_pre_tool_use_with_no_question_is_said_after_the_hold():

@@ -37,7 +37,7 @@ def test_a_real_codex_stream_in_spanish_is_tagged_es_end_to_end(tmp_path) -> Non
     ours = {r["text"]: r["language"] for r in records if r["action"] == "speak" and r["event_id"]}
     assert ours["Codex comenzó."] == "es"
     assert ours["Ejecutando shell: ls."] == "es"
-    assert ours["Shell terminó."] == "es"
+    assert ours["Shell terminó: ls."] == "es"
     assert not any(text.startswith(("Running", "Codex started")) for text in ours)
 
 

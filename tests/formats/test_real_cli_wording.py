@@ -65,8 +65,8 @@ def test_a_glob_is_read_as_written_and_grep_is_named_by_its_pattern():
     assert told("claude-code", lines)[1:3] == ["Running Glob: **/*.py.", "Running Grep: TODO."]
     said = heard("claude-code", lines)
     # Issue 20: Grep's start, still waiting when its result came, is said by that result.
-    assert said[1:3] == ["Running Glob: **/*.py.", "Glob finished."]
-    assert "Grep finished." in said
+    assert said[1:3] == ["Running Glob: **/*.py.", "Glob finished: **/*.py."]
+    assert "Grep finished: TODO." in said
     assert not [s for s in said if "timed out" in s or "skipped" in s]
 
 
@@ -285,4 +285,8 @@ def test_parallel_calls_name_every_end_whatever_order_they_finish_in():
     said = told("claude-code", [INIT, call("a"), call("b"), done("b"), done("a"), RESULT])
     assert said[3:5] == ["Bash finished: echo b.", "Bash finished: echo a."]
     alone = told("claude-code", [INIT, call("a"), done("a"), call("b"), done("b"), RESULT])
-    assert alone.count("Bash finished.") == 2
+    assert alone.count("Bash finished.") == 0  # issue 30 item 8: each end named
+    assert [t for t in alone if t.startswith("Bash finished")] == [
+        "Bash finished: echo a.",
+        "Bash finished: echo b.",
+    ]

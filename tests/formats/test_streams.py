@@ -150,7 +150,7 @@ def test_claude_code_blocks_of_one_message_on_separate_lines_are_separate_output
     assert [t for k, t in spoken(out.events) if k != "session.started"] == [
         "First I will look.",
         "Running Read: app.py in src.",
-        "Read finished.",
+        "Read finished: app.py in src.",
         "Found it.",
     ]
     assert "def main" not in json.dumps(out.events)  # tool output is never spoken
@@ -168,7 +168,7 @@ def test_a_codex_run_heard_through_the_engine_at_each_verbosity():
         assert answer in said  # the agent's own answer is always heard
     # Issue 20: the tool's final state is said; its start, still waiting when the result
     # came, is folded into it at normal verbosity and said at detailed.
-    assert "Shell finished." in normal
+    assert "Shell finished: ls." in normal
     assert "Running shell: ls." in detailed
     assert sum(len(t) for t in terse) < sum(len(t) for t in normal) <= sum(len(t) for t in detailed)
     assert all(r["urgency"] in ("background", "normal") for r in speech_of(events))

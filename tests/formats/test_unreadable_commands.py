@@ -150,7 +150,7 @@ def test_a_disguised_command_takes_two_keys_through_a_hook_and_acp(command: str)
     assert acp["risk_level"] == "high" and accept_needs_two_keys(acp), command
     said = spoken(hook)
     assert "High risk." in said
-    assert "A then Enter accepts, R rejects." in said  # two keys, named
+    assert "Accept A Enter, reject R." in said  # two keys, named
 
 
 @pytest.mark.parametrize(

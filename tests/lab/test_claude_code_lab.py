@@ -40,7 +40,7 @@ def test_one_call_is_named_by_its_description_and_the_command_comes_at_detailed(
     assert heard(lab, "one-tool") == [
         "Claude Code started in claude-one-tool.",
         "Running Bash: Print hello.",
-        "Bash finished.",
+        "Bash finished: Print hello.",
         "The command printed hello.",
         "Claude Code finished.",
     ]

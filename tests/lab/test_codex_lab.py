@@ -38,7 +38,7 @@ def test_one_command_is_unwrapped_and_the_end_is_said_once(lab: Lab):
         "Codex started.",
         "Codex is working.",
         "Running shell: echo hello.",
-        "Shell finished.",
+        "Shell finished: echo hello.",
         "The command printed hello.",
         "Codex finished.",
     ]

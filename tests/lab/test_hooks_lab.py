@@ -305,11 +305,11 @@ def test_the_documented_hook_set_speaks_every_call_in_order_on_the_real_claude_c
     assert said == [
         "Claude Code session started.",  # the first hook of a session says so
         "Running Bash: ls.",
-        "Bash finished.",
+        "Bash finished: ls.",
         "Running Read: notes.md in project.",
-        "Read finished.",
+        "Read finished: notes.md in project.",
         "Running Bash: wc -l notes.md.",
-        "Bash finished.",
+        "Bash finished: wc -l notes.md.",
         "I looked at the files.",
         "Claude Code finished responding.",
     ]

@@ -194,11 +194,11 @@ async def test_textual_keys_on_a_long_disguised_command(sock: Path, tmp_path: Pa
             # The key line: one short line, the second key and W named, no origin or id.
             await _until(
                 pilot,
-                lambda: any(t.startswith("A then Enter accepts") for t in spoken(heard)),
+                lambda: any(t.startswith("Accept A Enter") for t in spoken(heard)),
                 "the key line",
             )
-            [keys] = [t for t in spoken(heard) if t.startswith("A then Enter accepts")]
-            assert keys == "A then Enter accepts, R rejects. W reads the whole command."
+            [keys] = [t for t in spoken(heard) if t.startswith("Accept A Enter")]
+            assert keys == "Accept A Enter, reject R. W reads the whole command."
             # W: the whole command, literally.
             await pilot.press("w")
             await _until(
@@ -215,7 +215,7 @@ async def test_textual_keys_on_a_long_disguised_command(sock: Path, tmp_path: Pa
             await pilot.press("a")
             await _until(
                 pilot,
-                lambda: "Enter to confirm." in spoken(heard),
+                lambda: "Enter." in spoken(heard),
                 "the confirm step (short, issue 30 item 2)",
             )
             await pilot.press("f2")  # its long form: the dangerous parts, not the command

@@ -236,7 +236,7 @@ async def test_say_again_repeats_the_question(harness: Harness) -> None:
             QUESTION.replace("Confirmation requested by banking-assistant. ", "")
             .replace("Action: ", "")
             .replace("Consequence: ", "")
-            .replace("; F2 repeats.", ".")
+            .replace("A then Enter accepts, R rejects; F2 repeats.", "Accept A Enter, reject R.")
         )
         await pilot.press("i")
         assert harness.backend.texts[-1] == again

@@ -96,7 +96,7 @@ async def test_a_key_for_the_withdrawn_question_never_accepts_its_replacement(
             await pilot.press("a")
             await until(
                 pilot,
-                lambda: "Enter to confirm." in heard(),
+                lambda: "Enter." in heard(),
                 "the confirm step",
             )
             assert core.replies == []
@@ -233,7 +233,7 @@ async def test_the_waiting_question_is_read_once_when_its_turn_comes_then_armed(
             # Read whole once when its turn came, with its keys once in one short line;
             # never read again for the early key (issue 20).
             assert len([t for t in since if CONSEQUENCE in t]) == 1, since
-            keys = [t for t in since if "A then Enter accepts, R rejects." in t]
+            keys = [t for t in since if "Accept A Enter, reject R." in t]
             assert len(keys) == 1, since
             await pilot.press("a", "enter")
             await until(pilot, lambda: len(core.wire) == 2, "the second reply")

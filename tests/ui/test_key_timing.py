@@ -159,7 +159,7 @@ async def test_accepting_the_irreversible_takes_a_then_enter(armed_harness: Harn
         step = (
             "Accept: Delete the production database? Press Enter to confirm, or Escape to go back."
         )
-        assert h.backend.texts[-1] == "Enter to confirm."  # issue 30 item 2: heard short
+        assert h.backend.texts[-1] == "Enter."  # issue 30 item 2: heard short
         shown = screen.query_one("#step", Static)
         assert shown.display and str(shown.content) == step  # on screen too
         await pilot.press("a", "y")  # the same kind of key again is not the second key

@@ -81,7 +81,7 @@ async def test_captured_run_confirmation_accepted_with_a_then_enter() -> None:
         )
         # The engine announced the question once; the dialog added its keys in one short
         # line (issue 20: who asks only at detailed verbosity; it is on screen).
-        assert h.spoken()[-1] == "A then Enter accepts, R rejects."  # F2 on screen (issue 30)
+        assert h.spoken()[-1] == "Accept A Enter, reject R."  # F2 on screen (issue 30)
         assert sum("Call send_email" in text for text in h.spoken()) == 1
         await pilot.press("f2")  # the question again, as short as its first reading
         assert h.spoken()[-1].startswith("Call send_email")
@@ -200,7 +200,11 @@ def _keys_named(texts: list[str]) -> list[tuple[str, str]]:
     return [
         (match.group(1), match.group(2))
         for text in texts
-        for match in re.finditer(r"\b(\w)(?: then Enter)? accepts, (\w) rejects", text)
+        for pattern in (
+            r"\b(\w)(?: then Enter)? accepts, (\w) rejects",
+            r"Accept (\w) Enter, reject (\w)",
+        )
+        for match in re.finditer(pattern, text)
     ]
 
 
@@ -230,7 +234,7 @@ async def test_one_confirmation_is_read_once_with_the_keys_that_work(
         }
         assert "a" in bound["accept"] and "r" in bound["reject"] and "enter" in bound["enter"]
         await pilot.press("f2")  # F2 still reads the whole question, keys included
-        assert action in h.spoken()[-1] and "A then Enter accepts, R rejects." in h.spoken()[-1]
+        assert action in h.spoken()[-1] and "Accept A Enter, reject R." in h.spoken()[-1]
         await pilot.press(*keys)
         await pilot.pause()
         [(_, reply)] = h.wire

@@ -552,7 +552,7 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         self._show_step(step)
         short = confirm_step_short(verdict.intent)
         if short and self.announcer.settings.verbosity != "detailed":
-            # Issue 30 item 2: as a screen reader, "Enter to confirm."; the step naming
+            # Issue 30 item 2: as a screen reader, "Enter."; the step naming
             # the action stays on screen, on F2 and at detailed verbosity.
             self.announcer.say(_(short), Urgency.CRITICAL, interrupt=True)
             return

@@ -271,7 +271,7 @@ class ConfirmationView:
         elif brief:
             keys = _("A then Enter, or R.") if two_keys else _("A or R.")
         else:
-            keys = _("A then Enter accepts, R rejects.") if two_keys else _("A accepts, R rejects.")
+            keys = _("Accept A Enter, reject R.") if two_keys else _("A accepts, R rejects.")
         if self.long_command:
             keys += " " + _("W reads the whole command.")
         elif self.command is None and self.plan is not None:
