@@ -40,7 +40,6 @@ from announcer.formats.acp_session import _Session
 from announcer.formats.acp_settings import AcpSettings
 from announcer.formats.acp_shapes import _commands, _content_text, _sentence
 from announcer.formats.base import AdapterOutput, JsonObject, get_str
-from announcer.formats.builder_fields import mark_outcome_said
 from announcer.formats.speakable import clip
 from announcer.protocol.sanitise import clean_speech
 
@@ -145,23 +144,11 @@ class AcpAdapter(AcpQuestions, AcpSettings):
             if tool.finished or tool.internal or not started:
                 continue
             session.running.pop(call_id, None)
-            if not tool.announced:
-                self._open_quietly(session, call_id, tool, now)
             tool.finished = True
             said = self._t("{tool} did not finish: {agent} stopped.").format(
                 tool=self._failed_name(tool), agent=self.agent_name
             )
-            self.builder.tool_completed(
-                session.state,
-                now,
-                call_id,
-                "error",
-                tool_name=tool.kind,
-                normal=_sentence(said),
-                terse=_sentence(said),
-                error_message=said,
-            )
-            mark_outcome_said(self.builder.events[-1])
+            self._fail_in_one_sentence(session, call_id, tool, said, now)
 
     def turn_cancelled(self, session_id: str) -> None:
         """The user asked to stop the turn (``:cancel``): its end is said as their cancel."""

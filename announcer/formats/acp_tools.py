@@ -282,6 +282,25 @@ class AcpToolCalls(AcpSessions):
             count,
         ).format(count=count)
 
+    def _fail_in_one_sentence(
+        self, session: _Session, call_id: str, tool: _Tool, said: str, now: float
+    ) -> None:
+        """A call that ended without running (the agent stopped, its reviewer denied it):
+        its start kept for the record if it was never said, then ``said``, its outcome."""
+        if not tool.announced:
+            self._open_quietly(session, call_id, tool, now)
+        self.builder.tool_completed(
+            session.state,
+            now,
+            call_id,
+            "error",
+            tool_name=tool.kind,
+            normal=_sentence(said),
+            terse=_sentence(said),
+            error_message=said,
+        )
+        mark_outcome_said(self.builder.events[-1])
+
     def _open_quietly(self, session: _Session, call_id: str, tool: _Tool, now: float) -> None:
         """A call said by its question or its reviewer: its start is kept for the record
         (§4.5.2, a completion has its call) and not said again."""
@@ -370,22 +389,10 @@ class AcpToolCalls(AcpSessions):
             return  # the user rejected it: "You rejected: ..." was said, never a failure
         elif self._reviewed_as(session, tool, session.denied):
             # the agent's reviewer denied it: it never ran, and that is said (issue 31, 5)
-            if not tool.announced:
-                self._open_quietly(session, call_id, tool, now)
             said = self._t("{tool} did not run: {agent}'s reviewer denied it.").format(
                 tool=self._failed_name(tool), agent=self.agent_name
             )
-            self.builder.tool_completed(
-                session.state,
-                now,
-                call_id,
-                "error",
-                tool_name=tool.kind,
-                normal=_sentence(said),
-                terse=_sentence(said),
-                error_message=said,
-            )
-            mark_outcome_said(self.builder.events[-1])
+            self._fail_in_one_sentence(session, call_id, tool, said, now)
         else:
             self._say_failure(session, call_id, tool, update, now)
 
