@@ -280,15 +280,7 @@ class AcpAdapter(AcpQuestions, AcpSettings):
         sentence = self._t("{agent}'s context is {percent}% full.").format(
             agent=self.agent_name, percent=min(100, int(share * 100))
         )
-        self.builder.progress(
-            session.state,
-            now,
-            description=sentence,
-            percent=100,
-            normal=sentence,
-            terse=sentence,
-            urgency="normal",
-        )
+        self._say_sentence(session, now, sentence)
 
     def _message(self, session: _Session, update: JsonObject, now: float) -> None:
         content = update.get("content")

@@ -283,15 +283,7 @@ class AcpQuestions(AcpToolCalls):
                 if session is None or session.state.ended:
                     continue
                 sentence = _sentence(self._t("You rejected: {action}").format(action=what))
-                self.builder.progress(
-                    session.state,
-                    now,
-                    description=sentence,
-                    percent=100,
-                    normal=sentence,
-                    terse=sentence,
-                    urgency="normal",
-                )
+                self._say_sentence(session, now, sentence)
 
         return self._run(step)
 
@@ -315,15 +307,7 @@ class AcpQuestions(AcpToolCalls):
             sentence = self._t(
                 "{agent} asked a question too big to read; it was refused, and {agent} was told."
             ).format(agent=self.agent_name)
-            self.builder.progress(
-                session.state,
-                now,
-                description=sentence,
-                percent=100,
-                normal=sentence,
-                terse=sentence,
-                urgency="critical",
-            )
+            self._say_sentence(session, now, sentence, urgency="critical")
 
         return self._run(step)
 

@@ -175,6 +175,21 @@ class AcpSessions(FormatAdapter):
             session.cwd = cwd
         return session
 
+    def _say_sentence(
+        self, session: _Session, now: float, sentence: str, urgency: str = "normal"
+    ) -> None:
+        """One sentence of announcer's own about the session, said whole at every
+        verbosity (a finished step, percent 100: never folded by the progress rate)."""
+        self.builder.progress(
+            session.state,
+            now,
+            description=sentence,
+            percent=100,
+            normal=sentence,
+            terse=sentence,
+            urgency=urgency,
+        )
+
     def _session(self, session_id: str | None, now: float) -> _Session:
         session = self.sessions.get(session_id) if session_id else None
         if session is None:

@@ -60,15 +60,7 @@ class AcpSettings(AcpSessions):
                     )
             else:
                 said += " " + self._t("It offers no modes to choose from.")
-            self.builder.progress(
-                session.state,
-                now,
-                description=said,
-                percent=100,
-                normal=said,
-                terse=said,
-                urgency="normal",
-            )
+            self._say_sentence(session, now, said)
 
         return self._run(step)
 
