@@ -38,14 +38,15 @@ def pre_tool_use(command: str) -> dict[str, Any]:
     }
 
 
-def spoken(event: dict[str, Any], **settings: Any) -> str:
-    """What the engine says for ``event`` (its question, whole), with these settings."""
+def spoken(event: dict[str, Any], source: str = "hooks", **settings: Any) -> str:
+    """What the engine says for ``event`` (its question, whole), with these settings, from
+    ``source``, one of announcer's own mappings (hooks, an ACP agent)."""
     result = decode_frame(json.dumps(event))
     assert result.event is not None, result.diagnostics
     engine = Engine(UserSettings(**settings))
-    engine.trust_extension("hooks")  # events of our own hook mapping
+    engine.trust_extension(source)  # events of our own mapping
     said: list[str] = []
-    pending = list(engine.receive(json.dumps(event), "hooks", 0.0))
+    pending = list(engine.receive(json.dumps(event), source, 0.0))
     while pending:
         command = pending.pop(0)
         if isinstance(command, Speak):

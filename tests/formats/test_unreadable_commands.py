@@ -200,32 +200,13 @@ def test_an_acp_command_past_what_is_checked_is_high_risk_with_its_true_size(tot
     assert question["risk_level"] == "high" and accept_needs_two_keys(question)
     analysis = command_analysis_of(question)
     assert analysis is not None and analysis.cut and analysis.length == total
-    heard = Heard()
-    heard.open()
-    spoken_words = spoken_question(question)
+    spoken_words = spoken(question, source="acp")
     size = f"{total:,}"
     assert f"A long command, {size} characters." in spoken_words
     assert f"Only the first {MAX_COMMAND_CHARS:,} of its {size} characters were checked." in (
         spoken_words
     )
     assert "It ends:" not in spoken_words  # its end was never seen: never said as its end
-
-
-def spoken_question(question: dict[str, Any]) -> str:
-    from announcer.engine.pipeline import Engine
-    from announcer.engine.settings import UserSettings
-    from announcer.engine.speech_commands import Speak
-
-    engine = Engine(UserSettings())
-    engine.trust_extension("acp")
-    said: list[str] = []
-    pending = list(engine.receive(json.dumps(question), "acp", 0.0))
-    while pending:
-        command = pending.pop(0)
-        if isinstance(command, Speak):
-            said.append(command.announcement.text)
-            pending += engine.on_speech_done(command.utterance_id, 0.0)
-    return " ".join(said)
 
 
 def test_the_hook_client_forwards_a_long_command_whole() -> None:
