@@ -9,7 +9,6 @@ from datetime import datetime
 from typing import Any, Final, NamedTuple
 
 from announcer.engine.announcement import Announcement
-from announcer.engine.clock import Lateness, ProducerClock
 from announcer.engine.outputs import OutputStreams
 from announcer.engine.policy import Policy
 from announcer.engine.replies import ReplyBook, ReplyReady
@@ -85,9 +84,6 @@ class EngineState:
     _told_open: set[str]
     _accept_over_told: set[str]
     _after_answer: list[SpeechCommand]
-    # Clock skew (§6.4).
-    _clocks: dict[tuple[str, str], ProducerClock]
-    _late_before: dict[str, Lateness]
     # Connections.
     _closed_sources: set[str]
     _mapped_sources: set[str]

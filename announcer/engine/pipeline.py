@@ -25,7 +25,7 @@ from typing import Any, Final
 
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
-from announcer.engine.clock import Lateness, ProducerClock
+from announcer.engine.clock_skew import ClockSkew
 from announcer.engine.digest import TurnDigests, TurnRecord, digest_text
 from announcer.engine.earcons import Earcon
 from announcer.engine.engine_state import _PROMPTS, OutgoingReply, TranscriptEntry
@@ -168,11 +168,8 @@ class Engine(UnreadableFrames):
         self._notice_serial = 0
         self.set_aside = 0
         self._set_aside_notice_id: str | None = None
-        # Per connection and producer (each has its own clock): recent (our wall clock -
-        # event timestamp) in seconds, to take clock skew out of lateness (§6.4).
-        self._clocks: dict[tuple[str, str], ProducerClock] = {}
-        # A question's event id -> how late it was, judged by the clock seen before it.
-        self._late_before: dict[str, Lateness] = {}
+        # §6.4: each producer's clock skew, taken out of a question's lateness
+        self.clocks = ClockSkew(self.wall_clock)
         # Connections whose producer closed the subscription (§5.8) until a new one.
         self._closed_sources: set[str] = set()
         # Questions whose time to accept was said to be over (§6.4; reject still open).
@@ -224,7 +221,7 @@ class Engine(UnreadableFrames):
                 message = self._without_our_extension(message, source_id, now)
             self.events += 1
             if type(message) is not OutputStreaming:
-                self._observe_clock(message, source_id)
+                self.clocks.observe(message, source_id)
             return self._process(self.tracker.admit(message, source_id, now), source_id, now)
         if result.kind == "handshake":
             if isinstance(result.message, SubscriptionAccepted):
@@ -285,7 +282,7 @@ class Engine(UnreadableFrames):
     def receive_event(self, event: AaepEvent, source_id: str, now: float) -> list[SpeechCommand]:
         self.events += 1
         if type(event) is not OutputStreaming:
-            self._observe_clock(event, source_id)
+            self.clocks.observe(event, source_id)
         admission = self.tracker.admit(event, source_id, now)
         return self._process(admission, source_id, now)
 

@@ -23,8 +23,10 @@ from announcer.i18n.translate import translator
 from announcer.protocol.events import AwaitingClarification, AwaitingConfirmation
 
 
-class Questions(QuestionCounts, Folding, ClockSkew):
+class Questions(QuestionCounts, Folding):
     """The life of a question, from its arrival to its answer, expiry or withdrawal."""
+
+    clocks: ClockSkew
 
     def presented_prompt(self) -> PendingPrompt | None:
         """The question being presented: the one the user was told about and answers now.
@@ -82,7 +84,7 @@ class Questions(QuestionCounts, Folding, ClockSkew):
         source_id: str,
         now: float,
     ) -> list[SpeechCommand]:
-        prompt = self._prompt_for(event, source_id, now, self._lateness(event, source_id))
+        prompt = self._prompt_for(event, source_id, now, self.clocks.lateness(event, source_id))
         if source_id in self._closed_sources:
             # §5.8.2: after its subscription.close the producer applies defaults itself.
             self.book.refuse(prompt.reply_token, "voided")
