@@ -6,7 +6,7 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final, NamedTuple
+from typing import Final, NamedTuple
 
 from announcer.engine.announcement import Announcement
 from announcer.engine.outputs import OutputStreams
@@ -89,11 +89,6 @@ class EngineState:
     _mapped_sources: set[str]
     _subscriptions: dict[str, str]
     _outgoing: deque[OutgoingReply]
-    # What was decided, and folded urgent news (§2.2.9).
-    _transcript: deque[TranscriptEntry]
-    _folded: dict[tuple[str, str], list[Any]]
-    _folding_event: str | None
-    folded_total: int
     # Counters and settings shortcuts.
     frames: int
     events: int

@@ -29,6 +29,7 @@ from announcer.engine.clock_skew import ClockSkew
 from announcer.engine.digest import TurnDigests, TurnRecord, digest_text
 from announcer.engine.earcons import Earcon
 from announcer.engine.engine_state import _PROMPTS, OutgoingReply, TranscriptEntry
+from announcer.engine.folding import UrgentFolding
 from announcer.engine.literals import Literals
 from announcer.engine.outputs import OutputStreams, Released
 from announcer.engine.phrases import N_, duration_phrase
@@ -180,18 +181,15 @@ class Engine(UnreadableFrames):
         self._mapped_sources: set[str] = set()
         self.scheduler = scheduler or SpeechScheduler(self.settings, paced=paced)
         self.scheduler.update_settings(self.settings)
-        self.scheduler.on_start = self._word_count
         self._transcript: deque[TranscriptEntry] = deque(maxlen=transcript_size)
+        # §2.2.9: every announcement is queued through it; an urgent flood is folded
+        self.folding = UrgentFolding(
+            self.scheduler, self.policy, self.tracker, self.diagnostics, self._transcript
+        )
+        self.scheduler.on_start = self.folding.word_count
         self._subscriptions: dict[str, str] = {}
         self._outgoing: deque[OutgoingReply] = deque(maxlen=10_000)
         self._after_answer: list[SpeechCommand] = []
-        # (producer_id, kind) -> [the count of folded urgent messages waiting to be said, how many,
-        # the source it came from, the producer's name when no session names it]; its words
-        # are set when it is said (:meth:`_word_count`). Kind ``_SKIPPED_UNREAD``: a count
-        # the reader's skipped frames started (:meth:`count_skipped_urgent`).
-        self._folded: dict[tuple[str, str], list[Any]] = {}
-        self._folding_event: str | None = None
-        self.folded_total = 0
         self.frames = 0
         self.events = 0
         self.invalid_frames = 0
@@ -342,7 +340,7 @@ class Engine(UnreadableFrames):
                     prompt,
                     kind="system.prompt_voided",
                 )
-                commands += self._withdraw(prompt, notice, now)
+                commands += self.folding.withdraw(prompt, notice, now)
         commands += self._present_next(now)
         return commands
 
@@ -363,9 +361,16 @@ class Engine(UnreadableFrames):
             notice = self._notice(
                 self._closed_msgid(prompt), prompt, kind="system.prompt_voided", critical=True
             )
-            commands += self._withdraw(prompt, notice, now)
+            commands += self.folding.withdraw(prompt, notice, now)
         commands += self._present_next(now)
         return commands
+
+    def count_skipped_urgent(
+        self, producer_id: str, name: str, count: int, source_id: str | None, now: float
+    ) -> list[SpeechCommand]:
+        """The reader skipped ``count`` urgent frames of ``producer_id`` unread: they join
+        its spoken count (§2.2.9, :meth:`UrgentFolding.count_skipped_urgent`)."""
+        return self.folding.count_skipped_urgent(producer_id, name, count, source_id, now)
 
     def present(self, reply_token: str, now: float) -> list[SpeechCommand]:
         """Read an open question (again) with the time left now; it becomes the presented one.
@@ -499,7 +504,7 @@ class Engine(UnreadableFrames):
             duplicates=self.tracker.duplicates,
             speech_drops=dict(self.scheduler.drops),
             suppressed=dict(self.policy.suppressed),
-            folded=self.folded_total,
+            folded=self.folding.folded_total,
             questions_set_aside=self.set_aside,
         )
 
@@ -544,7 +549,7 @@ class Engine(UnreadableFrames):
                     reason=reason,
                 )
             said_reason = said_reason or reason is not None
-            commands += self._withdraw(prompt, notice, now)
+            commands += self.folding.withdraw(prompt, notice, now)
         for token in admission.resolved_tokens:
             commands += self._resolved_elsewhere(token, now)
         commands += self._still_open(admission.kept_open, now)
@@ -619,7 +624,7 @@ class Engine(UnreadableFrames):
             commands += self._open_prompt(event, session, source_id, now)
             return commands
         for announcement in self.policy.decide(event, session, source_id, now):
-            commands += self._submit(announcement, source_id, now)
+            commands += self.folding.submit(announcement, source_id, now)
         return commands
 
     def _turn_digest(self, key: tuple[str, str], now: float) -> list[SpeechCommand]:
@@ -637,7 +642,9 @@ class Engine(UnreadableFrames):
         if record is None:
             language = self.policy.phrase_language
             text = translator(language).gettext("No turn to sum up yet.")
-            return self._submit(Announcement(text, language, kind="system.digest"), None, now)
+            return self.folding.submit(
+                Announcement(text, language, kind="system.digest"), None, now
+            )
         return self._say_digest_of(record, now)
 
     def _say_digest_of(self, record: TurnRecord, now: float) -> list[SpeechCommand]:
@@ -645,7 +652,7 @@ class Engine(UnreadableFrames):
         text = digest_text(record, language, self.settings.verbosity)
         notice = Announcement(clean_for_speech(text, language, max_chars=2000), language,
                               Urgency.NORMAL, kind="system.digest")  # fmt: skip
-        return self._submit(notice, None, now)
+        return self.folding.submit(notice, None, now)
 
     def _still_working(self, now: float) -> list[SpeechCommand]:
         """Issue 33, item 3: an agent works and nothing was said for
@@ -686,7 +693,7 @@ class Engine(UnreadableFrames):
         notice = Announcement(
             text, language, Urgency.NORMAL, kind="system.still_working", earcon=Earcon.STILL_WORKING
         )
-        return self._submit(notice, None, now)
+        return self.folding.submit(notice, None, now)
 
     def _handle_output(
         self, event: OutputStreaming, source_id: str, now: float
@@ -751,7 +758,7 @@ class Engine(UnreadableFrames):
         hints = event.localization_hints if event is not None else None
         if hints is not None and hints.text_direction:
             announcement.direction = hints.text_direction  # §11.4
-        return self._submit(announcement, source_id, now)
+        return self.folding.submit(announcement, source_id, now)
 
     def _producer_of(self, released: Released, source_id: str | None) -> str | None:
         """Whose words a sentence released by a pause or a session's end are."""

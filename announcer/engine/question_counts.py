@@ -6,7 +6,7 @@ import dataclasses
 from typing import Final
 
 from announcer.engine.announcement import Announcement
-from announcer.engine.engine_state import TranscriptEntry
+from announcer.engine.folding import UrgentFolding
 from announcer.engine.prompts import PendingPrompt
 from announcer.engine.question_notices import QuestionNotices
 from announcer.engine.speech_commands import SpeechCommand
@@ -20,6 +20,8 @@ COUNT_NOTICE_INTERVAL_SECONDS: Final = 5.0
 
 class QuestionCounts(QuestionNotices):
     """Says how many questions wait behind the presented one, or were set aside."""
+
+    folding: UrgentFolding
 
     def _waiting_announcement(
         self, prompt: PendingPrompt, waiting: int, continues: bool
@@ -56,8 +58,7 @@ class QuestionCounts(QuestionNotices):
             return commands
         self._notice_serial += 1
         announcement.event_id = self._waiting_notice_id = f"evt_waiting{self._notice_serial}"
-        self._transcript.append(TranscriptEntry(now, announcement, prompt.source_id))
-        return commands + self.scheduler.submit(announcement, now)
+        return commands + self.folding.queue(announcement, prompt.source_id, now)
 
     def _say_due_counts(self, now: float) -> list[SpeechCommand]:
         commands: list[SpeechCommand] = []
@@ -79,8 +80,7 @@ class QuestionCounts(QuestionNotices):
                 self._waiting_notice_id = announcement.event_id
             else:
                 self._set_aside_notice_id = announcement.event_id
-            self._transcript.append(TranscriptEntry(now, announcement, source_id))
-            commands += self.scheduler.submit(announcement, now)
+            commands += self.folding.queue(announcement, source_id, now)
         return commands
 
     def _recently_counted(self, kind: str, now: float) -> bool:
@@ -132,5 +132,4 @@ class QuestionCounts(QuestionNotices):
             return commands
         self._notice_serial += 1
         announcement.event_id = self._set_aside_notice_id = f"evt_setaside{self._notice_serial}"
-        self._transcript.append(TranscriptEntry(now, announcement, prompt.source_id))
-        return commands + self.scheduler.submit(announcement, now)
+        return commands + self.folding.queue(announcement, prompt.source_id, now)

@@ -9,7 +9,6 @@ from announcer.engine.answer_keys import NO_ANSWERING_UI_KEYS
 from announcer.engine.clock import LATE_TOLERANCE_SECONDS, Lateness
 from announcer.engine.clock_skew import ClockSkew
 from announcer.engine.engine_state import _PROMPTS, OutgoingReply
-from announcer.engine.folding import Folding
 from announcer.engine.phrases import N_
 from announcer.engine.policy_questions import waits_without_timeout
 from announcer.engine.prompts import PendingPrompt
@@ -23,7 +22,7 @@ from announcer.i18n.translate import translator
 from announcer.protocol.events import AwaitingClarification, AwaitingConfirmation
 
 
-class Questions(QuestionCounts, Folding):
+class Questions(QuestionCounts):
     """The life of a question, from its arrival to its answer, expiry or withdrawal."""
 
     clocks: ClockSkew
@@ -52,7 +51,7 @@ class Questions(QuestionCounts, Folding):
             kind="system.prompt_voided",
             short=True,
         )
-        return self._withdraw(prompt, notice, now)
+        return self.folding.withdraw(prompt, notice, now)
 
     def _still_open(self, tokens: list[str], now: float) -> list[SpeechCommand]:
         """The agent left awaiting_input without naming a question: none is withdrawn.
@@ -75,7 +74,7 @@ class Questions(QuestionCounts, Folding):
             text, prompt, kind="system.prompt_still_open", critical=False
         )
         announcement.event_id = None  # not part of the question: never cut off with it
-        return self._submit(announcement, prompt.source_id, now)
+        return self.folding.submit(announcement, prompt.source_id, now)
 
     def _open_prompt(
         self,
@@ -94,7 +93,7 @@ class Questions(QuestionCounts, Folding):
                 self._closed_msgid(prompt), prompt, kind="system.prompt_voided", critical=True
             )
             for part in notice:
-                commands += self._submit(part, source_id, now)
+                commands += self.folding.submit(part, source_id, now)
             return commands
         if prompt.deadline <= now:
             return self._expired_on_arrival(prompt, now)
@@ -140,7 +139,9 @@ class Questions(QuestionCounts, Folding):
         # would only repeat it, or say an older, wrong number (issue 29, item 14)
         self._count_due.pop("waiting", None)
         if waiting > 0:
-            commands += self._submit(self._waiting_announcement(prompt, waiting, True), None, now)
+            commands += self.folding.submit(
+                self._waiting_announcement(prompt, waiting, True), None, now
+            )
         return commands
 
     def _reminder_due(self) -> float | None:
@@ -186,7 +187,7 @@ class Questions(QuestionCounts, Folding):
             critical=True,
         ):
             # critical, so it is never skipped as stale; but it does not cut other speech
-            commands += self._submit(dataclasses.replace(part, interrupt=False), None, now)
+            commands += self.folding.submit(dataclasses.replace(part, interrupt=False), None, now)
         return commands
 
     def _present_next(self, now: float) -> list[SpeechCommand]:
@@ -281,14 +282,14 @@ class Questions(QuestionCounts, Folding):
                 )
             commands: list[SpeechCommand] = []
             for part in notice:
-                commands += self._submit(part, prompt.source_id, now)
+                commands += self.folding.submit(part, prompt.source_id, now)
             return commands
         left = math.ceil(prompt.seconds_left(now))
         if left < event.timeout_seconds:
             event = event.model_copy(update={"timeout_seconds": max(1, left)})
         commands = []
         for announcement in self.policy.decide(event, session, prompt.source_id, now):
-            commands += self._submit(announcement, prompt.source_id, now)
+            commands += self.folding.submit(announcement, prompt.source_id, now)
         if (
             isinstance(event, AwaitingConfirmation)
             and not prompt.accepts(now)
@@ -346,7 +347,7 @@ class Questions(QuestionCounts, Folding):
         )
         commands: list[SpeechCommand] = []
         for part in notice:
-            commands += self._submit(part, prompt.source_id, now)
+            commands += self.folding.submit(part, prompt.source_id, now)
         return commands
 
     def _malformed_details(self, prompt: PendingPrompt, now: float) -> str:
@@ -379,7 +380,7 @@ class Questions(QuestionCounts, Folding):
         for part in self._notice(
             msgid, prompt, kind="system.prompt_void_on_arrival", critical=True
         ):
-            commands += self._submit(part, source_id, now)
+            commands += self.folding.submit(part, source_id, now)
         return commands
 
     def _expired_on_arrival(self, prompt: PendingPrompt, now: float) -> list[SpeechCommand]:
@@ -398,7 +399,7 @@ class Questions(QuestionCounts, Folding):
             kind="system.prompt_expired",
             critical=True,
         ):
-            commands += self._submit(part, prompt.source_id, now)
+            commands += self.folding.submit(part, prompt.source_id, now)
         return commands
 
     def _prompt_for(
@@ -449,7 +450,7 @@ class Questions(QuestionCounts, Folding):
                 kind="system.prompt_voided",
                 critical=True,
             )
-            commands += self._withdraw(first, notice, now)
+            commands += self.folding.withdraw(first, notice, now)
         refusal = self._notice(
             N_("The agent reused an old reply token, so this question cannot be answered: {what}"),
             prompt,
@@ -457,7 +458,7 @@ class Questions(QuestionCounts, Folding):
             critical=True,
         )
         for part in refusal:
-            commands += self._submit(part, source_id, now)
+            commands += self.folding.submit(part, source_id, now)
         return commands
 
     def _auto_reject(
@@ -477,7 +478,7 @@ class Questions(QuestionCounts, Folding):
                 text = tr.gettext("Rejected automatically, as your settings ask.")
             else:
                 text = tr.gettext(outcome.message)
-        return self._submit(
+        return self.folding.submit(
             self._system_announcement(text, prompt, kind="system.auto_reject", critical=True),
             source_id,
             now,
@@ -488,4 +489,4 @@ class Questions(QuestionCounts, Folding):
         out (issue 14 c), then why it ended is said."""
         notice = self._notice(self._expired_msgid(prompt), prompt, kind="system.prompt_expired")
         commands = self.scheduler.question_ended(prompt.event_id, now, "question timed out")
-        return commands + self._withdraw(prompt, notice, now)
+        return commands + self.folding.withdraw(prompt, notice, now)

@@ -63,7 +63,7 @@ class UnreadableFrames(Questions):
             urgency=Urgency.CRITICAL,
             kind="system.invalid",
         )
-        return self._submit(announcement, source_id, now)
+        return self.folding.submit(announcement, source_id, now)
 
     def _unreadable_errored(
         self, raw: Mapping[str, Any], source_id: str, now: float
@@ -95,7 +95,7 @@ class UnreadableFrames(Questions):
             kind="system.invalid_errored",
             earcon="errored",
         )
-        return self._submit(announcement, source_id, now)
+        return self.folding.submit(announcement, source_id, now)
 
     def _unreadable_question(
         self,
@@ -132,7 +132,7 @@ class UnreadableFrames(Questions):
                     kind="system.prompt_void_on_arrival",
                     critical=True,
                 ):
-                    commands += self._submit(part, source_id, now)
+                    commands += self.folding.submit(part, source_id, now)
                 return commands
             if known is None and self.book.closed_reason(token) is None:
                 if self.book.open(prompt) is None:
@@ -177,4 +177,4 @@ class UnreadableFrames(Questions):
             kind="system.invalid_question",
             earcon="needs_you",
         )
-        return self._submit(announcement, source_id, now)
+        return self.folding.submit(announcement, source_id, now)
