@@ -37,6 +37,7 @@ from announcer.engine.policy import Policy
 from announcer.engine.policy_words import Spoken
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.question_counts import COUNT_NOTICE_INTERVAL_SECONDS
+from announcer.engine.question_notices import QuestionNotices
 from announcer.engine.replies import ReplyBook, ReplyOutcome, ReplyReady
 from announcer.engine.scheduler import SpeechScheduler
 from announcer.engine.settings import UserSettings
@@ -187,6 +188,8 @@ class Engine(UnreadableFrames):
             self.scheduler, self.policy, self.tracker, self.diagnostics, self._transcript
         )
         self.scheduler.on_start = self.folding.word_count
+        # our phrases about a question, naming it by its subject
+        self.notices = QuestionNotices(self.policy, self.tracker)
         self._subscriptions: dict[str, str] = {}
         self._outgoing: deque[OutgoingReply] = deque(maxlen=10_000)
         self._after_answer: list[SpeechCommand] = []
@@ -335,7 +338,7 @@ class Engine(UnreadableFrames):
         for prompt in self.book.pending():
             if prompt.source_id == source_id:
                 self.book.void(prompt.reply_token)
-                notice = self._notice(
+                notice = self.notices.notice(
                     N_("Connection lost; the agent will apply its default for: {what}"),
                     prompt,
                     kind="system.prompt_voided",
@@ -358,8 +361,11 @@ class Engine(UnreadableFrames):
                 continue
             self.book.void(prompt.reply_token)
             self.tracker.prompt_closed(prompt.source_id, prompt.session_id, prompt.reply_token)
-            notice = self._notice(
-                self._closed_msgid(prompt), prompt, kind="system.prompt_voided", critical=True
+            notice = self.notices.notice(
+                self.notices.closed_msgid(prompt),
+                prompt,
+                kind="system.prompt_voided",
+                critical=True,
             )
             commands += self.folding.withdraw(prompt, notice, now)
         commands += self._present_next(now)
@@ -448,7 +454,7 @@ class Engine(UnreadableFrames):
     def _note_answer(self, prompt: PendingPrompt, answer: UserAnswer) -> None:
         """For the turn's digest: the question, briefly, and how the user answered it."""
         _ = translator(self.policy.phrase_language).gettext
-        what = self._short_subject(prompt).text.rstrip(" .")
+        what = self.notices.short_subject(prompt).text.rstrip(" .")
         if answer.decision == "accept":
             said = _("allowed: {what}").format(what=what)
         elif answer.decision == "reject":
@@ -539,9 +545,9 @@ class Engine(UnreadableFrames):
                 continue
             if self.scheduler.question_started_at(prompt.event_id) is None:
                 # Issue 20: never heard, it is still said, at its urgency and in its place.
-                notice = self._unheard_void_notice(prompt, reason)
+                notice = self.notices.unheard_void_notice(prompt, reason)
             else:
-                notice = self._notice(
+                notice = self.notices.notice(
                     N_("No answer needed any more: {what}"),
                     prompt,
                     kind="system.prompt_voided",

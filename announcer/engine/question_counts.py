@@ -6,6 +6,7 @@ import dataclasses
 from typing import Final
 
 from announcer.engine.announcement import Announcement
+from announcer.engine.engine_state import EngineState
 from announcer.engine.folding import UrgentFolding
 from announcer.engine.prompts import PendingPrompt
 from announcer.engine.question_notices import QuestionNotices
@@ -18,10 +19,11 @@ from announcer.i18n.translate import translator
 COUNT_NOTICE_INTERVAL_SECONDS: Final = 5.0
 
 
-class QuestionCounts(QuestionNotices):
+class QuestionCounts(EngineState):
     """Says how many questions wait behind the presented one, or were set aside."""
 
     folding: UrgentFolding
+    notices: QuestionNotices
 
     def _waiting_announcement(
         self, prompt: PendingPrompt, waiting: int, continues: bool
@@ -40,7 +42,9 @@ class QuestionCounts(QuestionNotices):
             )
         )
         return dataclasses.replace(
-            self._system_announcement(text, prompt, kind="system.prompts_waiting", critical=True),
+            self.notices.system_announcement(
+                text, prompt, kind="system.prompts_waiting", critical=True
+            ),
             interrupt=False,
             continues=continues,
         )
@@ -122,7 +126,7 @@ class QuestionCounts(QuestionNotices):
             )
             .format(count=self.set_aside)
         )
-        announcement = self._system_announcement(
+        announcement = self.notices.system_announcement(
             text, prompt, kind="system.prompts_set_aside", critical=True
         )
         announcement.interrupt = False

@@ -45,7 +45,7 @@ class Questions(QuestionCounts):
         prompt = self.book.close(token, "answered_elsewhere")
         if prompt is None:
             return []
-        notice = self._notice(
+        notice = self.notices.notice(
             N_("Answered elsewhere; no answer is needed from you: {what}"),
             prompt,
             kind="system.prompt_voided",
@@ -70,7 +70,7 @@ class Questions(QuestionCounts):
         text = translator(self.policy.phrase_language).gettext(
             "The agent went on working; your question is still open."
         )
-        announcement = self._system_announcement(
+        announcement = self.notices.system_announcement(
             text, prompt, kind="system.prompt_still_open", critical=False
         )
         announcement.event_id = None  # not part of the question: never cut off with it
@@ -89,8 +89,11 @@ class Questions(QuestionCounts):
             self.book.refuse(prompt.reply_token, "voided")
             self.tracker.prompt_closed(source_id, prompt.session_id, prompt.reply_token)
             commands: list[SpeechCommand] = []
-            notice = self._notice(
-                self._closed_msgid(prompt), prompt, kind="system.prompt_voided", critical=True
+            notice = self.notices.notice(
+                self.notices.closed_msgid(prompt),
+                prompt,
+                kind="system.prompt_voided",
+                critical=True,
             )
             for part in notice:
                 commands += self.folding.submit(part, source_id, now)
@@ -180,7 +183,7 @@ class Questions(QuestionCounts):
             return []
         self._reminded_at = now
         commands: list[SpeechCommand] = []
-        for part in self._notice(
+        for part in self.notices.notice(
             N_("Still waiting for your answer: {what}"),
             prompt,
             kind="system.prompt_reminder",
@@ -244,7 +247,7 @@ class Questions(QuestionCounts):
                 last_activity=now,
             )
         if prompt.malformed or not isinstance(event, _PROMPTS):
-            notice = self._notice(
+            notice = self.notices.notice(
                 N_("Malformed confirmation: {what}"),
                 prompt,
                 kind="system.prompt_malformed",
@@ -261,7 +264,7 @@ class Questions(QuestionCounts):
                 if details:
                     notice.append(
                         dataclasses.replace(
-                            self._system_announcement(
+                            self.notices.system_announcement(
                                 details, prompt, kind="system.prompt_malformed", critical=True
                             ),
                             continues=True,
@@ -269,7 +272,7 @@ class Questions(QuestionCounts):
                     )
                 notice.append(
                     dataclasses.replace(
-                        self._system_announcement(
+                        self.notices.system_announcement(
                             translator(self.policy.phrase_language).gettext(
                                 "This request was malformed, so only reject is offered."
                             ),
@@ -339,7 +342,7 @@ class Questions(QuestionCounts):
         if len(told) > 4096:
             told.clear()
         told.add(prompt.reply_token)
-        notice = self._notice(
+        notice = self.notices.notice(
             N_("The time to accept is over, you can still reject: {what}"),
             prompt,
             kind="system.accept_over",
@@ -363,7 +366,9 @@ class Questions(QuestionCounts):
             "timeout_seconds": max(1, math.ceil(prompt.seconds_left(now))),
             "default_decision": getattr(event, "default_decision", "reject"),
         }
-        return clean_for_speech(self._raw_confirmation_details(raw), self.policy.phrase_language)
+        return clean_for_speech(
+            self.notices.raw_confirmation_details(raw), self.policy.phrase_language
+        )
 
     def _void_on_arrival(
         self,
@@ -375,9 +380,9 @@ class Questions(QuestionCounts):
         """§6.8: a question whose session ended (or that was cancelled) before it came."""
         prompt = self._prompt_for(event, source_id, now)
         self.book.refuse(event.reply_token, "ended" if reason == "ended" else "voided")
-        msgid = self._void_on_arrival_msgid(reason)
+        msgid = self.notices.void_on_arrival_msgid(reason)
         commands: list[SpeechCommand] = []
-        for part in self._notice(
+        for part in self.notices.notice(
             msgid, prompt, kind="system.prompt_void_on_arrival", critical=True
         ):
             commands += self.folding.submit(part, source_id, now)
@@ -390,7 +395,7 @@ class Questions(QuestionCounts):
             prompt.source_id, prompt.session_id, prompt.reply_token, resolved=True
         )
         commands: list[SpeechCommand] = []
-        for part in self._notice(
+        for part in self.notices.notice(
             N_(
                 "This question came after its time ran out; "
                 "the agent has already applied its default: {what}"
@@ -444,14 +449,14 @@ class Questions(QuestionCounts):
         self.tracker.prompt_closed(source_id, prompt.session_id, prompt.reply_token)
         commands: list[SpeechCommand] = []
         if first is not None:
-            notice = self._notice(
+            notice = self.notices.notice(
                 N_("The agent reused its reply token, so no answer can be sent to: {what}"),
                 first,
                 kind="system.prompt_voided",
                 critical=True,
             )
             commands += self.folding.withdraw(first, notice, now)
-        refusal = self._notice(
+        refusal = self.notices.notice(
             N_("The agent reused an old reply token, so this question cannot be answered: {what}"),
             prompt,
             kind="system.prompt_refused",
@@ -479,7 +484,9 @@ class Questions(QuestionCounts):
             else:
                 text = tr.gettext(outcome.message)
         return self.folding.submit(
-            self._system_announcement(text, prompt, kind="system.auto_reject", critical=True),
+            self.notices.system_announcement(
+                text, prompt, kind="system.auto_reject", critical=True
+            ),
             source_id,
             now,
         )
@@ -487,6 +494,8 @@ class Questions(QuestionCounts):
     def _say_expired(self, prompt: PendingPrompt, now: float) -> list[SpeechCommand]:
         """A question whose time ran out: what was queued about it is dropped as timed
         out (issue 14 c), then why it ended is said."""
-        notice = self._notice(self._expired_msgid(prompt), prompt, kind="system.prompt_expired")
+        notice = self.notices.notice(
+            self.notices.expired_msgid(prompt), prompt, kind="system.prompt_expired"
+        )
         commands = self.scheduler.question_ended(prompt.event_id, now, "question timed out")
         return commands + self.folding.withdraw(prompt, notice, now)

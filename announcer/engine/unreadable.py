@@ -126,8 +126,8 @@ class UnreadableFrames(Questions):
             if known is None and void is not None:
                 self.book.refuse(token, "ended" if void == "ended" else "voided")
                 commands: list[SpeechCommand] = []
-                for part in self._notice(
-                    self._void_on_arrival_msgid(void),
+                for part in self.notices.notice(
+                    self.notices.void_on_arrival_msgid(void),
                     prompt,
                     kind="system.prompt_void_on_arrival",
                     critical=True,
@@ -148,7 +148,7 @@ class UnreadableFrames(Questions):
         name = _raw_producer_name(raw, language) or source_id
         if kind.endswith("awaiting.confirmation"):
             words = _raw_words(raw, ("action", "summary_normal", "summary_terse"))
-            details = self._raw_confirmation_details(raw)
+            details = self.notices.raw_confirmation_details(raw)
         elif kind.endswith("awaiting.clarification"):
             words = _raw_words(raw, ("question", "summary_normal", "summary_terse"))
             details = _raw_choice_labels(raw)
