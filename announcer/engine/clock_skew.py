@@ -18,7 +18,7 @@ from announcer.engine.clock import (
     ProducerClock,
     lateness,
 )
-from announcer.engine.engine_state import _PROMPTS
+from announcer.engine.engine_records import PROMPT_EVENTS
 from announcer.protocol.events import AaepEvent, AwaitingClarification, AwaitingConfirmation
 
 __all__ = ["CLOCK_SAMPLES", "LATE_TOLERANCE_SECONDS", "MIN_ANSWER_SECONDS", "ClockSkew"]
@@ -48,7 +48,7 @@ class ClockSkew:
                 self._clocks.clear()
             clock = self._clocks[key] = ProducerClock()
         offset = (self.wall_clock() - event.timestamp).total_seconds()
-        if isinstance(event, _PROMPTS):
+        if isinstance(event, PROMPT_EVENTS):
             if len(self._late_before) > 1024:
                 self._late_before.clear()
             self._late_before[event.event_id] = lateness(

@@ -6,7 +6,7 @@ from collections import deque
 from typing import Any, Final
 
 from announcer.engine.announcement import Announcement, Urgency
-from announcer.engine.engine_state import TranscriptEntry
+from announcer.engine.engine_records import TranscriptEntry
 from announcer.engine.policy import Policy
 from announcer.engine.prompts import PendingPrompt
 from announcer.engine.scheduler import SpeechScheduler

@@ -7,16 +7,19 @@ any monotonic scale). Transports feed it frames; a speech driver executes the
 commands it returns; user interfaces read its prompts, transcript and status and
 hand it the user's answers.
 
-This module keeps the inputs and the reading side; the rest of the engine lives in
-one module per concept, joined as :class:`Engine`'s bases (the state they share is
-declared in :mod:`~announcer.engine.engine_state`): questions (:mod:`.questions`,
-their spoken counts in :mod:`.question_counts`, their phrases in
-:mod:`.question_notices`), clock skew (:mod:`.clock_skew`), folding of urgent floods
-(:mod:`.folding`) and unreadable frames (:mod:`.unreadable`, :mod:`.raw_frames`).
+This module keeps the inputs, ``tick``, the dispatch of events and the reading side;
+the rest of the engine is objects that own their state, each handed the parts it
+works with (issue 32 step 1, as h11's connection owns its reader and writer): the
+questions (:class:`~.questions.QuestionDesk`, with their spoken counts in
+:mod:`.question_counts` and their phrases in :mod:`.question_notices`), the
+connections (:mod:`.connections`), clock skew (:mod:`.clock_skew`), the queueing and
+folding of urgent floods (:mod:`.folding`) and unreadable frames (:mod:`.unreadable`,
+:mod:`.raw_frames`). Its records live in :mod:`.engine_records`.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -26,18 +29,23 @@ from typing import Any, Final
 from announcer.engine.announcement import Announcement, Urgency
 from announcer.engine.answer_keys import KEY_PRESS_ANSWER_KEYS, AnswerKeys
 from announcer.engine.clock_skew import ClockSkew
+from announcer.engine.connections import Connections
 from announcer.engine.digest import TurnDigests, TurnRecord, digest_text
 from announcer.engine.earcons import Earcon
-from announcer.engine.engine_state import _PROMPTS, OutgoingReply, TranscriptEntry
+from announcer.engine.engine_records import (
+    PROMPT_EVENTS,
+    OutgoingReply,
+    TranscriptEntry,
+    log_note,
+)
 from announcer.engine.folding import UrgentFolding
 from announcer.engine.literals import Literals
 from announcer.engine.outputs import OutputStreams, Released
-from announcer.engine.phrases import N_, duration_phrase
+from announcer.engine.phrases import duration_phrase
 from announcer.engine.policy import Policy
 from announcer.engine.policy_words import Spoken
 from announcer.engine.prompts import PendingPrompt, UserAnswer
-from announcer.engine.question_counts import COUNT_NOTICE_INTERVAL_SECONDS
-from announcer.engine.question_notices import QuestionNotices
+from announcer.engine.questions import VOID_AT_DEADLINE_SECONDS, QuestionDesk
 from announcer.engine.replies import ReplyBook, ReplyOutcome, ReplyReady
 from announcer.engine.scheduler import SpeechScheduler
 from announcer.engine.settings import UserSettings
@@ -63,7 +71,7 @@ from announcer.protocol.extensions import ANNOUNCER_EXTENSION
 from announcer.protocol.handshake import SubscriptionAccepted
 from announcer.protocol.log import DiagnosticsLog
 
-# Engine's public records, some kept in engine_state since the split (issue 24 item 7).
+# Engine's public records, some kept in engine_records since the split (issue 24 item 7).
 __all__ = [
     "TRANSCRIPT_SIZE",
     "VOID_AT_DEADLINE_SECONDS",
@@ -75,9 +83,6 @@ __all__ = [
 
 _TERMINAL: Final = (SessionCompleted, SessionErrored, SessionCancelled)
 TRANSCRIPT_SIZE: Final = 1_000
-#: A question the producer withdraws this close to its deadline (or later) ran out of
-#: time: a hook's own timer and our tick race for the same moment.
-VOID_AT_DEADLINE_SECONDS: Final = 1.0
 _URGENCY_OF: Final = {urgency.value: urgency for urgency in Urgency}
 
 
@@ -156,30 +161,9 @@ class Engine(UnreadableFrames):
         self.book = ReplyBook() if open_prompts_limit is None else ReplyBook(open_prompts_limit)
         # §6.3.1: a reply carries the wall-clock time of the user's decision.
         self.wall_clock: Callable[[], datetime] = wall_clock or _utc_now
-        # The question being presented (read out, answer keys bound to it), when it was
-        # presented, and whether the next one is due (presented at the next tick).
-        self._presented: str | None = None
-        self.presented_at: float | None = None
-        self._present_due_at: float | None = None
-        # When the presented question was last said to be still waiting (reminders).
-        self._reminded_at: float | None = None
-        self._waiting_notice_id: str | None = None
-        self._count_notice_at: dict[str, float] = {}
-        # A count held back by the interval, said when it is over (never lost).
-        self._count_due: dict[str, tuple[Announcement, str]] = {}
-        self._notice_serial = 0
-        self.set_aside = 0
-        self._set_aside_notice_id: str | None = None
         # §6.4: each producer's clock skew, taken out of a question's lateness
         self.clocks = ClockSkew(self.wall_clock)
-        # Connections whose producer closed the subscription (§5.8) until a new one.
-        self._closed_sources: set[str] = set()
-        # Questions whose time to accept was said to be over (§6.4; reject still open).
-        self._accept_over_told: set[str] = set()
-        # Questions already said to be still open after the agent went on working.
-        self._told_open: set[str] = set()
-        # Sources announcer maps itself: the only ones trusted with ``x-announcer``.
-        self._mapped_sources: set[str] = set()
+        self.connections = Connections()
         self.scheduler = scheduler or SpeechScheduler(self.settings, paced=paced)
         self.scheduler.update_settings(self.settings)
         self._transcript: deque[TranscriptEntry] = deque(maxlen=transcript_size)
@@ -188,10 +172,27 @@ class Engine(UnreadableFrames):
             self.scheduler, self.policy, self.tracker, self.diagnostics, self._transcript
         )
         self.scheduler.on_start = self.folding.word_count
-        # our phrases about a question, naming it by its subject
-        self.notices = QuestionNotices(self.policy, self.tracker)
-        self._subscriptions: dict[str, str] = {}
-        self._outgoing: deque[OutgoingReply] = deque(maxlen=10_000)
+        serial = itertools.count(1)  # our notices' event ids
+        self.questions = QuestionDesk(
+            self.book,
+            self.scheduler,
+            self.policy,
+            self.tracker,
+            diagnostics=self.diagnostics,
+            folding=self.folding,
+            clocks=self.clocks,
+            connections=self.connections,
+            serial=serial,
+        )
+        self.unreadable = UnreadableFrames(
+            self.questions,
+            self.policy,
+            self.tracker,
+            self.folding,
+            self.connections,
+            wall_clock=self.wall_clock,
+            serial=serial,
+        )
         self._after_answer: list[SpeechCommand] = []
         self.frames = 0
         self.events = 0
@@ -218,7 +219,7 @@ class Engine(UnreadableFrames):
             if result.diagnostics:
                 self.diagnostics.record(result, source=source_id, now=now)
             assert isinstance(message, AaepEvent)
-            if message.extensions and source_id not in self._mapped_sources:
+            if message.extensions and not self.connections.trusted(source_id):
                 message = self._without_our_extension(message, source_id, now)
             self.events += 1
             if type(message) is not OutputStreaming:
@@ -226,18 +227,18 @@ class Engine(UnreadableFrames):
             return self._process(self.tracker.admit(message, source_id, now), source_id, now)
         if result.kind == "handshake":
             if isinstance(result.message, SubscriptionAccepted):
-                self._subscriptions[source_id] = result.message.subscription_id
+                self.connections.accepted(source_id, result.message.subscription_id)
             return []
         if result.kind == "reply":
             token = getattr(result.message, "reply_token", None)
             prompt = self.book.get(token) if isinstance(token, str) else None
             if prompt is not None and prompt.source_id == source_id:
                 # §6.7.2: the producer passed on another subscriber's answer to it.
-                commands = self._resolved_elsewhere(prompt.reply_token, now)
+                commands = self.questions.resolved_elsewhere(prompt.reply_token, now)
                 self.tracker.prompt_closed(
                     source_id, prompt.session_id, prompt.reply_token, resolved=True
                 )
-                return commands + self._present_next(now)
+                return commands + self.questions.present_next(now)
             # Replies flow from subscribers to producers; one arriving here is misrouted.
             self.ignored["reply message received"] += 1
             self.diagnostics.record_drop(
@@ -251,7 +252,7 @@ class Engine(UnreadableFrames):
         self.invalid_frames += 1
         self.diagnostics.record(result, source=source_id, now=now)
         commands = self._skip_sequence(result, source_id, now)
-        return commands + self._notice_unreadable(result, source_id, now)
+        return commands + self.unreadable.notice(result, source_id, now)
 
     def trust_extension(self, source_id: str) -> None:
         """``source_id`` is a source announcer maps itself (ACP, hooks, agent streams).
@@ -260,13 +261,14 @@ class Engine(UnreadableFrames):
         limit, "allow from now on", display styles); from any other producer it is
         removed, so an AAEP producer cannot disguise its question (issue 22 item 3).
         """
-        self._mapped_sources.add(source_id)
+        self.connections.trust(source_id)
 
     def _without_our_extension(self, event: AaepEvent, source_id: str, now: float) -> AaepEvent:
         extensions = event.extensions or {}
         if ANNOUNCER_EXTENSION not in extensions:
             return event
-        self._log_note(
+        log_note(
+            self.diagnostics,
             TrackerNote(
                 "extension.untrusted",
                 f"an AAEP producer sent announcer's own {ANNOUNCER_EXTENSION!r} extension; "
@@ -297,15 +299,7 @@ class Engine(UnreadableFrames):
             commands += self._process(admission, source_id, now)
         for released in self.outputs.poll(now):
             commands += self._say_output(released, None, now)
-        for prompt in self.book.expire(now):
-            self.tracker.prompt_closed(
-                prompt.source_id, prompt.session_id, prompt.reply_token, resolved=True
-            )
-            commands += self._say_expired(prompt, now)
-        commands += self._say_accept_over(now)
-        commands += self._present_next(now)
-        commands += self._remind(now)
-        commands += self._say_due_counts(now)
+        commands += self.questions.tick(now)
         if self.scheduler.speaking is not None:
             self._silence.heard(now)  # said until now (paced speech ends in this tick)
         commands += self.scheduler.tick(now)
@@ -317,59 +311,20 @@ class Engine(UnreadableFrames):
         candidates = [
             self.tracker.next_wakeup(),
             self.outputs.next_wakeup(),
-            self.book.next_deadline(),
-            self._accept_over_due(),
+            self.questions.next_wakeup(),
             self.scheduler.next_wakeup(),
-            self._present_due_at,
-            self._reminder_due(),
             self._silence.due(self.settings.silence_notice_seconds),
-            *(
-                self._count_notice_at[kind] + COUNT_NOTICE_INTERVAL_SECONDS
-                for kind in self._count_due
-            ),
         ]
         present = [c for c in candidates if c is not None]
         return min(present) if present else None
 
     def source_closed(self, source_id: str, now: float) -> list[SpeechCommand]:
         """§8.2.5: the producer applies defaults for a lost connection; close its prompts."""
-        commands: list[SpeechCommand] = []
-        self._subscriptions.pop(source_id, None)
-        for prompt in self.book.pending():
-            if prompt.source_id == source_id:
-                self.book.void(prompt.reply_token)
-                notice = self.notices.notice(
-                    N_("Connection lost; the agent will apply its default for: {what}"),
-                    prompt,
-                    kind="system.prompt_voided",
-                )
-                commands += self.folding.withdraw(prompt, notice, now)
-        commands += self._present_next(now)
-        return commands
+        return self.questions.connection_lost(source_id, now)
 
     def subscription_closed(self, source_id: str, now: float) -> list[SpeechCommand]:
-        """§5.8.2: the producer closed the subscription and applies each question's default.
-
-        Every question from that connection is void; the user hears which default the
-        agent applies (goes ahead, rejected, stopped waiting), never "sent".
-        """
-        commands: list[SpeechCommand] = []
-        self._subscriptions.pop(source_id, None)
-        self._closed_sources.add(source_id)
-        for prompt in self.book.pending():
-            if prompt.source_id != source_id:
-                continue
-            self.book.void(prompt.reply_token)
-            self.tracker.prompt_closed(prompt.source_id, prompt.session_id, prompt.reply_token)
-            notice = self.notices.notice(
-                self.notices.closed_msgid(prompt),
-                prompt,
-                kind="system.prompt_voided",
-                critical=True,
-            )
-            commands += self.folding.withdraw(prompt, notice, now)
-        commands += self._present_next(now)
-        return commands
+        """§5.8.2: the producer closed the subscription and applies each question's default."""
+        return self.questions.subscription_closed(source_id, now)
 
     def count_skipped_urgent(
         self, producer_id: str, name: str, count: int, source_id: str | None, now: float
@@ -377,6 +332,11 @@ class Engine(UnreadableFrames):
         """The reader skipped ``count`` urgent frames of ``producer_id`` unread: they join
         its spoken count (§2.2.9, :meth:`UrgentFolding.count_skipped_urgent`)."""
         return self.folding.count_skipped_urgent(producer_id, name, count, source_id, now)
+
+    def presented_prompt(self) -> PendingPrompt | None:
+        """The question being presented: the one the user was told about and answers now
+        (:meth:`QuestionDesk.presented_prompt`)."""
+        return self.questions.presented_prompt()
 
     def present(self, reply_token: str, now: float) -> list[SpeechCommand]:
         """Read an open question (again) with the time left now; it becomes the presented one.
@@ -387,7 +347,7 @@ class Engine(UnreadableFrames):
         prompt = self.book.get(reply_token)
         if prompt is None:
             return []
-        return self._present(prompt, now)
+        return self.questions.present(prompt, now)
 
     def silence(self, now: float) -> list[SpeechCommand]:
         return self.scheduler.silence(now)
@@ -398,8 +358,7 @@ class Engine(UnreadableFrames):
 
     def set_subscription(self, source_id: str, subscription_id: str) -> None:
         """Record the subscription a connection negotiated (replies must carry it)."""
-        self._subscriptions[source_id] = subscription_id
-        self._closed_sources.discard(source_id)
+        self.connections.subscribed(source_id, subscription_id)
 
     def set_answer_keys(self, answer_keys: AnswerKeys) -> None:
         """The UI the user answers in: questions name its keys, or none if it says them."""
@@ -417,7 +376,7 @@ class Engine(UnreadableFrames):
         """Build the reply for the user's answer, or refuse it with a reason."""
         self._silence.heard(now)  # the user just acted: a silence counts from here
         prompt = self.book.get(answer.reply_token)
-        subscription = self._subscriptions.get(prompt.source_id) if prompt else None
+        subscription = self.connections.subscription(prompt.source_id) if prompt else None
         at = decided_at if decided_at is not None else self.wall_clock()
         outcome = self.book.answer(answer, now, subscription, at)
         if prompt is not None and isinstance(outcome, ReplyReady):
@@ -434,11 +393,7 @@ class Engine(UnreadableFrames):
                 state.approved_result_due = True
         if prompt is not None and self.book.get(answer.reply_token) is None:
             # Answered, or found expired: the producer owes a state change for it.
-            self.tracker.prompt_closed(
-                prompt.source_id, prompt.session_id, prompt.reply_token, resolved=True
-            )
-            # Issue 14 c: no key hints or time left after the answer; cut the question off.
-            self._after_answer += self.scheduler.question_ended(prompt.event_id, now)
+            self._after_answer += self.questions.closed_by_answer(prompt, now)
             key = (prompt.source_id, prompt.session_id)
             session = self.tracker.session(prompt.source_id, prompt.session_id)
             if (
@@ -447,14 +402,12 @@ class Engine(UnreadableFrames):
                 and self._digests.ends_when_answered(key)
             ):
                 self._after_answer += self._turn_digest(key, now)
-            if self._presented == answer.reply_token:
-                self._present_due_at = now  # the next question, at the next tick
         return outcome
 
     def _note_answer(self, prompt: PendingPrompt, answer: UserAnswer) -> None:
         """For the turn's digest: the question, briefly, and how the user answered it."""
         _ = translator(self.policy.phrase_language).gettext
-        what = self.notices.short_subject(prompt).text.rstrip(" .")
+        what = self.questions.notices.short_subject(prompt).text.rstrip(" .")
         if answer.decision == "accept":
             said = _("allowed: {what}").format(what=what)
         elif answer.decision == "reject":
@@ -482,9 +435,7 @@ class Engine(UnreadableFrames):
 
     def take_outgoing(self) -> list[OutgoingReply]:
         """Replies made without the user (only ``auto_reject``), to send now."""
-        replies = list(self._outgoing)
-        self._outgoing.clear()
-        return replies
+        return self.questions.take_outgoing()
 
     # -- reading -------------------------------------------------------------------------
 
@@ -511,7 +462,7 @@ class Engine(UnreadableFrames):
             speech_drops=dict(self.scheduler.drops),
             suppressed=dict(self.policy.suppressed),
             folded=self.folding.folded_total,
-            questions_set_aside=self.set_aside,
+            questions_set_aside=self.questions.counts.set_aside,
         )
 
     # -- internals -------------------------------------------------------------------------
@@ -529,45 +480,24 @@ class Engine(UnreadableFrames):
             return self._handle(events[0], source_id, now)  # the usual case
         commands: list[SpeechCommand] = []
         for note in admission.notes:
-            self._log_note(note, source_id, now)
+            log_note(self.diagnostics, note, source_id, now)
         # §6.8: the state change that withdrew a question may say why, in the agent's
         # words; they are the notice's reason, said once with it (issue 30 item 1).
         withdrawing, reason = self._withdrawal_reason(admission)
-        said_reason = False
-        for token in admission.voided_tokens:
-            prompt = self.book.void(token)
-            if prompt is None:
-                continue
-            if prompt.timeout_seconds > 0 and now >= prompt.deadline - VOID_AT_DEADLINE_SECONDS:
-                # §6.4/§6.8: the producer moved on because its time ran out (a hook's
-                # own timer can beat our tick): that is a timeout, said as one.
-                commands += self._say_expired(prompt, now)
-                continue
-            if self.scheduler.question_started_at(prompt.event_id) is None:
-                # Issue 20: never heard, it is still said, at its urgency and in its place.
-                notice = self.notices.unheard_void_notice(prompt, reason)
-            else:
-                notice = self.notices.notice(
-                    N_("No answer needed any more: {what}"),
-                    prompt,
-                    kind="system.prompt_voided",
-                    short=True,
-                    reason=reason,
-                )
-            said_reason = said_reason or reason is not None
-            commands += self.folding.withdraw(prompt, notice, now)
+        withdrawn, said_reason = self.questions.withdrawn(admission.voided_tokens, reason, now)
+        commands += withdrawn
         for token in admission.resolved_tokens:
-            commands += self._resolved_elsewhere(token, now)
-        commands += self._still_open(admission.kept_open, now)
+            commands += self.questions.resolved_elsewhere(token, now)
+        commands += self.questions.still_open(admission.kept_open, now)
         for event in admission.events:
             void = admission.void_on_arrival.get(event.event_id)
-            if void is not None and isinstance(event, _PROMPTS):
-                commands += self._void_on_arrival(event, void, source_id, now)
+            if void is not None and isinstance(event, PROMPT_EVENTS):
+                commands += self.questions.void_on_arrival(event, void, source_id, now)
                 continue
             if said_reason and event is withdrawing:
                 continue  # its words were the withdrawal's reason: said once, not twice
             commands += self._handle(event, source_id, now)
-        commands += self._present_next(now)
+        commands += self.questions.present_next(now)
         return commands
 
     def _withdrawal_reason(self, admission: Admission) -> tuple[StateChanged | None, Spoken | None]:
@@ -590,7 +520,7 @@ class Engine(UnreadableFrames):
         if isinstance(event, ToolInvoked):
             self._silence.tool_started(event.event_id, now)
         self._silence.session_seen(session, now)
-        if self._silence.tracks(key) or isinstance(event, _PROMPTS):
+        if self._silence.tracks(key) or isinstance(event, PROMPT_EVENTS):
             self._digests.started(key, session.display_name, now)
         if isinstance(event, ToolInvoked):
             self._digests.tool_invoked(key, event)
@@ -626,8 +556,8 @@ class Engine(UnreadableFrames):
             self.scheduler.drop_obsolete(
                 event.session_id, now, keep_start=self.policy.urgency_of(event) is Urgency.CRITICAL
             )
-        if isinstance(event, _PROMPTS):
-            commands += self._open_prompt(event, session, source_id, now)
+        if isinstance(event, PROMPT_EVENTS):
+            commands += self.questions.open_prompt(event, session, source_id, now)
             return commands
         for announcement in self.policy.decide(event, session, source_id, now):
             commands += self.folding.submit(announcement, source_id, now)

@@ -640,7 +640,7 @@ def test_ten_thousand_confirmations_in_a_second_stay_bounded() -> None:
     pending = engine.pending_prompts()
     assert len(pending) == 2_000  # bounded; the newest 8,000 were set aside, counted
     assert pending[0].reply_token == "rpl_flood00000"  # the first heard stays first
-    assert engine.book.overflowed == 8_000 == engine.set_aside
+    assert engine.book.overflowed == 8_000 == engine.status().questions_set_aside
     presented = engine.presented_prompt()
     assert presented is not None and presented.reply_token == "rpl_flood00000"
     # One question is read; the others are one waiting count and one set-aside count.
