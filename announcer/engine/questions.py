@@ -28,9 +28,9 @@ from announcer.engine.scheduler import SpeechScheduler
 from announcer.engine.speech_commands import SpeechCommand
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.engine.tracker import SessionTracker
-from announcer.engine.tracker_records import SessionState, TrackerNote
+from announcer.engine.tracker_records import Admission, SessionState, TrackerNote
 from announcer.i18n.translate import translator
-from announcer.protocol.events import AwaitingClarification, AwaitingConfirmation
+from announcer.protocol.events import AwaitingClarification, AwaitingConfirmation, StateChanged
 from announcer.protocol.log import DiagnosticsLog
 
 #: A question the producer withdraws this close to its deadline (or later) ran out of
@@ -122,13 +122,18 @@ class QuestionDesk:
         return min(present) if present else None
 
     def withdrawn(
-        self, tokens: list[str], reason: Spoken | None, now: float
-    ) -> tuple[list[SpeechCommand], bool]:
-        """§6.8: the producer withdrew these questions; each is said, with the agent's
-        ``reason`` if it gave one. Also returns whether that reason was said."""
+        self, admission: Admission, now: float
+    ) -> tuple[list[SpeechCommand], StateChanged | None]:
+        """§6.8: the producer withdrew the questions of ``admission``; each is said.
+
+        The state change that withdrew them may say why, in the agent's words; they are
+        the notice's reason, said once with it (issue 30 item 1). Also returns that state
+        change when its words were said so, for it is then not said again.
+        """
+        withdrawing, reason = self._withdrawal_reason(admission)
         commands: list[SpeechCommand] = []
         said_reason = False
-        for token in tokens:
+        for token in admission.voided_tokens:
             prompt = self.book.void(token)
             if prompt is None:
                 continue
@@ -151,7 +156,17 @@ class QuestionDesk:
                 )
             said_reason = said_reason or reason is not None
             commands += self.folding.withdraw(prompt, notice, now)
-        return commands, said_reason
+        return commands, withdrawing if said_reason else None
+
+    def _withdrawal_reason(self, admission: Admission) -> tuple[StateChanged | None, Spoken | None]:
+        """The state change that withdrew questions, and its own summary (the agent's
+        reason), if it gave one (§6.8: a change away from ``awaiting_input``)."""
+        if not admission.voided_tokens:
+            return None, None
+        for event in admission.events:
+            if isinstance(event, StateChanged) and event.from_state == "awaiting_input":
+                return event, self.policy.summary(event)
+        return None, None
 
     def connection_lost(self, source_id: str, now: float) -> list[SpeechCommand]:
         """§8.2.5: the producer applies defaults for a lost connection; close its prompts."""
