@@ -35,6 +35,7 @@ from typing import Any, get_args
 from announcer.platform.identity import current_uid, owned_by_me
 from announcer.platform.locks import open_lock_file, try_lock
 from announcer.protocol.events import Decision
+from announcer.transports.base import Transport
 from announcer.transports.hook_client import (
     DECISIONS,
     KNOWN_AGENTS,
@@ -478,7 +479,7 @@ HOOK_GONE_REASON = "the agent stopped waiting"
 # -- the bridge as a runtime transport ------------------------------------------
 
 
-class HookBridgeTransport:
+class HookBridgeTransport(Transport):
     """The hook bridge seen by the runtime as one more event source.
 
     Hook payloads come out of :meth:`frames` as AAEP events (through the agent's
