@@ -134,14 +134,6 @@ def stream_presets() -> dict[str, AgentPreset]:
     return {p.cli.stream_format: p for p in presets().values() if p.cli is not None}
 
 
-def stream_cli(stream_format: str) -> AgentCli:
-    """The ``[cli]`` table of the agent whose stream this is; KeyError when no file has it
-    (a stream adapter with no agent file: tests/agents/test_catalogue_names.py)."""
-    cli = stream_presets()[stream_format].cli
-    assert cli is not None
-    return cli
-
-
 def hook_presets() -> dict[str, AgentPreset]:
     """The presets with hooks, by hook name (``claude-code``, ``codex``)."""
     return {p.cli.hooks.name: p for p in presets().values() if p.cli and p.cli.hooks}
@@ -171,7 +163,6 @@ __all__ = [
     "parse_agent_file",
     "preset_for_command",
     "presets",
-    "stream_cli",
     "stream_presets",
     "title_of",
 ]
