@@ -157,6 +157,7 @@ class Engine:
         self.wall_clock: Callable[[], datetime] = wall_clock or _utc_now
         # §6.4: each producer's clock skew, taken out of a question's lateness
         self.clocks = ClockSkew(self.wall_clock)
+        # each connection's subscription (replies carry it), closed or trusted (§5, §5.8)
         self.connections = Connections()
         self.scheduler = scheduler or SpeechScheduler(self.settings, paced=paced)
         self.scheduler.update_settings(self.settings)
@@ -166,7 +167,7 @@ class Engine:
             self.scheduler, self.policy, self.tracker, self.diagnostics, self._transcript
         )
         self.scheduler.on_start = self.folding.word_count
-        serial = itertools.count(1)  # our notices' event ids
+        serial = itertools.count(1)  # our notices' event ids, one count for all of them
         self.questions = QuestionDesk(
             self.book,
             self.scheduler,
