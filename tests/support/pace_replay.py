@@ -397,8 +397,9 @@ class PacedRun:
         comes first. Status news is measured from ready to the start of its speech, or of
         the summary it was folded into, less the time spent meanwhile on questions, urgent
         news (and another source's lead-up to it, docs/speech.md) and answers to the user's
-        keys (status gives way to them by rule); a question
-        from ready (after its session's lead-up, which goes first by rule), or from the end of the utterance in progress when it arrived, to its
+        keys (status gives way to them by rule); a question from ready (after its
+        session's lead-up, which goes first by rule), or from the end of the utterance in
+        progress when it arrived, to its
         start, less the time spent on answers to the user's keys; the agent's words by the
         gap before each sentence after the previous sentence of its session ended (or
         after it arrived).
