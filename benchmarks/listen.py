@@ -388,12 +388,23 @@ def measure(run: PacedRun) -> Heard:
         if a.kind == WORDS_KIND and key in submitted_at:
             words_heard.append((a.session_id, submitted_at[key], utterance.started, ends[index]))
 
-    def ready(session: str | None, at: float, started: float) -> float:
-        """When it could first be heard: after its session's earlier sentences."""
+    def ready(session: str | None, at: float, started: float, *, question: bool = False) -> float:
+        """When it could first be heard: after its session's earlier sentences; for a
+        question, after its session's earlier news too (its lead-up goes first by rule)."""
         moment = at
         for other, submitted, began, ended in words_heard:
             if other == session and submitted <= at and began < started:
                 moment = max(moment, min(ended, started))
+        if question:
+            for index, utterance in enumerate(utterances):
+                said = utterance.announcement
+                if (
+                    said.session_id == session
+                    and said.kind in STATUS_KINDS
+                    and utterance.started < started
+                    and run.arrivals.get(said.event_id or "", started) <= at
+                ):
+                    moment = max(moment, min(ends[index], started))
         return moment
 
     for at, sentence in sentences:
@@ -421,7 +432,10 @@ def measure(run: PacedRun) -> Heard:
                     "kind": kind,
                     "how": "heard",
                     "delay_s": started - arrived,
-                    "added_s": max(0.0, started - ready(session, arrived, started)),
+                    "added_s": max(
+                        0.0,
+                        started - ready(session, arrived, started, question=kind in PROMPT_KINDS),
+                    ),
                 }
             )
             continue

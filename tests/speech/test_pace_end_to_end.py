@@ -318,14 +318,14 @@ def _asked(records: list[dict[str, object]]) -> int:
 def test_a_question_follows_its_own_lead_up_within_the_lead_in_time(wpm: int) -> None:
     """Issue 14 b bounded by issue 30: in the jsonl speech record the agent's sentences
     that came before its permission question (what it is about) are heard first, none cut
-    off; the question starts within the lead-in time (8 s) and half a second."""
+    off; the question starts within the lead-in time (10 s) and half a second."""
     frames = agent_session_frames()
     arrived = next(t for t, f in frames if str(f["type"]).endswith("awaiting.confirmation"))
     records = _speech_record(frames, wpm)
     asked = _asked(records)
     assert records[asked]["urgency"] == "critical"
     started = float(records[asked]["t"])  # type: ignore[arg-type]
-    assert arrived <= started <= arrived + 8.0 + 0.5
+    assert arrived <= started <= arrived + 10.0 + 0.5
     between = [
         r
         for r in records[:asked]
