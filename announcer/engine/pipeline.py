@@ -539,12 +539,16 @@ class Engine(UnreadableFrames):
                 # Issue 20: never heard, it is still said, at its urgency and in its place.
                 notice = self._unheard_void_notice(prompt, reason)
             else:
+                # At the question's own urgency, as when it was never heard: the user
+                # heard it and may be about to answer; urgent news after it (a hand-off,
+                # an error) must not cut off the one sentence that says not to.
                 notice = self._notice(
                     N_("No answer needed any more: {what}"),
                     prompt,
                     kind="system.prompt_voided",
                     short=True,
                     reason=reason,
+                    critical=self._asked_critically(prompt),
                 )
             said_reason = said_reason or reason is not None
             commands += self._withdraw(prompt, notice, now)

@@ -168,10 +168,7 @@ class QuestionNotices(EngineState):
         why = translator(self.policy.phrase_language).gettext(
             N_("The session ended.") if ended else N_("The agent went on without your answer.")
         )
-        event = prompt.event
-        critical = (
-            not isinstance(event, AaepEvent) or self.policy.urgency_of(event) is Urgency.CRITICAL
-        )
+        critical = self._asked_critically(prompt)
         return self._notice(
             N_("Withdrawn before you could answer: {what}"),
             prompt,
@@ -181,6 +178,11 @@ class QuestionNotices(EngineState):
             why=why,
             reason=reason,
         )
+
+    def _asked_critically(self, prompt: PendingPrompt) -> bool:
+        """Whether the question was asked at critical urgency (why it ended is said so too)."""
+        event = prompt.event
+        return not isinstance(event, AaepEvent) or self.policy.urgency_of(event) is Urgency.CRITICAL
 
     @staticmethod
     def _void_on_arrival_msgid(reason: str) -> str:
