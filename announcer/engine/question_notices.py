@@ -173,10 +173,7 @@ class QuestionNotices:
         why = translator(self.policy.phrase_language).gettext(
             N_("The session ended.") if ended else N_("The agent went on without your answer.")
         )
-        event = prompt.event
-        critical = (
-            not isinstance(event, AaepEvent) or self.policy.urgency_of(event) is Urgency.CRITICAL
-        )
+        critical = self.asked_critically(prompt)
         return self.notice(
             N_("Withdrawn before you could answer: {what}"),
             prompt,
@@ -186,6 +183,11 @@ class QuestionNotices:
             why=why,
             reason=reason,
         )
+
+    def asked_critically(self, prompt: PendingPrompt) -> bool:
+        """Whether the question was asked at critical urgency (why it ended is said so too)."""
+        event = prompt.event
+        return not isinstance(event, AaepEvent) or self.policy.urgency_of(event) is Urgency.CRITICAL
 
     @staticmethod
     def void_on_arrival_msgid(reason: str) -> str:

@@ -147,12 +147,16 @@ class QuestionDesk:
                 # Issue 20: never heard, it is still said, at its urgency and in its place.
                 notice = self.notices.unheard_void_notice(prompt, reason)
             else:
+                # At the question's own urgency, as when it was never heard: the user
+                # heard it and may be about to answer; urgent news after it (a hand-off,
+                # an error) must not cut off the one sentence that says not to.
                 notice = self.notices.notice(
                     N_("No answer needed any more: {what}"),
                     prompt,
                     kind="system.prompt_voided",
                     short=True,
                     reason=reason,
+                    critical=self.notices.asked_critically(prompt),
                 )
             said_reason = said_reason or reason is not None
             commands += self.folding.withdraw(prompt, notice, now)
