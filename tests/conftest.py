@@ -11,13 +11,16 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.support.examples import load_profile as load_hypothesis_profile
 from tests.support.terminal import Terminal, tmux_installed
 from tests.support.tiers import every_test_is_slow, mark_tiers
+
+if TYPE_CHECKING:
+    from tests.support.scripted import OpenScriptedLive
 
 
 def _guard_ast_parse_against_reentry() -> None:
@@ -108,6 +111,15 @@ def terminal() -> Iterator[Terminal]:
         yield screen
     finally:
         screen.close()
+
+
+@pytest.fixture
+def scripted_live(tmp_path: Path) -> OpenScriptedLive:
+    """``async with scripted_live(kind, **options) as live``: the scripted producer and a live
+    session subscribed to it over loopback WebSocket or SSE (tests/support/scripted.py)."""
+    from tests.support.scripted import opener  # imported here: the fast tier needs none of it
+
+    return opener(tmp_path)
 
 
 @pytest.fixture(autouse=True)
