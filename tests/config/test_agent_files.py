@@ -35,6 +35,7 @@ from announcer.formats.hooks import HOOK_AGENTS
 from announcer.formats.wrapper import AGENT_NAMES
 from announcer.transports.hook_client import BLOCKING_BY_AGENT, KNOWN_AGENTS
 from tests.lab.clis import PINNED
+from tests.support.speech_record import spoken_in
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the presets the issue asks for; each has a file and nothing else has one
@@ -315,8 +316,7 @@ def test_a_missing_preset_is_said_aloud_with_its_install_command(tmp_path: Path)
     assert done.returncode == 2
     assert "Install it with: npm install -g opencode-ai@1.18.33" in done.stderr
     said = [json.loads(line) for line in _lines(done) if line.startswith("{")]
-    spoken = [s["text"] for s in said if s.get("action") == "speak"]
-    assert spoken == [
+    assert spoken_in(said) == [
         "OpenCode is not installed. Install it with: npm install -g opencode-ai@1.18.33"
     ]
 
@@ -326,7 +326,7 @@ def test_the_missing_preset_is_said_in_the_users_language(tmp_path: Path) -> Non
         tmp_path, "kimi", "--speech", "jsonl", "--ui", "plain", "--language", "de", path=""
     )
     said = [json.loads(line) for line in _lines(done) if line.startswith("{")]
-    assert [s["text"] for s in said if s.get("action") == "speak"] == [
+    assert spoken_in(said) == [
         "Kimi Code ist nicht installiert. Installieren Sie es mit: "
         "npm install -g @moonshot-ai/kimi-code@2.1.0"
     ]
