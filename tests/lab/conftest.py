@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -26,6 +27,9 @@ from tests.lab.clis import (
     run,
 )
 from tests.lab.fake_model import FakeModelServer
+
+if TYPE_CHECKING:
+    from tests.support.lab_agents import LabAgents
 
 
 def on_ci() -> bool:
@@ -123,3 +127,13 @@ class Lab:
 @pytest.fixture(scope="session")
 def lab(clis: Clis, fake_model: FakeModelServer, tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return Lab(clis, fake_model, tmp_path_factory.mktemp("agent-lab"))
+
+
+@pytest.fixture
+def lab_agents(clis: Clis, fake_model: FakeModelServer, tmp_path: Path) -> LabAgents:
+    """``with lab_agents.run("codex") as run``: an ask-and-answer run of ``announcer agent``
+    with the lab's real agents against the fake model (tests/support/lab_agents.py).
+    Imported here, not above: it imports a test module, which pytest must collect first."""
+    from tests.support.lab_agents import LabAgents
+
+    return LabAgents(clis, fake_model, tmp_path)
