@@ -27,6 +27,7 @@ from tests.lab.clis import (
     run,
 )
 from tests.lab.fake_model import FakeModelServer
+from tests.lab.transcript import spoken
 
 if TYPE_CHECKING:
     from tests.support.lab_agents import LabAgents
@@ -104,6 +105,18 @@ class Lab:
             command = codex_command(self.clis, f"lab:{scenario} please")
             self._runs[key] = self._run("codex", scenario, command, env, folder)
         return self._runs[key]
+
+    def claude_heard(self, scenario: str, verbosity: str = "normal", **options: str) -> list[str]:
+        """What a listener hears of Claude Code's run of ``scenario`` (it must succeed)."""
+        result = self.claude(scenario, **options)
+        assert result.returncode == 0, result.stderr[-2000:]
+        return spoken("claude-code", result.stdout, verbosity=verbosity)
+
+    def codex_heard(self, scenario: str, verbosity: str = "normal") -> list[str]:
+        """What a listener hears of Codex's run of ``scenario`` (it must succeed)."""
+        result = self.codex(scenario)
+        assert result.returncode == 0, result.stderr[-2000:]
+        return spoken("codex", result.stdout, verbosity=verbosity)
 
     def _run(
         self, cli: str, scenario: str, command: list[str], env: dict[str, str], folder: Path
