@@ -75,3 +75,17 @@ def test_ci_runs_exactly_the_test_command_and_pytest_comes_last() -> None:
     last_print = max(i for i, line in enumerate(steps) if "printf" in line)
     assert steps[last_print] == """[ -n "$summary" ] && printf '%s\\n' "$summary\""""
     assert last_print > steps.index("finish_steps")
+
+
+def test_the_fast_tier_leaves_out_only_folders_whose_every_test_is_slow() -> None:
+    """``./test --fast`` (``-m "not slow"``) does not import the slow folders at all
+    (tests/conftest.py): that is exact only if every test there is marked ``slow``."""
+    from tests.support.tiers import SLOW_FOLDERS, TESTS, every_test_is_slow, tiers_of
+
+    for folder in SLOW_FOLDERS:
+        module = TESTS / folder / "test_anything.py"
+        assert every_test_is_slow(module)
+        assert "slow" in tiers_of(module, "test_anything", frozenset())
+    for folder in ("engine", "protocol", "formats", "i18n", "config", "cli"):
+        assert not every_test_is_slow(TESTS / folder / "test_anything.py")
+    assert not every_test_is_slow(TESTS / "test_test_command.py")
