@@ -29,6 +29,7 @@ from announcer.agents.catalogue import (
 from announcer.cli.commands import agent as agent_command
 from announcer.cli.main import COMMANDS
 from tests.lab.clis import PINNED
+from tests.support.speech_record import spoken_in
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the presets the issue asks for; each has a file and nothing else has one
@@ -267,8 +268,7 @@ def test_a_missing_preset_is_said_aloud_with_its_install_command(tmp_path: Path)
     assert done.returncode == 2
     assert "Install it with: npm install -g opencode-ai@1.18.33" in done.stderr
     said = [json.loads(line) for line in _lines(done) if line.startswith("{")]
-    spoken = [s["text"] for s in said if s.get("action") == "speak"]
-    assert spoken == [
+    assert spoken_in(said) == [
         "OpenCode is not installed. Install it with: npm install -g opencode-ai@1.18.33"
     ]
 
@@ -278,7 +278,7 @@ def test_the_missing_preset_is_said_in_the_users_language(tmp_path: Path) -> Non
         tmp_path, "kimi", "--speech", "jsonl", "--ui", "plain", "--language", "de", path=""
     )
     said = [json.loads(line) for line in _lines(done) if line.startswith("{")]
-    assert [s["text"] for s in said if s.get("action") == "speak"] == [
+    assert spoken_in(said) == [
         "Kimi Code ist nicht installiert. Installieren Sie es mit: "
         "npm install -g @moonshot-ai/kimi-code@2.1.0"
     ]

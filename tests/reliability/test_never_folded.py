@@ -23,6 +23,7 @@ from announcer.engine.speech_commands import Speak
 from tests.producer.live import running
 from tests.reliability.flood_producer import LoopbackProducer, event
 from tests.reliability.test_flood import critical_flood, hear, heard, listening
+from tests.support.examples import examples
 
 NEVER_FOLDED = ("agent.awaiting.", "agent.handoff.", "agent.session.")
 
@@ -83,7 +84,7 @@ ACTIONS = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(actions=ACTIONS, burst=st.integers(min_value=0, max_value=12))
 def test_no_errored_handoff_or_question_is_ever_folded(actions: list[str], burst: int) -> None:
     engine = Engine(UserSettings(pace_wpm=600))
