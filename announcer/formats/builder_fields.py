@@ -214,6 +214,12 @@ def mark_whole(event: Event) -> None:
     _ours(event)["whole"] = True
 
 
+def mark_detailed_only(event: Event) -> None:
+    """News the user hears only at detailed verbosity (an agent's suggested next prompt,
+    issue 33 item 5): a guess of the user's own words, on a key at every verbosity."""
+    _ours(event)["detailed_only"] = True
+
+
 def mark_start_line(event: Event) -> None:
     """An agent's settings line as it starts (issue 31, item 11): moot once the user has
     written to it, so never said again after the user's message."""
