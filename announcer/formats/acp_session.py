@@ -130,6 +130,8 @@ class AcpSessions(FormatAdapter):
         # open elicitations (the agent's own questions), by the reply token now asked
         self.forms: dict[str, Form] = {}
         self._said_after: list[tuple[str, str]] = []  # rejects to say (session, action)
+        # calls the user allowed, to open quietly after the answer (session, call id)
+        self._opened_after: list[tuple[str, str]] = []
         # questions asked again under a new token (old token, new token), for the transport
         self._asked_again: list[tuple[str, str]] = []
 

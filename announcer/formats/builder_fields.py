@@ -214,6 +214,13 @@ def mark_whole(event: Event) -> None:
     _ours(event)["whole"] = True
 
 
+def mark_changes(event: Event, changes: str) -> None:
+    """What an edit did to its files, line counts and all ("adds 1 line and removes 1 line
+    in src/app.py"), kept on its end when the end says less ("Changed src/app.py."): the
+    turn's digest names it (issue 33, item 2)."""
+    _ours(event)["changes"] = changes[:1000]
+
+
 def mark_detailed_only(event: Event) -> None:
     """News the user hears only at detailed verbosity (an agent's suggested next prompt,
     issue 33 item 5): a guess of the user's own words, on a key at every verbosity."""

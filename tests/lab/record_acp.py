@@ -40,7 +40,7 @@ from tests.lab.clis import (
     qwen_args,
     qwen_env,
 )
-from tests.lab.fake_model import BUILD_SCRIPT, PATCH_FILES, FakeModelServer
+from tests.lab.fake_model import BUILD_SCRIPT, PATCH_FILES, TEN_TOOLS_FILES, FakeModelServer
 
 #: where a recording's scratch folder and home are said to be
 PROJECT = "/home/ada/project"
@@ -95,6 +95,8 @@ RECIPES: dict[str, Recipe] = {
     "claude-plan-always": Recipe("claude", ("lab:plan-exit please",), answer="allow_always",
                                  mode="plan"),
     "claude-quick-plan": Recipe("claude", ("lab:quick-plan please",)),
+    # issue 33: a whole turn's digest, and the silence while its tests run
+    "claude-ten-tools": Recipe("claude", ("lab:ten-tools please",), files=TEN_TOOLS_FILES),
     "codex-patch-delete": Recipe("codex", ("lab:patch-delete please",), files=PATCH_FILES),
     # codex-acp's own Auto review: its reviewer (the model) decides an escalation
     "codex-review-denied": Recipe("codex", ("lab:denied please",), asking=False,

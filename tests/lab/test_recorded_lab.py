@@ -29,6 +29,9 @@ HEARD = {
     ),
     "qwen-auto-command": "Qwen Code's Auto mode approved: Create made.txt.",
     "codex-patch-delete": "Deleted old_notes.txt; changed README.md, src/app.py.",
+    "claude-ten-tools": (
+        "Run the tests again failed, exit code 1: test_parser FAILED: expected 3, got 2."
+    ),
     "claude-quick-plan": (
         "All 4 steps done. The steps: Read the notes; Fix the parser; Run the tests; Sum up."
     ),
