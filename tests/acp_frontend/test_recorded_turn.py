@@ -79,3 +79,23 @@ def test_a_minute_long_test_run_of_the_real_claude_adapter_is_broken_by_still_wo
     assert heard.spoken[at - 1].startswith("Confirmation needed. Claude Agent wants to run: sh")
     assert heard.spoken[at + len(said)].startswith("Run the tests failed, exit code 1")
     assert _calls(heard) == 10
+
+
+@pytest.mark.parametrize("verbosity", ["normal", "detailed"])
+def test_the_real_claude_adapters_suggested_prompt_is_kept_and_said_after_the_turn(
+    verbosity: str,
+) -> None:
+    """Issue 33, item 5, from the wire: claude-agent-acp 0.101 predicts the next prompt
+    after the turn's end, as ``session_info_update._meta.promptSuggestions``
+    (``claude-suggestion``: recorded with CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION and as a
+    JetBrains AIR client, the only client it sends them to). Listed at every verbosity,
+    said once after the turn at detailed verbosity only."""
+    heard = replay("claude-suggestion", verbosity=verbosity, answer_arming_seconds=0)
+    assert heard.adapter.suggestions(next(iter(heard.adapter.sessions))) == ["run the tests"]
+    said = [line for line in heard.spoken if "suggests" in line]
+    if verbosity == "detailed":
+        assert said == ["Claude Agent suggests: run the tests."]
+        assert heard.spoken[-2:] == ["Claude Agent finished the turn.", said[0]]
+    else:
+        assert said == []
+        assert heard.spoken[-1] == "Claude Agent finished the turn."

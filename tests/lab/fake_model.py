@@ -493,6 +493,10 @@ GEMINI_ERROR = {
 }
 _SCENARIO_TAG = re.compile(r"\blab:([a-z][a-z0-9-]*)")
 FALLBACK_TEXT = "Lab fallback answer."
+#: what Claude Code's request for the user's next prompt starts with (its prompt
+#: suggestions, CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION), and the lab model's prediction
+SUGGESTION_MODE = "[SUGGESTION MODE:"
+SUGGESTED_PROMPT = "run the tests"
 
 
 def scenario_in(texts: Iterator[str]) -> Scenario | None:
@@ -1182,6 +1186,8 @@ class _Handler(BaseHTTPRequestHandler):
                 if scenario
                 else Turn(text=FALLBACK_TEXT)
             )
+            if any(SUGGESTION_MODE in text for text in _anthropic_texts(body)):
+                turn = Turn(text=SUGGESTED_PROMPT)  # Claude Code predicts the next prompt
             self._wait_for(turn.after, scenario.name if scenario else "")
             if body.get("stream"):
                 self._sse(anthropic_events(turn, model, cwd), named=True)
