@@ -51,3 +51,18 @@ def test_a_fresh_recording_is_heard_as_the_fixture_is(
     assert HEARD[name] in said, said
     assert HEARD[name] in replay(name).spoken  # the committed fixture, the same sentence
     assert (RECORDINGS / f"{name}.jsonl").exists()
+
+
+def test_a_fresh_recording_still_brings_claudes_suggested_prompt(
+    clis: Clis, fake_model: FakeModelServer, tmp_path: Path
+) -> None:
+    """``claude-suggestion`` afresh (issue 33, item 5): the pinned adapter still sends its
+    prediction in the form the mapping reads, and it is said at detailed verbosity."""
+    scratch = tmp_path.resolve()
+    wire = record("claude-suggestion", clis, fake_model, scratch)
+    fresh = tmp_path / "recordings"
+    fresh.mkdir()
+    (fresh / "claude-suggestion.jsonl").write_text("\n".join(portable(wire, scratch)) + "\n")
+    heard = replay("claude-suggestion", folder=fresh, verbosity="detailed")
+    assert heard.adapter.suggestions(next(iter(heard.adapter.sessions))) == ["run the tests"]
+    assert "Claude Agent suggests: run the tests." in heard.spoken, heard.spoken
