@@ -13,6 +13,7 @@ from typing import Final
 
 from announcer.i18n.translate import translator
 from announcer.protocol.events import ToolCompleted, ToolInvoked
+from announcer.protocol.extensions import ANNOUNCER_EXTENSION
 
 #: tool names (any case) that change files, and that run commands, across the formats
 EDIT_TOOLS: Final = frozenset(
@@ -52,6 +53,14 @@ def _label(event: ToolInvoked) -> str:
     # the description names the call alone (no "Qwen Code approved: " before it)
     text = event.description or event.summary_terse or event.summary_normal or event.tool
     return " ".join(text.split()).rstrip(" .")[:120]
+
+
+def _changes(event: ToolCompleted) -> str:
+    """What an edit did, line counts and all, when its end says less (``x-announcer``
+    ``changes``, from announcer's own mappings)."""
+    ours = (event.extensions or {}).get(ANNOUNCER_EXTENSION)
+    changes = ours.get("changes") if isinstance(ours, dict) else None
+    return changes if isinstance(changes, str) else ""
 
 
 def _kind(tool: str) -> str:
@@ -110,7 +119,8 @@ class TurnDigests:
             record.errors += 1
         if kind == "edit":
             record.change_count += 1
-            said = " ".join((event.summary_normal or label).split()).rstrip(" .")
+            said = " ".join((_changes(event) or event.summary_normal or label).split())
+            said = said.rstrip(" .")
             if said and len(record.changes) < KEPT and not failed:
                 record.changes.append(said[:160])
         elif kind == "command":

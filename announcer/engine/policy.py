@@ -84,6 +84,9 @@ class Policy(PolicyQuestions):
         outcome = isinstance(event, ToolCompleted) and session.approved_result_due
         if outcome:
             session.approved_result_due = False  # issue 30 item 6: this is what came of it
+        if _detailed_only(event) and self.level_for(event) != "detailed":
+            self.suppressed["detailed verbosity only"] += 1
+            return []
         if not self._plain or urgency is not Urgency.NORMAL:
             reason = self.admits(event, urgency, source_id, now, outcome=outcome)
             if reason is not None:
@@ -242,6 +245,13 @@ def _start_line(event: AaepEvent) -> bool:
     ``start_line``): moot once the user wrote to that agent (issue 31, item 11)."""
     ours = (event.extensions or {}).get(ANNOUNCER_EXTENSION)
     return isinstance(ours, dict) and ours.get("start_line") is True
+
+
+def _detailed_only(event: AaepEvent) -> bool:
+    """announcer's own mapping marked news for detailed verbosity alone (``x-announcer``
+    ``detailed_only``: an agent's suggested next prompt, issue 33 item 5)."""
+    ours = (event.extensions or {}).get(ANNOUNCER_EXTENSION)
+    return isinstance(ours, dict) and ours.get("detailed_only") is True
 
 
 def _said_whole(event: AaepEvent) -> bool:

@@ -40,6 +40,7 @@ from announcer.formats.acp_session import _Session
 from announcer.formats.acp_settings import AcpSettings
 from announcer.formats.acp_shapes import _commands, _content_text, _sentence
 from announcer.formats.base import AdapterOutput, JsonObject, get_str
+from announcer.formats.builder_fields import mark_detailed_only
 from announcer.formats.speakable import clip
 from announcer.protocol.sanitise import clean_speech
 
@@ -75,12 +76,31 @@ def _meta_suggestions(update: JsonObject) -> object | None:
     return carried.get("suggestions") if isinstance(carried, dict) else None
 
 
+def _suggestion_text(item: object) -> object:
+    """One suggested prompt's text: ACP's ``{"prompt": [ContentBlock, ...]}`` (its text
+    blocks, a ``resource_link`` as its address), the adapters' ``_meta`` ``{"text": ...}``,
+    or a bare string."""
+    if not isinstance(item, dict):
+        return item
+    blocks = item.get("prompt")
+    if not isinstance(blocks, list):
+        return item.get("text")
+    parts = []
+    for block in blocks[:20]:
+        text = _content_text(block)
+        if text is None and isinstance(block, dict) and block.get("type") == "resource_link":
+            text = get_str(block, "uri")
+        if text:
+            parts.append(text)
+    return " ".join(parts)
+
+
 def _suggestions(raw: object) -> list[str]:
-    """Suggested prompts (``{"text": ...}`` objects or strings), sanitised, blank ones left
-    out: an empty list clears the last suggestion (the turn predicted nothing)."""
+    """Suggested prompts, sanitised, blank ones left out: an empty list clears the last
+    suggestion (the turn predicted nothing)."""
     found: list[str] = []
     for item in raw if isinstance(raw, list) else []:
-        text = item.get("text") if isinstance(item, dict) else item
+        text = _suggestion_text(item)
         if isinstance(text, str):
             cleaned = " ".join(clean_speech(text).split())
             if cleaned:
@@ -105,7 +125,9 @@ class AcpAdapter(AcpQuestions, AcpSettings):
         def step() -> None:
             # Only a new output stream: "Sent" was just said, and the agent's first
             # thought, call or words say the rest.
-            self._session(session_id, now).turn += 1
+            session = self._session(session_id, now)
+            session.turn += 1
+            session.in_turn = True
 
         return self._run(step)
 
@@ -211,11 +233,11 @@ class AcpAdapter(AcpQuestions, AcpSettings):
             self._usage(session, update, now)
         elif kind == "available_commands_update":
             session.commands = _commands(update.get("availableCommands"))
-        elif kind == "prompt_suggestions_update":
-            session.suggestions = _suggestions(update.get("suggestions"))
+        elif kind == "prompt_suggestions_update":  # unstable ACP (schema 1.32)
+            self._suggested(session, _suggestions(update.get("suggestions")), now)
         elif kind == "session_info_update" and _meta_suggestions(update) is not None:
-            # claude-agent-acp's form: ACP has no stable field for it yet
-            session.suggestions = _suggestions(_meta_suggestions(update))
+            # the adapters' own form (claude-agent-acp, codex-acp), sent only to JetBrains AIR
+            self._suggested(session, _suggestions(_meta_suggestions(update)), now)
         elif kind in (
             "user_message_chunk",
             "session_info_update",
@@ -224,6 +246,38 @@ class AcpAdapter(AcpQuestions, AcpSettings):
             return  # our own prompt echoed, token counts, settings: never spoken
         else:
             self.diagnose("acp_update", f"no announcement for update {str(kind)[:60]!r}")
+
+    def _suggested(self, session: _Session, found: list[str], now: float) -> None:
+        """The agent's newest suggested prompts (issue 33, item 5): kept for the list key
+        and said once the turn is over (at once when it already is: the adapters predict
+        after the turn's end). An empty list clears them and says nothing."""
+        said_before = session.suggestions if not session.suggestion_due else []
+        session.suggestions = found
+        session.suggestion_due = bool(found) and found != said_before
+        if session.suggestion_due and not session.in_turn:
+            self._say_suggestions(session, now)
+
+    def _say_suggestions(self, session: _Session, now: float) -> None:
+        """ "Claude suggests: Run the tests." at detailed verbosity only (marked for the
+        engine): a guess of the user's next words is not news, and it is on a key."""
+        session.suggestion_due = False
+        first, count = session.suggestions[0], len(session.suggestions)
+        said = (
+            self._t("{agent} suggests: {prompt}")
+            if count == 1
+            else self._t("{agent} suggests {count} prompts; the first: {prompt}")
+        )
+        sentence = _sentence(said.format(agent=self.agent_name, prompt=first, count=count))
+        self.builder.progress(
+            session.state,
+            now,
+            description=sentence,
+            percent=100,
+            normal=sentence,
+            terse=sentence,
+            urgency="normal",
+        )
+        mark_detailed_only(self.builder.events[-1])
 
     def _compaction(self, session: _Session, update: JsonObject, now: float) -> None:
         """ACP ``compaction_update`` (issue 33, item 3): the agent compacts its context.
@@ -397,6 +451,9 @@ class AcpAdapter(AcpQuestions, AcpSettings):
             urgency="normal",
             force=True,
         )
+        session.in_turn = False
+        if session.suggestion_due:  # suggested during the turn: said after its end
+            self._say_suggestions(session, now)
 
 
 __all__ = ["AcpAdapter"]

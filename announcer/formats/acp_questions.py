@@ -112,6 +112,11 @@ class AcpQuestions(AcpToolCalls):
         tool = session.tools.get(permission.tool_call_id or "") if session else None
         if tool is not None and decision != "accept" and not tool.announced:
             tool.announced = tool.finished = True
+        if tool is not None and decision == "accept" and option is not None:
+            # it runs now, and adapters often say nothing more until it ends: the engine
+            # is told it runs (not said again), so a long run is not taken for the agent
+            # waiting on the user, and its silence is broken (issue 33, item 3)
+            self._opened_after.append((permission.session_id, permission.tool_call_id or ""))
         if session is not None and decision != "accept" and option is not None:
             # A reject is the user's own decision: said as such, never as a failure.
             what = (tool.title if tool is not None else "") or self._t("the request")
@@ -274,9 +279,16 @@ class AcpQuestions(AcpToolCalls):
         return self._run(step)
 
     def answer_said(self, now: float) -> AdapterOutput:
-        """What follows the user's answer: "You rejected: rm -rf build."."""
+        """What follows the user's answer: "You rejected: rm -rf build.", or (quietly) that
+        the call the user allowed runs."""
 
         def step() -> None:
+            opened, self._opened_after = self._opened_after, []
+            for session_id, call_id in opened:
+                session = self.sessions.get(session_id)
+                tool = session.tools.get(call_id) if session is not None else None
+                if session is not None and tool is not None and not tool.announced:
+                    self._open_quietly(session, call_id, tool, now)
             said, self._said_after = self._said_after, []
             for session_id, what in said:
                 session = self.sessions.get(session_id)

@@ -55,6 +55,7 @@ class _Session:
     state: SessionState
     cwd: str
     turn: int = 0
+    in_turn: bool = False  # a prompt was sent and its turn has not ended
     thought: list[str] = field(default_factory=list)
     # the turn and ``messageId`` of the last message chunk said (issue 31, item 13)
     message: tuple[int, str | None] | None = None
@@ -65,6 +66,7 @@ class _Session:
     commands: list[tuple[str, str]] = field(default_factory=list)
     # the prompts the agent suggests the user send next (issue 33, item 5), newest list
     suggestions: list[str] = field(default_factory=list)
+    suggestion_due: bool = False  # the newest suggestions are still to be said
     # the agent's modes (id, name) and config options (``configOptions``), by id
     modes: list[tuple[str, str]] = field(default_factory=list)
     config: dict[str, ConfigOption] = field(default_factory=dict)
@@ -128,6 +130,8 @@ class AcpSessions(FormatAdapter):
         # open elicitations (the agent's own questions), by the reply token now asked
         self.forms: dict[str, Form] = {}
         self._said_after: list[tuple[str, str]] = []  # rejects to say (session, action)
+        # calls the user allowed, to open quietly after the answer (session, call id)
+        self._opened_after: list[tuple[str, str]] = []
         # questions asked again under a new token (old token, new token), for the transport
         self._asked_again: list[tuple[str, str]] = []
 

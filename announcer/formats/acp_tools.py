@@ -28,6 +28,7 @@ from announcer.formats.acp_shapes import (
 )
 from announcer.formats.base import AdapterOutput, JsonObject, get_str
 from announcer.formats.builder_fields import (
+    mark_changes,
     mark_outcome_said,
     mark_said_as_question,
     mark_whole,
@@ -264,7 +265,9 @@ class AcpToolCalls(AcpSessions):
             normal=_sentence(normal + where),
             terse=_sentence(terse),
             detailed=_sentence(detailed + where),
-            description=label if who else None,  # the call alone, without who approved it
+            # the call alone, as written ("ls src", not "Ls src."), without who approved
+            # it: what a digest and a "still working" notice name (issue 33)
+            description=label,
         )
 
     def _hidden_in(self, tool: _Tool, title: str = "") -> int:
@@ -385,6 +388,8 @@ class AcpToolCalls(AcpSessions):
                 normal=_sentence(said),
                 terse=self._t("Done."),
             )
+            if not changes and tool.changes:  # its diffs came before: the digest has them
+                mark_changes(self.builder.events[-1], "; ".join(tool.changes))
         elif tool.rejected:
             return  # the user rejected it: "You rejected: ..." was said, never a failure
         elif self._reviewed_as(session, tool, session.denied):

@@ -214,6 +214,19 @@ def mark_whole(event: Event) -> None:
     _ours(event)["whole"] = True
 
 
+def mark_changes(event: Event, changes: str) -> None:
+    """What an edit did to its files, line counts and all ("adds 1 line and removes 1 line
+    in src/app.py"), kept on its end when the end says less ("Changed src/app.py."): the
+    turn's digest names it (issue 33, item 2)."""
+    _ours(event)["changes"] = changes[:1000]
+
+
+def mark_detailed_only(event: Event) -> None:
+    """News the user hears only at detailed verbosity (an agent's suggested next prompt,
+    issue 33 item 5): a guess of the user's own words, on a key at every verbosity."""
+    _ours(event)["detailed_only"] = True
+
+
 def mark_start_line(event: Event) -> None:
     """An agent's settings line as it starts (issue 31, item 11): moot once the user has
     written to it, so never said again after the user's message."""

@@ -145,8 +145,22 @@ class GuardedStdio:
             capabilities = params.setdefault("clientCapabilities", {})
             if isinstance(capabilities, dict):
                 session = capabilities.get("session") or {}
-                # and ACP compaction updates (opt-in in ACP 1, issue 33 item 3)
-                capabilities["session"] = {**session, "notices": {}, "compaction": {}}
+                # and ACP compaction updates (opt-in in ACP 1, issue 33 item 3), and the
+                # agent's suggested next prompts (unstable ACP ``prompt_suggestions_update``,
+                # issue 33 item 5: ``{}`` takes text and resource_link blocks).
+                # Not ``_meta.jetbrains.air``, though claude-agent-acp 0.101 and codex-acp
+                # 2.6 send their ``_meta.promptSuggestions`` only to a client declaring it:
+                # it turns on JetBrains AIR's whole form of the wire, not just suggestions.
+                # Their tool calls then come without ``rawInput`` while the input streams,
+                # a permission request carries only what AIR already holds, a question of
+                # the agent loses its "Other" choice and one-question title, and results
+                # move between fields; what a command will run would be read from less.
+                capabilities["session"] = {
+                    **session,
+                    "notices": {},
+                    "compaction": {},
+                    "promptSuggestions": {},
+                }
         if method in _CREATING and "id" in message:
             self._creating.add(message["id"])
         elif (

@@ -13,6 +13,7 @@ real adapter really sent.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +38,17 @@ def recording(name: str, folder: Path = RECORDINGS) -> list[dict[str, Any]]:
 
 
 def replay(
-    name: str, heard: Heard | None = None, folder: Path = RECORDINGS, **settings: Any
+    name: str,
+    heard: Heard | None = None,
+    folder: Path = RECORDINGS,
+    *,
+    hold: Callable[[dict[str, Any]], float] | None = None,
+    **settings: Any,
 ) -> Heard:
     """What the listener hears from recording ``name`` in ``folder`` (``settings``: the
-    user's)."""
+    user's). ``hold(entry)``: seconds of silence passed before ``entry`` on the session's
+    clock, the engine ticking each second (a command that ran a minute, not the seconds
+    the lab's took), and every later entry that much later."""
     heard = heard or Heard(**settings)
     adapter, engine = heard.adapter, heard.engine
     engine.set_subscription("acp", "sub_recorded")
@@ -52,6 +60,11 @@ def replay(
     started = heard.now
     for entry in recording(name, folder):
         message = entry["message"]
+        held = hold(entry) if hold is not None else 0.0
+        for _second in range(int(held)):  # bounded: the seconds asked for
+            heard.now += 1.0
+            heard.tick()
+        started += held
         now = started + float(entry.get("t", 0.0))
         if adapter.running_due() and now - heard.now >= RUNNING_QUIET_SECONDS:
             heard.take(adapter.flush_running(now))

@@ -662,8 +662,9 @@ class ScriptedAgent:
             await self.say(session_id, "Compacted.")
         elif text == "suggest":  # prompt suggestions, both forms (issue 33, item 5)
             raw = [
-                {"sessionUpdate": "prompt_suggestions_update",
-                 "suggestions": [{"text": "Run the tests"}, {"text": "  "}]},
+                {"sessionUpdate": "prompt_suggestions_update",  # ACP's (unstable) form
+                 "suggestions": [{"prompt": [{"type": "text", "text": "Run the tests"}]},
+                                 {"prompt": [{"type": "text", "text": "  "}]}]},
                 {"sessionUpdate": "session_info_update",
                  "_meta": {"promptSuggestions": {"suggestions": [
                      {"text": "Commit the fix"}, {"text": "Open a pull request\x1b[2J"}]}}},

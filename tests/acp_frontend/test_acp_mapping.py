@@ -63,6 +63,10 @@ class Heard:
         self._run(self.engine.tick(self.now + 5))
         return list(out.events)
 
+    def tick(self) -> None:
+        """The engine's clock reaches ``now`` (a silence notice may fall due)."""
+        self._run(self.engine.tick(self.now))
+
     def _run(self, commands: list[Any]) -> None:
         pending = list(commands)
         while pending:

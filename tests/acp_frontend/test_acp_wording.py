@@ -543,3 +543,63 @@ def test_prompt_suggestions_are_kept_in_both_forms_and_an_empty_list_clears_them
     assert heard.adapter.suggestions("s1") == []
     # not news: nothing said (and Heard.take fails on any diagnostic, so none was dropped)
     assert not any("Commit" in line or "Run the tests" in line for line in heard.said())
+
+
+def _suggest(*prompts: str) -> dict[str, Any]:
+    """ACP's own ``prompt_suggestions_update`` (unstable, schema 1.32): each suggestion a
+    prompt of content blocks, as ``session/prompt`` takes."""
+    return update(
+        "prompt_suggestions_update",
+        suggestions=[{"prompt": [{"type": "text", "text": p}]} for p in prompts],
+    )
+
+
+@pytest.mark.parametrize("verbosity", ["terse", "normal", "detailed"])
+def test_suggested_prompts_are_said_after_the_turn_at_detailed_verbosity_only(
+    verbosity: str,
+) -> None:
+    """Issue 33, item 5: ACP's ``{"prompt": [ContentBlock]}`` form read (a resource link
+    by its address), kept at every verbosity, said once after the turn's end at detailed
+    verbosity, never during the turn; the same list again is not said again."""
+    heard = Heard(verbosity=verbosity)
+    heard.open()
+    link = {"type": "resource_link", "name": "app.py", "uri": "file:///home/ada/app.py"}
+    heard.send(
+        update(
+            "prompt_suggestions_update",
+            suggestions=[
+                {"prompt": [{"type": "text", "text": "Run the tests"}]},
+                {"prompt": [{"type": "text", "text": "Explain"}, link]},
+            ],
+        )
+    )
+    assert heard.adapter.suggestions("s1") == [
+        "Run the tests",
+        "Explain file:///home/ada/app.py",
+    ]
+    assert not any("suggests" in line for line in heard.spoken)  # the turn still runs
+    heard.take(heard.adapter.turn_ended("s1", "end_turn", heard.now))
+    said = [line for line in heard.spoken if "suggests" in line]
+    if verbosity == "detailed":
+        assert heard.spoken[-2] == "Claude Code finished the turn."
+        assert said == ["Claude Code suggests 2 prompts; the first: Run the tests."]
+    else:
+        assert said == []
+        assert heard.engine.policy.suppressed["detailed verbosity only"] == 1
+    before = len(heard.spoken)
+    heard.send(_suggest("Run the tests", "Explain file:///home/ada/app.py"))
+    assert len(heard.spoken) == before  # nothing new to say
+
+
+def test_a_suggestion_after_the_turns_end_is_said_at_once_and_an_empty_list_says_nothing() -> None:
+    """The adapters predict after the turn is over (claude-agent-acp after the CLI's
+    result, codex-acp once the turn completed): said when it comes."""
+    heard = Heard(verbosity="detailed")
+    heard.open()
+    heard.take(heard.adapter.turn_ended("s1", "end_turn", heard.now))
+    meta = {"promptSuggestions": {"suggestions": [{"text": "Commit the fix"}]}}
+    heard.send(update("session_info_update", _meta=meta))
+    assert heard.spoken[-1] == "Claude Code suggests: Commit the fix."
+    heard.send(_suggest())
+    assert heard.spoken[-1] == "Claude Code suggests: Commit the fix."
+    assert heard.adapter.suggestions("s1") == []

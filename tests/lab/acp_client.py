@@ -154,12 +154,16 @@ class BareAcpClient:
 
     # -- ACP -----------------------------------------------------------------------
 
-    def initialize(self) -> dict[str, Any]:
+    def initialize(self, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+        """``meta``: the capabilities' ``_meta`` (an extension a recipe needs), if any."""
+        capabilities: dict[str, Any] = {"fs": {"readTextFile": False, "writeTextFile": False}}
+        if meta:
+            capabilities["_meta"] = meta
         result = self.request(
             "initialize",
             {
                 "protocolVersion": 1,
-                "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}},
+                "clientCapabilities": capabilities,
                 "clientInfo": {"name": "announcer-lab", "version": "0"},
             },
         )

@@ -173,6 +173,42 @@ BUILD_SCRIPT = (
     "exit 2\n"
 )
 
+#: ``lab:ten-tools``: the project the recorder puts in the folder (tests/lab/record_acp.py):
+#: a bug in ``add``, and a test script that still fails after the fix (issue 33, item 2)
+TEN_TOOLS_FILES = {
+    "src/app.py": "def add(a, b):\n    return a - b\n",
+    "README.md": "# App\n\nAdds numbers.\n",
+    "run_tests.sh": (
+        "echo 'test_add PASSED'\n"
+        "echo 'test_parser FAILED: expected 3, got 2' >&2\n"
+        "echo '47 passed, 2 failed'\n"
+        "exit 1\n"
+    ),
+}
+#: the agent's last words in ``lab:ten-tools``
+TEN_TOOLS_LAST_WORDS = "I fixed add. Two tests in test_parser still fail."
+
+
+def _ten_tools() -> tuple[Turn, ...]:
+    """Claude Code's ten calls, one a model turn: reads, edits, new files and the tests."""
+    calls = (
+        ("Read", {"file_path": "{cwd}/src/app.py"}),
+        ("Edit", {"file_path": "{cwd}/src/app.py", "old_string": "return a - b",
+                  "new_string": "return a + b"}),
+        ("Read", {"file_path": "{cwd}/README.md"}),
+        ("Edit", {"file_path": "{cwd}/README.md", "old_string": "Adds numbers.",
+                  "new_string": "Adds numbers.\n\nRun the tests with sh run_tests.sh."}),
+        ("Write", {"file_path": "{cwd}/src/util.py",
+                   "content": "def twice(a):\n    return 2 * a\n"}),
+        _bash("ls src", "List the source files"),
+        _bash("sh run_tests.sh", "Run the tests"),
+        _bash("grep -n add src/app.py", "Find add"),
+        ("Write", {"file_path": "{cwd}/CHANGES.md", "content": "- add() adds.\n"}),
+        _bash("sh run_tests.sh", "Run the tests again"),
+    )  # fmt: skip
+    return (*(Turn(calls=(Call(call),)) for call in calls), Turn(text=TEN_TOOLS_LAST_WORDS))
+
+
 #: ``lab:quick-plan``: the steps of a plan done as quickly as they are made
 QUICK_STEPS = ("Read the notes", "Fix the parser", "Run the tests", "Sum up")
 
@@ -421,6 +457,12 @@ SCENARIOS: dict[str, Scenario] = {
             "the same refused call twice in one turn (an 'always' answer covers the second)",
         ),
         Scenario(
+            "ten-tools",
+            _ten_tools(),
+            "ten calls in one turn (issue 33's digest): two files changed, two new, the "
+            "tests run twice and failing",
+        ),
+        Scenario(
             "reasoning",
             (
                 Turn(
@@ -451,6 +493,10 @@ GEMINI_ERROR = {
 }
 _SCENARIO_TAG = re.compile(r"\blab:([a-z][a-z0-9-]*)")
 FALLBACK_TEXT = "Lab fallback answer."
+#: what Claude Code's request for the user's next prompt starts with (its prompt
+#: suggestions, CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION), and the lab model's prediction
+SUGGESTION_MODE = "[SUGGESTION MODE:"
+SUGGESTED_PROMPT = "run the tests"
 
 
 def scenario_in(texts: Iterator[str]) -> Scenario | None:
@@ -1140,6 +1186,8 @@ class _Handler(BaseHTTPRequestHandler):
                 if scenario
                 else Turn(text=FALLBACK_TEXT)
             )
+            if any(SUGGESTION_MODE in text for text in _anthropic_texts(body)):
+                turn = Turn(text=SUGGESTED_PROMPT)  # Claude Code predicts the next prompt
             self._wait_for(turn.after, scenario.name if scenario else "")
             if body.get("stream"):
                 self._sse(anthropic_events(turn, model, cwd), named=True)

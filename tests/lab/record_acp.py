@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +41,7 @@ from tests.lab.clis import (
     qwen_args,
     qwen_env,
 )
-from tests.lab.fake_model import BUILD_SCRIPT, PATCH_FILES, FakeModelServer
+from tests.lab.fake_model import BUILD_SCRIPT, PATCH_FILES, TEN_TOOLS_FILES, FakeModelServer
 
 #: where a recording's scratch folder and home are said to be
 PROJECT = "/home/ada/project"
@@ -85,6 +86,10 @@ class Recipe:
     asking: bool = True
     #: extra arguments after the preset's command line
     args: tuple[str, ...] = ()
+    #: record the agent's suggested next prompt (issue 33, item 5). claude-agent-acp 0.101
+    #: sends it only to JetBrains AIR, so this recipe alone declares ``_meta.jetbrains.air``
+    #: (announcer never does: docs/agents.md) and waits for it after the turn
+    suggestions: bool = False
 
 
 RECIPES: dict[str, Recipe] = {
@@ -95,6 +100,9 @@ RECIPES: dict[str, Recipe] = {
     "claude-plan-always": Recipe("claude", ("lab:plan-exit please",), answer="allow_always",
                                  mode="plan"),
     "claude-quick-plan": Recipe("claude", ("lab:quick-plan please",)),
+    "claude-suggestion": Recipe("claude", ("lab:one-tool please",), suggestions=True),
+    # issue 33: a whole turn's digest, and the silence while its tests run
+    "claude-ten-tools": Recipe("claude", ("lab:ten-tools please",), files=TEN_TOOLS_FILES),
     "codex-patch-delete": Recipe("codex", ("lab:patch-delete please",), files=PATCH_FILES),
     # codex-acp's own Auto review: its reviewer (the model) decides an escalation
     "codex-review-denied": Recipe("codex", ("lab:denied please",), asking=False,
@@ -118,6 +126,8 @@ def record(name: str, clis: Clis, fake: FakeModelServer, scratch: Path) -> list[
     env = make_env(clis, fake, home)
     if recipe.asking:
         env.update(preset.ask.env)
+    if recipe.suggestions:
+        env["CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION"] = "true"  # offline: no feature flags
     program = str(acp_adapter(clis, preset.command[0]))
     command = preset.launch_command(program) if recipe.asking else [program, *preset.command[1:]]
     client = BareAcpClient(
@@ -127,7 +137,7 @@ def record(name: str, clis: Clis, fake: FakeModelServer, scratch: Path) -> list[
         stderr_path=scratch / "agent.err",
     ).start()
     try:
-        client.initialize()
+        client.initialize(AIR_CLIENT if recipe.suggestions else None)
         session = client.new_session(folder)
         if recipe.asking:
             apply_preset_asking(client, session, preset.ask.config, preset.ask.mode)
@@ -136,9 +146,29 @@ def record(name: str, clis: Clis, fake: FakeModelServer, scratch: Path) -> list[
         client.answer_kind[session["sessionId"]] = recipe.answer
         for prompt in recipe.prompts:
             client.prompt(session["sessionId"], prompt)
+        if recipe.suggestions:  # predicted after the turn's end
+            _wait_for(lambda: any(_suggests(u) for u in list(client.updates)), SUGGESTION_WAIT)
     finally:
         client.close()
     return list(client.wire)
+
+
+#: the capabilities' ``_meta`` of a JetBrains AIR client (claude-agent-acp's isAirClient)
+AIR_CLIENT: dict[str, Any] = {"jetbrains": {"air": {}}}
+#: the longest the recorder waits for a suggested prompt after the turn
+SUGGESTION_WAIT = 60.0
+
+
+def _suggests(update: dict[str, Any]) -> bool:
+    meta = (update.get("update") or update).get("_meta")
+    return isinstance(meta, dict) and "promptSuggestions" in meta
+
+
+def _wait_for(done: Callable[[], bool], seconds: float) -> None:
+    """Until ``done()``, checked every 0.1 s for at most ``seconds`` (then recorded as is)."""
+    deadline = time.monotonic() + seconds
+    while not done() and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 def trimmed(entry: dict[str, Any]) -> dict[str, Any]:

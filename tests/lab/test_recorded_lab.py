@@ -29,6 +29,9 @@ HEARD = {
     ),
     "qwen-auto-command": "Qwen Code's Auto mode approved: Create made.txt.",
     "codex-patch-delete": "Deleted old_notes.txt; changed README.md, src/app.py.",
+    "claude-ten-tools": (
+        "Run the tests again failed, exit code 1: test_parser FAILED: expected 3, got 2."
+    ),
     "claude-quick-plan": (
         "All 4 steps done. The steps: Read the notes; Fix the parser; Run the tests; Sum up."
     ),
@@ -48,3 +51,18 @@ def test_a_fresh_recording_is_heard_as_the_fixture_is(
     assert HEARD[name] in said, said
     assert HEARD[name] in replay(name).spoken  # the committed fixture, the same sentence
     assert (RECORDINGS / f"{name}.jsonl").exists()
+
+
+def test_a_fresh_recording_still_brings_claudes_suggested_prompt(
+    clis: Clis, fake_model: FakeModelServer, tmp_path: Path
+) -> None:
+    """``claude-suggestion`` afresh (issue 33, item 5): the pinned adapter still sends its
+    prediction in the form the mapping reads, and it is said at detailed verbosity."""
+    scratch = tmp_path.resolve()
+    wire = record("claude-suggestion", clis, fake_model, scratch)
+    fresh = tmp_path / "recordings"
+    fresh.mkdir()
+    (fresh / "claude-suggestion.jsonl").write_text("\n".join(portable(wire, scratch)) + "\n")
+    heard = replay("claude-suggestion", folder=fresh, verbosity="detailed")
+    assert heard.adapter.suggestions(next(iter(heard.adapter.sessions))) == ["run the tests"]
+    assert "Claude Agent suggests: run the tests." in heard.spoken, heard.spoken

@@ -24,10 +24,13 @@ class _Written:
         return None
 
 
-def test_initialize_opts_in_to_compaction_updates_and_notices() -> None:
+def test_initialize_opts_in_to_compaction_updates_notices_and_prompt_suggestions() -> None:
     """ACP 1: an agent sends ``compaction_update`` only to a client that declared
-    ``clientCapabilities.session.compaction`` (issue 33, item 3); the SDK's model has no
-    field for it, so it is added on the wire, beside what the SDK wrote."""
+    ``clientCapabilities.session.compaction`` (issue 33, item 3), and
+    ``prompt_suggestions_update`` only to one that declared ``session.promptSuggestions``
+    (item 5); the SDK's model has neither field, so they are added on the wire, beside
+    what the SDK wrote. Never JetBrains AIR's ``_meta.jetbrains.air``: it changes the
+    shape of every tool call and question the adapters send."""
     written = _Written()
     request = {
         "jsonrpc": "2.0",
@@ -52,4 +55,6 @@ def test_initialize_opts_in_to_compaction_updates_and_notices() -> None:
         "x": 1,
         "notices": {},
         "compaction": {},
+        "promptSuggestions": {},
     }
+    assert "_meta" not in sent["params"]["clientCapabilities"]

@@ -98,6 +98,9 @@ class AgentPrompt(TextArea):
         Binding("shift+enter,ctrl+j,alt+enter", "new_line", _("New line"), key_display="^j"),
         Binding("up", "history_back", show=False),
         Binding("down", "history_forward", show=False),
+        # the agent's suggested prompts, as everywhere in the app (TextArea's own F6
+        # selects the line; Shift+Home and Shift+End still do)
+        Binding("f6", "app.agent_suggestions", show=False),
         Binding("escape", "stop_turn", _("Stop the agent"), key_display="esc"),
     ]
     _NEW_LINE_KEYS: ClassVar[frozenset[str]] = frozenset({"shift+enter", "ctrl+j", "alt+enter"})
@@ -280,6 +283,7 @@ class AgentPrompt(TextArea):
                 _("A slash at the start lists the agent's commands."),
                 _("F4 chooses the agent's mode and model."),
                 _("F5 says what happened in the agent's turn."),
+                _("F6 lists the prompts the agent suggests; Enter sends one."),
                 _(
                     "A question from the agent opens in its own dialog; "
                     "question mark there says its keys."

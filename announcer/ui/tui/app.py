@@ -61,6 +61,7 @@ from announcer.ui.tui.screens import (
     LoginScreen,
     PromptListScreen,
     SettingsScreen,
+    SuggestionsScreen,
 )
 from announcer.ui.tui.session import AnswerOutcome, UiSession, UiStatus
 from announcer.ui.tui.text import (
@@ -276,6 +277,7 @@ class AnnouncerApp(App[None]):
         Binding("slash", "agent_commands", show=False),
         Binding("f4", "agent_settings", show=False),
         Binding("f5", "say_digest", show=False),  # what happened in the turn (issue 33)
+        Binding("f6", "agent_suggestions", show=False),  # the agent's suggested prompts
         Binding("escape", "stop_turn", show=False),
     ]
 
@@ -1014,6 +1016,19 @@ class AnnouncerApp(App[None]):
     def action_say_digest(self) -> None:
         """F5: what happened in the agent's turn (now, else the last), the engine's digest."""
         self.session.say_digest()
+
+    def action_agent_suggestions(self) -> None:
+        """F6: the prompts the agent suggests sending next, a list; Enter sends one
+        (``:suggestions`` and ``:suggestions N`` in the plain UI)."""
+        prompt = self.main_screen.agent_prompt
+        if prompt is None:
+            self.say(_("No agent to ask: this source takes no messages."))
+            return
+        offered = self.session.agent_suggestions()
+        if not offered:
+            self.say(_("The agent has suggested nothing to send next."), interrupt=True)
+            return
+        self.push_screen(SuggestionsScreen(prompt.agent, offered))
 
     def action_agent_settings(self) -> None:
         """F4: the agent's mode and model, a picker (``:mode``/``:model`` in the plain UI)."""

@@ -174,6 +174,35 @@ class AgentSettingsScreen(ListScreen):
         self.app.run_worker(self.announcer.session.change_setting(setting, value), exclusive=False)
 
 
+class SuggestionsScreen(ListScreen):
+    """The prompts the agent suggests sending next (issue 33, item 5), most likely first:
+    Enter sends the one highlighted, as if typed, to the agent that suggested it."""
+
+    title_msgid = N_("Suggested prompts")
+
+    def __init__(self, agent: str, suggestions: list[str]) -> None:
+        super().__init__()
+        self.agent = agent
+        self.suggestions = suggestions
+
+    def rows(self) -> list[Option]:
+        return [
+            Option(Content(one_line(text)), id=str(index))
+            for index, text in enumerate(self.suggestions)
+        ]
+
+    def summary(self) -> str:
+        return _("{agent} suggests these. Enter sends the one you pick.").format(agent=self.agent)
+
+    @on(OptionList.OptionSelected)
+    def _send(self, event: OptionList.OptionSelected) -> None:
+        text = self.suggestions[int(event.option.id or 0)]
+        self.dismiss(None)
+        # to the agent messages go to, whose list this is (no key reaches the message box
+        # while it is open); the session says it back ("Sent to Claude Code: ..."), or why not
+        self.announcer.session.send_prompt(text, stop_key=_("Escape"))
+
+
 class LoginScreen(ListScreen):
     """An agent's own terminal logins (ACP terminal auth) and "Not now": Enter on a login
     runs it in this terminal (the app steps aside while it runs). A login the agent gave
