@@ -44,6 +44,7 @@ class TurnRecord:
     command_count: int = 0
     failed_count: int = 0
     answers: list[str] = field(default_factory=list)
+    answer_count: int = 0
     errors: int = 0
     last_words: str = ""
     tools: dict[str, tuple[str, str]] = field(default_factory=dict)  # call -> (kind, label)
@@ -131,7 +132,10 @@ class TurnDigests:
 
     def answered(self, key: Key, said: str) -> None:
         record = self._record(key)
-        if record is not None and len(record.answers) < KEPT:
+        if record is None:
+            return
+        record.answer_count += 1
+        if len(record.answers) < KEPT:
             record.answers.append(said)
 
     def words(self, key: Key, text: str) -> None:
@@ -178,7 +182,7 @@ def digest_text(record: TurnRecord, language: str, verbosity: str) -> str:
             )
         )
         if record.answers:
-            parts.append(_("Answered: {count}.").format(count=len(record.answers)))
+            parts.append(_("Answered: {count}.").format(count=record.answer_count))
         return " ".join([_("{agent}'s turn:").format(agent=record.agent), *parts])
     named = KEPT if verbosity == "detailed" else NAMED
     if record.changes:
@@ -194,7 +198,13 @@ def digest_text(record: TurnRecord, language: str, verbosity: str) -> str:
         ]
         parts.append(_("Ran: {commands}.").format(commands="; ".join(ran)))
     if record.answers:
-        parts.append(_("You answered: {answers}.").format(answers="; ".join(record.answers)))
+        # The user gave these answers: a few named, the rest counted (ten allowed calls
+        # named in full made the digest longer than the turn's news).
+        listed = "; ".join(record.answers[:named])
+        parts.append(_("You answered: {answers}.").format(answers=listed))
+        more = record.answer_count - min(named, len(record.answers))
+        if more > 0:
+            parts.append(_("More answers: {count}.").format(count=more))
     if record.errors:
         parts.append(_("Errors: {count}.").format(count=record.errors))
     if record.last_words:

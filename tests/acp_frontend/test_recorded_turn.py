@@ -38,6 +38,8 @@ def test_the_real_claude_adapters_ten_call_turn_ends_with_its_digest() -> None:
         "Ran: ls src; sh run_tests.sh, failed; grep -n add src/app.py; sh run_tests.sh, failed. "
     ), digest
     assert "You answered: allowed: Claude Agent wants to run: Edit src/app.py;" in digest
+    # Six answers: five named at normal verbosity, the sixth counted, never all listed.
+    assert digest.count("allowed: ") == 5 and "More answers: 1." in digest
     assert digest.endswith("Errors: 2. Last words: Two tests in test_parser still fail.")
 
 
