@@ -40,7 +40,8 @@ class TurnRecord:
     started: float
     changes: list[str] = field(default_factory=list)
     change_count: int = 0
-    commands: list[tuple[str, bool]] = field(default_factory=list)  # (what, failed)
+    # (what, failed, (passed, failed) tests when its output had a test summary)
+    commands: list[tuple[str, bool, tuple[int, int] | None]] = field(default_factory=list)
     command_count: int = 0
     failed_count: int = 0
     answers: list[str] = field(default_factory=list)
@@ -62,6 +63,19 @@ def _changes(event: ToolCompleted) -> str:
     ours = (event.extensions or {}).get(ANNOUNCER_EXTENSION)
     changes = ours.get("changes") if isinstance(ours, dict) else None
     return changes if isinstance(changes, str) else ""
+
+
+def _suite_counts(event: ToolCompleted) -> tuple[int, int] | None:
+    """How many tests the command passed and failed (``x-announcer`` ``tests``, read from
+    its output by announcer's own mappings)."""
+    ours = (event.extensions or {}).get(ANNOUNCER_EXTENSION)
+    tests = ours.get("tests") if isinstance(ours, dict) else None
+    if not isinstance(tests, dict):
+        return None
+    passed, failed = tests.get("passed", -1), tests.get("failed")
+    if type(passed) is not int or type(failed) is not int or passed < -1 or failed < 0:
+        return None
+    return passed, failed  # passed -1: only the failures were named
 
 
 def _kind(tool: str) -> str:
@@ -128,7 +142,7 @@ class TurnDigests:
             record.command_count += 1
             record.failed_count += failed
             if label and len(record.commands) < KEPT:
-                record.commands.append((label, failed))
+                record.commands.append((label, failed, _suite_counts(event)))
 
     def answered(self, key: Key, said: str) -> None:
         record = self._record(key)
@@ -193,8 +207,16 @@ def digest_text(record: TurnRecord, language: str, verbosity: str) -> str:
             parts.append(_("More changes: {count}.").format(count=more))
     if record.commands:
         ran = [
-            _("{command}, failed").format(command=what) if failed else what
-            for what, failed in record.commands[:named]
+            _("{command}: {passed} passed, {failed} failed").format(
+                command=what, passed=tests[0], failed=tests[1]
+            )
+            if tests is not None and tests[0] >= 0
+            else _("{command}: {failed} failed").format(command=what, failed=tests[1])
+            if tests is not None
+            else _("{command}, failed").format(command=what)
+            if failed
+            else what
+            for what, failed, tests in record.commands[:named]
         ]
         parts.append(_("Ran: {commands}.").format(commands="; ".join(ran)))
     if record.answers:

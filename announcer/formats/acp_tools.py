@@ -19,6 +19,7 @@ from announcer.formats.acp_shapes import (
     _exit_code,
     _first_error_line,
     _locations,
+    _output_texts,
     _plain_error,
     _raw_command,
     _relative_text,
@@ -31,9 +32,11 @@ from announcer.formats.builder_fields import (
     mark_changes,
     mark_outcome_said,
     mark_said_as_question,
+    mark_suite_counts,
     mark_whole,
 )
 from announcer.formats.speakable import clip, unwrap_shell
+from announcer.formats.suite_counts import suite_counts
 from announcer.i18n.translate import translator
 
 #: how long a call that started running waits to be said, in case the agent asks about
@@ -390,6 +393,7 @@ class AcpToolCalls(AcpSessions):
             )
             if not changes and tool.changes:  # its diffs came before: the digest has them
                 mark_changes(self.builder.events[-1], "; ".join(tool.changes))
+            self._mark_suite_counts(tool, update)
         elif tool.rejected:
             return  # the user rejected it: "You rejected: ..." was said, never a failure
         elif self._reviewed_as(session, tool, session.denied):
@@ -455,6 +459,22 @@ class AcpToolCalls(AcpSessions):
             error_message=clip(line or self._t("the agent reported a failure"), 4096),
         )
         mark_outcome_said(self.builder.events[-1])
+        self._mark_suite_counts(tool, update)
+
+    def _mark_suite_counts(self, tool: _Tool, update: JsonObject) -> None:
+        """A command's test summary, for the turn's digest (issue 33 item 2)."""
+        if tool.kind != "execute":
+            return
+        raw = update.get("rawOutput")
+        written = "\n".join(_content_text_all_lines(update.get("content")))
+        texts = _output_texts(raw, tool.output, written)
+        if isinstance(raw, dict) and isinstance(raw.get("stdout"), str):
+            texts.insert(0, raw["stdout"])
+        for text in texts:
+            counts = suite_counts(text)
+            if counts is not None:
+                mark_suite_counts(self.builder.events[-1], counts.passed, counts.failed)
+                return
 
     def _failed_name(self, tool: _Tool) -> str:
         """What failed: the agent's description, else the command it ran (codex-acp titles

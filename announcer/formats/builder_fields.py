@@ -221,6 +221,13 @@ def mark_changes(event: Event, changes: str) -> None:
     _ours(event)["changes"] = changes[:1000]
 
 
+def mark_suite_counts(event: Event, passed: int | None, failed: int) -> None:
+    """How many tests a command's run passed (None: not said) and failed, read from its
+    output: the turn's digest says them ("sh run_tests.sh: 47 passed, 2 failed", issue 33
+    item 2)."""
+    _ours(event)["tests"] = {"failed": failed} | ({} if passed is None else {"passed": passed})
+
+
 def mark_detailed_only(event: Event) -> None:
     """News the user hears only at detailed verbosity (an agent's suggested next prompt,
     issue 33 item 5): a guess of the user's own words, on a key at every verbosity."""

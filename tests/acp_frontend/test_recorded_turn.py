@@ -35,7 +35,10 @@ def test_the_real_claude_adapters_ten_call_turn_ends_with_its_digest() -> None:
     assert digest.startswith(
         "Claude Agent's turn: Changed: adds 1 line and removes 1 line in src/app.py; "
         "adds 2 lines in README.md; creates src/util.py (2 lines); creates CHANGES.md (1 line). "
-        "Ran: ls src; sh run_tests.sh, failed; grep -n add src/app.py; sh run_tests.sh, failed. "
+        # The test script's own summary, as counts (issue 33 item 2: "tests: 47 passed,
+        # 2 failed"), read from the output claude-agent-acp sent in rawOutput.
+        "Ran: ls src; sh run_tests.sh: 47 passed, 2 failed; grep -n add src/app.py; "
+        "sh run_tests.sh: 47 passed, 2 failed. "
     ), digest
     assert "You answered: allowed: Claude Agent wants to run: Edit src/app.py;" in digest
     # Six answers: five named at normal verbosity, the sixth counted, never all listed.

@@ -95,7 +95,7 @@ def test_a_long_turn_ends_with_one_digest_after_the_turns_end() -> None:
     said = turn.play(150)
     assert said == (
         "Claude Code's turn: Changed: Changes 3 lines in src/app.py. Ran: npm run build; "
-        "npm test, failed. You answered: rejected: Claude Code wants to run: git push. "
+        "npm test: 2 failed. You answered: rejected: Claude Code wants to run: git push. "
         "Errors: 1. "
         "Last words: Two tests still fail."
     ), said
@@ -108,7 +108,7 @@ def test_a_short_turn_says_none_and_the_digest_is_there_on_request() -> None:
     assert turn.play(30) == ""
     turn.run(turn.engine.say_digest(turn.now))  # ":digest"
     assert turn.heard[-1][0] == "system.digest"
-    assert "Ran: npm run build; npm test, failed." in turn.heard[-1][1]
+    assert "Ran: npm run build; npm test: 2 failed." in turn.heard[-1][1]
 
 
 def test_terse_verbosity_says_counts() -> None:
