@@ -40,6 +40,7 @@ from announcer.transports.base import (
     TransportError,
     release_process_pipes,
 )
+from announcer.transports.failure import Cause, Fault
 from announcer.transports.processes import can_watch_exits, exited, track
 
 
@@ -101,8 +102,14 @@ class AcpTransport(AcpSettings, AcpAnswers):
                 limit=STREAM_LIMIT_BYTES,
             )
         except (FileNotFoundError, PermissionError) as exc:
+            fault = (
+                Fault.COMMAND_NOT_FOUND
+                if isinstance(exc, FileNotFoundError)
+                else Fault.COMMAND_NOT_STARTED
+            )
             raise TransportError(
-                f"cannot start the agent {self.command[0]!r}: {exc.strerror or exc}"
+                f"cannot start the agent {self.command[0]!r}: {exc.strerror or exc}",
+                Cause(fault, command=self.command[0]),
             ) from None
         self._restarting = False  # the new process is ours to watch
         contain(self._process.pid)  # Windows: a job object ends it however we end
@@ -175,14 +182,15 @@ class AcpTransport(AcpSettings, AcpAnswers):
             await self._end_process()
             raise TransportError(
                 f"the agent {self.command[0]!r} did not answer within "
-                f"{int(START_TIMEOUT_SECONDS)} seconds"
+                f"{int(START_TIMEOUT_SECONDS)} seconds",
+                Cause(Fault.NO_ANSWER, command=self.command[0]),
             ) from None
         except TransportError:
             raise
         except Exception as exc:
             await self._end_process()
             await self._last_words()
-            raise TransportError(self._failure(exc)) from None
+            raise TransportError(self._failure(exc), self._failure_cause(exc)) from None
         self.session_id = str(session.session_id)
         self._queue(self.adapter.session_opened(self.session_id, self.cwd, time.time()).events)
         modes = _dump(getattr(session, "modes", None))

@@ -27,6 +27,7 @@ from announcer.formats.speakable import clip
 from announcer.i18n.translate import translator
 from announcer.transports.acp_wire import GuardedStdio
 from announcer.transports.base import TransportError, TransportOptions
+from announcer.transports.failure import Cause, os_cause
 from announcer.transports.processes import (
     command_line,
     end_family,
@@ -318,18 +319,27 @@ class AcpProcess:
             kill_family_now(process.pid, tree=process.returncode is None)
 
     def _failure(self, exc: BaseException) -> str:
-        detail = str(exc).strip() or type(exc).__name__
-        said = f"the agent {self.label or Path(self.command[0]).name!r} failed: {detail[:200]}"
-        return said + self._last_said()
+        return self._failed_about() + ": " + _detail(exc) + self._last_said()
+
+    def _failure_cause(self, exc: BaseException) -> Cause:
+        """The fact behind :meth:`_failure`, with the agent's own last words."""
+        return os_cause(exc, self._failed_about()).saying(self._last_words_said())
+
+    def _failed_about(self) -> str:
+        return f"the agent {self.label or Path(self.command[0]).name!r} failed"
 
     def _last_said(self) -> str:
+        last = self._last_words_said()
+        return f" (it said: {last})" if last else ""
+
+    def _last_words_said(self) -> str:
         """Its own last words, which say why far better than "connection closed"; never a
         debug line ("[session/create] sessionId=... phase=register durationMs=2")."""
         last = next(
             (line for line in reversed(self.stderr_tail) if line.strip() and not _debug(line)),
             "",
         )
-        return f" (it said: {' '.join(last.split())[:200]})" if last else ""
+        return " ".join(last.split())[:200]
 
     def _exit_said(self, code: int | None) -> str:
         """How its process ended: a signal by its number ("it was killed by signal 9"),
@@ -344,6 +354,10 @@ class AcpProcess:
 # "2026-01-01T00:00:00Z DEBUG ...", or mostly key=value pairs
 _DEBUG_LINE = re.compile(r"^\s*(?:\[[\w/.:-]+\]|\S*\d{4}-\d\d-\d\dT\S*|(?:DEBUG|TRACE)\b)")
 _KEY_VALUE = re.compile(r"\b\w+=\S+")
+
+
+def _detail(exc: BaseException) -> str:
+    return (str(exc).strip() or type(exc).__name__)[:200]
 
 
 def _debug(line: str) -> bool:

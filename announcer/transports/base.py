@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from urllib.parse import SplitResult, urljoin, urlsplit
 
 from announcer.engine.subscription import HandshakeAnswer, read_answer
+from announcer.transports.failure import Cause, Fault
 
 log = logging.getLogger("announcer.transports")
 
@@ -28,7 +29,15 @@ DEFAULT_MAX_FRAME_BYTES = 1024 * 1024  # §8.3: at least 64 KiB, SHOULD 1 MiB
 
 
 class TransportError(RuntimeError):
-    """The connection failed or broke; the message is a plain sentence for the user."""
+    """The connection failed or broke.
+
+    The message is a plain sentence for the log; ``cause`` is the fact the listener is
+    told (``runtime/failures.py`` words it), set where the failure is raised.
+    """
+
+    def __init__(self, message: str, cause: Cause | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause if cause is not None else Cause(Fault.UNKNOWN, detail=message)
 
 
 class TransportRefused(TransportError):
@@ -69,15 +78,20 @@ class TransportOptions:
         if self.token_env:
             value = os.environ.get(self.token_env, "").strip()
             if not value:
-                raise TransportError(f"the token variable ${self.token_env} is empty or unset")
+                raise TransportError(
+                    f"the token variable ${self.token_env} is empty or unset",
+                    Cause(Fault.TOKEN_UNREADABLE),
+                )
             return value
         if self.token_file:
             try:
                 value = Path(self.token_file).read_text(encoding="utf-8").strip()
             except OSError as exc:
-                raise TransportError(f"cannot read the token file: {exc.strerror}") from None
+                raise TransportError(
+                    f"cannot read the token file: {exc.strerror}", Cause(Fault.TOKEN_UNREADABLE)
+                ) from None
             if not value:
-                raise TransportError("the token file is empty")
+                raise TransportError("the token file is empty", Cause(Fault.TOKEN_UNREADABLE))
             return value
         return None
 
@@ -94,7 +108,7 @@ class TransportOptions:
         try:
             return ssl.create_default_context(cafile=self.ca_file)
         except OSError as exc:  # ssl.SSLError is an OSError: a file that holds no PEM
-            raise SourceUnavailable(ca_file_problem(self.ca_file or "", exc)) from None
+            raise ca_file_problem(self.ca_file or "", exc) from None
 
     def drop_not_utf8(self) -> None:
         """One rule on every transport: a message that is not UTF-8 is dropped, counted,
@@ -114,8 +128,8 @@ class TransportOptions:
 NOT_UTF8 = "message is not valid UTF-8"
 
 
-def ca_file_problem(path: str, exc: OSError) -> str:
-    """Why ``--ca-file PATH`` cannot be used, as one plain sentence."""
+def ca_file_problem(path: str, exc: OSError) -> SourceUnavailable:
+    """Why ``--ca-file PATH`` cannot be used: the fact, and one plain sentence."""
     if isinstance(exc, ssl.SSLError):
         reason = "it holds no PEM certificate"
     elif isinstance(exc, FileNotFoundError):
@@ -126,7 +140,10 @@ def ca_file_problem(path: str, exc: OSError) -> str:
         reason = "it is a folder"
     else:
         reason = exc.strerror or type(exc).__name__
-    return f"cannot use the CA file given with --ca-file, {path}: {reason}"
+    return SourceUnavailable(
+        f"cannot use the CA file given with --ca-file, {path}: {reason}",
+        Cause(Fault.CA_FILE, path=path, detail=reason),
+    )
 
 
 def oversize_reason(limit: int) -> str:

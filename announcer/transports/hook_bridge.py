@@ -515,14 +515,14 @@ class HookBridgeTransport:
 
     async def connect(self) -> None:
         from announcer.transports.base import TransportRefused
+        from announcer.transports.failure import os_cause
 
         try:
             await self.server.start()
         except (OSError, RuntimeError) as exc:  # a foreign socket dir, another announcer
             # never retried: the other announcer keeps its socket, and the user hears why
-            raise TransportRefused(
-                f"cannot listen for hooks on {self.server.path}: {exc}"
-            ) from None
+            about = f"cannot listen for hooks on {self.server.path}"
+            raise TransportRefused(f"{about}: {exc}", os_cause(exc, about)) from None
 
     async def handshake(self, request: dict[str, Any], timeout: float) -> Any:
         from announcer.transports.base import HandshakeOutcome  # the runtime's own type

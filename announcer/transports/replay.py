@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from announcer.transports.base import HandshakeOutcome, TransportError, TransportOptions
+from announcer.transports.failure import os_cause
 
 
 class ReplayTransport:
@@ -30,7 +31,10 @@ class ReplayTransport:
                 with open(self.path, "rb"):
                     pass
             except OSError as exc:
-                raise TransportError(f"cannot open {self.path}: {exc.strerror}") from None
+                raise TransportError(
+                    f"cannot open {self.path}: {exc.strerror}",
+                    os_cause(exc, f"cannot open {self.path}"),
+                ) from None
 
     async def handshake(self, request: dict[str, Any], timeout: float) -> HandshakeOutcome:
         return HandshakeOutcome(None)

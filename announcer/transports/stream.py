@@ -19,6 +19,7 @@ from announcer.transports.base import (
     is_handshake_answer,
     message_type,
 )
+from announcer.transports.failure import Cause, Fault
 
 
 class MessageStreamTransport:
@@ -51,7 +52,10 @@ class MessageStreamTransport:
             if raw is None:
                 if early:
                     return HandshakeOutcome(None, early)
-                raise TransportError("the producer closed the connection during the handshake")
+                raise TransportError(
+                    "the producer closed the connection during the handshake",
+                    Cause(Fault.CLOSED_IN_HANDSHAKE),
+                )
             kind = message_type(raw)
             if is_handshake_answer(kind):
                 answer = decode_handshake_answer(raw)
