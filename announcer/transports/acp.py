@@ -242,6 +242,8 @@ class AcpTransport(AcpSettings, AcpAnswers):
         if self._closed:
             return
         self._closed = True
+        if self._family_due is not None:
+            self._family_due.cancel()
         self._room_free.set()
         self._cancel_questions()
         self._cancel_forms("The agent no longer waits for this answer.")

@@ -44,6 +44,11 @@ FAMILY_SNAPSHOT_SECONDS = 1.0
 FAMILY_IDLE_SECONDS = 5.0
 # ... and at most this often when its messages come in.
 FAMILY_NOTE_SECONDS = 0.25
+# ... and after a tool call changed, at once, but in a burst of tool calls at most this
+# often: a listing reads every process on the machine (14 ms with 140 of them), and 500
+# tool calls in a second made the agent's updates wait on /proc (issue 32, step 2). The
+# listing a burst held back is taken when this time is up.
+FAMILY_AFTER_TOOL_SECONDS = 0.25
 TOOL_UPDATES = ("tool_call", "tool_call_update")
 
 log = logging.getLogger("announcer.transports.acp")
@@ -131,6 +136,8 @@ class AcpProcess:
         self._family_seen: dict[int, int] = {}  # its commands lately: id -> start time
         self._family_noted = float("-inf")
         self._tool_changed = False  # a tool call changed since the last listing
+        self._after_tool_noted = float("-inf")
+        self._family_due: asyncio.TimerHandle | None = None  # a listing a burst held back
         self._early: str | None = None  # a message typed before the agent was ready
         # drops (bad lines, unknown sessions, late questions) are counted where the user
         # can read them (:diagnostics), not only logged
@@ -270,9 +277,22 @@ class AcpProcess:
         self._tool_changed = self._tool_changed or kind in TOOL_UPDATES
         if now - self._family_noted < FAMILY_NOTE_SECONDS and not after_a_tool:
             return
+        if after_a_tool:
+            wait = self._after_tool_noted + FAMILY_AFTER_TOOL_SECONDS - now
+            if wait > 0:
+                if self._family_due is None:
+                    loop = asyncio.get_running_loop()
+                    self._family_due = loop.call_later(wait, self._note_family_due)
+                return
+            self._after_tool_noted = now
         self._family_noted = now
         self._tool_changed = kind in TOOL_UPDATES
         self._family_seen = snapshot(process.pid)
+
+    def _note_family_due(self) -> None:
+        """The listing a burst of tool calls held back."""
+        self._family_due = None
+        self._note_family()
 
     async def _remember_family(self) -> None:
         """Keep a recent list of what the agent runs: a command that left its session
