@@ -2,7 +2,7 @@
 
 1. ``engine_updates_per_s``: 10,000 message chunks and 500 tool calls (each sent empty, then
    titled, then completed) with 50 permission requests, as ACP JSON, through the sans-I/O
-   mapping (formats/acp.py) and the whole engine (decode, policy, coalescer, scheduler) into a
+   mapping (formats/acp.py) and the whole engine (validation, policy, coalescer, scheduler) into a
    recording backend; the best of three runs (``engine_runs``), with the same rate per
    second of this process's CPU time (``engine_updates_per_cpu_s``, what other work on a
    shared machine does not change) and the load average beside it. Target: at least
@@ -50,6 +50,8 @@ from announcer.engine.replies import ReplyReady  # noqa: E402
 from announcer.engine.settings import UserSettings  # noqa: E402
 from announcer.engine.speech_commands import Speak  # noqa: E402
 from announcer.formats.acp import AcpAdapter  # noqa: E402
+from announcer.protocol.decode import decode_event_object  # noqa: E402
+from announcer.protocol.events import AaepEvent  # noqa: E402
 from announcer.runtime.sources import UNNEGOTIATED  # noqa: E402
 
 CHUNKS, TOOLS, QUESTIONS = 10_000, 500, 50
@@ -91,6 +93,14 @@ def _u(session_update: str, /, **fields: Any) -> dict[str, Any]:
     return {"sessionId": "s1", "update": {"sessionUpdate": session_update, **fields}}
 
 
+def _model(event: dict[str, Any]) -> AaepEvent:
+    """An adapter's event as the runtime hands it to the engine (runtime/engine_host.py
+    ``receive_mapped``): validated into its model, never written as JSON text."""
+    result = decode_event_object(event)
+    assert isinstance(result.message, AaepEvent), result
+    return result.message
+
+
 def engine_run() -> dict[str, Any]:
     script = updates()
     adapter = AcpAdapter("Bench Agent")
@@ -114,8 +124,8 @@ def engine_run() -> dict[str, Any]:
 
     def feed(events: list[dict[str, Any]]) -> bool:
         said = False
-        for event in events:
-            said |= run(engine.receive(json.dumps(event), "acp", clock[0]))
+        for event in events:  # as the runtime hands the engine an adapter's event
+            said |= run(engine.receive_event(_model(event), "acp", clock[0]))
         return said
 
     engine.set_subscription("acp", UNNEGOTIATED)  # as the runtime does for ACP sources
@@ -205,10 +215,10 @@ async def through_announcer(folder: Path, profile: Any = None) -> tuple[float, l
 
     async def drain_until(predicate: Any) -> dict[str, Any]:
         nonlocal count
-        async for raw in frames:
+        async for event in frames:
             count += 1
-            event = json.loads(raw)
-            for command in engine.receive(raw, "acp", time.monotonic()):
+            assert isinstance(event, dict)  # the transport's own event, as the runtime takes it
+            for command in engine.receive_event(_model(event), "acp", time.monotonic()):
                 if isinstance(command, Speak):
                     engine.on_speech_done(command.utterance_id, time.monotonic())
             if predicate(event):

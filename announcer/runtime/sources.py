@@ -39,7 +39,7 @@ from announcer.engine.subscription import (
     settings_changed,
 )
 from announcer.i18n.translate import catalog_language
-from announcer.runtime.backpressure import BATCH_SECONDS, InboundQueue, Skipped
+from announcer.runtime.backpressure import BATCH_SECONDS, Frame, InboundQueue, Skipped
 from announcer.runtime.capabilities import capabilities_from_settings, subscription_request
 from announcer.runtime.engine_host import EngineHost
 from announcer.runtime.failures import connection_failure
@@ -173,7 +173,7 @@ class SourceSupervisor:
         status_changed: Callable[[], None],
         sync_prompts: Callable[[], None],
         spawn: Callable[[Coroutine[Any, Any, Any]], None],
-        handle_frame: Callable[[SourceLink, str], None],
+        handle_frame: Callable[[SourceLink, Frame], None],
         lost_tokens: dict[str, str],
     ) -> None:
         self.links = links
@@ -301,10 +301,10 @@ class SourceSupervisor:
                     self.inbound.enqueue(state, raw)
                 read = 0
                 since = time.perf_counter()
-                async for raw in transport.frames():
+                async for frame in transport.frames():
                     if not policy.up:
                         self._delivered(state)
-                    self.inbound.enqueue(state, raw)
+                    self.inbound.enqueue(state, frame)
                     read += 1
                     if self.inbound.full(state):
                         await self.inbound.wait_for_room(state)

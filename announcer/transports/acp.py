@@ -223,7 +223,7 @@ class AcpTransport(AcpSettings, AcpAnswers):
     async def handshake(self, request: dict[str, Any], timeout: float) -> HandshakeOutcome:
         return HandshakeOutcome(None)  # ACP has its own initialize; nothing to negotiate here
 
-    async def frames(self) -> AsyncIterator[str]:
+    async def frames(self) -> AsyncIterator[str | dict[str, Any]]:
         while True:
             frame = await self._frames.get()
             if self._frames.qsize() <= FRAMES_LOW_WATER:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import re
@@ -119,7 +118,7 @@ class AcpProcess:
         self.stderr_tail: list[str] = []
         self._process: asyncio.subprocess.Process | None = None
         self._conn: Any = None
-        self._frames: asyncio.Queue[str | None] = asyncio.Queue()
+        self._frames: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self._pending: dict[str, asyncio.Future[Any]] = {}
         # the agent's own questions (elicitations) waiting for the user, by request key
         self._forms: dict[str, asyncio.Future[Any]] = {}
@@ -183,7 +182,7 @@ class AcpProcess:
 
     def _queue(self, events: list[dict[str, Any]]) -> None:
         for event in events:
-            self._frames.put_nowait(json.dumps(event, ensure_ascii=False))
+            self._frames.put_nowait(event)  # the object: the engine takes it as a model
 
     def _spawn(self, coroutine: Any) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coroutine)

@@ -4,7 +4,6 @@ of the bare SDK, most of it reading /proc once per tool call)."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -40,8 +39,8 @@ async def test_a_burst_of_tool_calls_lists_the_agents_processes_a_few_times(
         frames = transport.frames()
         started = time.monotonic()
         transport.prompt(f"burst {CHUNKS}")
-        async for raw in frames:
-            event = json.loads(raw)
+        async for event in frames:
+            assert isinstance(event, dict)
             tools += event.get("type") == "aaep:agent.tool.invoked"
             if event.get("type") == "aaep:agent.state.changed" and (
                 event.get("to_state") == "awaiting_input"
