@@ -205,6 +205,7 @@ async def through_announcer(folder: Path, profile: Any = None) -> tuple[float, l
     """The same burst into announcer's transport and engine; then 50 questions answered.
     ``profile`` (a cProfile.Profile) runs for the burst only."""
     from announcer.transports.acp import AcpTransport
+    from announcer.transports.base import AgentAnswer
 
     transport = AcpTransport(AGENT, name="Bench Agent", cwd=str(folder), env={
         **os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
@@ -240,10 +241,8 @@ async def through_announcer(folder: Path, profile: Any = None) -> tuple[float, l
     for _ in range(QUESTIONS):
         question = await drain_until(lambda e: e.get("type") == "aaep:agent.awaiting.confirmation")
         keys.append(time.monotonic())
-        await transport.send(
-            {"type": "confirmation.reply", "reply_token": question["reply_token"],
-             "decision": "accept"}
-        )  # fmt: skip
+        # typed, as the runtime answers an agent (runtime/answers.py)
+        await transport.answer(AgentAnswer(str(question["reply_token"]), decision="accept"))
     await drain_until(ended)
     await transport.close()
     arrived = [float(line.split()[0]) for line in (folder / "answers.txt").read_text().splitlines()]

@@ -17,10 +17,12 @@ import ssl
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 from urllib.parse import SplitResult, urljoin, urlsplit
 
+from announcer.engine.prompts import AnswerScope
 from announcer.engine.subscription import HandshakeAnswer, read_answer
+from announcer.protocol.events import Decision
 from announcer.transports.failure import Cause, Fault
 
 log = logging.getLogger("announcer.transports")
@@ -233,6 +235,30 @@ class HandshakeOutcome:
 #: agent's follow-up question comes first (which of its "always" answers, issue 31 item 2).
 #: Compared by identity; never a producer's message.
 ANSWER_HELD: dict[str, Any] = {"x-announcer": "answer held for a follow-up question"}
+
+
+@dataclass(frozen=True, slots=True)
+class AgentAnswer:
+    """The user's answer to an agent's own question, typed, as an agent transport takes it
+    (issue 32, step 2): the question's reply token exactly as the question carried it;
+    for a confirmation the decision and whether it is for this time only or "always"
+    (the engine let "always" through only where the agent offered it); for a form
+    (a clarification) the response. No AAEP wire dict, nothing read back out of one."""
+
+    reply_token: str
+    decision: Decision | None = None
+    scope: AnswerScope = "once"
+    response: object = None
+
+
+@runtime_checkable
+class TakesAgentAnswers(Protocol):
+    """A transport to an agent (ACP) that takes the user's answers typed."""
+
+    async def answer(self, answer: AgentAnswer) -> dict[str, Any] | None:
+        """Answer the question once; ``ANSWER_HELD`` when the agent's follow-up question
+        (which "always"?) must be answered first."""
+        ...
 
 
 class Transport(Protocol):
