@@ -101,12 +101,24 @@ def os_cause(exc: BaseException, about: str = "") -> Cause:
             return known
         if not words and isinstance(seen, OSError) and seen.strerror:
             words = seen.strerror  # the OS's own words, without "[Errno n]"
-        if isinstance(seen, BaseExceptionGroup) and seen.exceptions:
-            seen = seen.exceptions[0]
-        else:
-            seen = seen.__cause__  # only what a library said it stands for (``from``)
+        seen = _beneath(seen)
     words = words or _words(exc)
     return Cause(Fault.UNKNOWN, detail=f"{about}: {words}" if about else words)
+
+
+def _beneath(exc: BaseException) -> BaseException | None:
+    """The error a library's own error stands for: the first of a group of attempts
+    (anyio), the one it was raised ``from``, the one it wraps as its argument (httpcore's
+    ``ConnectError(OSError(...))``), or the one it was raised while handling, unless it
+    said that one is beside the point (``from None``)."""
+    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        return exc.exceptions[0]
+    if exc.__cause__ is not None:
+        return exc.__cause__
+    wrapped = next((arg for arg in exc.args if isinstance(arg, BaseException)), None)
+    if wrapped is not None:
+        return wrapped
+    return None if exc.__suppress_context__ else exc.__context__
 
 
 def _known(exc: BaseException) -> Cause | None:

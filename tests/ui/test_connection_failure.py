@@ -14,8 +14,9 @@ from announcer.runtime.failures import connection_failure
 from announcer.runtime.session import LiveSession
 from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
-from announcer.transports.base import SourceUnavailable, TransportOptions
+from announcer.transports.base import SourceUnavailable, TransportError, TransportOptions
 from announcer.transports.failure import Cause, Fault, os_cause, status_cause
+from announcer.transports.sse import SseTransport
 from announcer.transports.stdio import StdioTransport
 from announcer.ui.tui.app import AnnouncerApp
 from tests.support.producers import ws_url
@@ -149,3 +150,21 @@ async def test_a_refused_connection_is_on_screen_in_history_and_spoken_in_words(
         assert "not connected" in str(app.main_screen.status_widget.content)
         session.stop()
         await asyncio.wait_for(runner, TIMEOUT)
+
+
+async def test_a_refused_sse_connection_is_said_by_the_os_error_beneath_httpx() -> None:
+    """httpx wraps the refusal in httpcore's error, which wraps anyio's "All connection
+    attempts failed", which was raised from the OS's ConnectionRefusedError: the cause is
+    found beneath, never read from the sentence."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()  # nothing listens there now
+    transport = SseTransport(f"http://127.0.0.1:{port}", TransportOptions())
+    try:
+        with pytest.raises(TransportError) as raised:
+            await transport.connect()
+            await transport.handshake({"type": "subscription.request"}, TIMEOUT)
+    finally:
+        await transport.close()
+    assert connection_failure(raised.value.cause, "en") == "nothing is listening at that address"
