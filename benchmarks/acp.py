@@ -242,7 +242,7 @@ async def through_announcer(folder: Path, profile: Any = None) -> tuple[float, l
         question = await drain_until(lambda e: e.get("type") == "aaep:agent.awaiting.confirmation")
         keys.append(time.monotonic())
         # typed, as the runtime answers an agent (runtime/answers.py)
-        await transport.answer(AgentAnswer(str(question["reply_token"]), decision="accept"))
+        await transport.send_answer(AgentAnswer(str(question["reply_token"]), decision="accept"))
     await drain_until(ended)
     await transport.close()
     arrived = [float(line.split()[0]) for line in (folder / "answers.txt").read_text().splitlines()]

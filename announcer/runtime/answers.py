@@ -23,7 +23,7 @@ from announcer.runtime.contract import AnswerOutcome
 from announcer.runtime.engine_host import EngineHost
 from announcer.runtime.sources import SaySystem, SourceLink
 from announcer.transports import TransportError
-from announcer.transports.base import ANSWER_HELD, AgentAnswer, TakesAgentAnswers
+from announcer.transports.base import ANSWER_HELD, AgentAnswer
 
 log = logging.getLogger("announcer.runtime")
 
@@ -139,11 +139,8 @@ class AnswerSender:
             self._say(self._nothing_sent(reason), urgency=Urgency.CRITICAL)
             return AnswerOutcome(False, self._nothing_sent(reason))
         try:
-            transport = state.transport
-            if isinstance(transport, TakesAgentAnswers):  # an agent: the answer, typed
-                response = await transport.answer(reply.typed)
-            else:
-                response = await transport.send(wire)
+            # an agent transport takes the answer typed; a producer, the AAEP reply
+            response = await state.transport.send_answer(reply.typed, wire)
         except TransportError as exc:
             reason = self._t(
                 "the reply could not be delivered ({problem}); the producer applies its default."

@@ -23,16 +23,19 @@ class AcpAnswers(AcpProcess):
         for this time only (an "always" answer comes typed, through :meth:`answer`)."""
         token = str(message.get("reply_token"))
         if message.get("type") == "clarification.reply":
-            return await self.answer(AgentAnswer(token, response=message.get("response")))
+            return await self.send_answer(AgentAnswer(token, response=message.get("response")))
         decision = message.get("decision")
         if message.get("type") != "confirmation.reply" or decision not in ("accept", "reject"):
             return None
-        return await self.answer(
+        return await self.send_answer(
             AgentAnswer(token, decision="accept" if decision == "accept" else "reject")
         )
 
-    async def answer(self, answer: AgentAnswer) -> dict[str, Any] | None:
-        """The user's answer to the agent's question: its own option, once (§6.2)."""
+    async def send_answer(
+        self, answer: AgentAnswer, reply: dict[str, Any] | None = None
+    ) -> dict[str, Any] | None:
+        """The user's answer to the agent's question, typed: its own option, once (§6.2).
+        ``reply`` (the AAEP form of the same answer) is not read."""
         token = answer.reply_token
         if answer.decision is None:  # a form's answer (an elicitation, "which always?")
             self._answer_form(token, answer.response)

@@ -11,11 +11,16 @@ import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
-from announcer.transports.base import HandshakeOutcome, TransportError, TransportOptions
+from announcer.transports.base import (
+    HandshakeOutcome,
+    Transport,
+    TransportError,
+    TransportOptions,
+)
 from announcer.transports.failure import os_cause
 
 
-class ReplayTransport:
+class ReplayTransport(Transport):
     def __init__(self, path: str, options: TransportOptions, source_id: str | None = None) -> None:
         self.path = path
         self.options = options

@@ -21,6 +21,7 @@ from announcer.engine.speech_commands import Speak
 from announcer.formats.acp import AcpAdapter
 from announcer.protocol.decode import decode_frame
 from announcer.runtime.answers import typed_answer
+from tests.support.examples import examples
 
 CWD = "/home/ada/project"
 
@@ -310,7 +311,7 @@ _UPDATES = st.sampled_from(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     steps=st.lists(st.tuples(_UPDATES, st.sampled_from(["a", "b", "c"])), max_size=40),
     decisions=st.lists(
