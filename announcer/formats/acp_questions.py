@@ -71,8 +71,18 @@ class AcpQuestions(AcpToolCalls):
     def permission_requested(
         self, request_key: str, params: JsonObject, now: float
     ) -> AdapterOutput:
-        """``session/request_permission`` as a confirmation; the reply token names the request."""
-        return self._run(lambda: self._permission(request_key, params, now))
+        """``session/request_permission`` as a confirmation; the reply token names the
+        request, and is in the output's ``asked`` when the question was built."""
+        asked: list[str] = []
+
+        def step() -> None:
+            token = self._permission(request_key, params, now)
+            if token is not None:
+                asked.append(token)
+
+        out = self._run(step)
+        out.asked = asked
+        return out
 
     def permission_withdrawn(self, reply_token: str, sentence: str, now: float) -> AdapterOutput:
         """The question no longer stands (turn cancelled, agent gone): §6.8 withdraws it."""

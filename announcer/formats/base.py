@@ -35,14 +35,20 @@ class Diagnostic:
 
 @dataclass(slots=True)
 class AdapterOutput:
-    """AAEP events (plain dicts, ready for the engine's decoder) and diagnostics."""
+    """AAEP events (plain dicts, ready for the engine's decoder) and diagnostics.
+
+    ``asked``: the reply tokens of the questions these events ask, as the events carry
+    them, so whoever answers for the agent need not read its own events again.
+    """
 
     events: list[JsonObject] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    asked: list[str] = field(default_factory=list)
 
     def extend(self, other: AdapterOutput) -> None:
         self.events.extend(other.events)
         self.diagnostics.extend(other.diagnostics)
+        self.asked.extend(other.asked)
 
 
 class FormatAdapter(ABC):

@@ -26,6 +26,7 @@ limits) and :mod:`~announcer.protocol.explain` (pydantic's errors as diagnostics
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +36,7 @@ import jiter
 from announcer.protocol.diagnostics import Diagnostic, make_pointer
 from announcer.protocol.handshake import HANDSHAKE_TYPES
 from announcer.protocol.replies import REPLY_TYPES
-from announcer.protocol.strict_json import _DECODER, _Refused, loads_strict
+from announcer.protocol.strict_json import _DECODER, SAFE_INTEGER, _Refused, loads_strict
 from announcer.protocol.validate import (
     MAX_DEPTH,
     MAX_ENVELOPE_FIELDS,
@@ -58,6 +59,7 @@ __all__ = [
     "DecodeResult",
     "Kind",
     "Message",
+    "decode_event_object",
     "decode_frame",
     "loads_strict",
     "validate_event_object",
@@ -220,34 +222,7 @@ def _decode_carefully(text: str) -> DecodeResult:
     limits: list[Diagnostic] = []
     check_depth, check_strings, check_surrogates = _walks_needed(text)
     if check_depth or check_strings or check_surrogates:
-        walk = _walk(data, check_strings, check_surrogates)
-        if walk.depth > MAX_DEPTH:
-            limits.append(
-                Diagnostic(
-                    "limits.depth",
-                    "",
-                    "§3.7",
-                    f"nests {walk.depth} levels deep; at most {MAX_DEPTH} are allowed",
-                )
-            )
-        for pointer in walk.long_strings:
-            limits.append(
-                Diagnostic(
-                    "limits.string",
-                    pointer,
-                    "§3.7",
-                    f"is longer than {MAX_STRING_CHARS} characters",
-                )
-            )
-        for pointer in walk.surrogates:
-            limits.append(
-                Diagnostic(
-                    "encoding.surrogate",
-                    pointer,
-                    "§3.8",
-                    "holds an unpaired UTF-16 surrogate, which is not Unicode text",
-                )
-            )
+        limits = _limits(_walk(data, check_strings, check_surrogates))
 
     kind_type = data.get("type")
     if isinstance(kind_type, str):
@@ -258,6 +233,122 @@ def _decode_carefully(text: str) -> DecodeResult:
         if reply is not None:
             return _plain_message("reply", reply, data, limits)
     return validate_event_object(data, limits)
+
+
+def decode_event_object(data: Mapping[str, Any]) -> DecodeResult:
+    """An event a mapping in this process built (ACP, hooks, a CLI stream), checked as
+    its JSON text would be, without writing and reading that text (issue 32, step 2).
+
+    Its strings are the agent's, so the §3.7 and §3.8 rules still hold: one walk checks
+    depth, string lengths, unpaired surrogates, and that every value is one JSON carries
+    (finite numbers, integers within ±2^53, string keys); then §3.9 as for a frame.
+    """
+    try:
+        plain = data if type(data) is dict else dict(data)
+        if _plainly_clean(plain):  # the common case: one pass, no pointers built
+            return validate_event_object(plain, [])
+        refused = _not_json(plain)
+        if refused is not None:
+            return refused
+        return validate_event_object(plain, _limits(_walk(plain, True, True)))
+    except Exception:  # a bug of ours must not take the subscriber down
+        return _invalid(
+            "internal.error", "", "§3.9", "could not be checked because of an internal error"
+        )
+
+
+def _plainly_clean(value: dict[str, Any]) -> bool:
+    """Whether an object breaks none of the §3.7/§3.8 rules :func:`decode_event_object`
+    checks; any doubt is False, and the careful walks then say what is wrong."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        kind = type(node)
+        if kind is str:
+            if len(node) > MAX_STRING_CHARS or not (node.isascii() or _encodable(node)):
+                return False
+        elif kind is dict:
+            if depth >= MAX_DEPTH:
+                return False
+            for key, child in node.items():
+                if type(key) is not str or not (key.isascii() or _encodable(key)):
+                    return False
+                stack.append((child, depth + 1))
+        elif kind is list:
+            if depth >= MAX_DEPTH:
+                return False
+            stack.extend((child, depth + 1) for child in node)
+        elif kind is int:
+            if not -SAFE_INTEGER <= node <= SAFE_INTEGER:
+                return False
+        elif kind is float:
+            if not math.isfinite(node):
+                return False
+        elif not (kind is bool or node is None):
+            return False
+    return True
+
+
+def _not_json(value: Any) -> DecodeResult | None:
+    """The first value JSON cannot carry (§3.8), as the careful decoder would refuse it."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is str or kind is bool or node is None:
+            continue
+        if kind is dict or isinstance(node, Mapping):
+            if any(type(key) is not str for key in node):
+                return _invalid("json.syntax", "", "§3.8", "has a key that is not a string")
+            stack.extend(reversed(list(node.values())))  # in the order the text has them
+        elif kind is list or kind is tuple:
+            stack.extend(reversed(node))
+        elif kind is int:
+            if not -SAFE_INTEGER <= node <= SAFE_INTEGER:
+                return _invalid(
+                    "number.range", "", "§3.8", "integers beyond ±2^53 must be sent as strings"
+                )
+        elif kind is float:
+            if not math.isfinite(node):
+                name = "NaN" if math.isnan(node) else "Infinity" if node > 0 else "-Infinity"
+                return _invalid(
+                    "json.non_standard", "", "§3.8", f"{name} is not a JSON value (RFC 8259)"
+                )
+        else:
+            return _invalid(
+                "json.syntax", "", "§3.8", f"holds a {kind.__name__}, which JSON cannot carry"
+            )
+    return None
+
+
+def _limits(walk: _Walk) -> list[Diagnostic]:
+    """The §3.7 and §3.8 problems a walk found, one diagnostic each."""
+    limits: list[Diagnostic] = []
+    if walk.depth > MAX_DEPTH:
+        limits.append(
+            Diagnostic(
+                "limits.depth",
+                "",
+                "§3.7",
+                f"nests {walk.depth} levels deep; at most {MAX_DEPTH} are allowed",
+            )
+        )
+    for pointer in walk.long_strings:
+        limits.append(
+            Diagnostic(
+                "limits.string", pointer, "§3.7", f"is longer than {MAX_STRING_CHARS} characters"
+            )
+        )
+    for pointer in walk.surrogates:
+        limits.append(
+            Diagnostic(
+                "encoding.surrogate",
+                pointer,
+                "§3.8",
+                "holds an unpaired UTF-16 surrogate, which is not Unicode text",
+            )
+        )
+    return limits
 
 
 def _walks_needed(text: str) -> tuple[bool, bool, bool]:

@@ -11,19 +11,41 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any
 
 from announcer.engine.announcement import Urgency
-from announcer.engine.prompts import UserAnswer, is_secret
+from announcer.engine.prompts import AnswerScope, UserAnswer, is_secret
 from announcer.engine.replies import ReplyReady
 from announcer.engine.subscription import HandshakeAnswer, read_answer
+from announcer.protocol.replies import ConfirmationReply
 from announcer.runtime.contract import AnswerOutcome
 from announcer.runtime.engine_host import EngineHost
 from announcer.runtime.sources import SaySystem, SourceLink
 from announcer.transports import TransportError
-from announcer.transports.base import ANSWER_HELD
+from announcer.transports.base import ANSWER_HELD, AgentAnswer
 
 log = logging.getLogger("announcer.runtime")
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A checked answer on its way: the AAEP reply for a producer, the same answer typed
+    for an agent transport (no wire dict read back), and how it is said."""
+
+    source_id: str
+    wire: dict[str, Any]
+    typed: AgentAnswer
+    what: str | None = None
+
+
+def typed_answer(reply: ReplyReady, scope: AnswerScope) -> AgentAnswer:
+    """The engine's reply as an agent takes it: the token as the question carried it, the
+    decision and the user's scope (a confirmation) or the response (a form)."""
+    message = reply.message
+    if isinstance(message, ConfirmationReply):
+        return AgentAnswer(message.reply_token, decision=message.decision, scope=scope)
+    return AgentAnswer(message.reply_token, response=message.response)
 
 
 class AnswerSender:
@@ -70,9 +92,9 @@ class AnswerSender:
         checked = self.check(answer)
         if isinstance(checked, AnswerOutcome):
             return checked
-        source_id, wire, what = checked
-        self._spawn(self.deliver(source_id, wire, what))
-        agent = self._named(source_id)
+        self._spawn(self.deliver(checked))
+        what = checked.what
+        agent = self._named(checked.source_id)
         if agent:
             said = self._t("Sending to {agent}: {what}.").format(agent=agent, what=what)
         else:
@@ -84,9 +106,9 @@ class AnswerSender:
         checked = self.check(answer)
         if isinstance(checked, AnswerOutcome):
             return checked
-        return await self.deliver(*checked)
+        return await self.deliver(checked)
 
-    def check(self, answer: UserAnswer) -> AnswerOutcome | tuple[str, dict[str, Any], str]:
+    def check(self, answer: UserAnswer) -> AnswerOutcome | Reply:
         token = answer.reply_token
         if token in self._lost_tokens:
             return AnswerOutcome(False, self._nothing_sent(self._lost_tokens[token]))
@@ -105,11 +127,10 @@ class AnswerSender:
             for c in getattr(event, "choices", None) or []
         ):
             what = self._t("your answer, not read back")  # a secret is never said aloud
-        return outcome.prompt.source_id, wire, what
+        return Reply(outcome.prompt.source_id, wire, typed_answer(outcome, answer.scope), what)
 
-    async def deliver(
-        self, source_id: str, wire: dict[str, Any], what: str | None = None
-    ) -> AnswerOutcome:
+    async def deliver(self, reply: Reply) -> AnswerOutcome:
+        source_id, wire, what = reply.source_id, reply.wire, reply.what
         state = next((s for s in self.links if s.source == source_id), None)
         if state is None or not state.connected:
             reason = self._t(
@@ -118,7 +139,8 @@ class AnswerSender:
             self._say(self._nothing_sent(reason), urgency=Urgency.CRITICAL)
             return AnswerOutcome(False, self._nothing_sent(reason))
         try:
-            response = await state.transport.send(wire)
+            # an agent transport takes the answer typed; a producer, the AAEP reply
+            response = await state.transport.send_answer(reply.typed, wire)
         except TransportError as exc:
             reason = self._t(
                 "the reply could not be delivered ({problem}); the producer applies its default."
@@ -149,12 +171,13 @@ class AnswerSender:
 
     async def send_outgoing(self) -> None:
         """Replies the engine made on the user's standing order (``auto_reject`` only)."""
-        for reply in self.host.engine.take_outgoing():
-            wire = reply.to_wire()
+        for outgoing in self.host.engine.take_outgoing():
+            wire = outgoing.to_wire()
             if wire.get("type") == "confirmation.reply" and wire.get("decision") != "reject":
                 log.error("refused to send an automatic reply that is not a rejection")
                 continue
-            await self.deliver(reply.source_id, wire)
+            typed = typed_answer(outgoing.reply, "once")  # never "always" in the user's name
+            await self.deliver(Reply(outgoing.source_id, wire, typed))
 
 
 def _what(wire: dict[str, Any], event: object = None) -> str:

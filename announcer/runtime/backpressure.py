@@ -13,7 +13,6 @@ module never imports the session.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections import Counter, deque
@@ -94,7 +93,9 @@ class QueuedSource(Protocol):
     rate_logged_at: float | None
 
 
-Item = tuple[Any, str | Skipped, bool]
+#: a frame as a transport read it (JSON text), or an event a mapping of ours built
+Frame = str | dict[str, Any]
+Item = tuple[Any, Frame | Skipped, bool]
 
 
 class InboundQueue:
@@ -138,7 +139,7 @@ class InboundQueue:
     def __len__(self) -> int:
         return len(self.items)
 
-    def enqueue(self, state: QueuedSource, raw: str) -> None:
+    def enqueue(self, state: QueuedSource, raw: Frame) -> None:
         """Queue a frame in O(1), or skip it as part of a flood (counted, said, logged).
 
         Its class comes from the decoded fields (type, urgency, producer), never from
@@ -147,7 +148,7 @@ class InboundQueue:
         reached at once; questions and lifecycle events are never skipped, and
         :meth:`wait_for_room` bounds them.
         """
-        if state.adapter is not None:
+        if state.adapter is not None and isinstance(raw, str):
             try:
                 events = state.adapter(raw)
             except Exception as exc:
@@ -157,7 +158,7 @@ class InboundQueue:
                 return
             self._queue_events(state, events)
         else:
-            news = news_of(raw)
+            news = news_of(raw) if isinstance(raw, str) else news_in(raw)
             if state.honoured and (news is None or not news[0]):
                 self.check_rate(state)
             if news is None:
@@ -277,7 +278,7 @@ class InboundQueue:
         self._queue_events(state, events)
         self.wake.set()
 
-    def take_source(self, state: QueuedSource) -> list[str | Skipped]:
+    def take_source(self, state: QueuedSource) -> list[Frame | Skipped]:
         """Take this source's waiting frames out of the queue, in order (it went away)."""
         mine = [item[1] for item in self.items if item[0] is state]
         if not mine:
@@ -326,9 +327,10 @@ class InboundQueue:
         log.warning("%s: %s", state.source, message)
 
     def _queue_events(self, state: QueuedSource, events: list[Any]) -> None:
-        """A format adapter's AAEP events, queued as frames of the source that sent them."""
+        """A format adapter's AAEP events, queued as the objects they are (the engine
+        takes them as models, never as JSON text read again)."""
         for event in events:
-            self.items.append((state, json.dumps(event, ensure_ascii=False), False))
+            self.items.append((state, event, False))
         state.queued += len(events)
 
     def count_drop(self, code: str, reason: str, state: QueuedSource | None = None) -> None:
@@ -341,7 +343,7 @@ class InboundQueue:
 
     async def serve(
         self,
-        handle_frame: Callable[[Any, str], None],
+        handle_frame: Callable[[Any, Frame], None],
         *,
         on_wake: Callable[[], object],
         after_batch: Callable[[], None],
@@ -400,6 +402,11 @@ def news_of(raw: str) -> tuple[bool, str, str, dict[str, Any]] | None:
         return None
     if type(data) is not dict:
         return None
+    return news_in(data)
+
+
+def news_in(data: dict[str, Any]) -> tuple[bool, str, str, dict[str, Any]] | None:
+    """:func:`news_of` for an event already an object (one a mapping of ours built)."""
     kind = data.get("type")
     producer = data.get("producer")
     if type(kind) is not str or type(producer) is not dict:

@@ -31,6 +31,7 @@ from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import UserAnswer
 from announcer.engine.replies import ReplyOutcome
 from announcer.engine.speech_commands import Speak, SpeechCommand
+from announcer.protocol.decode import decode_event_object
 from announcer.protocol.events import AaepEvent
 from announcer.speech.driver import SpeechDriver
 
@@ -82,6 +83,23 @@ class EngineHost:
 
     def receive_event(self, event: AaepEvent, source_id: str) -> None:
         self.run(self.engine.receive_event(event, source_id, self.clock()))
+
+    def receive_mapped(
+        self, event: Mapping[str, Any], source_id: str, now: float | None = None
+    ) -> None:
+        """An event a mapping in this process built (ACP, hooks, a CLI stream), as the
+        object it is: validated as a model (§3.7-§3.9 all the same) and handed to the
+        engine as one, never written to JSON text and read again (issue 32, step 2).
+        One that fails validation goes the frame's way, where its problem is counted and
+        logged like any invalid frame's."""
+        at = self.clock() if now is None else now
+        result = decode_event_object(event)
+        if result.kind != "event" or not isinstance(result.message, AaepEvent):
+            self.run(self.engine.receive(event, source_id, at))
+            return
+        if result.diagnostics:
+            self.engine.diagnostics.record(result, source=source_id, now=at)
+        self.run(self.engine.receive_event(result.message, source_id, at))
 
     def source_closed(self, source_id: str) -> None:
         self.run(self.engine.source_closed(source_id, self.clock()))

@@ -514,10 +514,21 @@ class LiveSession(UiSession):
             self._handle_frame, on_wake=self.host.drain, after_batch=self._check_done
         )
 
-    def _handle_frame(self, state: SourceLink, raw: str) -> None:
-        """One frame: handshake answers are ours; everything else goes to the engine."""
+    def _handle_frame(self, state: SourceLink, raw: str | dict[str, Any]) -> None:
+        """One frame: handshake answers are ours; everything else goes to the engine.
+
+        An event a mapping of ours built (ACP, hooks, a format adapter) comes as the
+        object, and goes in as a model; only a source we map may hand one over.
+        """
         now = self.clock()
         self.ending.frame_read()
+        if isinstance(raw, dict):
+            if state.adapter is not None or state.transport.maps_events:
+                self.host.receive_mapped(raw, state.source, now)
+            else:  # never expected: read as any producer's frame, x-announcer removed
+                self.host.receive(raw, state.source, now)
+            self._after_frame()
+            return
         limit = self.options.max_frame_bytes
         if len(raw) * 4 > limit and len(raw.encode("utf-8", "surrogatepass")) > limit:
             self.inbound.count_drop("limits.frame_bytes", "frame over the size limit", state)
@@ -534,6 +545,9 @@ class LiveSession(UiSession):
         # The engine decodes and validates (§3.9), drops duplicates (§8.2.4), reorders
         # (§8.2.3), decides what to say and opens prompts; invalid frames are logged there.
         self.host.receive(raw, state.source, now)
+        self._after_frame()
+
+    def _after_frame(self) -> None:
         self._sync_prompts()
         self._refresh_session_state()
         if self.settings.reply_policy == "auto_reject":

@@ -39,11 +39,12 @@ from announcer.engine.subscription import (
     settings_changed,
 )
 from announcer.i18n.translate import catalog_language
-from announcer.runtime.backpressure import BATCH_SECONDS, InboundQueue, Skipped
+from announcer.runtime.backpressure import BATCH_SECONDS, Frame, InboundQueue, Skipped
 from announcer.runtime.capabilities import capabilities_from_settings, subscription_request
 from announcer.runtime.engine_host import EngineHost
 from announcer.runtime.failures import connection_failure
 from announcer.transports import Transport, TransportError, TransportRefused
+from announcer.transports.failure import Cause, Fault
 
 log = logging.getLogger("announcer.runtime")
 
@@ -172,7 +173,7 @@ class SourceSupervisor:
         status_changed: Callable[[], None],
         sync_prompts: Callable[[], None],
         spawn: Callable[[Coroutine[Any, Any, Any]], None],
-        handle_frame: Callable[[SourceLink, str], None],
+        handle_frame: Callable[[SourceLink, Frame], None],
         lost_tokens: dict[str, str],
     ) -> None:
         self.links = links
@@ -298,10 +299,10 @@ class SourceSupervisor:
                     self.inbound.enqueue(state, raw)
                 read = 0
                 since = time.perf_counter()
-                async for raw in transport.frames():
+                async for frame in transport.frames():
                     if not policy.up:
                         self._delivered(state)
-                    self.inbound.enqueue(state, raw)
+                    self.inbound.enqueue(state, frame)
                     read += 1
                     if self.inbound.full(state):
                         await self.inbound.wait_for_room(state)
@@ -316,10 +317,10 @@ class SourceSupervisor:
                     self._status_changed()
                     self._wake.set()
                     return
-                raise TransportError("the producer closed the connection")
+                raise TransportError("the producer closed the connection", Cause(Fault.CLOSED))
             except TransportRefused as exc:  # plaintext off loopback, a hook socket in use,
                 self._cancel_settle(state)  # a command that cannot start: retrying cannot help
-                self._give_up(state, str(exc))
+                self._give_up(state, exc)
                 return
             except TransportError as exc:
                 self._cancel_settle(state)
@@ -329,11 +330,11 @@ class SourceSupervisor:
                 failure = policy.failed()
                 # a finite source (a recording, an agent process) is never retried, so it
                 # is not said to be: "Giving up on …" alone tells what happened
-                self._lost(state, str(exc), None if finite else failure)
+                self._lost(state, exc, None if finite else failure)
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(transport.close("reconnecting"), 5)
                 if finite:
-                    self._give_up(state, str(exc))
+                    self._give_up(state, exc)
                     return
                 if await self._sleep_or_stop(failure.delay):
                     return
@@ -343,7 +344,7 @@ class SourceSupervisor:
                 if self._stopping.is_set():
                     return
                 failure = policy.failed()
-                self._lost(state, f"unexpected error: {exc}", failure)
+                self._lost(state, TransportError(f"unexpected error: {exc}"), failure)
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(transport.close("reconnecting"), 5)
                 if await self._sleep_or_stop(failure.delay):
@@ -360,7 +361,7 @@ class SourceSupervisor:
         """
         step = after_request(answer, name=state.name, language=self._language())
         if step.next is Next.GIVE_UP:
-            self._give_up(state, step.say, announce_as_is=True)
+            self._give_up(state, step.say)
             return -1.0
         if step.next is Next.RETRY:
             if step.reason != state.last_rejection:  # once, not at every retry
@@ -520,7 +521,7 @@ class SourceSupervisor:
             kind="system.security",
         )
 
-    def _lost(self, state: SourceLink, reason: str, retry: Retry | None = None) -> None:
+    def _lost(self, state: SourceLink, error: TransportError, retry: Retry | None = None) -> None:
         # What the source sent before it went (a subscription.close, a last question) is
         # handled first, so its meaning is not lost to "connection lost".
         for raw in self.inbound.take_source(state):
@@ -530,8 +531,8 @@ class SourceSupervisor:
                 else:
                     self._handle_frame(state, raw)
         state.went_down()
-        log.info("%s: %s", state.source, reason)  # the full text, errno and all, for the log
-        reason = connection_failure(reason, catalog_language(self.settings.languages))
+        log.info("%s: %s", state.source, error)  # the full text, errno and all, for the log
+        reason = connection_failure(error.cause, catalog_language(self.settings.languages))
         notice = retry.notice if retry is not None else None
         if state.closed_by_producer and notice is Notice.LOST:
             notice = None  # already said: "{name} closed the subscription ... Reconnecting."
@@ -545,7 +546,7 @@ class SourceSupervisor:
         elif notice is Notice.CANNOT_CONNECT and retry is not None and retry.accepted:
             # it accepted the connection and hung up: it can be reached (issue 29, item 15)
             self._say(
-                self._hung_up(state.name, reason) + " " + self._t("Retrying."),
+                self._hung_up(state.name, error.cause, reason) + " " + self._t("Retrying."),
                 urgency=Urgency.CRITICAL,
             )
         elif notice is Notice.CANNOT_CONNECT:
@@ -590,24 +591,24 @@ class SourceSupervisor:
         self._sync_prompts()
         self._status_changed()
 
-    def _hung_up(self, name: str, reason: str) -> str:
+    def _hung_up(self, name: str, cause: Cause, reason: str) -> str:
         """ "X accepted the connection, then closed it." with the cause when it says more."""
-        if reason == self._t("it closed the connection"):
+        if cause.fault is Fault.CLOSED and not cause.said:
             return self._t("{name} accepted the connection, then closed it.").format(name=name)
         return self._t("{name} accepted the connection, then closed it: {reason}.").format(
             name=name, reason=reason
         )
 
-    def _give_up(self, state: SourceLink, reason: str, *, announce_as_is: bool = False) -> None:
+    def _give_up(self, state: SourceLink, why: TransportError | str) -> None:
+        """Stop trying ``state``: a transport's failure is worded, a sentence of our own
+        (``str``, already in the user's language) is said as it is."""
         state.link_state = LinkState.GIVEN_UP
-        if not announce_as_is:
-            log.info("%s: giving up: %s", state.source, reason)  # the full text for the log
-            reason = connection_failure(reason, catalog_language(self.settings.languages))
-        self._say(
-            reason
-            if announce_as_is
-            else self._t("Giving up on {name}: {reason}").format(name=state.name, reason=reason),
-            urgency=Urgency.CRITICAL,
-        )
+        if isinstance(why, TransportError):
+            log.info("%s: giving up: %s", state.source, why)  # the full text for the log
+            reason = connection_failure(why.cause, catalog_language(self.settings.languages))
+            said = self._t("Giving up on {name}: {reason}").format(name=state.name, reason=reason)
+        else:
+            said = why
+        self._say(said, urgency=Urgency.CRITICAL)
         self._status_changed()
         self._wake.set()

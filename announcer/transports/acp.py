@@ -42,6 +42,7 @@ from announcer.transports.base import (
     TransportError,
     release_process_pipes,
 )
+from announcer.transports.failure import Cause, Fault
 from announcer.transports.processes import can_watch_exits, exited, track
 
 
@@ -103,8 +104,14 @@ class AcpTransport(AcpSettings, AcpAnswers, Transport):
                 limit=STREAM_LIMIT_BYTES,
             )
         except (FileNotFoundError, PermissionError) as exc:
+            fault = (
+                Fault.COMMAND_NOT_FOUND
+                if isinstance(exc, FileNotFoundError)
+                else Fault.COMMAND_NOT_STARTED
+            )
             raise TransportError(
-                f"cannot start the agent {self.command[0]!r}: {exc.strerror or exc}"
+                f"cannot start the agent {self.command[0]!r}: {exc.strerror or exc}",
+                Cause(fault, command=self.command[0]),
             ) from None
         self._restarting = False  # the new process is ours to watch
         contain(self._process.pid)  # Windows: a job object ends it however we end
@@ -177,14 +184,15 @@ class AcpTransport(AcpSettings, AcpAnswers, Transport):
             await self._end_process()
             raise TransportError(
                 f"the agent {self.command[0]!r} did not answer within "
-                f"{int(START_TIMEOUT_SECONDS)} seconds"
+                f"{int(START_TIMEOUT_SECONDS)} seconds",
+                Cause(Fault.NO_ANSWER, command=self.command[0]),
             ) from None
         except TransportError:
             raise
         except Exception as exc:
             await self._end_process()
             await self._last_words()
-            raise TransportError(self._failure(exc)) from None
+            raise TransportError(self._failure(exc), self._failure_cause(exc)) from None
         self.session_id = str(session.session_id)
         self._queue(self.adapter.session_opened(self.session_id, self.cwd, time.time()).events)
         modes = _dump(getattr(session, "modes", None))
@@ -217,7 +225,7 @@ class AcpTransport(AcpSettings, AcpAnswers, Transport):
     async def handshake(self, request: dict[str, Any], timeout: float) -> HandshakeOutcome:
         return HandshakeOutcome(None)  # ACP has its own initialize; nothing to negotiate here
 
-    async def frames(self) -> AsyncIterator[str]:
+    async def frames(self) -> AsyncIterator[str | dict[str, Any]]:
         while True:
             frame = await self._frames.get()
             if self._frames.qsize() <= FRAMES_LOW_WATER:
@@ -236,6 +244,8 @@ class AcpTransport(AcpSettings, AcpAnswers, Transport):
         if self._closed:
             return
         self._closed = True
+        if self._family_due is not None:
+            self._family_due.cancel()
         self._room_free.set()
         self._cancel_questions()
         self._cancel_forms("The agent no longer waits for this answer.")

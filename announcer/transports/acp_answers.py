@@ -12,25 +12,39 @@ import time
 from typing import Any
 
 from announcer.transports.acp_process import AcpProcess, log
-from announcer.transports.base import ANSWER_HELD
+from announcer.transports.base import ANSWER_HELD, AgentAnswer
 
 
 class AcpAnswers(AcpProcess):
     """The agent's questions as the user hears them, and their answers as the agent gets them."""
 
     async def send(self, message: dict[str, Any]) -> dict[str, Any] | None:
-        """A ``confirmation.reply``: answer the agent's request with its own option, once."""
-        if message.get("type") == "clarification.reply":
-            self._answer_form(str(message.get("reply_token")), message.get("response"))
-            return None
-        if message.get("type") != "confirmation.reply":
-            return None
+        """An AAEP reply, for a caller that has no typed answer: its decision or response
+        for this time only (an "always" answer comes typed, through :meth:`answer`)."""
         token = str(message.get("reply_token"))
+        if message.get("type") == "clarification.reply":
+            return await self.send_answer(AgentAnswer(token, response=message.get("response")))
+        decision = message.get("decision")
+        if message.get("type") != "confirmation.reply" or decision not in ("accept", "reject"):
+            return None
+        return await self.send_answer(
+            AgentAnswer(token, decision="accept" if decision == "accept" else "reject")
+        )
+
+    async def send_answer(
+        self, answer: AgentAnswer, reply: dict[str, Any] | None = None
+    ) -> dict[str, Any] | None:
+        """The user's answer to the agent's question, typed: its own option, once (§6.2).
+        ``reply`` (the AAEP form of the same answer) is not read."""
+        token = answer.reply_token
+        if answer.decision is None:  # a form's answer (an elicitation, "which always?")
+            self._answer_form(token, answer.response)
+            return None
         future = self._pending.pop(token, None)
         if (
             future is not None
-            and message.get("decision") == "accept"
-            and _scope(message) == "always"
+            and answer.decision == "accept"
+            and answer.scope == "always"
             and self.adapter.always_choices(token)
         ):
             # several "always" options: which one is asked, never guessed (issue 21, 5)
@@ -42,7 +56,7 @@ class AcpAnswers(AcpProcess):
                 self._forms[key] = future
                 self._choosing.add(key)
                 return ANSWER_HELD  # nothing sent until the user picks one
-        option = self.adapter.answer(token, str(message.get("decision")), _scope(message))
+        option = self.adapter.answer(token, answer.decision, answer.scope)
         if future is None or future.done():
             return None  # already answered or withdrawn: never twice (§6.2)
         future.set_result(_selected(option) if option is not None else _cancelled())
@@ -57,14 +71,7 @@ class AcpAnswers(AcpProcess):
             return _cancelled()
         key = f"{time.monotonic_ns()}"
         out = self.adapter.permission_requested(key, params, time.time())
-        token = next(
-            (
-                e["reply_token"]
-                for e in out.events
-                if e.get("type") == "aaep:agent.awaiting.confirmation"
-            ),
-            None,
-        )
+        token = out.asked[0] if out.asked else None
         if token is None:
             log.warning("a permission request could not be asked; answered cancelled")
             self._queue(out.events)
@@ -129,17 +136,6 @@ class AcpAnswers(AcpProcess):
                 future.set_result(_cancelled())
             said = sentence or "The agent no longer waits for this answer."
             self._queue(self.adapter.permission_withdrawn(token, said, time.time()).events)
-
-
-def _scope(message: dict[str, Any]) -> str:
-    """ "always" only when the reply says so (engine.replies puts it in modified_action)."""
-    from announcer.engine.prompts import ALWAYS_SCOPE_KEY
-    from announcer.protocol.extensions import ANNOUNCER_EXTENSION
-
-    modified = message.get("modified_action")
-    ours = modified.get(ANNOUNCER_EXTENSION) if isinstance(modified, dict) else None
-    scope = ours.get(ALWAYS_SCOPE_KEY) if isinstance(ours, dict) else None
-    return "always" if scope == "always" else "once"
 
 
 def _permission_outcome(permission: Any, result: dict[str, Any]) -> Any:

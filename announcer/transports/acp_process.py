@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import re
@@ -27,6 +26,7 @@ from announcer.formats.speakable import clip
 from announcer.i18n.translate import translator
 from announcer.transports.acp_wire import GuardedStdio
 from announcer.transports.base import TransportError, TransportOptions
+from announcer.transports.failure import Cause, os_cause
 from announcer.transports.processes import (
     command_line,
     end_family,
@@ -43,6 +43,11 @@ FAMILY_SNAPSHOT_SECONDS = 1.0
 FAMILY_IDLE_SECONDS = 5.0
 # ... and at most this often when its messages come in.
 FAMILY_NOTE_SECONDS = 0.25
+# ... and after a tool call changed, at once, but in a burst of tool calls at most this
+# often: a listing reads every process on the machine (14 ms with 140 of them), and 500
+# tool calls in a second made the agent's updates wait on /proc (issue 32, step 2). The
+# listing a burst held back is taken when this time is up.
+FAMILY_AFTER_TOOL_SECONDS = 0.25
 TOOL_UPDATES = ("tool_call", "tool_call_update")
 
 log = logging.getLogger("announcer.transports.acp")
@@ -113,7 +118,7 @@ class AcpProcess:
         self.stderr_tail: list[str] = []
         self._process: asyncio.subprocess.Process | None = None
         self._conn: Any = None
-        self._frames: asyncio.Queue[str | None] = asyncio.Queue()
+        self._frames: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self._pending: dict[str, asyncio.Future[Any]] = {}
         # the agent's own questions (elicitations) waiting for the user, by request key
         self._forms: dict[str, asyncio.Future[Any]] = {}
@@ -130,6 +135,8 @@ class AcpProcess:
         self._family_seen: dict[int, int] = {}  # its commands lately: id -> start time
         self._family_noted = float("-inf")
         self._tool_changed = False  # a tool call changed since the last listing
+        self._after_tool_noted = float("-inf")
+        self._family_due: asyncio.TimerHandle | None = None  # a listing a burst held back
         self._early: str | None = None  # a message typed before the agent was ready
         # drops (bad lines, unknown sessions, late questions) are counted where the user
         # can read them (:diagnostics), not only logged
@@ -175,7 +182,7 @@ class AcpProcess:
 
     def _queue(self, events: list[dict[str, Any]]) -> None:
         for event in events:
-            self._frames.put_nowait(json.dumps(event, ensure_ascii=False))
+            self._frames.put_nowait(event)  # the object: the engine takes it as a model
 
     def _spawn(self, coroutine: Any) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coroutine)
@@ -269,9 +276,22 @@ class AcpProcess:
         self._tool_changed = self._tool_changed or kind in TOOL_UPDATES
         if now - self._family_noted < FAMILY_NOTE_SECONDS and not after_a_tool:
             return
+        if after_a_tool:
+            wait = self._after_tool_noted + FAMILY_AFTER_TOOL_SECONDS - now
+            if wait > 0:
+                if self._family_due is None:
+                    loop = asyncio.get_running_loop()
+                    self._family_due = loop.call_later(wait, self._note_family_due)
+                return
+            self._after_tool_noted = now
         self._family_noted = now
         self._tool_changed = kind in TOOL_UPDATES
         self._family_seen = snapshot(process.pid)
+
+    def _note_family_due(self) -> None:
+        """The listing a burst of tool calls held back."""
+        self._family_due = None
+        self._note_family()
 
     async def _remember_family(self) -> None:
         """Keep a recent list of what the agent runs: a command that left its session
@@ -318,18 +338,27 @@ class AcpProcess:
             kill_family_now(process.pid, tree=process.returncode is None)
 
     def _failure(self, exc: BaseException) -> str:
-        detail = str(exc).strip() or type(exc).__name__
-        said = f"the agent {self.label or Path(self.command[0]).name!r} failed: {detail[:200]}"
-        return said + self._last_said()
+        return self._failed_about() + ": " + _detail(exc) + self._last_said()
+
+    def _failure_cause(self, exc: BaseException) -> Cause:
+        """The fact behind :meth:`_failure`, with the agent's own last words."""
+        return os_cause(exc, self._failed_about()).saying(self._last_words_said())
+
+    def _failed_about(self) -> str:
+        return f"the agent {self.label or Path(self.command[0]).name!r} failed"
 
     def _last_said(self) -> str:
+        last = self._last_words_said()
+        return f" (it said: {last})" if last else ""
+
+    def _last_words_said(self) -> str:
         """Its own last words, which say why far better than "connection closed"; never a
         debug line ("[session/create] sessionId=... phase=register durationMs=2")."""
         last = next(
             (line for line in reversed(self.stderr_tail) if line.strip() and not _debug(line)),
             "",
         )
-        return f" (it said: {' '.join(last.split())[:200]})" if last else ""
+        return " ".join(last.split())[:200]
 
     def _exit_said(self, code: int | None) -> str:
         """How its process ended: a signal by its number ("it was killed by signal 9"),
@@ -344,6 +373,10 @@ class AcpProcess:
 # "2026-01-01T00:00:00Z DEBUG ...", or mostly key=value pairs
 _DEBUG_LINE = re.compile(r"^\s*(?:\[[\w/.:-]+\]|\S*\d{4}-\d\d-\d\dT\S*|(?:DEBUG|TRACE)\b)")
 _KEY_VALUE = re.compile(r"\b\w+=\S+")
+
+
+def _detail(exc: BaseException) -> str:
+    return (str(exc).strip() or type(exc).__name__)[:200]
 
 
 def _debug(line: str) -> bool:

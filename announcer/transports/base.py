@@ -27,7 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import SplitResult, urljoin, urlsplit
 
+from announcer.engine.prompts import AnswerScope
 from announcer.engine.subscription import HandshakeAnswer, read_answer
+from announcer.protocol.events import Decision
+from announcer.transports.failure import Cause, Fault
 
 if TYPE_CHECKING:
     from announcer.transports.acp_process import LoginOffer
@@ -38,7 +41,15 @@ DEFAULT_MAX_FRAME_BYTES = 1024 * 1024  # §8.3: at least 64 KiB, SHOULD 1 MiB
 
 
 class TransportError(RuntimeError):
-    """The connection failed or broke; the message is a plain sentence for the user."""
+    """The connection failed or broke.
+
+    The message is a plain sentence for the log; ``cause`` is the fact the listener is
+    told (``runtime/failures.py`` words it), set where the failure is raised.
+    """
+
+    def __init__(self, message: str, cause: Cause | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause if cause is not None else Cause(Fault.UNKNOWN, detail=message)
 
 
 class TransportRefused(TransportError):
@@ -79,15 +90,20 @@ class TransportOptions:
         if self.token_env:
             value = os.environ.get(self.token_env, "").strip()
             if not value:
-                raise TransportError(f"the token variable ${self.token_env} is empty or unset")
+                raise TransportError(
+                    f"the token variable ${self.token_env} is empty or unset",
+                    Cause(Fault.TOKEN_UNREADABLE),
+                )
             return value
         if self.token_file:
             try:
                 value = Path(self.token_file).read_text(encoding="utf-8").strip()
             except OSError as exc:
-                raise TransportError(f"cannot read the token file: {exc.strerror}") from None
+                raise TransportError(
+                    f"cannot read the token file: {exc.strerror}", Cause(Fault.TOKEN_UNREADABLE)
+                ) from None
             if not value:
-                raise TransportError("the token file is empty")
+                raise TransportError("the token file is empty", Cause(Fault.TOKEN_UNREADABLE))
             return value
         return None
 
@@ -104,7 +120,7 @@ class TransportOptions:
         try:
             return ssl.create_default_context(cafile=self.ca_file)
         except OSError as exc:  # ssl.SSLError is an OSError: a file that holds no PEM
-            raise SourceUnavailable(ca_file_problem(self.ca_file or "", exc)) from None
+            raise ca_file_problem(self.ca_file or "", exc) from None
 
     def drop_not_utf8(self) -> None:
         """One rule on every transport: a message that is not UTF-8 is dropped, counted,
@@ -124,8 +140,8 @@ class TransportOptions:
 NOT_UTF8 = "message is not valid UTF-8"
 
 
-def ca_file_problem(path: str, exc: OSError) -> str:
-    """Why ``--ca-file PATH`` cannot be used, as one plain sentence."""
+def ca_file_problem(path: str, exc: OSError) -> SourceUnavailable:
+    """Why ``--ca-file PATH`` cannot be used: the fact, and one plain sentence."""
     if isinstance(exc, ssl.SSLError):
         reason = "it holds no PEM certificate"
     elif isinstance(exc, FileNotFoundError):
@@ -136,7 +152,10 @@ def ca_file_problem(path: str, exc: OSError) -> str:
         reason = "it is a folder"
     else:
         reason = exc.strerror or type(exc).__name__
-    return f"cannot use the CA file given with --ca-file, {path}: {reason}"
+    return SourceUnavailable(
+        f"cannot use the CA file given with --ca-file, {path}: {reason}",
+        Cause(Fault.CA_FILE, path=path, detail=reason),
+    )
 
 
 def oversize_reason(limit: int) -> str:
@@ -228,6 +247,20 @@ class HandshakeOutcome:
 ANSWER_HELD: dict[str, Any] = {"x-announcer": "answer held for a follow-up question"}
 
 
+@dataclass(frozen=True, slots=True)
+class AgentAnswer:
+    """The user's answer to an agent's own question, typed, as an agent transport takes it
+    (issue 32, step 2): the question's reply token exactly as the question carried it;
+    for a confirmation the decision and whether it is for this time only or "always"
+    (the engine let "always" through only where the agent offered it); for a form
+    (a clarification) the response. No AAEP wire dict, nothing read back out of one."""
+
+    reply_token: str
+    decision: Decision | None = None
+    scope: AnswerScope = "once"
+    response: object = None
+
+
 class Transport(ABC):
     """One source's connection, as the runtime (``runtime/sources.py``) drives it.
 
@@ -253,8 +286,10 @@ class Transport(ABC):
         """Send ``subscription.request`` (ch. 5); the producer's answer, or none (§9.3.3)."""
 
     @abstractmethod
-    def frames(self) -> AsyncIterator[str]:
-        """Each message received, as JSON text; ends when the source does."""
+    def frames(self) -> AsyncIterator[str | dict[str, Any]]:
+        """Each message received, as JSON text; ends when the source does. A transport
+        that maps events itself (:attr:`maps_events`: ACP, hooks) yields the AAEP event
+        objects it built, which the engine takes as models (issue 32, step 2)."""
 
     @abstractmethod
     async def send(self, message: dict[str, Any]) -> dict[str, Any] | None:
@@ -286,6 +321,14 @@ class Transport(ABC):
     #: the source stopped on its own, unexpectedly (an agent process crashed): the run's
     #: exit status is then 1
     died: bool = False
+
+    async def send_answer(
+        self, answer: AgentAnswer, reply: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """The user's answer to a question this source asked. A producer gets the AAEP
+        ``reply`` (the default, as :meth:`send`); an agent transport (ACP) takes the
+        ``answer`` typed instead and reads nothing back out of the reply."""
+        return await self.send(reply)
 
     async def resume(self) -> bool:
         """After a lost connection, take up the same subscription again instead of a new

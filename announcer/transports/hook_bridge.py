@@ -28,7 +28,7 @@ import os
 import secrets
 import stat
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, get_args
 
@@ -507,7 +507,7 @@ class HookBridgeTransport(Transport):
         self.source_id = f"hooks:{self.server.path}"
         self.description = f"coding-agent hooks on {self.server.path}"
         self.finite = False
-        self._frames: asyncio.Queue[str | None] = asyncio.Queue()
+        self._frames: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self._pending: dict[str, asyncio.Future[HookAnswer]] = {}
         # while a hook waits: its request (by the payload's id) -> its agent and token
         self._asked: dict[int, tuple[str, str]] = {}
@@ -516,21 +516,21 @@ class HookBridgeTransport(Transport):
 
     async def connect(self) -> None:
         from announcer.transports.base import TransportRefused
+        from announcer.transports.failure import os_cause
 
         try:
             await self.server.start()
         except (OSError, RuntimeError) as exc:  # a foreign socket dir, another announcer
             # never retried: the other announcer keeps its socket, and the user hears why
-            raise TransportRefused(
-                f"cannot listen for hooks on {self.server.path}: {exc}"
-            ) from None
+            about = f"cannot listen for hooks on {self.server.path}"
+            raise TransportRefused(f"{about}: {exc}", os_cause(exc, about)) from None
 
     async def handshake(self, request: dict[str, Any], timeout: float) -> Any:
         from announcer.transports.base import HandshakeOutcome  # the runtime's own type
 
         return HandshakeOutcome(None)  # hooks never negotiate: a Level 1 source
 
-    async def frames(self) -> Any:
+    async def frames(self) -> AsyncIterator[str | dict[str, Any]]:
         while True:
             frame = await self._frames.get()
             if frame is None:
@@ -581,7 +581,7 @@ class HookBridgeTransport(Transport):
 
     def _queue(self, events: list[dict[str, Any]]) -> None:
         for event in events:
-            self._frames.put_nowait(json.dumps(event, ensure_ascii=False))
+            self._frames.put_nowait(event)  # the object: the engine takes it as a model
 
     async def _handle(
         self, payload: dict[str, Any], blocking: bool, timeout: float, agent: str

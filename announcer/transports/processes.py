@@ -58,8 +58,12 @@ class ProcessInfo:
 
 def read_process(pid: int) -> ProcessInfo | None:
     """``/proc/PID/stat``: parent, group, session and state; None if it is gone."""
-    try:
-        text = (PROC / str(pid) / "stat").read_text(encoding="utf-8", errors="replace")
+    try:  # os.open, not pathlib: a listing reads this for every process on the machine
+        handle = os.open(f"{PROC}/{pid}/stat", os.O_RDONLY)
+        try:
+            text = os.read(handle, 4096).decode("utf-8", "replace")
+        finally:
+            os.close(handle)
     except OSError:
         return None
     # "pid (comm) state ppid pgrp session ...": comm may hold spaces and parentheses

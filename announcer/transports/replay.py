@@ -17,6 +17,7 @@ from announcer.transports.base import (
     TransportError,
     TransportOptions,
 )
+from announcer.transports.failure import os_cause
 
 
 class ReplayTransport(Transport):
@@ -35,7 +36,10 @@ class ReplayTransport(Transport):
                 with open(self.path, "rb"):
                     pass
             except OSError as exc:
-                raise TransportError(f"cannot open {self.path}: {exc.strerror}") from None
+                raise TransportError(
+                    f"cannot open {self.path}: {exc.strerror}",
+                    os_cause(exc, f"cannot open {self.path}"),
+                ) from None
 
     async def handshake(self, request: dict[str, Any], timeout: float) -> HandshakeOutcome:
         return HandshakeOutcome(None)

@@ -35,6 +35,7 @@ from announcer.transports.base import (
     decode_handshake_answer,
     same_origin,
 )
+from announcer.transports.failure import Cause, Fault, os_cause, status_cause
 from announcer.transports.sse_lines import BoundedSseReader, NotUtf8Event, OversizeEvent
 
 log = logging.getLogger("announcer.transports")
@@ -155,7 +156,10 @@ class SseTransport(Transport):
         try:
             response = await self._client.get("/.well-known/aaep-manifest.json")
         except httpx.HTTPError as exc:
-            raise TransportError(f"cannot reach {self.origin}: {_plain(exc)}") from None
+            raise TransportError(
+                f"cannot reach {self.origin}: {_plain(exc)}",
+                _http_cause(exc, f"cannot reach {self.origin}"),
+            ) from None
         if response.status_code != 200:
             return None
         try:
@@ -168,7 +172,9 @@ class SseTransport(Transport):
         assert self._client is not None
         path = same_origin(url, self.origin)
         if path is None:  # never reached: every path is checked when it is learnt
-            raise TransportError("the event stream would be on another origin; refused")
+            raise TransportError(
+                "the event stream would be on another origin; refused", Cause(Fault.OTHER_ORIGIN)
+            )
         # §8 (issue 22 item 11): a producer may be silent for as long as it likes; no read
         # timeout on the stream. TCP keepalive (keepalive_socket_options) ends a dead one.
         stream = self._client.stream(
@@ -180,7 +186,10 @@ class SseTransport(Transport):
         try:
             response = await stream.__aenter__()
         except httpx.HTTPError as exc:
-            raise TransportError(f"the event stream failed: {_plain(exc)}") from None
+            raise TransportError(
+                f"the event stream failed: {_plain(exc)}",
+                _http_cause(exc, "the event stream failed"),
+            ) from None
         return stream, response
 
     async def _probe_events(self) -> dict[str, str | None]:
@@ -199,7 +208,10 @@ class SseTransport(Transport):
                     log.info("using the reference producer paths GET /events and POST /messages")
                 return {"subscribe": None, "events": path, "replies": candidate["replies"]}
             await stream.__aexit__(None, None, None)
-        raise TransportError(f"{self.origin} has no AAEP event stream at the known paths")
+        raise TransportError(
+            f"{self.origin} has no AAEP event stream at the known paths",
+            Cause(Fault.NO_EVENT_STREAM),
+        )
 
     async def resume(self) -> bool:
         """After a drop: is our subscription still known, so Last-Event-ID can resume it?"""
@@ -215,7 +227,10 @@ class SseTransport(Transport):
         try:
             response = await self._client.post(path, json=request, timeout=timeout)
         except httpx.HTTPError as exc:
-            raise TransportError(f"the subscription request failed: {_plain(exc)}") from None
+            raise TransportError(
+                f"the subscription request failed: {_plain(exc)}",
+                _http_cause(exc, "the subscription request failed"),
+            ) from None
         if response.status_code in (404, 405, 501):
             if self.paths is None:
                 self.paths = await self._probe_events()
@@ -227,12 +242,14 @@ class SseTransport(Transport):
             # Retrying with the same credentials cannot help: say so once and stop.
             raise SourceUnavailable(
                 f"the producer refused the subscription (HTTP {response.status_code}): "
-                "check the token (--token-env or --token-file)"
+                "check the token (--token-env or --token-file)",
+                Cause(Fault.TOKEN_REFUSED, status=response.status_code),
             )
         if answer is None:
             raise TransportError(
                 f"the producer answered the subscription with HTTP {response.status_code} "
-                "and nothing readable"
+                "and nothing readable",
+                status_cause(response.status_code),
             )
         typed = read_answer(answer)
         if isinstance(typed, Accepted):
@@ -262,12 +279,21 @@ class SseTransport(Transport):
         try:
             if response.status_code == 404 and self.subscription_id:
                 self._accepted = None
-                raise TransportError("the producer no longer knows our subscription")
+                raise TransportError(
+                    "the producer no longer knows our subscription",
+                    Cause(Fault.SUBSCRIPTION_FORGOTTEN),
+                )
             if response.status_code != 200:
-                raise TransportError(f"the event stream answered HTTP {response.status_code}")
+                raise TransportError(
+                    f"the event stream answered HTTP {response.status_code}",
+                    status_cause(response.status_code),
+                )
             content_type = response.headers.get("content-type", "")
             if not content_type.partition(";")[0].strip().lower() == "text/event-stream":
-                raise TransportError(f"the event stream is not text/event-stream: {content_type!r}")
+                raise TransportError(
+                    f"the event stream is not text/event-stream: {content_type!r}",
+                    Cause(Fault.NO_EVENT_STREAM),
+                )
             if self.on_open is not None:
                 self.on_open()  # the stream really is open: now "Connected" may be said
             reader = self.reader = BoundedSseReader(self.event_byte_limit)
@@ -291,7 +317,8 @@ class SseTransport(Transport):
                         if self.clock() - progress_at >= stall:
                             raise TransportError(
                                 f"the producer stalled in the middle of an event: nothing "
-                                f"more for {stall:g} seconds"
+                                f"more for {stall:g} seconds",
+                                Cause(Fault.STALLED),
                             )
                         continue
                     chunk = pending.result()
@@ -308,7 +335,8 @@ class SseTransport(Transport):
                     # Bytes keep coming but never a whole line (slow loris): as silent as none.
                     raise TransportError(
                         f"the producer stalled: bytes trickle in but no whole event or "
-                        f"heartbeat for {stall:g} seconds"
+                        f"heartbeat for {stall:g} seconds",
+                        Cause(Fault.STALLED),
                     )
                 for sse in done:
                     if isinstance(sse, OversizeEvent):
@@ -329,15 +357,20 @@ class SseTransport(Transport):
                     if sse.data.strip():
                         yield sse.data
         except httpx.ReadTimeout:
-            raise TransportError("the producer's connection timed out") from None
+            raise TransportError(
+                "the producer's connection timed out", Cause(Fault.NO_ANSWER)
+            ) from None
         except httpx.HTTPError as exc:
-            raise TransportError(f"the event stream broke: {_plain(exc)}") from None
+            raise TransportError(
+                f"the event stream broke: {_plain(exc)}",
+                _http_cause(exc, "the event stream broke"),
+            ) from None
         finally:
             if pending is not None:
                 pending.cancel()
             with contextlib.suppress(Exception):
                 await stream.__aexit__(None, None, None)
-        raise TransportError("the producer ended the event stream")
+        raise TransportError("the producer ended the event stream", Cause(Fault.STREAM_ENDED))
 
     async def send(self, message: dict[str, Any]) -> dict[str, Any] | None:
         assert self._client is not None and self.paths is not None
@@ -345,9 +378,15 @@ class SseTransport(Transport):
         try:
             response = await self._client.post(path, json=message)
         except httpx.HTTPError as exc:
-            raise ReplyNotDelivered(f"the producer could not be reached: {_plain(exc)}") from None
+            raise ReplyNotDelivered(
+                f"the producer could not be reached: {_plain(exc)}",
+                _http_cause(exc, "the producer could not be reached"),
+            ) from None
         if response.status_code >= 400:
-            raise ReplyNotDelivered(f"the producer refused it (HTTP {response.status_code})")
+            raise ReplyNotDelivered(
+                f"the producer refused it (HTTP {response.status_code})",
+                status_cause(response.status_code),
+            )
         if response.status_code == 204 or not response.content:
             return None
         with contextlib.suppress(ValueError):
@@ -376,6 +415,16 @@ async def _next_chunk(chunks: AsyncIterator[bytes]) -> bytes | None:
         return await chunks.__anext__()
     except StopAsyncIteration:
         return None
+
+
+def _http_cause(exc: httpx.HTTPError, about: str) -> Cause:
+    """What an httpx error stands for: a stream cut short is a closed connection (issue
+    29, item 15), a timeout no answer, anything else the OS error beneath it."""
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return Cause(Fault.CLOSED)
+    if isinstance(exc, httpx.TimeoutException):
+        return Cause(Fault.NO_ANSWER)
+    return os_cause(exc, about)
 
 
 def _plain(exc: Exception) -> str:

@@ -24,6 +24,7 @@ from announcer.transports.base import (
     TransportOptions,
     release_process_pipes,
 )
+from announcer.transports.failure import Cause, Fault
 from announcer.transports.processes import (
     can_watch_exits,
     end_family,
@@ -75,8 +76,14 @@ class StdioTransport(MessageStreamTransport):
             )
         except OSError as exc:
             # Not found, not executable: trying again cannot help.
+            fault = (
+                Fault.COMMAND_NOT_FOUND
+                if isinstance(exc, FileNotFoundError)
+                else Fault.COMMAND_NOT_STARTED
+            )
             raise SourceUnavailable(
-                f"cannot start the command {self.argv[0]}: {exc.strerror}"
+                f"cannot start the command {self.argv[0]}: {exc.strerror}",
+                Cause(fault, command=self.argv[0]),
             ) from None
         track(self._proc.pid)
         if can_watch_exits():
@@ -127,7 +134,10 @@ class StdioTransport(MessageStreamTransport):
                 code = watch.result() if watch is not None and watch.done() else None
                 if code is None:
                     code = await proc.wait()
-                raise TransportError(f"the producer process exited with status {code}")
+                raise TransportError(
+                    f"the producer process exited with status {code}",
+                    Cause(Fault.PROCESS_EXITED, status=code),
+                )
             if not line.strip():
                 continue
             try:
@@ -167,12 +177,16 @@ class StdioTransport(MessageStreamTransport):
     async def _send_envelope(self, envelope: dict[str, Any]) -> None:
         proc = self._proc
         if proc is None or proc.stdin is None:
-            raise TransportError("the producer process is not running")
+            raise TransportError(
+                "the producer process is not running", Cause(Fault.PROCESS_NOT_RUNNING)
+            )
         proc.stdin.write(json.dumps(envelope, ensure_ascii=False).encode("utf-8") + b"\n")
         try:
             await proc.stdin.drain()
         except (ConnectionError, BrokenPipeError):
-            raise TransportError("the producer process stopped reading") from None
+            raise TransportError(
+                "the producer process stopped reading", Cause(Fault.PROCESS_NOT_RUNNING)
+            ) from None
 
     async def _write(self, message: dict[str, Any]) -> None:
         method = _METHODS.get(str(message.get("type")), "aaep.reply")

@@ -20,6 +20,7 @@ from announcer.transports.base import (
     is_handshake_answer,
     message_type,
 )
+from announcer.transports.failure import Cause, Fault
 
 
 class MessageStreamTransport(Transport):
@@ -49,7 +50,10 @@ class MessageStreamTransport(Transport):
             if raw is None:
                 if early:
                     return HandshakeOutcome(None, early)
-                raise TransportError("the producer closed the connection during the handshake")
+                raise TransportError(
+                    "the producer closed the connection during the handshake",
+                    Cause(Fault.CLOSED_IN_HANDSHAKE),
+                )
             kind = message_type(raw)
             if is_handshake_answer(kind):
                 answer = decode_handshake_answer(raw)

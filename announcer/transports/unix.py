@@ -13,6 +13,7 @@ from typing import Any
 
 from announcer.platform.identity import current_uid
 from announcer.transports.base import TransportError, TransportOptions
+from announcer.transports.failure import Cause, Fault, os_cause
 from announcer.transports.stream import MessageStreamTransport
 
 
@@ -40,7 +41,9 @@ class UnixSocketTransport(MessageStreamTransport):
                 self.options.connect_timeout,
             )
         except (OSError, TimeoutError) as exc:
-            raise TransportError(f"cannot connect to unix:{self.path}: {exc}") from None
+            raise TransportError(
+                f"cannot connect to unix:{self.path}: {exc}", os_cause(exc)
+            ) from None
         self._check_peer()
 
     def _check_peer(self) -> None:
@@ -92,10 +95,14 @@ class UnixSocketTransport(MessageStreamTransport):
                         continue
             except asyncio.IncompleteReadError as exc:
                 if exc.partial:
-                    raise TransportError("the producer closed mid-message") from None
+                    raise TransportError(
+                        "the producer closed mid-message", Cause(Fault.CLOSED)
+                    ) from None
                 return None
             except ConnectionError as exc:
-                raise TransportError(f"the Unix socket broke: {exc}") from None
+                raise TransportError(
+                    f"the Unix socket broke: {exc}", os_cause(exc, "the Unix socket broke")
+                ) from None
             try:
                 return data.decode("utf-8")
             except UnicodeDecodeError:
@@ -108,7 +115,8 @@ class UnixSocketTransport(MessageStreamTransport):
             return await asyncio.wait_for(read, stall)
         except TimeoutError:
             raise TransportError(
-                f"the producer stalled: a message began but did not end within {stall:g} seconds"
+                f"the producer stalled: a message began but did not end within {stall:g} seconds",
+                Cause(Fault.STALLED),
             ) from None
 
     @staticmethod
@@ -134,7 +142,9 @@ class UnixSocketTransport(MessageStreamTransport):
         try:
             await self._writer.drain()
         except ConnectionError as exc:
-            raise TransportError(f"the Unix socket broke: {exc}") from None
+            raise TransportError(
+                f"the Unix socket broke: {exc}", os_cause(exc, "the Unix socket broke")
+            ) from None
 
     async def close(self, reason: str = "subscriber_shutdown") -> None:
         if self._writer is not None:

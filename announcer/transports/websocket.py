@@ -22,6 +22,7 @@ from announcer.transports.base import (
     check_plaintext_allowed,
     same_origin,
 )
+from announcer.transports.failure import Cause, Fault, os_cause, status_cause
 from announcer.transports.stream import MessageStreamTransport
 
 log = logging.getLogger("announcer.transports")
@@ -170,7 +171,8 @@ class _SameOriginConnect(connect):
         target = super().process_redirect(exc)
         if isinstance(target, str) and same_origin(target, _origin(self.uri)) is None:
             return TransportError(
-                "the producer redirected the connection to another origin; refused"
+                "the producer redirected the connection to another origin; refused",
+                Cause(Fault.OTHER_ORIGIN),
             )
         return target
 
@@ -213,16 +215,20 @@ class WebSocketTransport(MessageStreamTransport):
                 create_connection=_AaepConnection,
             )
         except InvalidStatus as exc:
+            status = exc.response.status_code
             raise TransportError(
-                f"the producer refused the WebSocket (HTTP {exc.response.status_code})"
+                f"the producer refused the WebSocket (HTTP {status})", status_cause(status)
             ) from None
         except (OSError, InvalidHandshake, TimeoutError) as exc:
-            raise TransportError(f"cannot connect to {self.url}: {exc}") from None
+            raise TransportError(f"cannot connect to {self.url}: {exc}", os_cause(exc)) from None
         assert isinstance(ws, _AaepConnection)
         self._ws = ws
         if self._ws.subprotocol != SUBPROTOCOL:
             await self._ws.close()
-            raise TransportError("the producer did not agree to the aaep.v1 subprotocol (B.2.1)")
+            raise TransportError(
+                "the producer did not agree to the aaep.v1 subprotocol (B.2.1)",
+                Cause(Fault.NO_SUBPROTOCOL),
+            )
 
     async def _read(self) -> str | None:
         if self._ws is None:
@@ -240,13 +246,15 @@ class WebSocketTransport(MessageStreamTransport):
                     limit = self.options.max_frame_bytes
                     self.options.drop_oversize()
                     raise TransportError(
-                        f"the producer sent a message far over {limit} bytes"
+                        f"the producer sent a message far over {limit} bytes",
+                        Cause(Fault.OVERSIZE),
                     ) from None
                 if exc.sent is not None and "keepalive ping timeout" in exc.sent.reason:
                     # §8.2.5 stall: frozen, or trickling a frame so slowly no pong gets through
                     raise TransportError(
                         "the producer stalled: no answer to a ping for "
-                        f"{max(1.0, self.options.stall_seconds / 2):g} seconds"
+                        f"{max(1.0, self.options.stall_seconds / 2):g} seconds",
+                        Cause(Fault.STALLED),
                     ) from None
                 if (
                     code is not None
@@ -254,7 +262,8 @@ class WebSocketTransport(MessageStreamTransport):
                     and code not in (4000, 4005)
                 ):
                     # B.2.6, said in words (the runtime translates them: runtime.failures)
-                    raise TransportError(WEBSOCKET_CLOSE_REASONS[code]) from None
+                    words = WEBSOCKET_CLOSE_REASONS[code]
+                    raise TransportError(words, Cause(Fault.CLOSE_CODE, detail=words)) from None
                 if exc.rcvd is None or code not in (1000, 4000, 4005):
                     raise TransportError(f"the WebSocket connection broke ({exc})") from None
                 return None
@@ -275,7 +284,9 @@ class WebSocketTransport(MessageStreamTransport):
         try:
             await self._ws.send(json.dumps(message, ensure_ascii=False))
         except ConnectionClosed:
-            raise TransportError("the WebSocket connection is closed") from None
+            raise TransportError(
+                "the WebSocket connection is closed", Cause(Fault.CLOSED)
+            ) from None
 
     async def close(self, reason: str = "subscriber_shutdown") -> None:
         if self._ws is not None:

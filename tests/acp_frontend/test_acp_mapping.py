@@ -20,7 +20,7 @@ from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Speak
 from announcer.formats.acp import AcpAdapter
 from announcer.protocol.decode import decode_frame
-from announcer.transports.acp_answers import _scope
+from announcer.runtime.answers import typed_answer
 from tests.support.examples import examples
 
 CWD = "/home/ada/project"
@@ -409,18 +409,23 @@ def _ask(heard: Heard, options: list[dict[str, str]], key: str = "k") -> str:
         "toolCall": {"toolCallId": f"t-{key}", "title": "npm test", "kind": "execute"},
         "options": options,
     }
-    question = heard.take(heard.adapter.permission_requested(key, params, heard.now))[-1]
+    out = heard.adapter.permission_requested(key, params, heard.now)
+    question = heard.take(out)[-1]
     assert question["type"] == "aaep:agent.awaiting.confirmation"
+    # the output names the token it asked with, exactly as the question carries it
+    assert out.asked == [question["reply_token"]]
     return str(question["reply_token"])
 
 
 def _option_sent(heard: Heard, answer: UserAnswer) -> str | None:
-    """What the agent receives: the engine's reply read back as the transport reads it."""
+    """What the agent receives: the engine's reply, typed as the runtime hands it to the
+    ACP transport (runtime.answers.typed_answer), and the option the adapter picks."""
     outcome = heard.engine.answer(answer, heard.now)
     assert isinstance(outcome, ReplyReady), outcome
-    wire = outcome.to_wire()
-    assert decode_frame(json.dumps(wire)).kind == "reply"  # still a schema-valid reply
-    return heard.adapter.answer(answer.reply_token, str(wire["decision"]), _scope(wire))
+    assert decode_frame(json.dumps(outcome.to_wire())).kind == "reply"  # a valid AAEP reply
+    typed = typed_answer(outcome, answer.scope)
+    assert typed.reply_token == answer.reply_token and typed.decision is not None
+    return heard.adapter.answer(typed.reply_token, typed.decision, typed.scope)
 
 
 def test_always_answers_reach_the_agents_own_always_options() -> None:

@@ -11,6 +11,7 @@ import asyncio
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,7 +76,7 @@ def test_the_agents_reviewer_is_named_as_the_one_who_decided(started) -> None:  
 
 
 def test_start_settings_are_applied_before_anything_is_sent(tmp_path: Path) -> None:
-    async def scenario() -> list[str]:
+    async def scenario() -> list[dict[str, Any]]:
         transport = AcpTransport(
             [*AGENT, "--settings"],
             cwd=str(tmp_path),
@@ -83,7 +84,7 @@ def test_start_settings_are_applied_before_anything_is_sent(tmp_path: Path) -> N
             start_settings={"mode": "ask", "model": "gpt-5-mini"},
         )
         await transport.connect()
-        said: list[str] = []
+        said: list[dict[str, Any]] = []
         while not transport._frames.empty():
             frame = transport._frames.get_nowait()
             if frame is not None:
@@ -97,7 +98,7 @@ def test_start_settings_are_applied_before_anything_is_sent(tmp_path: Path) -> N
         "config model gpt-5-mini",
     ]
     # said once, as they are after the start settings
-    assert any("Model: GPT-5 mini. Approval: Ask before edits." in f for f in frames)
+    assert any("Model: GPT-5 mini. Approval: Ask before edits." in str(f) for f in frames)
 
 
 def test_notices_are_said_by_severity_never_as_the_agents_words(started) -> None:  # type: ignore[no-untyped-def]

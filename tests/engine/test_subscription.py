@@ -10,6 +10,7 @@ import pytest
 from announcer.engine.subscription import (
     CLOSE_REASONS,
     REJECTION_REASONS,
+    WEBSOCKET_CLOSE_REASONS,
     Accepted,
     After,
     Closed,
@@ -26,6 +27,7 @@ from announcer.engine.subscription import (
 from announcer.i18n.translate import translator
 from announcer.protocol.handshake import SubscriptionAccepted, SubscriptionRejected
 from announcer.runtime.failures import connection_failure
+from announcer.transports.failure import Cause, Fault
 
 OSC_TITLE = "\x1b]0;pwned\x07"
 ACCEPTED: dict[str, Any] = {
@@ -208,6 +210,7 @@ def test_what_was_granted_less_is_said_when_it_changes() -> None:
 
 
 def test_websocket_close_codes_are_translated_where_they_are_said() -> None:
-    assert connection_failure("authentication failed", "en") == "authentication failed"
-    german = connection_failure("authentication failed", "de")
+    closed = Cause(Fault.CLOSE_CODE, detail=WEBSOCKET_CLOSE_REASONS[4002])
+    assert connection_failure(closed, "en") == "authentication failed"
+    german = connection_failure(closed, "de")
     assert german == translator("de").gettext("authentication failed") != "authentication failed"

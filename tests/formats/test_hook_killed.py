@@ -16,6 +16,7 @@ import os
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,9 +77,9 @@ async def transport(sock: Path) -> AsyncIterator[HookBridgeTransport]:
     await bridge.close()
 
 
-async def _event(frames: AsyncIterator[str], want: str) -> dict:
-    async for frame in frames:
-        event = json.loads(frame)
+async def _event(frames: AsyncIterator[str | dict[str, Any]], want: str) -> dict:
+    async for event in frames:
+        assert isinstance(event, dict)
         if want in json.dumps(event):
             return event
     raise AssertionError(f"the frames ended before {want!r}")
@@ -106,7 +107,7 @@ async def test_an_answer_after_the_hook_died_is_not_sent(transport: HookBridgeTr
         await transport.send({**reply, "decision": "accept"})
     # nothing more was said of it: no "Allowed.", no "Running Bash"
     transport._frames.put_nowait(None)
-    rest = [json.loads(frame) async for frame in frames]
+    rest = [frame async for frame in frames]
     assert not any("Allowed" in json.dumps(e) or "Running" in json.dumps(e) for e in rest)
 
 

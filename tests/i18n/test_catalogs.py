@@ -222,7 +222,7 @@ def _heard_phrase_tables() -> dict[str, list[str]]:
             subscription.NO_CLOSE_REASON,
         ],
         "WebSocket close codes (B.2.6)": list(subscription.WEBSOCKET_CLOSE_REASONS.values()),
-        "connection failures": [msgid for _pattern, msgid in failures._CAUSES],
+        "connection failures": list(failures.FAULT_WORDS.values()),
         "why a question closed": list(session._CLOSED_WORDS.values()),
         "connection words": list(status.CONNECTION_WORDS.values()),
         "link states": list(status.LINK_WORDS.values()),

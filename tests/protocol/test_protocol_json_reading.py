@@ -211,3 +211,43 @@ def test_duplicate_key_still_explained_after_quick_refusal() -> None:
     assert result.kind == "invalid"
     assert result.diagnostics[0].code == "json.duplicate_key"
     assert '"type" appears twice' in result.diagnostics[0].message
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "deep"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+# What a mapping of ours may put in an event: the agent's text, whatever it holds.
+_AGENT_VALUES = json_values | st.sampled_from(
+    [
+        "\ud800 lone",
+        "x" * (decode.MAX_STRING_CHARS + 1),
+        math.nan,
+        math.inf,
+        -math.inf,
+        2**53 + 1,
+        _nested(decode.MAX_DEPTH + 2),
+    ]
+)
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(VALID_EVENTS), st.lists(st.tuples(_FIELD_NAMES, _AGENT_VALUES), max_size=3))
+def test_an_event_object_is_decided_as_its_json_text_would_be(
+    event: dict[str, Any], changes: list[tuple[str, Any]]
+) -> None:
+    """Issue 32, step 2: a mapping's event reaches the engine as the object it is, never
+    written to JSON and read again; the §3.7-§3.9 verdict must be the text's."""
+    changed = dict(event)
+    for name, value in changes:
+        changed[name] = value
+    as_object = decode.decode_event_object(changed)
+    as_text = decode_frame(json.dumps(changed))  # as the agent wrote it: \uXXXX escapes
+    assert (as_object.kind, as_object.message, as_object.diagnostics) == (
+        as_text.kind,
+        as_text.message,
+        as_text.diagnostics,
+    ), changed

@@ -5,12 +5,19 @@ from __future__ import annotations
 import asyncio
 import io
 import socket
+from pathlib import Path
+
+import pytest
 
 from announcer.engine.settings import UserSettings
 from announcer.runtime.failures import connection_failure
 from announcer.runtime.session import LiveSession
 from announcer.speech.driver import SpeechDriver
 from announcer.speech.jsonl import JsonlBackend
+from announcer.transports.base import SourceUnavailable, TransportError, TransportOptions
+from announcer.transports.failure import Cause, Fault, os_cause, status_cause
+from announcer.transports.sse import SseTransport
+from announcer.transports.stdio import StdioTransport
 from announcer.ui.tui.app import AnnouncerApp
 from tests.support.producers import ws_url
 from tests.support.speech_record import spoken_in
@@ -18,70 +25,101 @@ from tests.support.speech_record import spoken_in
 TIMEOUT = 30.0
 
 
-def test_os_messages_become_causes_in_the_users_language() -> None:
-    refused = "cannot connect to ws://h/x: [Errno 111] Connect call failed ('127.0.0.1', 9)"
-    assert connection_failure(refused, "en") == "nothing is listening at that address"
-    assert connection_failure("[Errno -2] Name or service not known", "en") == (
+def test_os_errors_become_causes_in_the_users_language() -> None:
+    """The OS's error, however deep a library wrapped it, is the cause; its errno text
+    is never said."""
+    refused = ConnectionRefusedError(111, "Connect call failed ('127.0.0.1', 9)")
+    assert connection_failure(os_cause(refused), "en") == "nothing is listening at that address"
+    assert connection_failure(os_cause(_wrapped(refused)), "en") == (
+        "nothing is listening at that address"
+    )
+    unknown_host = socket.gaierror(-2, "Name or service not known")
+    assert connection_failure(os_cause(_wrapped(unknown_host)), "en") == (
         "the host name was not found"
     )
-    assert connection_failure(refused, "es") != "nothing is listening at that address"
-    assert "Errno" not in connection_failure("[Errno 99] odd thing happened", "en")
+    assert connection_failure(os_cause(refused), "es") != "nothing is listening at that address"
+    odd = connection_failure(os_cause(OSError(99, "odd thing happened")), "en")
+    assert odd == "odd thing happened"
+
+
+def _wrapped(exc: OSError) -> BaseException:
+    """As anyio and httpx hand it on: several attempts grouped, each layer ``from`` the
+    one below."""
+    try:
+        try:
+            raise OSError("All connection attempts failed") from ExceptionGroup("all", [exc])
+        except OSError as attempts:
+            raise RuntimeError("cannot connect") from attempts
+    except RuntimeError as outer:
+        return outer
 
 
 def test_an_agents_last_words_are_kept_and_never_read_for_a_cause() -> None:
     """The host's "not installed ... Install it there with" is the reason the user needs;
     "installed" holds "stalled", and that must not turn it into a stall."""
-    reason = (
-        "the agent 'gemini' failed: Connection closed (it said: Gemini CLI is not installed "
-        "on build-box. Install it there with: npm install -g @google/gemini-cli@0.61.0)"
+    closed = Cause(Fault.UNKNOWN, detail="the agent 'gemini' failed: Connection closed")
+    words = (
+        "Gemini CLI is not installed on build-box. Install it there with: "
+        "npm install -g @google/gemini-cli@0.61.0"
     )
-    assert connection_failure(reason, "en") == (
+    assert connection_failure(closed.saying(words), "en") == (
         "the agent 'gemini' failed: Connection closed; it said: Gemini CLI is not installed "
         "on build-box. Install it there with: npm install -g @google/gemini-cli@0.61.0"
     )
-    exited = "the agent 'x' failed: process exited with status 7 (it said: No such file here.)"
+    exited = Cause(Fault.PROCESS_EXITED, status=7).saying("No such file here.")
     assert connection_failure(exited, "en") == (
         "its process ended with status 7; it said: No such file here"
     )
     assert connection_failure(exited, "de") == (
         "sein Prozess endete mit Status 7; es sagte: No such file here"
     )
-    assert connection_failure("the connection stalled", "en") == "it stalled and stopped answering"
-    # when our own reason names no cause, the words may: both are said
-    refused = (
-        "the agent 'ssh' failed: Connection closed "
-        "(it said: ssh: connect to host a: Connection refused)"
-    )
-    assert connection_failure(refused, "en") == (
+    assert connection_failure(Cause(Fault.STALLED), "en") == "it stalled and stopped answering"
+    # when our own cause names none, the host's words may: both are said
+    ssh = Cause(Fault.UNKNOWN, detail="the agent 'ssh' failed: Connection closed")
+    assert connection_failure(ssh.saying("ssh: connect to host a: Connection refused"), "en") == (
         "nothing is listening at that address; it said: ssh: connect to host a: Connection refused"
     )
 
 
-def test_the_transports_own_reasons_are_said_in_the_users_language() -> None:
-    """The reasons our transports give (not only the OS's) are translated, their
+def test_the_transports_own_causes_are_said_in_the_users_language() -> None:
+    """The causes our transports give (not only the OS's) are translated, their
     details (a status, a command) kept."""
     cases = {
-        "the producer redirected the connection to another origin; refused": (
-            "it pointed to another address, which was refused"
+        Cause(Fault.OTHER_ORIGIN): "it pointed to another address, which was refused",
+        Cause(Fault.COMMAND_NOT_FOUND, command="/no/such"): "the command /no/such was not found",
+        Cause(Fault.PROCESS_EXITED, status=127): "its process ended with status 127",
+        status_cause(500): "it answered with HTTP status 500",
+        Cause(Fault.STALLED): "it stalled and stopped answering",
+        Cause(Fault.TOKEN_REFUSED, status=401): (
+            "access was refused; check the token (--token-env or --token-file)"
         ),
-        "cannot start the command /no/such: No such file or directory": (
-            "the command /no/such was not found"
-        ),
-        "the producer process exited with status 127": "its process ended with status 127",
-        "the event stream answered HTTP 500": "it answered with HTTP status 500",
-        "the producer stalled: no answer to a ping for 20 seconds": (
-            "it stalled and stopped answering"
-        ),
-        "the producer refused the subscription (HTTP 401): check the token (--token-env or "
-        "--token-file)": "access was refused; check the token (--token-env or --token-file)",
-        "the producer refused the WebSocket (HTTP 403)": "access was refused",
+        status_cause(403): "access was refused",
     }
-    for reason, words in cases.items():
-        assert connection_failure(reason, "en") == words
-    spanish = connection_failure("the producer process exited with status 127", "es")
+    for cause, words in cases.items():
+        assert connection_failure(cause, "en") == words
+    spanish = connection_failure(Cause(Fault.PROCESS_EXITED, status=127), "es")
     assert spanish == "su proceso terminó con el estado 127"
-    assert connection_failure("cannot start the command x-agent: Permission denied", "de") == (
+    not_started = Cause(Fault.COMMAND_NOT_STARTED, command="x-agent")
+    assert connection_failure(not_started, "de") == (
         "der Befehl x-agent konnte nicht gestartet werden"
+    )
+
+
+async def test_a_command_that_cannot_start_is_said_by_its_cause(tmp_path: Path) -> None:
+    """The cause is set where the failure is raised: a command that is not there, and
+    one that may not be run, each named as such."""
+    missing = StdioTransport(str(tmp_path / "no-such-agent"), TransportOptions())
+    with pytest.raises(SourceUnavailable) as raised:
+        await missing.connect()
+    assert connection_failure(raised.value.cause, "en") == (
+        f"the command {tmp_path / 'no-such-agent'} was not found"
+    )
+    not_runnable = tmp_path / "agent"
+    not_runnable.write_text("#!/bin/sh\n")  # not executable
+    with pytest.raises(SourceUnavailable) as raised:
+        await StdioTransport(str(not_runnable), TransportOptions()).connect()
+    assert connection_failure(raised.value.cause, "en") == (
+        f"the command {not_runnable} could not be started"
     )
 
 
@@ -112,3 +150,21 @@ async def test_a_refused_connection_is_on_screen_in_history_and_spoken_in_words(
         assert "not connected" in str(app.main_screen.status_widget.content)
         session.stop()
         await asyncio.wait_for(runner, TIMEOUT)
+
+
+async def test_a_refused_sse_connection_is_said_by_the_os_error_beneath_httpx() -> None:
+    """httpx wraps the refusal in httpcore's error, which wraps anyio's "All connection
+    attempts failed", which was raised from the OS's ConnectionRefusedError: the cause is
+    found beneath, never read from the sentence."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()  # nothing listens there now
+    transport = SseTransport(f"http://127.0.0.1:{port}", TransportOptions())
+    try:
+        with pytest.raises(TransportError) as raised:
+            await transport.connect()
+            await transport.handshake({"type": "subscription.request"}, TIMEOUT)
+    finally:
+        await transport.close()
+    assert connection_failure(raised.value.cause, "en") == "nothing is listening at that address"

@@ -219,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
             options.ssl_context()  # a CA file that cannot be used: said once, before any retry
         except TransportError as exc:
             language = catalog_language(settings.languages)
-            print(f"announcer: {connection_failure(str(exc), language)}", file=sys.stderr)
+            print(f"announcer: {connection_failure(exc.cause, language)}", file=sys.stderr)
             return 2
     adapter_factory = format_adapter(args.format, catalog_language(settings.languages))
     driver = make_driver(settings.backend, settings, ui=args.ui)

@@ -182,7 +182,7 @@ class EngineAnnouncer:
         return time.monotonic() - self.started
 
     def deliver(self, event: dict[str, Any]) -> None:
-        self.host.receive(event, self.SOURCE)
+        self.host.receive_mapped(event, self.SOURCE)  # our mapping's event, as a model
 
     def service(self) -> float:
         """Feed finished utterances back, run due timers; seconds until the next timer."""
