@@ -220,6 +220,14 @@ def mark_start_line(event: Event) -> None:
     _ours(event)["start_line"] = True
 
 
+def mark_kept_quiet(event: Event) -> None:
+    """News kept for the record (the screen, the history) and not said: an agent's start
+    while the user's message waits for it (issue 31, item 11), a call's success right after
+    the line that named it (issue 30, item 8; issue 31, item 11). Only a session's start and
+    a call's success are ever kept quiet (announcer.engine.policy)."""
+    _ours(event)["quiet"] = True
+
+
 def mark_said_as_question(event: Event) -> None:
     """A call whose permission question already said it (issue 31, item 11): its start is
     kept for the record and not said again after the user's answer."""
