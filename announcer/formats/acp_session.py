@@ -36,6 +36,9 @@ class _Tool:
     announced: bool = False
     finished: bool = False
     asked: bool = False  # a permission request stands for its announcement
+    # the session's sequence number right after its question: no news came between the
+    # question and the call's end while it is still the session's next (issue 31 item 11)
+    asked_seq: int | None = None
     rejected: bool = False  # the user rejected it: its failure report is not a failure
     deletes: list[str] = field(default_factory=list)  # files its diff deletes
     changed_files: list[str] = field(default_factory=list)  # files its diffs change

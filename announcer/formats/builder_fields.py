@@ -228,6 +228,20 @@ def mark_kept_quiet(event: Event) -> None:
     _ours(event)["quiet"] = True
 
 
+def kept_quiet(event: Event) -> bool:
+    """Whether our own mapping kept ``event`` for the record only (:func:`mark_kept_quiet`),
+    for the interfaces that print events without the engine (``hook serve``); honoured
+    for a session's start and a call's success only, as the engine does."""
+    extensions = event.get("extensions")
+    ours = extensions.get(ANNOUNCER_EXTENSION) if isinstance(extensions, dict) else None
+    if not (isinstance(ours, dict) and ours.get("quiet") is True):
+        return False
+    kind = event.get("type")
+    return kind == "aaep:agent.session.started" or (
+        kind == "aaep:agent.tool.completed" and event.get("status") == "success"
+    )
+
+
 def mark_said_as_question(event: Event) -> None:
     """A call whose permission question already said it (issue 31, item 11): its start is
     kept for the record and not said again after the user's answer."""

@@ -153,3 +153,17 @@ def test_a_message_typed_while_claude_starts_is_answered_before_its_start_lines(
         "Claude Agent is ready.",
         "Mode: Manual. Model: Default (recommended).",
     ]
+
+
+def test_geminis_accepted_command_is_not_said_again_after_the_answer() -> None:
+    """Issue 31, item 11: Gemini CLI 0.61.0 (ACP mode) asks to run ``touch made.txt``; after
+    the user's accept its only update is the call's end, titled again with the command,
+    which was said as "Touch made.txt: done.": the command again, right after "Sent:
+    accept.". Its end is kept for the record; the agent's answer comes next."""
+    heard = replay("gemini-command")
+    said = heard.spoken
+    question = said.index(_question(said))
+    assert "wants to run: touch made.txt." in said[question], said
+    assert said[question + 1 :] == ["I ran the command.", "Gemini CLI finished the turn."]
+    completed = [e for e in heard.events if e["type"] == "aaep:agent.tool.completed"]
+    assert [e["status"] for e in completed] == ["success"]  # on the record, not said
