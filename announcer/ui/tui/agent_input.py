@@ -280,6 +280,7 @@ class AgentPrompt(TextArea):
                 _("A slash at the start lists the agent's commands."),
                 _("F4 chooses the agent's mode and model."),
                 _("F5 says what happened in the agent's turn."),
+                _("F6 shows the last code block and the web addresses, whole."),
                 _(
                     "A question from the agent opens in its own dialog; "
                     "question mark there says its keys."

@@ -58,6 +58,7 @@ from announcer.ui.tui.screens import (
     AnnouncerScreen,
     DiagnosticsScreen,
     HistoryScreen,
+    LiteralsScreen,
     LoginScreen,
     PromptListScreen,
     SettingsScreen,
@@ -276,6 +277,8 @@ class AnnouncerApp(App[None]):
         Binding("slash", "agent_commands", show=False),
         Binding("f4", "agent_settings", show=False),
         Binding("f5", "say_digest", show=False),  # what happened in the turn (issue 33)
+        # the last code block and the web addresses, whole (issue 31 item 14; :code, :links)
+        Binding("f6", "show_literals", show=False),
         Binding("escape", "stop_turn", show=False),
     ]
 
@@ -930,6 +933,8 @@ class AnnouncerApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("demo_again", "demo_quit"):
             return self.demo_is_over  # hidden, and the keys unbound, until the demo ends
+        if action == "show_literals":
+            return self.screen is self.main_screen  # never over a question's dialog
         return True
 
     def action_demo_again(self) -> None:
@@ -1014,6 +1019,13 @@ class AnnouncerApp(App[None]):
     def action_say_digest(self) -> None:
         """F5: what happened in the agent's turn (now, else the last), the engine's digest."""
         self.session.say_digest()
+
+    def action_show_literals(self) -> None:
+        """F6: the last code block and the web addresses the agents wrote, whole and
+        literally, a row each (``:code`` and ``:links`` in the plain UI)."""
+        self.push_screen(
+            LiteralsScreen(self.session.literals("code"), self.session.literals("links"))
+        )
 
     def action_agent_settings(self) -> None:
         """F4: the agent's mode and model, a picker (``:mode``/``:model`` in the plain UI)."""
