@@ -248,7 +248,7 @@ def _start_line(event: AaepEvent) -> bool:
 
 
 def _kept_quiet(event: AaepEvent) -> bool:
-    """announcer's own mapping kept news for the record only (``x-announcer`` ``quiet``):
+    """announcer's own mapping marked news not to be said (``x-announcer`` ``quiet``):
     an agent's start while the user's message waits for it, a call's success right after
     the line that named it. Honoured only for those two kinds: a question, a failure or an
     outcome with words of its own is never kept quiet by a flag."""

@@ -99,9 +99,8 @@ class AcpAdapter(AcpQuestions, AcpSettings):
         self, session_id: str, cwd: str, now: float, message_waiting: bool = False
     ) -> AdapterOutput:
         """``session/new`` answered: the session starts. ``message_waiting``: the user's
-        message typed while it started goes now; "is ready." is kept for the record and
-        the settings line said after that turn, so neither delays the answer (issue 31,
-        item 11)."""
+        message typed while it started goes now; "is ready." is not said and the settings
+        line is said after that turn, so neither delays the answer (issue 31, item 11)."""
         return self._run(lambda: self._open(session_id, cwd, now, message_waiting))
 
     def prompt_sent(self, session_id: str, now: float) -> AdapterOutput:

@@ -182,7 +182,7 @@ class AcpSessions(FormatAdapter):
             started = self.builder.events[-1] if self.builder.events else None
             if message_waiting and started and started["type"] == "aaep:agent.session.started":
                 # issue 31, item 11: the user's message waits for it and goes now; its
-                # answer says the agent is ready. Kept for the record, not said before it.
+                # answer says the agent is ready. Not said before it (nor after).
                 mark_kept_quiet(self.builder.events[-1])
         elif cwd and not session.cwd:
             # an update came before session/new's answer was read: its folder is known now,

@@ -367,7 +367,7 @@ class AcpToolCalls(AcpSessions):
         named: bool = False,
     ) -> None:
         """A call's end. ``named``: the line just before named the call, so a success with
-        nothing more to say than "done" is kept for the record and not said."""
+        nothing more to say than "done" is not said (the event is still sent)."""
         tool.finished = True
         tr = translator(self.language)
         changes = _diff_sentences(update.get("content"), session.cwd, tr.ngettext, tr.gettext)

@@ -221,15 +221,16 @@ def mark_start_line(event: Event) -> None:
 
 
 def mark_kept_quiet(event: Event) -> None:
-    """News kept for the record (the screen, the history) and not said: an agent's start
-    while the user's message waits for it (issue 31, item 11), a call's success right after
-    the line that named it (issue 30, item 8; issue 31, item 11). Only a session's start and
-    a call's success are ever kept quiet (announcer.engine.policy)."""
+    """News in the event stream that is not said (the engine counts it as "said already"
+    in the diagnostics): an agent's start while the user's message waits for it (issue 31,
+    item 11), a call's success right after the line that named it (issue 30, item 8; issue
+    31, item 11). Only a session's start and a call's success are ever kept quiet
+    (announcer.engine.policy)."""
     _ours(event)["quiet"] = True
 
 
 def kept_quiet(event: Event) -> bool:
-    """Whether our own mapping kept ``event`` for the record only (:func:`mark_kept_quiet`),
+    """Whether our own mapping marked ``event`` not to be said (:func:`mark_kept_quiet`),
     for the interfaces that print events without the engine (``hook serve``); honoured
     for a session's start and a call's success only, as the engine does."""
     extensions = event.get("extensions")

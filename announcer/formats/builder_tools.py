@@ -132,7 +132,7 @@ class BuilderTools(BuilderState):
                 # Issue 30 item 8: "Bash finished." said nothing the line before it did not
                 # (and nothing at all when other news came between): the call is named by
                 # what it ran, which also tells apart parallel calls of one tool; right
-                # after its own start, it is kept for the record and not said.
+                # after its own start, it is sent but not said.
                 normal = (
                     self._t("{tool} finished: {details}.").format(
                         tool=spoken, details=clip(opened.label, TERSE_ARGUMENT)
