@@ -11,12 +11,16 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.support.examples import load_profile as load_hypothesis_profile
 from tests.support.terminal import Terminal, tmux_installed
-from tests.support.tiers import mark_tiers
+from tests.support.tiers import every_test_is_slow, mark_tiers
+
+if TYPE_CHECKING:
+    from tests.support.scripted import OpenScriptedLive
 
 
 def _guard_ast_parse_against_reentry() -> None:
@@ -64,19 +68,8 @@ def _give_children_the_terminals_ctrl_c() -> None:
 _give_children_the_terminals_ctrl_c()
 
 
-def _hypothesis_never_times_a_test() -> None:
-    """Hypothesis fails an example that takes over 200 ms (its deadline) and warns of slow
-    data generation (a health check): both are wall time, so a loaded machine failed them
-    (one CI-like run did, at 333 ms). Properties are about what happens, not how fast."""
-    from hypothesis import HealthCheck, settings
-
-    settings.register_profile(
-        "announcer", deadline=None, suppress_health_check=[HealthCheck.too_slow]
-    )
-    settings.load_profile("announcer")
-
-
-_hypothesis_never_times_a_test()
+# Hypothesis: the dev profile (fewer examples) unless ./test's full run asks for full.
+load_hypothesis_profile()
 
 
 # First: xdist's own hook turns the xdist_group marks into scheduling groups, so the marks
@@ -84,6 +77,15 @@ _hypothesis_never_times_a_test()
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     mark_tiers(items)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With ``-m "not slow"`` (``./test --fast``), the folders whose every test is ``slow``
+    (tests/support/tiers.py) are not even imported: their tests would all be deselected, and
+    importing them (Textual, the transports) cost each worker about 10 s before its first test.
+    """
+    terms = {term.strip() for term in str(config.getoption("markexpr") or "").split(" and ")}
+    return True if "not slow" in terms and every_test_is_slow(collection_path) else None
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -109,6 +111,15 @@ def terminal() -> Iterator[Terminal]:
         yield screen
     finally:
         screen.close()
+
+
+@pytest.fixture
+def scripted_live(tmp_path: Path) -> OpenScriptedLive:
+    """``async with scripted_live(kind, **options) as live``: the scripted producer and a live
+    session subscribed to it over loopback WebSocket or SSE (tests/support/scripted.py)."""
+    from tests.support.scripted import opener  # imported here: the fast tier needs none of it
+
+    return opener(tmp_path)
 
 
 @pytest.fixture(autouse=True)

@@ -35,6 +35,8 @@ FOREIGN_FLAGS = {
     "--durations": "pytest",
     "--cpu": "stress-ng (docs/testing.md: the suite beside a CPU load)",
     "--checks": "./test (docs/testing.md)",
+    "--fast": "./test (docs/testing.md: the sans-I/O tier)",
+    "--ignore": "pytest",
     "--check": "ruff format",
     "--output-format": "claude",
     "--include-partial-messages": "claude",

@@ -10,9 +10,23 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+
+def find_command(program: str, extra_dirs: tuple[Path, ...] = ()) -> str | None:
+    """The program on PATH (or in ``extra_dirs``, e.g. a local node_modules/.bin), or None."""
+    found = shutil.which(program)
+    if found:
+        return found
+    for folder in extra_dirs:
+        candidate = folder / program
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
 
 #: the source form of an ACP agent, for ``listen`` and saved producers: ``acp:NAME``
 #: (a preset) or ``acp:COMMAND ARGS`` (any agent)
@@ -128,7 +142,7 @@ def resolve_agent(
     ``host``: start it there over ssh (``--ssh HOST``, or ``acp:ssh:HOST NAME`` saved);
     ``language``: of what the host says when a preset is not installed there.
     """
-    from announcer.config.agents import find_command, find_preset, presets
+    from announcer.agents.catalogue import find_preset, presets
     from announcer.i18n.translate import translator
 
     saved = saved_acp(name, settings)
@@ -187,7 +201,7 @@ def command_to_start(
     program (``codex-acp``, ``gemini --acp``), with that preset's asking settings too,
     unless the command line or the environment already picks them (issue 21, item 3:
     started as a command, codex-acp 2.6.0 ran in Auto review, its reviewer deciding)."""
-    from announcer.config.agents import preset_for_command
+    from announcer.agents.catalogue import preset_for_command
 
     short = label or Path(command[0]).name
     preset = preset_for_command(command)

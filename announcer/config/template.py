@@ -120,9 +120,9 @@ TEMPLATE = """\
 # exclude = ["aaep:agent.output.streaming"]
 
 # Saved producers: `announcer listen NAME` connects to [producers.NAME].
-# source is a ws:// or wss:// URL, an http(s):// SSE URL, unix:/path/to/socket,
-# a recorded .jsonl file, stdio:COMMAND, or an ACP agent (acp:claude, acp:COMMAND,
-# also started by `announcer agent NAME`). token_env names the environment
+# source is any SOURCE `announcer listen --help` lists: an address, a socket, a command,
+# a recorded .jsonl file, or an ACP agent (acp:claude, also started by
+# `announcer agent NAME`). token_env names the environment
 # variable holding the access token (the token itself never goes in this file).
 # [producers.build-bot]
 # source = "wss://127.0.0.1:8765/aaep"

@@ -1,11 +1,14 @@
 """How late a question really is, with each producer's clock skew taken out (§6.4).
 
 The estimates themselves are pure (:mod:`announcer.engine.clock`); this part of the
-engine keeps one :class:`~announcer.engine.clock.ProducerClock` per connection and
-producer and judges each question by the offsets seen before it.
+engine's :class:`ClockSkew` keeps one :class:`~announcer.engine.clock.ProducerClock` per
+connection and producer and judges each question by the offsets seen before it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
 
 from announcer.engine.clock import (
     CLOCK_SAMPLES,
@@ -15,16 +18,24 @@ from announcer.engine.clock import (
     ProducerClock,
     lateness,
 )
-from announcer.engine.engine_state import _PROMPTS, EngineState
+from announcer.engine.engine_records import PROMPT_EVENTS
 from announcer.protocol.events import AaepEvent, AwaitingClarification, AwaitingConfirmation
 
 __all__ = ["CLOCK_SAMPLES", "LATE_TOLERANCE_SECONDS", "MIN_ANSWER_SECONDS", "ClockSkew"]
 
 
-class ClockSkew(EngineState):
+class ClockSkew:
     """Learns each producer's clock offset and judges a question's lateness by it."""
 
-    def _observe_clock(self, event: AaepEvent, source_id: str) -> None:
+    def __init__(self, wall_clock: Callable[[], datetime]) -> None:
+        self.wall_clock = wall_clock
+        # Per connection and producer (each has its own clock): recent (our wall clock -
+        # event timestamp) in seconds, to take clock skew out of lateness (§6.4).
+        self._clocks: dict[tuple[str, str], ProducerClock] = {}
+        # A question's event id -> how late it was, judged by the clock seen before it.
+        self._late_before: dict[str, Lateness] = {}
+
+    def observe(self, event: AaepEvent, source_id: str) -> None:
         """Remember how far behind our wall clock this producer's timestamps run (§6.4).
 
         A question is judged by the offsets seen before it (``announcer.engine.clock``):
@@ -37,7 +48,7 @@ class ClockSkew(EngineState):
                 self._clocks.clear()
             clock = self._clocks[key] = ProducerClock()
         offset = (self.wall_clock() - event.timestamp).total_seconds()
-        if isinstance(event, _PROMPTS):
+        if isinstance(event, PROMPT_EVENTS):
             if len(self._late_before) > 1024:
                 self._late_before.clear()
             self._late_before[event.event_id] = lateness(
@@ -45,7 +56,7 @@ class ClockSkew(EngineState):
             )
         clock.observe(offset)
 
-    def _lateness(
+    def lateness(
         self, event: AwaitingConfirmation | AwaitingClarification, source_id: str
     ) -> Lateness:
         """How long ``event`` was under way before it arrived (§6.4, §10.1.3).

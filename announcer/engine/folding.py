@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Final
+from collections import deque
+from typing import Any, Final
 
 from announcer.engine.announcement import Announcement, Urgency
-from announcer.engine.engine_state import EngineState, TranscriptEntry
+from announcer.engine.engine_records import TranscriptEntry
+from announcer.engine.policy import Policy
 from announcer.engine.prompts import PendingPrompt
+from announcer.engine.scheduler import SpeechScheduler
 from announcer.engine.speech_commands import SpeechCommand
 from announcer.engine.text_hygiene import clean_for_speech
+from announcer.engine.tracker import SessionTracker
 from announcer.i18n.format import format_integer
 from announcer.i18n.translate import translator
+from announcer.protocol.log import DiagnosticsLog
 
 # §2.2.9 critical news is never dropped in silence, but a flood of it cannot all be
 # said: once this many urgent messages from one producer wait to be spoken, the rest
@@ -32,25 +37,59 @@ FOLDED_KIND: Final = "system.folded"
 _SKIPPED_UNREAD: Final = ""
 
 
-class Folding(EngineState):
-    """Queues announcements, folding a producer's urgent flood into a spoken count."""
+class UrgentFolding:
+    """Queues announcements, folding a producer's urgent flood into a spoken count.
 
-    def _submit(
+    Every announcement the engine decides on is queued here and kept in ``transcript``
+    (the engine's record, handed in); what was folded and the counts waiting to be said
+    are this object's own.
+    """
+
+    def __init__(
+        self,
+        scheduler: SpeechScheduler,
+        policy: Policy,
+        tracker: SessionTracker,
+        diagnostics: DiagnosticsLog,
+        transcript: deque[TranscriptEntry],
+    ) -> None:
+        self.scheduler = scheduler
+        self.policy = policy
+        self.tracker = tracker
+        self.diagnostics = diagnostics
+        self.transcript = transcript
+        # (producer_id, kind) -> [the count of folded urgent messages waiting to be said,
+        # how many, the source it came from, the producer's name when no session names
+        # it]; its words are set when it is said (:meth:`word_count`). Kind
+        # ``_SKIPPED_UNREAD``: a count the reader's skipped frames started
+        # (:meth:`count_skipped_urgent`).
+        self._folded: dict[tuple[str, str], list[Any]] = {}
+        self._folding_event: str | None = None
+        self.folded_total = 0
+
+    def submit(
         self, announcement: Announcement, source_id: str | None, now: float
     ) -> list[SpeechCommand]:
         if announcement.urgency is Urgency.CRITICAL:
             folded = self._fold(announcement, source_id, now)
             if folded is not None:
                 return folded
-        self._transcript.append(TranscriptEntry(now, announcement, source_id))
+        self.transcript.append(TranscriptEntry(now, announcement, source_id))
         return self.scheduler.submit(announcement, now)
 
-    def _withdraw(
+    def queue(
+        self, announcement: Announcement, source_id: str | None, now: float
+    ) -> list[SpeechCommand]:
+        """Queue our own notice as it is (never folded), in the transcript too."""
+        self.transcript.append(TranscriptEntry(now, announcement, source_id))
+        return self.scheduler.submit(announcement, now)
+
+    def withdraw(
         self, prompt: PendingPrompt, notice: list[Announcement], now: float
     ) -> list[SpeechCommand]:
         """Stop reading a void question and say why, in the transcript too."""
         for part in notice:
-            self._transcript.append(TranscriptEntry(now, part, prompt.source_id))
+            self.transcript.append(TranscriptEntry(now, part, prompt.source_id))
         return self.scheduler.withdraw(prompt.event_id, now, notice)
 
     def _fold(
@@ -134,7 +173,7 @@ class Folding(EngineState):
         if len(self._folded) > 1024:
             self._folded.clear()
         self._folded[key] = [summary, 1, source_id, None]
-        self._transcript.append(TranscriptEntry(now, summary, source_id))
+        self.transcript.append(TranscriptEntry(now, summary, source_id))
         return self.scheduler.submit(summary, now)
 
     def count_skipped_urgent(
@@ -161,16 +200,16 @@ class Folding(EngineState):
         if len(self._folded) > 1024:
             self._folded.clear()
         self._folded[(producer_id, _SKIPPED_UNREAD)] = [summary, count, source_id, name]
-        self._transcript.append(TranscriptEntry(now, summary, source_id))
+        self.transcript.append(TranscriptEntry(now, summary, source_id))
         return self.scheduler.submit(summary, now)
 
     def _keep_folded(self, announcement: Announcement, source_id: str | None, now: float) -> None:
         """A folded message is not spoken, but its words stay in the transcript and History."""
-        self._transcript.append(TranscriptEntry(now, announcement, source_id))
+        self.transcript.append(TranscriptEntry(now, announcement, source_id))
         if self.scheduler.on_skip is not None:
             self.scheduler.on_skip(announcement)
 
-    def _word_count(self, announcement: Announcement) -> None:
+    def word_count(self, announcement: Announcement) -> None:
         """A count about to be said gets its words now: the number it reached meanwhile.
 
         The scheduler calls this as each utterance starts; once said, a count is closed

@@ -7,23 +7,28 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from announcer.engine.announcement import Announcement, Urgency
-from announcer.engine.engine_state import EngineState
 from announcer.engine.phrases import N_
+from announcer.engine.policy import Policy
 from announcer.engine.policy_questions import agent_asks_itself
 from announcer.engine.policy_words import Spoken, by_language, same_language
 from announcer.engine.prompts import PendingPrompt
 from announcer.engine.raw_frames import _as_sentence, _raw_words
 from announcer.engine.text_hygiene import clean_for_speech
+from announcer.engine.tracker import SessionTracker
 from announcer.i18n.translate import translator
 from announcer.protocol.events import AaepEvent, AwaitingClarification, AwaitingConfirmation
 
 SHORT_SUBJECT_WORDS: Final = 12
 
 
-class QuestionNotices(EngineState):
+class QuestionNotices:
     """Builds the announcements that name a question (never queues them)."""
 
-    def _system_announcement(
+    def __init__(self, policy: Policy, tracker: SessionTracker) -> None:
+        self.policy = policy
+        self.tracker = tracker
+
+    def system_announcement(
         self, text: str, prompt: PendingPrompt, *, kind: str, critical: bool = False
     ) -> Announcement:
         return Announcement(
@@ -37,7 +42,7 @@ class QuestionNotices(EngineState):
             kind=kind,
         )
 
-    def _prompt_subject(self, prompt: PendingPrompt) -> Spoken:
+    def prompt_subject(self, prompt: PendingPrompt) -> Spoken:
         """What the question was about, in the language the producer wrote it in."""
         event = prompt.event
         field = "action" if isinstance(event, AwaitingConfirmation) else "question"
@@ -58,7 +63,7 @@ class QuestionNotices(EngineState):
             clean_for_speech(spoken.text, spoken.language, max_chars=160), spoken.language
         )
 
-    def _short_subject(self, prompt: PendingPrompt) -> Spoken:
+    def short_subject(self, prompt: PendingPrompt) -> Spoken:
         """The question named briefly, for news that it ended (issue 14 e).
 
         Read out whole, "No answer needed any more: <the whole question>" took 5.5 s at
@@ -66,10 +71,10 @@ class QuestionNotices(EngineState):
         words name it (a producer's ``summary_terse`` is often generic: "Permission
         needed."); the whole question stays on screen and in History.
         """
-        subject = self._prompt_subject(prompt)
+        subject = self.prompt_subject(prompt)
         return Spoken(_first_words(subject.text), subject.language)
 
-    def _notice(
+    def notice(
         self,
         msgid: str,
         prompt: PendingPrompt,
@@ -84,12 +89,12 @@ class QuestionNotices(EngineState):
 
         A subject in another language than our phrase is its own part, read by its
         own voice (§11.5); the parts are one message (``continues``). ``short`` names
-        the question by its short subject (:meth:`_short_subject`). ``reason``: the
+        the question by its short subject (:meth:`short_subject`). ``reason``: the
         agent's own words about why (its withdrawing state change's summary), said
         after the subject in their own language, in place of ``why``.
         """
         template = translator(self.policy.phrase_language).gettext(msgid)
-        subject = self._short_subject(prompt) if short else self._prompt_subject(prompt)
+        subject = self.short_subject(prompt) if short else self.prompt_subject(prompt)
         if reason is not None and reason.text.strip():
             return self._notice_with_reason(template, subject, reason, prompt, kind, critical)
         if why:
@@ -115,7 +120,7 @@ class QuestionNotices(EngineState):
             )
         return [
             dataclasses.replace(
-                self._system_announcement(part.text, prompt, kind=kind, critical=critical),
+                self.system_announcement(part.text, prompt, kind=kind, critical=critical),
                 language=part.language,
                 continues=index > 0,
             )
@@ -147,14 +152,14 @@ class QuestionNotices(EngineState):
         parts = by_language([*lead, Spoken(reason.text.strip(), reason.language)])
         return [
             dataclasses.replace(
-                self._system_announcement(part.text, prompt, kind=kind, critical=critical),
+                self.system_announcement(part.text, prompt, kind=kind, critical=critical),
                 language=part.language,
                 continues=index > 0,
             )
             for index, part in enumerate(parts)
         ]
 
-    def _unheard_void_notice(
+    def unheard_void_notice(
         self, prompt: PendingPrompt, reason: Spoken | None = None
     ) -> list[Announcement]:
         """ "Withdrawn before you could answer: <action>. <why>." (issue 20)
@@ -168,11 +173,8 @@ class QuestionNotices(EngineState):
         why = translator(self.policy.phrase_language).gettext(
             N_("The session ended.") if ended else N_("The agent went on without your answer.")
         )
-        event = prompt.event
-        critical = (
-            not isinstance(event, AaepEvent) or self.policy.urgency_of(event) is Urgency.CRITICAL
-        )
-        return self._notice(
+        critical = self.asked_critically(prompt)
+        return self.notice(
             N_("Withdrawn before you could answer: {what}"),
             prompt,
             kind="system.prompt_voided",
@@ -182,8 +184,13 @@ class QuestionNotices(EngineState):
             reason=reason,
         )
 
+    def asked_critically(self, prompt: PendingPrompt) -> bool:
+        """Whether the question was asked at critical urgency (why it ended is said so too)."""
+        event = prompt.event
+        return not isinstance(event, AaepEvent) or self.policy.urgency_of(event) is Urgency.CRITICAL
+
     @staticmethod
-    def _void_on_arrival_msgid(reason: str) -> str:
+    def void_on_arrival_msgid(reason: str) -> str:
         if reason == "ended":
             return N_(
                 "The agent's session had already ended when this question came; "
@@ -192,7 +199,7 @@ class QuestionNotices(EngineState):
         return N_("This question was already withdrawn when it came; it cannot be answered: {what}")
 
     @staticmethod
-    def _closed_msgid(prompt: PendingPrompt) -> str:
+    def closed_msgid(prompt: PendingPrompt) -> str:
         event = prompt.event
         if isinstance(event, AwaitingConfirmation):
             return (
@@ -203,7 +210,7 @@ class QuestionNotices(EngineState):
         return N_("The agent closed the subscription and stopped waiting for: {what}")
 
     @staticmethod
-    def _expired_msgid(prompt: PendingPrompt) -> str:
+    def expired_msgid(prompt: PendingPrompt) -> str:
         event = prompt.event
         if isinstance(event, AwaitingConfirmation) and agent_asks_itself(event):
             # a coding-agent hook (formats/hooks.py): no answer is "ask", never a reject
@@ -216,7 +223,7 @@ class QuestionNotices(EngineState):
             )
         return N_("Time is up; the agent stopped waiting for: {what}")
 
-    def _raw_confirmation_details(self, raw: Mapping[str, Any]) -> str:
+    def raw_confirmation_details(self, raw: Mapping[str, Any]) -> str:
         """Consequence, risk, reversibility and deadline of a confirmation, as far as
         they can be read from a frame that failed validation (§10.1.3)."""
         tr = translator(self.policy.phrase_language)

@@ -25,7 +25,9 @@ Other rules, in order of precedence:
   words and a question included, at the end of the word being said, and waits only for
   other critical speech, a key's answer, and what its own session says first by rule
   (the result of what the user just approved; what earlier critical news of the session
-  already went before, within ``max_delay_seconds``).
+  already went before, within ``max_delay_seconds``; and a question's lead-up, its own
+  session's words and results that came before it, within ``max_lead_in_seconds``: what
+  the agent said just before it asked is what the question is about).
 * After a barge-in, the interrupted utterance and the queued lower-urgency speech
   resume (said again from the start) or are dropped, per ``after_interrupt``; the
   agent's words, a question, a final state, a plan's step and a session's start are

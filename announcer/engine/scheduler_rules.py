@@ -19,7 +19,7 @@ DEFAULT_MAX_QUEUE: Final = 64
 # its source's order, time given to questions and urgent news not counted).
 DEFAULT_STALE_AFTER_SECONDS: Final = 10.0
 DEFAULT_MAX_QUEUED_SPEECH_SECONDS: Final = 30.0
-DEFAULT_MAX_LEAD_IN_SECONDS: Final = 8.0
+DEFAULT_MAX_LEAD_IN_SECONDS: Final = 10.0
 # Why news goes unheard so that the delay stays bounded (issue 14 e): such news is still
 # handed to ``on_skip``, so the interfaces show it (nothing is lost in silence).
 SKIPPED_NEWS_REASONS: Final = frozenset(

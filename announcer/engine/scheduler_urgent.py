@@ -65,11 +65,35 @@ class UrgentSpeech(StatusFolding):
         speaking = current.announcement
         if speaking.urgency is Urgency.CRITICAL or current.held or is_user_reply(speaking):
             return False
-        return not (
+        if (
             incoming.session_id is not None
             and speaking.session_id == incoming.session_id
             and (self._current_owed or speaking.outcome)
+        ):
+            return False
+        return not self._leads_in(incoming, current, now)
+
+    def _leads_in(self, incoming: Announcement, current: _Current, now: float) -> bool:
+        """Whether what is being said is the lead-up of question ``incoming``: its own
+        session's, ending within the lead-in time (:meth:`_lead_in_seconds`)."""
+        return (
+            incoming.kind in PROMPT_KINDS
+            and incoming.session_id is not None
+            and current.announcement.session_id == incoming.session_id
+            and current.started_at + current.seconds - now <= self._lead_in_seconds()
         )
+
+    def _lead_in_seconds(self) -> float:
+        """How long a question's lead-up may make it wait.
+
+        What the agent said just before it asks is what the question is about ("I will
+        delete the build folder." before "Run rm -rf build?"): heard after the question,
+        it comes too late to help the answer. So a question lets its own session's
+        earlier words and results go first, within ``max_lead_in_seconds`` of speech at
+        the user's rate (issue 30: the unbounded lead-up of issue 14 once made one wait
+        25 s). Other critical news (an error, a hand-off) never waits for a lead-up.
+        """
+        return max(self.max_lead_in_seconds, self.max_delay_seconds)
 
     def _submit_critical(self, item: _Queued, now: float) -> list[SpeechCommand]:
         """Critical news starts within half a second (§2.2.9, issue 30 item 4).
@@ -91,7 +115,12 @@ class UrgentSpeech(StatusFolding):
             and not incoming.continues
             and (not incoming.kind.startswith("system.") or incoming.kind in QUESTION_END_KINDS)
         ):
-            for part in self._owed_first(incoming, now):
+            lead_in = 0.0
+            if incoming.kind in PROMPT_KINDS:
+                lead_in = self._lead_in_seconds()
+                if current is not None and self._leads_in(incoming, current, now):
+                    lead_in -= max(0.0, current.started_at + current.seconds - now)
+            for part in self._owed_first(incoming, now, lead_in):
                 part.lead_for = incoming.event_id
                 critical.append(part)
         critical.append(item)
@@ -107,14 +136,16 @@ class UrgentSpeech(StatusFolding):
             return []
         return self._cut_for_critical(current, now)
 
-    def _owed_first(self, incoming: Announcement, now: float) -> list[_Queued]:
+    def _owed_first(self, incoming: Announcement, now: float, lead_in: float) -> list[_Queued]:
         """What of its session goes before ``incoming``: taken from its lane, in order.
 
         The result of what the user just approved (``outcome``: the demo's "Booked."
-        before its next question), and what its session's earlier critical news already
+        before its next question), what its session's earlier critical news already
         went before once (``owed``): put off once, never twice, so a run of questions
-        cannot keep the agent's words and results from ever being heard. The rest of its
-        session's waiting words, results and session start become owed.
+        cannot keep the agent's words and results from ever being heard; and a
+        question's lead-up, ``lead_in`` seconds of its session's words and results
+        (:meth:`_lead_in_seconds`). The rest of its session's waiting words, results and
+        session start become owed.
         """
         session_id = incoming.session_id
         first: list[_Queued] = []
@@ -131,14 +162,19 @@ class UrgentSpeech(StatusFolding):
                     or announcement.kind == _SESSION_STARTED
                     or announcement.continues
                     or _is_final(announcement)
+                    or (lead_in > 0.0 and announcement.kind == "agent.progress.updated")
                 ):
-                    waiting.owed = True
+                    if lead_in > 0.0:
+                        first.append(waiting)
+                    else:
+                        waiting.owed = True
         if not first:
             return []
-        # Within the user's ``max_news_delay_seconds`` (how long a question's lead-up may
-        # make it wait); the result of what the user approved goes whatever its length.
+        # Within the user's ``max_news_delay_seconds`` (how long owed news may make
+        # critical news wait) or a question's lead-in time; the result of what the user
+        # approved goes whatever its length.
         first.sort(key=_by_order)
-        budget = self.max_delay_seconds
+        budget = max(self.max_delay_seconds, lead_in) if lead_in > 0.0 else self.max_delay_seconds
         # What came before that result goes before it too (order within a source).
         last_outcome = max(
             (index for index, waiting in enumerate(first) if waiting.announcement.outcome),
@@ -153,6 +189,9 @@ class UrgentSpeech(StatusFolding):
                 fits.append(waiting)
             else:
                 budget = -1.0  # never a lead-up with a hole in it
+                waiting.owed = waiting.owed or waiting.announcement.kind != (
+                    "agent.progress.updated"
+                )
         first = fits
         if not first:
             return []

@@ -33,8 +33,8 @@ class SavedProducer(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    # A URL (ws://, wss://, http://, https://, unix:/path), a .jsonl file, "stdio:COMMAND",
-    # or an ACP agent, "acp:NAME" / "acp:COMMAND" (announcer agent NAME).
+    # Any SOURCE ``announcer listen`` takes (announcer.transports.schemes, the one table;
+    # ``listen --help`` prints it), e.g. "wss://127.0.0.1:8765/aaep" or "acp:claude".
     source: str = Field(min_length=1)
     token_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime
 from typing import Any, Final
 
 from announcer.engine.announcement import Announcement, Urgency
-from announcer.engine.questions import Questions
+from announcer.engine.connections import Connections
+from announcer.engine.folding import UrgentFolding
+from announcer.engine.policy import Policy
+from announcer.engine.questions import QuestionDesk
 from announcer.engine.raw_frames import (
     _as_sentence,
     _malformed_prompt,
@@ -17,6 +21,7 @@ from announcer.engine.raw_frames import (
 )
 from announcer.engine.speech_commands import SpeechCommand
 from announcer.engine.text_hygiene import clean_for_speech
+from announcer.engine.tracker import SessionTracker
 from announcer.i18n.translate import translator
 from announcer.protocol.decode import DecodeResult
 
@@ -29,12 +34,35 @@ _QUESTION_SUFFIXES: Final = (
 _REPLY_TOKEN: Final = re.compile(r"rpl_[A-Za-z0-9]{1,64}")
 
 
-class UnreadableFrames(Questions):
-    """Says what an invalid frame asked or reported, or opens it as a malformed question."""
+class UnreadableFrames:
+    """Says what an invalid frame asked or reported, or opens it as a malformed question.
 
-    def _notice_unreadable(
-        self, result: DecodeResult, source_id: str, now: float
-    ) -> list[SpeechCommand]:
+    ``questions`` opens a malformed question; ``serial`` numbers the event ids of our
+    notices (shared with the question counts).
+    """
+
+    def __init__(
+        self,
+        questions: QuestionDesk,
+        policy: Policy,
+        tracker: SessionTracker,
+        folding: UrgentFolding,
+        connections: Connections,
+        *,
+        wall_clock: Callable[[], datetime],
+        serial: Iterator[int],
+    ) -> None:
+        self.questions = questions
+        self.book = questions.book
+        self.notices = questions.notices
+        self.policy = policy
+        self.tracker = tracker
+        self.folding = folding
+        self.connections = connections
+        self.wall_clock = wall_clock
+        self._serial = serial
+
+    def notice(self, result: DecodeResult, source_id: str, now: float) -> list[SpeechCommand]:
         """An invalid frame is never lost in silence when it asked something (§10.1.3).
 
         A question (confirmation, clarification, handoff) is announced at critical
@@ -63,7 +91,7 @@ class UnreadableFrames(Questions):
             urgency=Urgency.CRITICAL,
             kind="system.invalid",
         )
-        return self._submit(announcement, source_id, now)
+        return self.folding.submit(announcement, source_id, now)
 
     def _unreadable_errored(
         self, raw: Mapping[str, Any], source_id: str, now: float
@@ -83,19 +111,19 @@ class UnreadableFrames(Questions):
                 "{name} reports an error that could not be read; see the diagnostics."
             ).format(name=name)
         )
-        self._notice_serial += 1
+        serial = next(self._serial)
         event_id = raw.get("event_id")
         announcement = Announcement(
             text=clean_for_speech(text, language),
             language=language,
             urgency=Urgency.CRITICAL,
             interrupt=True,
-            event_id=event_id if isinstance(event_id, str) else f"evt_invalid{self._notice_serial}",
+            event_id=event_id if isinstance(event_id, str) else f"evt_invalid{serial}",
             session_id=raw.get("session_id") if isinstance(raw.get("session_id"), str) else None,
             kind="system.invalid_errored",
             earcon="errored",
         )
-        return self._submit(announcement, source_id, now)
+        return self.folding.submit(announcement, source_id, now)
 
     def _unreadable_question(
         self,
@@ -110,7 +138,7 @@ class UnreadableFrames(Questions):
         if (
             kind.endswith("awaiting.confirmation")
             and well_formed
-            and source_id in self._subscriptions
+            and self.connections.can_reply(source_id)
         ):
             assert isinstance(token, str)
             prompt = _malformed_prompt(raw, token, result, source_id, now, self.wall_clock())
@@ -126,21 +154,21 @@ class UnreadableFrames(Questions):
             if known is None and void is not None:
                 self.book.refuse(token, "ended" if void == "ended" else "voided")
                 commands: list[SpeechCommand] = []
-                for part in self._notice(
-                    self._void_on_arrival_msgid(void),
+                for part in self.notices.notice(
+                    self.notices.void_on_arrival_msgid(void),
                     prompt,
                     kind="system.prompt_void_on_arrival",
                     critical=True,
                 ):
-                    commands += self._submit(part, source_id, now)
+                    commands += self.folding.submit(part, source_id, now)
                 return commands
             if known is None and self.book.closed_reason(token) is None:
                 if self.book.open(prompt) is None:
                     self.tracker.note_prompt(
                         source_id, prompt.session_id, token, prompt.producer_id, now
                     )
-                    return self._present_or_wait(prompt, now)
-                return self._set_aside_notice(prompt, now)
+                    return self.questions.present_or_wait(prompt, now)
+                return self.questions.counts.set_aside_notice(prompt, now)
         # §10.1.3: a question that cannot be opened still keeps its words: each one is
         # said, critical, with what could be read of it (never grouped, never limited).
         language = self.policy.phrase_language
@@ -148,7 +176,7 @@ class UnreadableFrames(Questions):
         name = _raw_producer_name(raw, language) or source_id
         if kind.endswith("awaiting.confirmation"):
             words = _raw_words(raw, ("action", "summary_normal", "summary_terse"))
-            details = self._raw_confirmation_details(raw)
+            details = self.notices.raw_confirmation_details(raw)
         elif kind.endswith("awaiting.clarification"):
             words = _raw_words(raw, ("question", "summary_normal", "summary_terse"))
             details = _raw_choice_labels(raw)
@@ -168,13 +196,12 @@ class UnreadableFrames(Questions):
                 "see the diagnostics."
             ).format(name=name, count=1)
         )
-        self._notice_serial += 1
         announcement = Announcement(
             text=clean_for_speech(text, language),
             language=language,
             urgency=Urgency.CRITICAL,
-            event_id=f"evt_unreadable{self._notice_serial}",
+            event_id=f"evt_unreadable{next(self._serial)}",
             kind="system.invalid_question",
             earcon="needs_you",
         )
-        return self._submit(announcement, source_id, now)
+        return self.folding.submit(announcement, source_id, now)

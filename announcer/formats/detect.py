@@ -4,27 +4,41 @@
 through npx; ``env FOO=1 node .../codex.js exec --json`` runs Codex through env
 and node. :func:`format_of_command` looks through such launchers to the agent;
 :func:`format_of_line` tells the format from the stream's first JSON line when
-the command does not say.
+the command does not say. Both read the agent files' ``[cli]`` tables
+(announcer/agents/*.toml): a new agent stream needs no word here.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from pathlib import PurePath
 
-#: an agent's command name or npm package -> the format it prints with its JSON flags
-AGENTS = {
-    "claude": "claude-code",
-    "claude-code": "claude-code",
-    "@anthropic-ai/claude-code": "claude-code",
-    "codex": "codex",
-    "@openai/codex": "codex",
-    "gemini": "gemini",
-    "@google/gemini-cli": "gemini",
-    "opencode": "opencode",
-    "opencode-ai": "opencode",
-}
+from announcer.agents.catalogue import stream_presets
+
+
+@cache
+def _agents() -> dict[str, str]:
+    """An agent's program, npm package or stream name -> the format it prints with its
+    JSON flags, from the agent files' ``[cli]`` tables (announcer/agents/*.toml)."""
+    names: dict[str, str] = {}
+    for stream, preset in stream_presets().items():
+        assert preset.cli is not None
+        for word in (*preset.cli.programs, *preset.cli.packages, stream):
+            names[word] = stream
+    return names
+
+
+@cache
+def _folders() -> frozenset[str]:
+    """The names that tell the agent as a folder of a script's path: a package's folder
+    (``.../opencode-ai/bin/...``), not a program's bare name (``~/codex/run.js``)."""
+    clis = [preset.cli for preset in stream_presets().values() if preset.cli is not None]
+    programs = {program for cli in clis for program in cli.programs}
+    return frozenset(_agents()) - programs
+
+
 # launchers whose first plain argument is the program (or package) they run
 _RUNNERS = {"npx", "bunx", "pnpx", "node", "nodejs", "bun", "deno", "tsx", "ts-node"}
 # launchers with a subcommand before the program: npm exec, pnpm dlx, yarn dlx, deno run
@@ -48,21 +62,22 @@ def _agent_of(word: str) -> str | None:
     match = _VERSION.match(bare)
     if match:
         bare = match.group(1)
-    if bare in AGENTS:
-        return AGENTS[bare]
+    agents = _agents()
+    if bare in agents:
+        return agents[bare]
     path = PurePath(bare)
     name = path.name.lower()
     for suffix in (".js", ".mjs", ".cjs", ".ts"):
         name = name.removesuffix(suffix)
-    if name in AGENTS:
-        return AGENTS[name]
+    if name in agents:
+        return agents[name]
     parts = path.parts
     for index, part in enumerate(parts):  # a script inside an agent's npm package
         scoped = f"{part}/{parts[index + 1]}" if index + 1 < len(parts) else ""
-        if scoped in AGENTS:
-            return AGENTS[scoped]
-        if part in AGENTS and part not in ("claude", "gemini", "codex"):
-            return AGENTS[part]
+        if scoped in agents:
+            return agents[scoped]
+        if part in _folders():
+            return agents[part]
     return None
 
 
@@ -123,18 +138,13 @@ def format_of_line(line: str | bytes) -> str | None:
         return None
     if not isinstance(obj, dict):
         return None
+    for stream, preset in stream_presets().items():  # each agent file's [cli.first_line]
+        if preset.cli is not None and preset.cli.first_line.matches(obj):
+            return stream
     kind = obj.get("type")
-    if kind == "system" and obj.get("subtype") == "init" and "session_id" in obj:
-        return "claude-code"
-    if kind in ("thread.started", "thread.resumed") and "thread_id" in obj:
-        return "codex"
-    if kind == "init" and "session_id" in obj:
-        return "gemini"
-    if kind == "step_start" and ("sessionID" in obj or "part" in obj):
-        return "opencode"
     if "@context" in obj and isinstance(kind, str) and kind.startswith("aaep:"):
         return "aaep"
     return None
 
 
-__all__ = ["AGENTS", "format_of_command", "format_of_line"]
+__all__ = ["format_of_command", "format_of_line"]

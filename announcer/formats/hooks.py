@@ -120,11 +120,6 @@ def unattended(payload: JsonObject) -> bool:
     return payload.get(UNATTENDED_KEY) is True
 
 
-# The agents whose hook payloads we map (the hook process itself, which decides what
-# blocks and prints the agent's answer, is transports/hook_client.py).
-HOOK_AGENTS = ("claude-code", "codex")
-
-
 def hook_confirmation(
     payload: JsonObject,
     now: float,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from announcer.agents.catalogue import title_of
 from announcer.formats.base import JsonObject
 from announcer.formats.builder_fields import digest, iso_timestamp
 from announcer.protocol.extensions import ANNOUNCER_EXTENSION
@@ -189,7 +190,8 @@ def parse_mapping(text: str) -> Mapping:
     agent = doc.get("agent")
     if not isinstance(agent, str) or not agent:
         raise MappingError("agent: must be a non-empty string (the agent's slug)")
-    display = doc.get("display_name") or agent
+    # a built-in mapping's agent is named by its agent file (announcer/agents/*.toml)
+    display = doc.get("display_name") or title_of(agent) or agent
     events = doc.get("events")
     if not isinstance(events, list) or not events:
         raise MappingError("events: must be a non-empty list")
@@ -239,15 +241,20 @@ def parse_mapping(text: str) -> Mapping:
     return Mapping(agent=agent, display_name=str(display), events=tuple(rules))
 
 
-BUILTIN_MAPPINGS = ("claude-code", "codex")
+def builtin_mappings() -> tuple[str, ...]:
+    """The names of the mapping files shipped in ``announcer/formats/mappings`` (an agent
+    file's ``[cli.hooks] name`` each: tests/agents/test_catalogue_names.py)."""
+    folder = resources.files("announcer.formats").joinpath("mappings")
+    return tuple(
+        sorted(e.name.removesuffix(".yaml") for e in folder.iterdir() if e.name.endswith(".yaml"))
+    )
 
 
 def builtin_mapping(name: str) -> Mapping:
     """One of the mapping files shipped in ``announcer/formats/mappings``."""
-    if name not in BUILTIN_MAPPINGS:
-        raise MappingError(
-            f"no built-in mapping named {name!r}; known: {', '.join(BUILTIN_MAPPINGS)}"
-        )
+    known = builtin_mappings()
+    if name not in known:
+        raise MappingError(f"no built-in mapping named {name!r}; known: {', '.join(known)}")
     text = (
         resources.files("announcer.formats").joinpath("mappings", f"{name}.yaml").read_text("utf-8")
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from announcer.agents.catalogue import title_of
 from announcer.formats.base import FormatAdapter, JsonObject, get_str
 from announcer.formats.bounds import bound_channel, bound_data, bound_message, split_text
 from announcer.formats.builder import AaepBuilder
@@ -25,14 +26,6 @@ _KIND_BY_KEY = {k.lower(): k for k in KINDS} | {
     "text_output": "TextOutput",
     "tool_call": "ToolCall",
     "tool_result": "ToolResult",
-}
-AGENT_NAMES = {
-    "claude_code": "Claude Code",
-    "claude-code": "Claude Code",
-    "codex": "Codex",
-    "gemini_cli": "Gemini CLI",
-    "gemini": "Gemini CLI",
-    "opencode": "OpenCode",
 }
 
 
@@ -408,9 +401,8 @@ class AgentWrapperAdapter(NativeStreamAdapter):
             return
         if self.builder.agent_id == "agent-wrapper":
             self.builder.agent_id = agent_kind
-            self.builder.agent_name = AGENT_NAMES.get(
-                agent_kind, agent_kind.replace("_", " ").title()
-            )
+            # an agent file's title for any of its names (gemini_cli: Gemini CLI)
+            self.builder.agent_name = title_of(agent_kind) or agent_kind.replace("_", " ").title()
         fields: dict[str, Any] = {}
         for key in ("channel", "text", "message"):
             value = obj.get(key)

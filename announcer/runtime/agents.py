@@ -10,7 +10,10 @@ session.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from announcer.transports.base import AgentLink, Transport
 
 
 class AgentDesk:
@@ -23,11 +26,11 @@ class AgentDesk:
 
     def __init__(
         self,
-        transports: Callable[[], list[Any]],
+        transports: Callable[[], list[Transport]],
         speak: Callable[[str, bool], None],
         t: Callable[[str], str],
         waiting: Callable[[str | None], int],
-        wrote: Callable[[Any], None] | None = None,
+        wrote: Callable[[AgentLink], None] | None = None,
     ) -> None:
         self._transports = transports
         self._speak = speak
@@ -36,18 +39,18 @@ class AgentDesk:
         # told of each message that went out now, after its echo (issue 31, item 11)
         self._wrote = wrote
         # Where a message without @NAME goes (several agents): the one last addressed.
-        self._prompt_target: Any = None
+        self._prompt_target: AgentLink | None = None
         self.prompt_taken = False  # whether the last message went (or waits to go) out
 
-    def agents(self) -> list[Any]:
+    def agents(self) -> list[AgentLink]:
         """The sources the user can type to, in the order named (AAEP producers take none)."""
-        return [t for t in self._transports() if callable(getattr(t, "prompt", None))]
+        return [agent for t in self._transports() if (agent := t.agent()) is not None]
 
     @property
     def takes_prompts(self) -> bool:
         return bool(self.agents())
 
-    def find_agent(self, name: str) -> Any:
+    def find_agent(self, name: str) -> AgentLink | None:
         """The agent called ``name`` (its short name or title, any case, or a unique start)."""
         wanted = name.strip().lstrip("@").casefold()
         agents = self.agents()
@@ -57,10 +60,10 @@ class AgentDesk:
         starting = [a for a in agents if _agent_name(a).casefold().startswith(wanted)]
         return starting[0] if wanted and len(starting) == 1 else None
 
-    def prompt_target(self) -> Any:
+    def prompt_target(self) -> AgentLink | None:
         """Where a message without ``@NAME`` goes: the agent last addressed, else the first."""
         agents = self.agents()
-        target = getattr(self, "_prompt_target", None)
+        target = self._prompt_target
         if target in agents:
             return target
         return agents[0] if agents else None
@@ -91,6 +94,7 @@ class AgentDesk:
         if not agents:
             return None
         target = self.prompt_target()
+        assert target is not None  # there are agents
         parts = [self._t("Messages go to {agent}.").format(agent=target.description)]
         if len(agents) > 1:
             states = "; ".join(f"{a.description}: {self._agent_state(a)}" for a in agents)
@@ -99,15 +103,15 @@ class AgentDesk:
         self._speak(said, False)
         return said
 
-    def _agent_state(self, agent: Any) -> str:
-        if getattr(agent, "stopped", False):
+    def _agent_state(self, agent: AgentLink) -> str:
+        if agent.stopped:
             return self._t("stopped")
         if agent.busy:
-            waiting = self._waiting(getattr(agent, "source_id", None))
+            waiting = self._waiting(agent.source_id)
             if waiting:
                 return self._t("waiting for your answer")
             return self._t("working")
-        if not getattr(agent, "ready", True):
+        if not agent.ready:
             return self._t("starting")
         return self._t("ready")
 
@@ -139,8 +143,8 @@ class AgentDesk:
         if target is not None:
             self._prompt_target = agent
         name = agent.description
-        ready = getattr(agent, "ready", True)
-        if getattr(agent, "stopped", False):
+        ready = agent.ready
+        if agent.stopped:
             said = self._t("{agent} has stopped; nothing was sent.").format(agent=name)
         elif agent.busy and stop_key:
             said = self._t("{agent} is still working. Press {key} to stop it.").format(
@@ -185,7 +189,7 @@ class AgentDesk:
         when no agent runs.
         """
         agent = self.prompt_target()
-        if agent is None or not callable(getattr(agent, "change_setting", None)):
+        if agent is None:
             return None
         said = str(await agent.change_setting(kind, wanted))
         if said:
@@ -195,7 +199,7 @@ class AgentDesk:
     async def agent_sessions(self, choice: str = "") -> str | None:
         """``:sessions`` / ``:sessions N``: list or resume the target agent's sessions."""
         agent = self.prompt_target()
-        if agent is None or not callable(getattr(agent, "sessions", None)):
+        if agent is None:
             return None
         said = str(await agent.sessions(choice))
         if said:
@@ -205,8 +209,7 @@ class AgentDesk:
     def agent_settings(self) -> list[tuple[str, str, str, bool]]:
         """The target agent's mode and config choices: (setting, value, label, current)."""
         agent = self.prompt_target()
-        rows = getattr(agent, "setting_rows", None)
-        return list(rows()) if callable(rows) else []
+        return list(agent.setting_rows()) if agent is not None else []
 
     def agent_commands(self, target: str | None = None) -> list[tuple[str, str]]:
         """An agent's slash commands, as it last listed them (the target's by default)."""
@@ -216,8 +219,7 @@ class AgentDesk:
     def agent_suggestions(self, target: str | None = None) -> list[str]:
         """The prompts an agent last suggested sending next (issue 33, item 5)."""
         agent = self.prompt_target() if target is None else self.find_agent(target)
-        listed = getattr(agent, "suggestions", None)
-        return list(listed()) if callable(listed) else []
+        return list(agent.suggestions()) if agent is not None else []
 
 
 def _first_words(text: str, count: int = 8) -> str:
@@ -226,6 +228,6 @@ def _first_words(text: str, count: int = 8) -> str:
     return " ".join(words[:count]) + ("…" if len(words) > count else "")
 
 
-def _agent_name(agent: Any) -> str:
+def _agent_name(agent: AgentLink) -> str:
     """The short name the user types after ``@``: the label given, else the agent's name."""
-    return str(getattr(agent, "label", None) or agent.description)
+    return agent.label or agent.description

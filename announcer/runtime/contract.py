@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from announcer.engine.answer_keys import AnswerKeys
     from announcer.engine.prompts import PendingPrompt, UserAnswer
     from announcer.engine.settings import UserSettings
+    from announcer.transports.base import AgentLink
 
 
 class Connection(StrEnum):
@@ -265,10 +266,11 @@ class UiSession:
 
     # agents that take messages (``announcer agent``, ``listen acp:NAME``)
 
-    def agents(self) -> list[Any]:
+    def agents(self) -> list[AgentLink]:
+        """The agents the user can type to, in the order named."""
         return []
 
-    def prompt_target(self) -> Any:
+    def prompt_target(self) -> AgentLink | None:
         """The agent a message without ``@NAME`` goes to, or None."""
         return None
 

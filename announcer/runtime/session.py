@@ -61,7 +61,7 @@ from announcer.transports import (
     TransportOptions,
     open_transport,
 )
-from announcer.transports.base import decode_handshake_answer
+from announcer.transports.base import AgentLink, decode_handshake_answer
 
 log = logging.getLogger("announcer.runtime")
 
@@ -143,7 +143,7 @@ class LiveSession(UiSession):
         ]
         for state in self.states:
             # issue 22 item 3: only sources announcer maps itself may use x-announcer
-            if state.adapter is not None or getattr(state.transport, "maps_events", False):
+            if state.adapter is not None or state.transport.maps_events:
                 self.engine.trust_extension(state.source)
         # What we say, and every utterance out to the listeners (runtime.voice).
         self.voice = SessionVoice(
@@ -231,8 +231,7 @@ class LiveSession(UiSession):
         offer_login = getattr(listener, "offer_login", None)
         if callable(offer_login):  # the interface runs an agent's terminal login (ACP)
             for agent in self.agents():
-                if hasattr(agent, "offer_login"):
-                    agent.offer_login = offer_login
+                agent.offer_login = offer_login
         for prompt in self.engine.pending_prompts():
             listener.prompt_opened(prompt)
 
@@ -271,12 +270,11 @@ class LiveSession(UiSession):
             answers_key=interrupt,
         )
 
-    def _user_wrote(self, agent: Any) -> None:
+    def _user_wrote(self, agent: AgentLink) -> None:
         """A message went to ``agent``: its start news still waiting is moot (issue 31,
         item 11), for the agents that say which session it went to."""
-        session_of = getattr(agent, "aaep_session_id", None)
-        session_id = session_of() if callable(session_of) else None
-        if isinstance(session_id, str):
+        session_id = agent.aaep_session_id()
+        if session_id is not None:
             self.host.user_wrote(session_id)
 
     def say_cue(self, text: str) -> None:
@@ -394,17 +392,17 @@ class LiveSession(UiSession):
         """Whether the last message went (or waits to go) out."""
         return self.desk.prompt_taken
 
-    def agents(self) -> list[Any]:
+    def agents(self) -> list[AgentLink]:
         return self.desk.agents()
 
     @property
     def takes_prompts(self) -> bool:  # type: ignore[override]
         return self.desk.takes_prompts
 
-    def find_agent(self, name: str) -> Any:
+    def find_agent(self, name: str) -> AgentLink | None:
         return self.desk.find_agent(name)
 
-    def prompt_target(self) -> Any:
+    def prompt_target(self) -> AgentLink | None:
         return self.desk.prompt_target()
 
     def set_prompt_target(self, name: str) -> str | None:
@@ -473,7 +471,7 @@ class LiveSession(UiSession):
                     await task
         failed = [s for s in self.states if s.failed]
         # an agent that stopped unexpectedly (ACP: its process died) fails the run too
-        died = any(getattr(s.transport, "died", False) is True for s in self.states)
+        died = any(s.transport.died for s in self.states)
         return 1 if died or (failed and len(failed) == len(self.states)) else 0
 
     def _spawn(self, coroutine: Any) -> None:

@@ -263,12 +263,10 @@ class SourceSupervisor:
         while not self._stopping.is_set():
             try:
                 await transport.connect()
-                resume = getattr(transport, "resume", None)
                 resumed = (
                     state.first_up_at is not None
                     and not state.closed_by_producer
-                    and resume is not None
-                    and await resume()
+                    and await transport.resume()
                 )
                 if not resumed:
                     request = subscription_request(self.settings, can_reply=self.can_reply)
@@ -290,9 +288,9 @@ class SourceSupervisor:
                     early = outcome.early_frames
                 else:
                     early = []
-                if getattr(transport, "signals_open", False):
+                if transport.signals_open:
                     # SSE: the handshake was a POST; the stream is open only once it answers.
-                    transport.on_open = lambda: self._opened(state)  # type: ignore[attr-defined]
+                    transport.on_open = lambda: self._opened(state)
                 else:
                     self._opened(state)
                 for raw in early:
@@ -312,7 +310,7 @@ class SourceSupervisor:
                         # turns as processing, so a flood is skipped rather than queued.
                         await asyncio.sleep(0)
                         since = time.perf_counter()
-                if getattr(transport, "finite", False):
+                if transport.finite:
                     self.inbound.finish_adapter(state)
                     state.link_state = LinkState.FINISHED
                     self._status_changed()
@@ -327,7 +325,7 @@ class SourceSupervisor:
                 self._cancel_settle(state)
                 if self._stopping.is_set():
                     return
-                finite = getattr(transport, "finite", False)
+                finite = transport.finite
                 failure = policy.failed()
                 # a finite source (a recording, an agent process) is never retried, so it
                 # is not said to be: "Giving up on …" alone tells what happened
@@ -510,8 +508,8 @@ class SourceSupervisor:
     def _say_refused_origins(self, state: SourceLink) -> None:
         """§10: a producer that points announcer at another origin is refused; the user
         hears it once per new refusal, since it may be an attempt to take the token."""
-        refused = getattr(state.transport, "refused_urls", 0)
-        if not isinstance(refused, int) or refused <= state.refusals_said:
+        refused = state.transport.refused_urls
+        if refused <= state.refusals_said:
             return
         state.refusals_said = refused
         self._say(

@@ -16,7 +16,7 @@ import logging
 from collections import deque
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from announcer.engine.agent_voices import agent_voices, distinct_names
 from announcer.engine.announcement import SPEECH_OUTPUT_KIND, Announcement, Urgency
@@ -28,6 +28,9 @@ from announcer.engine.speech_commands import Speak
 from announcer.i18n.translate import catalog_language, translator
 from announcer.protocol.sanitise import clean_speech
 from announcer.runtime.engine_host import EngineHost
+
+if TYPE_CHECKING:
+    from announcer.transports.base import AgentLink
 
 log = logging.getLogger("announcer.runtime")
 
@@ -52,7 +55,7 @@ class SessionVoice:
         settings: Callable[[], UserSettings],
         listeners: list[Any],
         *,
-        agents: Callable[[], list[Any]],
+        agents: Callable[[], list[AgentLink]],
         several: bool,
         backend_factory: BackendFactory | None = None,
     ) -> None:
@@ -191,11 +194,7 @@ class SessionVoice:
 
     def _agent_names(self) -> list[tuple[str, str]]:
         """(producer id, short name) of each agent, in the order they were given."""
-        agents = [
-            (str(getattr(agent.adapter, "agent_id", "")), str(agent.description))
-            for agent in self._agents()
-            if getattr(agent, "adapter", None) is not None
-        ]
+        agents = [(agent.producer_id, agent.description) for agent in self._agents()]
         return [(producer, name) for producer, name in agents if producer and name]
 
     def _learn_agents(self) -> None:
@@ -234,9 +233,8 @@ class SessionVoice:
 
     def _producer_name(self, producer_id: str) -> str:
         for agent in self._agents():
-            adapter = getattr(agent, "adapter", None)
-            if getattr(adapter, "agent_id", None) == producer_id:
-                return str(agent.description)
+            if agent.producer_id == producer_id:
+                return agent.description
         for session in self.host.engine.sessions():
             if session.producer_id == producer_id and session.producer_name:
                 return clean_speech(session.producer_name)

@@ -1,8 +1,8 @@
-"""Transports: WebSocket, SSE+POST, Unix socket, stdio JSON-RPC and JSON Lines replay.
+"""Transports: WebSocket, SSE+POST, Unix socket, stdio JSON-RPC, hooks and JSON Lines replay.
 
-``open_transport(source, options)`` picks one from the SOURCE the user typed:
-``ws://``/``wss://``, ``http://``/``https://``, ``unix:/path``,
-``stdio:COMMAND``, a file path, or ``-`` for standard input.
+``open_transport(source, options)`` picks one from the SOURCE the user typed; the kinds
+of SOURCE are one table, :data:`announcer.transports.schemes.SOURCE_SCHEMES` (``acp:``
+sources are started by the CLI as agents, ``announcer.cli.acp_agents``).
 """
 
 from __future__ import annotations
@@ -75,11 +75,10 @@ def open_transport(source: str, options: TransportOptions) -> Transport:
         path = source.removeprefix("hooks").removeprefix(":")
         return HookBridgeTransport(Path(path) if path else None)
     if "://" in source:
+        from announcer.transports.schemes import sources_named
+
         scheme = source.split("://", 1)[0]
-        raise TransportError(
-            f"unknown source scheme {scheme!r}: use ws://, wss://, http://, https://, "
-            "unix:/path, stdio:COMMAND, hooks[:/path], a file path or -"
-        )
+        raise TransportError(f"unknown source scheme {scheme!r}: use {sources_named()}")
     from announcer.transports.replay import ReplayTransport
 
     return ReplayTransport(source, options)

@@ -36,7 +36,9 @@ from announcer.transports.acp_process import (
 from announcer.transports.acp_settings import AcpSettings
 from announcer.transports.acp_wire import GuardedStdio
 from announcer.transports.base import (
+    AgentLink,
     HandshakeOutcome,
+    Transport,
     TransportError,
     release_process_pipes,
 )
@@ -75,7 +77,7 @@ class _Client:
         return None
 
 
-class AcpTransport(AcpSettings, AcpAnswers):
+class AcpTransport(AcpSettings, AcpAnswers, Transport):
     """``agent -- COMMAND...``: starts the agent, opens a session, relays prompts and answers."""
 
     # One agent process is one conversation: when it ends, the source is done (never
@@ -296,6 +298,17 @@ class AcpTransport(AcpSettings, AcpAnswers):
 
     def suggestions(self) -> list[str]:
         return self.adapter.suggestions(self.session_id or "")
+
+    # -- the runtime's AgentLink face ---------------------------------------------------------
+
+    def agent(self) -> AgentLink:
+        """An ACP agent takes the user's messages: it is its own :class:`AgentLink`."""
+        return self
+
+    @property
+    def producer_id(self) -> str:
+        """The producer id of the events it maps (who speaks, §9)."""
+        return self.adapter.agent_id
 
     # -- what the agent does ----------------------------------------------------------------
 

@@ -6,6 +6,12 @@ return the producer's answer, or ``None`` for a Level 1 producer that never
 answers, §9.3.3), ``frames`` (raw JSON text, one message each), ``send`` (a
 reply, renegotiation or close; returns a response message when the transport
 carries one back synchronously, as HTTP does) and ``close``.
+
+:class:`Transport` is that face as a base class, complete like the UI's
+``runtime.contract.UiSession``: what a transport may offer beyond the five methods
+(ending on its own, mapping its own events, opening late, resuming) has a default here,
+so the runtime reads it and never probes a transport with ``getattr``. An agent the
+user can type to (ACP) also shows :class:`AgentLink`, through :meth:`Transport.agent`.
 """
 
 from __future__ import annotations
@@ -14,13 +20,17 @@ import ipaddress
 import logging
 import os
 import ssl
-from collections.abc import AsyncIterator
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import SplitResult, urljoin, urlsplit
 
 from announcer.engine.subscription import HandshakeAnswer, read_answer
+
+if TYPE_CHECKING:
+    from announcer.transports.acp_process import LoginOffer
 
 log = logging.getLogger("announcer.transports")
 
@@ -218,19 +228,128 @@ class HandshakeOutcome:
 ANSWER_HELD: dict[str, Any] = {"x-announcer": "answer held for a follow-up question"}
 
 
-class Transport(Protocol):
+class Transport(ABC):
+    """One source's connection, as the runtime (``runtime/sources.py``) drives it.
+
+    Every transport gives the five methods; the rest are optional, each with the default
+    meaning "this transport does not do that". A transport overrides what it offers
+    (a class attribute or one set in ``__init__``). docs/architecture.md, "Where changes
+    go", says what a new transport needs.
+    """
+
+    # ---- what every transport gives ---------------------------------------------------
+
+    #: the source's id in the engine (one per source: events, replies, diagnostics)
     source_id: str
+    #: how the user hears the source named until its producer names itself
     description: str
 
-    async def connect(self) -> None: ...
+    @abstractmethod
+    async def connect(self) -> None:
+        """Open the connection (or start the process); :class:`TransportError` when not."""
 
-    async def handshake(self, request: dict[str, Any], timeout: float) -> HandshakeOutcome: ...
+    @abstractmethod
+    async def handshake(self, request: dict[str, Any], timeout: float) -> HandshakeOutcome:
+        """Send ``subscription.request`` (ch. 5); the producer's answer, or none (§9.3.3)."""
 
-    def frames(self) -> AsyncIterator[str]: ...
+    @abstractmethod
+    def frames(self) -> AsyncIterator[str]:
+        """Each message received, as JSON text; ends when the source does."""
 
-    async def send(self, message: dict[str, Any]) -> dict[str, Any] | None: ...
+    @abstractmethod
+    async def send(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """A reply, renegotiation or close; a response when the transport carries one back
+        at once (HTTP), :data:`ANSWER_HELD` for an answer held for a follow-up question."""
 
-    async def close(self, reason: str = "subscriber_shutdown") -> None: ...
+    @abstractmethod
+    async def close(self, reason: str = "subscriber_shutdown") -> None:
+        """Close the connection (end the process); safe to call twice."""
+
+    # ---- optional, with their defaults ------------------------------------------------
+
+    #: the source ends on its own (a recording, an agent process): when its frames end it
+    #: is finished, and when it fails it is given up, never reconnected (one process is one
+    #: conversation); otherwise an end of frames is a lost connection, retried (§8.7)
+    finite: bool = False
+    #: its frames are announcer's own mapping of another protocol (ACP, hooks), so its
+    #: events are trusted with ``x-announcer`` hints (§7, issue 22 item 3)
+    maps_events: bool = False
+    #: the stream is open only when the producer answers after the handshake (SSE: the
+    #: handshake is a POST); the runtime then sets :attr:`on_open`, and the transport
+    #: calls it at that moment. Otherwise the source counts as open after the handshake.
+    signals_open: bool = False
+    #: set by the runtime when :attr:`signals_open`: called once the stream is open
+    on_open: Callable[[], None] | None = None
+    #: how many addresses the producer pointed announcer at on another origin, refused
+    #: (§10: the user hears each new refusal)
+    refused_urls: int = 0
+    #: the source stopped on its own, unexpectedly (an agent process crashed): the run's
+    #: exit status is then 1
+    died: bool = False
+
+    async def resume(self) -> bool:
+        """After a lost connection, take up the same subscription again instead of a new
+        handshake (SSE's ``Last-Event-ID``); False when this transport cannot (the
+        default) or the producer refused."""
+        return False
+
+    def agent(self) -> AgentLink | None:
+        """This source as an agent the user can type to, or None (an AAEP producer)."""
+        return None
+
+
+class AgentLink(Protocol):
+    """An agent the user types to, beside its :class:`Transport` face (ACP: ``announcer
+    agent``, ``listen acp:NAME``). ``runtime/agents.py`` and the UIs use only this."""
+
+    #: the source's id (the same as its transport's)
+    source_id: str
+    #: its name as said and shown; the agent's own title when it gave one
+    description: str
+    #: the short name the user gave it (typed after ``@``), or None
+    label: str | None
+    #: the interface's way to run a terminal login for it, set by the session (or None)
+    offer_login: LoginOffer | None
+
+    @property
+    def producer_id(self) -> str:
+        """The producer id its events carry (who speaks: §9 speaker names and voices)."""
+
+    @property
+    def busy(self) -> bool:
+        """A turn is under way."""
+
+    @property
+    def stopped(self) -> bool:
+        """It has ended: it takes no more messages."""
+
+    @property
+    def ready(self) -> bool:
+        """A message goes out at once (not still starting)."""
+
+    def prompt(self, text: str) -> bool:
+        """Send the user's message; False when it cannot be taken now."""
+
+    async def cancel_turn(self) -> bool:
+        """Stop the turn under way; False when none was."""
+
+    async def change_setting(self, kind: str, wanted: str) -> str:
+        """``:mode`` / ``:model``: the sentence said (a listing or a refusal), or ""."""
+
+    async def sessions(self, choice: str = "") -> str:
+        """``:sessions [N]``: list or resume its sessions; the sentence said."""
+
+    def setting_rows(self) -> list[tuple[str, str, str, bool]]:
+        """Its mode and config choices: (setting, value, label, current)."""
+
+    def commands(self) -> list[tuple[str, str]]:
+        """Its slash commands, as it last listed them."""
+
+    def suggestions(self) -> list[str]:
+        """The prompts it last suggested sending next."""
+
+    def aaep_session_id(self) -> str | None:
+        """The session's id in the events the engine reads, once it has one."""
 
 
 def is_loopback_host(host: str | None) -> bool:

@@ -32,12 +32,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, get_args
 
+from announcer.agents.files import hook_agents
 from announcer.platform.identity import current_uid, owned_by_me
 from announcer.platform.locks import open_lock_file, try_lock
 from announcer.protocol.events import Decision
+from announcer.transports.base import Transport
 from announcer.transports.hook_client import (
     DECISIONS,
-    KNOWN_AGENTS,
     MAX_REQUEST_BYTES,
     NO_ANNOUNCER,
     NO_ANSWER,
@@ -328,7 +329,7 @@ class HookBridgeServer:
             timeout = request.get("timeout")
             wait = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else 60.0
             agent = request.get("agent")
-            agent = agent if isinstance(agent, str) and agent in KNOWN_AGENTS else "claude-code"
+            agent = agent if isinstance(agent, str) and agent in hook_agents() else "claude-code"
             if blocking:
                 # no one at the agent's own dialog (`claude -p`): no answer is a denial
                 payload[UNATTENDED_KEY] = request.get("attended") is False
@@ -478,7 +479,7 @@ HOOK_GONE_REASON = "the agent stopped waiting"
 # -- the bridge as a runtime transport ------------------------------------------
 
 
-class HookBridgeTransport:
+class HookBridgeTransport(Transport):
     """The hook bridge seen by the runtime as one more event source.
 
     Hook payloads come out of :meth:`frames` as AAEP events (through the agent's
@@ -496,11 +497,11 @@ class HookBridgeTransport:
         from announcer.formats.hooks import HookDesk, MappedHookAdapter
 
         self.desks: dict[str, HookDesk] = {}
-        for agent in KNOWN_AGENTS:
+        for agent, known in hook_agents().items():
             adapter = get_adapter(f"{agent}-hooks")
             assert isinstance(adapter, MappedHookAdapter)
             # Codex's PreToolUse cannot ask; it waits to hear whether a question follows
-            self.desks[agent] = HookDesk(adapter, hold_pre_tool_use=agent == "codex")
+            self.desks[agent] = HookDesk(adapter, hold_pre_tool_use=known.hold_pre_tool_use)
         self._timer: asyncio.TimerHandle | None = None
         self.server = HookBridgeServer(self._handle, path, on_reply=self._replied)
         self.source_id = f"hooks:{self.server.path}"

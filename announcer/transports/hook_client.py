@@ -2,8 +2,9 @@
 
 Claude Code and Codex start ``announcer hook claude-code|codex`` once per hook
 call and wait for it, so this module imports only the standard library's
-``json``, ``os``, ``socket``, ``stat``, ``struct``, ``sys`` and ``time`` (benchmarks/startup.py
-keeps it honest; tests/test_lean_commands.py checks what gets imported).
+``json``, ``os``, ``socket``, ``stat``, ``struct``, ``sys``, ``time`` and, through
+``announcer.agents.files``, ``tomllib`` for the agent files (benchmarks/startup.py keeps it
+honest; tests/cli/test_lean_commands.py checks what gets imported).
 
 Only the user's own announcer may hear the tool inputs or answer: before the
 payload leaves this process the socket's directory must be the user's and mode
@@ -33,21 +34,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from announcer.agents.files import hook_agents
+
 PROTOCOL_VERSION = 1
 SOCKET_ENV = "ANNOUNCER_HOOK_SOCKET"
 CHANNEL_ENV = "ANNOUNCER_HOOK_CHANNEL"  # "unix" or "tcp"; default: tcp on Windows only
 LOOPBACK = "127.0.0.1"
 MAX_REQUEST_BYTES = 1 << 20  # a hook payload is small; refuse anything huge
 DECISIONS = ("allow", "deny", "ask")
-KNOWN_AGENTS = ("claude-code", "codex")
-
-# Which hooks wait for the user, per agent. Codex's PreToolUse cannot answer "ask"
-# (it would run the call), so for Codex only PermissionRequest blocks; silence there
-# leaves Codex's own approval prompt in charge.
-BLOCKING_BY_AGENT: dict[str, tuple[str, ...]] = {
-    "claude-code": ("PreToolUse", "PermissionRequest"),
-    "codex": ("PermissionRequest",),
-}
 
 
 class HookAnswer(NamedTuple):  # a NamedTuple: dataclasses costs this process 5 ms
@@ -494,7 +488,11 @@ def _warn(problem: str) -> None:
 
 
 def is_blocking(payload: dict[str, Any], agent: str = "claude-code") -> bool:
-    return payload.get("hook_event_name") in BLOCKING_BY_AGENT.get(agent, ())
+    """Whether this hook waits for the user: the agent file's ``[cli.hooks] blocking``
+    (Codex's PreToolUse cannot answer "ask", so for Codex only PermissionRequest blocks;
+    silence there leaves Codex's own approval prompt in charge)."""
+    known = hook_agents().get(agent)
+    return known is not None and payload.get("hook_event_name") in known.blocking
 
 
 def claude_code_hook_output(hook_event_name: str, decision: str, reason: str) -> dict[str, Any]:

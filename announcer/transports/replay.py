@@ -11,10 +11,15 @@ import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
-from announcer.transports.base import HandshakeOutcome, TransportError, TransportOptions
+from announcer.transports.base import (
+    HandshakeOutcome,
+    Transport,
+    TransportError,
+    TransportOptions,
+)
 
 
-class ReplayTransport:
+class ReplayTransport(Transport):
     def __init__(self, path: str, options: TransportOptions, source_id: str | None = None) -> None:
         self.path = path
         self.options = options

@@ -28,6 +28,7 @@ from announcer.transports.base import (
     HandshakeOutcome,
     ReplyNotDelivered,
     SourceUnavailable,
+    Transport,
     TransportError,
     TransportOptions,
     check_plaintext_allowed,
@@ -58,7 +59,7 @@ _STREAM_HEADERS = {
 }
 
 
-class SseTransport:
+class SseTransport(Transport):
     def __init__(self, url: str, options: TransportOptions, source_id: str | None = None) -> None:
         check_plaintext_allowed(url, options)
         parts = urlsplit(url)
@@ -82,7 +83,7 @@ class SseTransport:
         self.refused_urls = 0
         #: the handshake is a POST: the runtime hears from us when the event stream opens
         self.signals_open = True
-        self.on_open: Callable[[], None] | None = None
+        self.on_open = None
         self.clock: Callable[[], float] = time.monotonic
 
     async def connect(self) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from announcer.transports.base import (
     HandshakeOutcome,
+    Transport,
     TransportError,
     decode_handshake_answer,
     is_handshake_answer,
@@ -21,10 +22,7 @@ from announcer.transports.base import (
 )
 
 
-class MessageStreamTransport:
-    source_id: str
-    description: str
-
+class MessageStreamTransport(Transport):
     def __init__(self) -> None:
         self._early: list[str] = []
 

@@ -21,6 +21,7 @@ from announcer.engine.speech_commands import Speak
 from announcer.formats.acp import AcpAdapter
 from announcer.protocol.decode import decode_frame
 from announcer.transports.acp_answers import _scope
+from tests.support.examples import examples
 
 CWD = "/home/ada/project"
 
@@ -314,7 +315,7 @@ _UPDATES = st.sampled_from(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     steps=st.lists(st.tuples(_UPDATES, st.sampled_from(["a", "b", "c"])), max_size=40),
     decisions=st.lists(

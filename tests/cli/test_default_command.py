@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from announcer.cli.main import with_default_command
+from tests.support.cli import run_announcer as announcer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,22 +32,15 @@ def test_options_alone_mean_the_demo(words: list[str], expected: list[str]) -> N
     assert with_default_command(words) == expected
 
 
-def announcer(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "announcer", *args],
-        cwd=ROOT,
-        env={**os.environ, "ANNOUNCER_CONFIG": str(tmp / "none.toml"), "PYTHONPATH": str(ROOT)},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-
-
 def test_language_without_naming_the_demo(tmp_path: Path) -> None:
     record = tmp_path / "speech.jsonl"
     done = announcer(
-        "--language", "es", "--recorded", "--no-delay", "--speech", f"jsonl:{record}", tmp=tmp_path
+        "--language",
+        "es",
+        "--recorded",
+        "--no-delay",
+        "--speech",
+        f"jsonl:{record}",
     )
     assert done.returncode == 0, done.stderr
     said = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
@@ -56,14 +49,14 @@ def test_language_without_naming_the_demo(tmp_path: Path) -> None:
 
 
 def test_plain_ui_without_naming_the_demo(tmp_path: Path) -> None:
-    done = announcer("--ui", "plain", "--recorded", "--no-delay", "--speech", "text", tmp=tmp_path)
+    done = announcer("--ui", "plain", "--recorded", "--no-delay", "--speech", "text")
     assert done.returncode == 0, done.stderr
     assert "invalid choice" not in done.stderr
     assert done.stdout.splitlines()[0].startswith("Harbor Bank Assistant")
 
 
 def test_an_unknown_word_still_names_the_commands(tmp_path: Path) -> None:
-    done = announcer("lisen", tmp=tmp_path)
+    done = announcer("lisen")
     assert done.returncode == 2 and "invalid choice" in done.stderr and "listen" in done.stderr
 
 

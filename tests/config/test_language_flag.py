@@ -3,29 +3,24 @@
 from __future__ import annotations
 
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from announcer.cli.main import build_parser
 from announcer.config import parse_language_list
 from tests.shared_data import SHARED
+from tests.support.cli import run_announcer
 from tests.support.speech_record import speak_records as spoken
 
-ROOT = Path(__file__).resolve().parents[2]
-CONFIRMATION_RUN = SHARED / "aaep/fixtures/captured-minimal-producer-confirmation-run.jsonl"
+# A bare environment: no variable of the developer's or CI's can choose the language.
+BARE = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "LANG": "C.UTF-8"}
 
 
 def announcer(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "announcer", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "LANG": "C.UTF-8"},
-    )
+    return run_announcer(*args, env=BARE, inherit_env=False, timeout=120)
+
+
+CONFIRMATION_RUN = SHARED / "aaep/fixtures/captured-minimal-producer-confirmation-run.jsonl"
 
 
 def test_replay_reads_a_comma_list_and_speaks_our_phrases_in_yoruba() -> None:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from announcer.config import load_config
 from announcer.engine.settings import UserSettings
+from tests.support.examples import examples
 
 KEYS = [*UserSettings.model_fields, "voices.yo", "filters.exclude", "producers.x.source", "bogus"]
 VALUES = st.one_of(
@@ -31,7 +32,7 @@ def _toml_value(value: object) -> str:
     return repr(value)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=300))
 def test_any_text_as_a_settings_file_loads(text: str) -> None:
     with tempfile.TemporaryDirectory() as folder:
@@ -41,7 +42,7 @@ def test_any_text_as_a_settings_file_loads(text: str) -> None:
     assert isinstance(loaded.settings, UserSettings)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=6))
 def test_any_typed_values_load_and_every_rejection_is_reported(values: dict[str, object]) -> None:
     lines = [f"{key} = {_toml_value(value)}" for key, value in values.items()]
@@ -53,7 +54,7 @@ def test_any_typed_values_load_and_every_rejection_is_reported(values: dict[str,
         assert problem.describe()  # a sentence, in English here
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.dictionaries(
         st.sampled_from(

@@ -7,9 +7,6 @@ the speech when no flag does, and a replay takes a voice or names why it cannot 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +17,7 @@ from announcer.cli.commands import replay
 from announcer.cli.main import build_parser
 from announcer.speech.registry import split_speech_spec
 from tests.shared_data import SHARED as SHARED_ROOT
+from tests.support.cli import run_announcer as announcer
 from tests.support.speech_record import spoken_in as spoken
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,38 +25,16 @@ STEP_FINISH = SHARED_ROOT / "peers/agent-cli-streams/opencode__run_json__v1__ste
 HEARD = ["OpenCode session started.", "OpenCode finished a step."]
 
 
-def announcer(
-    *args: str, env: dict[str, str] | None = None, tmp: Path
-) -> subprocess.CompletedProcess[str]:
-    base = {
-        **os.environ,
-        "ANNOUNCER_CONFIG": str(tmp / "no-config.toml"),
-        "PYTHONIOENCODING": "utf-8",
-    }
-    for name in [k for k in base if k.startswith("ANNOUNCER_") and k != "ANNOUNCER_CONFIG"]:
-        base.pop(name)
-    return subprocess.run(
-        [sys.executable, "-m", "announcer", *args],
-        cwd=ROOT,
-        env={**base, **(env or {})},
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        stdin=subprocess.DEVNULL,
-        timeout=180,
-    )
-
-
-def listen_file(*extra: str, env: dict[str, str] | None = None, tmp: Path) -> Any:
+def listen_file(*extra: str, env: dict[str, str] | None = None) -> Any:
     return announcer(
         "listen", str(STEP_FINISH), "--format", "opencode", "--exit-when-done", "--ui", "plain",
-        *extra, env=env, tmp=tmp,
+        *extra, env=env,
     )  # fmt: skip
 
 
 def test_wav_dir_saves_what_the_user_would_hear(tmp_path: Path) -> None:
     audio = tmp_path / "audio"
-    done = listen_file("--speech", f"wav:{audio}", tmp=tmp_path)
+    done = listen_file("--speech", f"wav:{audio}")
     assert done.returncode == 0, done.stderr
     assert spoken(audio / "speech.jsonl")[-2:] == HEARD
     wavs = sorted(audio.glob("0*.wav"))
@@ -68,7 +44,7 @@ def test_wav_dir_saves_what_the_user_would_hear(tmp_path: Path) -> None:
 
 def test_jsonl_path_records_and_the_plain_ui_still_prints(tmp_path: Path) -> None:
     record = tmp_path / "speech.jsonl"
-    done = listen_file("--speech", f"jsonl:{record}", "--verbosity", "terse", tmp=tmp_path)
+    done = listen_file("--speech", f"jsonl:{record}", "--verbosity", "terse")
     assert done.returncode == 0, done.stderr
     heard = spoken(record)
     assert heard and heard[-2:] != HEARD  # terse wording, from the flag
@@ -77,7 +53,7 @@ def test_jsonl_path_records_and_the_plain_ui_still_prints(tmp_path: Path) -> Non
 
 def test_the_environment_chooses_the_speech_when_no_flag_does(tmp_path: Path) -> None:
     record = tmp_path / "from-env.jsonl"
-    done = listen_file(env={"ANNOUNCER_BACKEND": f"jsonl:{record}"}, tmp=tmp_path)
+    done = listen_file(env={"ANNOUNCER_BACKEND": f"jsonl:{record}"})
     assert done.returncode == 0, done.stderr
     assert spoken(record)[-2:] == HEARD
 
@@ -86,7 +62,6 @@ def test_the_flag_wins_over_the_environment(tmp_path: Path) -> None:
     env_record, flag_record = tmp_path / "env.jsonl", tmp_path / "flag.jsonl"
     done = listen_file(
         "--speech", f"jsonl:{flag_record}", env={"ANNOUNCER_BACKEND": f"jsonl:{env_record}"},
-        tmp=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert spoken(flag_record)[-2:] == HEARD
@@ -97,7 +72,6 @@ def test_the_recorded_demo_follows_announcer_backend(tmp_path: Path) -> None:
     record = tmp_path / "demo.jsonl"
     done = announcer(
         "demo", "--recorded", "--no-delay", env={"ANNOUNCER_BACKEND": f"jsonl:{record}"},
-        tmp=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert len(spoken(record)) > 5
@@ -107,7 +81,7 @@ def test_the_recorded_demo_follows_announcer_backend(tmp_path: Path) -> None:
 def test_a_replay_without_the_named_voice_says_why(tmp_path: Path) -> None:
     # A replay takes every backend listen takes; one that cannot start names its reason.
     done = announcer(
-        "replay", "--no-delay", "--speech", "pyttsx3", str(STEP_FINISH), tmp=tmp_path,
+        "replay", "--no-delay", "--speech", "pyttsx3", str(STEP_FINISH),
         env={"HOME": str(tmp_path)},  # no ALSA device of the user's own
     )  # fmt: skip
     if done.returncode == 0:
@@ -127,7 +101,7 @@ def test_a_replay_without_the_named_voice_says_why(tmp_path: Path) -> None:
 def test_a_bad_speech_spec_names_the_rule(spec: str, rule: str, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=rule):
         split_speech_spec(spec)
-    done = listen_file("--speech", spec, tmp=tmp_path)
+    done = listen_file("--speech", spec)
     assert done.returncode != 0
     assert rule in done.stderr
 

@@ -15,6 +15,7 @@ from announcer.engine.answer_guard import (
     confirm_step_text,
     is_high_risk,
 )
+from tests.support.examples import examples
 
 
 def armed_guard(token: str = "rpl_a", at: float = 0.0) -> KeyGuard:
@@ -184,7 +185,7 @@ steps = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(steps)
 def test_nothing_is_sent_for_a_question_not_shown_or_not_armed(sequence: list) -> None:
     """Invariants over any order of questions, speech, voice and keys at any timing:

@@ -19,6 +19,7 @@ from announcer.engine.prompts import UserAnswer
 from announcer.engine.replies import Refusal, ReplyReady
 from announcer.engine.speech_commands import Speak, SpeechCommand
 from tests.engine.test_question_rules import Clocked
+from tests.support.examples import examples
 
 
 def answerable(c: Clocked, token: str, timeout: float) -> None:
@@ -76,7 +77,7 @@ SKEWS = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     skews=st.lists(SKEWS, min_size=0, max_size=30),
     pick=st.integers(min_value=0, max_value=1000),
@@ -150,7 +151,7 @@ def accept_over_notices(c: Clocked, commands: list[SpeechCommand]) -> int:
     return sum(text.startswith("The time to accept is over") for text in texts)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     skew=SKEWS,
     steady=st.lists(st.floats(min_value=0.0, max_value=0.5), min_size=2, max_size=12),
@@ -192,7 +193,7 @@ def test_an_on_time_question_keeps_accept_whatever_one_outlier_came_before(
     assert isinstance(outcome, ReplyReady) and outcome.message.decision == "accept", outcome
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     skew=SKEWS,
     steady=st.lists(st.floats(min_value=0.0, max_value=0.5), min_size=2, max_size=8),

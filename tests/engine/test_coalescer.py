@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from announcer.engine.coalescer import Coalescer
+from tests.support.examples import examples
 
 
 def stream(
@@ -226,7 +227,7 @@ def test_a_long_line_is_cut_between_words_never_inside_one(separator: str) -> No
     assert " ".join(pieces).split() == _ETC
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     st.lists(st.text(alphabet="ab_-1", min_size=3, max_size=40), min_size=12, max_size=60),
     st.lists(st.sampled_from([" ", "\n", "\t", " \t", "\n "]), min_size=1, max_size=5),
@@ -254,7 +255,7 @@ def test_custom_max_chars_and_validation() -> None:
         Coalescer(max_chars=5)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.text(alphabet=st.sampled_from(list("ab .!?\n-1#`\"'…")), max_size=300),
     st.integers(min_value=0, max_value=10_000),

@@ -25,6 +25,7 @@ from announcer.command_analysis import (
     summary,
     whole_for_speech,
 )
+from tests.support.examples import examples
 
 
 @pytest.mark.parametrize(
@@ -185,7 +186,7 @@ _DANGEROUS = st.sampled_from(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_DANGEROUS, st.lists(st.tuples(st.integers(0, 40), _INVISIBLE), max_size=4))
 def test_no_invisible_character_lowers_the_risk(command: str, inserts: list) -> None:
     text = command
@@ -197,7 +198,7 @@ def test_no_invisible_character_lowers_the_risk(command: str, inserts: list) -> 
     assert analysis.hidden == len(inserts)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.text(alphabet="abcdefghij -_./", min_size=0, max_size=600),
     _DANGEROUS,
@@ -216,7 +217,7 @@ def test_padding_never_hides_the_dangerous_part(padding: str, command: str, join
         assert len(said.split()) <= 60
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(max_size=300))
 def test_anything_an_agent_sends_is_analysed_without_error(text: str) -> None:
     analysis = analyse(text)
@@ -227,7 +228,7 @@ def test_anything_an_agent_sends_is_analysed_without_error(text: str) -> None:
     scan_text(text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(alphabet="ab*_~ /.", max_size=80))
 def test_every_symbol_a_voice_drops_is_named(text: str) -> None:
     said = literal_for_speech(text)

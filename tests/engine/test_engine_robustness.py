@@ -13,6 +13,7 @@ from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import UserAnswer
 from announcer.engine.settings import UserSettings
 from announcer.engine.speech_commands import Speak
+from tests.support.examples import examples
 
 DEMO = Path(__file__).resolve().parents[2] / "announcer" / "data" / "banking_session.jsonl"
 TEMPLATES = [json.loads(line) for line in DEMO.read_text(encoding="utf-8").splitlines()]
@@ -53,7 +54,7 @@ def mutated_frames(draw: st.DrawFn) -> list[Any]:
     return frames
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     frames=mutated_frames(),
     load=st.sampled_from(["low", "medium", "high"]),

@@ -245,7 +245,7 @@ def test_the_next_question_is_presented_when_the_first_closes() -> None:
     commands = c.engine.tick(1.0)
     second = c.engine.presented_prompt()
     assert second is not None and second.reply_token == "rpl_q2"
-    assert c.engine.presented_at == 1.0
+    assert c.engine.questions.presented_at == 1.0
     spoken = [cmd.announcement.text for cmd in commands if isinstance(cmd, Speak)]
     spoken += [a.text for a in c.engine.scheduler.queued_announcements()]
     assert any("Do rpl_q2" in text for text in spoken)

@@ -25,6 +25,7 @@ from announcer.engine.pipeline import Engine
 from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.engine.replies import ReplyReady
 from announcer.engine.settings import UserSettings
+from tests.support.examples import examples
 
 BASE = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 SESSIONS = ("sess_a", "sess_b", "sess_c")
@@ -230,7 +231,7 @@ class QuestionMachine(RuleBasedStateMachine):
 
 
 QuestionMachine.TestCase.settings = settings(
-    max_examples=150,
+    max_examples=examples(150),
     stateful_step_count=40,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],

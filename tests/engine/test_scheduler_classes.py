@@ -149,15 +149,16 @@ def test_piled_up_words_are_said_faster_within_the_users_maximum() -> None:
         assert factors[-1] == 1.0  # caught up
 
 
-def test_a_critical_question_cuts_in_and_its_sources_words_follow() -> None:
-    """Issue 30 item 4: a critical question no longer waits for its source's words (issue
-    20's order within a source gives way to §2.2.9's "at once"); they follow it."""
+def test_a_critical_question_cuts_in_over_another_source_after_its_own_words() -> None:
+    """Issue 30 item 4 with issue 14 b's lead-up, bounded: a critical question cuts off
+    another source at a word boundary, and its own source's words that came before it
+    (what it is about, well within the lead-in time) are said first."""
     voice = Voice(SpeechScheduler())
     voice.submit(status("Speaking.", session="s2"), 0.0)
     voice.submit(words("I'll update two files."), 0.2)
     voice.submit(question("Allow the edit?"), 0.3)
     voice.play_out()
-    assert voice.texts() == ["Speaking.", "Allow the edit?", "Speaking.", "I'll update two files."]
+    assert voice.texts() == ["Speaking.", "I'll update two files.", "Allow the edit?", "Speaking."]
 
 
 # -- status news -----------------------------------------------------------------------

@@ -93,3 +93,18 @@ def test_wrapper_lines_that_break_the_contract_are_diagnostics(validate):
         "empty_status",
     ]
     assert ("output.streaming", "snake case kind") in spoken(out.events)
+
+
+def test_the_agent_is_called_by_its_agent_files_title_under_any_of_its_names():
+    """Issue 32 step 4: the names come from announcer/agents/*.toml, not a list of the
+    wrapper's own, so every agent with a file is called by its title; others by their kind."""
+    for kind, title in [
+        ("gemini_cli", "Gemini CLI"),
+        ("claude_code", "Claude Code"),
+        ("qwen-code", "Qwen Code"),
+        ("kimi", "Kimi Code"),
+        ("my_agent", "My Agent"),
+    ]:
+        text = json.dumps({"agent_kind": kind, "kind": "Status", "message": "Thread started"})
+        out = run_stream("agent-wrapper", [text])
+        assert spoken(out.events)[0] == ("session.started", f"{title} session started."), kind

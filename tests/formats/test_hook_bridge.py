@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from announcer.transports.hook_client import claude_code_hook_output
+from tests.support.cli import start_announcer as announcer
 from tests.support.speech_record import spoken_in as spoken
 from tests.support.waiting import wait_until
 
@@ -46,21 +47,6 @@ PRE_TOOL_USE = {
     "tool_use_id": "toolu_01ABC",
     "tool_input": {"command": "rm -rf build", "description": "Clean the build folder"},
 }
-
-
-def announcer(
-    *args: str, stdin: object = subprocess.PIPE, env: dict[str, str] | None = None
-) -> subprocess.Popen[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
-    return subprocess.Popen(
-        [sys.executable, "-m", "announcer", *args],
-        cwd=ROOT,
-        env=env,
-        text=True,
-        stdin=stdin,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
 
 
 class Served:

@@ -10,6 +10,7 @@ from announcer.formats import FORMAT_NAMES, AdapterOutput, get_adapter
 from tests.formats.aaep_schemas import PEERS
 from tests.formats.conftest import STREAMS, assert_valid_stream
 from tests.formats.test_listen_format import listen
+from tests.support.speech_record import agent_speech
 
 CODEX_SAMPLE = PEERS / "codex-exec" / "exec-json-sample.jsonl"
 AEP_GOLDEN = PEERS / "aep-agenteventprotocol" / "golden.jsonl"
@@ -34,7 +35,7 @@ def test_a_real_codex_stream_in_spanish_is_tagged_es_end_to_end(tmp_path) -> Non
     records = listen(
         "codex", str(CODEX_SAMPLE), tmp_path / "speech.jsonl", extra=["--language", "es"]
     )
-    ours = {r["text"]: r["language"] for r in records if r["action"] == "speak" and r["event_id"]}
+    ours = {r["text"]: r["language"] for r in agent_speech(records)}
     assert ours["Codex comenzó."] == "es"
     assert ours["Ejecutando shell: ls."] == "es"
     # its end, right after its start, is kept for the record (issue 30 item 8)

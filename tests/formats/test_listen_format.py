@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.formats.aaep_schemas import PEERS
+from tests.support.speech_record import agent_speech
 
 ROOT = Path(__file__).resolve().parents[2]
 STREAMS = PEERS / "agent-cli-streams"
@@ -52,7 +53,7 @@ def listen(
 
 
 def spoken_texts(records: list[dict]) -> list[str]:
-    return [r["text"] for r in records if r["action"] == "speak" and r["event_id"]]
+    return [r["text"] for r in agent_speech(records)]
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from announcer.formats import FORMAT_NAMES, get_adapter
 from tests.formats.aaep_schemas import assert_valid, protocol_problems
+from tests.support.examples import examples
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
@@ -79,7 +80,7 @@ lines = st.lists(
 )
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from([n for n in FORMAT_NAMES if n != "aaep"]), stream=lines)
 def test_random_input_never_crashes_and_output_is_valid(name, stream):
     adapter = get_adapter(name)

@@ -129,6 +129,15 @@ def test_format_is_guessed_through_npx_npm_node_and_env():
     assert guess_format(["node"]) is None
 
 
+def test_a_package_folder_tells_the_agent_but_a_folder_named_like_a_program_does_not():
+    """The names come from the agent files' [cli] tables (issue 32 step 4): a package's
+    folder is the agent's; a folder named like a program (any agent's) is only a folder."""
+    assert guess_format(["node", "/opt/node_modules/opencode-ai/dist/main.js"]) == "opencode"
+    assert guess_format(["bun", "/opt/node_modules/claude-code/dist/cli.js"]) == "claude-code"
+    assert guess_format(["node", "/home/ada/codex/run.js"]) is None
+    assert guess_format(["node", "/home/ada/opencode/run.js"]) is None
+
+
 def test_the_first_line_tells_the_format():
     from announcer.formats.detect import format_of_line
 

@@ -22,6 +22,7 @@ from announcer.i18n.text import grapheme_floor, graphemes
 from announcer.protocol.decode import decode_frame
 from announcer.protocol.events import OutputStreaming
 from tests.engine.aaep import frame
+from tests.support.examples import examples
 
 _THAI_CONSONANTS = [chr(c) for c in range(0x0E01, 0x0E2F)]
 _THAI_ABOVE = ["\u0e31", "\u0e34", "\u0e35", "\u0e36", "\u0e37", "\u0e38", "\u0e39", ""]
@@ -84,7 +85,7 @@ def assert_whole_clusters(text: str, pieces: list[str]) -> None:
         cursor = start + len(piece)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(text=texts(), index=st.integers(min_value=-2, max_value=3000))
 def test_the_floor_is_a_boundary_at_or_before_the_index(text: str, index: int) -> None:
     floor = grapheme_floor(text, index)
@@ -99,7 +100,7 @@ def test_progress_keeps_a_first_cluster_longer_than_the_limit_whole() -> None:
     assert grapheme_floor(family + "x", 3, progress=True) == len(family)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(
     text=texts(separators=("", "", "", "", " ", ". ")),
     cuts=st.lists(st.integers(min_value=1, max_value=40), max_size=60),
@@ -129,7 +130,7 @@ def test_the_reported_thai_run_is_cut_between_clusters() -> None:
     assert "".join(released) == text
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(text=texts(), bound=st.integers(min_value=8, max_value=400))
 def test_universal_agent_api_splitting_and_message_cuts_keep_clusters(
     text: str, bound: int
@@ -143,7 +144,7 @@ def test_universal_agent_api_splitting_and_message_cuts_keep_clusters(
     assert_whole_clusters(text, [cut_utf8(text, bound)])
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(text=texts(), limit=st.integers(min_value=4, max_value=300))
 def test_spoken_values_are_clipped_between_clusters(text: str, limit: int) -> None:
     clipped = clip(text, limit)
@@ -152,7 +153,7 @@ def test_spoken_values_are_clipped_between_clusters(text: str, limit: int) -> No
     assert_whole_clusters(text, [body] if body else [])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(text=texts(max_words=400), max_chars=st.integers(min_value=40, max_value=300))
 def test_shortened_speech_ends_between_clusters(text: str, max_chars: int) -> None:
     whole = clean_for_speech(text, "th", max_chars=10 * len(text))

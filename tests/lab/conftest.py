@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -26,6 +27,10 @@ from tests.lab.clis import (
     run,
 )
 from tests.lab.fake_model import FakeModelServer
+from tests.lab.transcript import spoken
+
+if TYPE_CHECKING:
+    from tests.support.lab_agents import LabAgents
 
 
 def on_ci() -> bool:
@@ -101,6 +106,18 @@ class Lab:
             self._runs[key] = self._run("codex", scenario, command, env, folder)
         return self._runs[key]
 
+    def claude_heard(self, scenario: str, verbosity: str = "normal", **options: str) -> list[str]:
+        """What a listener hears of Claude Code's run of ``scenario`` (it must succeed)."""
+        result = self.claude(scenario, **options)
+        assert result.returncode == 0, result.stderr[-2000:]
+        return spoken("claude-code", result.stdout, verbosity=verbosity)
+
+    def codex_heard(self, scenario: str, verbosity: str = "normal") -> list[str]:
+        """What a listener hears of Codex's run of ``scenario`` (it must succeed)."""
+        result = self.codex(scenario)
+        assert result.returncode == 0, result.stderr[-2000:]
+        return spoken("codex", result.stdout, verbosity=verbosity)
+
     def _run(
         self, cli: str, scenario: str, command: list[str], env: dict[str, str], folder: Path
     ) -> LabRun:
@@ -123,3 +140,13 @@ class Lab:
 @pytest.fixture(scope="session")
 def lab(clis: Clis, fake_model: FakeModelServer, tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return Lab(clis, fake_model, tmp_path_factory.mktemp("agent-lab"))
+
+
+@pytest.fixture
+def lab_agents(clis: Clis, fake_model: FakeModelServer, tmp_path: Path) -> LabAgents:
+    """``with lab_agents.run("codex") as run``: an ask-and-answer run of ``announcer agent``
+    with the lab's real agents against the fake model (tests/support/lab_agents.py).
+    Imported here, not above: it imports a test module, which pytest must collect first."""
+    from tests.support.lab_agents import LabAgents
+
+    return LabAgents(clis, fake_model, tmp_path)

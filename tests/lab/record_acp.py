@@ -24,7 +24,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from announcer.config.agents import presets
+from announcer.agents.catalogue import presets
 from tests.lab.acp_client import BareAcpClient, apply_preset_asking
 from tests.lab.clis import (
     Clis,

@@ -20,9 +20,9 @@ import pytest
 from tests.acp_frontend.test_agent_command import AgentRun
 from tests.lab.clis import Clis, acp_adapter, claude_env
 from tests.lab.fake_model import SCENARIOS, Call, FakeModelServer, Scenario, Turn
-from tests.lab.test_acp_lab import LISTENER, asking_claude_home
 from tests.producer.live import stop_process
 from tests.runtime.test_signals import alive, running_with, unique_seconds, wait_until
+from tests.support.lab_agents import LISTENER, asking_claude_home
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 

@@ -23,14 +23,8 @@ WARNING = (
 )
 
 
-def heard(lab: Lab, scenario: str, verbosity: str = "normal") -> list[str]:
-    result = lab.codex(scenario)
-    assert result.returncode == 0, result.stderr[-2000:]
-    return spoken(FMT, result.stdout, verbosity=verbosity)
-
-
 def test_one_command_is_unwrapped_and_the_end_is_said_once(lab: Lab):
-    said = heard(lab, "one-tool")
+    said = lab.codex_heard("one-tool")
     # Status lines fit the time at normal verbosity (issue 20 item 2): the warning is cut
     # at a sentence end.
     assert said[1] in (WARNING, "Codex warning: Model metadata for gpt-lab-model not found.…")
@@ -41,7 +35,7 @@ def test_one_command_is_unwrapped_and_the_end_is_said_once(lab: Lab):
         "The command printed hello.",
         "Codex finished.",
     ]
-    terse = heard(lab, "one-tool", "terse")
+    terse = lab.codex_heard("one-tool", "terse")
     assert terse[-3:] == [
         "Shell: echo hello.",
         "The command printed hello.",
@@ -49,14 +43,14 @@ def test_one_command_is_unwrapped_and_the_end_is_said_once(lab: Lab):
     ]
     assert not [s for s in terse if s in ("Shell.", "Done.")]
     for verbosity in ("terse", "normal", "detailed"):
-        said = heard(lab, "one-tool", verbosity)
+        said = lab.codex_heard("one-tool", verbosity)
         assert not [s for s in said if "/bin/bash" in s or "Codex error" in s]
         assert not [s for s in said if "finished the turn" in s]
 
 
 def test_commands_in_a_row_and_in_parallel(lab: Lab):
     for scenario, count in (("several", 3), ("parallel", 3)):
-        said = heard(lab, scenario)
+        said = lab.codex_heard(scenario)
         assert sum(s.startswith("Running shell: ") for s in said) == count
         finished = [s for s in said if s.startswith("Shell finished")]
         # Codex runs parallel calls one after another or at once (it varies): an end that
@@ -66,31 +60,33 @@ def test_commands_in_a_row_and_in_parallel(lab: Lab):
         running = {s.removeprefix("Running shell: ") for s in said if s.startswith("Running")}
         assert all(s.removeprefix("Shell finished: ") in running for s in finished), said
         assert said[-1] == "Codex finished."
-    assert {"Running shell: echo one.", "Running shell: echo two."} <= set(heard(lab, "parallel"))
+    assert {"Running shell: echo one.", "Running shell: echo two."} <= set(
+        lab.codex_heard("parallel")
+    )
 
 
 def test_a_new_file_is_created_not_edited_in_a_patch(lab: Lab):
     result = lab.codex("edit")
     assert (result.folder / "hello.txt").read_text() == "hello from the lab\n"
-    said = heard(lab, "edit")
+    said = lab.codex_heard("edit")
     assert "Creating hello.txt." in said
     assert not [s for s in said if "in patch" in s or "/" in s]
 
 
 def test_a_failing_command_is_said_once_at_every_verbosity(lab: Lab):
-    assert heard(lab, "fail").count("Shell failed. Exit code 2.") == 1
-    assert heard(lab, "fail", "detailed").count("Shell failed. Exit code 2.") == 1
-    assert heard(lab, "fail", "terse").count("Shell failed.") == 1
+    assert lab.codex_heard("fail").count("Shell failed. Exit code 2.") == 1
+    assert lab.codex_heard("fail", "detailed").count("Shell failed. Exit code 2.") == 1
+    assert lab.codex_heard("fail", "terse").count("Shell failed.") == 1
 
 
 def test_a_thought_is_heard_as_headline_then_body(lab: Lab):
-    said = heard(lab, "reasoning")
+    said = lab.codex_heard("reasoning")
     assert said[3:5] == [
         "Thinking: Checking the files.",
         "I thought about it: nothing needs to change.",
     ]
-    assert "Thinking: Checking the files. I should list the folder first." in heard(
-        lab, "reasoning", "detailed"
+    assert "Thinking: Checking the files. I should list the folder first." in lab.codex_heard(
+        "reasoning", "detailed"
     )
 
 
@@ -109,13 +105,13 @@ def test_an_escalation_refused_by_exec_leaves_no_line_so_nothing_ran(lab: Lab):
     """``codex exec`` refuses ``require_escalated`` on stderr only: no command is announced."""
     result = lab.codex("denied")
     assert "approval policy is Never" in result.stderr
-    said = heard(lab, "denied")
+    said = lab.codex_heard("denied")
     assert not [s for s in said if "rm -rf" in s]
     assert said[-2:] == ["I could not remove the build folder.", "Codex finished."]
 
 
 def test_long_markdown_is_read_without_its_markup(lab: Lab):
-    said = heard(lab, "markdown")
+    said = lab.codex_heard("markdown")
     assert len(said) >= 10
     assert not [s for s in said if any(mark in s for mark in ("**", "`", "##", "|"))]
 
@@ -156,7 +152,7 @@ def test_a_subagent_is_started_without_reading_its_prompt(lab: Lab):
     """Codex's spawn_agent (multi_agent_v1) is a ``collab_tool_call`` item."""
     result = lab.codex("subagent")
     assert '"collab_tool_call"' in result.stdout
-    said = heard(lab, "subagent")
+    said = lab.codex_heard("subagent")
     assert said[3:5] == ["Starting a subagent.", "The subagent started."]
     assert not [s for s in said if "lab:sub-inner" in s]
     assert said[-1] == "Codex finished."

@@ -22,7 +22,7 @@ from tests.acp_frontend.test_agent_command import TIMEOUT, AgentRun
 from tests.lab.clis import Clis, acp_adapter, claude_env
 from tests.lab.fake_model import FakeModelServer
 from tests.lab.plan_scenario import MADE_FILE, NAME, NOTES, PLAN_SENTENCES
-from tests.lab.test_acp_lab import asking_claude_home
+from tests.support.lab_agents import asking_claude_home
 from tests.support.speech_record import follow, spoken_in
 
 

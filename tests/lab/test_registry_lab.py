@@ -18,7 +18,7 @@ from announcer.formats.acp_registry import platform_key
 from tests.acp_frontend.test_agent_command import AgentRun
 from tests.lab.clis import PINNED, Clis, acp_adapter, claude_env, opencode_env
 from tests.lab.fake_model import FakeModelServer
-from tests.lab.test_acp_lab import LISTENER, asking_claude_home
+from tests.support.lab_agents import LISTENER, asking_claude_home
 
 
 def _registry(folder: Path) -> Path:

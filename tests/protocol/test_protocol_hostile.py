@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from protocol_samples import FIXTURES
 
 from announcer.protocol import MAX_EVENT_BYTES, decode_frame
+from tests.support.examples import examples
 
 BASE: dict[str, Any] = json.loads((FIXTURES / "valid" / "agent.session.started.json").read_text())
 
@@ -146,7 +147,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.binary(max_size=300))
 def test_random_bytes_never_raise(raw: bytes) -> None:
     result = decode_frame(raw)
@@ -155,7 +156,7 @@ def test_random_bytes_never_raise(raw: bytes) -> None:
     assert "internal.error" not in [d.code for d in result.diagnostics]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.dictionaries(
         st.sampled_from([*sorted(BASE), "extensions", "urgency", "x"]), json_values, max_size=12
@@ -170,7 +171,7 @@ def test_random_objects_never_raise(fields: dict[str, Any]) -> None:
         assert result.diagnostics and all(d.message for d in result.diagnostics)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(min_value=0, max_value=len(json.dumps(BASE))))
 def test_every_truncation_is_refused(cut: int) -> None:
     text = json.dumps(BASE)

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from announcer.protocol import decode
 from announcer.protocol.decode import DecodeResult, decode_frame
 from tests.shared_data import SHARED
+from tests.support.examples import examples
 
 FIXTURES = SHARED / "aaep" / "fixtures"
 
@@ -99,7 +100,7 @@ _FIELD_NAMES = st.sampled_from(
 ) | st.text(max_size=10)
 
 
-@settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(600), suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(VALID_EVENTS),
     st.lists(st.tuples(_FIELD_NAMES, json_values), max_size=3),
@@ -114,7 +115,7 @@ def test_changed_events_are_decided_alike(
     _assert_decided_alike(json.dumps(changed, ensure_ascii=ascii_only))
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(VALID_EVENTS),
     st.sampled_from(["step", "total_steps", "percent", "description"]),

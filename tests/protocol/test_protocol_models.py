@@ -39,6 +39,7 @@ from announcer.protocol.identifiers import (
     parse_timestamp,
     timestamp_from_epoch,
 )
+from tests.support.examples import examples
 
 STARTED: dict[str, Any] = json.loads(
     (FIXTURES / "valid" / "agent.session.started.json").read_text()
@@ -388,7 +389,7 @@ _timestamps = st.builds(
 )
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(_timestamps | st.text(max_size=30))
 def test_model_timestamps_agree_with_parse_timestamp(text: str) -> None:
     expected = parse_timestamp(text)
@@ -425,7 +426,7 @@ def _every_sample() -> list[dict[str, Any]]:
 SAMPLES = _every_sample()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.sampled_from(SAMPLES), st.data())
 def test_field_order_never_changes_what_a_frame_means(
     sample: dict[str, Any], order: st.DataObject

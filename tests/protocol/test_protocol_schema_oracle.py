@@ -27,6 +27,7 @@ from referencing import Registry, Resource
 from announcer.protocol import Diagnostic, decode_frame
 from announcer.protocol.events import CORE_TYPE_BASE
 from announcer.protocol.validate import _fast_path, full_procedure
+from tests.support.examples import examples
 
 # Reason codes (regular expressions) the schema cannot or does not express.
 PROSE_STRICTER: dict[str, str] = {
@@ -267,7 +268,7 @@ def _explained(diagnostic: Diagnostic, message: dict[str, Any]) -> bool:
     return any(pattern.fullmatch(diagnostic.code) for pattern in _STRICTER)
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutants())
 def test_our_verdict_agrees_with_the_official_schemas(message: dict[str, Any]) -> None:
     ours = decode_frame(message)
@@ -279,7 +280,7 @@ def test_our_verdict_agrees_with_the_official_schemas(message: dict[str, Any]) -
     assert unexplained == [], json.dumps(message)[:400]
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(800), deadline=None)
 @given(mutants())
 def test_fast_path_agrees_with_the_full_procedure(message: dict[str, Any]) -> None:
     roundtrip = json.loads(json.dumps(message))

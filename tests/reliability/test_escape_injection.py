@@ -32,6 +32,7 @@ from tests.reliability.hostile import (
     listener,
     running,
 )
+from tests.support.examples import examples
 
 OSC_TITLE = "\x1b]0;pwned\x07"
 OSC_CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4K\x1b\\"
@@ -282,7 +283,7 @@ _UNSAFE_CHARS += list("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2
         max_size=200,
     )
 )
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 def test_no_text_gets_a_control_through_and_cleaning_twice_changes_nothing(text: str) -> None:
     for clean in (clean_display, clean_speech, one_line):
         cleaned = clean(text)

@@ -167,10 +167,10 @@ async def test_a_critical_flood_is_folded_into_counts_and_the_next_question_is_a
     # Every urgent message was either said, counted aloud, still waiting, or in a count
     # still to be said: none lost in silence.
     assert len(spoken_alerts) + sum(counts) + len(still_waiting) + pending_count == FLOOD
-    assert engine.folded_total + session.skipped_total == sum(counts) + pending_count
+    assert engine.status().folded + session.skipped_total == sum(counts) + pending_count
     assert (
         engine.diagnostics.counts()["critical.folded"]
-        == engine.folded_total + session.skipped_total
+        == engine.status().folded + session.skipped_total
     )
     # Bounded: frames waiting for the processor, urgent speech waiting for the voice.
     assert peaks["inbound"] <= SOURCE_QUEUE_LIMIT + 10  # + a few counts waiting in order
@@ -295,7 +295,7 @@ def test_the_engine_folds_per_producer_and_never_folds_a_question() -> None:
     # "Go." has only begun: Alert 1 cuts it off at once (issue 30 item 4: critical news
     # within half a second; "Go." is said again after it), and the three that may wait are
     # Alerts 2-4. The other 196 are folded, each one counted.
-    assert engine.folded_total == 196 == engine.diagnostics.counts()["critical.folded"]
+    assert engine.status().folded == 196 == engine.diagnostics.counts()["critical.folded"]
     assert len(engine.diagnostics.recent()) < 5  # the run's first is recorded, the rest counted
     assert [p.reply_token for p in engine.pending_prompts()] == ["rpl_keep"]  # kept
     for step in range(1, 30):
@@ -350,7 +350,7 @@ def test_urgent_messages_skipped_unread_join_the_producers_one_waiting_count() -
             break
         run(engine.on_speech_done(engine.scheduler.speaking_id, float(step)))
     assert "43 more urgent messages from Flooder." in said, said
-    assert engine.folded_total == 6 + 3  # the reader counted the 540 it skipped
+    assert engine.status().folded == 6 + 3  # the reader counted the 540 it skipped
 
 
 def test_another_sessions_lead_up_waiting_with_urgent_news_does_not_stop_the_folding() -> None:
@@ -370,7 +370,7 @@ def test_another_sessions_lead_up_waiting_with_urgent_news_does_not_stop_the_fol
         run(engine.receive(frame, "a", 0.0))
     # Bounded: Quiet's two, Flooder's start brought forward and three alerts wait.
     assert engine.scheduler.queued(Urgency.CRITICAL) <= CRITICAL_BACKLOG_PER_PRODUCER + 3
-    assert engine.folded_total == 197 == engine.diagnostics.counts()["critical.folded"]
+    assert engine.status().folded == 197 == engine.diagnostics.counts()["critical.folded"]
     for step in range(1, 30):
         if engine.scheduler.speaking_id is None:
             break

@@ -23,6 +23,7 @@ from announcer.engine.speech_commands import Speak
 from tests.producer.live import running
 from tests.reliability.flood_producer import LoopbackProducer, event
 from tests.reliability.test_flood import critical_flood, hear, heard, listening
+from tests.support.examples import examples
 
 NEVER_FOLDED = ("agent.awaiting.", "agent.handoff.", "agent.session.")
 
@@ -83,7 +84,7 @@ ACTIONS = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(actions=ACTIONS, burst=st.integers(min_value=0, max_value=12))
 def test_no_errored_handoff_or_question_is_ever_folded(actions: list[str], burst: int) -> None:
     engine = Engine(UserSettings(pace_wpm=600))
@@ -169,7 +170,7 @@ def test_folding_counts_only_news_of_one_kind() -> None:
         engine.receive(frame, "a", 0.0)
     engine.receive(tool(11), "a", 0.0)
     # Alert 1 cut "Go." off at once (issue 30 item 4); Alerts 2-4 wait.
-    assert engine.folded_total == 6
+    assert engine.status().folded == 6
     assert [a.text for a in skipped] == [
         f"Alert {n}: the disk is nearly full." for n in range(5, 11)
     ]
@@ -206,4 +207,4 @@ async def test_errored_and_handoff_after_a_critical_flood_are_heard_over_websock
     # the flood itself was folded into counts (the user is not read 300 alerts)
     assert folded
     assert len([t for t in heard(record) if t.startswith("Alert ")]) < 300
-    assert session.engine.folded_total > 0
+    assert session.engine.status().folded > 0

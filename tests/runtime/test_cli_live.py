@@ -305,11 +305,6 @@ def test_an_unavailable_format_adapter_is_a_clear_error() -> None:
     assert "Traceback" not in result.stderr
 
 
-def _spoken(path: Path) -> list[str]:
-    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-    return [json.loads(line)["text"] for line in lines if '"speak"' in line]
-
-
 @pytest.mark.parametrize("producer", ["replaced"], indirect=True)
 @pytest.mark.parametrize("transport", ["ws", "sse"])
 def test_a_key_meant_for_a_replaced_question_never_answers_the_new_one(
@@ -357,7 +352,7 @@ def test_a_key_meant_for_a_replaced_question_never_answers_the_new_one(
     replies = _get(producer, "/demo/replies")
     assert [(r["decision"], r["decided_by"]) for r in replies] == [("accept", "user:local")]
     validate(replies[0]["message"])
-    heard = _spoken(speech)
+    heard = spoken_in(speech)
     # What the user HEARD: the new question, then the two-word cue, then the step; the
     # question once (issue 20: an early key never brings a re-reading).
     question = next(i for i, t in enumerate(heard) if "Delete the production database" in t)

@@ -8,21 +8,20 @@ rate it granted: a burst of 60 events breaks 20 a second but not 100.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from announcer.engine.settings import UserSettings
 from announcer.producer.core import PRODUCER_MAX_EVENTS_PER_SECOND
 from tests.producer.live import wait_for
-from tests.runtime.test_question_safety import KINDS, event, started
-from tests.runtime.test_safety_round3 import hears, listened
+from tests.support.scripted import KINDS, OpenScriptedLive, event, started
 
 ASKED = 100
 
 
 @pytest.mark.parametrize("kind", KINDS)
-async def test_a_lower_rate_granted_is_accepted_said_and_held_to(kind: str, tmp_path: Path) -> None:
+async def test_a_lower_rate_granted_is_accepted_said_and_held_to(
+    kind: str, scripted_live: OpenScriptedLive
+) -> None:
     assert PRODUCER_MAX_EVENTS_PER_SECOND < ASKED
     settings = UserSettings(pace_wpm=600, max_events_per_second=ASKED)
     sid = "sess_lower"
@@ -30,16 +29,18 @@ async def test_a_lower_rate_granted_is_accepted_said_and_held_to(kind: str, tmp_
         event("agent.tool.invoked", sid, n, tool="read_file", summary_normal=f"Reading {n}.")
         for n in range(1, 61)
     ]
-    async with listened(kind, tmp_path, settings=settings) as (session, _recorder, core, record):
-        [sub] = list(core.subscriptions.values())
+    async with scripted_live(kind, record=True, settings=settings) as live:
+        [sub] = list(live.core.subscriptions.values())
         granted = sub.capabilities["max_events_per_second"]
         assert granted == PRODUCER_MAX_EVENTS_PER_SECOND  # less than the 100 asked
-        await hears(record, f"agreed, but it will send at most {granted} events a second")
-        core.push(started(sid, 0), *burst)
+        await live.hears(f"agreed, but it will send at most {granted} events a second")
+        live.core.push(started(sid, 0), *burst)
         await wait_for(
-            lambda: any("rate.exceeded" in r.reasons for r in session.engine.diagnostics.recent())
+            lambda: any(
+                "rate.exceeded" in r.reasons for r in live.session.engine.diagnostics.recent()
+            )
         )
-        assert core.renegotiations == 0  # the lower terms are taken, not argued with
-        assert session.status.connection == "connected"
-    [logged] = [r for r in session.engine.diagnostics.recent() if "rate.exceeded" in r.reasons]
+        assert live.core.renegotiations == 0  # the lower terms are taken, not argued with
+        assert live.session.status.connection == "connected"
+    [logged] = [r for r in live.session.engine.diagnostics.recent() if "rate.exceeded" in r.reasons]
     assert f"faster than the {granted} events a second" in " ".join(logged.details)

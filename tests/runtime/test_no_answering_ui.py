@@ -149,7 +149,7 @@ async def test_the_plain_ui_with_its_input_at_an_end_says_it_cannot_reply(tmp_pa
     import asyncio
 
     from tests.producer.live import wait_for
-    from tests.runtime.test_question_safety import scripted
+    from tests.support.scripted import scripted
 
     server, core = await scripted()
     listener = await asyncio.create_subprocess_exec(

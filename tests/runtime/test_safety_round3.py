@@ -1,111 +1,51 @@
 """Issue 22 end to end: the producer's side over real loopback sockets.
 
-Our scripted producer (tests/runtime/test_question_safety.py) sends exactly the frames a
-test gives it and keeps every reply it receives; the live session's speech goes to the
-``jsonl`` record, which is what the user hears.
+Our scripted producer (the ``scripted_live`` fixture, tests/support/scripted.py) sends
+exactly the frames a test gives it and keeps every reply it receives; the live session's
+speech goes to the ``jsonl`` record, which is what the user hears.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from announcer.cli.launch import make_driver
 from announcer.engine.prompts import UserAnswer
 from announcer.engine.settings import UserSettings
-from announcer.runtime.session import LiveSession
-from announcer.transports import TransportOptions
-from tests.producer.live import Recorder, running, wait_for
-from tests.runtime.test_question_safety import (
-    KINDS,
-    confirmation,
-    connected,
-    event,
-    scripted,
-    source,
-    started,
-)
-
-
-@contextlib.asynccontextmanager
-async def listened(
-    kind: str, tmp_path: Path, settings: UserSettings | None = None
-) -> AsyncIterator[tuple[LiveSession, Recorder, Any, Path]]:
-    """The scripted producer, and a live session subscribed to it over ``kind`` whose speech
-    goes to a jsonl record; yields (session, recorder, producer core, record) once the
-    subscription is up, and closes the producer after."""
-    server, core = await scripted()
-    record = tmp_path / "speech.jsonl"
-    settings = settings or UserSettings(pace_wpm=600)
-    session = LiveSession(
-        [source(kind, server)],
-        settings,
-        TransportOptions(),
-        handshake_timeout=2.0,
-        driver=make_driver(f"jsonl:{record}", settings),
-    )
-    recorder = Recorder()
-    session.subscribe(recorder)
-    try:
-        async with running(session):
-            await connected(core, session)
-            yield session, recorder, core, record
-    finally:
-        await server.close()
-
-
-def spoken(record: Path) -> list[str]:
-    """What the user heard: every ``speak`` line of the jsonl record, in order."""
-    if not record.exists():
-        return []
-    return [
-        entry["text"]
-        for entry in map(json.loads, record.read_text(encoding="utf-8").splitlines())
-        if entry.get("action") == "speak"
-    ]
-
-
-async def hears(record: Path, needle: str, timeout: float = 30) -> None:
-    try:
-        await wait_for(lambda: any(needle in text for text in spoken(record)), timeout)
-    except TimeoutError:
-        raise AssertionError(f"never heard {needle!r}; heard {spoken(record)}") from None
-
+from tests.producer.live import wait_for
+from tests.support.scripted import KINDS, OpenScriptedLive, confirmation, event, started
 
 # -- item 2: a clock that cannot be poisoned -------------------------------------------------
 
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_an_event_stamped_an_hour_ahead_leaves_the_next_question_answerable(
-    kind: str, tmp_path: Path
+    kind: str, scripted_live: OpenScriptedLive
 ) -> None:
     sid = "sess_skew"
     question = confirmation(sid, timeout_seconds=30, action="Pay the invoice")
-    async with listened(kind, tmp_path) as (session, recorder, core, record):
-        core.push(
+    async with scripted_live(kind, record=True) as live:
+        live.core.push(
             started(sid),
             event("agent.state.changed", sid, ago=-3600.0, from_state="idle", to_state="thinking"),
             question,
         )
-        prompt = await recorder.wait_prompt()
-        await hears(record, "Pay the invoice")
-        outcome = await session.answer_async(UserAnswer(prompt.reply_token, decision="reject"))
+        prompt = await live.recorder.wait_prompt()
+        await live.hears("Pay the invoice")
+        outcome = await live.session.answer_async(UserAnswer(prompt.reply_token, decision="reject"))
         assert outcome.sent, outcome.message
-        await wait_for(lambda: core.wire)
-    assert [(m["reply_token"], m["decision"]) for m in core.wire] == [
+        await wait_for(lambda: live.core.wire)
+    assert [(m["reply_token"], m["decision"]) for m in live.core.wire] == [
         (question["reply_token"], "reject")
     ]
-    assert not any("time ran out" in text for text in spoken(record))
+    assert not any("time ran out" in text for text in live.spoken())
 
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_after_an_event_stamped_far_behind_a_late_question_takes_reject_but_not_accept(
-    kind: str, tmp_path: Path
+    kind: str, scripted_live: OpenScriptedLive
 ) -> None:
     """One event stamped an hour in the past, then a question 90 s under way of its 60.
 
@@ -118,29 +58,29 @@ async def test_after_an_event_stamped_far_behind_a_late_question_takes_reject_bu
     question = confirmation(
         sid, timeout_seconds=60, ago=90.0, action="Transfer the deposit", risk_level="medium"
     )
-    async with listened(kind, tmp_path) as (session, recorder, core, record):
-        core.push(
+    async with scripted_live(kind, record=True) as live:
+        live.core.push(
             started(sid),
             event("agent.state.changed", sid, ago=3600.0, from_state="idle", to_state="thinking"),
             question,
         )
-        prompt = await recorder.wait_prompt()
-        await hears(record, "The time to accept is over")
-        accepted = await session.answer_async(
+        prompt = await live.recorder.wait_prompt()
+        await live.hears("The time to accept is over")
+        accepted = await live.session.answer_async(
             UserAnswer(prompt.reply_token, decision="accept", event_id=prompt.event_id)
         )
         assert not accepted.sent
         assert accepted.message.startswith("Too late to accept"), accepted.message
-        rejected = await session.answer_async(
+        rejected = await live.session.answer_async(
             UserAnswer(prompt.reply_token, decision="reject", event_id=prompt.event_id)
         )
         assert rejected.sent, rejected.message
-        await wait_for(lambda: core.wire)
+        await wait_for(lambda: live.core.wire)
     # What the producer received: the reject only, never an accept.
-    assert [(m["reply_token"], m["decision"]) for m in core.wire] == [
+    assert [(m["reply_token"], m["decision"]) for m in live.core.wire] == [
         (question["reply_token"], "reject")
     ]
-    assert not any("came after its time ran out" in text for text in spoken(record))
+    assert not any("came after its time ran out" in text for text in live.spoken())
 
 
 # -- item 3: x-announcer is ours, never an AAEP producer's -----------------------------------
@@ -148,7 +88,7 @@ async def test_after_an_event_stamped_far_behind_a_late_question_takes_reject_bu
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_an_aaep_producer_cannot_use_announcers_own_extension(
-    kind: str, tmp_path: Path
+    kind: str, scripted_live: OpenScriptedLive
 ) -> None:
     """A 30 s default-accept question claiming "no time limit" and "allow from now on"."""
     sid = "sess_ext"
@@ -160,16 +100,16 @@ async def test_an_aaep_producer_cannot_use_announcers_own_extension(
         extensions={"x-announcer": {"no_timeout": True, "always": ["accept"]}},
     )
     question["@context"] = [question["@context"], "urn:announcer:x-announcer:v1"]
-    async with listened(kind, tmp_path) as (session, recorder, core, record):
-        core.push(started(sid), question)
-        prompt = await recorder.wait_prompt()
-        await hears(record, "Wire the savings")
+    async with scripted_live(kind, record=True) as live:
+        live.core.push(started(sid), question)
+        prompt = await live.recorder.wait_prompt()
+        await live.hears("Wire the savings")
     assert prompt.event.extensions is None
-    said = " ".join(spoken(record))
+    said = " ".join(live.spoken())
     assert "no time limit" not in said
     assert "from now on" not in said.lower()
     assert "30 seconds" in said
-    codes = {d.reasons for d in session.engine.diagnostics.recent()}
+    codes = {d.reasons for d in live.session.engine.diagnostics.recent()}
     assert ("extension.untrusted",) in codes
 
 
@@ -177,39 +117,43 @@ async def test_an_aaep_producer_cannot_use_announcers_own_extension(
 
 
 @pytest.mark.parametrize("kind", KINDS)
-async def test_a_change_naming_no_question_voids_neither_of_two(kind: str, tmp_path: Path) -> None:
+async def test_a_change_naming_no_question_voids_neither_of_two(
+    kind: str, scripted_live: OpenScriptedLive
+) -> None:
     sid = "sess_two"
     first = confirmation(sid, 2, action="Pay the rent")
     second = confirmation(sid, 3, action="Pay the phone bill")
-    async with listened(kind, tmp_path) as (session, recorder, core, record):
-        core.push(
+    async with scripted_live(kind, record=True) as live:
+        live.core.push(
             started(sid, 0),
             event("agent.state.changed", sid, 1, from_state="thinking", to_state="awaiting_input"),
             first,
             second,
             event("agent.state.changed", sid, 4, from_state="awaiting_input", to_state="thinking"),
         )
-        await hears(record, "The agent went on working; your question is still open.")
-        await recorder.wait_until(lambda: len(recorder.prompts) >= 1)
-        outcome = await session.answer_async(UserAnswer(first["reply_token"], decision="reject"))
+        await live.hears("The agent went on working; your question is still open.")
+        await live.recorder.wait_until(lambda: len(live.recorder.prompts) >= 1)
+        outcome = await live.session.answer_async(
+            UserAnswer(first["reply_token"], decision="reject")
+        )
         assert outcome.sent, outcome.message
-        await wait_for(lambda: core.wire)
-    assert [(m["reply_token"], m["decision"]) for m in core.wire] == [
+        await wait_for(lambda: live.core.wire)
+    assert [(m["reply_token"], m["decision"]) for m in live.core.wire] == [
         (first["reply_token"], "reject")
     ]
-    assert not any("No answer needed any more" in text for text in spoken(record))
+    assert not any("No answer needed any more" in text for text in live.spoken())
 
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_question_resolved_elsewhere_is_said_once_and_a_key_sends_nothing(
-    kind: str, tmp_path: Path
+    kind: str, scripted_live: OpenScriptedLive
 ) -> None:
     sid = "sess_else"
     question = confirmation(sid, 1, action="Transfer 500 dollars")
-    async with listened(kind, tmp_path) as (session, _recorder, core, record):
-        core.push(started(sid, 0), question)
-        await hears(record, "Transfer 500 dollars")
-        core.push(
+    async with scripted_live(kind, record=True) as live:
+        live.core.push(started(sid, 0), question)
+        await live.hears("Transfer 500 dollars")
+        live.core.push(
             event(
                 "agent.state.changed",
                 sid,
@@ -220,12 +164,14 @@ async def test_a_question_resolved_elsewhere_is_said_once_and_a_key_sends_nothin
                 summary_normal="User accepted the transfer; proceeding.",
             )
         )
-        await hears(record, "Answered elsewhere")
-        outcome = await session.answer_async(UserAnswer(question["reply_token"], decision="accept"))
+        await live.hears("Answered elsewhere")
+        outcome = await live.session.answer_async(
+            UserAnswer(question["reply_token"], decision="accept")
+        )
     assert not outcome.sent
     assert "answered elsewhere" in outcome.message
-    assert core.wire == []
-    assert sum("Answered elsewhere" in text for text in spoken(record)) == 1
+    assert live.core.wire == []
+    assert sum("Answered elsewhere" in text for text in live.spoken()) == 1
 
 
 # -- item 5 (and 11): malformed questions and errors keep their words ------------------------
@@ -233,7 +179,7 @@ async def test_a_question_resolved_elsewhere_is_said_once_and_a_key_sends_nothin
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_malformed_confirmation_and_an_invalid_error_are_said_with_their_words(
-    kind: str, tmp_path: Path
+    kind: str, scripted_live: OpenScriptedLive
 ) -> None:
     sid = "sess_bad"
     bad = confirmation(
@@ -256,19 +202,19 @@ async def test_a_malformed_confirmation_and_an_invalid_error_are_said_with_their
         summary_normal="Error: ConnectionError",
         error_message="the bank's server went away",
     )
-    async with listened(kind, tmp_path) as (session, recorder, core, record):
-        core.push(started(sid, 0), bad, started("sess_other", 0), errored)
-        prompt = await recorder.wait_prompt()
-        await hears(record, "only reject is offered")
-        await hears(record, "Error: ConnectionError")
+    async with scripted_live(kind, record=True) as live:
+        live.core.push(started(sid, 0), bad, started("sess_other", 0), errored)
+        prompt = await live.recorder.wait_prompt()
+        await live.hears("only reject is offered")
+        await live.hears("Error: ConnectionError")
         assert prompt.malformed
-        outcome = await session.answer_async(UserAnswer(prompt.reply_token, decision="reject"))
+        outcome = await live.session.answer_async(UserAnswer(prompt.reply_token, decision="reject"))
         assert outcome.sent, outcome.message
-        await wait_for(lambda: core.wire)
-    assert [(m["reply_token"], m["decision"]) for m in core.wire] == [
+        await wait_for(lambda: live.core.wire)
+    assert [(m["reply_token"], m["decision"]) for m in live.core.wire] == [
         (bad["reply_token"], "reject")
     ]
-    said = " ".join(spoken(record))
+    said = " ".join(live.spoken())
     for words in (
         "Close the savings account",
         "The balance moves to checking.",
@@ -278,7 +224,7 @@ async def test_a_malformed_confirmation_and_an_invalid_error_are_said_with_their
         "the bank's server went away",
     ):
         assert words in said, (words, said)
-    lines = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+    lines = [json.loads(line) for line in live.record.read_text(encoding="utf-8").splitlines()]
     error_lines = [e for e in lines if "Error: ConnectionError" in e.get("text", "")]
     assert error_lines and all(e.get("urgency", "critical") == "critical" for e in error_lines)
 
@@ -288,7 +234,7 @@ async def test_a_malformed_confirmation_and_an_invalid_error_are_said_with_their
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_spanish_variant_is_spoken_in_spanish_to_a_french_then_spanish_listener(
-    kind: str, tmp_path: Path
+    kind: str, scripted_live: OpenScriptedLive
 ) -> None:
     settings = UserSettings(pace_wpm=600, languages=["fr", "es"])
     sid = "sess_lang"
@@ -299,10 +245,10 @@ async def test_a_spanish_variant_is_spoken_in_spanish_to_a_french_then_spanish_l
         summary_normal="Starting the monthly report.",
         summary_normal_es="Empezando el informe mensual.",
     )
-    async with listened(kind, tmp_path, settings=settings) as (_session, _recorder, core, record):
-        core.push(news)
-        await hears(record, "Empezando el informe mensual.")
-    lines = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+    async with scripted_live(kind, record=True, settings=settings) as live:
+        live.core.push(news)
+        await live.hears("Empezando el informe mensual.")
+    lines = [json.loads(line) for line in live.record.read_text(encoding="utf-8").splitlines()]
     [said] = [e for e in lines if e.get("text") == "Empezando el informe mensual."]
     assert said["language"].startswith("es")
     assert not any("Starting the monthly report" in e.get("text", "") for e in lines)
@@ -312,7 +258,9 @@ async def test_a_spanish_variant_is_spoken_in_spanish_to_a_french_then_spanish_l
 
 
 @pytest.mark.parametrize("kind", KINDS)
-async def test_none_chunks_wait_for_the_producers_boundary(kind: str, tmp_path: Path) -> None:
+async def test_none_chunks_wait_for_the_producers_boundary(
+    kind: str, scripted_live: OpenScriptedLive
+) -> None:
     sid = "sess_none"
 
     def chunk(seq: int, text: str, position: int, hint: str, complete: bool = False) -> Any:
@@ -327,8 +275,8 @@ async def test_none_chunks_wait_for_the_producers_boundary(kind: str, tmp_path: 
             output_id="out_n1",
         )
 
-    async with listened(kind, tmp_path) as (_session, _recorder, core, record):
-        core.push(
+    async with scripted_live(kind, record=True) as live:
+        live.core.push(
             started(sid, 0),
             chunk(1, "Dr. Smith paid 3. ", 0, "none"),
             chunk(2, "Then the bank closed.", 18, "none"),
@@ -341,11 +289,11 @@ async def test_none_chunks_wait_for_the_producers_boundary(kind: str, tmp_path: 
                 summary_normal="Marker one.",
             ),
         )
-        await hears(record, "Marker one.")
-        assert not any("Smith" in text for text in spoken(record))
-        core.push(chunk(4, " Done", 39, "completion", complete=True))
-        await hears(record, "Done")
-    said = " ".join(t for t in spoken(record) if "Smith" in t or "bank" in t or "Done" in t)
+        await live.hears("Marker one.")
+        assert not any("Smith" in text for text in live.spoken())
+        live.core.push(chunk(4, " Done", 39, "completion", complete=True))
+        await live.hears("Done")
+    said = " ".join(t for t in live.spoken() if "Smith" in t or "bank" in t or "Done" in t)
     assert "Dr. Smith paid 3. Then the bank closed." in said
 
 
@@ -354,7 +302,7 @@ async def test_none_chunks_wait_for_the_producers_boundary(kind: str, tmp_path: 
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_producer_name_with_escape_codes_never_reaches_speech(
-    kind: str, tmp_path: Path
+    kind: str, scripted_live: OpenScriptedLive
 ) -> None:
     evil = {"agent_id": "evil", "agent_name": "Evil\x1b[31m\u202eAgent\x07"}
     sid = "sess_evil"
@@ -365,35 +313,39 @@ async def test_a_producer_name_with_escape_codes_never_reaches_speech(
     ]
     for frame in frames:
         frame["producer"] = evil
-    async with listened(kind, tmp_path) as (_session, _recorder, core, record):
-        core.push(*frames)
-        await hears(record, "The latest is from")
-    raw = record.read_text(encoding="utf-8")
+    async with scripted_live(kind, record=True) as live:
+        live.core.push(*frames)
+        await live.hears("The latest is from")
+    raw = live.record.read_text(encoding="utf-8")
     assert "\x1b" not in raw and "\\u001b" not in raw
     assert "\u202e" not in raw and "\\u202e" not in raw
     assert "\x07" not in raw and "\\u0007" not in raw
-    assert any("EvilAgent" in t or "Evil Agent" in t for t in spoken(record))
+    assert any("EvilAgent" in t or "Evil Agent" in t for t in live.spoken())
 
 
 # -- item 8: a producer over its agreed rate is logged (§10 T4) ------------------------------
 
 
 @pytest.mark.parametrize("kind", KINDS)
-async def test_a_producer_over_its_agreed_rate_is_logged(kind: str, tmp_path: Path) -> None:
+async def test_a_producer_over_its_agreed_rate_is_logged(
+    kind: str, scripted_live: OpenScriptedLive
+) -> None:
     settings = UserSettings(pace_wpm=600, max_events_per_second=2)
     sid = "sess_rate"
     burst = [
         event("agent.tool.invoked", sid, n, tool="read_file", summary_normal=f"Reading {n}.")
         for n in range(1, 41)
     ]
-    async with listened(kind, tmp_path, settings=settings) as (session, _recorder, core, _record):
-        [sub] = list(core.subscriptions.values())
+    async with scripted_live(kind, record=True, settings=settings) as live:
+        [sub] = list(live.core.subscriptions.values())
         assert sub.capabilities["max_events_per_second"] == 2
-        core.push(started(sid, 0), *burst)
+        live.core.push(started(sid, 0), *burst)
         await wait_for(
-            lambda: any("rate.exceeded" in r.reasons for r in session.engine.diagnostics.recent())
+            lambda: any(
+                "rate.exceeded" in r.reasons for r in live.session.engine.diagnostics.recent()
+            )
         )
-    [logged] = [r for r in session.engine.diagnostics.recent() if "rate.exceeded" in r.reasons]
+    [logged] = [r for r in live.session.engine.diagnostics.recent() if "rate.exceeded" in r.reasons]
     assert "max_events_per_second" in " ".join(logged.details)
-    report = "\n".join(session.diagnostics_report())
+    report = "\n".join(live.session.diagnostics_report())
     assert "rate.exceeded" in report or "faster than" in report

@@ -29,6 +29,7 @@ from announcer.transports import TransportOptions
 from announcer.ui.plain import PlainUi
 from tests.producer.live import running
 from tests.reliability.flood_producer import LoopbackProducer
+from tests.support.speech_record import agent_speech
 
 BANKING = Path(__file__).resolve().parents[2] / "announcer" / "data" / "banking_session.jsonl"
 
@@ -72,13 +73,7 @@ def _frames(path: Path) -> bytes:
 
 
 def _heard_event_ids(record: Path) -> set[str]:
-    if not record.is_file():
-        return set()
-    return {
-        entry["event_id"]
-        for entry in map(json.loads, record.read_text().splitlines())
-        if entry.get("action") == "speak" and entry.get("event_id")
-    }
+    return {entry["event_id"] for entry in agent_speech(record)}
 
 
 async def test_a_real_session_plays_the_sounds_and_the_plain_ui_shows_them(

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from announcer.engine.settings import UserSettings
+from tests.engine.aaep import chunk, confirmation, frame
 from tests.support.pace_replay import (
     PaceReport,
     acp_session_frames,
@@ -297,26 +298,72 @@ def test_a_real_agents_recorded_plan_tools_question_and_long_answer_at_pace(wpm:
     assert classes["status"]["p95_s"] <= 3.0  # type: ignore[index]
 
 
-@pytest.mark.parametrize("wpm", (180, 300))
-def test_a_critical_question_cuts_in_within_half_a_second_in_the_speech_record(wpm: int) -> None:
-    """Issue 30 item 4, end to end through the paced backend: in the jsonl speech record
-    the agent's sentence being said is cancelled, the permission question starts within
-    0.5 s of its arrival, and the cancelled sentence is said again whole afterwards."""
-    frames = agent_session_frames()
-    arrived = next(t for t, f in frames if str(f["type"]).endswith("awaiting.confirmation"))
+def _speech_record(
+    frames: list[tuple[float, dict[str, object]]], wpm: int
+) -> list[dict[str, object]]:
     stream = io.StringIO()
     run_recording(frames, UserSettings(pace_wpm=wpm), record=stream)
-    records = [json.loads(line) for line in stream.getvalue().splitlines()]
-    asked = next(
+    return [json.loads(line) for line in stream.getvalue().splitlines()]
+
+
+def _asked(records: list[dict[str, object]]) -> int:
+    return next(
         i
         for i, r in enumerate(records)
         if r["action"] == "speak" and str(r["text"]).startswith("Confirmation needed.")
     )
+
+
+@pytest.mark.parametrize("wpm", (180, 300))
+def test_a_question_follows_its_own_lead_up_within_the_lead_in_time(wpm: int) -> None:
+    """Issue 14 b bounded by issue 30: in the jsonl speech record the agent's sentences
+    that came before its permission question (what it is about) are heard first, none cut
+    off; the question starts within the lead-in time (10 s) and half a second."""
+    frames = agent_session_frames()
+    arrived = next(t for t, f in frames if str(f["type"]).endswith("awaiting.confirmation"))
+    records = _speech_record(frames, wpm)
+    asked = _asked(records)
+    assert records[asked]["urgency"] == "critical"
+    started = float(records[asked]["t"])  # type: ignore[arg-type]
+    assert arrived <= started <= arrived + 10.0 + 0.5
+    between = [
+        r
+        for r in records[:asked]
+        if float(r["t"]) >= arrived  # type: ignore[arg-type]
+    ]
+    assert not [r for r in between if r["action"] == "cancel"]
+    # What went before it in that time is its lead-up: its own agent's words and news.
+    session = records[asked]["session_id"]
+    assert between and all(r["session_id"] == session for r in between)
+
+
+@pytest.mark.parametrize("wpm", (180, 300))
+def test_a_critical_question_cuts_in_within_half_a_second_in_the_speech_record(wpm: int) -> None:
+    """Issue 30 item 4, end to end through the paced backend: another agent's long answer
+    is being said when the permission question arrives; in the jsonl speech record it is
+    cancelled, the question starts within 0.5 s of its arrival (its own session had
+    nothing waiting), and the cancelled sentence is said again whole afterwards."""
+    talk = (
+        "Meanwhile the other agent explains at some length what it found in the logs "
+        "of the nightly build, and why it matters to the release."
+    )
+    arrived = 1.0
+    frames = [
+        (
+            0.0,
+            json.loads(frame("agent.session.started", session="sess_talk", summary_normal="Go.")),
+        ),
+        (0.2, json.loads(chunk(talk, 0, complete=True, hint="sentence", session="sess_talk"))),
+        (arrived, json.loads(confirmation(session="sess_ask"))),
+    ]
+    records = _speech_record(frames, wpm)
+    asked = _asked(records)
     assert records[asked]["urgency"] == "critical" and records[asked]["interrupt"] is True
     started = float(records[asked]["t"])  # type: ignore[arg-type]
     assert arrived <= started <= arrived + 0.5
     cancelled = records[asked - 1]
     assert cancelled["action"] == "cancel"
+    assert "Meanwhile the other agent" in str(cancelled["text"])
     # The sentence it cut off is said again whole after it (never dropped).
     said_after = [str(r["text"]) for r in records[asked + 1 :] if r["action"] == "speak"]
     assert cancelled["text"] in said_after

@@ -10,12 +10,10 @@ device of our own, a ``file`` plugin whose samples are measured), and through ``
 from __future__ import annotations
 
 import array
+import functools
 import itertools
 import json
-import os
 import shutil
-import subprocess
-import sys
 import wave
 from datetime import datetime
 from pathlib import Path
@@ -23,24 +21,14 @@ from pathlib import Path
 import pytest
 
 from tests.engine.aaep import frame
+from tests.support.cli import run_announcer
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "announcer" / "data" / "banking_session.jsonl"
 # Far louder than silence or dither: a voice's samples reach thousands.
 LOUD_SAMPLE = 2_000
-
-
-def announcer(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 300
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "announcer", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
+# Speech synthesised into WAV files takes longer than a recorded run: a wider bound.
+announcer = functools.partial(run_announcer, timeout=300)
 
 
 def peak(path: Path) -> tuple[int, int]:

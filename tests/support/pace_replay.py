@@ -397,8 +397,9 @@ class PacedRun:
         comes first. Status news is measured from ready to the start of its speech, or of
         the summary it was folded into, less the time spent meanwhile on questions, urgent
         news (and another source's lead-up to it, docs/speech.md) and answers to the user's
-        keys (status gives way to them by rule); a question
-        from ready, or from the end of the utterance in progress when it arrived, to its
+        keys (status gives way to them by rule); a question from ready (after its
+        session's lead-up, which goes first by rule), or from the end of the utterance in
+        progress when it arrived, to its
         start, less the time spent on answers to the user's keys; the agent's words by the
         gap before each sentence after the previous sentence of its session ended (or
         after it arrived).
@@ -411,7 +412,11 @@ class PacedRun:
             if event_id is not None and not utterance.announcement.kind.startswith("system."):
                 first.setdefault(event_id, index)
 
-        def ready(event_id: str, session: str | None, before: float) -> float:
+        def ready(
+            event_id: str, session: str | None, before: float, *, lead_up: bool = False
+        ) -> float:
+            """When it could first be said; ``lead_up``: a question, which lets its
+            session's earlier news go first too (its lead-up, docs/speech.md)."""
             arrived = self.arrivals.get(event_id, before)
             order = self.arrival_index.get(event_id, -1)
             moment = arrived
@@ -424,7 +429,11 @@ class PacedRun:
                     and other.event_id is not None
                     # What must come first in a source's order: its words, its questions
                     # and urgent news (its older status folds instead of holding it back).
-                    and (other.kind == WORDS_KIND or other.urgency is Urgency.CRITICAL)
+                    and (
+                        other.kind == WORDS_KIND
+                        or other.urgency is Urgency.CRITICAL
+                        or (lead_up and other.kind in STATUS_KINDS)
+                    )
                     and self.arrival_index.get(other.event_id, order) < order
                 ):
                     moment = max(moment, ends[index])
@@ -508,7 +517,8 @@ class PacedRun:
                     default=arrived,
                 )
                 start = max(
-                    speaking_end, ready(event_id, announcement.session_id, utterance.started)
+                    speaking_end,
+                    ready(event_id, announcement.session_id, utterance.started, lead_up=True),
                 )
                 # The answers to the user's own keys go first by rule, questions or not;
                 # so do questions (and why one ended) and urgent news that came first: a

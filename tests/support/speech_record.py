@@ -1,5 +1,7 @@
 """Reading what the user heard: the ``jsonl`` speech backend's record
-(announcer/speech/jsonl.py), one JSON object a line, ``action`` ``speak`` or ``cancel``."""
+(announcer/speech/jsonl.py), one JSON object a line, ``action`` ``speak`` or ``cancel``;
+or the utterances of a ``PacedBackend`` (announcer/speech/paced.py), which lasted as long
+as a voice at the user's rate would take (``heard()``)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,10 @@ import json
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from announcer.speech.paced import PacedBackend
 
 Record = str | Path | io.StringIO | Iterable[dict[str, Any]]
 
@@ -35,6 +40,22 @@ def speak_records(source: Record) -> list[dict[str, Any]]:
 def spoken_in(source: Record) -> list[str]:
     """What the user heard: the text of every ``speak`` line, in order."""
     return [entry["text"] for entry in speak_records(source)]
+
+
+def agent_speech(source: Record) -> list[dict[str, Any]]:
+    """The ``speak`` lines that say an event (they carry its ``event_id``): the agent's own
+    news, without announcer's own words (its notices, keys and counts)."""
+    return [entry for entry in speak_records(source) if entry.get("event_id")]
+
+
+def heard(backend: PacedBackend, since: float | None = None) -> list[str]:
+    """What a paced backend said, in order: every utterance's text (``since``: only those
+    that started at or after that moment of its clock)."""
+    return [
+        utterance.announcement.text
+        for utterance in backend.utterances
+        if since is None or utterance.started >= since
+    ]
 
 
 def follow(stream: Iterable[str]) -> list[dict[str, Any]]:

@@ -41,6 +41,9 @@ TIERS = {
 REAL_IO_FOLDERS = frozenset(
     {"acp_frontend", "lab", "producer", "reliability", "runtime", "speech", "transports", "ui"}
 )
+# Folders whose tests build or install the package: each is ``slow`` too.
+BUILD_FOLDERS = frozenset({"packaging"})
+SLOW_FOLDERS = REAL_IO_FOLDERS | BUILD_FOLDERS
 LAB_FIXTURES = frozenset({"lab", "clis", "fake_model"})
 # Folders whose tests share costly session fixtures (the packaging tests' one built and
 # installed wheel): their tests keep to one worker, so the fixture is made once.
@@ -137,6 +140,11 @@ def _folder(path: Path) -> str | None:
         return None
 
 
+def every_test_is_slow(path: Path) -> bool:
+    """``path`` is a folder (or in one) whose every test is ``slow`` (tiers_of says so)."""
+    return _folder(path) in SLOW_FOLDERS
+
+
 def tiers_of(path: Path, test_name: str, fixtures: frozenset[str]) -> set[str]:
     """The tier markers of test ``test_name`` in module ``path`` that uses ``fixtures``."""
     folder = _folder(path)
@@ -149,7 +157,7 @@ def tiers_of(path: Path, test_name: str, fixtures: frozenset[str]) -> set[str]:
         tiers.add("tmux")
     if tiers or starts_programs(path):
         tiers.add("e2e")
-    if tiers or folder in REAL_IO_FOLDERS:
+    if tiers or folder in SLOW_FOLDERS:
         tiers.add("slow")
     return tiers
 

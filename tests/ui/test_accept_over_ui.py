@@ -25,8 +25,8 @@ from announcer.transports import TransportOptions
 from announcer.ui.plain import PlainUi
 from announcer.ui.tui.app import AnnouncerApp
 from announcer.ui.tui.modals import ConfirmScreen
-from tests.runtime.test_question_safety import confirmation, event, scripted, source, started
 from tests.support.clock import HeldClock
+from tests.support.scripted import confirmation, event, scripted, source, started
 from tests.support.speech_record import spoken_in
 from tests.support.waiting import until, until_on_pilot
 

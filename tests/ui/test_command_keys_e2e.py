@@ -12,13 +12,13 @@ what the agent receives (nothing until the second key, then allow).
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 from tests.formats.test_disguise import padded
 from tests.formats.test_hook_bridge import PRE_TOOL_USE, WAIT, Served, hook_output, run_hook
 from tests.formats.test_hook_bridge import sock as sock
+from tests.support.speech_record import spoken_in as spoken
 
 COMMAND = padded(446)
 # A quick listener (the top of the setting's range): the question is said through sooner.
@@ -27,16 +27,6 @@ QUICK_PACE = 600
 # How soon a key that got "Not yet." is pressed again (the count of tries is not checked:
 # an early key costs nothing, issue 20).
 PRESS_AGAIN = 0.3
-
-
-def records(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def spoken(path: Path) -> list[str]:
-    return [r["text"] for r in records(path) if r.get("action") == "speak"]
 
 
 def wait_heard(path: Path, check, what: str) -> list[str]:  # type: ignore[no-untyped-def]

@@ -11,6 +11,7 @@ from announcer.engine.prompts import UserAnswer
 from announcer.speech.paced import PacedBackend, SimulatedClock
 from tests.engine.aaep import confirmation, frame
 from tests.support.engine_session import EngineSession
+from tests.support.speech_record import heard
 
 
 def make_session() -> tuple[EngineSession, PacedBackend, SimulatedClock]:
@@ -34,10 +35,6 @@ def let_time_pass(session: EngineSession, clock: SimulatedClock, until: float) -
         session._drain()  # what the voice finished meanwhile (the event loop's job)
 
 
-def heard_after(backend: PacedBackend, moment: float) -> list[str]:
-    return [u.announcement.text for u in backend.utterances if u.started >= moment]
-
-
 def test_the_dialogs_keys_are_never_said_after_the_question_is_answered() -> None:
     session, backend, clock = make_session()
     session.receive(confirmation("rpl_ui1"))
@@ -50,7 +47,7 @@ def test_the_dialogs_keys_are_never_said_after_the_question_is_answered() -> Non
     session.speak("Sent: reject.")
     let_time_pass(session, clock, 60.0)
     assert backend.utterances[0].stopped  # the question was cut off by the answer
-    later = heard_after(backend, 2.0)
+    later = heard(backend, since=2.0)
     assert later == ["Sent: reject."]
 
 

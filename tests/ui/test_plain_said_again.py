@@ -23,7 +23,7 @@ from announcer.speech.driver import SpeechDriver
 from announcer.transports import TransportOptions
 from announcer.ui.plain import PlainUi
 from tests.producer.live import running, wait_for
-from tests.runtime.test_question_safety import connected, event, scripted, source, started
+from tests.support.scripted import connected, event, scripted, source, started
 
 ALERT = "Alert: the disk is full."
 

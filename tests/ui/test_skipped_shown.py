@@ -28,6 +28,7 @@ from announcer.speech.paced import LoopClock, PacedBackend
 from announcer.ui.plain import PlainUi
 from announcer.ui.tui.app import AnnouncerApp
 from tests.support.producers import ws_url
+from tests.support.speech_record import heard
 
 SCENARIO = Path(__file__).parent / "scenarios" / "news_burst.json"
 TIMEOUT = 60.0
@@ -48,10 +49,6 @@ async def _session() -> tuple[LiveSession, PacedBackend, ProducerServer]:
     backend = PacedBackend(LoopClock(asyncio.get_running_loop()), rate_wpm=SETTINGS.pace_wpm)
     session = LiveSession([ws_url(server)], SETTINGS, driver=SpeechDriver(backend))
     return session, backend, server
-
-
-def heard(backend: PacedBackend) -> list[str]:
-    return [utterance.announcement.text for utterance in backend.utterances]
 
 
 def check_every_result_heard_or_shown(heard: list[str], shown: list[str]) -> None:

@@ -25,6 +25,7 @@ from announcer.cli.acp_agents import (
     MissingAgent,
     acp_transports,
     command_to_start,
+    find_command,
     registry_agent,
     resolve_agent,
     saved_acp,
@@ -36,7 +37,7 @@ HELP = "talk to an ACP agent (a preset from --list, a saved agent, or -- COMMAND
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from announcer.config.agents import presets
+    from announcer.agents.catalogue import presets
 
     parser = subparsers.add_parser(
         "agent",
@@ -125,7 +126,7 @@ def split_words(args: argparse.Namespace) -> None:
 
 def agents_to_start(args: argparse.Namespace, settings: Any) -> list[AgentToStart] | str:
     """Every agent named on the command line, or a sentence saying what is wrong."""
-    from announcer.config.agents import DEFAULT_AGENT, find_command, presets
+    from announcer.agents.catalogue import DEFAULT_AGENT, presets
 
     names: list[str] = list(getattr(args, "names", None) or [])
     if not hasattr(args, "names"):
@@ -240,7 +241,7 @@ def _language(settings: Any) -> str:
 
 
 def _known(name: str, settings: Any) -> bool:
-    from announcer.config.agents import find_preset
+    from announcer.agents.catalogue import find_preset
 
     return find_preset(name) is not None or saved_acp(name, settings) is not None
 
@@ -251,7 +252,7 @@ def preset_lines(language: str) -> list[str]:
     One line per preset: its name, title and command, then either where it is found or
     the exact command that installs the pinned version.
     """
-    from announcer.config.agents import find_command, presets
+    from announcer.agents.catalogue import presets
     from announcer.i18n.translate import translator
 
     _ = translator(language).gettext
@@ -271,7 +272,7 @@ def preset_lines(language: str) -> list[str]:
 def registry_lines(registry: Any, language: str) -> list[str]:
     """``agent --list --registry``: each registry agent, how it would start here (or why
     not), quarantined ones said to be; then each entry that could not be read."""
-    from announcer.config.agents import find_preset
+    from announcer.agents.catalogue import find_preset
     from announcer.formats.acp_registry import Launch
     from announcer.i18n.translate import translator
 

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from announcer.agents.files import hook_agents
 from announcer.config.flags import add_language_flag
 
 if TYPE_CHECKING:
@@ -38,9 +39,6 @@ if TYPE_CHECKING:
 # `transports.hook_client` (standard library only) and `hook serve` imports the rest
 # when it starts (benchmarks/startup.py).
 
-#: ``hook AGENT`` for each agent with hooks, and its title; literal, as the hook command must
-#: start fast (tests/config/test_agent_files.py checks it against announcer/agents/*.toml)
-HOOK_LABELS = {"claude-code": "Claude Code", "codex": "Codex"}
 # Claude Code's default command-hook timeout is 60 s; answer before it gives up.
 DEFAULT_WAIT_SECONDS = 55.0
 
@@ -52,8 +50,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Hook commands for coding agents (see docs/hooks.md).",
     )
     inner = parser.add_subparsers(dest="hook_command", metavar="AGENT")
-    for agent, label in HOOK_LABELS.items():
-        hook = inner.add_parser(agent, help=f"run as a {label} hook (payload on stdin)")
+    # ``hook AGENT`` for each agent file with ``[cli.hooks]``, read without pydantic (lean)
+    for agent, known in hook_agents().items():
+        hook = inner.add_parser(agent, help=f"run as a {known.title} hook (payload on stdin)")
         hook.add_argument("--socket", type=Path, default=None, help="hook bridge socket path")
         hook.add_argument(
             "--timeout",
@@ -349,15 +348,15 @@ async def _serve(path: Path, language: str, settings: UserSettings | None = None
     import asyncio
 
     from announcer.formats import get_adapter
-    from announcer.formats.hooks import HOOK_AGENTS, HookDesk, MappedHookAdapter
+    from announcer.formats.hooks import HookDesk, MappedHookAdapter
     from announcer.i18n.translate import translator
     from announcer.transports.hook_bridge import HookBridgeServer
 
     desks = {}
-    for agent in HOOK_AGENTS:
+    for agent, known in hook_agents().items():
         adapter = get_adapter(f"{agent}-hooks", language=language)
         assert isinstance(adapter, MappedHookAdapter)
-        desks[agent] = HookDesk(adapter, hold_pre_tool_use=agent == "codex")
+        desks[agent] = HookDesk(adapter, hold_pre_tool_use=known.hold_pre_tool_use)
     ui = PlainHookUi(desks, language, settings)
     async with HookBridgeServer(ui.handle, path) as server:
         listening = translator(language).gettext(

@@ -1,9 +1,7 @@
 """``announcer listen SOURCE...``: hear one or more live producers and answer them.
 
-SOURCE is ``ws://`` or ``wss://`` (WebSocket, B.2), ``http://`` or ``https://``
-(SSE + POST, B.1), ``unix:/path`` (B.4), ``stdio:COMMAND`` (B.6), ``acp:NAME`` or
-``acp:COMMAND`` (an ACP agent, as ``announcer agent`` starts it), a JSON Lines file, or
-``-`` for standard input. Several sources may be given at once, mixed in one engine.
+Several sources may be given at once, mixed in one engine. The kinds of SOURCE are one
+table, :data:`announcer.transports.schemes.SOURCE_SCHEMES`, which ``--help`` prints.
 """
 
 from __future__ import annotations
@@ -33,13 +31,24 @@ from announcer.i18n.translate import catalog_language
 from announcer.runtime.failures import connection_failure
 from announcer.runtime.session import FrameAdapter, LiveSession
 from announcer.transports import TransportError, TransportOptions
+from announcer.transports.schemes import sources_help
 
 log = logging.getLogger("announcer.cli")
+
+#: ``listen --help``: the sources it takes, from the one table (docs/transports.md)
+DESCRIPTION = (
+    "Hear one or more live producers and answer them. Several sources may be given\n"
+    "at once, mixed in one engine. A SOURCE is one of these, or the NAME of a producer\n"
+    "saved in the settings file:\n\n" + sources_help()
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "listen", help="listen to live AAEP producers and answer them", description=__doc__
+        "listen",
+        help="listen to live AAEP producers and answer them",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "sources",

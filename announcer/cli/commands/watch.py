@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, get_args
 
+from announcer.agents.catalogue import stream_presets
 from announcer.engine.pipeline import Engine
 from announcer.engine.settings import UserSettings
 from announcer.formats import FORMAT_NAMES, AdapterOutput, get_adapter
@@ -76,13 +77,11 @@ def make_backend(name: str, settings: UserSettings) -> tuple[SpeechBackend, Voic
     return backend, user_voice(settings)
 
 
-# the flag each agent needs to print JSON Lines; we remind the user, never rewrite their command
-JSON_FLAGS = {
-    "claude-code": ("-p", "--output-format", "stream-json", "--verbose"),
-    "codex": ("--json",),
-    "gemini": ("--output-format", "stream-json"),
-    "opencode": ("--format", "json"),
-}
+def json_flags(fmt: str | None) -> tuple[str, ...]:
+    """The flags the agent printing ``fmt`` needs to print JSON Lines (its agent file's
+    ``[cli] json_args``); we remind the user, never rewrite their command."""
+    preset = stream_presets().get(fmt or "")
+    return preset.cli.json_args if preset is not None and preset.cli is not None else ()
 
 
 def guess_format(command: list[str]) -> str | None:
@@ -101,22 +100,17 @@ def quiet_mode_env(fmt: str | None, env: dict[str, str]) -> tuple[dict[str, str]
     whose CLI prints ``fmt``; environment only, so the user's command is never rewritten.
     A value the user already set is kept, so ``CLAUDE_AX_SCREEN_READER=0`` opts out.
     """
-    from announcer.config.agents import presets
-
-    for preset in presets().values():
-        if preset.cli is None or preset.cli.stream_format != (fmt or ""):
-            continue
-        added = preset.quiet_env(env)
-        if not added:
-            return env, None
-        names = " ".join(f"{key}={value}" for key, value in added.items())
-        first = next(iter(added))
-        return (
-            {**env, **added},
-            f"announcer watch: turned on {preset.title}'s screen-reader mode ({names}); "
-            f"set {first}=0 to keep it off",
-        )
-    return env, None
+    preset = stream_presets().get(fmt or "")
+    added = preset.quiet_env(env) if preset is not None else {}
+    if preset is None or not added:
+        return env, None
+    names = " ".join(f"{key}={value}" for key, value in added.items())
+    first = next(iter(added))
+    return (
+        {**env, **added},
+        f"announcer watch: turned on {preset.title}'s screen-reader mode ({names}); "
+        f"set {first}=0 to keep it off",
+    )
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -289,7 +283,7 @@ def run_watch(args: argparse.Namespace) -> int:
         )
         return 2
     fmt = args.format or guess_format(command)
-    flags = JSON_FLAGS.get(fmt or "") if args.format is None else None
+    flags = json_flags(fmt) if args.format is None else None
     if flags and not all(flag in command for flag in flags if flag.startswith("-")):
         print(
             f"announcer watch: {' '.join(command[:3])} prints JSON only with {' '.join(flags)}; "

@@ -39,9 +39,6 @@ def _exit_code(text: str) -> int | None:
 
 class ClaudeCodeStreamAdapter(_CliStreamAdapter):
     name = "claude-code"
-    agent_kind = "claude_code"
-    agent_id = "claude-code"
-    agent_name = "Claude Code"
 
     def __init__(self) -> None:
         super().__init__()

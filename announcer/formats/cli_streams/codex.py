@@ -47,9 +47,6 @@ _CODEX_TOOL_KINDS = {
 
 class CodexExecAdapter(_CliStreamAdapter):
     name = "codex"
-    agent_kind = "codex"
-    agent_id = "codex"
-    agent_name = "Codex"
 
     def __init__(self) -> None:
         super().__init__()

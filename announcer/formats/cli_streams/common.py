@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from announcer.agents.catalogue import stream_presets
 from announcer.formats.speakable import clip, speak_duration_ms
 from announcer.formats.wrapper import Hints, NativeStreamAdapter
 
@@ -17,7 +18,19 @@ def sentence_of(text: str) -> str:
 
 
 class _CliStreamAdapter(NativeStreamAdapter):
-    """What the four CLI streams announce alike; each adapter passes only its own words."""
+    """What the four CLI streams announce alike; each adapter passes only its own words.
+
+    Who the stream belongs to comes from the agent file whose ``[cli] stream_format`` is the
+    adapter's ``name`` (announcer/agents/*.toml): its title, and the id its events carry.
+    """
+
+    def __init__(self) -> None:
+        preset = stream_presets()[self.name]  # KeyError: a stream with no agent file
+        assert preset.cli is not None
+        self.agent_id = preset.cli.stream_agent_id
+        self.agent_kind = self.agent_id.replace("-", "_")
+        self.agent_name = preset.title
+        super().__init__()
 
     def _status(self, message: str, hints: Hints, now: float) -> None:
         self.push(self.wrapper("Status", channel="status", message=message, hints=hints), now)

@@ -14,9 +14,6 @@ _GEMINI = "Gemini"  # the short name people say, beside the agent name "Gemini C
 
 class GeminiStreamAdapter(_CliStreamAdapter):
     name = "gemini"
-    agent_kind = "gemini_cli"
-    agent_id = "gemini-cli"
-    agent_name = "Gemini CLI"
 
     def __init__(self) -> None:
         super().__init__()

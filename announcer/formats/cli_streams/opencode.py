@@ -13,9 +13,6 @@ from announcer.formats.wrapper import Hints, tools_facet
 
 class OpenCodeRunAdapter(_CliStreamAdapter):
     name = "opencode"
-    agent_kind = "opencode"
-    agent_id = "opencode"
-    agent_name = "OpenCode"
 
     def __init__(self) -> None:
         super().__init__()

@@ -22,6 +22,7 @@ from textual.widgets import (
 )
 
 from announcer.ui.tui.text import _
+from announcer.ui.tui.textual_private import option_line, select_options
 
 
 class SteadyInput(Input):
@@ -61,7 +62,7 @@ def cursor_offset(widget: Widget) -> Offset:
         return widget.cursor_screen_offset
     region = widget.content_region
     if isinstance(widget, OptionList) and widget.highlighted is not None:
-        line = getattr(widget, "_index_to_line", {}).get(widget.highlighted)
+        line = option_line(widget, widget.highlighted)
         if line is not None:
             y = region.y + line - round(widget.scroll_offset.y)
             return Offset(region.x, min(max(y, region.y), region.bottom - 1))
@@ -84,7 +85,7 @@ def option_text(option_list: OptionList) -> str:
 
 def select_label(select: Select[object]) -> str:
     """The words the Select shows for its value (translated), not the stored value."""
-    for label, value in getattr(select, "_options", ()):
+    for label, value in select_options(select):
         if value == select.value:
             return str(label)
     return str(select.value)

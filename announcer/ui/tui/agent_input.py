@@ -123,7 +123,7 @@ class AgentPrompt(TextArea):
         """Label the box with the agent messages now go to (several agents: ``@NAME``)."""
         agent = self.announcer.session.prompt_target()
         if agent is not None:
-            self.rename(one_line(str(getattr(agent, "description", "") or "")))
+            self.rename(one_line(agent.description))
 
     def rename(self, agent: str) -> None:
         """The agent said its own name (ACP ``initialize``): the box is labelled with it."""

@@ -168,9 +168,9 @@ def _output_survives_a_closed_terminal() -> None:
     agents it started are never ended. Here a failed write means the terminal is gone,
     and what follows is dropped instead.
     """
-    from textual.drivers import _writer_thread
+    from announcer.ui.tui.textual_private import writer_thread
 
-    writer = _writer_thread.WriterThread
+    writer = writer_thread()
     if getattr(writer, "_announcer_survives", False):
         return
 
@@ -211,8 +211,11 @@ def _input_ends_on_a_closed_terminal() -> None:
     import codecs
     import selectors
 
-    from textual._xterm_parser import XTermParser
     from textual.drivers import linux_driver
+
+    from announcer.ui.tui.textual_private import xterm_parser
+
+    XTermParser = xterm_parser()
 
     driver = linux_driver.LinuxDriver
     if getattr(driver, "_announcer_input_ends", False):

@@ -18,7 +18,6 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Checkbox, Input, Label, OptionList, Select, Static
-from textual.widgets._select import SelectOverlay
 from textual.widgets.option_list import Option
 
 from announcer.engine.announcement import Urgency
@@ -31,6 +30,7 @@ from announcer.ui.tui.accessibility import SteadyInput, WrappingFooter, option_t
 from announcer.ui.tui.host import AnnouncerHost
 from announcer.ui.tui.prompt_view import prompt_title
 from announcer.ui.tui.text import N_, _, localize_bindings, ngettext, one_line
+from announcer.ui.tui.textual_private import select_overlay
 
 # DEFAULT_CSS is scoped to the screen class that declares it (Textual), so selectors
 # here name only what is inside the screen.
@@ -451,7 +451,7 @@ class SettingsScreen(AnnouncerScreen):
         # A Select's open list keeps its highlight messages to itself; watch the highlight
         # so each item is spoken as the arrows move through it.
         for select in self.query(Select):
-            for overlay in select.query(SelectOverlay):
+            for overlay in select.query(select_overlay()):
                 self.watch(overlay, "highlighted", self._speak_overlay(overlay), init=False)
         first = self.query_one("#verbosity", Select)
         self.focus_spoken = first

@@ -67,8 +67,10 @@ def localize_bindings(node: object) -> None:
     """
     import dataclasses
 
-    originals = getattr(type(node), "_merged_bindings", None)
-    current = getattr(node, "_bindings", None)
+    from announcer.ui.tui.textual_private import class_bindings, node_bindings
+
+    originals = class_bindings(node)
+    current = node_bindings(node)
     if originals is None or current is None:
         return
     for key, bindings in originals.key_to_bindings.items():

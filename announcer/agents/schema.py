@@ -1,27 +1,18 @@
-"""Agent presets for ``announcer agent NAME``: the ACP agents announcer knows how to start.
+"""What an agent file (announcer/agents/*.toml) may say, validated with pydantic.
 
-One registry, as data: each preset is a TOML file in ``announcer/agents/`` (its id,
-other names, the command that starts ACP mode, the package with its pinned version and
-the one command that installs it, and what makes it ask before it acts). This module
-reads and validates them once; every other place that names agents reads from here, or
-is checked against it by tests/config/test_agent_files.py where it must start faster
-than reading files allows (the hook client). ``announcer agent -- COMMAND...`` starts
-any other ACP agent.
+Every field is data some layer reads: the ACP command and how to make it ask
+(``announcer agent``), its quiet mode, its own CLI program and stream (``announcer
+watch``, formats/detect.py, the stream adapters), its hooks (``announcer hook``).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
-import tomllib
 from collections.abc import Mapping, Sequence
-from functools import cache
-from importlib import resources
-from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 #: an exact version: no ranges, no tags (``1.2.3``, ``1.2.3-beta.1``)
 EXACT_VERSION = re.compile(r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?$")
@@ -84,14 +75,59 @@ class QuietMode(_Strict):
     says: str = Field(min_length=1)
 
 
+class FirstLine(_Strict):
+    """How a stream's first JSON line shows which agent prints it (``announcer watch``
+    when the command does not say): its ``type`` is one of ``type``, each of ``equals``
+    has that value, and at least one of ``has_any`` is a key (when any are given)."""
+
+    type: tuple[str, ...] = Field(min_length=1)
+    equals: dict[str, str] = Field(default_factory=dict)
+    has_any: tuple[str, ...] = ()
+
+    def matches(self, line: Mapping[str, object]) -> bool:
+        if line.get("type") not in self.type:
+            return False
+        if any(line.get(key) != value for key, value in self.equals.items()):
+            return False
+        return not self.has_any or any(key in line for key in self.has_any)
+
+
+class AgentHooks(_Strict):
+    """The agent's hooks, answered by ``announcer hook NAME`` (docs/hooks.md).
+
+    ``name`` is one of the agent's names and the name of its mapping file
+    (announcer/formats/mappings/NAME.yaml); ``blocking`` are the hooks that wait for the
+    user; ``hold_pre_tool_use`` when its PreToolUse cannot ask, so "running" waits to hear
+    whether a PermissionRequest follows.
+    """
+
+    name: str = Field(min_length=1)
+    blocking: tuple[str, ...] = ()
+    hold_pre_tool_use: bool = False
+
+
 class AgentCli(_Strict):
-    """The agent's own command-line program, for ``announcer watch`` and ``announcer hook``."""
+    """The agent's own command-line program, for ``announcer watch`` and ``announcer hook``.
+
+    ``programs`` and ``packages`` are what a command line starts it by (also through npx,
+    node or env); ``stream_format`` is the ``--format`` name of its JSON Lines stream and
+    of its adapter in announcer/formats/cli_streams/, ``json_args`` what makes it print
+    that stream, ``first_line`` how the stream's first line shows it, and ``agent_id`` the
+    id its events carry (``stream_format`` unless given).
+    """
 
     programs: tuple[str, ...] = Field(min_length=1)
     packages: tuple[str, ...] = ()
     stream_format: str = Field(min_length=1)
     json_args: tuple[str, ...] = ()
-    hooks: str | None = None
+    first_line: FirstLine
+    agent_id: str | None = None
+    hooks: AgentHooks | None = None
+
+    @property
+    def stream_agent_id(self) -> str:
+        """The ``producer.agent_id`` of the stream's events (``gemini-cli``)."""
+        return self.agent_id or self.stream_format
 
 
 class AgentPreset(_Strict):
@@ -166,118 +202,3 @@ class AgentPreset(_Strict):
         if not added:
             return None
         return {**environ, **added}
-
-
-def _describe(error: ValidationError) -> str:
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "(top level)"
-    return f"{where}: {first['msg']}"
-
-
-def parse_agent_file(text: str, source: str) -> AgentPreset:
-    """One agent file's text, validated; :class:`AgentFileError` names ``source`` and the field."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise AgentFileError(f"{source}: not valid TOML: {exc}") from None
-    try:
-        preset = AgentPreset.model_validate(data)
-    except ValidationError as exc:
-        raise AgentFileError(f"{source}: {_describe(exc)}") from None
-    stem = Path(source).stem
-    if preset.id != stem:
-        raise AgentFileError(f"{source}: id: must be the file's name, {stem!r}")
-    if preset.package.version not in preset.package.install:
-        raise AgentFileError(
-            f"{source}: package.install: must install the pinned version {preset.package.version}"
-        )
-    return preset
-
-
-def load_presets(files: Mapping[str, str]) -> dict[str, AgentPreset]:
-    """File name -> text, validated together: no name is claimed by two files."""
-    presets: dict[str, AgentPreset] = {}
-    owner: dict[str, str] = {}
-    for source in sorted(files):
-        preset = parse_agent_file(files[source], source)
-        for name in preset.names:
-            key = name.casefold()
-            if key in owner:
-                raise AgentFileError(f"{source}: aliases: {name!r} is already {owner[key]}'s name")
-            owner[key] = preset.id
-        presets[preset.id] = preset
-    return presets
-
-
-def agent_files() -> dict[str, str]:
-    """The packaged agent files: name -> text."""
-    folder = resources.files("announcer.agents")
-    return {
-        f"announcer/agents/{entry.name}": entry.read_text(encoding="utf-8")
-        for entry in folder.iterdir()
-        if entry.name.endswith(".toml")
-    }
-
-
-@cache
-def presets() -> dict[str, AgentPreset]:
-    """Every preset by id, read once; claude first (the default agent), then by id."""
-    found = load_presets(agent_files())
-    order = sorted(found, key=lambda key: (key != DEFAULT_AGENT, key))
-    return {key: found[key] for key in order}
-
-
-#: the preset ``announcer agent`` starts when given no name
-DEFAULT_AGENT = "claude"
-
-
-def find_preset(name: str) -> AgentPreset | None:
-    """The preset with this id or alias (any case), or None."""
-    key = name.casefold()
-    for preset in presets().values():
-        if key in (n.casefold() for n in preset.names):
-            return preset
-    return None
-
-
-#: what a program's name may end with on Windows, where npm installs a ``.cmd`` shim
-_PROGRAM_SUFFIXES = (".cmd", ".exe", ".bat", ".ps1")
-
-
-def preset_for_command(command: Sequence[str]) -> AgentPreset | None:
-    """The preset whose own program this command line starts, or None.
-
-    ``codex-acp``, ``/opt/bin/gemini --acp --debug``: the program's name (wherever it
-    lives) and the preset's ACP words right after it. ``announcer agent -- codex-acp`` is
-    the Codex preset's agent, and should ask as that preset makes it ask (issue 21, 3).
-    """
-    if not command:
-        return None
-    program = Path(command[0]).name
-    for suffix in _PROGRAM_SUFFIXES:
-        if program.casefold().endswith(suffix):
-            program = program[: -len(suffix)]
-    for preset in presets().values():
-        words = preset.command
-        if program == words[0] and tuple(command[1 : len(words)]) == words[1:]:
-            return preset
-    return None
-
-
-def __getattr__(name: str) -> object:
-    # AGENT_PRESETS, read on first use (the agent files are not read on import)
-    if name == "AGENT_PRESETS":
-        return presets()
-    raise AttributeError(name)
-
-
-def find_command(program: str, extra_dirs: tuple[Path, ...] = ()) -> str | None:
-    """The program on PATH (or in ``extra_dirs``, e.g. a local node_modules/.bin), or None."""
-    found = shutil.which(program)
-    if found:
-        return found
-    for folder in extra_dirs:
-        candidate = folder / program
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return None

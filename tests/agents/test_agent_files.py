@@ -1,8 +1,8 @@
-"""The agent files (announcer/agents/*.toml) are the one list of agents, and every place agrees.
+"""The agent files (announcer/agents/*.toml) are the one list of agents: read, validated, used.
 
-Each place that names agents either reads the files or, where it must start faster than
-reading files allows (the hook client, the sans-I/O format tables), is checked here: a
-name with no file fails, and so does a file that a place leaves out.
+Every place that names agents reads the files through announcer.agents (the hook process
+through its standard-library reader); tests/agents/test_catalogue_names.py fails when a
+name has no file or no code, or a module keeps a list of its own.
 """
 
 from __future__ import annotations
@@ -16,11 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from announcer.cli.commands import agent as agent_command
-from announcer.cli.commands.hook import HOOK_LABELS
-from announcer.cli.commands.watch import JSON_FLAGS
-from announcer.cli.main import COMMANDS
-from announcer.config.agents import (
+from announcer.agents.catalogue import (
     DEFAULT_AGENT,
     AgentFileError,
     agent_files,
@@ -30,11 +26,10 @@ from announcer.config.agents import (
     preset_for_command,
     presets,
 )
-from announcer.formats.detect import AGENTS as STREAM_PROGRAMS
-from announcer.formats.hooks import HOOK_AGENTS
-from announcer.formats.wrapper import AGENT_NAMES
-from announcer.transports.hook_client import BLOCKING_BY_AGENT, KNOWN_AGENTS
+from announcer.cli.commands import agent as agent_command
+from announcer.cli.main import COMMANDS
 from tests.lab.clis import PINNED
+from tests.support.speech_record import spoken_in
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the presets the issue asks for; each has a file and nothing else has one
@@ -203,48 +198,6 @@ def test_the_packaged_files_are_the_folder() -> None:
 # -- every place that names agents agrees with the files ---------------------------------------
 
 
-def _clis() -> dict[str, object]:
-    return {p.id: p.cli for p in presets().values() if p.cli is not None}
-
-
-def test_the_hook_client_and_the_hook_command_know_the_agents_with_hooks() -> None:
-    with_hooks = {p.cli.hooks: p for p in presets().values() if p.cli and p.cli.hooks}
-    assert set(KNOWN_AGENTS) == set(with_hooks)
-    assert set(BLOCKING_BY_AGENT) == set(with_hooks)
-    assert set(HOOK_AGENTS) == set(with_hooks)
-    assert {hook: with_hooks[hook].title for hook in with_hooks} == HOOK_LABELS
-    for hook, preset in with_hooks.items():  # the hook id is one of the agent's names
-        assert find_preset(hook) is preset
-
-
-def test_watch_knows_each_agent_program_and_package_and_nothing_else() -> None:
-    expected = {}
-    for preset in presets().values():
-        if preset.cli is None:
-            continue
-        for word in (*preset.cli.programs, *preset.cli.packages):
-            expected[word] = preset.cli.stream_format
-    # the table's extra spellings (claude-code) are names of the same agent
-    for word, stream in STREAM_PROGRAMS.items():
-        owner = find_preset(word) or next(
-            p for p in presets().values() if p.cli and word in (*p.cli.programs, *p.cli.packages)
-        )
-        assert owner.cli is not None and owner.cli.stream_format == stream, word
-    assert {w: s for w, s in STREAM_PROGRAMS.items() if w in expected} == expected
-
-
-def test_watch_reminds_of_each_agents_json_flags_as_the_files_say() -> None:
-    flags = {p.cli.stream_format: p.cli.json_args for p in presets().values() if p.cli}
-    assert {fmt: tuple(args) for fmt, args in JSON_FLAGS.items()} == flags
-
-
-def test_the_wrapper_names_are_agent_names_with_their_titles() -> None:
-    for name, title in AGENT_NAMES.items():
-        preset = find_preset(name)
-        assert preset is not None, f"{name!r} names no agent file"
-        assert preset.title == title
-
-
 def test_the_lab_runs_the_versions_the_presets_install() -> None:
     for preset in presets().values():
         if preset.package.name in PINNED:
@@ -315,8 +268,7 @@ def test_a_missing_preset_is_said_aloud_with_its_install_command(tmp_path: Path)
     assert done.returncode == 2
     assert "Install it with: npm install -g opencode-ai@1.18.33" in done.stderr
     said = [json.loads(line) for line in _lines(done) if line.startswith("{")]
-    spoken = [s["text"] for s in said if s.get("action") == "speak"]
-    assert spoken == [
+    assert spoken_in(said) == [
         "OpenCode is not installed. Install it with: npm install -g opencode-ai@1.18.33"
     ]
 
@@ -326,7 +278,7 @@ def test_the_missing_preset_is_said_in_the_users_language(tmp_path: Path) -> Non
         tmp_path, "kimi", "--speech", "jsonl", "--ui", "plain", "--language", "de", path=""
     )
     said = [json.loads(line) for line in _lines(done) if line.startswith("{")]
-    assert [s["text"] for s in said if s.get("action") == "speak"] == [
+    assert spoken_in(said) == [
         "Kimi Code ist nicht installiert. Installieren Sie es mit: "
         "npm install -g @moonshot-ai/kimi-code@2.1.0"
     ]
