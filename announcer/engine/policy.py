@@ -92,6 +92,9 @@ class Policy(PolicyQuestions):
             if reason is not None:
                 self.suppressed[reason] += 1
                 return []
+        if urgency is not Urgency.CRITICAL and _kept_quiet(event):
+            self.suppressed["said already"] += 1
+            return []
         wording = self._compose(event, session, urgency, now)
         if urgency is Urgency.CRITICAL and (
             wording is None or (isinstance(wording, Spoken) and not wording.text)
@@ -252,6 +255,19 @@ def _detailed_only(event: AaepEvent) -> bool:
     ``detailed_only``: an agent's suggested next prompt, issue 33 item 5)."""
     ours = (event.extensions or {}).get(ANNOUNCER_EXTENSION)
     return isinstance(ours, dict) and ours.get("detailed_only") is True
+
+
+def _kept_quiet(event: AaepEvent) -> bool:
+    """announcer's own mapping marked news not to be said (``x-announcer`` ``quiet``):
+    an agent's start while the user's message waits for it, a call's success right after
+    the line that named it. Honoured only for those two kinds: a question, a failure or an
+    outcome with words of its own is never kept quiet by a flag."""
+    ours = (event.extensions or {}).get(ANNOUNCER_EXTENSION)
+    if not (isinstance(ours, dict) and ours.get("quiet") is True):
+        return False
+    return isinstance(event, SessionStarted) or (
+        isinstance(event, ToolCompleted) and event.status == "success"
+    )
 
 
 def _said_whole(event: AaepEvent) -> bool:

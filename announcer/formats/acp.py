@@ -115,9 +115,13 @@ class AcpAdapter(AcpQuestions, AcpSettings):
 
     name = "acp"
 
-    def session_opened(self, session_id: str, cwd: str, now: float) -> AdapterOutput:
-        """``session/new`` answered: the session starts."""
-        return self._run(lambda: self._open(session_id, cwd, now))
+    def session_opened(
+        self, session_id: str, cwd: str, now: float, message_waiting: bool = False
+    ) -> AdapterOutput:
+        """``session/new`` answered: the session starts. ``message_waiting``: the user's
+        message typed while it started goes now; "is ready." is not said and the settings
+        line is said after that turn, so neither delays the answer (issue 31, item 11)."""
+        return self._run(lambda: self._open(session_id, cwd, now, message_waiting))
 
     def prompt_sent(self, session_id: str, now: float) -> AdapterOutput:
         """The user sent a prompt: a new turn, the agent is thinking."""
@@ -439,6 +443,13 @@ class AcpAdapter(AcpQuestions, AcpSettings):
                 )
             )
         session.cancelled_by_user = False
+        if session.settings_after_turn is not None:
+            # the settings line held back while the user's first message waited (issue 31,
+            # item 11): said once, after the answer it would have delayed, and before the
+            # turn's end (a newer status line would fold that away)
+            said_whole, brief = session.settings_after_turn
+            session.settings_after_turn = None
+            self._say_settings(session, said_whole, brief, now)
         # The agent now waits for the user: always said (never folded into a short cycle),
         # since silence while an agent waits is what users of agent tools hate most.
         self.builder.state_changed(

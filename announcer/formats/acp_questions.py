@@ -559,6 +559,7 @@ class AcpQuestions(AcpToolCalls):
             timeout_seconds=NO_TIMEOUT_SECONDS,
         )
         event["allowed_replies"] = allowed
+        tool.asked_seq = session.state.next_seq
         if whole_plan.strip():  # the whole plan, also in the detailed summary
             event["summary_detailed"] = clip(
                 f"{event['summary_normal']} {' '.join(whole_plan.split())}", 16_000

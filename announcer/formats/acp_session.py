@@ -20,6 +20,7 @@ from announcer.formats.acp_shapes import (
 )
 from announcer.formats.base import AdapterOutput, FormatAdapter, JsonObject
 from announcer.formats.builder import AaepBuilder
+from announcer.formats.builder_fields import mark_kept_quiet
 from announcer.formats.builder_state import SessionState
 from announcer.formats.speakable import clip
 
@@ -35,6 +36,9 @@ class _Tool:
     announced: bool = False
     finished: bool = False
     asked: bool = False  # a permission request stands for its announcement
+    # the session's sequence number right after its question: no news came between the
+    # question and the call's end while it is still the session's next (issue 31 item 11)
+    asked_seq: int | None = None
     rejected: bool = False  # the user rejected it: its failure report is not a failure
     deletes: list[str] = field(default_factory=list)  # files its diff deletes
     changed_files: list[str] = field(default_factory=list)  # files its diffs change
@@ -79,6 +83,10 @@ class _Session:
     # None: no settings known (every change said); False: known while the session starts,
     # not said yet (changes are the start settings); True: the settings line was said
     settings_said: bool | None = None
+    # the user's message waited for the agent to start (issue 31, item 11): its start news
+    # must not delay the answer; the settings line, said after the first turn, or None
+    settings_after_turn: tuple[str, str] | None = None
+    message_waited: bool = False
     # Titled calls not yet announced: said when the agent moves on, unless it asks first.
     due: list[str] = field(default_factory=list)
     # Running calls not yet announced, and since when: said after a short quiet time.
@@ -161,11 +169,13 @@ class AcpSessions(FormatAdapter):
         if built:
             self._out.events.extend(built)
 
-    def _open(self, session_id: str, cwd: str, now: float) -> _Session:
+    def _open(
+        self, session_id: str, cwd: str, now: float, message_waiting: bool = False
+    ) -> _Session:
         session = self.sessions.get(session_id)
         if session is None:
             state = self.builder.session(session_id)
-            session = _Session(state, cwd)
+            session = _Session(state, cwd, message_waited=message_waiting)
             self.sessions[session_id] = session
             self.builder.session_started(
                 state,
@@ -173,6 +183,11 @@ class AcpSessions(FormatAdapter):
                 normal=self._t("{agent} is ready.").format(agent=self.agent_name),
                 terse=self._t("{agent} ready.").format(agent=self.agent_name),
             )
+            started = self.builder.events[-1] if self.builder.events else None
+            if message_waiting and started and started["type"] == "aaep:agent.session.started":
+                # issue 31, item 11: the user's message waits for it and goes now; its
+                # answer says the agent is ready. Not said before it (nor after).
+                mark_kept_quiet(self.builder.events[-1])
         elif cwd and not session.cwd:
             # an update came before session/new's answer was read: its folder is known now,
             # so paths are said relative from here on

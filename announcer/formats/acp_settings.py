@@ -65,12 +65,21 @@ class AcpSettings(AcpSessions):
         return self._run(step)
 
     def settings_known(
-        self, session_id: str, modes: object, config_options: object, now: float, say: bool = True
+        self,
+        session_id: str,
+        modes: object,
+        config_options: object,
+        now: float,
+        say: bool = True,
+        message_waiting: bool = False,
     ) -> AdapterOutput:
-        """``session/new`` answered with the agent's modes and config options: say them once."""
+        """``session/new`` answered with the agent's modes and config options: say them once
+        (``message_waiting``: after the turn of the user's message that waited, issue 31,
+        item 11)."""
 
         def step() -> None:
             session = self._session(session_id, now)
+            session.message_waited = session.message_waited or message_waiting
             if isinstance(modes, dict):
                 session.modes = _mode_list(modes.get("availableModes"))
                 session.mode = get_str(modes, "currentModeId")
@@ -81,19 +90,27 @@ class AcpSettings(AcpSessions):
                 # the mode and the model, whole, at normal verbosity (never cut mid-list,
                 # issue 31 item 13); every setting in the description, at detailed
                 brief = self._settings_sentence(session, brief=True) or said
-                before = len(self.builder.events)
-                self.builder.progress(
-                    session.state,
-                    now,
-                    description=clip(said, 4096),
-                    normal=brief,
-                    terse=brief,
-                    urgency="normal",
-                )
-                if len(self.builder.events) > before:
-                    mark_start_line(self.builder.events[-1])  # moot once the user writes
+                if session.message_waited and session.turn == 0:
+                    # issue 31, item 11: the user's message waits for the agent; its answer
+                    # comes first, the settings line after that turn
+                    session.settings_after_turn = (said, brief)
+                else:
+                    self._say_settings(session, said, brief, now)
 
         return self._run(step)
+
+    def _say_settings(self, session: _Session, said: str, brief: str, now: float) -> None:
+        before = len(self.builder.events)
+        self.builder.progress(
+            session.state,
+            now,
+            description=clip(said, 4096),
+            normal=brief,
+            terse=brief,
+            urgency="normal",
+        )
+        if len(self.builder.events) > before:
+            mark_start_line(self.builder.events[-1])  # moot once the user writes
 
     def settings(self, session_id: str) -> tuple[list[tuple[str, str]], dict[str, ConfigOption]]:
         """The session's modes and config options, for ``:mode``, ``:model`` and the picker."""

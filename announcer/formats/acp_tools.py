@@ -30,6 +30,7 @@ from announcer.formats.acp_shapes import (
 from announcer.formats.base import AdapterOutput, JsonObject, get_str
 from announcer.formats.builder_fields import (
     mark_changes,
+    mark_kept_quiet,
     mark_outcome_said,
     mark_said_as_question,
     mark_suite_counts,
@@ -139,9 +140,15 @@ class AcpToolCalls(AcpSessions):
             # Wait: the agent may ask permission for it next, and one question says it all.
             session.due.append(call_id)
         if status in ("completed", "failed") and not tool.finished:
+            # the line just before named it: its question (and the user's answer), or its
+            # own start; a plain "<call>: done." then says nothing new (issue 31 item 11:
+            # Gemini's command said again after "Sent: accept."; issue 30 item 8)
+            named = tool.asked_seq == session.state.next_seq or (
+                tool.announced and self.builder.right_after_its_start(session.state, call_id)
+            )
             if not tool.announced:
                 self._open_quietly(session, call_id, tool, now)
-            self._finish_tool(session, call_id, tool, status, update, now)
+            self._finish_tool(session, call_id, tool, status, update, now, named=named)
 
     def _review(self, session: _Session, call_id: str, update: JsonObject, now: float) -> None:
         """The agent's own reviewer decided an approval (Codex's Guardian, "Auto review").
@@ -363,7 +370,10 @@ class AcpToolCalls(AcpSessions):
         status: str,
         update: JsonObject,
         now: float,
+        named: bool = False,
     ) -> None:
+        """A call's end. ``named``: the line just before named the call, so a success with
+        nothing more to say than "done" is not said (the event is still sent)."""
         tool.finished = True
         tr = translator(self.language)
         changes = _diff_sentences(update.get("content"), session.cwd, tr.ngettext, tr.gettext)
@@ -379,9 +389,10 @@ class AcpToolCalls(AcpSessions):
             return
         if status == "completed":
             said = "; ".join(changes) if changes else self._t("{tool}: done.").format(tool=label)
+            only_done = not changes
             if not changes and (tool.deletes or tool.changed_files):
                 # codex-acp sends its diffs only before the question (issue 31, item 8)
-                said = self._files_done(tool)
+                said, only_done = self._files_done(tool), False
             self.builder.tool_completed(
                 session.state,
                 now,
@@ -394,6 +405,8 @@ class AcpToolCalls(AcpSessions):
             if not changes and tool.changes:  # its diffs came before: the digest has them
                 mark_changes(self.builder.events[-1], "; ".join(tool.changes))
             self._mark_suite_counts(tool, update)
+            if named and only_done:
+                mark_kept_quiet(self.builder.events[-1])
         elif tool.rejected:
             return  # the user rejected it: "You rejected: ..." was said, never a failure
         elif self._reviewed_as(session, tool, session.denied):

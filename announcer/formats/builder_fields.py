@@ -240,6 +240,29 @@ def mark_start_line(event: Event) -> None:
     _ours(event)["start_line"] = True
 
 
+def mark_kept_quiet(event: Event) -> None:
+    """News in the event stream that is not said (the engine counts it as "said already"
+    in the diagnostics): an agent's start while the user's message waits for it (issue 31,
+    item 11), a call's success right after the line that named it (issue 30, item 8; issue
+    31, item 11). Only a session's start and a call's success are ever kept quiet
+    (announcer.engine.policy)."""
+    _ours(event)["quiet"] = True
+
+
+def kept_quiet(event: Event) -> bool:
+    """Whether our own mapping marked ``event`` not to be said (:func:`mark_kept_quiet`),
+    for the interfaces that print events without the engine (``hook serve``); honoured
+    for a session's start and a call's success only, as the engine does."""
+    extensions = event.get("extensions")
+    ours = extensions.get(ANNOUNCER_EXTENSION) if isinstance(extensions, dict) else None
+    if not (isinstance(ours, dict) and ours.get("quiet") is True):
+        return False
+    kind = event.get("type")
+    return kind == "aaep:agent.session.started" or (
+        kind == "aaep:agent.tool.completed" and event.get("status") == "success"
+    )
+
+
 def mark_said_as_question(event: Event) -> None:
     """A call whose permission question already said it (issue 31, item 11): its start is
     kept for the record and not said again after the user's answer."""

@@ -53,6 +53,9 @@ class SessionState:
     # the question that put the session in awaiting_input: the change that leaves it
     # names it (correlation_id), the evidence a subscriber voids it on (§6.8)
     question_event_id: str | None = None
+    # the call (its tool_call_id) the session's last event was about, None if another kind
+    # of news: a call's success right after its own start says nothing new (issue 30 item 8)
+    last_call: str | None = None
     # (session id, its hash state) for event ids: one hash per event, most of it done once
     id_hash: tuple[str, Any] | None = field(default=None, repr=False, compare=False)
 
@@ -155,9 +158,19 @@ class BuilderState:
             # is in); streamed output is the agent's own text, in a language we do not know
             event["localization_hints"] = {"primary_language": self.language}
         event.update(fields)
+        call = fields.get("tool_call_id")
+        sess.last_call = call if isinstance(call, str) else None
         sess.next_seq += 1
         self.events.append(event)
         return event
+
+    def right_after_its_start(self, sess: SessionState, native_call_id: str) -> bool:
+        """Whether the session's last news was the start of this open call (said as it
+        started, or by its question): its success then says nothing the line before it did
+        not (issue 30 item 8; issue 31 item 11, Gemini's command said again after the
+        user's accept)."""
+        opened = sess.open_tools.get(native_call_id)
+        return opened is not None and sess.last_call == opened.call_id
 
     def _event_id(self, sess: SessionState) -> str:
         """``evt_`` + digest(salt, session id, sequence number), the session's part hashed once."""

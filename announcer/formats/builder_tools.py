@@ -10,6 +10,7 @@ from announcer.formats.builder_fields import (
     MAX_SUMMARY,
     TERSE_ARGUMENT,
     digest,
+    mark_kept_quiet,
     sentence,
     summaries,
     tool_identifier,
@@ -91,6 +92,14 @@ class BuilderTools(BuilderState):
         key = native_call_id
         if key is None and sess.open_tools:
             key = next(reversed(sess.open_tools))  # the only/most recent open call
+        # "Running Bash: ls." was the line just before: "Bash finished: ls." says nothing
+        # new (issue 30 item 8), so a success named by our own words is kept quiet
+        quiet = (
+            status == "success"
+            and normal is None
+            and key is not None
+            and self.right_after_its_start(sess, key)
+        )
         opened = sess.open_tools.pop(key, None) if key is not None else None
         if opened is None:
             # a result without its call (the stream started mid-way): announce the call
@@ -122,7 +131,8 @@ class BuilderTools(BuilderState):
             if status == "success":
                 # Issue 30 item 8: "Bash finished." said nothing the line before it did not
                 # (and nothing at all when other news came between): the call is named by
-                # what it ran, which also tells apart parallel calls of one tool.
+                # what it ran, which also tells apart parallel calls of one tool; right
+                # after its own start, it is sent but not said.
                 normal = (
                     self._t("{tool} finished: {details}.").format(
                         tool=spoken, details=clip(opened.label, TERSE_ARGUMENT)
@@ -158,7 +168,9 @@ class BuilderTools(BuilderState):
             fields["duration_ms"] = duration_ms
         # a failed tool matters to the user; a succeeded one is background news
         urgency = "background" if status == "success" else "normal"
-        self._emit(sess, "tool.completed", now, fields, urgency=urgency, at=at)
+        event = self._emit(sess, "tool.completed", now, fields, urgency=urgency, at=at)
+        if quiet:
+            mark_kept_quiet(event)
 
     def progress(
         self,

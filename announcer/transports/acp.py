@@ -194,7 +194,13 @@ class AcpTransport(AcpSettings, AcpAnswers, Transport):
             await self._last_words()
             raise TransportError(self._failure(exc), self._failure_cause(exc)) from None
         self.session_id = str(session.session_id)
-        self._queue(self.adapter.session_opened(self.session_id, self.cwd, time.time()).events)
+        # a message typed while the agent started goes once it is ready: the start news is
+        # not said before its answer (issue 31, item 11)
+        self._queue(
+            self.adapter.session_opened(
+                self.session_id, self.cwd, time.time(), message_waiting=self._early is not None
+            ).events
+        )
         modes = _dump(getattr(session, "modes", None))
         self._start_config = [_dump(o) for o in getattr(session, "config_options", None) or []]
         if self.start_settings:  # known first, so a mode is set as the agent offers it
@@ -210,7 +216,11 @@ class AcpTransport(AcpSettings, AcpAnswers, Transport):
         # said once, as they are after the start settings: the mode, the model, ...
         self._queue(
             self.adapter.settings_known(
-                self.session_id, modes, self._start_config, time.time()
+                self.session_id,
+                modes,
+                self._start_config,
+                time.time(),
+                message_waiting=self._early is not None,
             ).events
         )
         if self.no_preset:

@@ -43,12 +43,15 @@ def replay(
     folder: Path = RECORDINGS,
     *,
     hold: Callable[[dict[str, Any]], float] | None = None,
+    early: bool = False,
     **settings: Any,
 ) -> Heard:
     """What the listener hears from recording ``name`` in ``folder`` (``settings``: the
     user's). ``hold(entry)``: seconds of silence passed before ``entry`` on the session's
     clock, the engine ticking each second (a command that ran a minute, not the seconds
-    the lab's took), and every later entry that much later."""
+    the lab's took), and every later entry that much later. ``early``: the user typed the
+    first message while the agent was starting, so it waited and went as soon as the
+    session was open (as ``announcer.transports.acp`` sends it)."""
     heard = heard or Heard(**settings)
     adapter, engine = heard.adapter, heard.engine
     engine.set_subscription("acp", "sub_recorded")
@@ -58,6 +61,7 @@ def replay(
     # sessions opened and not yet prompted: their modes and settings, as set at the start
     starting: dict[str, tuple[Any, Any]] = {}
     started = heard.now
+    waiting = _waiting(early)
     for entry in recording(name, folder):
         message = entry["message"]
         held = hold(entry) if hold is not None else 0.0
@@ -76,7 +80,9 @@ def replay(
                     session_id = message["params"]["sessionId"]
                     if session_id in starting:  # the settings as the session starts, once
                         modes, config = starting.pop(session_id)
-                        heard.take(adapter.settings_known(session_id, modes, config, heard.now))
+                        heard.take(
+                            adapter.settings_known(session_id, modes, config, heard.now, **waiting)
+                        )
                     heard.take(adapter.prompt_sent(session_id, heard.now))
             elif message.get("id") in permissions:
                 _answered(heard, *permissions.pop(message["id"]), message.get("result") or {})
@@ -95,9 +101,14 @@ def replay(
             permissions[message["id"]] = (tokens[-1], message["params"].get("options") or [])
         elif method is None and message.get("id") in requested:
             _answer_of_ours(
-                heard, requested.pop(message["id"]), message.get("result") or {}, starting
+                heard, requested.pop(message["id"]), message.get("result") or {}, starting, early
             )
     return heard
+
+
+def _waiting(early: bool) -> dict[str, bool]:
+    """The mapping is told that the user's first message waited for the agent, or nothing."""
+    return {"message_waiting": True} if early else {}
 
 
 def _answered(
@@ -117,6 +128,7 @@ def _answer_of_ours(
     request: dict[str, Any],
     result: dict[str, Any],
     starting: dict[str, tuple[Any, Any]],
+    early: bool = False,
 ) -> None:
     """The agent's answer to one of our requests: a session opened, a turn ended, a setting."""
     adapter, params = heard.adapter, request.get("params") or {}
@@ -128,7 +140,11 @@ def _answer_of_ours(
             adapter.rename(title.strip())
     elif method == "session/new":
         session_id = str(result.get("sessionId"))
-        heard.take(adapter.session_opened(session_id, str(params.get("cwd", "")), heard.now))
+        heard.take(
+            adapter.session_opened(
+                session_id, str(params.get("cwd", "")), heard.now, **_waiting(early)
+            )
+        )
         starting[session_id] = (result.get("modes"), result.get("configOptions") or [])
         # known at once, said once the start settings are applied (as the transport does)
         heard.take(adapter.settings_known(session_id, *starting[session_id], heard.now, say=False))

@@ -56,6 +56,9 @@ mode, ``SETTINGS``), which it changes when asked and logs to ``settings.txt``;
 ``--long-settings``: eight config options, as Claude's adapter has: the status line that
 says them when the session starts takes seconds to say (``LONG_SETTINGS``).
 
+``SDK_AGENT_START_WHEN=FILE`` (environment): ``session/new`` is answered only once FILE
+exists (a slow start the test ends when it likes; at most 30 s).
+
 ``--tag NAME`` (several agents in one folder): its title is NAME, every prompt it gets is
 appended to ``prompts-NAME.txt``, every permission answer to ``answers-NAME.txt``, its
 process id to ``pid-NAME.txt``, and the files it writes are called ``out-NAME.txt`` and
@@ -334,6 +337,12 @@ class ScriptedAgent:
             raise acp.RequestError.auth_required()
         self.cwd = Path(cwd)
         self.log("pid.txt", str(os.getpid()))
+        start_when = os.environ.get("SDK_AGENT_START_WHEN")
+        if start_when:  # a slow start: session/new answers once the test made this file
+            for _ in range(600):  # at most 30 s
+                if Path(start_when).exists():
+                    break
+                await asyncio.sleep(0.05)
         if self.settings == "settings":
             return schema.NewSessionResponse.model_validate({"sessionId": "sess-1", **self.config})
         if self.settings == "long-settings":

@@ -117,7 +117,11 @@ def test_a_tool_call_sent_empty_then_titled_is_announced_once_with_its_descripti
     # it ran without the user's answer: who approved it is said (issue 31, item 4)
     assert invoked[0]["summary_normal"] == "Claude Code approved: Run the test suite."
     assert invoked[0]["summary_detailed"] == "Claude Code approved: npm test: Run the test suite."
-    assert "Run the test suite: done." in heard.said()
+    # its end came right after that line: kept for the record, "done" not said (issue 30
+    # item 8: it said nothing the line before it did not)
+    completed = [e for e in heard.events if e["type"] == "aaep:agent.tool.completed"]
+    assert [e["status"] for e in completed] == ["success"]
+    assert "Run the test suite: done." not in heard.said()
 
 
 def test_diffs_and_locations_are_said_relative_to_the_session_folder() -> None:

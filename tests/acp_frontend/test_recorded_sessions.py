@@ -136,3 +136,34 @@ def test_a_message_after_an_adapters_warning_is_heard_whole() -> None:
     said = replay("claude-plan-always").spoken
     assert "Plan approved; starting." in said, said
     assert not [s for s in said if "code.claude.com approved" in s], said
+
+
+def test_a_message_typed_while_claude_starts_is_answered_before_its_start_lines() -> None:
+    """Issue 31, item 11: the user's message typed while claude-agent-acp starts goes as
+    soon as its session is open. "Claude Agent is ready." and the settings line used to be
+    said first, holding the answer back; now the answer comes first, "is ready." is kept
+    for the record and the settings line is said once, as the turn ends."""
+    said = replay("claude-quick-plan", early=True).spoken
+    assert said[0] == "Step 1 of 4: Read the notes.", said
+    assert "Claude Agent is ready." not in said, said
+    settings = [i for i, s in enumerate(said) if s.startswith("Mode: Manual.")]
+    assert settings == [said.index("Claude Agent finished the turn.") - 1], said
+    # typed once it was ready, the start lines come first, as before
+    assert replay("claude-quick-plan").spoken[:2] == [
+        "Claude Agent is ready.",
+        "Mode: Manual. Model: Default (recommended).",
+    ]
+
+
+def test_geminis_accepted_command_is_not_said_again_after_the_answer() -> None:
+    """Issue 31, item 11: Gemini CLI 0.61.0 (ACP mode) asks to run ``touch made.txt``; after
+    the user's accept its only update is the call's end, titled again with the command,
+    which was said as "Touch made.txt: done.": the command again, right after "Sent:
+    accept.". Its end is kept for the record; the agent's answer comes next."""
+    heard = replay("gemini-command")
+    said = heard.spoken
+    question = said.index(_question(said))
+    assert "wants to run: touch made.txt." in said[question], said
+    assert said[question + 1 :] == ["I ran the command.", "Gemini CLI finished the turn."]
+    completed = [e for e in heard.events if e["type"] == "aaep:agent.tool.completed"]
+    assert [e["status"] for e in completed] == ["success"]  # on the record, not said

@@ -38,7 +38,8 @@ def test_a_real_codex_stream_in_spanish_is_tagged_es_end_to_end(tmp_path) -> Non
     ours = {r["text"]: r["language"] for r in agent_speech(records)}
     assert ours["Codex comenzó."] == "es"
     assert ours["Ejecutando shell: ls."] == "es"
-    assert ours["Shell terminó: ls."] == "es"
+    # its end, right after its start, is kept for the record (issue 30 item 8)
+    assert "Shell terminó: ls." not in ours
     assert not any(text.startswith(("Running", "Codex started")) for text in ours)
 
 

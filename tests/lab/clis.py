@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 #: the versions the lab's expectations were reviewed against; change them together
 PINNED = {
-    "@anthropic-ai/claude-code": "2.1.332",
+    "@anthropic-ai/claude-code": "2.1.337",
     "@openai/codex": "0.171.0",
     # ACP adapters and ACP agents for ``announcer agent`` (tests/lab/test_acp_lab.py)
     "@agentclientprotocol/claude-agent-acp": "0.101.0",

@@ -110,6 +110,8 @@ RECIPES: dict[str, Recipe] = {
     # qwen's own auto mode: its classifier (the model) decides, not the user
     "qwen-auto-command": Recipe("qwen", ("lab:command please",), asking=False,
                                 args=("--approval-mode", "auto")),
+    # Gemini CLI's ACP mode asks before a command; the user accepts it once
+    "gemini-command": Recipe("gemini", ("lab:command please",)),
 }  # fmt: skip
 
 

@@ -282,3 +282,24 @@ def _user_input_answers(fake_model: FakeModelServer) -> list[object]:
                 except ValueError:  # a refusal in words ("... is unavailable in Default mode")
                     found[str(item["call_id"])] = output
     return list(found.values())
+
+
+def test_geminis_accepted_command_is_not_said_again_after_the_answer(
+    lab_agents: LabAgents,
+) -> None:
+    """``announcer agent gemini`` (Gemini CLI's ACP mode) asks to run ``touch made.txt``;
+    after the user's accept its only update is the call's end, titled with the command
+    again, which was said as "Touch made.txt: done." right after "Sent: accept." (issue
+    31, item 11). The command ran; after the answer the agent's own words come next."""
+    with lab_agents.run("gemini") as run:
+        run.type("lab:command please")
+        question = run.wait_for("Confirmation needed.")
+        assert "touch made.txt" in question, question
+        run.answer("a")  # an ordinary command: one key
+        run.wait_for("finished the turn.")
+        assert (run.folder / "made.txt").exists()
+    heard = run.heard()
+    asked = next(i for i, t in enumerate(heard) if t.startswith("Confirmation needed."))
+    after = heard[asked + 1 :]
+    assert not [t for t in after if "made.txt" in t.lower()], heard
+    assert "I ran the command." in after, heard

@@ -33,13 +33,12 @@ FMT = "claude-code"
 def test_one_call_is_named_by_its_description_and_the_command_comes_at_detailed(lab: Lab):
     assert lab.claude_heard("one-tool") == [
         "Claude Code started in claude-one-tool.",
-        "Running Bash: Print hello.",
-        "Bash finished: Print hello.",
+        "Running Bash: Print hello.",  # its end right after says nothing new (issue 30 8)
         "The command printed hello.",
         "Claude Code finished.",
     ]
     terse = lab.claude_heard("one-tool", "terse")
-    assert terse[1:3] == ["Bash: Print hello.", "Bash done."]
+    assert terse[1:3] == ["Bash: Print hello.", "The command printed hello."]
     assert terse[-1] == "Claude Code finished." and "Done." not in terse
     detailed = lab.claude_heard("one-tool", "detailed")
     assert "Running Bash: Print hello. Command: echo hello" in detailed
@@ -61,24 +60,27 @@ def test_partial_messages_announce_each_call_once_with_its_input(lab: Lab):
 def test_parallel_calls_are_told_apart_when_they_finish(lab: Lab):
     said = lab.claude_heard("parallel")
     finished = sorted(s for s in said if s.startswith("Bash finished"))
-    assert finished == [
+    every = [
         "Bash finished: Print one.",
         "Bash finished: Print three.",
         "Bash finished: Print two.",
     ]
+    # each end names its call; the one whose end came right after its own start (the last
+    # started, when its result comes first) says nothing new and is not said (issue 30 8)
+    assert set(finished) <= set(every) and len(finished) >= 2, said
     terse = lab.claude_heard("parallel", "terse")
-    assert sorted(s for s in terse if s.startswith("Bash done")) == [
-        "Bash done: Print one.",
-        "Bash done: Print three.",
-        "Bash done: Print two.",
-    ]
+    done = [s for s in terse if s.startswith("Bash done")]
+    every_done = ["Bash done: Print one.", "Bash done: Print three.", "Bash done: Print two."]
+    assert set(done) <= set(every_done) and len(done) >= 2, terse
 
 
 def test_several_calls_in_a_row(lab: Lab):
     said = lab.claude_heard("several")
     assert said[:2] == ["Claude Code started in claude-several.", "Let me look around."]
     assert sum(s.startswith("Running") for s in said) == 3
-    assert sum(" finished" in s and s.startswith(("Bash", "Read")) for s in said) == 3
+    # one after another, each end right after its own start: said by nothing new, so not
+    # said (issue 30 item 8: "Bash finished: ls." right after "Running Bash: ls.")
+    assert not [s for s in said if " finished" in s and s.startswith(("Bash", "Read"))], said
     assert "Running Read: notes.md in claude-several." in said
     assert not [s for s in said if "failed" in s]
 

@@ -31,15 +31,13 @@ def test_one_command_is_unwrapped_and_the_end_is_said_once(lab: Lab):
     assert said[:1] + said[2:] == [
         "Codex started.",
         "Codex is working.",
-        "Running shell: echo hello.",
-        "Shell finished: echo hello.",
+        "Running shell: echo hello.",  # its end right after says nothing new (issue 30 8)
         "The command printed hello.",
         "Codex finished.",
     ]
     terse = lab.codex_heard("one-tool", "terse")
-    assert terse[-4:] == [
+    assert terse[-3:] == [
         "Shell: echo hello.",
-        "Shell done.",
         "The command printed hello.",
         "Codex finished.",
     ]
@@ -54,13 +52,13 @@ def test_commands_in_a_row_and_in_parallel(lab: Lab):
     for scenario, count in (("several", 3), ("parallel", 3)):
         said = lab.codex_heard(scenario)
         assert sum(s.startswith("Running shell: ") for s in said) == count
-        finished = [i for i, s in enumerate(said) if s.startswith("Shell finished")]
-        assert len(finished) == count
-        for index in finished:
-            # Codex runs parallel calls one after another or at once (it varies): a bare
-            # "Shell finished." only right after its own call, else it names the call
-            bare = said[index] == "Shell finished."
-            assert not bare or said[index - 1].startswith("Running shell: "), said
+        finished = [s for s in said if s.startswith("Shell finished")]
+        # Codex runs parallel calls one after another or at once (it varies): an end that
+        # comes right after its own start says nothing new and is not said (issue 30 item
+        # 8); any other end names its call
+        assert len(finished) < count or scenario == "parallel", said
+        running = {s.removeprefix("Running shell: ") for s in said if s.startswith("Running")}
+        assert all(s.removeprefix("Shell finished: ") in running for s in finished), said
         assert said[-1] == "Codex finished."
     assert {"Running shell: echo one.", "Running shell: echo two."} <= set(
         lab.codex_heard("parallel")

@@ -32,6 +32,7 @@ def speech_record(
     backend = JsonlBackend(out, clock=lambda: clock[0])
     backend.start()
     engine = Engine(settings, paced=False)
+    engine.trust_extension("watch")  # as `announcer watch` does: the stream is mapped by us
     driver = SpeechDriver(backend, VoiceSettings(), notify=lambda: None)
 
     def run(commands: list[Any]) -> None:

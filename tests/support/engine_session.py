@@ -153,6 +153,9 @@ class EngineSession(LocalSession):
         for part in parts:
             self.say(part)
 
+    def literals(self, kind: str) -> list[str]:
+        return self.engine.literals.latest(kind)
+
     def say_digest(self) -> None:
         self.host.digest()
 

@@ -1,4 +1,4 @@
-"""F6 in the Textual app (issue 33, item 5): the prompts the agent suggests sending next,
+"""F7 in the Textual app (issue 33, item 5): the prompts the agent suggests sending next,
 a list; Enter sends the one picked, as if typed. The real app, a live session and the
 scripted ACP agent as a child process (tests/ui/test_agent_prompt.py's ``Run``); what the
 agent received is the file it writes, what the user heard the jsonl speech record."""
@@ -12,13 +12,13 @@ from tests.support.waiting import until_on_pilot as until
 from tests.ui.test_agent_prompt import Run, stopped
 
 
-async def test_f6_lists_the_suggested_prompts_and_enter_sends_the_one_picked(
+async def test_f7_lists_the_suggested_prompts_and_enter_sends_the_one_picked(
     tmp_path: Path,
 ) -> None:
     run = Run(tmp_path, tags=("Alpha",), verbosity="detailed")
     async with run.app.run_test() as pilot:
         runner = await started_as(run, pilot, "Alpha")
-        await pilot.press("f6")
+        await pilot.press("f7")
         await until(
             pilot,
             run.said("The agent has suggested nothing to send next."),
@@ -29,7 +29,7 @@ async def test_f6_lists_the_suggested_prompts_and_enter_sends_the_one_picked(
         # at detailed verbosity the newest list is said after the turn (ACP's form, then
         # the adapters' _meta form replaced it before the turn ended)
         await until(pilot, run.said("Alpha suggests 2 prompts; the first: Commit the fix."), "it")
-        await pilot.press("f6")
+        await pilot.press("f7")
         await until(pilot, lambda: isinstance(run.app.screen, SuggestionsScreen), "the list")
         await until(pilot, run.said("Alpha suggests these. Enter sends the one you pick."), "")
         await pilot.press("down")

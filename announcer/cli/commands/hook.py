@@ -132,7 +132,11 @@ class PlainHookUi:
         self._loop.call_soon_threadsafe(self.lines.put_nowait, None)
 
     def say(self, events: Iterable[dict[str, Any]]) -> None:
+        from announcer.formats.builder_fields import kept_quiet
+
         for event in events:
+            if kept_quiet(event):
+                continue  # on the record only: "Bash finished: ls." right after its start
             text = event.get("summary_normal") or event.get("chunk")
             if text:
                 from announcer.protocol.sanitise import clean_display

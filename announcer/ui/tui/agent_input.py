@@ -98,9 +98,11 @@ class AgentPrompt(TextArea):
         Binding("shift+enter,ctrl+j,alt+enter", "new_line", _("New line"), key_display="^j"),
         Binding("up", "history_back", show=False),
         Binding("down", "history_forward", show=False),
-        # the agent's suggested prompts, as everywhere in the app (TextArea's own F6
-        # selects the line; Shift+Home and Shift+End still do)
-        Binding("f6", "app.agent_suggestions", show=False),
+        # the last code block and links, and the agent's suggested prompts, as everywhere
+        # in the app (TextArea's own F6 and F7 select the line and all; Shift+Home,
+        # Shift+End and the arrows with Shift still select)
+        Binding("f6", "app.show_literals", show=False),
+        Binding("f7", "app.agent_suggestions", show=False),
         Binding("escape", "stop_turn", _("Stop the agent"), key_display="esc"),
     ]
     _NEW_LINE_KEYS: ClassVar[frozenset[str]] = frozenset({"shift+enter", "ctrl+j", "alt+enter"})
@@ -283,7 +285,8 @@ class AgentPrompt(TextArea):
                 _("A slash at the start lists the agent's commands."),
                 _("F4 chooses the agent's mode and model."),
                 _("F5 says what happened in the agent's turn."),
-                _("F6 lists the prompts the agent suggests; Enter sends one."),
+                _("F7 lists the prompts the agent suggests; Enter sends one."),
+                _("F6 shows the last code block and the web addresses, whole."),
                 _(
                     "A question from the agent opens in its own dialog; "
                     "question mark there says its keys."

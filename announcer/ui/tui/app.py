@@ -58,6 +58,7 @@ from announcer.ui.tui.screens import (
     AnnouncerScreen,
     DiagnosticsScreen,
     HistoryScreen,
+    LiteralsScreen,
     LoginScreen,
     PromptListScreen,
     SettingsScreen,
@@ -277,7 +278,9 @@ class AnnouncerApp(App[None]):
         Binding("slash", "agent_commands", show=False),
         Binding("f4", "agent_settings", show=False),
         Binding("f5", "say_digest", show=False),  # what happened in the turn (issue 33)
-        Binding("f6", "agent_suggestions", show=False),  # the agent's suggested prompts
+        Binding("f7", "agent_suggestions", show=False),  # the agent's suggested prompts
+        # the last code block and the web addresses, whole (issue 31 item 14; :code, :links)
+        Binding("f6", "show_literals", show=False),
         Binding("escape", "stop_turn", show=False),
     ]
 
@@ -932,6 +935,8 @@ class AnnouncerApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("demo_again", "demo_quit"):
             return self.demo_is_over  # hidden, and the keys unbound, until the demo ends
+        if action == "show_literals":
+            return self.screen is self.main_screen  # never over a question's dialog
         return True
 
     def action_demo_again(self) -> None:
@@ -1018,7 +1023,7 @@ class AnnouncerApp(App[None]):
         self.session.say_digest()
 
     def action_agent_suggestions(self) -> None:
-        """F6: the prompts the agent suggests sending next, a list; Enter sends one
+        """F7: the prompts the agent suggests sending next, a list; Enter sends one
         (``:suggestions`` and ``:suggestions N`` in the plain UI)."""
         prompt = self.main_screen.agent_prompt
         if prompt is None:
@@ -1029,6 +1034,13 @@ class AnnouncerApp(App[None]):
             self.say(_("The agent has suggested nothing to send next."), interrupt=True)
             return
         self.push_screen(SuggestionsScreen(prompt.agent, offered))
+
+    def action_show_literals(self) -> None:
+        """F6: the last code block and the web addresses the agents wrote, whole and
+        literally, a row each (``:code`` and ``:links`` in the plain UI)."""
+        self.push_screen(
+            LiteralsScreen(self.session.literals("code"), self.session.literals("links"))
+        )
 
     def action_agent_settings(self) -> None:
         """F4: the agent's mode and model, a picker (``:mode``/``:model`` in the plain UI)."""

@@ -24,6 +24,7 @@ from announcer.engine.announcement import Urgency
 from announcer.i18n.tags import parse_tag
 from announcer.protocol.events import Verbosity
 from announcer.protocol.handshake import CognitiveLoad
+from announcer.protocol.sanitise import clean_display
 from announcer.speech.registry import BACKEND_NAMES
 from announcer.ui.tui.accessibility import SteadyInput, WrappingFooter, option_text
 from announcer.ui.tui.host import AnnouncerHost
@@ -308,6 +309,52 @@ class DiagnosticsScreen(ListScreen):
     @on(OptionList.OptionSelected)
     def _respeak(self, event: OptionList.OptionSelected) -> None:
         self.announcer.say(one_line(self.lines[event.option_index]), interrupt=True)
+
+
+class LiteralsScreen(ListScreen):
+    """What speech shortens, whole and as the agent wrote it (issue 31 item 14): the last
+    code block, one row per line, then each web address. Speech says "code block, 30
+    lines, Python" and a URL by its host; here a screen reader reads every character.
+    Enter says a row again; only control characters are made visible."""
+
+    title_msgid = N_("Code and links")
+
+    def __init__(self, code: list[str], links: list[str]) -> None:
+        super().__init__()
+        block = code[-1] if code else ""
+        self.code_lines = [clean_display(line).rstrip() for line in block.splitlines()]
+        if code and not self.code_lines:
+            self.code_lines = [""]
+        self.links = [clean_display(link) for link in links]
+        self.lines = [
+            *(self.code_lines or [_("No code block yet.")]),
+            *(self.links or [_("No web address yet.")]),
+        ]
+
+    def summary(self) -> str:
+        count = len(self.code_lines)
+        code = (
+            ngettext("code block, {count} line", "code block, {count} lines", count).format(
+                count=count
+            )
+            if self.code_lines
+            else ""
+        )
+        code = f"{code[:1].upper()}{code[1:]}." if code else _("No code block yet.")
+        links = (
+            _("Web addresses: {count}.").format(count=len(self.links))
+            if self.links
+            else _("No web address yet.")
+        )
+        return f"{code} {links}"
+
+    def rows(self) -> list[Option]:
+        # Content is plain text: brackets and markup-like text are shown as written
+        return [Option(Content(line), id=str(index)) for index, line in enumerate(self.lines)]
+
+    @on(OptionList.OptionSelected)
+    def _respeak(self, event: OptionList.OptionSelected) -> None:
+        self.announcer.say(self.lines[event.option_index] or _("blank"), interrupt=True)
 
 
 def validation_reason(problem: Mapping[str, Any]) -> str:
