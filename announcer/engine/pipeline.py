@@ -539,13 +539,8 @@ class Engine(UnreadableFrames):
                 # Issue 20: never heard, it is still said, at its urgency and in its place.
                 notice = self._unheard_void_notice(prompt, reason)
             else:
-                notice = self._notice(
-                    N_("No answer needed any more: {what}"),
-                    prompt,
-                    kind="system.prompt_voided",
-                    short=True,
-                    reason=reason,
-                )
+                alone = len(admission.voided_tokens) == 1 and not self.book.pending()
+                notice = self._withdrawn_notice(prompt, reason, alone=alone)
             said_reason = said_reason or reason is not None
             commands += self._withdraw(prompt, notice, now)
         for token in admission.resolved_tokens:

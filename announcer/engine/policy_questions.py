@@ -110,7 +110,7 @@ class PolicyQuestions(PolicyWording):
                     self._timeout_phrase(event.timeout_seconds, event.default_decision, event)
                 )
             )
-        keys = self.answer_keys
+        keys = self.answer_keys.at(level)  # the long forms at detailed only (issue 30)
         two_keys = accept_needs_two_keys(event, self.settings.two_key_accept)
         parts.append(
             self._keys(
@@ -190,7 +190,7 @@ class PolicyQuestions(PolicyWording):
                 )
             )
         # The key help of the UI the user answers in (announcer.engine.answer_keys).
-        keys = self.answer_keys
+        keys = self.answer_keys.at(level)  # the long forms at detailed only (issue 30)
         kinds = event.accepted_response_kinds or ["freetext"]
         if "multiple_choice" in kinds and event.choices:
             parts.append(self._keys(keys.multiple_choice))

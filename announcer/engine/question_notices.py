@@ -154,6 +154,42 @@ class QuestionNotices(EngineState):
             for index, part in enumerate(parts)
         ]
 
+    def _withdrawn_notice(
+        self, prompt: PendingPrompt, reason: Spoken | None, *, alone: bool
+    ) -> list[Announcement]:
+        """The one notice that a heard question was withdrawn (§6.8, issue 30 item 1).
+
+        With the agent's reason: "Withdrawn: <its reason>", the question unnamed when it
+        was the only one open (the user knows which); named, "No answer needed any more:
+        <its first words>. <reason>", when another question could be meant or at detailed
+        verbosity. Without a reason the notice names the question: it is all there is.
+        """
+        detailed = self.policy.settings.verbosity == "detailed"
+        if reason is None or not reason.text.strip() or detailed or not alone:
+            return self._notice(
+                N_("No answer needed any more: {what}"),
+                prompt,
+                kind="system.prompt_voided",
+                short=True,
+                reason=reason,
+            )
+        language = self.policy.phrase_language
+        template = translator(language).gettext(N_("Withdrawn: {reason}"))
+        said = reason.text.strip()
+        if same_language(reason.language, language) or template.count("{reason}") != 1:
+            parts = [Spoken(template.format(reason=said), language)]
+        else:  # our word in our voice, the agent's reason in its own (§11.5)
+            before, after = template.split("{reason}")
+            parts = by_language([Spoken(before, language), Spoken(said + after, reason.language)])
+        return [
+            dataclasses.replace(
+                self._system_announcement(part.text, prompt, kind="system.prompt_voided"),
+                language=part.language,
+                continues=index > 0,
+            )
+            for index, part in enumerate(parts)
+        ]
+
     def _unheard_void_notice(
         self, prompt: PendingPrompt, reason: Spoken | None = None
     ) -> list[Announcement]:

@@ -178,6 +178,12 @@ def _action(event: object) -> str:
     return clean(" ".join(str(text).split())).rstrip(".?")
 
 
+def _action_as_written(event: object) -> str:
+    """The action on one line with its own last stop (an action of several sentences)."""
+    text = event_field(event, "action") or event_field(event, "summary_normal") or "?"
+    return clean(" ".join(str(text).split()))
+
+
 def _short_action(event: object) -> str:
     """The action by its first sentence, for the confirm step (the question was just heard)."""
     return confirm_step_action(_action(event), command_of(event))
