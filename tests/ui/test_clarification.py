@@ -139,6 +139,12 @@ async def test_yes_no_with_y_and_n(harness: Harness) -> None:
         )
         assert screen.focused is screen.query_one("#no")
         assert harness.backend.said("Y or N.")  # a few words (issue 30 item 2)
+        assert not harness.backend.said("Escape leaves the question for later.")
+        await pilot.press("f2")  # every key in full on F2
+        await pilot.pause()
+        assert harness.backend.texts[-1].endswith(
+            "Press Y for yes or N for no. Escape leaves the question for later."
+        )
         await pilot.press("y")
         await pilot.pause()
         assert [(p.reply_token, a.response) for p, a in harness.replies] == [("rpl_yesno1", True)]
