@@ -32,6 +32,9 @@ class AnswerKeys:
     whole_command: str = ""
     #: after a plan approval: the key that reads the whole plan
     whole_plan: str = ""
+    #: after a form question with announcer's own ways out (decline, cancel): how to
+    #: take them; said in the long form only (issue 30 item 3)
+    set_aside: str = ""
     #: the long forms, every key in full: said at detailed verbosity and on the help key
     #: (issue 30 item 2); None when these are the only forms
     detailed: AnswerKeys | None = None
@@ -66,6 +69,7 @@ TYPED_LINE_ANSWER_KEYS_LONG: Final = AnswerKeys(
     confirmation_two_keys=N_("Type A or R, then Enter; C confirms an accept."),
     whole_command=N_("Type W then Enter to hear the whole command."),
     whole_plan=N_("Type W then Enter to hear the whole plan."),
+    set_aside=N_("Type decline to decline to answer, or cancel to cancel the question."),
 )
 TYPED_LINE_ANSWER_KEYS: Final = AnswerKeys(
     confirmation=N_("A or R."),
@@ -90,4 +94,5 @@ NO_ANSWERING_UI_KEYS: Final = AnswerKeys("", "", "", "", "")
 #: agent: it was meant for a question that has just closed (both UIs, ``announcer agent``).
 LONE_ANSWER_WORDS: Final = frozenset(
     {"a", "r", "y", "n", "c", "accept", "reject", "yes", "no", "confirm", "always", "never"}
+    | {"decline", "cancel"}  # a form's ways out (engine.prompts.SET_ASIDE_WORDS)
 )

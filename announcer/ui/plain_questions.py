@@ -29,7 +29,7 @@ from announcer.engine.answer_guard import (
 from announcer.engine.answer_keys import TYPED_LINE_ANSWER_KEYS_LONG
 from announcer.engine.phrases import N_
 from announcer.engine.policy_questions import options_of
-from announcer.engine.prompts import PendingPrompt, UserAnswer, always_decisions
+from announcer.engine.prompts import SET_ASIDE_WORDS, PendingPrompt, UserAnswer, always_decisions
 from announcer.i18n.format import format_number
 from announcer.i18n.numbers import read_number
 from announcer.i18n.translate import catalog_language
@@ -38,9 +38,10 @@ from announcer.ui.plain_state import (
     _action,
     _action_as_written,
     _also_numeric,
-    _choices,
     _clarification_kind,
+    _numbered,
     _question,
+    _set_aside,
     _takes_text,
     clean,
     event_field,
@@ -197,19 +198,22 @@ class PlainQuestions(PlainState):
         if kind == "yes_no":
             line = self._tr("Yes or no: {question} [y/n]").format(question=question)
         elif kind == "multiple_choice":
-            for number, choice in enumerate(_choices(event), start=1):
+            numbered = _numbered(event)
+            for number, choice in enumerate(numbered, start=1):
                 self._print(f"  {number}. {clean(choice[1])}")
+            for value, label in _set_aside(event):  # typed as a word, not a number
+                self._print(f"  {SET_ASIDE_WORDS[value]}: {clean(label)}")
             if _takes_text(event):
                 line = self._tr(
                     "Choose a number from 1 to {count}, or type your own answer: {question}"
-                ).format(count=len(_choices(event)), question=question)
+                ).format(count=len(numbered), question=question)
             elif _also_numeric(event):
                 line = self._tr(
                     "Choose a number from 1 to {count}, or type any other number: {question}"
-                ).format(count=len(_choices(event)), question=question)
+                ).format(count=len(numbered), question=question)
             else:
                 line = self._tr("Choose a number from 1 to {count}: {question}").format(
-                    count=len(_choices(event)), question=question
+                    count=len(numbered), question=question
                 )
         elif kind == "numeric":
             line = self._tr("Type a number: {question}").format(question=question)
@@ -249,6 +253,8 @@ class PlainQuestions(PlainState):
             )
             if kind == "multiple_choice" and _takes_text(event):
                 parts.append(keys.freetext)
+            if kind == "multiple_choice" and _set_aside(event):
+                parts.append(keys.set_aside)  # decline, cancel (issue 30 item 3)
         parts.append(REPEAT_HELP)
         return " ".join(self._tr(part) for part in parts)
 
@@ -363,11 +369,14 @@ class PlainQuestions(PlainState):
             self._say_line(self._tr("Please type y for yes or n for no."))
             return None
         if kind == "multiple_choice":
-            choices = _choices(event)
+            choices = _numbered(event)
             if text.isdigit() and 1 <= int(text) <= len(choices):
                 return UserAnswer(
                     prompt.reply_token, event_id=prompt.event_id, response=choices[int(text) - 1][0]
                 )
+            for value, _label in _set_aside(event):
+                if lowered == SET_ASIDE_WORDS[value]:  # "decline", "cancel": a form's way out
+                    return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=value)
             for value, _label in choices:
                 if text.strip() == value:  # the choice's own value, as typed
                     return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=value)

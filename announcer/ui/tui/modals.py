@@ -717,7 +717,13 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
             if "multiple_choice" in view.kinds:
                 choices = OptionList(
                     *[
-                        Option(Content(f"{index}. {choice.label}"), id=str(index))
+                        # a form's ways out (decline, cancel) carry no number (issue 30 item 3)
+                        Option(
+                            Content(
+                                choice.label if choice.set_aside else f"{index}. {choice.label}"
+                            ),
+                            id=str(index),
+                        )
                         for index, choice in enumerate(view.choices, 1)
                     ],
                     id="choices",
@@ -798,7 +804,7 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
         key = event.key
         if key.isdigit() and "multiple_choice" in self.view.kinds:
             index = int(key) - 1
-            count = len(self.view.choices)
+            count = len(self.view.numbered)  # a form's ways out are not numbered
             event.stop()
             if 0 <= index < count:
                 choices = self.query_one("#choices", OptionList)

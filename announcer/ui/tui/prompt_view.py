@@ -31,7 +31,12 @@ from announcer.engine.answer_guard import (
     plan_of,
     reads_literally,
 )
-from announcer.engine.prompts import PendingPrompt, always_decisions, waits_without_deadline
+from announcer.engine.prompts import (
+    PendingPrompt,
+    always_decisions,
+    set_aside_choice,
+    waits_without_deadline,
+)
 from announcer.i18n.format import format_duration
 from announcer.ui.tui.text import N_, _, current_language, one_line, printable
 
@@ -348,6 +353,9 @@ class ConfirmationView:
 class Choice:
     value: str
     label: str
+    #: announcer's own way out of a form (decline, cancel): after the numbered choices,
+    #: reached with the arrows, never read as a numbered choice (issue 30 item 3)
+    set_aside: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,7 +378,9 @@ class ClarificationView:
         for raw in _field(event, "choices") or []:  # type: ignore[attr-defined]
             value, label = _field(raw, "value"), _field(raw, "label")
             if value is not None:
-                choices.append(Choice(str(value), one_line(str(label or value))))
+                aside = set_aside_choice(event, value)
+                choices.append(Choice(str(value), one_line(str(label or value)), aside))
+        choices.sort(key=lambda choice: choice.set_aside)  # the numbered ones first, in order
         if "multiple_choice" in kinds and not choices:
             kinds.remove("multiple_choice")  # §4.4.2: choices are required for it
         ordered = tuple(k for k in RESPONSE_KINDS if k in kinds) or ("freetext",)
@@ -393,13 +403,29 @@ class ClarificationView:
             parts.append(_("Type a number and press Enter."))
         if "freetext" in self.kinds:
             parts.append(_("Type your answer and press Enter."))
+        if self.set_aside:
+            parts.append(
+                _("The arrows also reach: {choices}.").format(
+                    choices="; ".join(choice.label for choice in self.set_aside)
+                )
+            )
         parts.append(_("Escape leaves the question for later."))
         return " ".join(parts)
+
+    @property
+    def numbered(self) -> tuple[Choice, ...]:
+        """The choices read and picked by number (digits 1 to 9)."""
+        return tuple(choice for choice in self.choices if not choice.set_aside)
+
+    @property
+    def set_aside(self) -> tuple[Choice, ...]:
+        """announcer's own ways out of a form, after the numbered choices (arrows only)."""
+        return tuple(choice for choice in self.choices if choice.set_aside)
 
     def _short_keys(self) -> list[str]:
         parts: list[str] = []
         if "multiple_choice" in self.kinds:
-            count = len(self.choices)
+            count = len(self.numbered)
             if count > 9:  # digits reach the first nine; the arrows every choice
                 parts.append(_("Arrows, then Enter."))
             else:
@@ -426,7 +452,7 @@ class ClarificationView:
         if "multiple_choice" in self.kinds:
             parts.append(
                 _("Choices: {choices}.").format(
-                    choices="; ".join(f"{i}, {c.label}" for i, c in enumerate(self.choices, 1))
+                    choices="; ".join(f"{i}, {c.label}" for i, c in enumerate(self.numbered, 1))
                 )
             )
         parts.append(
