@@ -145,6 +145,11 @@ async def test_yes_no_with_y_and_n(harness: Harness) -> None:
         assert harness.backend.texts[-1].endswith(
             "Press Y for yes or N for no. Escape leaves the question for later."
         )
+        await pilot.press("question_mark")  # help: the dialog's keys, its answers in full
+        await pilot.pause()
+        assert harness.backend.texts[-1].endswith(
+            "Press Y for yes or N for no. Escape leaves the question for later."
+        ), harness.backend.texts[-1]
         await pilot.press("y")
         await pilot.pause()
         assert [(p.reply_token, a.response) for p, a in harness.replies] == [("rpl_yesno1", True)]
