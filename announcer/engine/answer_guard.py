@@ -214,7 +214,8 @@ ALWAYS_WITHDRAWN: Final = N_("Nothing was sent. The question is still open.")
 #: the long form (naming the action) is on screen, on F2 and at detailed verbosity. An
 #: "always" answer keeps its long form: what it does beyond this question is news.
 CONFIRM_ACCEPT_SHORT: Final = N_("Enter.")
-CONFIRM_ACCEPT_TYPED_SHORT: Final = N_("C then Enter to confirm.")
+# the plain UI: every line ends with Enter; its keys line said "A then C, or R."
+CONFIRM_ACCEPT_TYPED_SHORT: Final = N_("C.")
 
 
 def confirm_step_short(intent: str, *, typed: bool = False) -> str:

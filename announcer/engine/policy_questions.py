@@ -18,10 +18,16 @@ from announcer.engine.answer_guard import (
 from announcer.engine.phrases import N_, duration_phrase
 from announcer.engine.policy_wording import PolicyWording
 from announcer.engine.policy_words import Spoken, Wording, same_language
+from announcer.engine.prompts import set_aside_choice
 from announcer.engine.text_hygiene import clean_for_speech
 from announcer.i18n.format import format_integer
 from announcer.i18n.translate import translator
-from announcer.protocol.events import AaepEvent, AwaitingClarification, AwaitingConfirmation
+from announcer.protocol.events import (
+    AaepEvent,
+    AwaitingClarification,
+    AwaitingConfirmation,
+    Choice,
+)
 from announcer.protocol.extensions import ANNOUNCER_EXTENSION
 
 
@@ -110,7 +116,7 @@ class PolicyQuestions(PolicyWording):
                     self._timeout_phrase(event.timeout_seconds, event.default_decision, event)
                 )
             )
-        keys = self.answer_keys
+        keys = self.answer_keys.at(level)  # the long forms at detailed only (issue 30)
         two_keys = accept_needs_two_keys(event, self.settings.two_key_accept)
         parts.append(
             self._keys(
@@ -151,14 +157,16 @@ class PolicyQuestions(PolicyWording):
         return self._timeout_phrase(seconds, default)
 
     def _choices(self, event: AwaitingClarification, language: str) -> str:
-        """Numbered labels ("1: Savings; 2: Checking") punctuated as ``language`` does."""
+        """Numbered labels ("1: Savings; 2: Checking") punctuated as ``language`` does;
+        announcer's own ways out of a form (decline, cancel) are not read as numbered
+        choices (issue 30 item 3: they came in every sentence), only in the long keys."""
         tr = translator(language)
         return "; ".join(
             tr.gettext("{number}: {label}").format(
                 number=format_integer(index, language),
                 label=clean_for_speech(choice.label, language),
             )
-            for index, choice in enumerate(event.choices or [], start=1)
+            for index, choice in enumerate(numbered_choices(event), start=1)
         )
 
     def _clarification(self, event: AwaitingClarification) -> Wording:
@@ -190,7 +198,7 @@ class PolicyQuestions(PolicyWording):
                 )
             )
         # The key help of the UI the user answers in (announcer.engine.answer_keys).
-        keys = self.answer_keys
+        keys = self.answer_keys.at(level)  # the long forms at detailed only (issue 30)
         kinds = event.accepted_response_kinds or ["freetext"]
         if "multiple_choice" in kinds and event.choices:
             parts.append(self._keys(keys.multiple_choice))
@@ -200,4 +208,11 @@ class PolicyQuestions(PolicyWording):
             parts.append(self._keys(keys.numeric))
         if "freetext" in kinds:
             parts.append(self._keys(keys.freetext))
+        if len(numbered_choices(event)) < len(event.choices or []):
+            parts.append(self._keys(keys.set_aside))  # decline, cancel: the long form only
         return [part for part in parts if part]
+
+
+def numbered_choices(event: AwaitingClarification) -> list[Choice]:
+    """The choices read with their numbers: all but announcer's own ways out of a form."""
+    return [c for c in event.choices or [] if not set_aside_choice(event, c.value)]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
 from announcer.protocol.events import Decision
-from announcer.protocol.extensions import ANNOUNCER_EXTENSION
+from announcer.protocol.extensions import ANNOUNCER_EXTENSION, CANCEL_CHOICE, DECLINE_CHOICE
 
 PromptKind = Literal["confirmation", "clarification"]
 AnswerScope = Literal["once", "always"]
@@ -27,6 +27,17 @@ def _ours(event: object) -> dict[str, object]:
     )
     ours = extensions.get(ANNOUNCER_EXTENSION) if isinstance(extensions, dict) else None
     return ours if isinstance(ours, dict) else {}
+
+
+#: announcer's own ways out of an agent's form, and the word that picks each in the plain UI
+SET_ASIDE_WORDS: Final = {DECLINE_CHOICE: "decline", CANCEL_CHOICE: "cancel"}
+
+
+def set_aside_choice(event: object, value: object) -> bool:
+    """A choice announcer added to an agent's form to leave it (decline, cancel): reachable
+    by a word or the arrows, never read as a numbered choice (issue 30 item 3). Only in a
+    question announcer mapped itself (its ``x-announcer`` extension is trusted only then)."""
+    return value in SET_ASIDE_WORDS and bool(_ours(event))
 
 
 def always_decisions(event: object) -> frozenset[str]:

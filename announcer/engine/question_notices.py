@@ -159,6 +159,49 @@ class QuestionNotices:
             for index, part in enumerate(parts)
         ]
 
+    def withdrawn_notice(
+        self, prompt: PendingPrompt, reason: Spoken | None, *, alone: bool
+    ) -> list[Announcement]:
+        """The one notice that a heard question was withdrawn (§6.8, issue 30 item 1).
+
+        With the agent's reason: "Withdrawn: <its reason>", the question unnamed when it
+        was the only one open (the user knows which); named, "No answer needed any more:
+        <its first words>. <reason>", when another question could be meant or at detailed
+        verbosity. Without a reason the notice names the question: it is all there is.
+        """
+        detailed = self.policy.settings.verbosity == "detailed"
+        # At the question's own urgency, as when it was never heard: the user heard it
+        # and may be about to answer; urgent news after it (a hand-off, an error) must
+        # not cut off the one sentence that says not to.
+        critical = self.asked_critically(prompt)
+        if reason is None or not reason.text.strip() or detailed or not alone:
+            return self.notice(
+                N_("No answer needed any more: {what}"),
+                prompt,
+                kind="system.prompt_voided",
+                short=True,
+                reason=reason,
+                critical=critical,
+            )
+        language = self.policy.phrase_language
+        template = translator(language).gettext(N_("Withdrawn: {reason}"))
+        said = reason.text.strip()
+        if same_language(reason.language, language) or template.count("{reason}") != 1:
+            parts = [Spoken(template.format(reason=said), language)]
+        else:  # our word in our voice, the agent's reason in its own (§11.5)
+            before, after = template.split("{reason}")
+            parts = by_language([Spoken(before, language), Spoken(said + after, reason.language)])
+        return [
+            dataclasses.replace(
+                self.system_announcement(
+                    part.text, prompt, kind="system.prompt_voided", critical=critical
+                ),
+                language=part.language,
+                continues=index > 0,
+            )
+            for index, part in enumerate(parts)
+        ]
+
     def unheard_void_notice(
         self, prompt: PendingPrompt, reason: Spoken | None = None
     ) -> list[Announcement]:

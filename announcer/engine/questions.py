@@ -147,17 +147,8 @@ class QuestionDesk:
                 # Issue 20: never heard, it is still said, at its urgency and in its place.
                 notice = self.notices.unheard_void_notice(prompt, reason)
             else:
-                # At the question's own urgency, as when it was never heard: the user
-                # heard it and may be about to answer; urgent news after it (a hand-off,
-                # an error) must not cut off the one sentence that says not to.
-                notice = self.notices.notice(
-                    N_("No answer needed any more: {what}"),
-                    prompt,
-                    kind="system.prompt_voided",
-                    short=True,
-                    reason=reason,
-                    critical=self.notices.asked_critically(prompt),
-                )
+                alone = len(admission.voided_tokens) == 1 and not self.book.pending()
+                notice = self.notices.withdrawn_notice(prompt, reason, alone=alone)
             said_reason = said_reason or reason is not None
             commands += self.folding.withdraw(prompt, notice, now)
         return commands, withdrawing if said_reason else None

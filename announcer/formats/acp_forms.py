@@ -28,6 +28,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from announcer.formats.speakable import clip
+from announcer.protocol.extensions import CANCEL_CHOICE, DECLINE_CHOICE
 
 #: The most fields one form may hold; more are said as left out (a hostile agent must not
 #: make the user answer for ever).
@@ -43,8 +44,8 @@ PAGE_OPTIONS = MAX_OPTIONS - 2
 MAX_ALL_OPTIONS = 500
 
 # Our own choice values: never an agent's ``const`` (those are numbered ``opt-N``).
-DECLINE = "x-announcer:decline"
-CANCEL = "x-announcer:cancel"
+DECLINE = DECLINE_CHOICE  # not numbered in speech (engine.prompts.set_aside_choice)
+CANCEL = CANCEL_CHOICE
 SKIP = "x-announcer:skip"
 SEND = "x-announcer:send"
 AGAIN = "x-announcer:again"

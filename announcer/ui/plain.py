@@ -38,13 +38,14 @@ from announcer.engine.answer_guard import (
 )
 from announcer.engine.answer_keys import LONE_ANSWER_WORDS, TYPED_LINE_ANSWER_KEYS
 from announcer.engine.earcons import earcon_label
-from announcer.engine.prompts import PendingPrompt
+from announcer.engine.prompts import PendingPrompt, UserAnswer
 from announcer.formats.acp_logins import LoginChoice, login_env_words
 from announcer.i18n.translate import catalog_language
-from announcer.runtime.contract import SessionStatus, UiSession
+from announcer.runtime.contract import AnswerOutcome, SessionStatus, UiSession
+from announcer.ui.plain_commands import COMMAND_NAMES as KNOWN
 from announcer.ui.plain_commands import PlainCommands
 from announcer.ui.plain_questions import PlainQuestions
-from announcer.ui.plain_state import SPEECH_KEPT, _intent, _short_action, clean
+from announcer.ui.plain_state import SPEECH_KEPT, _intent, _short_action, _takes_text, clean
 
 # Typed answers to a question; never sent to an agent as a message (see _to_agent).
 _ANSWER_WORDS = LONE_ANSWER_WORDS
@@ -258,7 +259,14 @@ class PlainUi(PlainCommands, PlainQuestions):
             self._login_line(text)
             return
         if text.startswith(":"):
-            self._command(text[1:].split())
+            words = text[1:].split()
+            self._command(words)
+            if self._current is not None and (not words or words[0].lower() not in KNOWN):
+                self._say_line(self._keys_help(self._current))  # help over a question
+            return
+        if text == "?" and self._current is not None and not _takes_text(self._current.event):
+            # every key of the question, in full (a question taking text takes "?" as words)
+            self._say_line(self._keys_help(self._current))
             return
         if text.startswith("@") and self._to_agent(text) is not None:
             return  # "@codex fix it" is a message, never an answer, even with a question open
@@ -320,7 +328,9 @@ class PlainUi(PlainCommands, PlainQuestions):
             outcome = await session.answer_async(answer)
             said = clean(outcome.message)
             self._print(said)
-            self._speak(said)  # the answer to the user's own key is heard, not only shown
+            # the answer to the user's own key is heard, not only shown; briefly when
+            # nothing else could be meant (issue 30 item 1)
+            self._speak(self._short_echo(prompt, answer, outcome) or said)
             if self._current is not None:
                 return  # another question is already on screen
             still_open = any(p.reply_token == prompt.reply_token for p in session.pending_prompts())
@@ -335,6 +345,21 @@ class PlainUi(PlainCommands, PlainQuestions):
         task = asyncio.ensure_future(send())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def _short_echo(
+        self, prompt: PendingPrompt, answer: UserAnswer, outcome: AnswerOutcome
+    ) -> str | None:
+        """ "Sent.", as a screen reader says it, when the answer went to the one question
+        the user was answering (issue 30 item 1); None for the whole echo ("Sent: accept."),
+        which is always printed: at detailed verbosity, for an "always" answer (it lasts),
+        and when another question or agent could be meant."""
+        session = self.session
+        if session is None or not outcome.sent or outcome.agent or self._detailed():
+            return None
+        if answer.scope == "always" or self._queue or len(session.agents()) > 1:
+            return None
+        others = [p for p in session.pending_prompts() if p.reply_token != prompt.reply_token]
+        return None if others else self._tr("Sent.")
 
     def _to_agent(self, text: str) -> str | None:
         """With an agent (``announcer agent``), a line with no question open is a message.

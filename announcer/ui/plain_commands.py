@@ -47,6 +47,16 @@ SUGGESTIONS_HELP = N_(
 LITERALS_HELP = N_(":code prints the last code block whole; :links prints the web addresses whole.")
 
 
+#: the commands that do something other than help; any other ``:`` line prints the help
+COMMAND_NAMES = frozenset(
+    {
+        "quit", "q", "exit", "status", "repeat", "digest", "what", "diagnostics", "diag",
+        "cancel", "to", "agents", "mode", "model", "sessions", "code", "links", "commands",
+        "suggestions", "verbosity", "load",
+    }
+)  # fmt: skip
+
+
 class PlainCommands(PlainState):
     """Lines starting with ``:``: the user's settings, the status line and help."""
 

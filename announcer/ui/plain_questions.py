@@ -6,6 +6,7 @@ interval (announcer.engine.answer_guard); accepting a risky confirmation takes `
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 
 from announcer.command_analysis import (
@@ -17,6 +18,7 @@ from announcer.command_analysis import (
 )
 from announcer.engine.answer_guard import (
     KeyVerdict,
+    accept_needs_two_keys,
     command_analysis_of,
     command_of,
     plan_for_display,
@@ -24,22 +26,32 @@ from announcer.engine.answer_guard import (
     plan_of,
     withdrawn_text,
 )
+from announcer.engine.answer_keys import TYPED_LINE_ANSWER_KEYS_LONG
+from announcer.engine.phrases import N_
 from announcer.engine.policy_questions import options_of
-from announcer.engine.prompts import PendingPrompt, UserAnswer, always_decisions
+from announcer.engine.prompts import SET_ASIDE_WORDS, PendingPrompt, UserAnswer, always_decisions
 from announcer.i18n.format import format_number
 from announcer.i18n.numbers import read_number
 from announcer.i18n.translate import catalog_language
 from announcer.ui.plain_state import (
     PlainState,
     _action,
+    _action_as_written,
     _also_numeric,
-    _choices,
     _clarification_kind,
+    _numbered,
     _question,
+    _set_aside,
     _takes_text,
     clean,
     event_field,
 )
+
+#: said after a question's keys by ``?`` and ``:help`` (the plain UI's help over a question)
+REPEAT_HELP = N_(":repeat says the question again.")
+
+# a sentence's end inside a text: a stop, then a space and more words
+_SENTENCE_INSIDE = re.compile(r"[.!?。؟]\s+\S")
 
 # Typed answers that the agent remembers (ACP "allow always" / "reject always").
 _ALWAYS_WORDS = {"always": "accept", "never": "reject"}
@@ -148,15 +160,15 @@ class PlainQuestions(PlainState):
         who = f" ({clean(prompt.producer_name)})" if prompt.producer_name else ""
         if prompt.kind == "confirmation" and getattr(prompt, "malformed", False):
             # §10.1.3: shown so it can be rejected; accept is never offered.
-            line = self._tr("Reject only, this request was malformed: {action}? [r]").format(
-                action=_action(event)
+            line = self._with_action(
+                self._tr("Reject only, this request was malformed: {action}? [r]"), event
             )
             self._print(line + who)
             return line + who
         if prompt.kind == "confirmation" and not self._accept_open(prompt):
             # §6.4: accept's time is over; reject stays possible until the deadline.
-            line = self._tr("Reject only, the time to accept is over: {action}? [r]").format(
-                action=_action(event)
+            line = self._with_action(
+                self._tr("Reject only, the time to accept is over: {action}? [r]"), event
             )
             self._print(line + who)
             return line + who
@@ -165,19 +177,20 @@ class PlainQuestions(PlainState):
                 self._print_command(prompt)
             always = always_decisions(event)
             if "accept" in always and "reject" in always:
-                line = self._tr(
-                    "Accept or reject: {action}? [a/r; always or never: from now on]"
-                ).format(action=_action(event))
+                line = self._with_action(
+                    self._tr("Accept or reject: {action}? [a/r; always or never: from now on]"),
+                    event,
+                )
             elif "accept" in always:  # only what the agent offers (issue 31, item 6)
-                line = self._tr("Accept or reject: {action}? [a/r; always: from now on]").format(
-                    action=_action(event)
+                line = self._with_action(
+                    self._tr("Accept or reject: {action}? [a/r; always: from now on]"), event
                 )
             elif always:
-                line = self._tr("Accept or reject: {action}? [a/r; never: from now on]").format(
-                    action=_action(event)
+                line = self._with_action(
+                    self._tr("Accept or reject: {action}? [a/r; never: from now on]"), event
                 )
             else:
-                line = self._tr("Accept or reject: {action}? [a/r]").format(action=_action(event))
+                line = self._with_action(self._tr("Accept or reject: {action}? [a/r]"), event)
             self._print(line + who)
             return line + who
         kind = _clarification_kind(event)
@@ -185,19 +198,22 @@ class PlainQuestions(PlainState):
         if kind == "yes_no":
             line = self._tr("Yes or no: {question} [y/n]").format(question=question)
         elif kind == "multiple_choice":
-            for number, choice in enumerate(_choices(event), start=1):
+            numbered = _numbered(event)
+            for number, choice in enumerate(numbered, start=1):
                 self._print(f"  {number}. {clean(choice[1])}")
+            for value, label in _set_aside(event):  # typed as a word, not a number
+                self._print(f"  {SET_ASIDE_WORDS[value]}: {clean(label)}")
             if _takes_text(event):
                 line = self._tr(
                     "Choose a number from 1 to {count}, or type your own answer: {question}"
-                ).format(count=len(_choices(event)), question=question)
+                ).format(count=len(numbered), question=question)
             elif _also_numeric(event):
                 line = self._tr(
                     "Choose a number from 1 to {count}, or type any other number: {question}"
-                ).format(count=len(_choices(event)), question=question)
+                ).format(count=len(numbered), question=question)
             else:
                 line = self._tr("Choose a number from 1 to {count}: {question}").format(
-                    count=len(_choices(event)), question=question
+                    count=len(numbered), question=question
                 )
         elif kind == "numeric":
             line = self._tr("Type a number: {question}").format(question=question)
@@ -207,6 +223,55 @@ class PlainQuestions(PlainState):
             )
         self._print(line + who)
         return line + who
+
+    def _keys_help(self, prompt: PendingPrompt) -> str:
+        """Every key of the question in view, in full: the long forms the question itself
+        says only at detailed verbosity (issue 30 item 2); ``?`` or ``:help`` over it."""
+        keys = TYPED_LINE_ANSWER_KEYS_LONG
+        event = prompt.event
+        parts: list[str] = []
+        if prompt.kind == "confirmation":
+            if getattr(prompt, "malformed", False):
+                return self._tr("This request was malformed, so only reject is offered.")
+            if not self._accept_open(prompt):
+                return self._tr("The time to accept is over, so only reject is offered.")
+            two = accept_needs_two_keys(event, self.guard.two_key_rule)
+            parts.append(keys.confirmation_two_keys if two else keys.confirmation)
+            analysis = command_analysis_of(event)
+            if analysis is not None and analysis.is_long:
+                parts.append(keys.whole_command)
+            elif command_of(event) is None and plan_of(event) is not None:
+                parts.append(keys.whole_plan)
+        else:
+            kind = _clarification_kind(event)
+            parts.append(
+                {
+                    "multiple_choice": keys.multiple_choice,
+                    "yes_no": keys.yes_no,
+                    "numeric": keys.numeric,
+                }.get(kind, keys.freetext)
+            )
+            if kind == "multiple_choice" and _takes_text(event):
+                parts.append(keys.freetext)
+            if kind == "multiple_choice" and _set_aside(event):
+                parts.append(keys.set_aside)  # decline, cancel (issue 30 item 3)
+        parts.append(REPEAT_HELP)
+        return " ".join(self._tr(part) for part in parts)
+
+    @staticmethod
+    def _with_action(template: str, event: object) -> str:
+        """The prompt line naming the action. An action of several sentences ("python3 -c
+        …. It runs code announcer cannot check.") keeps its own last stop: the line's
+        question mark after it would turn that sentence into a question (issue 30 item 1)."""
+        whole = _action_as_written(event)
+        if not whole.endswith((".", "!", "。")) or not _SENTENCE_INSIDE.search(whole[:-1]):
+            return template.format(action=_action(event))
+        before, _, after = template.partition("{action}")
+        mark = re.match(r"\s*[?？؟]", after)
+        if mark is None:
+            return template.format(action=whole)
+        before = before.replace("¿", "", 1)  # its Spanish opening mark goes with it
+        return f"{before}{whole} {after[mark.end() :].lstrip()}"
 
     def _refused(self, prompt: PendingPrompt, verdict: KeyVerdict) -> None:
         """Say why a line did nothing. A line before the question was heard gets a
@@ -304,11 +369,14 @@ class PlainQuestions(PlainState):
             self._say_line(self._tr("Please type y for yes or n for no."))
             return None
         if kind == "multiple_choice":
-            choices = _choices(event)
+            choices = _numbered(event)
             if text.isdigit() and 1 <= int(text) <= len(choices):
                 return UserAnswer(
                     prompt.reply_token, event_id=prompt.event_id, response=choices[int(text) - 1][0]
                 )
+            for value, _label in _set_aside(event):
+                if lowered == SET_ASIDE_WORDS[value]:  # "decline", "cancel": a form's way out
+                    return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=value)
             for value, _label in choices:
                 if text.strip() == value:  # the choice's own value, as typed
                     return UserAnswer(prompt.reply_token, event_id=prompt.event_id, response=value)

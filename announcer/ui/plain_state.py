@@ -23,7 +23,7 @@ from announcer.engine.answer_guard import (
     command_of,
     confirm_step_action,
 )
-from announcer.engine.prompts import PendingPrompt, UserAnswer
+from announcer.engine.prompts import PendingPrompt, UserAnswer, set_aside_choice
 from announcer.i18n.translate import catalog_language, translator
 from announcer.protocol.sanitise import clean_display
 from announcer.runtime.contract import UiSession
@@ -178,6 +178,12 @@ def _action(event: object) -> str:
     return clean(" ".join(str(text).split())).rstrip(".?")
 
 
+def _action_as_written(event: object) -> str:
+    """The action on one line with its own last stop (an action of several sentences)."""
+    text = event_field(event, "action") or event_field(event, "summary_normal") or "?"
+    return clean(" ".join(str(text).split()))
+
+
 def _short_action(event: object) -> str:
     """The action by its first sentence, for the confirm step (the question was just heard)."""
     return confirm_step_action(_action(event), command_of(event))
@@ -205,6 +211,17 @@ def _takes_text(event: object) -> bool:
 def _also_numeric(event: object) -> bool:
     """A multiple choice that also takes a number (§4.4.2's own example: ages)."""
     return "numeric" in (event_field(event, "accepted_response_kinds") or [])
+
+
+def _numbered(event: object) -> list[tuple[str, str]]:
+    """The choices typed by number: all but announcer's own ways out of a form (issue 30
+    item 3: decline and cancel are typed as words)."""
+    return [pair for pair in _choices(event) if not set_aside_choice(event, pair[0])]
+
+
+def _set_aside(event: object) -> list[tuple[str, str]]:
+    """(value, label) of announcer's own ways out of a form: decline, cancel."""
+    return [pair for pair in _choices(event) if set_aside_choice(event, pair[0])]
 
 
 def _choices(event: object) -> list[tuple[str, str]]:

@@ -31,7 +31,7 @@ def test_claudes_question_is_one_key_and_the_answer_reaches_the_agent(asked) -> 
     """Issue 30 item 3: one line sends the choice; no "Other" question, no review."""
     agent = asked(
         "elicit claude",
-        "Choose a number from 1 to 4, or type your own answer: Scripted Agent asks: Which database",
+        "Choose a number from 1 to 2, or type your own answer: Scripted Agent asks: Which database",
     )
     agent.answer("2")
     agent.wait_for("Sent: Postgres: A server.")  # the words picked, not a value
@@ -44,10 +44,12 @@ def test_claudes_question_is_one_key_and_the_answer_reaches_the_agent(asked) -> 
     assert "failed" not in heard
     assert "Question 2 of 2" not in heard and "Send to Scripted Agent" not in heard
     assert "Leave it empty" not in heard
+    # issue 30 item 3: the ways out are not read as numbered choices (typed as words)
+    assert "Decline to answer" not in heard and "Cancel the question" not in heard
 
 
 def test_claudes_question_answered_in_words_is_its_other_answer(asked) -> None:  # type: ignore[no-untyped-def]
-    agent = asked("elicit claude", "Choose a number from 1 to 4")
+    agent = asked("elicit claude", "Choose a number from 1 to 2")
     agent.answer("needs WAL mode")
     agent.wait_for("Thank you for answering.")
     assert received(agent) == [
@@ -57,8 +59,11 @@ def test_claudes_question_answered_in_words_is_its_other_answer(asked) -> None: 
 
 
 def test_decline_reaches_the_agent_and_nothing_is_answered_for_the_user(asked) -> None:  # type: ignore[no-untyped-def]
-    agent = asked("elicit codex", "Choose a number from 1 to 5:")
-    agent.answer("4")  # Decline to answer
+    agent = asked("elicit codex", "Choose a number from 1 to 3:")  # Red, Blue, Other
+    assert "Decline to answer" not in " ".join(agent.heard())  # not a numbered choice
+    agent.type(":help")  # says how to leave the form (issue 30 item 3)
+    agent.wait_for("Type decline to decline to answer, or cancel to cancel the question.")
+    agent.answer("decline")  # Decline to answer, typed as a word
     agent.wait_for("Thank you for answering.")
     assert received(agent) == [{"action": "decline"}]
     assert agent.quit() == 0
@@ -77,7 +82,7 @@ def test_a_number_out_of_range_is_asked_again_never_sent(asked) -> None:  # type
     agent.answer("9")
     agent.wait_for("9 is out of range. A number from 1 to 5.")
     agent.answer("3")
-    agent.wait_for("Choose a number from 1 to 4")  # Verbose logs: yes, no, decline, cancel
+    agent.wait_for("Choose a number from 1 to 2")  # Verbose logs: yes, no (decline, cancel)
     agent.answer("1")
     agent.wait_for("Send to Scripted Agent: Retries: 3; Verbose logs: Yes?")
     agent.answer("1")
@@ -97,7 +102,7 @@ def test_a_plan_approval_reads_the_plan_names_each_option_and_asks_which_always(
     agent.answer("always")
     agent.wait_for("Type c then Enter to confirm")  # an always answer takes two keys
     agent.type("c")
-    agent.wait_for("Choose a number from 1 to 4:")  # several always options: which one?
+    agent.wait_for("Choose a number from 1 to 2:")  # several always options: which one?
     # Nothing went to the agent yet: "Sent" is said only for what was sent (issue 31, 2)
     assert not any("Sent: accept" in line for line in agent.seen), agent.seen
     assert any("Nothing sent yet: choose which always answer." in line for line in agent.seen)
@@ -153,14 +158,14 @@ def test_a_plan_that_comes_after_its_question_is_read_and_asked_again(run) -> No
 def test_forty_options_are_all_reachable_and_two_keeps_are_told_apart(asked) -> None:  # type: ignore[no-untyped-def]
     """Issue 29, item 11: options past the 29th were dropped without a word, and two
     options reading "Keep" (the second sends delete-all) could not be told apart."""
-    agent = asked("elicit keep", "Choose a number from 1 to 30:")
+    agent = asked("elicit keep", "Choose a number from 1 to 28:")
     heard = " ".join(agent.heard())
     assert "40 choices, in 2 pages; page 1: choices 1 to 27." in heard
     assert "1: Keep (1 of 2 with this name, it sends keep)" in heard
     assert "2: Keep (2 of 2 with this name, it sends delete-all)" in heard
     agent.answer("28")  # More choices (page 2)
     agent.wait_for("page 2: choices 28 to 40.")
-    agent.wait_for("Choose a number from 1 to 16:")  # 13 options, earlier, decline, cancel
+    agent.wait_for("Choose a number from 1 to 14:")  # 13 options, earlier (decline, cancel)
     agent.answer("13")  # the fortieth option
     agent.wait_for("Thank you for answering.")
     assert received(agent) == [{"action": "accept", "content": {"backups": "k40"}}]
@@ -256,8 +261,8 @@ def test_a_question_too_big_to_read_is_refused_in_words_and_with_an_error(run) -
     peak = peak_memory_mb(agent.proc.pid)
     # the next question, right behind it, works as ever
     agent.type("elicit codex")
-    agent.wait_for("Choose a number from 1 to 5:")
-    agent.answer("4")  # Decline to answer
+    agent.wait_for("Choose a number from 1 to 3:")
+    agent.answer("decline")  # Decline to answer
     agent.wait_for("Thank you for answering.")
     assert received(agent)[1:] == [{"action": "decline"}]
     agent.type(":diagnostics")

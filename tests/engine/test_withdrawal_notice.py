@@ -10,6 +10,7 @@ heard. The engine owns the notice; the UIs say nothing of their own
 
 from __future__ import annotations
 
+from announcer.engine.settings import UserSettings
 from tests.engine.aaep import confirmation, frame, started
 from tests.engine.test_engine import SUB, listen
 
@@ -26,8 +27,34 @@ def test_a_heard_question_withdrawn_with_a_reason_is_one_notice_with_the_reason(
     listener.feed(SUB, started(), confirmation("rpl_ins1", action=ACTION, risk_level="low"))
     assert any(ACTION in text for text in listener.said)  # the question was heard
     said = listener.feed(withdrawal(summary_normal=REASON), now=5.0)
-    assert said == [f"No answer needed any more: {ACTION}. {REASON}"]
+    # short (issue 30 item 4): the only question open was the one just heard
+    assert said == [f"Withdrawn: {REASON}"]
     assert listener.engine.pending_prompts() == []
+
+
+def test_with_another_question_open_the_withdrawn_one_is_named() -> None:
+    listener = listen()
+    listener.feed(
+        SUB,
+        started(),
+        started(session="sess_other"),
+        confirmation("rpl_ins4", action=ACTION, risk_level="low"),
+        confirmation(
+            "rpl_seat4", action="Reserve seat 12A", risk_level="low", session="sess_other"
+        ),
+    )
+    assert any(ACTION in text for text in listener.said)  # the question was heard
+    said = listener.feed(withdrawal(summary_normal=REASON), now=5.0)
+    # another question is open: which one was withdrawn is said
+    assert f"No answer needed any more: {ACTION}. {REASON}" in said, said
+    assert [p.reply_token for p in listener.engine.pending_prompts()] == ["rpl_seat4"]
+
+
+def test_at_detailed_verbosity_the_withdrawn_question_is_named() -> None:
+    listener = listen(UserSettings(verbosity="detailed"))
+    listener.feed(SUB, started(), confirmation("rpl_ins5", action=ACTION, risk_level="low"))
+    said = listener.feed(withdrawal(summary_normal=REASON), now=5.0)
+    assert said == [f"No answer needed any more: {ACTION}. {REASON}"]
 
 
 def test_an_unheard_question_withdrawn_with_a_reason_says_the_agents_reason() -> None:

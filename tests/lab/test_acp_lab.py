@@ -123,7 +123,8 @@ def test_claude_agent_acp_asks_the_users_own_question_and_the_model_gets_the_ans
     with lab_agents.run(command="claude", env=env) as agent:
         agent.type("lab:ask please")
         # Issue 30 item 3: one key sends the choice; the "Other" note is the typed answer.
-        agent.wait_for("Choose a number from 1 to 4, or type your own answer:")
+        # (Decline and Cancel are typed as words, not numbered: issue 30 item 3)
+        agent.wait_for("Choose a number from 1 to 2, or type your own answer:")
         agent.answer("2")  # Postgres, sent at once: no second question, no review
         agent.wait_for("finished the turn.")
     answered = json.dumps([r.body for r in lab_agents.fake_model.requests])
@@ -155,7 +156,7 @@ def test_claude_agent_acp_plan_approval_reads_the_plan_and_asks_which_always(
         agent.answer("always")
         agent.wait_for("to confirm")
         agent.type("c")
-        agent.wait_for("Choose a number from 1 to 4:")  # which always: never the first
+        agent.wait_for("Choose a number from 1 to 2:")  # which always: never the first
         # nothing went to the agent yet, and nothing says so (issue 31, item 2)
         assert not any("Sent: accept" in line for line in agent.seen), agent.seen
         agent.answer("1")
@@ -238,7 +239,8 @@ def test_codex_request_user_input_is_asked_and_the_model_gets_the_answer(
         run.wait_for("Collaboration mode is now Plan.")
         run.type("lab:ask please")
         # Issue 30 item 3: one key sends the choice; the note is the typed answer.
-        question = run.wait_for("Choose a number from 1 to 5, or type your own answer:")
+        # (Decline and Cancel are typed as words, not numbered: issue 30 item 3)
+        question = run.wait_for("Choose a number from 1 to 3, or type your own answer:")
         assert "Which database should the app use?" in question
         answered_before = _user_input_answers(lab_agents.fake_model)
         assert answered_before == []  # nothing answered for the user while it waits

@@ -38,9 +38,9 @@ CUE = "Not yet."
 ALLOW_ONCE = "once"
 #: how each interface says a risky accept's confirm step (short, issue 30 item 2); the
 #: long form, "Accept: <action>? …", is on screen, on F2 and at detailed verbosity
-CONFIRM_STEP = ("Enter.", "C then Enter to confirm.")
-#: how each interface says that the accept went
-PLAIN_ANSWERED = "Sent: accept."
+CONFIRM_STEP = ("Enter.", "C.")
+#: how each interface says that the accept went (the plain UI prints "Sent: accept.")
+PLAIN_ANSWERED = "Sent."
 TUI_ANSWERED = "Sent."
 
 

@@ -184,3 +184,37 @@ async def test_a_secret_typed_in_the_dialog_is_never_said(tmp_path: Path) -> Non
         await until(pilot, run.said("Deploy token: given, not read back?"), "the review")
         assert not any("hunter2x" in t for t in run.heard())
         await stopped(run, runner)
+
+
+async def test_a_forms_ways_out_are_not_numbered_and_the_arrows_reach_them(
+    tmp_path: Path,
+) -> None:
+    """Issue 30 item 3: "Decline to answer" and "Cancel the question" were read as
+    choices 4 and 5 in every question. They stay in the list, after the numbered choices,
+    reached with the arrows and named on F2; digits pick only the agent's choices."""
+    run = Run(tmp_path, answer_arming_seconds=NO_ARMING)
+    async with run.app.run_test() as pilot:
+        runner = await started(run, pilot)
+        await pilot.press(*"elicit codex", "enter")
+        await until(pilot, lambda: isinstance(run.app.screen, ClarifyScreen), "the question")
+        await until(pilot, run.said("Scripted Agent asks: Codex needs your input"), "said")
+        await until(pilot, run.keys_armed, "the keys to arm")
+        screen = run.app.screen
+        assert isinstance(screen, ClarifyScreen)
+        heard = " ".join(run.heard())
+        assert "Choices: 1: Red; 2: Blue; 3: Other." in heard, heard
+        assert "Decline to answer" not in heard and "Cancel the question" not in heard
+        assert "Digits 1 to 3, then Enter." in heard  # the keys in a few words
+        await pilot.press("f2")
+        await until(
+            pilot,
+            run.said("The arrows also reach: Decline to answer; Cancel the question."),
+            "the ways out named on F2",
+        )
+        await pilot.press("4")  # not a numbered choice
+        await until(pilot, run.said("4 is not a choice; there are 3."), "the digit refused")
+        await pilot.press("3", "down", "enter")  # from Other, one down: Decline to answer
+        answers = tmp_path / "elicitation.txt"
+        await until(pilot, answers.exists, "the agent's answer")
+        assert json.loads(answers.read_text()) == {"action": "decline"}
+        await stopped(run, runner)

@@ -123,7 +123,7 @@ async def test_the_plain_interface_prints_the_whole_plan_and_w_says_it(tmp_path:
         await until(lambda: printed("Accept or reject: Scripted Agent wants to run"), "the ask")
         shown = out.getvalue()
         assert "Plan:\n" + "".join(f"  | {line}\n" for line in SHOWN_PLAN.split("\n")) in shown
-        keys = "Type W then Enter to hear the whole plan."
+        keys = "W reads the whole plan."
         await until(lambda: any(keys in t for t in spoken_in(records)), "the question's keys")
         type_line("w")
         await until(lambda: WHOLE_PLAN in spoken_in(records), "the whole plan")

@@ -42,8 +42,8 @@ async def test_freetext_is_typed_and_sent_with_enter(harness: Harness) -> None:
         assert harness.backend.said(
             "Question from support-agent: Could you describe what you were trying to do when "
             "the error appeared? I have a few possible explanations and need to know which "
-            "matches your situation. Answer within 3 minutes. Type your answer and press Enter."
-        )
+            "matches your situation. Answer within 3 minutes. Type, then Enter."
+        )  # the keys in a few words (issue 30 item 2); every key in full on F2 and ?
         assert screen.focused is screen.query_one("#answer", Input)
         await pilot.press("enter")  # empty: refused with a reason
         assert harness.backend.texts[-1] == "The answer is empty. Type something, then press Enter."
@@ -138,7 +138,18 @@ async def test_yes_no_with_y_and_n(harness: Harness) -> None:
             "Should I include [b]draft[/b] accounts?"
         )
         assert screen.focused is screen.query_one("#no")
-        assert harness.backend.said("Press Y for yes or N for no.")
+        assert harness.backend.said("Y or N.")  # a few words (issue 30 item 2)
+        assert not harness.backend.said("Escape leaves the question for later.")
+        await pilot.press("f2")  # every key in full on F2
+        await pilot.pause()
+        assert harness.backend.texts[-1].endswith(
+            "Press Y for yes or N for no. Escape leaves the question for later."
+        )
+        await pilot.press("question_mark")  # help: the dialog's keys, its answers in full
+        await pilot.pause()
+        assert harness.backend.texts[-1].endswith(
+            "Press Y for yes or N for no. Escape leaves the question for later."
+        ), harness.backend.texts[-1]
         await pilot.press("y")
         await pilot.pause()
         assert [(p.reply_token, a.response) for p, a in harness.replies] == [("rpl_yesno1", True)]

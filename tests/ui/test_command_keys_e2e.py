@@ -78,8 +78,8 @@ def test_a_long_disguised_command_from_the_first_key_to_the_agents_answer(
         assert "A long command, 446 characters." in question
         assert "Dangerous: rm -rf tilde." in question
         assert "High risk. This cannot be undone." in question
-        assert "Type A or R, then Enter; C confirms an accept." in question
-        assert "Type W then Enter to hear the whole command." in question
+        assert "A then C, or R." in question  # issue 30: a few words
+        assert "W reads the whole command." in question
         # Two early keys, one cue: the second costs nothing, not even two words.
         assert said.count("Not yet.") == 1, said
 

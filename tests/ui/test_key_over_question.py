@@ -136,9 +136,7 @@ async def test_w_cuts_the_plan_question_at_once_and_the_question_is_not_read_aga
 ) -> None:
     run = PlainRun(tmp_path)
     try:
-        question, whole = await run.w_over_the_question(
-            "exitplan", "Type W then Enter to hear the whole plan."
-        )
+        question, whole = await run.w_over_the_question("exitplan", "W reads the whole plan.")
         assert whole == WHOLE_PLAN
         assert estimated_seconds(question, SETTINGS.pace_wpm) > 10.0  # W used to wait this
         backend = run.backend

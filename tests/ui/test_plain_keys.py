@@ -66,8 +66,9 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
                 for text in spoken_in(records.getvalue())
                 if "Send the quarterly report" in text
             ]
-            # issue 22 item 11: every key it needs, the second accept key included
-            assert question.endswith("Type A or R, then Enter; C confirms an accept.")
+            # issue 22 item 11: every key it needs, the second accept key included, in a
+            # few words (issue 30 item 1)
+            assert question.endswith("A then C, or R.")
             assert "Press" not in question  # no single-key help the line UI does not take
             assert core.replies == []
             await until(armed, "the question to have been heard")
@@ -84,9 +85,9 @@ async def test_the_spoken_question_names_the_typed_answers_and_they_work() -> No
 
             # the answer to the user's own key is heard, not only printed
             await until(
-                lambda: "Sent: accept." in spoken_in(records.getvalue()),
-                "the spoken acknowledgement",
+                lambda: "Sent." in spoken_in(records.getvalue()), "the spoken acknowledgement"
             )
+            assert "Sent: accept." in out.getvalue()  # printed whole
             session.stop()
             await asyncio.wait_for(runner, TIMEOUT)
         finally:
@@ -297,3 +298,50 @@ async def test_a_producer_naming_rm_rf_low_risk_is_shown_dangerous_and_takes_two
     await asyncio.sleep(0)
     await asyncio.sleep(0)
     assert [a.decision for a in session.answers] == ["accept"]
+
+
+class WholeEchoSession(FakeLineSession):
+    """The runtime's whole echo, as the live session words it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[PendingPrompt] = []
+
+    async def answer_async(self, answer: UserAnswer) -> AnswerOutcome:
+        self.answers.append(answer)
+        self.open = [p for p in self.open if p.reply_token != answer.reply_token]
+        return AnswerOutcome(True, f"Sent: {answer.decision}.")
+
+    def pending_prompts(self) -> list[PendingPrompt]:
+        return list(self.open)
+
+
+async def test_plain_echo_is_short_only_when_no_other_question_could_be_meant() -> None:
+    """Issue 30 item 1: "Sent." as a screen reader says it; "Sent: accept." (printed
+    always) is said while another question waits, as the Textual app names its answer."""
+    session = WholeEchoSession()
+    out = io.StringIO()
+    ui = PlainUi(out=out, inp=io.StringIO())
+    ui.attach(session)  # type: ignore[arg-type]
+    now = session.clock()
+    first = prompt_from_event(_confirmation("rpl_e1", "Send 5 dollars", low_risk=True), now)
+    second = prompt_from_event(_confirmation("rpl_e2", "Send 6 dollars", low_risk=True), now)
+    session.open = [first, second]
+    for prompt in (first, second):
+        ui.prompt_opened(prompt)
+    for prompt in (first, second):
+        ui.announcement_made(
+            Announcement(
+                f"Confirmation needed. {prompt.reply_token}.",
+                event_id=prompt.event_id,
+                kind="agent.awaiting.confirmation",
+            )
+        )
+        session.clock.now += 5
+        ui._on_line("a")
+        for _ in range(3):
+            await asyncio.sleep(0)
+    assert [a.reply_token for a in session.answers] == ["rpl_e1", "rpl_e2"]
+    echoes = [text for text in session.spoken if text.startswith("Sent")]
+    assert echoes == ["Sent: accept.", "Sent."], session.spoken
+    assert out.getvalue().count("Sent: accept.") == 2  # printed whole both times

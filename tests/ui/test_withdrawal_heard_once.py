@@ -45,7 +45,8 @@ async def test_a_withdrawn_question_is_heard_once_with_the_agents_reason() -> No
         assert app.screen is app.main_screen
         heard = h.spoken()
         about_it = [text for text in heard if "withdrawn" in text.lower() or "any more" in text]
-        assert about_it == [f"No answer needed any more: {ACTION}. {REASON}"], heard
+        # short (issue 30 item 4): the one question open needs no naming
+        assert about_it == [f"Withdrawn: {REASON}"], heard
         assert sum(REASON in text for text in heard) == 1
         on_screen = [
             line

@@ -391,7 +391,7 @@ class ConfirmScreen(PromptScreen, inherit_bindings=False):
         )
 
     def answer_keys_phrase(self) -> str:
-        return self.view.keys_phrase(self.two_keys, not self.accept_over)
+        return self.view.keys_phrase(self.two_keys, not self.accept_over, repeat=True)
 
     def check_accept_open(self) -> None:
         """Once the engine says accept's time is over (§6.4), the dialog shows only reject:
@@ -717,7 +717,13 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
             if "multiple_choice" in view.kinds:
                 choices = OptionList(
                     *[
-                        Option(Content(f"{index}. {choice.label}"), id=str(index))
+                        # a form's ways out (decline, cancel) carry no number (issue 30 item 3)
+                        Option(
+                            Content(
+                                choice.label if choice.set_aside else f"{index}. {choice.label}"
+                            ),
+                            id=str(index),
+                        )
                         for index, choice in enumerate(view.choices, 1)
                     ],
                     id="choices",
@@ -746,7 +752,7 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
                 )
                 number.accessible_name = _("A number")  # type: ignore[attr-defined]
                 yield number
-            yield Static(view.keys_phrase(), markup=False, id="keys", classes="field")
+            yield Static(view.keys_phrase(detailed=True), markup=False, id="keys", classes="field")
         yield WrappingFooter()
 
     def focus_initial(self) -> None:
@@ -761,11 +767,23 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
         self._quiet_highlight = False
 
     def spoken_question(self) -> str:
-        return self.view.spoken_question(self.announcer.settings.languages[0])
+        return self.view.spoken_question(
+            self.announcer.settings.languages[0],
+            detailed_keys=self.announcer.settings.verbosity == "detailed",
+        )
+
+    def spoken_again(self) -> str:
+        """F2: the question again, with every key in full (issue 30 item 2)."""
+        return self.view.spoken_question(self.announcer.settings.languages[0], detailed_keys=True)
+
+    def extra_help(self) -> str:
+        """Said after the Footer's keys by help: every answer key in full."""
+        return self.view.keys_phrase(detailed=True)
 
     def spoken_intro(self) -> str:
-        parts = [self.view.keys_phrase()]
-        if self.announcer.settings.verbosity == "detailed":
+        detailed = self.announcer.settings.verbosity == "detailed"
+        parts = [self.view.keys_phrase(detailed=detailed)]
+        if detailed:
             parts.append(_("F2 repeats."))  # issue 30 item 2: known words, long form only
             parts.insert(
                 0, _("Asked by {producer}.").format(producer=producer_identity(self.prompt))
@@ -773,7 +791,7 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
         return " ".join(parts)
 
     def answer_keys_phrase(self) -> str:
-        return self.view.keys_phrase()
+        return self.view.keys_phrase(detailed=True)
 
     def on_key(self, event: Key) -> None:
         """Digits 1-9 pick a choice and y/n answer, unless the user is typing.
@@ -786,7 +804,7 @@ class ClarifyScreen(PromptScreen, inherit_bindings=False):
         key = event.key
         if key.isdigit() and "multiple_choice" in self.view.kinds:
             index = int(key) - 1
-            count = len(self.view.choices)
+            count = len(self.view.numbered)  # a form's ways out are not numbered
             event.stop()
             if 0 <= index < count:
                 choices = self.query_one("#choices", OptionList)

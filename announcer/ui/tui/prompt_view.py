@@ -31,7 +31,12 @@ from announcer.engine.answer_guard import (
     plan_of,
     reads_literally,
 )
-from announcer.engine.prompts import PendingPrompt, always_decisions, waits_without_deadline
+from announcer.engine.prompts import (
+    PendingPrompt,
+    always_decisions,
+    set_aside_choice,
+    waits_without_deadline,
+)
 from announcer.i18n.format import format_duration
 from announcer.ui.tui.text import N_, _, current_language, one_line, printable
 
@@ -238,15 +243,16 @@ class ConfirmationView:
         return bool(getattr(self.prompt, "malformed", False))
 
     def keys_phrase(
-        self, two_keys: bool, accept_open: bool = True, *, repeat: bool = True, brief: bool = False
+        self, two_keys: bool, accept_open: bool = True, *, repeat: bool = False, brief: bool = False
     ) -> str:
         """The keys, as the dialog takes them, in one short line (issue 20): two for a
         high-risk accept, W for a long command, F2 to hear the question again.
 
         ``accept_open`` is False once accept's time is over (§6.4): only reject is said.
-        ``repeat``: F2 is named (on screen, and spoken at detailed verbosity); spoken after
-        every question it is words the user already knows (issue 30 item 2). ``brief``:
-        terse verbosity or low cognitive load, the keys alone ("A then Enter, or R.")."""
+        ``repeat``: the long form, F2 named (after a key that answers nothing, on F2 and at
+        detailed verbosity); spoken after every question it is words the user already
+        knows (issue 30 item 2). ``brief``: terse verbosity or low cognitive load, the
+        keys alone ("A then Enter, or R.")."""
         if self.malformed:
             return " ".join(
                 [
@@ -338,7 +344,7 @@ class ConfirmationView:
                 self.risk_phrase() + ".",
                 self.reversibility_phrase() + ".",
                 self.default_phrase(language),
-                self.keys_phrase(two_keys, accept_open),
+                self.keys_phrase(two_keys, accept_open, repeat=True),
             ]
         )
 
@@ -347,6 +353,9 @@ class ConfirmationView:
 class Choice:
     value: str
     label: str
+    #: announcer's own way out of a form (decline, cancel): after the numbered choices,
+    #: reached with the arrows, never read as a numbered choice (issue 30 item 3)
+    set_aside: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,14 +378,22 @@ class ClarificationView:
         for raw in _field(event, "choices") or []:  # type: ignore[attr-defined]
             value, label = _field(raw, "value"), _field(raw, "label")
             if value is not None:
-                choices.append(Choice(str(value), one_line(str(label or value))))
+                aside = set_aside_choice(event, value)
+                choices.append(Choice(str(value), one_line(str(label or value)), aside))
+        choices.sort(key=lambda choice: choice.set_aside)  # the numbered ones first, in order
         if "multiple_choice" in kinds and not choices:
             kinds.remove("multiple_choice")  # §4.4.2: choices are required for it
         ordered = tuple(k for k in RESPONSE_KINDS if k in kinds) or ("freetext",)
         question = _text(event, "question") or _text(event, "summary_normal") or _("(no question)")
         return cls(prompt, question, _text(event, "context"), ordered, tuple(choices))
 
-    def keys_phrase(self) -> str:
+    def keys_phrase(self, *, detailed: bool = False) -> str:
+        """The keys that answer, in a few words ("Y or N."), said after each question at
+        normal and terse verbosity (issue 30 item 2). ``detailed``: every key in full,
+        with Escape's "later" (at detailed verbosity, on F2, ``?`` and after a key that
+        answers nothing)."""
+        if not detailed:
+            return " ".join(self._short_keys())
         parts: list[str] = []
         if "multiple_choice" in self.kinds:
             parts.append(_("Choose with the arrows or digits 1 to 9, then press Enter."))
@@ -386,10 +403,46 @@ class ClarificationView:
             parts.append(_("Type a number and press Enter."))
         if "freetext" in self.kinds:
             parts.append(_("Type your answer and press Enter."))
+        if self.set_aside:
+            parts.append(
+                _("The arrows also reach: {choices}.").format(
+                    choices="; ".join(choice.label for choice in self.set_aside)
+                )
+            )
         parts.append(_("Escape leaves the question for later."))
         return " ".join(parts)
 
-    def spoken_question(self, language: str = "en") -> str:
+    @property
+    def numbered(self) -> tuple[Choice, ...]:
+        """The choices read and picked by number (digits 1 to 9)."""
+        return tuple(choice for choice in self.choices if not choice.set_aside)
+
+    @property
+    def set_aside(self) -> tuple[Choice, ...]:
+        """announcer's own ways out of a form, after the numbered choices (arrows only)."""
+        return tuple(choice for choice in self.choices if choice.set_aside)
+
+    def _short_keys(self) -> list[str]:
+        parts: list[str] = []
+        if "multiple_choice" in self.kinds:
+            count = len(self.numbered)
+            if count > 9:  # digits reach the first nine; the arrows every choice
+                parts.append(_("Arrows, then Enter."))
+            else:
+                parts.append(
+                    _("Digits 1 to {count}, then Enter.").format(count=count)
+                    if count > 1
+                    else _("1, then Enter.")
+                )
+        if "yes_no" in self.kinds:
+            parts.append(_("Y or N."))
+        if "numeric" in self.kinds and "freetext" not in self.kinds:
+            parts.append(_("A number, then Enter."))
+        if "freetext" in self.kinds:
+            parts.append(_("Type, then Enter."))
+        return parts
+
+    def spoken_question(self, language: str = "en", *, detailed_keys: bool = False) -> str:
         parts = [
             _("Question from {producer}").format(producer=producer_identity(self.prompt)) + ":",
             self.question,
@@ -399,7 +452,7 @@ class ClarificationView:
         if "multiple_choice" in self.kinds:
             parts.append(
                 _("Choices: {choices}.").format(
-                    choices="; ".join(f"{i}, {c.label}" for i, c in enumerate(self.choices, 1))
+                    choices="; ".join(f"{i}, {c.label}" for i, c in enumerate(self.numbered, 1))
                 )
             )
         parts.append(
@@ -407,7 +460,7 @@ class ClarificationView:
                 time=speakable_duration(self.prompt.timeout_seconds, language)
             )
         )
-        parts.append(self.keys_phrase())
+        parts.append(self.keys_phrase(detailed=detailed_keys))
         return " ".join(parts)
 
 
