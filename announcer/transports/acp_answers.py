@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import Any, Final, cast, get_args
 
+from announcer.protocol.events import Decision
 from announcer.transports.acp_process import AcpProcess, log
 from announcer.transports.base import ANSWER_HELD, AgentAnswer
+
+#: §6.2's decisions, from the protocol's own Literal
+DECISIONS: Final = frozenset(get_args(Decision))
 
 
 class AcpAnswers(AcpProcess):
@@ -25,11 +29,9 @@ class AcpAnswers(AcpProcess):
         if message.get("type") == "clarification.reply":
             return await self.send_answer(AgentAnswer(token, response=message.get("response")))
         decision = message.get("decision")
-        if message.get("type") != "confirmation.reply" or decision not in ("accept", "reject"):
+        if message.get("type") != "confirmation.reply" or decision not in DECISIONS:
             return None
-        return await self.send_answer(
-            AgentAnswer(token, decision="accept" if decision == "accept" else "reject")
-        )
+        return await self.send_answer(AgentAnswer(token, decision=cast(Decision, decision)))
 
     async def send_answer(
         self, answer: AgentAnswer, reply: dict[str, Any] | None = None
