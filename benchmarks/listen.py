@@ -37,9 +37,10 @@ figures are printed beside.
 
 Targets, at 180 and 300 words a minute: every agent event heard or summarised (none
 lost); per-event added delay p95 <= 6 s and max <= 12 s at 180; under 3 s of announcer's
-own speech from the end of a confirmation to its "Sent." at 180 (``confirm_own_max_s``); no session's outcome after a later
-session's ordinary news; every critical event within 0.5 s. Each figure is printed
-beside the ``fifo`` baseline (one first-in-first-out queue, benchmarks/pace.py) on the
+own speech from the end of a confirmation to its "Sent." at 180 (``confirm_own_max_s``);
+no session's outcome after a later session's ordinary news; every critical event within
+0.5 s. Each figure is printed beside the ``fifo`` baseline (one first-in-first-out
+queue, benchmarks/pace.py) on the
 same input, in the same run. One JSON line on standard output; ``--table`` also prints
 a table per input on standard error.
 
