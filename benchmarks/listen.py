@@ -16,7 +16,8 @@ what a person at 180 or 300 words a minute meets. It replays, through the whole 
 
 A simulated listener answers each question a set time after its speech (and the dialog's
 keys line, taken from the Textual UI's own ``prompt_view``) ends: 2 s for a confirmation,
-5 s for typed text. It presses no other key. The UI's answer is modelled as "Sent.".
+5 s for typed text. It presses no other key. A high-risk accept takes its two keys (the
+confirm step "Enter." said between them); the UI's answer is modelled as "Sent.".
 
 Per event it reports the delay from arrival to the start of its own speech, or of the
 summary that stands for it (the agent's words per sentence, from when the sentence was
@@ -35,9 +36,11 @@ time to say, whatever any listener does). The p95 and max targets are on it; the
 figures are printed beside.
 
 Targets, at 180 and 300 words a minute: every agent event heard or summarised (none
-lost); per-event added delay p95 <= 6 s and max <= 12 s at 180; no session's outcome after a later
-session's ordinary news; every critical event within 0.5 s. Each figure is printed
-beside the ``fifo`` baseline (one first-in-first-out queue, benchmarks/pace.py) on the
+lost); per-event added delay p95 <= 6 s and max <= 12 s at 180; under 3 s of announcer's
+own speech from the end of a confirmation to its "Sent." at 180 (``confirm_own_max_s``);
+no session's outcome after a later session's ordinary news; every critical event within
+0.5 s. Each figure is printed beside the ``fifo`` baseline (one first-in-first-out
+queue, benchmarks/pace.py) on the
 same input, in the same run. One JSON line on standard output; ``--table`` also prints
 a table per input on standard error.
 
@@ -68,6 +71,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from announcer.engine.announcement import Urgency  # noqa: E402
+from announcer.engine.answer_guard import confirm_step_short  # noqa: E402
 from announcer.engine.prompts import PendingPrompt, UserAnswer  # noqa: E402
 from announcer.engine.replies import ReplyReady  # noqa: E402
 from announcer.engine.scheduler import (  # noqa: E402
@@ -109,6 +113,8 @@ CLI_FORMATS = {
     "opencode": "opencode",
 }
 LINE_SECONDS = 0.5
+# The second key of a two-key accept, pressed after the confirm step was heard.
+SECOND_KEY_SECONDS = 0.8
 LAB_SESSION = Path(__file__).resolve().parent / "data" / "lab_plan_session.jsonl"
 SESSION_ENDS = ("agent.session.completed", "agent.session.cancelled", "agent.session.errored")
 # How many distinct utterances per input and rate go to espeak-ng (evenly spread).
@@ -158,6 +164,18 @@ class Listener:
                 run.loop.call_at(run.now() + delay, self._answer, prompt)
 
     def _answer(self, prompt: PendingPrompt) -> None:
+        run = self.run
+        if prompt.reply_token not in {p.reply_token for p in run.engine.pending_prompts()}:
+            return
+        if prompt.kind == "confirmation" and ConfirmationView.of(prompt).is_risky:
+            # A high-risk accept takes two keys: A, the Textual dialog's confirm step
+            # ("Enter."), then Enter a moment later. Both are announcer's own speech.
+            run.say_reply(confirm_step_short("accept"), Urgency.CRITICAL)
+            run.loop.call_at(run.now() + SECOND_KEY_SECONDS, self._send, prompt)
+            return
+        self._send(prompt)
+
+    def _send(self, prompt: PendingPrompt) -> None:
         run = self.run
         if prompt.reply_token not in {p.reply_token for p in run.engine.pending_prompts()}:
             return
@@ -311,6 +329,7 @@ class Heard:
     outcome_late: list[str] = field(default_factory=list)
     critical: list[float] = field(default_factory=list)
     critical_raw: list[float] = field(default_factory=list)
+    confirm_own: list[float] = field(default_factory=list)
     utterances: list[PacedUtterance] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
@@ -334,6 +353,7 @@ class Heard:
             "outcome_after_later_news": len(self.outcome_late),
             "critical_max_s": round(max(self.critical, default=0.0), 2),
             "critical_raw_max_s": round(max(self.critical_raw, default=0.0), 2),
+            "confirm_own_max_s": round(max(self.confirm_own, default=0.0), 2),
         }
 
 
@@ -482,6 +502,22 @@ def measure(run: PacedRun) -> Heard:
             heard.silent[reason] += 1
         else:
             heard.lost.append(f"{kind} {event_id}")
+    # Announcer's own speech from the end of each confirmation to its "Sent.": the keys
+    # line, a two-key accept's confirm step, the echo (issue 30: under 3 s, at 180).
+    for index, utterance in enumerate(utterances):
+        if utterance.announcement.kind != "agent.awaiting.confirmation":
+            continue
+        own = 0.0
+        for later_index in range(index + 1, len(utterances)):
+            later = utterances[later_index]
+            if not later.announcement.kind.startswith("system."):
+                continue
+            own += max(0.0, ends[later_index] - later.started)
+            if later.announcement.text == "Sent.":
+                heard.confirm_own.append(own)
+                break
+            if later.announcement.kind in QUESTION_END_KINDS:
+                break
     _outcomes(run, utterances, heard)
     _critical(run, utterances, ends, first, heard)
     return heard
@@ -606,6 +642,7 @@ def met(summary: dict[str, Any], wpm: int) -> dict[str, bool]:
     if wpm == 180:
         targets["delay_p95_6_s"] = summary["added_p95_s"] <= 6.0
         targets["delay_max_12_s"] = summary["added_max_s"] <= 12.0
+        targets["confirm_own_under_3_s"] = summary["confirm_own_max_s"] < 3.0
     return targets
 
 
@@ -626,6 +663,7 @@ def _table(name: str, wpm: int, heard: Heard, baseline: dict[str, Any]) -> str:
         "added_p95_s",
         "added_max_s",
         "own_share",
+        "confirm_own_max_s",
         "critical_max_s",
         "outcome_after_later_news",
     ):
