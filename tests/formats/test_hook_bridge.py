@@ -373,7 +373,7 @@ def test_listen_hooks_plain_ui_accepts(listening: Served, sock: Path):
     # The prompt line names the action and who asks.
     listening.wait_for(
         "Accept or reject: Claude Code wants to run Bash: rm -rf build. It says: Clean the build "
-        "folder? [a/r] (Claude Code)"
+        "folder. [a/r] (Claude Code)"  # its own full stop kept (issue 30 item 1), not "?"
     )
     listening.answer("a\n")
     # the confirm step names the action by its first sentence (issue 20: not read again)
