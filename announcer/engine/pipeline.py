@@ -360,7 +360,7 @@ class Engine:
         self, answer: UserAnswer, now: float, decided_at: datetime | None = None
     ) -> ReplyOutcome:
         """Build the reply for the user's answer, or refuse it with a reason."""
-        self.news.heard(now)  # the user just acted: a silence counts from here
+        self.news.acted(now)  # the user just acted: a silence counts from here
         prompt = self.book.get(answer.reply_token)
         subscription = self.connections.subscription(prompt.source_id) if prompt else None
         at = decided_at if decided_at is not None else self.wall_clock()

@@ -1,5 +1,6 @@
 """No unexplained silence (issue 33, item 3): while an agent works and nothing has been said
-for a while, one short "Still working: ..., 45 seconds." with a quiet earcon.
+for a while, one short "Still working: ..., 45 seconds." with a quiet earcon; in a silence
+that goes on, each next one waits twice as long.
 
 Sans-I/O, on the session clock the engine is given: the engine tells this watch when speech
 was heard, which sessions work, and when a tool started; the watch says when the notice is
@@ -18,6 +19,8 @@ from announcer.engine.tracker_records import SessionState
 
 #: agent states in which nothing runs: the turn is over, or the agent waits for the user
 RESTING_STATES: Final = frozenset({"idle", "awaiting_input"})
+#: how often the wait between notices doubles in one silence (30 s grows to 8 minutes)
+MAX_DOUBLINGS: Final = 4
 #: the most tool start times remembered (the oldest are forgotten first)
 TOOL_STARTS_LIMIT: Final = 512
 
@@ -49,10 +52,22 @@ class SilenceWatch:
         self._working: dict[tuple[str, str], float] = {}
         self._quiet_since: float | None = None
         self._tool_started: OrderedDict[str, float] = OrderedDict()
+        # notices said in this one long silence: each waits twice as long as the last
+        self._repeats = 0
 
-    def heard(self, now: float) -> None:
-        """Speech was being said at ``now``: the silence starts again."""
+    def heard(self, now: float, *, ours: bool = False) -> None:
+        """Speech was being said at ``now``: the silence starts again. ``ours``: only the
+        "still working" notice itself, which does not end the long silence it is about."""
         self._quiet_since = now
+        if not ours:
+            self._repeats = 0
+
+    def notified(self, now: float) -> None:
+        """The notice was said: the next one, in the same silence, waits twice as long
+        (30 s, then 60 more, then 120 more: a long build is not talked over every half
+        minute, issue 33: one "still working" in a minute's silent run)."""
+        self._quiet_since = now
+        self._repeats += 1
 
     def tool_started(self, event_id: str, now: float) -> None:
         self._tool_started[event_id] = now
@@ -68,6 +83,7 @@ class SilenceWatch:
         if not self._working:
             # a turn begins after a rest: the silence counts from here, not from the rest
             self._quiet_since = now if self._quiet_since is None else max(self._quiet_since, now)
+            self._repeats = 0
         self._working.setdefault(key, now)
 
     def forget(self, keys: list[tuple[str, str]]) -> None:
@@ -85,7 +101,8 @@ class SilenceWatch:
         """When the notice is next due, or None (off, nothing works, or never quiet)."""
         if interval <= 0 or not self._working or self._quiet_since is None:
             return None
-        return self._quiet_since + interval
+        factor: int = 2 ** min(self._repeats, MAX_DOUBLINGS)
+        return self._quiet_since + interval * factor
 
     def what(self, sessions: list[SessionState], now: float) -> StillWorking | None:
         """What runs: the newest tool of the session that started working last."""

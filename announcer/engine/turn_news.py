@@ -35,6 +35,10 @@ from announcer.protocol.events import (
 _TERMINAL: Final = (SessionCompleted, SessionErrored, SessionCancelled)
 
 
+#: the kind of the "still working" notice (issue 33, item 3)
+STILL_WORKING_KIND: Final = "system.still_working"
+
+
 class TurnNews:
     """Owns what a turn did (for its digest) and when the user last heard anything.
 
@@ -65,7 +69,13 @@ class TurnNews:
         self._digests = TurnDigests()
 
     def heard(self, now: float) -> None:
-        """The user heard something, or acted: a silence counts from ``now``."""
+        """The user heard something, or acted: a silence counts from ``now`` (the "still
+        working" notice itself does not end the silence it is about)."""
+        speaking = self.scheduler.speaking
+        self._silence.heard(now, ours=speaking is not None and speaking.kind == STILL_WORKING_KIND)
+
+    def acted(self, now: float) -> None:
+        """The user acted: a silence counts from ``now``, and waits its first interval."""
         self._silence.heard(now)
 
     def next_wakeup(self) -> float | None:
@@ -167,7 +177,7 @@ class TurnNews:
         due = self._silence.due(self.policy.settings.silence_notice_seconds)
         if due is None or now < due:
             return []
-        self._silence.heard(now)
+        self._silence.heard(now, ours=True)
         if self.scheduler.speaking is not None or self.scheduler.queued() or self.book.pending():
             return []
         sessions: list[SessionState] = []
@@ -196,6 +206,7 @@ class TurnNews:
                 agent=clean_for_speech(what.agent, language, max_chars=60), duration=duration
             )
         notice = Announcement(
-            text, language, Urgency.NORMAL, kind="system.still_working", earcon=Earcon.STILL_WORKING
+            text, language, Urgency.NORMAL, kind=STILL_WORKING_KIND, earcon=Earcon.STILL_WORKING
         )
+        self._silence.notified(now)
         return self.folding.submit(notice, None, now)

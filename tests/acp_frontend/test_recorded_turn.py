@@ -46,7 +46,9 @@ def test_the_real_claude_adapters_ten_call_turn_ends_with_its_digest() -> None:
     assert digest.endswith("Errors: 2. Last words: Two tests in test_parser still fail.")
 
 
-def _a_minute_before_the_first_test_run_ends() -> Callable[[dict[str, Any]], float]:
+def _a_minute_before_the_first_test_run_ends(
+    seconds: float = 60.0,
+) -> Callable[[dict[str, Any]], float]:
     """``replay``'s hold: the first ``sh run_tests.sh`` (it failed) ran a minute, not the
     lab's tenth of a second (the user allowed it; claude-agent-acp says nothing more
     until it ends)."""
@@ -56,30 +58,35 @@ def _a_minute_before_the_first_test_run_ends() -> Callable[[dict[str, Any]], flo
         update = (entry["message"].get("params") or {}).get("update") or {}
         if update.get("status") == "failed" and not held:
             held.append(update.get("toolCallId"))
-            return 60.0
+            return seconds
         return 0.0
 
     return hold
 
 
-@pytest.mark.parametrize(("every", "count"), [(45, 1), (30, 2)])
+@pytest.mark.parametrize(("every", "hold", "count"), [(45, 60, 1), (30, 60, 1), (30, 100, 2)])
 def test_a_minute_long_test_run_of_the_real_claude_adapter_is_broken_by_still_working(
-    every: float, count: int
+    every: float, hold: float, count: int
 ) -> None:
     """The silence after the user allowed the command is the command running (before,
     the session stayed "waiting for you" and nothing broke the silence): a short notice
-    names what runs and for how long, once per ``silence_notice_seconds`` of silence,
-    between the question and the command's end; the turn goes on as recorded."""
+    names what runs and for how long after ``silence_notice_seconds`` of silence, the
+    next one in the same silence twice as long after (30 s, then 60 more): one in a
+    minute's run at the default 30 s, two in a run of 100 s; between the question and
+    the command's end; the turn goes on as recorded."""
     heard = replay(
         TEN_TOOLS,
-        hold=_a_minute_before_the_first_test_run_ends(),
+        hold=_a_minute_before_the_first_test_run_ends(hold),
         answer_arming_seconds=0,
         silence_notice_seconds=every,
     )
     said = [line for line in heard.spoken if line.startswith("Still working")]
     assert len(said) == count, heard.spoken
     for notice in said:  # the ticks are a second apart: "45 seconds" or "46 seconds"
-        assert re.fullmatch(r"Still working: sh run_tests\.sh, (\d\d seconds|1 minute)\.", notice)
+        assert re.fullmatch(
+            r"Still working: sh run_tests\.sh, (\d\d seconds|1 minute( and \d+ seconds?)?)\.",
+            notice,
+        )
     at = heard.spoken.index(said[0])
     assert heard.spoken[at - 1].startswith("Confirmation needed. Claude Agent wants to run: sh")
     assert heard.spoken[at + len(said)].startswith("Run the tests failed, exit code 1")

@@ -79,9 +79,11 @@ def test_the_interval_is_a_setting_and_zero_turns_it_off() -> None:
     assert _still(run_recording(_turn(20.0), UserSettings(), idle_keys=False)) == []
     every_ten = run_recording(_turn(60.0), UserSettings(silence_notice_seconds=10), idle_keys=False)
     said = _still(every_ten)
-    assert 4 <= len(said) <= 5  # 60 s of silence, one notice per 10 s of it (and its length)
+    # 60 s of silence: a notice after 10 s, the next 20 s after it (each next one in the
+    # same silence waits twice as long), the third would come 40 s later, past the end.
+    assert len(said) == 2, [u.announcement.text for u in said]
     starts = [u.started for u in said]
-    assert all(later - earlier >= 10.0 for earlier, later in pairwise(starts))
+    assert all(later - earlier >= 20.0 for earlier, later in pairwise(starts))
     off = run_recording(_turn(60.0), UserSettings(silence_notice_seconds=0), idle_keys=False)
     assert _still(off) == []
     assert UserSettings().silence_notice_seconds == 30.0
@@ -183,3 +185,22 @@ def test_with_several_agents_working_the_one_that_runs_it_is_named() -> None:
     assert [t for t in heard if t.startswith("Still working")] == [
         "Still working: Codex, cargo build, 30 seconds."
     ]
+
+
+def test_each_notice_in_one_silence_waits_twice_as_long_and_real_speech_starts_over() -> None:
+    """The back-off, sans-I/O on the session clock: 30 s, then 60 more, then 120 more;
+    the notice's own speech does not end the silence, anything else heard does."""
+    from announcer.engine.silence import SilenceWatch
+    from announcer.engine.tracker_records import SessionState
+
+    watch = SilenceWatch()
+    working = SessionState("s1", "acp", "agent", "Agent", 0.0, 0.0, agent_state="executing")
+    watch.session_seen(working, 0.0)
+    assert watch.due(30.0) == 30.0
+    watch.notified(30.0)
+    watch.heard(31.5, ours=True)  # the notice itself was being said
+    assert watch.due(30.0) == 31.5 + 60.0
+    watch.notified(91.5)
+    assert watch.due(30.0) == 91.5 + 120.0
+    watch.heard(100.0)  # the agent said something: a new silence, the first interval again
+    assert watch.due(30.0) == 130.0
