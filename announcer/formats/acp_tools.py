@@ -37,7 +37,7 @@ from announcer.formats.builder_fields import (
     mark_whole,
 )
 from announcer.formats.speakable import clip, unwrap_shell
-from announcer.formats.suite_counts import suite_counts
+from announcer.formats.suite_counts import SuiteCounts, suite_counts
 from announcer.i18n.translate import translator
 
 #: how long a call that started running waits to be said, in case the agent asks about
@@ -390,9 +390,17 @@ class AcpToolCalls(AcpSessions):
         if status == "completed":
             said = "; ".join(changes) if changes else self._t("{tool}: done.").format(tool=label)
             only_done = not changes
+            terse = self._t("Done.")
             if not changes and (tool.deletes or tool.changed_files):
                 # codex-acp sends its diffs only before the question (issue 31, item 8)
                 said, only_done = self._files_done(tool), False
+            counts = self._suite_counts(tool, update)
+            if only_done and counts is not None and counts.passed is not None:
+                # a test run's outcome is news even right after its start: its counts
+                said = self._t("{command}: {passed} passed, {failed} failed").format(
+                    command=label, passed=counts.passed, failed=counts.failed
+                )
+                terse, only_done = _sentence(said), False
             self.builder.tool_completed(
                 session.state,
                 now,
@@ -400,7 +408,7 @@ class AcpToolCalls(AcpSessions):
                 "success",
                 tool_name=tool.kind,
                 normal=_sentence(said),
-                terse=self._t("Done."),
+                terse=terse,
             )
             if not changes and tool.changes:  # its diffs came before: the digest has them
                 mark_changes(self.builder.events[-1], "; ".join(tool.changes))
@@ -476,8 +484,15 @@ class AcpToolCalls(AcpSessions):
 
     def _mark_suite_counts(self, tool: _Tool, update: JsonObject) -> None:
         """A command's test summary, for the turn's digest (issue 33 item 2)."""
+        counts = self._suite_counts(tool, update)
+        if counts is not None:
+            mark_suite_counts(self.builder.events[-1], counts.passed, counts.failed)
+
+    @staticmethod
+    def _suite_counts(tool: _Tool, update: JsonObject) -> SuiteCounts | None:
+        """The test summary a command printed, wherever its adapter put the output."""
         if tool.kind != "execute":
-            return
+            return None
         raw = update.get("rawOutput")
         written = "\n".join(_content_text_all_lines(update.get("content")))
         texts = _output_texts(raw, tool.output, written)
@@ -486,8 +501,8 @@ class AcpToolCalls(AcpSessions):
         for text in texts:
             counts = suite_counts(text)
             if counts is not None:
-                mark_suite_counts(self.builder.events[-1], counts.passed, counts.failed)
-                return
+                return counts
+        return None
 
     def _failed_name(self, tool: _Tool) -> str:
         """What failed: the agent's description, else the command it ran (codex-acp titles

@@ -124,6 +124,24 @@ def test_a_tool_call_sent_empty_then_titled_is_announced_once_with_its_descripti
     assert "Run the test suite: done." not in heard.said()
 
 
+def test_a_passing_test_runs_counts_are_said_even_right_after_its_start() -> None:
+    """Issue 33 item 2 and issue 30 item 8 together: a success that only says "done" right
+    after the line that named it is not said, but a test run's counts are news: "Run the
+    test suite: 49 passed, 0 failed." is said, at normal and terse verbosity alike."""
+    for verbosity in ("normal", "terse"):
+        heard = Heard(verbosity=verbosity)
+        heard.open()
+        raw = {"command": "npm test", "description": "Run the test suite"}
+        heard.send(
+            update("tool_call", toolCallId="t1", title="npm test", kind="execute",
+                   status="in_progress", rawInput=raw)
+        )  # fmt: skip
+        output = "PASS src/app.test.js\nTests:       49 passed, 49 total\nTime: 1.2 s"
+        heard.send(update("tool_call_update", toolCallId="t1", status="completed",
+                          rawOutput=output))  # fmt: skip
+        assert "Run the test suite: 49 passed, 0 failed." in heard.spoken, (verbosity, heard.spoken)
+
+
 def test_diffs_and_locations_are_said_relative_to_the_session_folder() -> None:
     heard = Heard()
     heard.open()
