@@ -14,7 +14,7 @@ import itertools
 import json
 import logging
 import shlex
-from typing import Any
+from typing import Any, Final
 
 from announcer.platform.process import own_group
 from announcer.protocol.decode import loads_strict
@@ -47,6 +47,8 @@ _METHODS = {
 _REQUESTS = {"aaep.subscribe", "aaep.renegotiate"}
 # After the producer's exit, how long a line it wrote just before may take through the pipe.
 LAST_LINE_SECONDS = 0.5
+# How long a write that found its pipe broken waits for the producer's exit status.
+ENDED_WAIT_SECONDS: Final = 5.0
 
 
 class StdioTransport(MessageStreamTransport):
@@ -184,9 +186,30 @@ class StdioTransport(MessageStreamTransport):
         try:
             await proc.stdin.drain()
         except (ConnectionError, BrokenPipeError):
+            # Mostly it has ended, and how is what the user needs ("ended with status 0"),
+            # whichever the loop learnt first, the broken pipe or the exit (on a loaded
+            # machine the pipe often comes first).
+            code = await self._ended_status(proc)
+            if code is not None:
+                raise TransportError(
+                    f"the producer process exited with status {code}",
+                    Cause(Fault.PROCESS_EXITED, status=code),
+                ) from None
             raise TransportError(
                 "the producer process stopped reading", Cause(Fault.PROCESS_NOT_RUNNING)
             ) from None
+
+    async def _ended_status(self, proc: asyncio.subprocess.Process) -> int | None:
+        """Its exit status if it ended or ends within ``ENDED_WAIT_SECONDS``, else None (it
+        closed its input and runs on)."""
+        watch = self._exit
+        if watch is not None:
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                return await asyncio.wait_for(asyncio.shield(watch), ENDED_WAIT_SECONDS)
+            return None
+        with contextlib.suppress(TimeoutError):
+            return await asyncio.wait_for(proc.wait(), ENDED_WAIT_SECONDS)
+        return None
 
     async def _write(self, message: dict[str, Any]) -> None:
         method = _METHODS.get(str(message.get("type")), "aaep.reply")
