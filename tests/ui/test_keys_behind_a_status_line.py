@@ -11,9 +11,9 @@ pipe or the Textual app under Pilot, and speech by the ``paced`` backend on the 
 clock at 300 words a minute, written as the jsonl record.
 
 What is checked is what the user heard (the record) and what the agent received (the
-option it appends to ``choices.txt``): the status line begun, cut off by the question
-(issue 30 item 4: critical news at once), read whole at most once after it; one "Not yet." at most
-while it is read; the question read once, and whole before a high-risk accept; the key
+option it appends to ``choices.txt``): the status line begun before the question (its own
+session's lead-up, within the lead-in time, is heard first; read whole at most once after
+it if something cut it); one "Not yet." at most while it is read; the question read once, and whole before a high-risk accept; the key
 answers it exactly once.
 """
 
@@ -68,8 +68,9 @@ def check_heard(heard: Heard, question_came_at: int, *, risky: bool, answered: s
     interface says the answer was sent)."""
     lines = heard.lines()
     status = heard.status()
-    # Issue 30 item 4: the question (critical) cuts the status line off at a word's end
-    # instead of waiting for it; what was asked is read once.
+    # The status line began before the question (its own session's lead-up goes first
+    # within the lead-in time; issue 30 item 4 cuts other sessions off); what was asked
+    # is read once.
     begun_status = [
         r for r in lines if r["action"] == "speak" and str(r["text"]).startswith(STATUS_START)
     ]
