@@ -13,8 +13,8 @@ clock at 300 words a minute, written as the jsonl record.
 What is checked is what the user heard (the record) and what the agent received (the
 option it appends to ``choices.txt``): the status line begun before the question (its own
 session's lead-up, within the lead-in time, is heard first; read whole at most once after
-it if something cut it); one "Not yet." at most while it is read; the question read once, and whole before a high-risk accept; the key
-answers it exactly once.
+it if something cut it); one "Not yet." at most while it is read; the question read
+once, and whole before a high-risk accept; the key answers it exactly once.
 """
 
 from __future__ import annotations
