@@ -333,6 +333,19 @@ class UrgentSpeech(StatusFolding):
         commands: list[SpeechCommand] = [Cancel(current.utterance_id, "user key")]
         if incoming.event_id is not None and speaking.event_id == incoming.event_id:
             self._heard_through_key(current, now)
+        elif (
+            speaking.continues
+            and speaking.kind not in PROMPT_KINDS
+            and speaking.event_id is not None
+            and speaking.event_id in self._question_started
+            and speaking.event_id not in self._questions_cut
+        ):
+            # The keys line of a question already heard through ("Accept A Enter, reject
+            # R." when A's confirm step "Enter." cuts it): said again alone, after the
+            # answer (short, it names the keys); the question is never read again for a
+            # key, as resuming the whole message did.
+            lane = self._queues[Urgency.CRITICAL] if current.held else self._lane(speaking)
+            lane.appendleft(_Queued(speaking, now, current.seconds, current.order, kept=True))
         elif critical or self.settings.after_interrupt == "resume" or speaking.kind == WORDS_KIND:
             if speaking.event_id is not None and speaking.event_id in self._question_started:
                 self._questions_cut[speaking.event_id] = None  # a question, or its keys line

@@ -632,3 +632,34 @@ def test_where_am_i_mid_sentence_is_answered_at_once_and_the_sentence_said_again
     whole = [u.announcement.text for u in heard if not u.stopped and u.announcement is not where]
     assert whole == sentences
     assert not scheduler.drops
+
+
+def test_a_keys_answer_cutting_off_the_questions_keys_line_never_reads_the_question_again() -> None:
+    """Seen beside stress-ng in the Textual app: the question was heard, its keys line
+    ("Accept A Enter, reject R.", part of the same message) was being said, and the
+    user's A got its confirm step ("Enter.", the answer to a key, said at once). The cut
+    keys line was resumed with the whole message, so the question was read a second
+    time. Only the keys line is said again; the question, heard through, is not."""
+    scheduler = SpeechScheduler()
+    listener = Listener(scheduler)
+    question = critical("Run rm -rf build?", TRIP, "agent.awaiting.confirmation", "evt_q")
+    keys = Announcement(
+        "Accept A Enter, reject R.",
+        urgency=Urgency.CRITICAL,
+        event_id="evt_q",
+        session_id=TRIP,
+        kind="system.ui",
+        continues=True,
+    )
+    listener.submit(question, 0.0)
+    listener.submit(keys, 0.0)
+    listener.finish(2.0)  # the question said through; its keys line begins
+    assert listener.heard == ["Run rm -rf build?", "Accept A Enter, reject R."]
+    step = Announcement(
+        "Enter.", urgency=Urgency.CRITICAL, interrupt=True, kind="system.ui", answers_key=True
+    )
+    listener.submit(step, 2.3)
+    assert listener.heard[-1] == "Enter." and listener.cancelled == ["user key"]
+    listener.play_out(2.3)
+    assert listener.heard.count("Run rm -rf build?") == 1, listener.heard
+    assert listener.heard[-1] == "Accept A Enter, reject R."  # ours, short: said again
