@@ -336,9 +336,10 @@ def test_the_documented_permission_hook_still_waits_for_the_user_and_never_allow
 def test_claude_code_p_ends_an_async_hook_that_still_runs_so_the_docs_do_not_use_async(
     clis: lab_clis.Clis, fake_model: FakeModelServer, tmp_path: Path
 ):
-    """Claude Code 2.1.330 ends ``"async": true`` hooks still running when ``claude -p``
-    ends (and waits about a second more to exit): an announcement sent that way can be
-    cut off, so docs/hooks.md detaches with ``setsid -f`` instead."""
+    """Claude Code (2.1.330 to 2.1.337) ends ``"async": true`` hooks still running when
+    ``claude -p`` ends (and waits about a second more to exit), or exits before one even
+    began: an announcement sent that way can be cut off or lost, so docs/hooks.md
+    detaches with ``setsid -f`` instead."""
     log = tmp_path / "async.log"
     pid_file = tmp_path / "async.pid"  # the hook's shell, to know at once when it ended
     slow = f"echo $$ > {pid_file}; echo start >> {log}; cat > /dev/null; sleep 3; echo end >> {log}"
@@ -358,6 +359,11 @@ def test_claude_code_p_ends_an_async_hook_that_still_runs_so_the_docs_do_not_use
     deadline = time.monotonic() + 10
     while "start" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
         time.sleep(0.05)
+    if not pid_file.exists():
+        # Claude Code 2.1.337 sometimes exits before the async hook even begins: the
+        # announcement is lost as surely (seen in a quiet run of the whole suite).
+        assert "end" not in (log.read_text() if log.exists() else "")
+        return
     # The hook's shell writes "end" 3 s after its input closes unless it is ended first:
     # once it has gone, the log holds all it ever will (no need to wait the 3 s out).
     hook_shell = int(pid_file.read_text())
