@@ -72,7 +72,7 @@ sys.path.insert(0, str(ROOT))
 
 from announcer.engine.announcement import Urgency  # noqa: E402
 from announcer.engine.answer_guard import confirm_step_short  # noqa: E402
-from announcer.engine.prompts import PendingPrompt, UserAnswer  # noqa: E402
+from announcer.engine.prompts import PendingPrompt  # noqa: E402
 from announcer.engine.replies import ReplyReady  # noqa: E402
 from announcer.engine.scheduler import (  # noqa: E402
     FOLDED_SUMMARY_KIND,
@@ -94,6 +94,7 @@ from tests.support.pace_replay import (  # noqa: E402
     PacedRun,
     _play_out,
     acp_session_frames,
+    answer_for,
     recorded_frames,
     run_simulated,
 )
@@ -180,7 +181,7 @@ class Listener:
         run = self.run
         if prompt.reply_token not in {p.reply_token for p in run.engine.pending_prompts()}:
             return
-        reply = run.answer(_answer_for(prompt))
+        reply = run.answer(answer_for(prompt))
         if reply is None:
             return
         run.say_reply("Sent.", Urgency.CRITICAL)
@@ -194,21 +195,6 @@ def _keys_line(prompt: PendingPrompt) -> str:
         view = ConfirmationView.of(prompt)
         return view.keys_phrase(view.is_risky)
     return ClarificationView.of(prompt).keys_phrase()
-
-
-def _answer_for(prompt: PendingPrompt) -> UserAnswer:
-    event: Any = prompt.event
-    if prompt.kind == "confirmation":
-        return UserAnswer(prompt.reply_token, decision="accept")
-    kinds = list(getattr(event, "accepted_response_kinds", None) or ["freetext"])
-    choices = list(getattr(event, "choices", None) or [])
-    if "multiple_choice" in kinds and choices:
-        return UserAnswer(prompt.reply_token, response=choices[0].value)
-    if "yes_no" in kinds:
-        return UserAnswer(prompt.reply_token, response=True)
-    if "numeric" in kinds:
-        return UserAnswer(prompt.reply_token, response=2)
-    return UserAnswer(prompt.reply_token, response="Alex")
 
 
 # -- the inputs ------------------------------------------------------------------------

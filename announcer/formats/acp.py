@@ -272,15 +272,7 @@ class AcpAdapter(AcpQuestions, AcpSettings):
             else self._t("{agent} suggests {count} prompts; the first: {prompt}")
         )
         sentence = _sentence(said.format(agent=self.agent_name, prompt=first, count=count))
-        self.builder.progress(
-            session.state,
-            now,
-            description=sentence,
-            percent=100,
-            normal=sentence,
-            terse=sentence,
-            urgency="normal",
-        )
+        self._say_sentence(session, now, sentence)
         mark_detailed_only(self.builder.events[-1])
 
     def _compaction(self, session: _Session, update: JsonObject, now: float) -> None:

@@ -673,7 +673,7 @@ class PacedUser:
             return
         # First a slip of the finger: a key that is not an answer, refused at once.
         run.say_reply("9 is not a choice.", Urgency.CRITICAL)
-        reply = run.answer(_answer_for(prompt))
+        reply = run.answer(answer_for(prompt))
         if reply is None:
             return
         run.say_reply("Sent.", Urgency.CRITICAL)
@@ -681,7 +681,9 @@ class PacedUser:
             self.send(reply)
 
 
-def _answer_for(prompt: PendingPrompt) -> UserAnswer:
+def answer_for(prompt: PendingPrompt) -> UserAnswer:
+    """The simulated user's answer: accept; else the first choice, yes, 2 or "Alex"
+    (also the listener of benchmarks/listen.py)."""
     event: Any = prompt.event
     if prompt.kind == "confirmation":
         return UserAnswer(prompt.reply_token, decision="accept")
